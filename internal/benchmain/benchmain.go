@@ -1,0 +1,49 @@
+// Package benchmain is the TestMain of every benchmark package: it checks
+// the KBENCH_* options before anything runs, prints the environment
+// fingerprint and the unit metadata once per test binary, then runs the
+// tests and benchmarks.
+package benchmain
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"testing"
+
+	"github.com/kbench/kbench/internal/fingerprint"
+	"github.com/kbench/kbench/internal/options"
+	"github.com/kbench/kbench/internal/rate"
+	_ "github.com/kbench/kbench/internal/thread" // holds the main thread from init
+)
+
+// Extra adds package-specific facts (a server's version, a pulse sweep)
+// to the fingerprint. It runs after options are parsed.
+type Extra func() []fingerprint.Field
+
+// Main is called as os.Exit(benchmain.Main(m)) from TestMain.
+func Main(m *testing.M, extra ...Extra) int {
+	if code := setup(os.Stdout, os.Stderr, extra); code != 0 {
+		return code
+	}
+	return m.Run()
+}
+
+func setup(stdout, stderr io.Writer, extra []Extra) int {
+	if err := options.Parse(); err != nil {
+		fmt.Fprintf(stderr, "kbench: bad options, nothing was run:\n%v\n", err)
+		return 2
+	}
+	fields := fingerprint.Collect("/")
+	for _, e := range extra {
+		fields = append(fields, e()...)
+	}
+	if err := fingerprint.Write(stdout, fields); err != nil {
+		fmt.Fprintf(stderr, "kbench: %v\n", err)
+		return 1
+	}
+	if err := rate.WriteMetadata(stdout); err != nil {
+		fmt.Fprintf(stderr, "kbench: %v\n", err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,131 @@
+// Command benchcheck checks a smoke run of the suite: the output must parse
+// with golang.org/x/perf/benchfmt, and every sub-benchmark named in the
+// expectation file must have a result row (and no row may be unlisted, so
+// the list stays true). CI runs it on `go test -bench=. -benchtime=100x`.
+//
+// Usage: benchcheck -expect .ci/benchmarks.txt smoke.txt
+//
+// The expectation file has one "package Name/key=value/..." per line, as
+// benchfmt names results without the "Benchmark" prefix and the -N
+// GOMAXPROCS suffix; a leading "? " marks a row that may be skipped on a
+// machine without the feature (the skip message says why). '#' starts a
+// comment.
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+
+	"golang.org/x/perf/benchfmt"
+)
+
+func main() {
+	expect := flag.String("expect", "", "expectation file")
+	flag.Parse()
+	if *expect == "" || flag.NArg() != 1 {
+		fmt.Fprintln(os.Stderr, "usage: benchcheck -expect FILE RESULTS")
+		os.Exit(2)
+	}
+	want, err := readExpect(*expect)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "benchcheck:", err)
+		os.Exit(2)
+	}
+	f, err := os.Open(flag.Arg(0))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "benchcheck:", err)
+		os.Exit(2)
+	}
+	defer f.Close()
+	problems, rows, err := check(f, flag.Arg(0), want)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "benchcheck:", err)
+		os.Exit(2)
+	}
+	for _, p := range problems {
+		fmt.Println("benchcheck:", p)
+	}
+	if len(problems) > 0 {
+		os.Exit(1)
+	}
+	fmt.Printf("benchcheck: %d result rows, all %d expected sub-benchmarks present\n", rows, len(want))
+}
+
+// expectation is one line of the expectation file.
+type expectation struct {
+	optional bool
+}
+
+func readExpect(file string) (map[string]expectation, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	want := map[string]expectation{}
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line, _, _ := strings.Cut(sc.Text(), "#")
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		var e expectation
+		if rest, ok := strings.CutPrefix(line, "? "); ok {
+			e.optional, line = true, strings.TrimSpace(rest)
+		}
+		if len(strings.Fields(line)) != 2 {
+			return nil, fmt.Errorf("%s:%d: want \"package Name\", got %q", file, n, line)
+		}
+		want[strings.Join(strings.Fields(line), " ")] = e
+	}
+	return want, sc.Err()
+}
+
+var procsSuffix = regexp.MustCompile(`-[0-9]+$`)
+
+// check returns the problems found in a result stream.
+func check(r io.Reader, name string, want map[string]expectation) ([]string, int, error) {
+	var problems []string
+	seen := map[string]bool{}
+	rows := 0
+	br := benchfmt.NewReader(r, name)
+	for br.Scan() {
+		switch rec := br.Result().(type) {
+		case *benchfmt.SyntaxError:
+			problems = append(problems, rec.Error())
+		case *benchfmt.Result:
+			rows++
+			pkg := path.Base(rec.GetConfig("pkg"))
+			key := pkg + " " + procsSuffix.ReplaceAllString(string(rec.Name), "")
+			seen[key] = true
+			if _, ok := want[key]; !ok {
+				problems = append(problems, fmt.Sprintf("unexpected row %q: add it to the expectation file", key))
+			}
+		}
+	}
+	if err := br.Err(); err != nil {
+		return nil, 0, err
+	}
+	var keys []string
+	for k := range want {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if !seen[k] && !want[k].optional {
+			problems = append(problems, fmt.Sprintf("no result row for %q", k))
+		}
+	}
+	if rows == 0 {
+		problems = append(problems, "no result rows at all")
+	}
+	return slices.Compact(problems), rows, nil
+}

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+const smoke = `goos: linux
+pkg: github.com/kbench/kbench/seccompbench
+BenchmarkLoad/shape=single-2   100  30000 ns/op  33000 loads/s
+BenchmarkLoad/shape=stress-ng-2 100 300000 ns/op
+`
+
+func TestCheckPasses(t *testing.T) {
+	want := map[string]expectation{
+		"seccompbench Load/shape=single":    {},
+		"seccompbench Load/shape=stress-ng": {},
+		"seccompbench Pulse/mode=protect":   {optional: true},
+	}
+	problems, rows, err := check(strings.NewReader(smoke), "smoke", want)
+	if err != nil || len(problems) != 0 || rows != 2 {
+		t.Fatalf("problems %q, rows %d, err %v", problems, rows, err)
+	}
+}
+
+func TestCheckFindsMissingAndUnexpected(t *testing.T) {
+	want := map[string]expectation{
+		"seccompbench Load/shape=single": {},
+		"seccompbench Syscall/filters=1": {},
+	}
+	problems, _, err := check(strings.NewReader(smoke), "smoke", want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := strings.Join(problems, "\n")
+	for _, w := range []string{`no result row for "seccompbench Syscall/filters=1"`, `unexpected row "seccompbench Load/shape=stress-ng"`} {
+		if !strings.Contains(all, w) {
+			t.Errorf("problems lack %s:\n%s", w, all)
+		}
+	}
+}
+
+func TestCheckFindsSyntaxErrors(t *testing.T) {
+	bad := smoke + "BenchmarkBroken 100 notanumber ns/op\n"
+	problems, _, err := check(strings.NewReader(bad), "smoke", map[string]expectation{
+		"seccompbench Load/shape=single":    {},
+		"seccompbench Load/shape=stress-ng": {},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(problems) == 0 {
+		t.Fatal("a malformed result line passed")
+	}
+}
+
+func TestCheckEmpty(t *testing.T) {
+	problems, _, _ := check(strings.NewReader("PASS\n"), "smoke", map[string]expectation{})
+	if len(problems) == 0 {
+		t.Fatal("an output without rows passed")
+	}
+}

@@ -1,0 +1,113 @@
+package fingerprint
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"golang.org/x/perf/benchfmt"
+)
+
+func lookup(fields []Field, key string) (string, bool) {
+	for _, f := range fields {
+		if f.Key == key {
+			return f.Value, true
+		}
+	}
+	return "", false
+}
+
+func TestCollectFixture(t *testing.T) {
+	fields := Collect("testdata/machine")
+	for key, want := range map[string]string{
+		"kernel.release":                 "6.18.44-fc-v857",
+		"kernel.version":                 "(missing)",
+		"kernel.cmdline":                 "BOOT_IMAGE=/vmlinuz root=/dev/vda ro spectre_v2_user=on",
+		"cpu.model":                      "Intel(R) Core(TM) i7-12700KF",
+		"cpu.microcode":                  "0x3e",
+		"cpu.online":                     "0-2",
+		"cpu.smt.active":                 "1",
+		"cpu.smt.control":                "on",
+		"cpufreq.governor":               "performance (0-1), powersave (2)",
+		"vuln.spectre_v2":                "Mitigation: Enhanced / Automatic IBRS; IBPB: conditional; RSB filling",
+		"vuln.meltdown":                  "Not affected",
+		"sysctl.net.core.bpf_jit_enable": "1",
+		"sysctl.net.core.bpf_jit_harden": "(missing)",
+	} {
+		got, ok := lookup(fields, key)
+		if !ok || got != want {
+			t.Errorf("%s = %q (present %v), want %q", key, got, ok, want)
+		}
+	}
+}
+
+func TestCollectEmptyRoot(t *testing.T) {
+	// Nothing readable at all: every field says so, nothing fails.
+	for _, f := range Collect(t.TempDir()) {
+		if f.Key == "go.version" {
+			continue
+		}
+		if !strings.HasPrefix(f.Value, "(missing") {
+			t.Errorf("%s = %q on an empty root", f.Key, f.Value)
+		}
+	}
+}
+
+func TestCollectLiveMachine(t *testing.T) {
+	fields := Collect("/")
+	if v, _ := lookup(fields, "kernel.release"); strings.HasPrefix(v, "(") {
+		t.Fatalf("kernel.release unreadable on this machine: %q", v)
+	}
+}
+
+func TestWriteParseRoundTrip(t *testing.T) {
+	in := []Field{{"kernel.release", "6.1.0"}, {"kernel.cmdline", "a=b  c"}}
+	var buf bytes.Buffer
+	if err := Write(&buf, in); err != nil {
+		t.Fatal(err)
+	}
+	// A second test binary of the same run prints the same fingerprint,
+	// except for a value that changed in between.
+	buf.WriteString("BenchmarkX 1 2 ns/op\n# kbench kernel.release: 6.1.0\n# kbench kernel.cmdline: x\n")
+	out, err := Parse(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != 2 || out[0] != (Field{"kernel.release", "6.1.0"}) || out[1] != (Field{"kernel.cmdline", "a=b c | x"}) {
+		t.Fatalf("Parse = %q", out)
+	}
+}
+
+// TestNotConfiguration checks that benchfmt sees no configuration in the
+// fingerprint, so benchstat never splits a comparison over it.
+func TestNotConfiguration(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Write(&buf, Collect("testdata/machine")); err != nil {
+		t.Fatal(err)
+	}
+	buf.WriteString("BenchmarkX 1 2 ns/op\n")
+	r := benchfmt.NewReader(&buf, "fixture")
+	var n int
+	for r.Scan() {
+		switch rec := r.Result().(type) {
+		case *benchfmt.Result:
+			n++
+			if len(rec.Config) != 0 {
+				t.Errorf("benchfmt read configuration from the fingerprint: %+v", rec.Config)
+			}
+		case *benchfmt.SyntaxError:
+			t.Errorf("syntax error: %v", rec)
+		}
+	}
+	if n != 1 {
+		t.Fatalf("read %d results, want 1", n)
+	}
+}
+
+func TestFormatCPUList(t *testing.T) {
+	for want, in := range map[string][]int{"0-3": {0, 1, 2, 3}, "0,2,4-5": {0, 2, 4, 5}, "7": {7}} {
+		if got := FormatCPUList(in); got != want {
+			t.Errorf("FormatCPUList(%v) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,23 @@
+package options
+
+import (
+	"maps"
+	"slices"
+)
+
+// Catalog names every KBENCH_* variable of the suite, whichever package
+// reads it, with a line for the README. A variable in the environment that
+// is not listed stops the run, so a typo never falls back to a default.
+var Catalog = map[string]string{
+	"KBENCH_FILTERS":    "seccompbench: filter counts for BenchmarkSyscall (UnixBench's report used 1, 4 and 32).",
+	"KBENCH_VICTIM_CPU": "seccompbench: the CPU BenchmarkBystander pins its victim to; loaders take the other usable CPUs.",
+}
+
+// Known reports whether name is in the catalog.
+func Known(name string) bool {
+	_, ok := Catalog[name]
+	return ok
+}
+
+// Names lists the catalog in order.
+func Names() []string { return slices.Sorted(maps.Keys(Catalog)) }

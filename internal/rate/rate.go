@@ -1,0 +1,62 @@
+// Package rate reports per-second metrics next to ns/op and declares, for
+// every unit the suite reports, which direction is better, as benchfmt
+// `Unit` metadata lines that benchstat carries and kbcompare reads.
+package rate
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"testing"
+)
+
+// Better is a unit's good direction.
+type Better string
+
+const (
+	Higher Better = "higher"
+	Lower  Better = "lower"
+)
+
+// Units lists every custom unit of the suite. A benchmark that reports a
+// unit missing here fails, so no metric is printed without its direction.
+var Units = map[string]Better{
+	"ops/s":        Higher, // reference tool's bogo-ops per second
+	"loads/s":      Higher, // successful seccomp filter loads per second
+	"loops/s":      Higher, // UnixBench syscall loops per second
+	"loader-ops/s": Higher, // the loaders' ops per second beside a victim
+}
+
+// Report records count events over the benchmark's timed section as a
+// rate in unit (e.g. "loads/s").
+func Report(b *testing.B, count int64, unit string) {
+	b.Helper()
+	if _, ok := Units[unit]; !ok {
+		b.Fatalf("rate: unit %q has no entry in rate.Units", unit)
+	}
+	sec := b.Elapsed().Seconds()
+	if sec <= 0 {
+		b.Fatalf("rate: no timed section to divide %d %s by", count, unit)
+	}
+	b.ReportMetric(float64(count)/sec, unit)
+}
+
+// Metric records a value in a declared unit (a latency percentile, say).
+func Metric(b *testing.B, v float64, unit string) {
+	b.Helper()
+	if _, ok := Units[unit]; !ok {
+		b.Fatalf("rate: unit %q has no entry in rate.Units", unit)
+	}
+	b.ReportMetric(v, unit)
+}
+
+// WriteMetadata prints a `Unit <unit> better=<dir>` line per unit.
+func WriteMetadata(w io.Writer) error {
+	for _, u := range slices.Sorted(maps.Keys(Units)) {
+		if _, err := fmt.Fprintf(w, "Unit %s better=%s\n", u, Units[u]); err != nil {
+			return err
+		}
+	}
+	return nil
+}

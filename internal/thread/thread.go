@@ -1,0 +1,94 @@
+// Package thread runs functions on throw-away OS threads: fresh threads,
+// locked to their goroutine, that the Go runtime destroys when the function
+// returns. Per-thread kernel state that cannot be undone (seccomp filters,
+// no_new_privs, speculation controls, CPU affinity) set on such a thread
+// dies with it.
+//
+// Importing the package locks the main goroutine to the main thread from
+// init on. Without that, a doomed goroutine could land on thread 0, which
+// the runtime never destroys, and its state would stay for the rest of the
+// run; Run also refuses, with ErrMainThread, should it ever find itself
+// there.
+package thread
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+func init() {
+	// The main goroutine keeps the main thread; no other goroutine runs on it.
+	runtime.LockOSThread()
+}
+
+// ErrMainThread is returned when a throw-away function would run on the
+// process's main thread, which is never destroyed.
+var ErrMainThread = errors.New("thread: refusing to run on the main thread (gettid == getpid), which is never destroyed")
+
+// ExitTimeout bounds the wait for a thread's death after its function
+// returned.
+const ExitTimeout = 10 * time.Second
+
+// Run calls fn on a fresh locked OS thread, waits until the thread has
+// exited, and returns fn's error. The thread is gone when Run returns, so
+// the wait is part of the caller's cost, as waitpid is for a forked child.
+func Run(fn func() error) error {
+	type result struct {
+		tid int
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread()
+		// No UnlockOSThread: the goroutine exits locked, so the runtime
+		// terminates the thread instead of reusing it.
+		done <- result{unix.Gettid(), runLocked(fn)}
+	}()
+	r := <-done
+	if errors.Is(r.err, ErrMainThread) {
+		return r.err
+	}
+	if err := waitExit(r.tid); err != nil {
+		return errors.Join(r.err, err)
+	}
+	return r.err
+}
+
+// runLocked runs fn on the calling, locked thread unless it is the main one.
+func runLocked(fn func() error) error {
+	if unix.Gettid() == unix.Getpid() {
+		return ErrMainThread
+	}
+	return fn()
+}
+
+// waitExit waits until thread tid no longer exists. A non-leader thread is
+// released (its seccomp filters put, its task unhashed) as it exits, after
+// which tgkill with signal 0 fails with ESRCH.
+func waitExit(tid int) error {
+	pid := os.Getpid()
+	deadline := time.Now().Add(ExitTimeout)
+	for spins := 0; ; spins++ {
+		err := unix.Tgkill(pid, tid, 0)
+		if err == unix.ESRCH {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("thread: tgkill(%d, %d, 0): %v", pid, tid, err)
+		}
+		if spins%64 == 63 && time.Now().After(deadline) {
+			return fmt.Errorf("thread: thread %d still alive %v after its function returned", tid, ExitTimeout)
+		}
+		runtime.Gosched()
+	}
+}
+
+// Alive reports whether thread tid of this process still exists.
+func Alive(tid int) bool {
+	return unix.Tgkill(os.Getpid(), tid, 0) == nil
+}
