@@ -69,7 +69,10 @@ func runLocked(fn func() error) error {
 
 // waitExit waits until thread tid no longer exists. A non-leader thread is
 // released (its seccomp filters put, its task unhashed) as it exits, after
-// which tgkill with signal 0 fails with ESRCH.
+// which tgkill with signal 0 fails with ESRCH, much as waitpid returns once
+// a forked child is gone. The wait yields the CPU (sched_yield) rather than
+// spinning in Go, so that an exiting thread on the same CPU can finish; a
+// slow exit falls back to short sleeps.
 func waitExit(tid int) error {
 	pid := os.Getpid()
 	deadline := time.Now().Add(ExitTimeout)
@@ -81,10 +84,14 @@ func waitExit(tid int) error {
 		if err != nil {
 			return fmt.Errorf("thread: tgkill(%d, %d, 0): %v", pid, tid, err)
 		}
-		if spins%64 == 63 && time.Now().After(deadline) {
+		if spins < 1000 {
+			unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+			continue
+		}
+		if time.Now().After(deadline) {
 			return fmt.Errorf("thread: thread %d still alive %v after its function returned", tid, ExitTimeout)
 		}
-		runtime.Gosched()
+		time.Sleep(50 * time.Microsecond)
 	}
 }
 

@@ -1,0 +1,119 @@
+// Package unixbench reproduces the loop of UnixBench's `syscall` test
+// (src/syscall.c), the workload of seccomp report 001 and one of the
+// probes of the speculation-control report 000.
+//
+// Mode "m" (mix) calls close(dup(fd)) on a pipe's read end, getpid through
+// syscall(2), getuid and umask: five system calls per loop. Mode "g" calls
+// getpid alone. Every call goes through RawSyscall, so the Go runtime adds
+// no scheduler hooks between them, and each result is checked, so a loop
+// that stops doing its work fails instead of getting faster.
+//
+// UnixBench calls umask(022), which would change the test binary's umask;
+// the loop passes the process's current umask instead, so the kernel does
+// the same work and nothing changes.
+package unixbench
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// Work names a loop body.
+type Work string
+
+const (
+	Mix    Work = "mix"    // close(dup(fd)), getpid, getuid, umask
+	Getpid Work = "getpid" // getpid
+)
+
+// SyscallsPerLoop is how many system calls one loop of w makes.
+func (w Work) SyscallsPerLoop() int {
+	if w == Mix {
+		return 5
+	}
+	return 1
+}
+
+// Loop holds what the loop needs: a pipe fd to dup and the expected
+// answers of getpid, getuid and umask.
+type Loop struct {
+	rfd, wfd int
+	pid, uid uintptr
+	umask    uintptr
+}
+
+// processUmask is read once, at init, when no other goroutine can be
+// creating files: umask(2) only reports the mask by replacing it.
+var processUmask = sync.OnceValue(func() int {
+	old := unix.Umask(0o022)
+	unix.Umask(old)
+	return old
+})
+
+func init() { processUmask() }
+
+// New opens the pipe.
+func New() (*Loop, error) {
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		return nil, fmt.Errorf("pipe2: %w", err)
+	}
+	return &Loop{
+		rfd:   p[0],
+		wfd:   p[1],
+		pid:   uintptr(os.Getpid()),
+		uid:   uintptr(os.Getuid()),
+		umask: uintptr(processUmask()),
+	}, nil
+}
+
+// Close closes the pipe.
+func (l *Loop) Close() error {
+	return errors.Join(unix.Close(l.rfd), unix.Close(l.wfd))
+}
+
+// Run runs n loops of w and stops at the first call whose result is wrong.
+func (l *Loop) Run(w Work, n int) error {
+	switch w {
+	case Mix:
+		return l.mix(n)
+	case Getpid:
+		return l.getpid(n)
+	}
+	return fmt.Errorf("unixbench: unknown work %q", w)
+}
+
+func (l *Loop) mix(n int) error {
+	for i := 0; i < n; i++ {
+		fd, _, e := unix.RawSyscall(unix.SYS_DUP, uintptr(l.rfd), 0, 0)
+		if e != 0 {
+			return fmt.Errorf("loop %d: dup(%d): %w", i, l.rfd, e)
+		}
+		if _, _, e := unix.RawSyscall(unix.SYS_CLOSE, fd, 0, 0); e != 0 {
+			return fmt.Errorf("loop %d: close(%d): %w", i, fd, e)
+		}
+		if pid, _, _ := unix.RawSyscall(unix.SYS_GETPID, 0, 0, 0); pid != l.pid {
+			return fmt.Errorf("loop %d: getpid returned %d, want %d", i, pid, l.pid)
+		}
+		if uid, _, _ := unix.RawSyscall(unix.SYS_GETUID, 0, 0, 0); uid != l.uid {
+			return fmt.Errorf("loop %d: getuid returned %d, want %d", i, uid, l.uid)
+		}
+		if old, _, _ := unix.RawSyscall(unix.SYS_UMASK, l.umask, 0, 0); old != l.umask {
+			return fmt.Errorf("loop %d: umask was %#o, want %#o (someone else changed it)", i, old, l.umask)
+		}
+	}
+	return nil
+}
+
+func (l *Loop) getpid(n int) error {
+	for i := 0; i < n; i++ {
+		if pid, _, _ := unix.RawSyscall(unix.SYS_GETPID, 0, 0, 0); pid != l.pid {
+			return fmt.Errorf("loop %d: getpid returned %d, want %d", i, pid, l.pid)
+		}
+	}
+	return nil
+}
