@@ -26,6 +26,8 @@ var Units = map[string]Better{
 	"loads/s":      Higher, // successful seccomp filter loads per second
 	"loops/s":      Higher, // UnixBench syscall loops per second
 	"loader-ops/s": Higher, // the loaders' ops per second beside a victim
+	// how often a pinned victim lost its CPU to another task, per second
+	"victim-preempt/s": Lower,
 }
 
 // Report records count events over the benchmark's timed section as a

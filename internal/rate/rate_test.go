@@ -32,8 +32,17 @@ func TestMetadataParses(t *testing.T) {
 	}
 }
 
-func BenchmarkReport(b *testing.B) {
-	for range b.N {
+func TestReport(t *testing.T) {
+	r := testing.Benchmark(func(b *testing.B) {
+		for range b.N {
+		}
+		Report(b, int64(b.N), "ops/s")
+	})
+	if r.N == 0 || r.Extra["ops/s"] <= 0 {
+		t.Fatalf("no ops/s reported: %+v", r)
 	}
-	Report(b, int64(b.N), "ops/s")
+	bad := testing.Benchmark(func(b *testing.B) { Report(b, 1, "bogus/s") })
+	if bad.N != 0 {
+		t.Fatal("a unit without metadata was reported")
+	}
 }

@@ -1,0 +1,215 @@
+package seccompbench
+
+import (
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/kbench/kbench/internal/cpus"
+	"github.com/kbench/kbench/internal/procstatus"
+	"github.com/kbench/kbench/internal/rate"
+	"github.com/kbench/kbench/internal/skip"
+	"github.com/kbench/kbench/internal/thread"
+	"github.com/kbench/kbench/internal/unixbench"
+)
+
+// BenchmarkBystander measures what filter loading costs the other CPUs
+// (report 000: the IBPB flush on BPF JIT allocation interrupts every CPU).
+// A victim pinned to one CPU runs the UnixBench syscall mix; with
+// loaders=stress-ng, every other usable CPU runs stress-ng's op in a loop,
+// pinned there; with loaders=idle they do nothing. One op is one victim
+// loop; compare the two rows.
+func BenchmarkBystander(b *testing.B) {
+	usable, err := cpus.Usable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	skip.NeedCPUs(b, 2, usable)
+	skip.NeedProcs(b, 2, runtime.GOMAXPROCS(0))
+	victim := usable[0]
+	if *victimCPU >= 0 {
+		if !slices.Contains(usable, *victimCPU) {
+			b.Fatalf("KBENCH_VICTIM_CPU=%d is not a usable CPU; usable: %v", *victimCPU, usable)
+		}
+		victim = *victimCPU
+	}
+	var loaderCPUs []int
+	for _, c := range usable {
+		if c != victim && len(loaderCPUs) < runtime.GOMAXPROCS(0)-1 {
+			loaderCPUs = append(loaderCPUs, c)
+		}
+	}
+	for _, mode := range []string{"idle", "stress-ng"} {
+		b.Run("loaders="+mode, func(b *testing.B) {
+			var loaders *loaderSet
+			if mode == "stress-ng" {
+				loaders = startLoaders(b, newLoader(b), loaderCPUs)
+			}
+			b.Cleanup(func() { contained(b) })
+			preempted, err := runVictim(b, victim)
+			if loaders != nil {
+				// Every loader completed an op before the victim started
+				// and must complete another after it ended, so they were
+				// all at work for its whole run.
+				if lerr := loaders.stop(); lerr != nil {
+					b.Fatalf("loaders: %v", lerr)
+				}
+				rate.Metric(b, loaders.rate(), "loader-ops/s")
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			rate.Report(b, int64(b.N), "loops/s")
+			rate.Report(b, preempted, "victim-preempt/s")
+		})
+	}
+}
+
+// runVictim runs b.N mix loops pinned to cpu and returns how often the
+// victim was preempted meanwhile (nonvoluntary context switches): a
+// victim slowed by sharing its CPU rather than by interrupts shows here.
+func runVictim(b *testing.B, cpu int) (preempted int64, err error) {
+	loop, err := unixbench.New()
+	if err != nil {
+		return 0, err
+	}
+	defer loop.Close()
+	err = thread.Run(func() error {
+		if err := cpus.Pin(cpu); err != nil {
+			return err
+		}
+		before, err := involuntary()
+		if err != nil {
+			return err
+		}
+		b.ResetTimer()
+		err = loop.Run(unixbench.Mix, b.N)
+		b.StopTimer()
+		if err != nil {
+			return err
+		}
+		after, err := involuntary()
+		if err != nil {
+			return err
+		}
+		preempted = int64(after - before)
+		// The victim must still be where it was put.
+		return cpus.Verify(cpu)
+	})
+	return preempted, err
+}
+
+func involuntary() (int, error) {
+	s, err := procstatus.ThreadSelf()
+	if err != nil {
+		return 0, err
+	}
+	return s.Int("nonvoluntary_ctxt_switches")
+}
+
+// loaderSet runs stress-ng ops, each on a fresh thread pinned to its
+// loader's CPU, until stopped.
+type loaderSet struct {
+	quit    atomic.Bool
+	wg      sync.WaitGroup
+	started time.Time
+	ops     []atomic.Int64
+	mu      sync.Mutex
+	err     error
+	stopped time.Time
+	count   int64
+}
+
+func startLoaders(b *testing.B, l *Loader, cpuList []int) *loaderSet {
+	s := &loaderSet{ops: make([]atomic.Int64, len(cpuList)), started: time.Now()}
+	for k, c := range cpuList {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			for i := uint64(1); !s.quit.Load(); i++ {
+				loads, err := l.Op(i, c, i == 1)
+				if err == nil && loads != StressNGLoads {
+					err = fmt.Errorf("loaded %d filters, want %d", loads, StressNGLoads)
+				}
+				if err != nil {
+					s.fail(fmt.Errorf("loader on CPU %d, op %d: %w", c, i, err))
+					return
+				}
+				s.ops[k].Add(1)
+			}
+		}()
+	}
+	// Do not start the victim before every loader has completed an op.
+	if err := s.waitEach(1, 30*time.Second); err != nil {
+		s.quit.Store(true)
+		s.wg.Wait()
+		b.Fatalf("loaders did not start: %v", err)
+	}
+	return s
+}
+
+func (s *loaderSet) fail(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err == nil {
+		s.err = err
+	}
+	s.quit.Store(true)
+}
+
+// waitEach waits until every loader has completed at least n more ops
+// than it had when called, or a loader failed.
+func (s *loaderSet) waitEach(n int64, timeout time.Duration) error {
+	base := make([]int64, len(s.ops))
+	for k := range s.ops {
+		base[k] = s.ops[k].Load()
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		s.mu.Lock()
+		err := s.err
+		s.mu.Unlock()
+		if err != nil {
+			return err
+		}
+		done := true
+		for k := range s.ops {
+			if s.ops[k].Load()-base[k] < n {
+				done = false
+			}
+		}
+		if done {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("a loader completed fewer than %d ops in %v", n, timeout)
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+}
+
+// stop lets every loader finish one more op, then stops them.
+func (s *loaderSet) stop() error {
+	err := s.waitEach(1, 30*time.Second)
+	s.quit.Store(true)
+	s.wg.Wait()
+	s.stopped = time.Now()
+	for k := range s.ops {
+		s.count += s.ops[k].Load()
+	}
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// rate is the loaders' ops per second over their whole run.
+func (s *loaderSet) rate() float64 {
+	return float64(s.count) / s.stopped.Sub(s.started).Seconds()
+}

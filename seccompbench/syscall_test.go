@@ -1,0 +1,89 @@
+package seccompbench
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/kbench/kbench/internal/rate"
+	"github.com/kbench/kbench/internal/thread"
+	"github.com/kbench/kbench/internal/unixbench"
+)
+
+// BenchmarkSyscall is UnixBench's syscall test on a thread carrying N
+// identical filters (report 001). One op is one loop: five calls for
+// work=mix, one for work=getpid.
+func BenchmarkSyscall(b *testing.B) {
+	for _, work := range []unixbench.Work{unixbench.Mix, unixbench.Getpid} {
+		for _, kind := range []Kind{Cached, Full} {
+			for _, n := range *filterCounts {
+				b.Run(fmt.Sprintf("work=%s/kind=%s/filters=%d", work, kind, n), func(b *testing.B) {
+					benchSyscall(b, work, kind, n)
+				})
+			}
+		}
+	}
+}
+
+// syscallFilters assembles filters 1..n of kind k.
+func syscallFilters(k Kind, n int) ([]*Program, error) {
+	progs := make([]*Program, n)
+	for i := range progs {
+		p, err := syscallFilter(k, i+1)
+		if err != nil {
+			return nil, err
+		}
+		progs[i] = p
+	}
+	return progs, nil
+}
+
+func benchSyscall(b *testing.B, work unixbench.Work, kind Kind, n int) {
+	l := newLoader(b)
+	b.Cleanup(func() { contained(b) })
+	progs, err := syscallFilters(kind, n)
+	if err != nil {
+		b.Fatal(err)
+	}
+	loop, err := unixbench.New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer loop.Close()
+	// The whole timed loop runs on one throw-away thread that dies with
+	// its filters; its state is checked before and after the loop.
+	err = thread.Run(func() error {
+		if n > 0 {
+			if err := setNoNewPrivs(); err != nil {
+				return fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
+			}
+		}
+		for i, p := range progs {
+			if err := setFilter(&p.fprog); err != nil {
+				return fmt.Errorf("loading filter %d of %d: %w", i+1, n, err)
+			}
+		}
+		check := func(when string) error {
+			if err := l.checkLoaded(n); err != nil {
+				return fmt.Errorf("%s the loop: %w", when, err)
+			}
+			if err := checkSentinel(n); err != nil {
+				return fmt.Errorf("%s the loop: %w", when, err)
+			}
+			return nil
+		}
+		if err := check("before"); err != nil {
+			return err
+		}
+		b.ResetTimer()
+		err := loop.Run(work, b.N)
+		b.StopTimer()
+		if err != nil {
+			return err
+		}
+		return check("after")
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	rate.Report(b, int64(b.N), "loops/s")
+}
