@@ -1,7 +1,9 @@
 // Package benchmain is the TestMain of every benchmark package: it checks
 // the KBENCH_* options before anything runs, prints the environment
 // fingerprint and the unit metadata once per test binary, then runs the
-// tests and benchmarks.
+// tests and benchmarks. When KBENCH_PULSE asks for it, it first runs the
+// speculation-control pulse sweep (package pulse) and records it in the
+// fingerprint, so any package can be measured after sham or protect pulses.
 package benchmain
 
 import (
@@ -12,6 +14,7 @@ import (
 
 	"github.com/kbench/kbench/internal/fingerprint"
 	"github.com/kbench/kbench/internal/options"
+	"github.com/kbench/kbench/internal/pulse"
 	"github.com/kbench/kbench/internal/rate"
 	_ "github.com/kbench/kbench/internal/thread" // holds the main thread from init
 )
@@ -33,7 +36,13 @@ func setup(stdout, stderr io.Writer, extra []Extra) int {
 		fmt.Fprintf(stderr, "kbench: bad options, nothing was run:\n%v\n", err)
 		return 2
 	}
+	pulsed, err := pulse.RunRequested()
+	if err != nil {
+		fmt.Fprintf(stderr, "kbench: %v\nkbench: no test or benchmark was run\n", err)
+		return 1
+	}
 	fields := fingerprint.Collect("/")
+	fields = append(fields, pulsed...)
 	for _, e := range extra {
 		fields = append(fields, e()...)
 	}

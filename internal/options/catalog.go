@@ -11,6 +11,7 @@ import (
 var Catalog = map[string]string{
 	"KBENCH_FILTERS":    "seccompbench: filter counts for BenchmarkSyscall (UnixBench's report used 1, 4 and 32).",
 	"KBENCH_VICTIM_CPU": "seccompbench: the CPU BenchmarkBystander pins its victim to; loaders take the other usable CPUs.",
+	"KBENCH_PULSE":      "every binary: off, sham or protect; one PR_SPEC_INDIRECT_BRANCH pulse per online CPU before the first test or benchmark (report 000); protect's after-effect lasts until reboot and unlocks prctlbench's protect rows.",
 }
 
 // Known reports whether name is in the catalog.
