@@ -28,6 +28,8 @@ var Units = map[string]Better{
 	"loader-ops/s": Higher, // the loaders' ops per second beside a victim
 	// how often a pinned victim lost its CPU to another task, per second
 	"victim-preempt/s": Lower,
+	"pulses/s":         Higher, // PR_SPEC_INDIRECT_BRANCH pulses per second (prctlbench)
+	"roundtrips/s":     Higher, // pipe ping-pong round trips per second (prctlbench)
 }
 
 // Report records count events over the benchmark's timed section as a

@@ -1,0 +1,37 @@
+// Package prctlbench reproduces the second half of report 000: short-lived
+// helpers, one per CPU, opt in to indirect-branch protection with
+// prctl(PR_SET_SPECULATION_CTRL, PR_SPEC_INDIRECT_BRANCH,
+// PR_SPEC_FORCE_DISABLE) and exit, after which Redis ZPOPMIN ran 11-13%
+// slower for the rest of the boot, with more mispredicted returns in
+// kernel code; sham helpers, which do all but the set, left it unchanged.
+//
+// BenchmarkPulse measures one pulse (package pulse, which does what the
+// report's ibpb-pulse.c does): a throw-away thread pins itself to CPU k and
+// checks it runs there, reads PR_GET_SPECULATION_CTRL, sets
+// PR_SPEC_FORCE_DISABLE in protect mode, reads again and checks the state,
+// and exits; CPUs are taken round robin. BenchmarkSweep is one pulse on
+// every online CPU, as the report's shell loop ran. Both report ns/op and
+// pulses/s. Protect rows skip, naming the decoded state and the spectre_v2
+// line, where the kernel offers no per-task control; where it does, they
+// run only under KBENCH_PULSE=protect, because their after-effect lasts
+// until reboot.
+//
+// The probes are what the report's mechanism (kernel return prediction
+// after an IBPB) would slow, measured after a KBENCH_PULSE sweep:
+// BenchmarkSyscallMix is one loop of UnixBench's syscall mix
+// (close(dup(fd)), getpid, getuid, umask: internal/unixbench), and
+// BenchmarkPingPong is one round trip of a counter over two pipes between
+// two threads pinned to different CPUs (UnixBench's context1, two context
+// switches per round trip, like Redis's event loop waking on its socket).
+// After every benchmark the main thread and a new thread must still read
+// the process's initial state.
+//
+// Differences from the report: a pulse is a thread of the test binary, not
+// a process, and runs as whatever user runs the test (ibpb-pulse.c refuses
+// root). The kernel keys the barrier on the task, not the process or user:
+// PR_SPEC_FORCE_DISABLE on the current task issues an IBPB at once
+// ("x86/bugs: Flush IBP in ib_prctl_set()", Linux 6.2 and stable), and the
+// task's flag makes the next switch to another mm issue one. The report used 20 CPUs and a per-boot
+// A/B with Redis; the README gives the procedure for the probes and
+// redisbench.
+package prctlbench

@@ -1,0 +1,194 @@
+package prctlbench
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/kbench/kbench/internal/cpus"
+	"github.com/kbench/kbench/internal/procstatus"
+	"github.com/kbench/kbench/internal/thread"
+)
+
+// pingPong is UnixBench's context1 between two threads instead of two
+// processes: ping writes a counter to one pipe and blocks reading the
+// other; pong reads it, checks it and writes it back. Every round trip
+// wakes each side once, so the kernel switches context on both CPUs.
+type pingPong struct {
+	toPong, toPing [2]int // [read, write] fds; -1 once closed
+}
+
+func newPingPong() (*pingPong, error) {
+	var p pingPong
+	if err := unix.Pipe2(p.toPong[:], unix.O_CLOEXEC); err != nil {
+		return nil, fmt.Errorf("pipe2: %w", err)
+	}
+	if err := unix.Pipe2(p.toPing[:], unix.O_CLOEXEC); err != nil {
+		unix.Close(p.toPong[0])
+		unix.Close(p.toPong[1])
+		return nil, fmt.Errorf("pipe2: %w", err)
+	}
+	return &p, nil
+}
+
+// close closes every fd still open.
+func (p *pingPong) close() error {
+	var errs []error
+	for _, fd := range []*int{&p.toPong[0], &p.toPong[1], &p.toPing[0], &p.toPing[1]} {
+		errs = append(errs, closeFd(fd))
+	}
+	return errors.Join(errs...)
+}
+
+func closeFd(fd *int) error {
+	if *fd < 0 {
+		return nil
+	}
+	err := unix.Close(*fd)
+	*fd = -1
+	return err
+}
+
+// ping sends 0..n-1 and checks each echo. It closes its write end when it
+// returns, so a pong still waiting sees EOF instead of hanging.
+func (p *pingPong) ping(n int) error {
+	defer closeFd(&p.toPong[1])
+	for i := range n {
+		if err := put(p.toPong[1], uint32(i)); err != nil {
+			return fmt.Errorf("ping %d: %w", i, err)
+		}
+		if err := expect(p.toPing[0], uint32(i)); err != nil {
+			return fmt.Errorf("ping %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// pong echoes n counters, checking each is the next one.
+func (p *pingPong) pong(n int) error {
+	defer closeFd(&p.toPing[1])
+	for i := range n {
+		if err := expect(p.toPong[0], uint32(i)); err != nil {
+			return fmt.Errorf("pong %d: %w", i, err)
+		}
+		if err := put(p.toPing[1], uint32(i)); err != nil {
+			return fmt.Errorf("pong %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+func put(fd int, v uint32) error {
+	var buf [4]byte
+	binary.LittleEndian.PutUint32(buf[:], v)
+	for {
+		n, err := unix.Write(fd, buf[:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("write: %w", err)
+		}
+		if n != len(buf) {
+			return fmt.Errorf("write: %d of %d bytes", n, len(buf))
+		}
+		return nil
+	}
+}
+
+func expect(fd int, want uint32) error {
+	var buf [4]byte
+	for {
+		n, err := unix.Read(fd, buf[:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("read: %w", err)
+		}
+		if n != len(buf) {
+			return fmt.Errorf("read %d bytes, want %d (0 is the other side gone)", n, len(buf))
+		}
+		if got := binary.LittleEndian.Uint32(buf[:]); got != want {
+			return fmt.Errorf("read counter %d, want %d", got, want)
+		}
+		return nil
+	}
+}
+
+// runPingPong runs n round trips between a thread pinned to cpuA (ping)
+// and one pinned to cpuB (pong), both throw-away threads. started is
+// called once both are pinned, just before they begin (a benchmark resets
+// its timer there). It returns the voluntary context switches the two
+// threads made during the round trips, or -1 where the kernel's status
+// file lacks the count.
+func runPingPong(cpuA, cpuB, n int, started func()) (switches int, err error) {
+	p, err := newPingPong()
+	if err != nil {
+		return 0, err
+	}
+	defer p.close()
+	ready := make(chan struct{}, 2)
+	begin := make(chan struct{})
+	type end struct {
+		switches int
+		err      error
+	}
+	ends := make(chan end, 2)
+	side := func(cpu int, work func(int) error, closeOnFail *int) {
+		var sw int
+		err := thread.Run(func() error {
+			if err := cpus.Pin(cpu); err != nil {
+				closeFd(closeOnFail)
+				ready <- struct{}{}
+				return err
+			}
+			ready <- struct{}{}
+			<-begin
+			before := voluntarySwitches()
+			err := work(n)
+			if after := voluntarySwitches(); before >= 0 && after >= 0 {
+				sw = after - before
+			} else {
+				sw = -1
+			}
+			return err
+		})
+		ends <- end{sw, err}
+	}
+	go side(cpuA, p.ping, &p.toPong[1])
+	go side(cpuB, p.pong, &p.toPing[1])
+	<-ready
+	<-ready
+	if started != nil {
+		started()
+	}
+	close(begin)
+	var errs []error
+	for range 2 {
+		e := <-ends
+		errs = append(errs, e.err)
+		if e.switches < 0 || switches < 0 {
+			switches = -1
+		} else {
+			switches += e.switches
+		}
+	}
+	return switches, errors.Join(errs...)
+}
+
+// voluntarySwitches reads the calling thread's voluntary context switches,
+// or -1 if the status file has no such line.
+func voluntarySwitches() int {
+	st, err := procstatus.ThreadSelf()
+	if err != nil {
+		return -1
+	}
+	n, err := st.Int("voluntary_ctxt_switches")
+	if err != nil {
+		return -1
+	}
+	return n
+}

@@ -1,0 +1,78 @@
+package prctlbench
+
+import (
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/kbench/kbench/internal/cpus"
+	"github.com/kbench/kbench/internal/skip"
+)
+
+func TestPingPongSwitchesEveryRoundTrip(t *testing.T) {
+	usable, err := cpus.Usable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	skip.NeedCPUs(t, 2, usable)
+	skip.NeedProcs(t, 2, runtime.GOMAXPROCS(0))
+	fds := countFds(t)
+	const n = 2000
+	started := false
+	switches, err := runPingPong(usable[0], usable[1], n, func() { started = true })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !started {
+		t.Error("started was not called")
+	}
+	if switches < 0 {
+		t.Skip("no voluntary_ctxt_switches in /proc/thread-self/status")
+	}
+	if switches < n {
+		t.Errorf("%d voluntary switches for %d round trips", switches, n)
+	}
+	t.Logf("%d round trips, %d voluntary context switches", n, switches)
+	if after := countFds(t); after != fds {
+		t.Errorf("fds: %d before, %d after", fds, after)
+	}
+}
+
+func TestPingPongDetectsWrongEcho(t *testing.T) {
+	p, err := newPingPong()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.close()
+	go func() {
+		if expect(p.toPong[0], 0) == nil {
+			put(p.toPing[1], 41) // not the 0 that was sent
+		}
+	}()
+	if err := p.ping(3); err == nil || !strings.Contains(err.Error(), "read counter 41, want 0") {
+		t.Fatalf("wrong echo not detected: %v", err)
+	}
+}
+
+// TestPingPongFailedPinDoesNotHang pins one side to a CPU that does not
+// exist; the other must see the pipe close and return.
+func TestPingPongFailedPinDoesNotHang(t *testing.T) {
+	usable, err := cpus.Usable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = runPingPong(usable[0], 1<<12, 10, nil)
+	if err == nil || !strings.Contains(err.Error(), "sched_setaffinity") {
+		t.Fatalf("err = %v, want the failed pin", err)
+	}
+}
+
+func countFds(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ents)
+}

@@ -1,0 +1,115 @@
+package prctlbench
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/kbench/kbench/internal/cpus"
+	"github.com/kbench/kbench/internal/pulse"
+	"github.com/kbench/kbench/internal/rate"
+	"github.com/kbench/kbench/internal/skip"
+)
+
+// BenchmarkPulse: one op is one pulse, on the online CPUs in turn.
+func BenchmarkPulse(b *testing.B) {
+	online := onlineCPUs(b)
+	for _, mode := range pulse.Modes {
+		b.Run("mode="+string(mode), func(b *testing.B) {
+			checkContainedAfter(b)
+			mayPulse(b, mode)
+			var last pulse.Result
+			for i := range b.N {
+				r, err := pulse.Pulse(online[i%len(online)], mode)
+				skip.IfNotSupported(b, err)
+				last = r
+			}
+			b.StopTimer()
+			rate.Report(b, int64(b.N), "pulses/s")
+			b.Logf("%d pulses, last %v", b.N, last)
+		})
+	}
+}
+
+// BenchmarkSweep: one op is one pulse on every online CPU, as the report's
+// shell loop ran ibpb-pulse.c once per CPU.
+func BenchmarkSweep(b *testing.B) {
+	online := onlineCPUs(b)
+	for _, mode := range pulse.Modes {
+		b.Run("mode="+string(mode), func(b *testing.B) {
+			checkContainedAfter(b)
+			mayPulse(b, mode)
+			var last []pulse.Result
+			for range b.N {
+				results, err := pulse.Sweep(online, mode)
+				skip.IfNotSupported(b, err)
+				last = results
+			}
+			b.StopTimer()
+			rate.Report(b, int64(b.N)*int64(len(online)), "pulses/s")
+			b.Logf("%d sweeps of CPUs %v, last %s", b.N, online, pulse.SummarizeStates(last))
+		})
+	}
+}
+
+func onlineCPUs(b *testing.B) []int {
+	online, err := cpus.Online()
+	if err != nil {
+		b.Fatalf("online CPUs: %v", err)
+	}
+	return online
+}
+
+// mayPulse skips where mode cannot or must not run here.
+func mayPulse(b *testing.B, mode pulse.Mode) {
+	b.Helper()
+	initial, err := pulse.Initial()
+	err = protectBlocked(mode, initial, err, pulse.SpectreV2(), pulse.RequestedMode())
+	if errors.Is(err, errProtectNotRequested) {
+		b.Skip(err)
+	}
+	skip.IfNotSupported(b, err)
+}
+
+// errProtectNotRequested keeps protect pulses off a boot nobody gave them.
+var errProtectNotRequested = errors.New("protect pulses change this boot's results until reboot (report 000), so they run only under KBENCH_PULSE=protect, on a boot given to the protect side")
+
+// protectBlocked says why mode may not pulse here: an error wrapping
+// skip.ErrNotSupported (the kernel) or errProtectNotRequested (the boot),
+// or nil.
+func protectBlocked(mode pulse.Mode, initial pulse.State, initialErr error, spectreV2 string, requested pulse.Mode) error {
+	if initialErr != nil {
+		return &skip.Unsupported{Feature: "PR_GET_SPECULATION_CTRL(PR_SPEC_INDIRECT_BRANCH)", Err: initialErr, Hint: "it needs Linux 4.20 or later on x86"}
+	}
+	if mode != pulse.Protect {
+		return nil
+	}
+	if err := pulse.CheckControl(initial, spectreV2); err != nil {
+		return err
+	}
+	if requested != pulse.Protect {
+		return fmt.Errorf("KBENCH_PULSE=%s: %w", orOff(requested), errProtectNotRequested)
+	}
+	return nil
+}
+
+func orOff(m pulse.Mode) string {
+	if m == "" {
+		return "off"
+	}
+	return string(m)
+}
+
+// checkContainedAfter checks, when the benchmark ends, that protection
+// never leaked past the pulse threads.
+func checkContainedAfter(b *testing.B) {
+	b.Cleanup(func() {
+		note, err := pulse.CheckContained()
+		if err != nil {
+			b.Errorf("after %s: %v", b.Name(), err)
+		}
+		if note != "" {
+			b.Log(note)
+		}
+	})
+}
