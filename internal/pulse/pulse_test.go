@@ -14,9 +14,15 @@ import (
 	"github.com/kbench/kbench/internal/options"
 	"github.com/kbench/kbench/internal/procstatus"
 	"github.com/kbench/kbench/internal/skip"
+	"github.com/kbench/kbench/internal/thread"
 )
 
+// mainThreadSetErr is what forceDisable said when TestMain, which runs on
+// the main thread, asked it to opt that thread in.
+var mainThreadSetErr error
+
 func TestMain(m *testing.M) {
+	mainThreadSetErr = linux{}.forceDisable()
 	if err := options.Parse(); err != nil {
 		os.Stderr.WriteString(err.Error() + "\n")
 		os.Exit(2)
@@ -228,5 +234,39 @@ func TestSummarizeStates(t *testing.T) {
 	want := "prctl|enable -> prctl|force-disable (CPUs 0-2), enable -> enable (CPUs 3)"
 	if got != want {
 		t.Errorf("got %q\nwant %q", got, want)
+	}
+}
+
+// TestForceDisableRefusedWithoutControl makes the real opt-in call where
+// the kernel reports "enable" without the prctl bit, which it answers only
+// when spectre_v2_user's IBPB and STIBP modes are both off; there
+// ib_prctl_set refuses PR_SPEC_FORCE_DISABLE with EPERM and changes
+// nothing. This proves the call's wiring and the errno the skip expects.
+func TestForceDisableRefusedWithoutControl(t *testing.T) {
+	initial, err := Initial()
+	skip.IfNotSupported(t, getUnsupportedIf(err))
+	if initial != Enable {
+		t.Skipf("state %s: the kernel might accept the opt-in here, which would change this boot's results", initial.Describe())
+	}
+	var setErr, getErr error
+	var after State
+	if err := thread.Run(func() error {
+		setErr = linux{}.forceDisable()
+		after, getErr = linux{}.get()
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(setErr, unix.EPERM) {
+		t.Errorf("PR_SET_SPECULATION_CTRL(PR_SPEC_FORCE_DISABLE) in state %s: %v, want EPERM", initial.Describe(), setErr)
+	}
+	if getErr != nil || after != initial {
+		t.Errorf("state after the refused set: %v, %v; want %s", after.Describe(), getErr, initial.Describe())
+	}
+}
+
+func TestForceDisableRefusesMainThread(t *testing.T) {
+	if !errors.Is(mainThreadSetErr, thread.ErrMainThread) {
+		t.Fatalf("forceDisable on the main thread returned %v, want ErrMainThread", mainThreadSetErr)
 	}
 }
