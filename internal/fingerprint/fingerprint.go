@@ -36,6 +36,9 @@ func Collect(root string) []Field {
 		{"kernel.release", r.line("proc/sys/kernel/osrelease")},
 		{"kernel.version", r.line("proc/sys/kernel/version")},
 		{"kernel.cmdline", r.line("proc/cmdline")},
+		// Ties results to one boot: the speculation-control A/B must
+		// compare runs from different boots, each after its own sweep.
+		{"kernel.boot_id", r.line("proc/sys/kernel/random/boot_id")},
 	}
 	cpuinfo, cpuErr := r.read("proc/cpuinfo")
 	fields = append(fields,

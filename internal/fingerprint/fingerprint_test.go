@@ -22,6 +22,7 @@ func TestCollectFixture(t *testing.T) {
 	for key, want := range map[string]string{
 		"kernel.release":                 "6.18.44-fc-v857",
 		"kernel.version":                 "(missing)",
+		"kernel.boot_id":                 "0f2e3c9a-6a54-4d3e-9a8e-6a1c2b7d4e51",
 		"kernel.cmdline":                 "BOOT_IMAGE=/vmlinuz root=/dev/vda ro spectre_v2_user=on",
 		"cpu.model":                      "Intel(R) Core(TM) i7-12700KF",
 		"cpu.microcode":                  "0x3e",
