@@ -30,6 +30,7 @@ var Units = map[string]Better{
 	"victim-preempt/s": Lower,
 	"pulses/s":         Higher, // PR_SPEC_INDIRECT_BRANCH pulses per second (prctlbench)
 	"roundtrips/s":     Higher, // pipe ping-pong round trips per second (prctlbench)
+	"fds/s":            Higher, // fds passed in SCM_RIGHTS messages per second
 }
 
 // Report records count events over the benchmark's timed section as a

@@ -1,0 +1,79 @@
+package sockfdbench
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/kbench/kbench/internal/benchmain"
+	"github.com/kbench/kbench/internal/rate"
+	"github.com/kbench/kbench/internal/skip"
+	"github.com/kbench/kbench/internal/thread"
+)
+
+func TestMain(m *testing.M) { os.Exit(benchmain.Main(m)) }
+
+// BenchmarkSockfd is stress-ng's sockfd stressor: one op is one server
+// iteration (open, sendmsg with SCM_RIGHTS, close, EBADF sendmsg); the
+// clients receive every message. run=serial is one pair, run=parallel one
+// pair per GOMAXPROCS (lkp's nr_threads=100%).
+func BenchmarkSockfd(b *testing.B) {
+	for _, kind := range []Kind{KindFile, KindUnix} {
+		for _, fds := range []int{1, 16, scmMaxFD} {
+			for _, run := range []string{"serial", "parallel"} {
+				name := fmt.Sprintf("shape=stress-ng/kind=%s/fds=%d/run=%s", kind, fds, run)
+				b.Run(name, func(b *testing.B) {
+					pairs := 1
+					if run == "parallel" {
+						pairs = runtime.GOMAXPROCS(0)
+					}
+					benchSockfd(b, Config{Kind: kind, FdsPerMsg: fds, Pairs: pairs})
+				})
+			}
+		}
+	}
+}
+
+func benchSockfd(b *testing.B, cfg Config) {
+	cfg.Ops = int64(b.N)
+	res, err := Run(cfg, b.ResetTimer, b.StopTimer)
+	skip.IfNotSupported(b, err)
+	if res.Retries > 0 {
+		b.Logf("%d sends repeated after ETOOMANYREFS (unprivileged fds-in-flight limit)", res.Retries)
+	}
+	rate.Report(b, res.Ops, "ops/s")
+	rate.Report(b, res.FdsRecv, "fds/s")
+}
+
+// BenchmarkSockfdGC makes socket cycles that only the unix garbage
+// collector reclaims: one op is one cycle made and dropped, and the timed
+// section ends once the collector has freed them all.
+func BenchmarkSockfdGC(b *testing.B) {
+	var c *cycler
+	err := thread.Run(func() error {
+		before, err := countFds()
+		if err != nil {
+			return err
+		}
+		c = newCycler()
+		b.ResetTimer()
+		for range b.N {
+			if err := c.cycle(); err != nil {
+				return err
+			}
+		}
+		err = c.waitCollected(before, 30*time.Second)
+		b.StopTimer()
+		return err
+	})
+	if err != nil {
+		b.Fatalf("SockfdGC: %v", err)
+	}
+	if c.cycles != int64(b.N) {
+		b.Fatalf("SockfdGC: made %d cycles, want %d", c.cycles, b.N)
+	}
+	rate.Report(b, c.cycles, "ops/s")
+	rate.Report(b, 2*c.cycles, "fds/s")
+}

@@ -1,0 +1,148 @@
+package sockfdbench
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+
+	"github.com/kbench/kbench/internal/skip"
+	"golang.org/x/sys/unix"
+)
+
+// Kind is what the server passes: /dev/zero files, as stress-ng does, or
+// AF_UNIX sockets, which the kernel also adds to the garbage collector's
+// graph as vertices and edges.
+type Kind string
+
+const (
+	KindFile Kind = "file"
+	KindUnix Kind = "unix"
+)
+
+// zeroRdev is /dev/zero's device number, char 1:5 (Documentation/admin-guide/devices.txt).
+var zeroRdev = unix.Mkdev(1, 5)
+
+// checkReceived proves a received fd is what the server sends: for
+// KindFile a character device 1:5 (/dev/zero), for KindUnix an AF_UNIX
+// socket.
+func checkReceived(fd int, kind Kind) error {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fmt.Errorf("fstat on received fd %d: %s", fd, skip.Errno(err))
+	}
+	switch kind {
+	case KindFile:
+		if st.Mode&unix.S_IFMT != unix.S_IFCHR || st.Rdev != zeroRdev {
+			return fmt.Errorf("received fd %d is mode %#o device %d:%d, want /dev/zero (char 1:5)",
+				fd, st.Mode&unix.S_IFMT, unix.Major(st.Rdev), unix.Minor(st.Rdev))
+		}
+	case KindUnix:
+		if st.Mode&unix.S_IFMT != unix.S_IFSOCK {
+			return fmt.Errorf("received fd %d is mode %#o, want a socket", fd, st.Mode&unix.S_IFMT)
+		}
+		dom, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_DOMAIN)
+		if err != nil {
+			return fmt.Errorf("getsockopt(SO_DOMAIN) on received fd %d: %s", fd, skip.Errno(err))
+		}
+		if dom != unix.AF_UNIX {
+			return fmt.Errorf("received fd %d is a socket of domain %d, want AF_UNIX (%d)", fd, dom, unix.AF_UNIX)
+		}
+	default:
+		return fmt.Errorf("unknown kind %q", kind)
+	}
+	return nil
+}
+
+// Counts is what one run did, summed over its pairs.
+type Counts struct {
+	Ops         int64 // server ops: fds opened, sent, closed, and an EBADF send
+	MsgsSent    int64 // sendmsg calls that carried fds
+	FdsSent     int64
+	MsgsRecv    int64 // recvmsg calls that returned a message with fds
+	FdsRecv     int64
+	BadSends    int64 // sendmsg calls with the invalid fd that failed with EBADF
+	Sampled     int64 // received fds checked with fstat
+	Connections int64 // connections the server accepted
+	Retries     int64 // sendmsg calls repeated after ETOOMANYREFS (too many fds in flight for an unprivileged user)
+}
+
+// check proves the counts add up: every op sent one message of fdsPerMsg
+// fds and one EBADF send, and the client received every fd sent.
+func (c Counts) check(want int64, fdsPerMsg int) error {
+	switch {
+	case c.Ops != want:
+		return fmt.Errorf("servers did %d ops, want %d", c.Ops, want)
+	case c.MsgsSent != c.Ops || c.FdsSent != c.Ops*int64(fdsPerMsg):
+		return fmt.Errorf("%d ops sent %d messages with %d fds, want %d messages with %d fds", c.Ops, c.MsgsSent, c.FdsSent, c.Ops, c.Ops*int64(fdsPerMsg))
+	case c.MsgsRecv != c.MsgsSent || c.FdsRecv != c.FdsSent:
+		return fmt.Errorf("clients received %d messages with %d fds, servers sent %d with %d", c.MsgsRecv, c.FdsRecv, c.MsgsSent, c.FdsSent)
+	case c.BadSends != c.Ops:
+		return fmt.Errorf("%d of %d sends with an invalid fd failed with EBADF", c.BadSends, c.Ops)
+	case c.Ops > 0 && c.Sampled == 0:
+		return fmt.Errorf("no received fd was checked with fstat in %d ops", c.Ops)
+	}
+	return nil
+}
+
+func (c *Counts) add(o Counts) {
+	c.Ops += o.Ops
+	c.MsgsSent += o.MsgsSent
+	c.FdsSent += o.FdsSent
+	c.MsgsRecv += o.MsgsRecv
+	c.FdsRecv += o.FdsRecv
+	c.BadSends += o.BadSends
+	c.Sampled += o.Sampled
+	c.Connections += o.Connections
+	c.Retries += o.Retries
+}
+
+// checkFdsBack fails when an fd table did not return to its starting size.
+func checkFdsBack(what string, before, after int) error {
+	if before != after {
+		return fmt.Errorf("%s: fd table held %d fds before and %d after: %+d leaked", what, before, after, after-before)
+	}
+	return nil
+}
+
+// unixSockets reads /proc/net/unix: the number of sockets listed (every
+// AF_UNIX socket of this network namespace, whoever owns it) and which of
+// the inodes in want are among them.
+func unixSockets(want map[uint64]bool) (total int, present []uint64, err error) {
+	data, err := os.ReadFile("/proc/net/unix")
+	if err != nil {
+		return 0, nil, fmt.Errorf("read /proc/net/unix: %v", err)
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 4096), 1<<20)
+	first := true
+	for sc.Scan() {
+		if first { // header: Num RefCount Protocol Flags Type St Inode Path
+			first = false
+			continue
+		}
+		f := bytes.Fields(sc.Bytes())
+		if len(f) < 7 {
+			continue
+		}
+		total++
+		ino, err := strconv.ParseUint(string(f[6]), 10, 64)
+		if err != nil {
+			return 0, nil, fmt.Errorf("/proc/net/unix: inode %q: %v", f[6], err)
+		}
+		if want[ino] {
+			present = append(present, ino)
+		}
+	}
+	return total, present, sc.Err()
+}
+
+// inode returns the inode number /proc/net/unix shows for socket fd.
+func inode(fd int) (uint64, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return 0, fmt.Errorf("fstat(%d): %s", fd, skip.Errno(err))
+	}
+	return st.Ino, nil
+}

@@ -1,0 +1,378 @@
+package sockfdbench
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/kbench/kbench/internal/skip"
+	"golang.org/x/sys/unix"
+)
+
+// pair is one stress-ng sockfd instance: a server thread that accepts and
+// sends fds, and a client thread that connects and receives them.
+type pair struct {
+	cfg    *Config
+	plan   plan
+	lfd    int   // the listening socket, made before the threads start
+	lfds   []int // every pair's listening socket, to close in private fd tables
+	path   string
+	budget *atomic.Int64
+	left   int64 // ops this server has taken from budget and not done
+
+	// done is set by the server when it has finished (or either side has
+	// failed) before it closes its end, so that EOF, ECONNRESET or a
+	// refused connect then mean the end of the run, not an error.
+	done   atomic.Bool
+	failed atomic.Bool
+
+	ready, finished *sync.WaitGroup
+	begin           <-chan struct{}
+
+	server, client Counts
+}
+
+// take takes one op from the shared budget.
+func (p *pair) take() bool {
+	if p.left > 0 {
+		p.left--
+		return true
+	}
+	for {
+		cur := p.budget.Load()
+		if cur <= 0 {
+			return false
+		}
+		n := min(cur, budgetChunk)
+		if p.budget.CompareAndSwap(cur, cur-n) {
+			p.left = n - 1
+			return true
+		}
+	}
+}
+
+// fail records that this pair failed, so that the other side treats the
+// end of its connection as the end, and wakes a server blocked in accept.
+// It returns err for the side that failed first and nil for the other.
+func (p *pair) fail(err error) error {
+	if err == nil {
+		return nil
+	}
+	first := p.failed.CompareAndSwap(false, true)
+	p.done.Store(true)
+	unix.Shutdown(p.lfd, unix.SHUT_RDWR)
+	if !first {
+		return nil
+	}
+	return err
+}
+
+// private gives the calling thread its own copy of the fd table, as a
+// forked stress-ng process has, and closes the other pairs' listening
+// sockets in it so only the coordinator and this pair hold this pair's.
+func (p *pair) private() (int, error) {
+	if err := unix.Unshare(unix.CLONE_FILES); err != nil {
+		return 0, fmt.Errorf("unshare(CLONE_FILES): %s", skip.Errno(err))
+	}
+	for _, fd := range p.lfds {
+		if fd != p.lfd {
+			unix.Close(fd)
+		}
+	}
+	return countFds()
+}
+
+// serve is stress_socket_server: accept a connection, then per op open
+// FdsPerMsg fds, send them with one byte 'M' in SCM_RIGHTS, close them and
+// send the invalid fd (EBADF); after plan.perConn fds close the connection
+// and accept the next. Runs on a throw-away thread.
+func (p *pair) serve() (err error) {
+	defer p.finished.Done()
+	readied := false
+	defer func() {
+		if !readied {
+			p.ready.Done()
+		}
+	}()
+	before, err := p.private()
+	if err != nil {
+		return p.fail(fmt.Errorf("sockfd server: %v", err))
+	}
+	n := p.cfg.FdsPerMsg
+	msg := newRightsMsg(n)
+	msg.prepareSend()
+	slots := msg.slots()
+	bad := newRightsMsg(1)
+	bad.prepareSend()
+	bad.slots()[0] = int32(p.plan.badFD)
+	path := p.cfg.path
+	if path == "" {
+		path = "/dev/zero"
+	}
+	cpath, err := unix.BytePtrFromString(path)
+	if err != nil {
+		return p.fail(err)
+	}
+	perConn := p.plan.perConn / n
+
+	readied = true
+	p.ready.Done()
+	<-p.begin
+
+	c := &p.server
+	sfd, sent := -1, 0
+	for p.take() {
+		if sfd < 0 {
+			r, _, e := unix.Syscall6(unix.SYS_ACCEPT4, uintptr(p.lfd), 0, 0, 0, 0, 0)
+			if e != 0 {
+				if p.failed.Load() {
+					break
+				}
+				return p.fail(fmt.Errorf("sockfd server: accept: %s", skip.Errno(e)))
+			}
+			sfd = int(r)
+			c.Connections++
+		}
+		for i := range slots {
+			fd, err := p.make(cpath)
+			if err != nil {
+				err = p.fail(fmt.Errorf("sockfd server: op %d: %v", c.Ops, err))
+				p.closeSlots(slots[:i])
+				unix.Close(sfd)
+				return err
+			}
+			slots[i] = int32(fd)
+		}
+		err := p.sendRetrying(msg, sfd, c)
+		p.closeSlots(slots)
+		if err != nil {
+			if p.failed.Load() {
+				break
+			}
+			err = p.fail(fmt.Errorf("sockfd server: sendmsg with %d fds: %v", n, err))
+			unix.Close(sfd)
+			return err
+		}
+		c.MsgsSent++
+		c.FdsSent += int64(n)
+		if _, err := bad.send(sfd); err != unix.EBADF {
+			err = p.fail(fmt.Errorf("sockfd server: sendmsg with invalid fd %d returned %v, want EBADF", p.plan.badFD, errOrSuccess(err)))
+			unix.Close(sfd)
+			return err
+		}
+		c.BadSends++
+		c.Ops++
+		if sent++; sent == perConn {
+			unix.Close(sfd)
+			sfd, sent = -1, 0
+		}
+	}
+	// The end: refuse new connections and close queued ones, so the
+	// client sees EOF or a refused connect with done set.
+	p.done.Store(true)
+	if sfd >= 0 {
+		unix.Close(sfd)
+	}
+	unix.Shutdown(p.lfd, unix.SHUT_RDWR)
+	for {
+		r, _, e := unix.Syscall6(unix.SYS_ACCEPT4, uintptr(p.lfd), 0, 0, 0, 0, 0)
+		if e != 0 {
+			break
+		}
+		unix.Close(int(r))
+	}
+	unix.Unlink(p.path)
+	if p.failed.Load() {
+		return nil
+	}
+	after, err := countFds()
+	if err == nil {
+		err = checkFdsBack("sockfd server", before, after)
+	}
+	return p.fail(err)
+}
+
+// make opens one fd to pass: /dev/zero O_RDWR as stress-ng does, or an
+// AF_UNIX stream socket.
+func (p *pair) make(cpath *byte) (int, error) {
+	if p.cfg.Kind == KindUnix {
+		r, _, e := unix.RawSyscall(unix.SYS_SOCKET, unix.AF_UNIX, unix.SOCK_STREAM, 0)
+		if e != 0 {
+			return -1, fmt.Errorf("socket(AF_UNIX, SOCK_STREAM): %s", skip.Errno(e))
+		}
+		return int(r), nil
+	}
+	r, _, e := unix.RawSyscall6(unix.SYS_OPENAT, uintptr(atFdcwd), uintptr(unsafe.Pointer(cpath)), unix.O_RDWR, 0, 0, 0)
+	if e != 0 {
+		return -1, fmt.Errorf("open(%s, O_RDWR): %s", unix.BytePtrToString(cpath), skip.Errno(e))
+	}
+	return int(r), nil
+}
+
+func (p *pair) closeSlots(slots []int32) {
+	for _, fd := range slots {
+		unix.RawSyscall(unix.SYS_CLOSE, uintptr(fd), 0, 0)
+	}
+}
+
+// maxRetries bounds back-to-back ETOOMANYREFS retries of one send.
+const maxRetries = 1_000_000
+
+// sendRetrying sends msg, repeating the send while the kernel refuses it
+// with ETOOMANYREFS: an unprivileged user may have at most RLIMIT_NOFILE
+// fds in flight (too_many_unix_fds), and the client's receiving brings the
+// count down. stress-ng ignores the error and counts the op anyway; here
+// the op counts only once its fds were really sent.
+func (p *pair) sendRetrying(msg *rightsMsg, sfd int, c *Counts) error {
+	for tries := 0; ; tries++ {
+		_, err := msg.send(sfd)
+		if err != unix.ETOOMANYREFS {
+			if err != nil {
+				return errors.New(skip.Errno(err))
+			}
+			return nil
+		}
+		if tries == maxRetries {
+			return fmt.Errorf("%s %d times in a row: the user's fds in flight stay above RLIMIT_NOFILE (%d); raise it or run as root", skip.Errno(err), tries+1, p.plan.badFD-1)
+		}
+		c.Retries++
+		unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+	}
+}
+
+func errOrSuccess(err error) string {
+	if err == nil {
+		return "success"
+	}
+	return skip.Errno(err)
+}
+
+// receive is stress_socket_client: connect, then receive messages,
+// FIONREAD on each received fd (reading a byte if any) and keep the fds
+// until plan.perConn are held; then close them all, shut the connection
+// down and reconnect. Runs on a throw-away thread.
+func (p *pair) receive() (err error) {
+	defer p.finished.Done()
+	readied := false
+	defer func() {
+		if !readied {
+			p.ready.Done()
+		}
+	}()
+	before, err := p.private()
+	if err != nil {
+		return p.fail(fmt.Errorf("sockfd client: %v", err))
+	}
+	msg := newRightsMsg(p.cfg.FdsPerMsg)
+	held := make([]int32, 0, p.plan.perConn)
+	readied = true
+	p.ready.Done()
+	<-p.begin
+
+	c := &p.client
+	end := false
+	for !end && !p.done.Load() {
+		fd, err := p.connect()
+		if err != nil {
+			return p.fail(err)
+		}
+		if fd < 0 { // the server has finished
+			break
+		}
+		for len(held) < p.plan.perConn {
+			fds, err := msg.recv(fd)
+			held = append(held, fds...)
+			if err != nil {
+				if (err == errEOF || err == unix.ECONNRESET) && p.done.Load() {
+					end = true
+					break
+				}
+				err = p.fail(fmt.Errorf("sockfd client: message %d: %v", c.MsgsRecv, err))
+				p.closeSlots(held)
+				unix.Close(fd)
+				return err
+			}
+			if c.MsgsRecv%sampleEvery == 0 {
+				check := fds[:1]
+				if c.MsgsRecv == 0 {
+					check = fds
+				}
+				for _, f := range check {
+					if err := checkReceived(int(f), p.cfg.Kind); err != nil {
+						err = p.fail(fmt.Errorf("sockfd client: message %d: %v", c.MsgsRecv, err))
+						p.closeSlots(held)
+						unix.Close(fd)
+						return err
+					}
+					c.Sampled++
+				}
+			}
+			c.MsgsRecv++
+			c.FdsRecv += int64(len(fds))
+			for _, f := range fds {
+				peek(int(f))
+			}
+		}
+		p.closeSlots(held)
+		held = held[:0]
+		unix.Shutdown(fd, unix.SHUT_RDWR)
+		unix.Close(fd)
+	}
+	if p.failed.Load() {
+		return nil
+	}
+	after, err := countFds()
+	if err == nil {
+		err = checkFdsBack("sockfd client", before, after)
+	}
+	return p.fail(err)
+}
+
+// peek is stress-ng's use of a received fd: FIONREAD, and read one byte if
+// the fd has any. /dev/zero answers FIONREAD with ENOTTY; an unconnected
+// AF_UNIX socket with 0 bytes.
+func peek(fd int) {
+	var n int32
+	// FIONREAD is TIOCINQ on Linux.
+	_, _, e := unix.RawSyscall(unix.SYS_IOCTL, uintptr(fd), unix.TIOCINQ, uintptr(unsafe.Pointer(&n)))
+	if e == 0 && n >= 1 {
+		var b [1]byte
+		unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), 1)
+	}
+}
+
+// connect is the client's socket, SO_REUSEADDR and connect, retried 100
+// times 10ms apart as stress-ng does while the server is not listening. It
+// returns -1 with no error when the server has finished.
+func (p *pair) connect() (int, error) {
+	addr := &unix.SockaddrUnix{Name: p.path}
+	for retries := 0; ; retries++ {
+		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+		if err != nil {
+			return -1, fmt.Errorf("sockfd client: socket(AF_UNIX, SOCK_STREAM): %s", skip.Errno(err))
+		}
+		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1); err != nil {
+			unix.Close(fd)
+			return -1, fmt.Errorf("sockfd client: setsockopt(SO_REUSEADDR): %s", skip.Errno(err))
+		}
+		err = unix.Connect(fd, addr)
+		if err == nil {
+			return fd, nil
+		}
+		unix.Close(fd)
+		if p.done.Load() {
+			return -1, nil
+		}
+		if retries == 100 || !slices.Contains([]error{unix.ECONNREFUSED, unix.ENOENT, unix.EAGAIN}, err) {
+			return -1, fmt.Errorf("sockfd client: connect(%s): %s after %d retries", p.path, skip.Errno(err), retries)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// atFdcwd is AT_FDCWD as a variable, so it converts to uintptr.
+var atFdcwd = unix.AT_FDCWD
