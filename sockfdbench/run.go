@@ -65,6 +65,21 @@ func Run(cfg Config, start, stop func()) (res Result, err error) {
 	if want := 2*cfg.Pairs + 1; runtime.GOMAXPROCS(0) < want {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(want))
 	}
+	procBefore, err := countFds()
+	if err != nil {
+		return res, err
+	}
+	defer func() {
+		// Runs last, after the listeners are closed.
+		if err != nil {
+			return
+		}
+		procAfter, cerr := countFds()
+		if cerr == nil {
+			cerr = checkFdsBack("sockfd process", procBefore, procAfter)
+		}
+		err = cerr
+	}()
 	dir, err := os.MkdirTemp(cfg.tempDir, "kbench-sockfd-")
 	if err != nil {
 		return res, fmt.Errorf("sockfd: private socket directory: %v", err)

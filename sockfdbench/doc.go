@@ -1,0 +1,81 @@
+// Package sockfdbench reproduces report 003 (shared/seeds/003_*.txt):
+// stress-ng's sockfd stressor moved 6.1% with the cache-line placement of
+// the global unix_gc_lock, which every SCM_RIGHTS send (unix_add_edges)
+// and receive (unix_del_edges) takes; with one instance per CPU, 48% of
+// cycles spun on it.
+//
+// # BenchmarkSockfd
+//
+// Sockfd/shape=stress-ng replays stress-sockfd.c (stress-ng V0.15.06 and
+// current master do the same). Per pair, a listening AF_UNIX SOCK_STREAM
+// socket (SO_REUSEADDR, bound to a path in a private temporary directory,
+// listen backlog 10), then:
+//
+//   - server thread: accept(fd, NULL, NULL); per op open("/dev/zero",
+//     O_RDWR), sendmsg of one byte 'M' with that fd in SCM_RIGHTS,
+//     close(fd), and a sendmsg whose SCM_RIGHTS fd is RLIMIT_NOFILE+1,
+//     which must fail with EBADF; after the client's per-connection limit
+//     close the connection and accept the next; at the end unlink the path.
+//   - client thread: socket, SO_REUSEADDR, connect; per message recvmsg
+//     (control buffer sized for the fds), FIONREAD on each received fd and
+//     a one-byte read if it reports any (/dev/zero answers ENOTTY), keeping
+//     the fds; once it holds the per-connection limit, close them all,
+//     shutdown(SHUT_RDWR), close and reconnect.
+//
+// One op is one server iteration, as one stress-ng bogo-op is; the client
+// receives every message, and the timed section ends when it has. The
+// per-connection limit is stress-ng's: RLIMIT_NOFILE less the fds open,
+// and as root 64 fewer divided among the instances (pairs), here also
+// keeping 8 fds free and rounded to whole messages. A limit too low for
+// one message skips the row, naming RLIMIT_NOFILE.
+//
+// Keys: kind=file passes /dev/zero fds (stress-ng); kind=unix passes
+// fresh AF_UNIX stream sockets, which the kernel also adds to the unix
+// garbage collector's graph as vertices and edges. fds=1 is stress-ng;
+// fds=16 and fds=253 (SCM_MAX_FD) pass that many fds per message, opened
+// and closed per op. run=serial is one pair; run=parallel one pair per
+// GOMAXPROCS (lkp's nr_threads=100%), so -cpu=1,2 compares one and two.
+// lkp's report is Sockfd/shape=stress-ng/kind=file/fds=1/run=parallel on a
+// machine with one pair per CPU.
+//
+// Differences from stress-ng:
+//   - A server and its client are threads of the test binary, not a
+//     process and its fork. Each thread unshares its fd table
+//     (unshare(CLONE_FILES)), so, as in stress-ng's single-threaded
+//     processes, fd lookups take the unshared-table fast path and fd
+//     allocation does not contend across threads. The address space is
+//     shared, though: a switch between the two threads changes no mm,
+//     where stress-ng's switches between processes do (and may flush
+//     branch predictors under some mitigations), so switches cost less.
+//   - Sends use MSG_NOSIGNAL (stress-ng passes 0), so a failed run
+//     reports EPIPE instead of dying by SIGPIPE; the sending path is the
+//     same until that error.
+//   - stress-ng counts an op even when sendmsg failed with a tolerated
+//     errno; here every op is a successful send. An unprivileged user may
+//     have at most RLIMIT_NOFILE fds in flight (ETOOMANYREFS); the server
+//     then yields and sends again, and the run logs how often.
+//   - A run is b.N ops shared among the pairs (taken in chunks of 64),
+//     not a fixed time; during it GOMAXPROCS is raised to 2·pairs+1 so
+//     every thread has a P to return to from a blocking syscall.
+//
+// # BenchmarkSockfdGC
+//
+// One op makes and drops one cycle only the unix garbage collector can
+// reclaim: socketpair(AF_UNIX, SOCK_STREAM), each end sent over itself
+// (so each sits in flight in the other's receive queue), both closed. The
+// timed section ends when the collector has freed them: no sampled
+// socket (every 64th cycle's) is left in /proc/net/unix and the fd table
+// is back to its starting size. Waiting, it closes a fresh AF_UNIX socket
+// now and then, which schedules the collector while fds are in flight.
+//
+// # Checks
+//
+// Every run fails with the numbers when: the clients did not receive
+// exactly the messages and fds the servers sent, each message one byte
+// 'M' with exactly fds fds and no MSG_CTRUNC; a sampled received fd
+// (every fd of the first message, the first of every 64th) is not char
+// device 1:5 (/dev/zero) or an AF_UNIX socket; an EBADF send did not fail
+// with EBADF; a thread's fd table or the process's does not return to its
+// starting size; a socket path is left behind. Both benchmarks report
+// ops/s and fds/s.
+package sockfdbench
