@@ -37,15 +37,16 @@ func (c *cycler) cycle() error {
 	if err != nil {
 		return fmt.Errorf("socketpair(AF_UNIX, SOCK_STREAM): %s", skip.Errno(err))
 	}
+	// A sample joins the set only once its cycle is dropped, so a wait
+	// for the collector in the middle of this cycle does not wait for it.
+	var inos [2]uint64
 	if c.cycles%gcSampleEvery == 0 {
-		for _, fd := range sv {
-			ino, err := inode(fd)
-			if err != nil {
+		for i, fd := range sv {
+			if inos[i], err = inode(fd); err != nil {
 				unix.Close(sv[0])
 				unix.Close(sv[1])
 				return err
 			}
-			c.sampled[ino] = true
 		}
 	}
 	for _, fd := range sv {
@@ -70,6 +71,11 @@ func (c *cycler) cycle() error {
 	}
 	unix.Close(sv[0])
 	unix.Close(sv[1])
+	for _, ino := range inos {
+		if ino != 0 {
+			c.sampled[ino] = true
+		}
+	}
 	c.cycles++
 	return nil
 }

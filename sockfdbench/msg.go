@@ -59,13 +59,19 @@ func (m *rightsMsg) prepareSend() {
 	m.hdr.SetControllen(len(m.ctrl))
 }
 
-// send is sendmsg(fd, m, MSG_NOSIGNAL) on the prepared message.
+// send is sendmsg(fd, m, MSG_NOSIGNAL) on the prepared message, repeated
+// if a signal (the Go runtime's SIGURG) interrupts it.
 func (m *rightsMsg) send(fd int) (int, error) {
-	r, _, e := unix.Syscall(unix.SYS_SENDMSG, uintptr(fd), uintptr(unsafe.Pointer(&m.hdr)), unix.MSG_NOSIGNAL)
-	if e != 0 {
-		return int(r), e
+	for {
+		r, _, e := unix.Syscall(unix.SYS_SENDMSG, uintptr(fd), uintptr(unsafe.Pointer(&m.hdr)), unix.MSG_NOSIGNAL)
+		switch e {
+		case 0:
+			return int(r), nil
+		case unix.EINTR:
+			continue
+		}
+		return -1, e
 	}
-	return int(r), nil
 }
 
 // errEOF is a zero-byte recvmsg: the peer closed the connection.
@@ -81,6 +87,9 @@ func (m *rightsMsg) recv(fd int) ([]int32, error) {
 	m.hdr.Flags = 0
 	m.data[0] = 0
 	r, _, e := unix.Syscall(unix.SYS_RECVMSG, uintptr(fd), uintptr(unsafe.Pointer(&m.hdr)), 0)
+	for e == unix.EINTR {
+		r, _, e = unix.Syscall(unix.SYS_RECVMSG, uintptr(fd), uintptr(unsafe.Pointer(&m.hdr)), 0)
+	}
 	if e != 0 {
 		return nil, e
 	}

@@ -128,6 +128,9 @@ func (p *pair) serve() (err error) {
 	for p.take() {
 		if sfd < 0 {
 			r, _, e := unix.Syscall6(unix.SYS_ACCEPT4, uintptr(p.lfd), 0, 0, 0, 0, 0)
+			for e == unix.EINTR {
+				r, _, e = unix.Syscall6(unix.SYS_ACCEPT4, uintptr(p.lfd), 0, 0, 0, 0, 0)
+			}
 			if e != 0 {
 				if p.failed.Load() {
 					break
@@ -366,6 +369,9 @@ func (p *pair) connect() (int, error) {
 		unix.Close(fd)
 		if p.done.Load() {
 			return -1, nil
+		}
+		if err == unix.EINTR {
+			continue
 		}
 		if retries == 100 || !slices.Contains([]error{unix.ECONNREFUSED, unix.ENOENT, unix.EAGAIN}, err) {
 			return -1, fmt.Errorf("sockfd client: connect(%s): %s after %d retries", p.path, skip.Errno(err), retries)
