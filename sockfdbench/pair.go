@@ -64,11 +64,30 @@ func (p *pair) fail(err error) error {
 	}
 	first := p.failed.CompareAndSwap(false, true)
 	p.done.Store(true)
-	unix.Shutdown(p.lfd, unix.SHUT_RDWR)
+	p.refuse()
 	if !first {
 		return nil
 	}
 	return err
+}
+
+// refuse shuts the listening socket down, so connect is refused and a
+// blocked accept returns, and closes the connections queued on it, so a
+// client that connected just before sees EOF instead of waiting for an
+// accept that never comes.
+func (p *pair) refuse() {
+	unix.Shutdown(p.lfd, unix.SHUT_RDWR)
+	for {
+		// After shutdown, accept returns queued connections, then EINVAL.
+		r, _, e := unix.Syscall6(unix.SYS_ACCEPT4, uintptr(p.lfd), 0, 0, 0, 0, 0)
+		if e == unix.EINTR {
+			continue
+		}
+		if e != 0 {
+			return
+		}
+		unix.Close(int(r))
+	}
 }
 
 // private gives the calling thread its own copy of the fd table, as a
@@ -180,14 +199,7 @@ func (p *pair) serve() (err error) {
 	if sfd >= 0 {
 		unix.Close(sfd)
 	}
-	unix.Shutdown(p.lfd, unix.SHUT_RDWR)
-	for {
-		r, _, e := unix.Syscall6(unix.SYS_ACCEPT4, uintptr(p.lfd), 0, 0, 0, 0, 0)
-		if e != 0 {
-			break
-		}
-		unix.Close(int(r))
-	}
+	p.refuse()
 	unix.Unlink(p.path)
 	if p.failed.Load() {
 		return nil
