@@ -72,7 +72,8 @@
 //
 // Every run fails with the numbers when: the clients did not receive
 // exactly the messages and fds the servers sent, each message one byte
-// 'M' with exactly fds fds and no MSG_CTRUNC; a sampled received fd
+// 'M' with exactly fds fds and no MSG_CTRUNC (so a failed EBADF send
+// queued nothing); a sampled received fd
 // (every fd of the first message, the first of every 64th) is not char
 // device 1:5 (/dev/zero) or an AF_UNIX socket; an EBADF send did not fail
 // with EBADF; a thread's fd table or the process's does not return to its

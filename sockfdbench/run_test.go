@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -83,9 +84,13 @@ func TestRunCleansUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	parent := t.TempDir()
+	procs := runtime.GOMAXPROCS(0)
 	res, err := Run(Config{Kind: KindUnix, FdsPerMsg: 16, Pairs: 2, Ops: 300, tempDir: parent}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if now := runtime.GOMAXPROCS(0); now != procs {
+		t.Errorf("GOMAXPROCS is %d after the run, was %d", now, procs)
 	}
 	if filepath.Dir(res.Dir) != parent {
 		t.Errorf("private directory %s is not under %s", res.Dir, parent)
