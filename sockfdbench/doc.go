@@ -43,7 +43,8 @@
 //     process and its fork. Each thread unshares its fd table
 //     (unshare(CLONE_FILES)), so, as in stress-ng's single-threaded
 //     processes, fd lookups take the unshared-table fast path and fd
-//     allocation does not contend across threads. The address space is
+//     allocation does not contend across threads (where a seccomp profile
+//     refuses unshare, the rows skip saying so). The address space is
 //     shared, though: a switch between the two threads changes no mm,
 //     where stress-ng's switches between processes do (and may flush
 //     branch predictors under some mitigations), so switches cost less.

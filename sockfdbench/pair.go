@@ -95,6 +95,13 @@ func (p *pair) refuse() {
 // sockets in it so only the coordinator and this pair hold this pair's.
 func (p *pair) private() (int, error) {
 	if err := unix.Unshare(unix.CLONE_FILES); err != nil {
+		if err == unix.EPERM || err == unix.ENOSYS {
+			return 0, &skip.Unsupported{
+				Feature: "unshare(CLONE_FILES), for a private fd table per thread as stress-ng's processes have",
+				Err:     err,
+				Hint:    "a seccomp profile (Docker's default blocks unshare without CAP_SYS_ADMIN) or LSM refused it; run on the host or with --security-opt seccomp=unconfined",
+			}
+		}
 		return 0, fmt.Errorf("unshare(CLONE_FILES): %s", skip.Errno(err))
 	}
 	for _, fd := range p.lfds {
@@ -119,7 +126,7 @@ func (p *pair) serve() (err error) {
 	}()
 	before, err := p.private()
 	if err != nil {
-		return p.fail(fmt.Errorf("sockfd server: %v", err))
+		return p.fail(fmt.Errorf("sockfd server: %w", err))
 	}
 	n := p.cfg.FdsPerMsg
 	msg := newRightsMsg(n)
@@ -280,7 +287,7 @@ func (p *pair) receive() (err error) {
 	}()
 	before, err := p.private()
 	if err != nil {
-		return p.fail(fmt.Errorf("sockfd client: %v", err))
+		return p.fail(fmt.Errorf("sockfd client: %w", err))
 	}
 	msg := newRightsMsg(p.cfg.FdsPerMsg)
 	held := make([]int32, 0, p.plan.perConn)
