@@ -1,0 +1,66 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// mdCell escapes a value for a markdown table cell.
+func mdCell(s string) string {
+	s = strings.ReplaceAll(s, `\`, `\\`)
+	return strings.ReplaceAll(s, "|", `\|`)
+}
+
+func writeMarkdown(w io.Writer, r *Report) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "**kbcompare**: old `%s`, new `%s`\n\n", r.Old, r.New)
+	if len(r.Setup) == 0 {
+		fmt.Fprintf(&b, "Setup: all %d fingerprint and configuration lines equal.\n", r.SetupEqual)
+	} else {
+		fmt.Fprintf(&b, "Setup: %s, %d equal.\n\n", plural(len(r.Setup), "line differs", "lines differ"), r.SetupEqual)
+		b.WriteString("| | old | new |\n| --- | --- | --- |\n")
+		for _, d := range r.Setup {
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", mdCell(d.Key), mdCell(absent(d.Old)), mdCell(absent(d.New)))
+		}
+	}
+	for _, t := range r.Tables {
+		title := t.Pkg
+		if t.Ident != "" {
+			title += " (" + t.Ident + ")"
+		}
+		fmt.Fprintf(&b, "\n**%s** %s (%s)\n\n", mdCell(title), mdCell(t.Unit), mdCell(t.direction()))
+		b.WriteString("| benchmark | old | new | change | p, n | verdict |\n| --- | ---: | ---: | ---: | --- | --- |\n")
+		var notes []string
+		for _, row := range t.Rows {
+			c := formatRow(t, row)
+			if row.Verdict == Worse || row.Verdict == Better {
+				c.verdict = "**" + c.verdict + "**"
+			}
+			for _, msg := range row.Warnings {
+				i := indexOf(notes, msg)
+				if i < 0 {
+					i = len(notes)
+					notes = append(notes, msg)
+				}
+				c.verdict += fmt.Sprintf(" [%d]", i+1)
+			}
+			fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s |\n", strings.ReplaceAll(row.Name, "|", `\|`),
+				c.old, c.new, c.change, c.pn, mdCell(c.verdict))
+		}
+		if len(notes) > 0 {
+			b.WriteString("\n")
+			for i, msg := range notes {
+				fmt.Fprintf(&b, "[%d] %s  \n", i+1, mdCell(msg))
+			}
+		}
+	}
+	b.WriteString("\n")
+	var s strings.Builder
+	writeSummary(&s, r)
+	for _, line := range strings.Split(strings.TrimRight(s.String(), "\n"), "\n") {
+		b.WriteString(line + "  \n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

@@ -1,0 +1,218 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/perf/benchunit"
+)
+
+// width is the most columns the text report uses: it must fit an e-mail.
+const width = 100
+
+// cells are a row's formatted columns, shared by text and markdown.
+type cells struct {
+	old, new, change, pn, verdict string
+}
+
+func formatRow(t *Table, row *Row) cells {
+	var centers []float64
+	if row.Old != nil {
+		centers = append(centers, row.OldSum.Center)
+	}
+	if row.New != nil {
+		centers = append(centers, row.NewSum.Center)
+	}
+	// One scale for the row, as benchstat's RowScaler.
+	scaler := benchunit.CommonScale(centers, benchunit.ClassOf(t.Unit))
+	c := cells{old: "-", new: "-", change: "-", pn: "-", verdict: string(row.Verdict)}
+	if row.Old != nil {
+		c.old = scaler.Format(row.OldSum.Center) + " ± " + row.OldSum.PctRangeString()
+	}
+	if row.New != nil {
+		c.new = scaler.Format(row.NewSum.Center) + " ± " + row.NewSum.PctRangeString()
+	}
+	switch {
+	case row.Old == nil || row.New == nil:
+		n := len(row.New.Values)
+		if row.Old != nil {
+			n = len(row.Old.Values)
+		}
+		c.pn = fmt.Sprintf("n=%d", n)
+		return c
+	case math.IsInf(row.Change, 0):
+		c.change = "?"
+	default:
+		c.change = fmt.Sprintf("%+.2f%%", 100*row.Change)
+	}
+	c.pn = fmt.Sprintf("p=%.3f n=%d", row.Cmp.P, row.Cmp.N1)
+	if row.Cmp.N1 != row.Cmp.N2 {
+		c.pn += fmt.Sprintf("+%d", row.Cmp.N2)
+	}
+	return c
+}
+
+func runes(s string) int { return utf8.RuneCountInString(s) }
+
+func pad(s string, w int, right bool) string {
+	fill := strings.Repeat(" ", max(0, w-runes(s)))
+	if right {
+		return fill + s
+	}
+	return s + fill
+}
+
+// wrap breaks s into lines of at most w runes, at spaces where it can.
+func wrap(s string, w int) []string {
+	if s == "" {
+		return []string{""}
+	}
+	var lines []string
+	for runes(s) > w {
+		r := []rune(s)
+		cut := strings.LastIndex(string(r[:w+1]), " ")
+		if cut <= 0 {
+			lines = append(lines, string(r[:w]))
+			s = string(r[w:])
+			continue
+		}
+		lines = append(lines, s[:cut])
+		s = strings.TrimLeft(s[cut:], " ")
+	}
+	return append(lines, s)
+}
+
+func absent(s string) string {
+	if s == "" {
+		return "(absent)"
+	}
+	return s
+}
+
+func writeText(w io.Writer, r *Report) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "kbcompare: old %s, new %s\n\n", r.Old, r.New)
+	writeSetupText(&b, r)
+	for _, t := range r.Tables {
+		b.WriteString("\n")
+		writeTableText(&b, r, t)
+	}
+	b.WriteString("\n")
+	writeSummary(&b, r)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeSetupText(b *strings.Builder, r *Report) {
+	if len(r.Setup) == 0 {
+		fmt.Fprintf(b, "setup: all %d fingerprint and configuration lines equal\n", r.SetupEqual)
+		return
+	}
+	fmt.Fprintf(b, "setup: %s, %d equal\n", plural(len(r.Setup), "line differs", "lines differ"), r.SetupEqual)
+	keyW := 0
+	for _, d := range r.Setup {
+		keyW = max(keyW, min(runes(d.Key), 32))
+	}
+	// "  key  old  new", each value column half of what is left.
+	valW := (width - 2 - keyW - 4) / 2
+	fmt.Fprintf(b, "  %s  %s  %s\n", pad("", keyW, false), pad("old", valW, false), "new")
+	for _, d := range r.Setup {
+		keys := wrap(d.Key, keyW)
+		olds, news := wrap(absent(d.Old), valW), wrap(absent(d.New), valW)
+		for i := range max(len(keys), len(olds), len(news)) {
+			line := "  " + pad(at(keys, i), keyW, false) + "  " + pad(at(olds, i), valW, false) + "  " + at(news, i)
+			b.WriteString(strings.TrimRight(line, " ") + "\n")
+		}
+	}
+}
+
+func at(s []string, i int) string {
+	if i < len(s) {
+		return s[i]
+	}
+	return ""
+}
+
+func writeTableText(b *strings.Builder, r *Report, t *Table) {
+	title := t.Pkg
+	if t.Ident != "" {
+		title += " (" + t.Ident + ")"
+	}
+	fmt.Fprintf(b, "%s  %s (%s)\n", title, t.Unit, t.direction())
+	head := cells{old: "old", new: "new", change: "change", pn: "p, n", verdict: "verdict"}
+	rows := []cells{head}
+	names := []string{"benchmark"}
+	var notes []string
+	for _, row := range t.Rows {
+		c := formatRow(t, row)
+		for _, msg := range row.Warnings {
+			i := indexOf(notes, msg)
+			if i < 0 {
+				i = len(notes)
+				notes = append(notes, msg)
+			}
+			c.verdict += fmt.Sprintf(" [%d]", i+1)
+		}
+		rows = append(rows, c)
+		names = append(names, row.Name)
+	}
+	var wo, wn, wc, wp, wv, nameW int
+	for i, c := range rows {
+		wo, wn, wc, wp = max(wo, runes(c.old)), max(wn, runes(c.new)), max(wc, runes(c.change)), max(wp, runes(c.pn))
+		wv, nameW = max(wv, runes(c.verdict)), max(nameW, runes(names[i]))
+	}
+	nums := func(c cells) string {
+		return pad(c.old, wo, true) + "  " + pad(c.new, wn, true) + "  " + pad(c.change, wc, true) +
+			"  " + pad(c.pn, wp, false) + "  " + c.verdict
+	}
+	if nameW+2+wo+wn+wc+wp+wv+8 <= width {
+		for i, c := range rows {
+			b.WriteString(strings.TrimRight(pad(names[i], nameW, false)+"  "+nums(c), " ") + "\n")
+		}
+	} else {
+		// Long names get a line of their own, the numbers the next one.
+		b.WriteString(strings.TrimRight("    "+nums(rows[0]), " ") + "\n")
+		for i, c := range rows[1:] {
+			b.WriteString(names[i+1] + "\n")
+			b.WriteString(strings.TrimRight("    "+nums(c), " ") + "\n")
+		}
+	}
+	for i, msg := range notes {
+		fmt.Fprintf(b, "[%d] %s\n", i+1, msg)
+	}
+}
+
+func indexOf(s []string, v string) int {
+	for i, x := range s {
+		if x == v {
+			return i
+		}
+	}
+	return -1
+}
+
+// writeSummary ends both formats: the rule, the counts, and what is worse.
+func writeSummary(b *strings.Builder, r *Report) {
+	fmt.Fprintf(b, "verdict: better or worse when p <= %g (Mann-Whitney U) and the change is at least %g%%;\n",
+		r.Opts.Alpha, 100*r.Opts.Threshold)
+	fmt.Fprintf(b, "centers are medians with their %g%% confidence intervals (as benchstat prints them).\n", 100*confidence)
+	fmt.Fprintf(b, "%d worse, %d better, %d changed, %d ~, %d old only, %d new only\n",
+		r.Count(Worse), r.Count(Better), r.Count(Changed), r.Count(Same), r.Count(OldOnly), r.Count(NewOnly))
+	for _, t := range r.Tables {
+		for _, row := range t.Rows {
+			if row.Verdict == Worse {
+				fmt.Fprintf(b, "worse: %s %s %s %+.2f%%\n", t.Pkg, row.Name, t.Unit, 100*row.Change)
+			}
+		}
+	}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
