@@ -37,9 +37,11 @@ func formatRow(t *Table, row *Row) cells {
 	}
 	switch {
 	case row.Old == nil || row.New == nil:
-		n := len(row.New.Values)
+		var n int
 		if row.Old != nil {
 			n = len(row.Old.Values)
+		} else {
+			n = len(row.New.Values)
 		}
 		c.pn = fmt.Sprintf("n=%d", n)
 		return c
@@ -94,7 +96,14 @@ func absent(s string) string {
 
 func writeText(w io.Writer, r *Report) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "kbcompare: old %s, new %s\n\n", r.Old, r.New)
+	b.WriteString("kbcompare\n")
+	for _, l := range wrap("old: "+r.Old, width-2) {
+		b.WriteString("  " + l + "\n")
+	}
+	for _, l := range wrap("new: "+r.New, width-2) {
+		b.WriteString("  " + l + "\n")
+	}
+	b.WriteString("\n")
 	writeSetupText(&b, r)
 	for _, t := range r.Tables {
 		b.WriteString("\n")

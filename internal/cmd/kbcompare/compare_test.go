@@ -1,0 +1,253 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+var defaults = Options{Threshold: 0.05, Alpha: 0.05}
+
+func rowOf(t *testing.T, r *Report, unit, name string) *Row {
+	t.Helper()
+	for _, tab := range r.Tables {
+		if tab.Unit != unit {
+			continue
+		}
+		for _, row := range tab.Rows {
+			if row.Name == name {
+				return row
+			}
+		}
+	}
+	t.Fatalf("no row %s in unit %s", name, unit)
+	return nil
+}
+
+// TestVerdicts checks known samples against known verdicts, with each
+// unit's direction: sec/op and B/op lower is better, loops/s is higher
+// because its metadata says so, lat-ns better=lower, and "widgets" has
+// no direction at all.
+func TestVerdicts(t *testing.T) {
+	units := []string{"Unit loops/s better=higher", "Unit lat-ns better=lower"}
+	old := resultFile{units: units, lines: concat(
+		// 10% slower in time and rate: worse in both units.
+		samples("Slower-2", 10, "ns/op", around(100, 0.01), "loops/s", around(1e7, 0.01)),
+		// 10% faster, 20% fewer bytes: better in both.
+		samples("Faster-2", 10, "ns/op", around(100, 0.01), "B/op", around(1000, 0.01)),
+		// Same distribution: ~.
+		samples("Same-2", 10, "ns/op", around(100, 0.05)),
+		// A significant 2% change: below the 5% threshold, so ~.
+		samples("Small-2", 10, "ns/op", around(100, 0.002)),
+		// Latency up 50% (worse), widgets up 50% (changed: no direction).
+		samples("Custom-2", 10, "lat-ns", around(10, 0.01), "widgets", around(4, 0.01)),
+	)}
+	nw := resultFile{units: units, lines: concat(
+		samples("Slower-2", 10, "ns/op", around(110, 0.01), "loops/s", around(0.9e7, 0.01)),
+		samples("Faster-2", 10, "ns/op", around(90, 0.01), "B/op", around(800, 0.01)),
+		samples("Same-2", 10, "ns/op", around(100, 0.05)),
+		samples("Small-2", 10, "ns/op", around(102, 0.002)),
+		samples("Custom-2", 10, "lat-ns", around(15, 0.01), "widgets", around(6, 0.01)),
+	)}
+	r, err := Compare(old.write(t, "old.txt"), nw.write(t, "new.txt"), defaults)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		unit, name string
+		verdict    Verdict
+		change     float64
+	}{
+		{"sec/op", "Slower-2", Worse, 0.10},
+		{"loops/s", "Slower-2", Worse, -0.10},
+		{"sec/op", "Faster-2", Better, -0.10},
+		{"B/op", "Faster-2", Better, -0.20},
+		{"sec/op", "Same-2", Same, 0},
+		{"sec/op", "Small-2", Same, 0.02},
+		{"lat-sec", "Custom-2", Worse, 0.50}, // lat-ns, tidied by benchfmt
+		{"widgets", "Custom-2", Changed, 0.50},
+	}
+	for _, w := range want {
+		row := rowOf(t, r, w.unit, w.name)
+		if row.Verdict != w.verdict || !near(row.Change, w.change) {
+			t.Errorf("%s %s: verdict %q, change %+.4f; want %q, %+.4f (p=%.4f)",
+				w.name, w.unit, row.Verdict, row.Change, w.verdict, w.change, row.Cmp.P)
+		}
+		if row.Cmp.N1 != 10 || row.Cmp.N2 != 10 {
+			t.Errorf("%s %s: n=%d+%d, want 10+10", w.name, w.unit, row.Cmp.N1, row.Cmp.N2)
+		}
+	}
+	if row := rowOf(t, r, "sec/op", "Small-2"); row.Cmp.P > 0.05 {
+		t.Errorf("Small-2: p=%.4f; the test wants a significant change below the threshold", row.Cmp.P)
+	}
+	if row := rowOf(t, r, "sec/op", "Slower-2"); !near(row.OldSum.Center, 100e-9) || !near(row.NewSum.Center, 110e-9) {
+		t.Errorf("Slower-2 medians %g, %g; want 100ns, 110ns (ns/op tidied to sec/op)", row.OldSum.Center, row.NewSum.Center)
+	}
+	if n := r.Count(Worse); n != 3 {
+		t.Errorf("%d rows worse, want 3", n)
+	}
+
+	// With no threshold, the significant 2% is worse too.
+	r, err = Compare(old.write(t, "old.txt"), nw.write(t, "new.txt"), Options{Alpha: 0.05})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if row := rowOf(t, r, "sec/op", "Small-2"); row.Verdict != Worse {
+		t.Errorf("Small-2 with threshold 0: verdict %q, want worse", row.Verdict)
+	}
+}
+
+func near(a, b float64) bool {
+	d := a - b
+	if d < 0 {
+		d = -d
+	}
+	return d <= 1e-9*max(1, abs(a), abs(b)) || (b != 0 && d/abs(b) < 1e-6) || (b == 0 && d < 1e-12)
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+func concat(ls ...[]string) []string {
+	var out []string
+	for _, l := range ls {
+		out = append(out, l...)
+	}
+	return out
+}
+
+// TestOneSided checks benchmarks and units present in one file only: a
+// benchmark that vanished, one that is new, and a unit the new run no
+// longer reports.
+func TestOneSided(t *testing.T) {
+	old := resultFile{units: []string{"Unit loops/s better=higher"}, lines: concat(
+		samples("Both-2", 6, "ns/op", around(100, 0.01), "loops/s", around(1e7, 0.01)),
+		samples("Gone-2", 6, "ns/op", around(100, 0.01)),
+	)}
+	nw := resultFile{units: []string{"Unit loops/s better=higher"}, lines: concat(
+		samples("Both-2", 6, "ns/op", around(100, 0.01)),
+		samples("Both-4", 6, "ns/op", around(100, 0.01)), // another GOMAXPROCS: another row
+		samples("Fresh-2", 6, "ns/op", around(100, 0.01)),
+	)}
+	r, err := Compare(old.write(t, "old.txt"), nw.write(t, "new.txt"), defaults)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []struct {
+		unit, name string
+		v          Verdict
+	}{
+		{"sec/op", "Both-2", Same},
+		{"loops/s", "Both-2", OldOnly},
+		{"sec/op", "Gone-2", OldOnly},
+		{"sec/op", "Both-4", NewOnly},
+		{"sec/op", "Fresh-2", NewOnly},
+	} {
+		if row := rowOf(t, r, w.unit, w.name); row.Verdict != w.v {
+			t.Errorf("%s %s: verdict %q, want %q", w.name, w.unit, row.Verdict, w.v)
+		}
+	}
+	var out bytes.Buffer
+	if err := writeText(&out, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "old only") || !strings.Contains(out.String(), "new only") {
+		t.Errorf("text output does not show one-sided rows:\n%s", out.String())
+	}
+}
+
+// TestSetupHeader checks that the header lists the fingerprint and
+// configuration lines that differ, side by side, counts the equal ones,
+// and keeps every line within 100 columns even for a long cmdline.
+func TestSetupHeader(t *testing.T) {
+	long := strings.Repeat("console=ttyS0 mitigations=auto ", 12)
+	old := resultFile{
+		fingerprint: map[string]string{"kernel.release": "6.17.0", "kernel.cmdline": long, "cpu.microcode": "0x10", "go.version": "go1.26"},
+		lines:       samples("Syscall/work=getpid/kind=cached/filters=0-2", 6, "ns/op", around(100, 0.01)),
+	}
+	nw := old
+	nw.fingerprint = map[string]string{"kernel.release": "6.18.0", "kernel.cmdline": long + "nosmt", "cpu.microcode": "0x10", "inject.seccomp": "32 filters"}
+	r, err := Compare(old.write(t, "old.txt"), nw.write(t, "new.txt"), defaults)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][2]string{
+		"kernel.release": {"6.17.0", "6.18.0"},
+		"kernel.cmdline": {long[:len(long)-1], long + "nosmt"},
+		"go.version":     {"go1.26", ""},
+		"inject.seccomp": {"", "32 filters"},
+	}
+	if len(r.Setup) != len(want) {
+		t.Errorf("setup differences %+v, want %d", r.Setup, len(want))
+	}
+	for _, d := range r.Setup {
+		w, ok := want[d.Key]
+		if !ok || strings.TrimSpace(d.Old) != w[0] || d.New != w[1] {
+			t.Errorf("setup %q: %q vs %q, want %q", d.Key, d.Old, d.New, w)
+		}
+	}
+	// cpu.microcode and the goos, goarch, cpu lines are equal.
+	if r.SetupEqual != 4 {
+		t.Errorf("%d setup lines equal, want 4", r.SetupEqual)
+	}
+	var out bytes.Buffer
+	if err := writeText(&out, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(out.String(), "\n") {
+		if n := utf8.RuneCountInString(line); n > width {
+			t.Errorf("line of %d columns (max %d): %q", n, width, line)
+		}
+	}
+	for _, s := range []string{"6.17.0", "6.18.0", "nosmt", "(absent)", "4 lines differ, 4 equal"} {
+		if !strings.Contains(out.String(), s) {
+			t.Errorf("text output lacks %q:\n%s", s, out.String())
+		}
+	}
+}
+
+// TestDifferentCPU checks that a file configuration line that differs
+// between the files but is constant within each (cpu:) is setup, not a
+// reason to stop comparing as benchstat would.
+func TestDifferentCPU(t *testing.T) {
+	old := resultFile{lines: samples("X-2", 6, "ns/op", around(100, 0.01))}
+	nw := old
+	nw.extra = "cpu: Other CPU\n" + strings.Join(samples("Y-2", 6, "ns/op", around(100, 0.01)), "\n") + "\n"
+	nw.lines = nil
+	nw.extra = strings.Replace(nw.extra, "Y-2", "X-2", -1)
+	r, err := Compare(old.write(t, "old.txt"), nw.write(t, "new.txt"), defaults)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if row := rowOf(t, r, "sec/op", "X-2"); row.Verdict != Same || row.Old == nil || row.New == nil {
+		t.Errorf("X-2 not compared across CPUs: %+v", row)
+	}
+	if len(r.Setup) != 1 || r.Setup[0].Key != "cpu" || r.Setup[0].New != "Other CPU" {
+		t.Errorf("setup differences %+v, want cpu only", r.Setup)
+	}
+}
+
+// TestMarkdown checks the markdown form: a setup table and a row table
+// per unit with the verdict in bold.
+func TestMarkdown(t *testing.T) {
+	old := resultFile{fingerprint: map[string]string{"kernel.release": "6.17|x"}, lines: samples("A/b=1-2", 10, "ns/op", around(100, 0.01))}
+	nw := resultFile{fingerprint: map[string]string{"kernel.release": "6.18"}, lines: samples("A/b=1-2", 10, "ns/op", around(150, 0.01))}
+	var out, errOut bytes.Buffer
+	code := run([]string{"-format", "markdown", old.write(t, "old.txt"), nw.write(t, "new.txt")}, &out, &errOut)
+	if code != 1 {
+		t.Errorf("exit %d, want 1 (worse); stderr %s", code, errOut.String())
+	}
+	for _, s := range []string{
+		"| kernel.release | 6.17\\|x | 6.18 |",
+		"| `A/b=1-2` | 100.0n ± 1% | 150.0n ± 1% | +50.00% | p=0.000 n=10 | **worse** |",
+	} {
+		if !strings.Contains(out.String(), s) {
+			t.Errorf("markdown lacks %q:\n%s", s, out.String())
+		}
+	}
+}
