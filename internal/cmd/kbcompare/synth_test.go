@@ -2,8 +2,10 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -21,7 +23,7 @@ type resultFile struct {
 func (f resultFile) write(t *testing.T, name string) string {
 	t.Helper()
 	var b strings.Builder
-	for _, k := range sortedKeys(f.fingerprint) {
+	for _, k := range slices.Sorted(maps.Keys(f.fingerprint)) {
 		fmt.Fprintf(&b, "# kbench %s: %s\n", k, f.fingerprint[k])
 	}
 	for _, u := range f.units {
@@ -42,21 +44,6 @@ func (f resultFile) write(t *testing.T, name string) string {
 		t.Fatal(err)
 	}
 	return path
-}
-
-func sortedKeys(m map[string]string) []string {
-	var keys []string
-	for k := range m {
-		keys = append(keys, k)
-	}
-	for i := range keys {
-		for j := i + 1; j < len(keys); j++ {
-			if keys[j] < keys[i] {
-				keys[i], keys[j] = keys[j], keys[i]
-			}
-		}
-	}
-	return keys
 }
 
 // samples formats one benchmark line per value; unitVals pairs a unit

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"bytes"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"golang.org/x/net/bpf"
+
+	"github.com/kbench/kbench/internal/procstatus"
+)
+
+// TestFilterReadsArgs checks that the filter loads args[0], which is
+// what keeps the kernel from answering from its action cache.
+func TestFilterReadsArgs(t *testing.T) {
+	prog, err := argFilter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := make([]bpf.RawInstruction, len(prog))
+	for i, f := range prog {
+		raw[i] = bpf.RawInstruction{Op: f.Code, Jt: f.Jt, Jf: f.Jf, K: f.K}
+	}
+	insns, ok := bpf.Disassemble(raw)
+	if !ok {
+		t.Fatalf("cannot disassemble the filter: %v", insns)
+	}
+	if ld, ok := insns[0].(bpf.LoadAbsolute); !ok || ld.Off != args0Lo {
+		t.Errorf("first instruction %v, want a load of args[0] (offset %d)", insns[0], args0Lo)
+	}
+}
+
+// TestExecUnderFilters builds seccompexec, runs a program under it and
+// checks, in the program's own /proc status, that it carries the filters
+// and no_new_privs, and that the fingerprint line came first.
+func TestExecUnderFilters(t *testing.T) {
+	st, err := procstatus.Read("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := st.Int("Seccomp_filters")
+	if err != nil {
+		t.Skipf("no Seccomp_filters in /proc/self/status (Linux 5.9+): %v", err)
+	}
+	bin := filepath.Join(t.TempDir(), "seccompexec")
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		goCmd = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	build := exec.Command(goCmd, "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, "-filters=7", "cat", "/proc/self/status").Output()
+	if err != nil {
+		t.Fatalf("seccompexec -filters=7 cat /proc/self/status: %v", err)
+	}
+	lines := strings.Split(string(out), "\n")
+	if want := "# kbench inject.seccomp: 7 filters reading args[0], TSYNC (seccompexec)"; lines[0] != want {
+		t.Errorf("first line %q, want %q", lines[0], want)
+	}
+	child := procstatus.Parse("child", []byte(strings.Join(lines[1:], "\n")))
+	for field, want := range map[string]int{"Seccomp": 2, "Seccomp_filters": base + 7, "NoNewPrivs": 1} {
+		if got, err := child.Int(field); err != nil || got != want {
+			t.Errorf("the program's %s is %d (%v), want %d", field, got, err, want)
+		}
+	}
+
+	var stderr bytes.Buffer
+	bad := exec.Command(bin, "-filters=0", "true")
+	bad.Stderr = &stderr
+	if err := bad.Run(); err == nil || bad.ProcessState.ExitCode() != 2 || !strings.Contains(stderr.String(), "-filters accepts 1-1000") {
+		t.Errorf("-filters=0: %v, stderr %q; want exit 2 naming the option", err, stderr.String())
+	}
+}
