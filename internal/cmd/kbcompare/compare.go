@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"path"
 	"slices"
@@ -131,17 +132,9 @@ func (r *Report) setup(ins [2]*input) {
 	}
 }
 
+// configKeys lists the file configuration keys of in, sorted.
 func configKeys(in *input) []string {
-	var keys []string
-	for _, res := range in.results {
-		for k := range res.config {
-			if !slices.Contains(keys, k) {
-				keys = append(keys, k)
-			}
-		}
-	}
-	slices.Sort(keys)
-	return keys
+	return slices.Sorted(maps.Keys(in.config))
 }
 
 // setupKey reports whether a configuration key describes the setup (one

@@ -213,7 +213,8 @@ func writeSummary(b *strings.Builder, r *Report) {
 	for _, t := range r.Tables {
 		for _, row := range t.Rows {
 			if row.Verdict == Worse {
-				fmt.Fprintf(b, "worse: %s %s %s %+.2f%%\n", t.Pkg, row.Name, t.Unit, 100*row.Change)
+				line := fmt.Sprintf("worse: %s %s %s %+.2f%%", t.Pkg, row.Name, t.Unit, 100*row.Change)
+				b.WriteString(strings.Join(wrap(line, width), "\n  ") + "\n")
 			}
 		}
 	}
