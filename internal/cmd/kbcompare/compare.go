@@ -80,6 +80,20 @@ func (r *Report) Count(v Verdict) int {
 	return n
 }
 
+// undecidable counts the compared rows whose samples are too small for
+// the U-test ever to reach alpha (benchmath warns about them).
+func (r *Report) undecidable() int {
+	n := 0
+	for _, t := range r.Tables {
+		for _, row := range t.Rows {
+			if row.Old != nil && row.New != nil && len(row.Cmp.Warnings) > 0 {
+				n++
+			}
+		}
+	}
+	return n
+}
+
 // Compare reads two result files and compares them.
 func Compare(oldPath, newPath string, opts Options) (*Report, error) {
 	ins, units, err := readInputs(oldPath, newPath)

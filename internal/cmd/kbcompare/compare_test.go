@@ -263,3 +263,20 @@ func TestMarkdown(t *testing.T) {
 		}
 	}
 }
+
+// TestTooFewSamples checks that a large change measured with three
+// samples per side is not called worse (the U-test cannot reach 0.05)
+// and that the report says why.
+func TestTooFewSamples(t *testing.T) {
+	old := resultFile{lines: samples("Op-2", 3, "ns/op", around(100, 0.01))}
+	nw := resultFile{lines: samples("Op-2", 3, "ns/op", around(500, 0.01))}
+	var out, errOut bytes.Buffer
+	if code := run([]string{old.write(t, "old.txt"), nw.write(t, "new.txt")}, &out, &errOut); code != 0 {
+		t.Errorf("exit %d, want 0: three samples cannot be significant", code)
+	}
+	for _, s := range []string{"~ [1] [2]", "[1] need >= 6 samples for confidence interval", "1 row has too few samples"} {
+		if !strings.Contains(out.String(), s) {
+			t.Errorf("output lacks %q:\n%s", s, out.String())
+		}
+	}
+}

@@ -210,6 +210,10 @@ func writeSummary(b *strings.Builder, r *Report) {
 	fmt.Fprintf(b, "centers are medians with their %g%% confidence intervals (as benchstat prints them).\n", 100*confidence)
 	fmt.Fprintf(b, "%d worse, %d better, %d changed, %d ~, %d old only, %d new only\n",
 		r.Count(Worse), r.Count(Better), r.Count(Changed), r.Count(Same), r.Count(OldOnly), r.Count(NewOnly))
+	if n := r.undecidable(); n > 0 {
+		fmt.Fprintf(b, "%s too few samples to call any change significant: use -count=10\n",
+			plural(n, "row has", "rows have"))
+	}
 	for _, t := range r.Tables {
 		for _, row := range t.Rows {
 			if row.Verdict == Worse {
