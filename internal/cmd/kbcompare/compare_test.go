@@ -164,8 +164,8 @@ func TestOneSided(t *testing.T) {
 		}
 	}
 	for name, want := range map[string]string{
-		"Gone-2":  "Gone-2 99.88n ± 1% - - n=6 old only",
-		"Fresh-2": "Fresh-2 - 99.88n ± 1% - n=6 new only",
+		"Gone-2":  "Gone-2 99.88n ± 1% - - - 6 old only",
+		"Fresh-2": "Fresh-2 - 99.88n ± 1% - - 6 new only",
 	} {
 		if lines[name] != want {
 			t.Errorf("text row %q, want %q:\n%s", lines[name], want, out.String())
@@ -256,7 +256,7 @@ func TestMarkdown(t *testing.T) {
 	}
 	for _, s := range []string{
 		"| kernel.release | 6.17\\|x | 6.18 |",
-		"| `A/b=1-2` | 100.0n ± 1% | 150.0n ± 1% | +50.00% | p=0.000 n=10 | **worse** |",
+		"| `A/b=1-2` | 100.0n ± 1% | 150.0n ± 1% | +50.00% | 0.000 | 10 | **worse** |",
 	} {
 		if !strings.Contains(out.String(), s) {
 			t.Errorf("markdown lacks %q:\n%s", s, out.String())

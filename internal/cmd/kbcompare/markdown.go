@@ -30,7 +30,7 @@ func writeMarkdown(w io.Writer, r *Report) error {
 			title += " (" + t.Ident + ")"
 		}
 		fmt.Fprintf(&b, "\n**%s** %s (%s)\n\n", mdCell(title), mdCell(t.Unit), mdCell(t.direction()))
-		b.WriteString("| benchmark | old | new | change | p, n | verdict |\n| --- | ---: | ---: | ---: | --- | --- |\n")
+		b.WriteString("| benchmark | old | new | change | p | n | verdict |\n| --- | ---: | ---: | ---: | ---: | ---: | --- |\n")
 		var notes []string
 		for _, row := range t.Rows {
 			c := formatRow(t, row)
@@ -45,8 +45,8 @@ func writeMarkdown(w io.Writer, r *Report) error {
 				}
 				c.verdict += fmt.Sprintf(" [%d]", i+1)
 			}
-			fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s |\n", strings.ReplaceAll(row.Name, "|", `\|`),
-				c.old, c.new, c.change, c.pn, mdCell(c.verdict))
+			fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s | %s |\n", strings.ReplaceAll(row.Name, "|", `\|`),
+				c.old, c.new, c.change, c.p, c.n, mdCell(c.verdict))
 		}
 		if len(notes) > 0 {
 			b.WriteString("\n")

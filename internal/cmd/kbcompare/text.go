@@ -15,7 +15,7 @@ const width = 100
 
 // cells are a row's formatted columns, shared by text and markdown.
 type cells struct {
-	old, new, change, pn, verdict string
+	old, new, change, p, n, verdict string
 }
 
 func formatRow(t *Table, row *Row) cells {
@@ -28,7 +28,7 @@ func formatRow(t *Table, row *Row) cells {
 	}
 	// One scale for the row, as benchstat's RowScaler.
 	scaler := benchunit.CommonScale(centers, benchunit.ClassOf(t.Unit))
-	c := cells{old: "-", new: "-", change: "-", pn: "-", verdict: string(row.Verdict)}
+	c := cells{old: "-", new: "-", change: "-", p: "-", verdict: string(row.Verdict)}
 	if row.Old != nil {
 		c.old = scaler.Format(row.OldSum.Center) + " ± " + row.OldSum.PctRangeString()
 	}
@@ -43,16 +43,17 @@ func formatRow(t *Table, row *Row) cells {
 		} else {
 			n = len(row.New.Values)
 		}
-		c.pn = fmt.Sprintf("n=%d", n)
+		c.n = fmt.Sprint(n)
 		return c
 	case math.IsInf(row.Change, 0):
 		c.change = "?"
 	default:
 		c.change = fmt.Sprintf("%+.2f%%", 100*row.Change)
 	}
-	c.pn = fmt.Sprintf("p=%.3f n=%d", row.Cmp.P, row.Cmp.N1)
+	// As benchstat prints them: "p=0.000 n=10", "n=10+8".
+	c.p, c.n = fmt.Sprintf("%.3f", row.Cmp.P), fmt.Sprint(row.Cmp.N1)
 	if row.Cmp.N1 != row.Cmp.N2 {
-		c.pn += fmt.Sprintf("+%d", row.Cmp.N2)
+		c.n += fmt.Sprintf("+%d", row.Cmp.N2)
 	}
 	return c
 }
@@ -151,7 +152,7 @@ func writeTableText(b *strings.Builder, r *Report, t *Table) {
 		title += " (" + t.Ident + ")"
 	}
 	fmt.Fprintf(b, "%s  %s (%s)\n", title, t.Unit, t.direction())
-	head := cells{old: "old", new: "new", change: "change", pn: "p, n", verdict: "verdict"}
+	head := cells{old: "old", new: "new", change: "change", p: "p", n: "n", verdict: "verdict"}
 	rows := []cells{head}
 	names := []string{"benchmark"}
 	var notes []string
@@ -168,16 +169,17 @@ func writeTableText(b *strings.Builder, r *Report, t *Table) {
 		rows = append(rows, c)
 		names = append(names, row.Name)
 	}
-	var wo, wn, wc, wp, wv, nameW int
+	var wo, wn, wc, wp, wN, wv, nameW int
 	for i, c := range rows {
-		wo, wn, wc, wp = max(wo, runes(c.old)), max(wn, runes(c.new)), max(wc, runes(c.change)), max(wp, runes(c.pn))
-		wv, nameW = max(wv, runes(c.verdict)), max(nameW, runes(names[i]))
+		wo, wn, wc = max(wo, runes(c.old)), max(wn, runes(c.new)), max(wc, runes(c.change))
+		wp, wN, wv = max(wp, runes(c.p)), max(wN, runes(c.n)), max(wv, runes(c.verdict))
+		nameW = max(nameW, runes(names[i]))
 	}
 	nums := func(c cells) string {
 		return pad(c.old, wo, true) + "  " + pad(c.new, wn, true) + "  " + pad(c.change, wc, true) +
-			"  " + pad(c.pn, wp, false) + "  " + c.verdict
+			"  " + pad(c.p, wp, true) + "  " + pad(c.n, wN, true) + "  " + c.verdict
 	}
-	if nameW+2+wo+wn+wc+wp+wv+8 <= width {
+	if nameW+2+wo+wn+wc+wp+wN+wv+10 <= width {
 		for i, c := range rows {
 			b.WriteString(strings.TrimRight(pad(names[i], nameW, false)+"  "+nums(c), " ") + "\n")
 		}
