@@ -12,13 +12,15 @@
 // name including the -GOMAXPROCS suffix, and unit), so medians, ranges
 // and p-values are the ones `go tool benchstat old.txt new.txt` prints.
 // Configuration lines that hold one value throughout a file (goos, cpu)
-// describe the setup and are shown in the header; benchstat would instead
-// refuse to compare files that differ in them.
+// describe the setup and are shown in the header; where the two files
+// differ in one, benchstat would print separate tables and compare nothing.
 //
 // A change is "better" or "worse" when p <= alpha and it is at least
 // threshold in size; otherwise "~". Units are lower-is-better for sec/op,
 // B/op and allocs/op, higher-is-better for B/s, and follow `Unit <unit>
-// better=higher|lower` metadata lines otherwise.
+// better=higher|lower` metadata lines otherwise. A large significant
+// change in a unit without a direction is "changed", and a benchmark or
+// unit that only one file has is "old only" or "new only"; neither fails.
 //
 // Exit status: 0 when nothing is worse, 1 when some change is worse, 2
 // when an input cannot be read or parsed (the message names the file and
