@@ -9,9 +9,12 @@ import (
 // reads it, with a line for the README. A variable in the environment that
 // is not listed stops the run, so a typo never falls back to a default.
 var Catalog = map[string]string{
-	"KBENCH_FILTERS":    "seccompbench: filter counts for BenchmarkSyscall (UnixBench's report used 1, 4 and 32).",
-	"KBENCH_VICTIM_CPU": "seccompbench: the CPU BenchmarkBystander pins its victim to; loaders take the other usable CPUs.",
-	"KBENCH_PULSE":      "every binary: off, sham or protect; one PR_SPEC_INDIRECT_BRANCH pulse per online CPU before the first test or benchmark (report 000); protect's after-effect lasts until reboot and unlocks prctlbench's protect rows.",
+	"KBENCH_FILTERS":      "seccompbench: filter counts for BenchmarkSyscall (UnixBench's report used 1, 4 and 32).",
+	"KBENCH_VICTIM_CPU":   "seccompbench: the CPU BenchmarkBystander pins its victim to; loaders take the other usable CPUs.",
+	"KBENCH_PULSE":        "every binary: off, sham or protect; one PR_SPEC_INDIRECT_BRANCH pulse per online CPU before the first test or benchmark (report 000); protect's after-effect lasts until reboot and unlocks prctlbench's protect rows.",
+	"KBENCH_REDIS_ADDR":   "redisbench: host:port of a running loopback Redis server to use instead of starting one; the benchmark refuses a non-empty database.",
+	"KBENCH_REDIS_DB":     "redisbench: the database number used on the KBENCH_REDIS_ADDR server.",
+	"KBENCH_REDIS_SERVER": "redisbench: the redis-server executable to start (default: redis-server from PATH).",
 }
 
 // Known reports whether name is in the catalog.
