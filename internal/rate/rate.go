@@ -31,6 +31,10 @@ var Units = map[string]Better{
 	"pulses/s":         Higher, // PR_SPEC_INDIRECT_BRANCH pulses per second (prctlbench)
 	"roundtrips/s":     Higher, // pipe ping-pong round trips per second (prctlbench)
 	"fds/s":            Higher, // fds passed in SCM_RIGHTS messages per second
+	"req/s":            Higher, // Redis requests per second (redis-benchmark's rps)
+	"p50-us/batch":     Lower,  // median round trip of one pipeline of requests, microseconds
+	"p99-us/batch":     Lower,  // 99th percentile round trip of one pipeline, microseconds
+	"server-us/req":    Lower,  // redis-server CPU time per request (schedstat, else utime+stime), microseconds
 }
 
 // Report records count events over the benchmark's timed section as a

@@ -1,0 +1,58 @@
+// Package redisbench reproduces the Redis half of report 000: MMTests'
+// redis-benchmark-small recipe, `redis-benchmark --csv -c 1 -r 50000
+// -n 100000 -P 256`, whose ZPOPMIN rate fell 12.9% (999k to 871k
+// requests/s) after "x86/bugs: Enable IBPB flush on BPF JIT allocation"
+// while GET stayed flat. The server is real, unmodified redis-server.
+//
+// BenchmarkRecipe/cmd=SET|GET|ZADD|ZPOPMIN/pipeline=256 sends the recipe's
+// commands, byte for byte as redis-benchmark formats them, over one RESP2
+// connection, 256 per write: `SET key:<r> <3 bytes>`, `GET key:<r>`,
+// `ZADD myzset <r> element:<r>`, `ZPOPMIN myzset`, each <r> an independent
+// random value below 50000 printed as 12 zero-padded digits, rewritten in
+// place in commands built once (redis-benchmark's __rand_int__). One op is
+// one request; req/s is redis-benchmark's rps. p50-us/batch and
+// p99-us/batch are percentiles of one pipeline's round trip (redis-benchmark
+// reports per-request latency, which under pipelining is its batch's);
+// server-us/req is redis-server's CPU time per request over the timed
+// sections, summed over its threads from /proc/<pid>/task/*/schedstat (ns;
+// where the kernel lacks schedstat, utime+stime from /proc/<pid>/stat in
+// 10 ms ticks, left out for runs under a second), reported only for the
+// server this binary started. The pipeline=1 rows of GET and ZPOPMIN send
+// one request per round trip.
+//
+// Rounds and b.N: redis-benchmark sends whole pipelines while fewer than
+// -n requests went out, so one test is 391 x 256 = 100,096 requests (at
+// pipeline=1, 100,000). The benchmark sends exactly b.N requests, in rounds
+// of that size; the last round stops at b.N (its last batch may be short).
+// Each ZPOPMIN round starts, outside the timer, from myzset emptied and
+// refilled by one recipe ZADD round (~43k members), so it pops ~43k members
+// and then ~57k times from an empty set, as the recipe does; each ZADD
+// round starts from an empty myzset, as after the recipe's ZPOPMIN; GET runs
+// after a SET round. A last round cut short has fewer empty pops than a
+// whole one, so for runs comparable with the recipe use a whole number of
+// rounds: -benchtime=500480x is MMTests' five repetitions.
+//
+// Self-checks (each b.Fatalf with the numbers): INFO commandstats deltas
+// equal the requests sent, per command, with no failed or rejected calls;
+// every reply is read and checked (SET answers OK; ZADD 0 or 1, whose sum
+// equals ZCARD; ZPOPMIN pops in score order, and exactly min(requests,
+// members) pops return a member; GET returns the value exactly for the
+// keys this session's SETs wrote and nil otherwise).
+//
+// The server: redis-server from PATH or KBENCH_REDIS_SERVER, started by
+// internal/redisserver on 127.0.0.1 with an ephemeral port, --save "",
+// --appendonly no and its own temporary directory, and stopped when the
+// binary ends, is interrupted or dies. KBENCH_REDIS_ADDR uses a running
+// loopback server instead, in database KBENCH_REDIS_DB (default 9), which
+// must be empty; the benchmark deletes the keys it wrote when it ends.
+// Without either, the benchmarks skip with how to get a server.
+//
+// Differences from redis-benchmark, all on the client side: the client is
+// go-redis/v9 on Go's netpoller (one write and one or two reads per batch,
+// plus Go scheduler futex/nanosleep calls, where redis-benchmark's ae loop
+// makes epoll_ctl/epoll_wait calls); the random numbers come from a PCG,
+// not glibc random(); the myzset refill before each ZPOPMIN round and a
+// DEL before each ZADD round are extra, untimed commands; INFO
+// commandstats is read before and after each run. The server sees the
+// same commands in the same pipelines.
+package redisbench
