@@ -128,13 +128,16 @@ func versionLine(info map[string]string) string {
 
 // Fields are the target's fingerprint lines.
 func (t *Target) Fields() []fingerprint.Field {
-	started := t.Started
+	started, version := t.Started, t.Version
 	if t.Err != nil {
 		started = "unavailable: " + t.Err.Error()
 	}
+	if version == "" {
+		version = "unknown (no server answered)"
+	}
 	return []fingerprint.Field{
 		{Key: "redis.server", Value: started},
-		{Key: "redis.version", Value: t.Version},
+		{Key: "redis.version", Value: version},
 		{Key: "redis.client", Value: "github.com/redis/go-redis/v9 " + redis.Version() + ", one RESP2 connection"},
 	}
 }

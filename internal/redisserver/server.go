@@ -51,10 +51,18 @@ func Find() (string, error) {
 	}
 	p, err := exec.LookPath("redis-server")
 	if err != nil {
-		return "", &skip.Unsupported{Feature: "redis-server", Err: err, Hint: Hint}
+		return "", missing{err}
 	}
 	return p, nil
 }
+
+// missing is Find's error: a skip (errors.Is skip.ErrNotSupported), not a
+// failure.
+type missing struct{ err error }
+
+func (e missing) Error() string        { return "no redis-server to start: " + e.err.Error() + "; " + Hint }
+func (e missing) Is(target error) bool { return target == skip.ErrNotSupported }
+func (e missing) Unwrap() error        { return e.err }
 
 // Args are the arguments, beside --port and --dir, that every server gets:
 // loopback only, no RDB snapshots, no AOF, logging to stdout (the log file).

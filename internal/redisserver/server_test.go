@@ -238,3 +238,14 @@ func TestSignalStopsServer(t *testing.T) {
 		})
 	}
 }
+
+func TestFindMissingIsASkip(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	_, err := Find()
+	if *serverPath != "" {
+		t.Skip("KBENCH_REDIS_SERVER is set")
+	}
+	if !errors.Is(err, skip.ErrNotSupported) || !strings.Contains(err.Error(), "apt-get install redis-server") {
+		t.Fatalf("Find without redis-server: %v", err)
+	}
+}
