@@ -207,7 +207,8 @@ func startHelper(t *testing.T, path string) (*exec.Cmd, int, string) {
 }
 
 func TestNoOrphanAfterKill(t *testing.T) {
-	cmd, pid, _ := startHelper(t, need(t))
+	cmd, pid, dir := startHelper(t, need(t))
+	t.Cleanup(func() { os.RemoveAll(dir) }) // a killed binary cannot remove it
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
