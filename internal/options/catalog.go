@@ -15,6 +15,9 @@ var Catalog = map[string]string{
 	"KBENCH_REDIS_ADDR":   "redisbench: host:port of a running loopback Redis server to use instead of starting one; the benchmark refuses a non-empty database.",
 	"KBENCH_REDIS_DB":     "redisbench: the database number used on the KBENCH_REDIS_ADDR server.",
 	"KBENCH_REDIS_SERVER": "redisbench: the redis-server executable to start (default: redis-server from PATH).",
+	"KBENCH_NET_FLOWS":    "netbench: flow counts (parallel netperf clients) for BenchmarkTCPCRR and BenchmarkTCPRR; lkp's report ran 16.",
+	"KBENCH_NET_LISTEN":   "netbench: ip:port TestServe listens on when it runs a netbench server for remote mode.",
+	"KBENCH_NET_SERVER":   "netbench: ip:port of a netbench server on another host; unset runs the server in-process on loopback.",
 }
 
 // Known reports whether name is in the catalog.

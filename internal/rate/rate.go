@@ -35,6 +35,11 @@ var Units = map[string]Better{
 	"p50-us/batch":     Lower,  // median round trip of one pipeline of requests, microseconds
 	"p99-us/batch":     Lower,  // 99th percentile round trip of one pipeline, microseconds
 	"server-us/req":    Lower,  // redis-server CPU time per request (schedstat, else utime+stime), microseconds
+	"tps":              Higher, // netbench: transactions per second, all flows (lkp Throughput_total_tps)
+	"tps/flow":         Higher, // netbench: transactions per second per flow (lkp Throughput_tps)
+	"p50-ns":           Lower,  // netbench: median transaction latency
+	"p99-ns":           Lower,  // netbench: 99th percentile transaction latency
+	"slow/op":          Lower,  // netbench: share of transactions slower than 200 ms
 }
 
 // Report records count events over the benchmark's timed section as a

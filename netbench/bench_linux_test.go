@@ -1,0 +1,94 @@
+package netbench
+
+import (
+	"fmt"
+	"net/netip"
+	"os"
+	"testing"
+
+	"github.com/kbench/kbench/internal/benchmain"
+	"github.com/kbench/kbench/internal/rate"
+	"github.com/kbench/kbench/internal/skip"
+	"golang.org/x/sys/unix"
+)
+
+func TestMain(m *testing.M) { os.Exit(benchmain.Main(m)) }
+
+// sizes are the request/response sizes of each row: netperf's default of
+// one byte each way (lkp's report), and a larger exchange.
+var sizes = []struct{ req, rsp int }{{1, 1}, {64, 1024}}
+
+// BenchmarkTCPCRR is netperf TCP_CRR: one op is one connect, request,
+// response, close.
+func BenchmarkTCPCRR(b *testing.B) { benchKind(b, CRR) }
+
+// BenchmarkTCPRR is netperf TCP_RR: one op is one request and response on
+// a persistent connection.
+func BenchmarkTCPRR(b *testing.B) { benchKind(b, RR) }
+
+func benchKind(b *testing.B, kind Kind) {
+	for _, ip := range []int{4, 6} {
+		for _, flows := range *flowCounts {
+			for _, sz := range sizes {
+				cfg := Config{Kind: kind, Flows: flows, Req: sz.req, Rsp: sz.rsp}
+				b.Run(fmt.Sprintf("ip=%d/flows=%d/req=%d/rsp=%d", ip, flows, sz.req, sz.rsp), func(b *testing.B) {
+					benchRow(b, ip, cfg)
+				})
+			}
+		}
+	}
+}
+
+func benchRow(b *testing.B, ip int, cfg Config) {
+	ctl := target(b, ip)
+	res, err := runFlows(ctl, cfg, b.N, b, netperfPorts)
+	if err != nil {
+		b.Fatalf("%s flows=%d req=%d rsp=%d, %d transactions: %v", cfg.Kind, cfg.Flows, cfg.Req, cfg.Rsp, b.N, err)
+	}
+	tps := float64(res.Txns) / b.Elapsed().Seconds()
+	rate.Report(b, res.Txns, "tps")
+	rate.Metric(b, tps/float64(cfg.Flows), "tps/flow")
+	rate.Metric(b, float64(res.Percentile(50)), "p50-ns")
+	rate.Metric(b, float64(res.Percentile(99)), "p99-ns")
+	rate.Metric(b, float64(res.Slow)/float64(res.Txns), "slow/op")
+}
+
+// target returns the control address of the server for family ip: the
+// remote one named by KBENCH_NET_SERVER, or an in-process one on loopback
+// that lives until the benchmark ends.
+func target(b *testing.B, ip int) netip.AddrPort {
+	b.Helper()
+	if *serverAddr != "" {
+		ap := netip.MustParseAddrPort(*serverAddr)
+		if is4 := ap.Addr().Unmap().Is4(); is4 != (ip == 4) {
+			b.Skipf("KBENCH_NET_SERVER=%s is not an IPv%d address; run a server on one to get these rows", *serverAddr, ip)
+		}
+		return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+	}
+	lo := netip.MustParseAddr("127.0.0.1")
+	if ip == 6 {
+		lo = netip.IPv6Loopback()
+		skip.IfNotSupported(b, probeLoopback6())
+	}
+	srv, err := Listen(netip.AddrPortFrom(lo, 0))
+	if err != nil {
+		b.Fatalf("in-process netbench server on %v: %v", lo, err)
+	}
+	go srv.Serve()
+	b.Cleanup(func() { srv.Close() })
+	return srv.Addr()
+}
+
+// probeLoopback6 checks that a TCP socket can bind ::1.
+func probeLoopback6() error {
+	fd, err := unix.Socket(unix.AF_INET6, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, unix.IPPROTO_TCP)
+	if err == nil {
+		defer unix.Close(fd)
+		err = unix.Bind(fd, &unix.SockaddrInet6{Addr: netip.IPv6Loopback().As16()})
+	}
+	if err != nil {
+		return &skip.Unsupported{Feature: "IPv6 loopback (bind ::1)", Err: err,
+			Hint: "boot without ipv6.disable=1 and give lo its ::1 (sysctl net.ipv6.conf.lo.disable_ipv6=0)"}
+	}
+	return nil
+}

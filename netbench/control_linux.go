@@ -1,0 +1,320 @@
+package netbench
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The control connection plays netperf's control channel: the client asks
+// the server for flows, learns their data ports, and after the run asks for
+// the server's counts. It is plain line-based text over TCP through Go's
+// net package; no transaction goes over it.
+//
+//	client: OPEN crr|rr <req> <rsp>     server: OK <port> | ERR <text>
+//	client: STOP                        server: FLOW <i> <txns> <badreqs> <error or ->
+//	                                            ... one line per flow, then END
+//
+// STOP ends every flow opened on the connection. A control connection that
+// closes stops its flows too, so a client that dies leaves nothing behind.
+
+// Kind is the netperf test: a connection per transaction, or one
+// persistent connection.
+type Kind int
+
+const (
+	CRR Kind = iota // TCP_CRR: connect, request, response, close
+	RR              // TCP_RR: request, response on one connection
+)
+
+func (k Kind) String() string {
+	if k == RR {
+		return "rr"
+	}
+	return "crr"
+}
+
+func parseKind(s string) (Kind, error) {
+	switch s {
+	case "crr":
+		return CRR, nil
+	case "rr":
+		return RR, nil
+	}
+	return 0, fmt.Errorf("unknown test %q (crr or rr)", s)
+}
+
+// Message limits the server accepts.
+const (
+	maxMessage = 1 << 20
+	maxFlows   = 1024
+)
+
+// Server is a netbench server: it accepts control connections and runs
+// the flows they open, each on its own OS thread with its own listening
+// socket on the address the control connection arrived at.
+type Server struct {
+	ln    net.Listener
+	hooks *serverHooks
+
+	mu    sync.Mutex
+	conns map[net.Conn]struct{}
+	live  int // flow threads running
+	wg    sync.WaitGroup
+}
+
+// Listen opens a server's control socket on addr (ip:port; port 0 picks
+// one).
+func Listen(addr netip.AddrPort) (*Server, error) {
+	ln, err := net.Listen("tcp", addr.String())
+	if err != nil {
+		return nil, err
+	}
+	return &Server{ln: ln, conns: map[net.Conn]struct{}{}}, nil
+}
+
+// Addr is the control socket's address.
+func (s *Server) Addr() netip.AddrPort {
+	return s.ln.Addr().(*net.TCPAddr).AddrPort()
+}
+
+// Serve accepts control connections until Close.
+func (s *Server) Serve() error {
+	for {
+		c, err := s.ln.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			return err
+		}
+		s.mu.Lock()
+		s.conns[c] = struct{}{}
+		s.wg.Add(1)
+		s.mu.Unlock()
+		go func() {
+			defer s.wg.Done()
+			s.handle(c)
+			s.mu.Lock()
+			delete(s.conns, c)
+			s.mu.Unlock()
+			c.Close()
+		}()
+	}
+}
+
+// Close stops accepting, ends every control connection and its flows, and
+// waits for their threads.
+func (s *Server) Close() error {
+	err := s.ln.Close()
+	s.mu.Lock()
+	for c := range s.conns {
+		c.Close()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	return err
+}
+
+func (s *Server) handle(c net.Conn) {
+	var flows []*flowServer
+	defer func() { s.stopFlows(flows) }()
+	ip := c.LocalAddr().(*net.TCPAddr).AddrPort().Addr().Unmap()
+	r := bufio.NewReader(c)
+	w := bufio.NewWriter(c)
+	reply := func(format string, args ...any) bool {
+		fmt.Fprintf(w, format+"\n", args...)
+		return w.Flush() == nil
+	}
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return
+		}
+		f := strings.Fields(line)
+		switch {
+		case len(f) == 4 && f[0] == "OPEN":
+			kind, err := parseKind(f[1])
+			req, err1 := strconv.Atoi(f[2])
+			rsp, err2 := strconv.Atoi(f[3])
+			switch {
+			case err != nil:
+			case err1 != nil || err2 != nil || req < 1 || rsp < 1 || req > maxMessage || rsp > maxMessage:
+				err = fmt.Errorf("sizes %q %q not in 1-%d", f[2], f[3], maxMessage)
+			case len(flows) >= maxFlows:
+				err = fmt.Errorf("more than %d flows", maxFlows)
+			}
+			var fs *flowServer
+			if err == nil {
+				fs, err = startFlowServer(ip, kind, req, rsp, s.hooks)
+			}
+			if err != nil {
+				if !reply("ERR %v", err) {
+					return
+				}
+				continue
+			}
+			flows = append(flows, fs)
+			s.addLive(1)
+			if !reply("OK %d", fs.port) {
+				return
+			}
+		case len(f) == 1 && f[0] == "STOP":
+			for i, fs := range flows {
+				err := fs.stop()
+				msg := "-"
+				if err != nil {
+					msg = err.Error()
+				}
+				fmt.Fprintf(w, "FLOW %d %d %d %s\n", i, fs.txns.Load(), fs.badReqs.Load(), msg)
+			}
+			s.addLive(-len(flows))
+			flows = nil
+			if !reply("END") {
+				return
+			}
+		default:
+			if !reply("ERR unknown request %q", strings.TrimSpace(line)) {
+				return
+			}
+		}
+	}
+}
+
+func (s *Server) stopFlows(flows []*flowServer) {
+	for _, fs := range flows {
+		fs.stop()
+	}
+	s.addLive(-len(flows))
+}
+
+// addLive tracks the flow threads and makes sure each has a P of its own
+// (see ensureProcs).
+func (s *Server) addLive(n int) {
+	s.mu.Lock()
+	s.live += n
+	live := s.live
+	s.mu.Unlock()
+	ensureProcs(live + 2)
+}
+
+var procsMu sync.Mutex
+
+// ensureProcs raises GOMAXPROCS to n if it is lower. Every flow thread
+// sits in blocking syscalls; with fewer Ps than such threads, a thread
+// returning from recv or accept waits for the runtime to take a P back
+// from one still blocked (sysmon, 20 us to 10 ms), a delay netperf's
+// processes never see. With a P each, only the kernel schedules them.
+func ensureProcs(n int) (old int) {
+	procsMu.Lock()
+	defer procsMu.Unlock()
+	old = runtime.GOMAXPROCS(0)
+	if n > old {
+		runtime.GOMAXPROCS(n)
+	}
+	return old
+}
+
+// restoreProcs sets GOMAXPROCS back to n.
+func restoreProcs(n int) {
+	procsMu.Lock()
+	defer procsMu.Unlock()
+	runtime.GOMAXPROCS(n)
+}
+
+// flowReport is the server's account of one flow.
+type flowReport struct {
+	txns, badReqs int64
+	err           string // "" if the flow's thread ended cleanly
+}
+
+// controlClient is the benchmark's end of a control connection.
+type controlClient struct {
+	c net.Conn
+	r *bufio.Reader
+}
+
+// controlTimeout bounds every control exchange; flows stop within it.
+const controlTimeout = 2 * time.Minute
+
+func dialControl(addr netip.AddrPort) (*controlClient, error) {
+	c, err := net.DialTimeout("tcp", addr.String(), 5*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	return &controlClient{c: c, r: bufio.NewReader(c)}, nil
+}
+
+func (cc *controlClient) Close() error { return cc.c.Close() }
+
+func (cc *controlClient) roundTrip(req string) (string, error) {
+	cc.c.SetDeadline(time.Now().Add(controlTimeout))
+	if _, err := fmt.Fprintf(cc.c, "%s\n", req); err != nil {
+		return "", err
+	}
+	return cc.readLine()
+}
+
+func (cc *controlClient) readLine() (string, error) {
+	line, err := cc.r.ReadString('\n')
+	if err != nil {
+		return "", fmt.Errorf("control connection: %w", err)
+	}
+	return strings.TrimSuffix(line, "\n"), nil
+}
+
+// open asks for one flow and returns its data port.
+func (cc *controlClient) open(kind Kind, req, rsp int) (int, error) {
+	line, err := cc.roundTrip(fmt.Sprintf("OPEN %s %d %d", kind, req, rsp))
+	if err != nil {
+		return 0, err
+	}
+	var port int
+	if _, err := fmt.Sscanf(line, "OK %d", &port); err != nil || port < 1 || port > 65535 {
+		return 0, fmt.Errorf("server refused a flow: %s", line)
+	}
+	return port, nil
+}
+
+// stop ends the flows and returns the server's counts, one per flow in
+// the order they were opened.
+func (cc *controlClient) stop() ([]flowReport, error) {
+	line, err := cc.roundTrip("STOP")
+	var out []flowReport
+	for ; err == nil && line != "END"; line, err = cc.readLine() {
+		r, perr := parseFlowReport(line, len(out))
+		if perr != nil {
+			return nil, perr
+		}
+		out = append(out, r)
+	}
+	return out, err
+}
+
+// parseFlowReport reads "FLOW <i> <txns> <badreqs> <error or ->", which
+// must be flow i.
+func parseFlowReport(line string, i int) (flowReport, error) {
+	var r flowReport
+	f := strings.SplitN(line, " ", 5)
+	bad := fmt.Errorf("server answered STOP with %q", line)
+	if len(f) != 5 || f[0] != "FLOW" || f[1] != strconv.Itoa(i) {
+		return r, bad
+	}
+	var err1, err2 error
+	r.txns, err1 = strconv.ParseInt(f[2], 10, 64)
+	r.badReqs, err2 = strconv.ParseInt(f[3], 10, 64)
+	if err1 != nil || err2 != nil {
+		return r, bad
+	}
+	if f[4] != "-" {
+		r.err = f[4]
+	}
+	return r, nil
+}

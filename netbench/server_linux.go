@@ -1,0 +1,192 @@
+package netbench
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kbench/kbench/internal/thread"
+	"golang.org/x/sys/unix"
+)
+
+// flowServer is netserver's child for one flow: its own listening socket
+// (backlog 5) and its own OS thread. For CRR it accepts, receives the
+// request, sends the response and closes first, so TIME_WAIT lands on this
+// side; for RR it serves one connection until the client closes it.
+type flowServer struct {
+	kind Kind
+	pat  *patterns
+	lfd  int
+	port int
+
+	txns    atomic.Int64 // responses sent
+	badReqs atomic.Int64 // requests with a wrong byte
+	served  int64        // transactions answered, for hooks; the thread's own
+
+	mu       sync.Mutex
+	cur      int // data socket being served, -1 if none
+	stopping bool
+
+	hooks *serverHooks
+	err   error // the thread's result, once done is closed
+	done  chan struct{}
+}
+
+// serverHooks let tests make a server misbehave; nil in benchmarks.
+type serverHooks struct {
+	// delay, if set, is slept before answering transaction n (from 0).
+	delay func(n int64) time.Duration
+	// response, if set, replaces the response to transaction n.
+	response func(n int64, rsp []byte) []byte
+	// uncounted, if set, leaves transaction n out of the count.
+	uncounted func(n int64) bool
+}
+
+// startFlowServer opens the listening socket on ip and starts the flow's
+// thread.
+func startFlowServer(ip netip.Addr, kind Kind, req, rsp int, hooks *serverHooks) (*flowServer, error) {
+	lfd, port, err := listenSocket(ip)
+	if err != nil {
+		return nil, err
+	}
+	s := &flowServer{kind: kind, pat: newPatterns(req, rsp), lfd: lfd, port: port, cur: -1, hooks: hooks, done: make(chan struct{})}
+	go func() {
+		s.err = thread.Run(s.loop)
+		close(s.done)
+	}()
+	return s, nil
+}
+
+func (s *flowServer) loop() error {
+	var ac acceptConn
+	req := make([]byte, len(s.pat.req[0]))
+	for {
+		fd, err := ac.accept(s.lfd)
+		if err != nil {
+			if s.isStopping() {
+				return nil
+			}
+			if err == unix.ECONNABORTED {
+				continue
+			}
+			return fmt.Errorf("accept: %w", err)
+		}
+		if !s.track(fd) {
+			unix.Close(fd)
+			return nil
+		}
+		if s.kind == CRR {
+			_, err = s.serve(fd, req)
+		} else {
+			for {
+				var more bool
+				more, err = s.serve(fd, req)
+				if err != nil || !more {
+					break
+				}
+			}
+		}
+		s.untrack(fd)
+		if err != nil {
+			if s.isStopping() {
+				return nil
+			}
+			return err
+		}
+		if s.kind == RR {
+			// netserver serves one RR connection per test.
+			return nil
+		}
+	}
+}
+
+// serve answers one request on fd. It returns false, nil when the client
+// closed the connection before sending anything (the end of an RR test).
+func (s *flowServer) serve(fd int, req []byte) (bool, error) {
+	n, err := recvFull(fd, req)
+	if err != nil {
+		return false, err
+	}
+	if n == 0 && s.kind == RR {
+		return false, nil
+	}
+	if n < len(req) {
+		return false, fmt.Errorf("client closed after %d of %d request bytes", n, len(req))
+	}
+	k := s.pat.requestTag(req)
+	if k < 0 {
+		s.badReqs.Add(1)
+		k = int(req[0])
+	}
+	rsp := s.pat.rsp[k]
+	count := int64(1)
+	if h := s.hooks; h != nil {
+		n := s.served
+		if h.delay != nil {
+			time.Sleep(h.delay(n))
+		}
+		if h.response != nil {
+			rsp = h.response(n, rsp)
+		}
+		if h.uncounted != nil && h.uncounted(n) {
+			count = 0
+		}
+	}
+	s.served++
+	if err := sendAll(fd, rsp); err != nil {
+		return false, err
+	}
+	// Counted before close, so a client that has seen EOF knows the
+	// server has counted its transaction.
+	s.txns.Add(count)
+	return true, nil
+}
+
+func (s *flowServer) isStopping() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stopping
+}
+
+// track records fd as the socket being served, unless the flow is
+// stopping.
+func (s *flowServer) track(fd int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopping {
+		return false
+	}
+	s.cur = fd
+	return true
+}
+
+// untrack closes fd (first, for CRR: TIME_WAIT stays here).
+func (s *flowServer) untrack(fd int) {
+	s.mu.Lock()
+	s.cur = -1
+	unix.Close(fd)
+	s.mu.Unlock()
+}
+
+// stop wakes the thread (shutdown of the listening socket makes accept
+// fail with EINVAL; of the data socket, recv return 0), waits for it to
+// exit and closes the listening socket.
+func (s *flowServer) stop() error {
+	s.mu.Lock()
+	s.stopping = true
+	unix.Shutdown(s.lfd, unix.SHUT_RDWR)
+	if s.cur >= 0 {
+		unix.Shutdown(s.cur, unix.SHUT_RDWR)
+	}
+	s.mu.Unlock()
+	select {
+	case <-s.done:
+	case <-time.After(time.Minute):
+		return errors.New("flow server thread still running a minute after stop")
+	}
+	unix.Close(s.lfd)
+	return s.err
+}

@@ -1,0 +1,176 @@
+package netbench
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// The syscalls of one transaction, called directly so that the kernel sees
+// what netperf's C makes it see: blocking sockets, send(2) and recv(2)
+// (sendto/recvfrom with no address, as glibc issues them), no netpoller.
+// Sockets also get SOCK_CLOEXEC, which netperf does not ask for, so that no
+// benchmark socket leaks into a child process.
+
+// endpoint is an IP address with a reusable sockaddr for it, so that
+// setting a port and passing it to bind or connect allocates nothing.
+type endpoint struct {
+	family int
+	sa4    unix.SockaddrInet4
+	sa6    unix.SockaddrInet6
+}
+
+func newEndpoint(ip netip.Addr) *endpoint {
+	e := new(endpoint)
+	if ip.Is4() {
+		e.family = unix.AF_INET
+		e.sa4.Addr = ip.As4()
+	} else {
+		e.family = unix.AF_INET6
+		e.sa6.Addr = ip.As16()
+	}
+	return e
+}
+
+// anyEndpoint is the wildcard address of family, which netperf's client
+// binds its data sockets to (0.0.0.0 or ::0).
+func anyEndpoint(family int) *endpoint {
+	if family == unix.AF_INET {
+		return newEndpoint(netip.IPv4Unspecified())
+	}
+	return newEndpoint(netip.IPv6Unspecified())
+}
+
+// at returns the sockaddr with port set; it is reused by the next call.
+func (e *endpoint) at(port int) unix.Sockaddr {
+	if e.family == unix.AF_INET {
+		e.sa4.Port = port
+		return &e.sa4
+	}
+	e.sa6.Port = port
+	return &e.sa6
+}
+
+// newSocket is netperf's create_data_socket: a blocking TCP socket with
+// SO_REUSEADDR set.
+func newSocket(family int) (int, error) {
+	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, unix.IPPROTO_TCP)
+	if err != nil {
+		return -1, fmt.Errorf("socket: %w", err)
+	}
+	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1); err != nil {
+		unix.Close(fd)
+		return -1, fmt.Errorf("setsockopt(SO_REUSEADDR): %w", err)
+	}
+	return fd, nil
+}
+
+// listenSocket opens a server's per-flow listening socket on ip, port
+// chosen by the kernel, with netserver's backlog of 5, and returns it with
+// its port.
+func listenSocket(ip netip.Addr) (fd, port int, err error) {
+	e := newEndpoint(ip)
+	fd, err = newSocket(e.family)
+	if err != nil {
+		return -1, 0, err
+	}
+	if err := unix.Bind(fd, e.at(0)); err != nil {
+		unix.Close(fd)
+		return -1, 0, fmt.Errorf("bind %v: %w", ip, err)
+	}
+	if err := unix.Listen(fd, 5); err != nil {
+		unix.Close(fd)
+		return -1, 0, fmt.Errorf("listen: %w", err)
+	}
+	sa, err := unix.Getsockname(fd)
+	if err != nil {
+		unix.Close(fd)
+		return -1, 0, fmt.Errorf("getsockname: %w", err)
+	}
+	switch a := sa.(type) {
+	case *unix.SockaddrInet4:
+		port = a.Port
+	case *unix.SockaddrInet6:
+		port = a.Port
+	}
+	return fd, port, nil
+}
+
+// acceptConn is accept(2) with room for the peer's address, as netserver
+// passes &peeraddr_in.
+type acceptConn struct {
+	raw unix.RawSockaddrAny
+	len uint32
+}
+
+func (a *acceptConn) accept(lfd int) (int, error) {
+	for {
+		a.len = unix.SizeofSockaddrAny
+		fd, _, errno := unix.Syscall6(unix.SYS_ACCEPT4, uintptr(lfd),
+			uintptr(unsafe.Pointer(&a.raw)), uintptr(unsafe.Pointer(&a.len)), unix.SOCK_CLOEXEC, 0, 0)
+		if errno == unix.EINTR {
+			continue
+		}
+		if errno != 0 {
+			return -1, errno
+		}
+		return int(fd), nil
+	}
+}
+
+// sendAll sends buf with send(2) calls until all of it is queued.
+func sendAll(fd int, buf []byte) error {
+	for len(buf) > 0 {
+		n, _, errno := unix.Syscall6(unix.SYS_SENDTO, uintptr(fd),
+			uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)), 0, 0, 0)
+		if errno == unix.EINTR {
+			continue
+		}
+		if errno != 0 {
+			return fmt.Errorf("send: %w", errno)
+		}
+		buf = buf[n:]
+	}
+	return nil
+}
+
+// recvOnce is one recv(2) call.
+func recvOnce(fd int, buf []byte) (int, error) {
+	for {
+		n, _, errno := unix.Syscall6(unix.SYS_RECVFROM, uintptr(fd),
+			uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)), 0, 0, 0)
+		if errno == unix.EINTR {
+			continue
+		}
+		if errno != 0 {
+			return 0, fmt.Errorf("recv: %w", errno)
+		}
+		return int(n), nil
+	}
+}
+
+// recvFull calls recv(2) until buf is full or the peer has closed, as
+// netperf's recv_data does with NETPERF_WAITALL; it returns the bytes read.
+func recvFull(fd int, buf []byte) (int, error) {
+	got := 0
+	for got < len(buf) {
+		n, err := recvOnce(fd, buf[got:])
+		if err != nil {
+			return got, err
+		}
+		if n == 0 {
+			break
+		}
+		got += n
+	}
+	return got, nil
+}
+
+// portRefused reports the errors on which netperf moves to the next local
+// port instead of failing.
+func portRefused(err error) bool {
+	return errors.Is(err, unix.EADDRINUSE) || errors.Is(err, unix.EADDRNOTAVAIL)
+}
