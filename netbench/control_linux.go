@@ -62,7 +62,8 @@ const (
 // socket on the address the control connection arrived at.
 type Server struct {
 	ln    net.Listener
-	hooks *serverHooks
+	hooks *serverHooks                  // tests only
+	logf  func(format string, a ...any) // if set, told about every STOP
 
 	mu    sync.Mutex
 	conns map[net.Conn]struct{}
@@ -176,6 +177,13 @@ func (s *Server) handle(c net.Conn) {
 				fmt.Fprintf(w, "FLOW %d %d %d %s\n", i, fs.txns.Load(), fs.badReqs.Load(), msg)
 			}
 			s.addLive(-len(flows))
+			if s.logf != nil {
+				var txns int64
+				for _, fs := range flows {
+					txns += fs.txns.Load()
+				}
+				s.logf("netbench server: %v: %d flow(s), %d transactions", c.RemoteAddr(), len(flows), txns)
+			}
 			flows = nil
 			if !reply("END") {
 				return

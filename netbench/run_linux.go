@@ -31,6 +31,7 @@ type Result struct {
 	Slow   int64   // transactions slower than SlowAfter
 	Skips  int64   // local ports refused and walked past
 	Client []int64 // per flow: the client's count
+	Ports  []int   // per flow: the server's data port
 	Server []flowReport
 }
 
@@ -81,11 +82,13 @@ func runFlows(ctl netip.AddrPort, cfg Config, n int, t timer, ports portRange) (
 	defer cc.Close()
 	pat := newPatterns(cfg.Req, cfg.Rsp)
 	flows := make([]*clientFlow, cfg.Flows)
+	res := &Result{Client: make([]int64, len(flows)), Ports: make([]int, len(flows))}
 	for i := range flows {
 		port, err := cc.open(cfg.Kind, cfg.Req, cfg.Rsp)
 		if err != nil {
 			return nil, err
 		}
+		res.Ports[i] = port
 		// netperf: srand(getpid()); start = min + rand() % (max - min).
 		walk, err := newPortWalker(ports.min, ports.max, ports.min+rand.IntN(ports.max-ports.min), port)
 		if err != nil {
@@ -112,7 +115,6 @@ func runFlows(ctl netip.AddrPort, cfg Config, n int, t timer, ports portRange) (
 	done.Wait()
 	t.StopTimer()
 
-	res := &Result{Client: make([]int64, len(flows))}
 	for i, f := range flows {
 		res.Client[i] = f.txns
 		res.Txns += f.txns

@@ -1,0 +1,359 @@
+package netbench
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+type nopTimer struct{}
+
+func (nopTimer) ResetTimer() {}
+func (nopTimer) StopTimer()  {}
+
+// localServer starts an in-process server on 127.0.0.1 with hooks.
+func localServer(t *testing.T, hooks *serverHooks) netip.AddrPort {
+	t.Helper()
+	srv, err := Listen(netip.MustParseAddrPort("127.0.0.1:0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.hooks = hooks
+	go srv.Serve()
+	t.Cleanup(func() { srv.Close() })
+	return srv.Addr()
+}
+
+func TestPortWalkFollowsNetperf(t *testing.T) {
+	// Range 5000-5004 uses 5000..5003 (netperf wraps on reaching max);
+	// the server's port 5002 is skipped.
+	w, err := newPortWalker(5000, 5004, 5001, 5002)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int
+	for range 7 {
+		got = append(got, w.Next())
+	}
+	want := []int{5001, 5003, 5000, 5001, 5003, 5000, 5001}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("walk %v, want %v", got, want)
+	}
+	if w.Span() != 4 {
+		t.Fatalf("span %d, want 4", w.Span())
+	}
+	for _, bad := range [][4]int{{0, 10, 1, 0}, {10, 10, 10, 0}, {5000, 70000, 5000, 0}, {5000, 6000, 6000, 0}, {5000, 6000, 4999, 0}} {
+		if _, err := newPortWalker(bad[0], bad[1], bad[2], bad[3]); err == nil {
+			t.Errorf("newPortWalker%v accepted", bad)
+		}
+	}
+}
+
+// TestPortWalkSkipsBusyPorts walks a range of four ports, one of them held
+// by a listening socket: bind fails with EADDRINUSE there and the client
+// takes the next port, as netperf does, and every transaction completes.
+func TestPortWalkSkipsBusyPorts(t *testing.T) {
+	lfd, busy, err := listenSocket(netip.MustParseAddr("127.0.0.1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(lfd)
+	if busy+4 > 65535 {
+		t.Skipf("ephemeral port %d too close to the top", busy)
+	}
+	ctl := localServer(t, nil)
+	res, err := runFlows(ctl, Config{Kind: CRR, Flows: 1, Req: 1, Rsp: 1}, 20, nopTimer{}, portRange{busy, busy + 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 20 transactions over three usable ports pass the busy one at least
+	// six times.
+	if res.Skips < 6 || res.Txns != 20 {
+		t.Fatalf("%d transactions, %d ports refused; want 20 and >= 6", res.Txns, res.Skips)
+	}
+}
+
+// TestTimeWaitOnServerNeverFails reuses two client ports for 200
+// connections: every connection's TIME_WAIT lands on the server side (the
+// server closes first), the client binds the same ports again and again,
+// and the run passes its checks.
+func TestTimeWaitOnServerNeverFails(t *testing.T) {
+	lo := 20000 + os.Getpid()%20000
+	ctl := localServer(t, nil)
+	res, err := runFlows(ctl, Config{Kind: CRR, Flows: 1, Req: 1, Rsp: 1}, 200, nopTimer{}, portRange{lo, lo + 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Txns != 200 {
+		t.Fatalf("%d transactions, want 200", res.Txns)
+	}
+	server, client, err := timeWait(res.Ports[0], lo, lo+2)
+	if err != nil {
+		t.Skipf("cannot read TIME_WAIT sockets: %v", err)
+	}
+	if server == 0 || client != 0 {
+		t.Fatalf("TIME_WAIT sockets: %d on the server's port %d, %d on client ports %d-%d; want them all on the server side", server, res.Ports[0], client, lo, lo+1)
+	}
+	t.Logf("%d transactions on 2 client ports: %d TIME_WAIT on the server side, %d slow, %d ports refused", res.Txns, server, res.Slow, res.Skips)
+}
+
+// timeWait counts the TIME_WAIT sockets in /proc/net/tcp between the
+// server port and client ports [lo, hi), by which side holds them.
+func timeWait(serverPort, lo, hi int) (server, client int, err error) {
+	f, err := os.Open("/proc/net/tcp")
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fld := strings.Fields(sc.Text())
+		if len(fld) < 4 || fld[3] != "06" { // TCP_TIME_WAIT
+			continue
+		}
+		lp, rp := hexPort(fld[1]), hexPort(fld[2])
+		switch {
+		case lp == serverPort && rp >= lo && rp < hi:
+			server++
+		case rp == serverPort && lp >= lo && lp < hi:
+			client++
+		}
+	}
+	return server, client, sc.Err()
+}
+
+func hexPort(addr string) int {
+	_, p, _ := strings.Cut(addr, ":")
+	n, _ := strconv.ParseInt(p, 16, 32)
+	return int(n)
+}
+
+// TestCountsMatch runs both kinds with several flows and checks that the
+// two ends counted every transaction, flow by flow.
+func TestCountsMatch(t *testing.T) {
+	ctl := localServer(t, nil)
+	for _, kind := range []Kind{CRR, RR} {
+		res, err := runFlows(ctl, Config{Kind: kind, Flows: 4, Req: 64, Rsp: 1024}, 401, nopTimer{}, netperfPorts)
+		if err != nil {
+			t.Fatalf("%v: %v", kind, err)
+		}
+		var client, server int64
+		for i := range res.Client {
+			client += res.Client[i]
+			server += res.Server[i].txns
+		}
+		if client != 401 || server != 401 || len(res.Lat) != 401 || res.Lat[0] <= 0 {
+			t.Fatalf("%v: clients %d, server %d, %d latencies from %d ns; want 401 each", kind, client, server, len(res.Lat), res.Lat[0])
+		}
+	}
+}
+
+// TestServerCountMismatchFails makes the server leave one transaction out
+// of its count; the run must fail and name both counts.
+func TestServerCountMismatchFails(t *testing.T) {
+	for _, kind := range []Kind{CRR, RR} {
+		ctl := localServer(t, &serverHooks{uncounted: func(n int64) bool { return n == 3 }})
+		_, err := runFlows(ctl, Config{Kind: kind, Flows: 1, Req: 1, Rsp: 1}, 10, nopTimer{}, netperfPorts)
+		if err == nil || !strings.Contains(err.Error(), "client completed 10 transactions, server answered 9") {
+			t.Fatalf("%v: run with a miscounting server: %v", kind, err)
+		}
+	}
+}
+
+// TestResponseBytesChecked corrupts one byte of one response, the last of
+// a large one; the client must stop the run and name the byte.
+func TestResponseBytesChecked(t *testing.T) {
+	for _, kind := range []Kind{CRR, RR} {
+		for _, sz := range []int{1, 1024} {
+			corrupt := func(n int64, rsp []byte) []byte {
+				if n != 5 {
+					return rsp
+				}
+				bad := append([]byte(nil), rsp...)
+				bad[len(bad)-1] ^= 0x40
+				return bad
+			}
+			ctl := localServer(t, &serverHooks{response: corrupt})
+			_, err := runFlows(ctl, Config{Kind: kind, Flows: 1, Req: 1, Rsp: sz}, 10, nopTimer{}, netperfPorts)
+			want := fmt.Sprintf("byte %d of %d", sz-1, sz)
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Fatalf("%v rsp=%d: corrupted response gave %v, want %q", kind, sz, err, want)
+			}
+		}
+	}
+}
+
+// TestBadRequestCounted sends a request with a wrong byte straight to a
+// flow; the server counts it and the count check fails.
+func TestBadRequestCounted(t *testing.T) {
+	ctl := localServer(t, nil)
+	cc, err := dialControl(ctl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	port, err := cc.open(CRR, 4, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newClientFlow(CRR, newPatterns(4, 1), ctl.Addr(), port, nil)
+	f.pat.req[0] = []byte{0, 1, 2, 3} // tag 0's request is 0, 31, 62, 93
+	if err := f.rrOpen(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.exchange(f.fd, 0); err != nil {
+		t.Fatal(err)
+	}
+	unix.Close(f.fd)
+	reports, err := cc.stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reports) != 1 || reports[0].badReqs != 1 || reports[0].txns != 1 {
+		t.Fatalf("server reports %+v, want one transaction with one bad request", reports)
+	}
+	if err := checkCounts([]int64{1}, reports); err == nil || !strings.Contains(err.Error(), "1 request(s) with a wrong byte") {
+		t.Fatalf("checkCounts: %v", err)
+	}
+}
+
+func TestCheckCounts(t *testing.T) {
+	ok := []flowReport{{txns: 5}, {txns: 7}}
+	if err := checkCounts([]int64{5, 7}, ok); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		client []int64
+		server []flowReport
+		want   string
+	}{
+		{[]int64{5}, ok, "server reported 2 flows, clients ran 1"},
+		{[]int64{5, 8}, ok, "flow 1: client completed 8 transactions, server answered 7"},
+		{[]int64{5, 7}, []flowReport{{txns: 5}, {txns: 7, err: "recv: ECONNRESET"}}, "flow 1: server: recv: ECONNRESET"},
+	} {
+		if err := checkCounts(tc.client, tc.server); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("checkCounts(%v, %+v) = %v, want %q", tc.client, tc.server, err, tc.want)
+		}
+	}
+}
+
+func TestCheckSlow(t *testing.T) {
+	if err := checkSlow(10, 1000); err != nil {
+		t.Fatalf("1%% slow failed: %v", err)
+	}
+	if err := checkSlow(11, 1000); err == nil || !strings.Contains(err.Error(), "11 of 1000 transactions") {
+		t.Fatalf("1.1%% slow: %v", err)
+	}
+}
+
+// TestSlowTransactionsCounted delays one response past SlowAfter: counted
+// as slow in every run, failing the run of 50 (2%) but not that of 200
+// (0.5%).
+func TestSlowTransactionsCounted(t *testing.T) {
+	delay := &serverHooks{delay: func(n int64) time.Duration {
+		if n == 2 {
+			return SlowAfter + 50*time.Millisecond
+		}
+		return 0
+	}}
+	res, err := runFlows(localServer(t, delay), Config{Kind: CRR, Flows: 1, Req: 1, Rsp: 1}, 50, nopTimer{}, netperfPorts)
+	if err == nil || !strings.Contains(err.Error(), "1 of 50 transactions (2.00%) took longer than 200ms") || res.Slow != 1 {
+		t.Fatalf("one slow of 50: slow=%d, err=%v", res.Slow, err)
+	}
+	res, err = runFlows(localServer(t, delay), Config{Kind: RR, Flows: 1, Req: 1, Rsp: 1}, 200, nopTimer{}, netperfPorts)
+	if err != nil || res.Slow != 1 {
+		t.Fatalf("one slow of 200: slow=%d, err=%v", res.Slow, err)
+	}
+	if p := res.Percentile(100); p < SlowAfter {
+		t.Fatalf("slowest transaction %v, want > %v", p, SlowAfter)
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	r := &Result{Lat: []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}}
+	for p, want := range map[float64]time.Duration{50: 5, 99: 10, 10: 1, 100: 10} {
+		if got := r.Percentile(p); got != want {
+			t.Errorf("p%v = %v, want %v", p, got, want)
+		}
+	}
+}
+
+// TestControlRejectsBadRequests checks the server's answers to nonsense.
+func TestControlRejectsBadRequests(t *testing.T) {
+	cc, err := dialControl(localServer(t, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	for req, want := range map[string]string{
+		"OPEN udp 1 1":       "ERR unknown test",
+		"OPEN crr 0 1":       "ERR sizes",
+		"OPEN rr 1 99999999": "ERR sizes",
+		"HELLO":              "ERR unknown request",
+	} {
+		line, err := cc.roundTrip(req)
+		if err != nil || !strings.HasPrefix(line, want) {
+			t.Errorf("%q: %q, %v; want %q", req, line, err, want)
+		}
+	}
+	if _, err := cc.open(CRR, 0, 1); err == nil {
+		t.Error("open with size 0 succeeded")
+	}
+}
+
+// TestNoServer names the address when no server answers.
+func TestNoServer(t *testing.T) {
+	lfd, port, err := listenSocket(netip.MustParseAddr("127.0.0.1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	unix.Close(lfd) // a port nobody listens on now
+	ctl := netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(port))
+	_, err = runFlows(ctl, Config{Kind: CRR, Flows: 1, Req: 1, Rsp: 1}, 1, nopTimer{}, netperfPorts)
+	if err == nil || !strings.Contains(err.Error(), "no netbench server at "+ctl.String()) || !errors.Is(err, unix.ECONNREFUSED) {
+		t.Fatalf("run against %v: %v", ctl, err)
+	}
+}
+
+// TestNoLeaks checks that runs and a server leave no fd behind.
+func TestNoLeaks(t *testing.T) {
+	before := countFDs(t)
+	srv, err := Listen(netip.MustParseAddrPort("127.0.0.1:0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve()
+	for _, kind := range []Kind{CRR, RR} {
+		if _, err := runFlows(srv.Addr(), Config{Kind: kind, Flows: 3, Req: 1, Rsp: 1}, 30, nopTimer{}, netperfPorts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv.Close()
+	if after := countFDs(t); after != before {
+		t.Fatalf("%d open fds before, %d after", before, after)
+	}
+}
+
+func countFDs(t *testing.T) int {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip(err)
+	}
+	return len(ents)
+}
+
+func TestValidAddrPort(t *testing.T) {
+	for s, ok := range map[string]bool{"10.0.0.1:12865": true, "[fd00::1]:1": true, "host:12865": false, "10.0.0.1": false, "10.0.0.1:0": false} {
+		if err := validAddrPort(s); (err == nil) != ok {
+			t.Errorf("validAddrPort(%q) = %v", s, err)
+		}
+	}
+}
