@@ -48,8 +48,8 @@ func benchRow(b *testing.B, ip int, cfg Config) {
 	tps := float64(res.Txns) / b.Elapsed().Seconds()
 	rate.Report(b, res.Txns, "tps")
 	rate.Metric(b, tps/float64(cfg.Flows), "tps/flow")
-	rate.Metric(b, float64(res.Percentile(50)), "p50-ns")
-	rate.Metric(b, float64(res.Percentile(99)), "p99-ns")
+	rate.Metric(b, float64(res.Percentile(50))/1e3, "p50-us")
+	rate.Metric(b, float64(res.Percentile(99))/1e3, "p99-us")
 	rate.Metric(b, float64(res.Slow)/float64(res.Txns), "slow/op")
 }
 

@@ -37,8 +37,8 @@ var Units = map[string]Better{
 	"server-us/req":    Lower,  // redis-server CPU time per request (schedstat, else utime+stime), microseconds
 	"tps":              Higher, // netbench: transactions per second, all flows (lkp Throughput_total_tps)
 	"tps/flow":         Higher, // netbench: transactions per second per flow (lkp Throughput_tps)
-	"p50-ns":           Lower,  // netbench: median transaction latency
-	"p99-ns":           Lower,  // netbench: 99th percentile transaction latency
+	"p50-us":           Lower,  // netbench: median transaction latency, microseconds
+	"p99-us":           Lower,  // netbench: 99th percentile transaction latency, microseconds
 	"slow/op":          Lower,  // netbench: share of transactions slower than 200 ms
 }
 

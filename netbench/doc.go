@@ -1,0 +1,66 @@
+// Package netbench reproduces report 004 (seeds/004_e63cb1cc9436633d.txt):
+// lkp's netperf TCP_CRR, 16 clients against 127.0.0.1 for 300 s, -11.6%
+// Throughput_tps from a patch that only moved kernel code and data. It
+// also runs TCP_RR.
+//
+// One op is one transaction. BenchmarkTCPCRR: the client makes a socket,
+// sets SO_REUSEADDR, binds a local port taken sequentially from 5000-65535
+// (netperf's pick_next_port_number: a random start, +1 per connection,
+// skipping the server's port, wrapping at 65535, and moving on after
+// EADDRINUSE or EADDRNOTAVAIL), connects, sends the request, receives the
+// response, reads until EOF and closes; the server accepts, receives,
+// sends and closes first, so TIME_WAIT lands on the server side.
+// BenchmarkTCPRR: request and response on one connection per flow, made
+// before the clock starts. Rows: ip=4|6 (6 where ::1 binds),
+// flows=1|16 (KBENCH_NET_FLOWS), req=1/rsp=1 (netperf's default, lkp's
+// report) and req=64/rsp=1024. Each row reports tps (lkp
+// Throughput_total_tps), tps/flow (Throughput_tps), p50-us and p99-us
+// (transaction latency) and slow/op.
+//
+// As netperf, each flow has its own client OS thread and its own server
+// thread with its own listening socket (backlog 5), blocking sockets
+// driven by direct syscalls (socket, setsockopt, bind, connect, sendto,
+// recvfrom, accept4, close through golang.org/x/sys/unix, never the Go
+// netpoller), Nagle on, no SO_LINGER. A line-based control connection (Go
+// net, off the measured path) opens the flows and collects the server's
+// counts, as netperf's control connection does.
+//
+// Checks: the server checks every request byte and counts transactions per
+// flow; the client checks every response byte (each transaction's bytes
+// depend on its number, so a stale or echoed message fails) and the EOF
+// after it; the two counts must match flow by flow. Transactions slower
+// than 200 ms (a SYN retransmit after a TIME_WAIT collision or a full
+// backlog) are reported as slow/op, and a run where they exceed 1% fails
+// with the count. TIME_WAIT build-up never fails a run: ports refused by
+// bind or connect are walked past, as netperf does.
+//
+// Remote mode: KBENCH_NET_SERVER=ip:port sends the clients to a netbench
+// server on another host, started there with
+//
+//	KBENCH_NET_LISTEN=ip:port go test ./netbench -run='^TestServe$' -v -timeout=0
+//
+// and stopped with Ctrl-C. Its flows listen on the address the control
+// connection arrived at. TestRemoteNamespaces runs both ends in two network
+// namespaces joined by a veth pair (root only).
+//
+// Differences from netperf 2.7 (src/nettest_omni.c, nettest_bsd.c):
+//   - Flows are threads of one process, not processes: lkp's 16 netperf
+//     and 16 netserver processes become 32 threads. GOMAXPROCS is raised
+//     to 2*flows+2 during a run so that each blocking thread has a P of
+//     its own and only the kernel schedules them (with fewer Ps a thread
+//     returning from recv waits for the Go scheduler to hand one back).
+//   - netperf ignores a failed bind and lets connect pick an ephemeral
+//     port; netbench walks on to the next port, so every CRR connection
+//     is bound from the range.
+//   - Per-flow listening sockets bind the loopback (or control) address,
+//     not the wildcard netserver listens on, so nothing is reachable from
+//     outside the machine.
+//   - Sockets are opened with SOCK_CLOEXEC and accepted with accept4
+//     (SOCK_CLOEXEC) so that none leaks into a child process; netserver
+//     calls accept(2), which runs the same __sys_accept4 in the kernel.
+//   - A run is b.N transactions shared by the flows (each takes the next
+//     ticket), not a fixed time; latency is timed around every
+//     transaction with the vDSO clock (netperf does so only with
+//     histograms enabled).
+//   - netperf's -c -C CPU accounting is not done.
+package netbench

@@ -1,0 +1,173 @@
+package netbench
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Addresses of the test's own namespaces: a private /24 that exists only
+// on the veth pair between them, never in the host's namespace.
+const (
+	nsServerIP = "10.213.61.1"
+	nsClientIP = "10.213.61.2"
+)
+
+// TestRemoteNamespaces runs remote mode for real: two fresh network
+// namespaces joined by a veth pair, a netbench server (this test binary,
+// TestServe) in one, the benchmarks (this test binary again, with
+// KBENCH_NET_SERVER) in the other.
+func TestRemoteNamespaces(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts two processes in network namespaces; skipped with -short")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (CAP_SYS_ADMIN and CAP_NET_ADMIN) to create network namespaces and a veth pair; run as root")
+	}
+	ipTool, err := exec.LookPath("ip")
+	if err != nil {
+		t.Skip("needs the ip tool to create network namespaces: apt-get install iproute2")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := os.Getpid() % 100000
+	nsA, nsB := fmt.Sprintf("kbnet%da", id), fmt.Sprintf("kbnet%db", id)
+	vethA, vethB := fmt.Sprintf("kbv%da", id), fmt.Sprintf("kbv%db", id)
+	ip := func(args ...string) error {
+		out, err := exec.Command(ipTool, args...).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("ip %s: %v: %s", strings.Join(args, " "), err, out)
+		}
+		return nil
+	}
+	if err := ip("netns", "add", nsA); err != nil {
+		t.Skipf("cannot create a network namespace (kernel without CONFIG_NET_NS?): %v", err)
+	}
+	t.Cleanup(func() { ip("netns", "del", nsA) })
+	if err := ip("netns", "add", nsB); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ip("netns", "del", nsB) })
+	// Created straight inside the namespaces: the host's never sees it.
+	if err := ip("link", "add", vethA, "netns", nsA, "type", "veth", "peer", "name", vethB, "netns", nsB); err != nil {
+		t.Skipf("cannot create a veth pair (kernel without CONFIG_VETH?): %v", err)
+	}
+	for _, args := range [][]string{
+		{"-n", nsA, "addr", "add", nsServerIP + "/24", "dev", vethA},
+		{"-n", nsB, "addr", "add", nsClientIP + "/24", "dev", vethB},
+		{"-n", nsA, "link", "set", "lo", "up"},
+		{"-n", nsB, "link", "set", "lo", "up"},
+		{"-n", nsA, "link", "set", vethA, "up"},
+		{"-n", nsB, "link", "set", vethB, "up"},
+	} {
+		if err := ip(args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	ctl := nsServerIP + ":12865"
+	server := exec.Command(ipTool, "netns", "exec", nsA, self, "-test.run=^TestServe$", "-test.v", "-test.timeout=0")
+	server.Env = childEnv("KBENCH_NET_LISTEN=" + ctl)
+	server.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	out, err := server.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	server.Stderr = server.Stdout
+	if err := server.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string, 100)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	var serverLog []string
+	stopped := false
+	stopServer := func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		server.Process.Signal(syscall.SIGTERM)
+		for l := range lines {
+			serverLog = append(serverLog, l)
+		}
+		server.Wait()
+	}
+	t.Cleanup(stopServer)
+	waitFor(t, lines, &serverLog, "netbench server listening on "+ctl)
+
+	client := exec.Command(ipTool, "netns", "exec", nsB, self, "-test.run=^$", "-test.v",
+		"-test.bench=^BenchmarkTCP(CRR|RR)$/ip=./flows=(1|16)/req=1/", "-test.benchtime=300x", "-test.timeout=2m")
+	client.Env = childEnv("KBENCH_NET_SERVER=" + ctl)
+	client.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	res, err := client.CombinedOutput()
+	if err != nil {
+		t.Fatalf("benchmarks in %s against %s: %v\n%s", nsB, ctl, err, res)
+	}
+	for _, name := range []string{"TCPCRR/ip=4/flows=1/req=1/rsp=1", "TCPCRR/ip=4/flows=16/req=1/rsp=1", "TCPRR/ip=4/flows=1/req=1/rsp=1", "TCPRR/ip=4/flows=16/req=1/rsp=1"} {
+		row := regexp.MustCompile(`(?m)^Benchmark` + regexp.QuoteMeta(name) + `-\d+\s+300\s+.* tps\b`)
+		if !row.Match(res) {
+			t.Errorf("no result row for %s in:\n%s", name, res)
+		}
+	}
+	if !strings.Contains(string(res), "is not an IPv6 address") {
+		t.Errorf("ip=6 rows not skipped against an IPv4 server:\n%s", res)
+	}
+	stopServer()
+	// Every row's STOP (b.N = 1 first, then 300) reached the server.
+	var stops int
+	for _, l := range serverLog {
+		if strings.Contains(l, "transactions") && strings.HasPrefix(l, "netbench server: "+nsClientIP) {
+			stops++
+		}
+	}
+	if stops < 8 || !strings.Contains(strings.Join(serverLog, "\n"), "netbench server stopped") {
+		t.Errorf("server saw %d runs from %s, want >= 8, and a clean stop:\n%s", stops, nsClientIP, strings.Join(serverLog, "\n"))
+	}
+}
+
+// childEnv is this process's environment without KBENCH_NET_* variables,
+// plus extra.
+func childEnv(extra ...string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "KBENCH_NET_") {
+			env = append(env, kv)
+		}
+	}
+	return append(env, extra...)
+}
+
+// waitFor reads lines until one contains want.
+func waitFor(t *testing.T, lines <-chan string, log *[]string, want string) {
+	t.Helper()
+	deadline := time.After(30 * time.Second)
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("server exited before %q:\n%s", want, strings.Join(*log, "\n"))
+			}
+			*log = append(*log, l)
+			if strings.Contains(l, want) {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("no %q from the server in 30s:\n%s", want, strings.Join(*log, "\n"))
+		}
+	}
+}
+
