@@ -4,15 +4,35 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/kbench/kbench/internal/benchmain"
+	"github.com/kbench/kbench/internal/fingerprint"
 	"github.com/kbench/kbench/internal/rate"
 	"github.com/kbench/kbench/internal/skip"
 	"golang.org/x/sys/unix"
 )
 
-func TestMain(m *testing.M) { os.Exit(benchmain.Main(m)) }
+func TestMain(m *testing.M) { os.Exit(benchmain.Main(m, fingerprintFields)) }
+
+// fingerprintFields records where the server runs and the TCP settings
+// that change a TCP_CRR result.
+func fingerprintFields() []fingerprint.Field {
+	where := "in-process on loopback"
+	if *serverAddr != "" {
+		where = "remote " + *serverAddr
+	}
+	fields := []fingerprint.Field{{Key: "netbench.server", Value: where}}
+	for _, name := range []string{"net.ipv4.tcp_max_tw_buckets", "net.ipv4.tcp_tw_reuse", "net.ipv4.tcp_timestamps", "net.ipv4.tcp_syncookies", "net.core.somaxconn"} {
+		v := "(missing)"
+		if b, err := os.ReadFile("/proc/sys/" + strings.ReplaceAll(name, ".", "/")); err == nil {
+			v = strings.TrimSpace(string(b))
+		}
+		fields = append(fields, fingerprint.Field{Key: "sysctl." + name, Value: v})
+	}
+	return fields
+}
 
 // sizes are the request/response sizes of each row: netperf's default of
 // one byte each way (lkp's report), and a larger exchange.

@@ -170,4 +170,3 @@ func waitFor(t *testing.T, lines <-chan string, log *[]string, want string) {
 		}
 	}
 }
-
