@@ -54,12 +54,19 @@ func (e *endpoint) at(port int) unix.Sockaddr {
 	return &e.sa6
 }
 
-// newSocket is netperf's create_data_socket: a blocking TCP socket with
-// SO_REUSEADDR set.
+// newSocket is netperf's create_data_socket: a blocking TCP socket whose
+// buffer sizes are read (set_sock_buffer with no size requested) and that
+// gets SO_REUSEADDR.
 func newSocket(family int) (int, error) {
 	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, unix.IPPROTO_TCP)
 	if err != nil {
 		return -1, fmt.Errorf("socket: %w", err)
+	}
+	for _, opt := range [...]int{unix.SO_SNDBUF, unix.SO_RCVBUF} {
+		if _, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, opt); err != nil {
+			unix.Close(fd)
+			return -1, fmt.Errorf("getsockopt(SOL_SOCKET, %d): %w", opt, err)
+		}
 	}
 	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1); err != nil {
 		unix.Close(fd)
