@@ -37,14 +37,7 @@ func writeMarkdown(w io.Writer, r *Report) error {
 			if row.Verdict == Worse || row.Verdict == Better {
 				c.verdict = "**" + c.verdict + "**"
 			}
-			for _, msg := range row.Warnings {
-				i := indexOf(notes, msg)
-				if i < 0 {
-					i = len(notes)
-					notes = append(notes, msg)
-				}
-				c.verdict += fmt.Sprintf(" [%d]", i+1)
-			}
+			c.verdict += footnotes(&notes, row.Warnings)
 			fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s | %s |\n", strings.ReplaceAll(row.Name, "|", `\|`),
 				c.old, c.new, c.change, c.p, c.n, mdCell(c.verdict))
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -158,14 +159,7 @@ func writeTableText(b *strings.Builder, r *Report, t *Table) {
 	var notes []string
 	for _, row := range t.Rows {
 		c := formatRow(t, row)
-		for _, msg := range row.Warnings {
-			i := indexOf(notes, msg)
-			if i < 0 {
-				i = len(notes)
-				notes = append(notes, msg)
-			}
-			c.verdict += fmt.Sprintf(" [%d]", i+1)
-		}
+		c.verdict += footnotes(&notes, row.Warnings)
 		rows = append(rows, c)
 		names = append(names, row.Name)
 	}
@@ -196,13 +190,19 @@ func writeTableText(b *strings.Builder, r *Report, t *Table) {
 	}
 }
 
-func indexOf(s []string, v string) int {
-	for i, x := range s {
-		if x == v {
-			return i
+// footnotes numbers each warning in notes, adding those not yet there,
+// and returns the marks (" [1] [3]") to append to a row's verdict.
+func footnotes(notes *[]string, warnings []string) string {
+	var marks string
+	for _, msg := range warnings {
+		i := slices.Index(*notes, msg)
+		if i < 0 {
+			i = len(*notes)
+			*notes = append(*notes, msg)
 		}
+		marks += fmt.Sprintf(" [%d]", i+1)
 	}
-	return -1
+	return marks
 }
 
 // writeSummary ends both formats: the rule, the counts, and what is worse.
