@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -76,7 +77,7 @@ func ParseList(s string) ([]int, error) {
 // Current returns the CPU the calling thread runs on (getcpu(2)).
 func Current() (int, error) {
 	var cpu uint32
-	if _, _, e := unix.RawSyscall(unix.SYS_GETCPU, uintptr(unsafePointer(&cpu)), 0, 0); e != 0 {
+	if _, _, e := unix.RawSyscall(unix.SYS_GETCPU, uintptr(unsafe.Pointer(&cpu)), 0, 0); e != 0 {
 		return -1, fmt.Errorf("getcpu: %w", e)
 	}
 	return int(cpu), nil

@@ -1,5 +1,0 @@
-package cpus
-
-import "unsafe"
-
-func unsafePointer(p *uint32) unsafe.Pointer { return unsafe.Pointer(p) }
