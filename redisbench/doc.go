@@ -48,13 +48,16 @@
 // Without either, the benchmarks skip with how to get a server.
 //
 // Differences from redis-benchmark, all on the client side: the client is
-// go-redis/v9 on Go's netpoller (one write and one or two reads per batch,
-// plus Go scheduler futex/nanosleep calls, where redis-benchmark's ae loop
-// makes epoll_ctl/epoll_wait calls), and it spends about twice
-// redis-benchmark's CPU per request (measured: 0.47 against 0.22 us), which
-// lies on the round trip, so its rates run below redis-benchmark's against
-// the same server; go-redis opens the connection with HELLO 2 (and SELECT
-// for an external database); the random numbers come from a PCG, not glibc
+// go-redis/v9 over a blocking socket (blockingConn, go-redis's Dialer), so
+// each batch is one write(2) and one blocking read(2), where
+// redis-benchmark's ae loop adds epoll_ctl/epoll_wait calls; Go's
+// netpoller is kept off the round trip, whose park and wake added EAGAIN
+// reads, epoll_pwait and futex calls to every batch. go-redis spends about
+// twice redis-benchmark's CPU per request (measured on a 2-vCPU VM: 0.32 to
+// 0.38 against 0.15 to 0.19 us), which lies on the serial round trip, so
+// its rates run near 0.8 of redis-benchmark's against the same server;
+// go-redis opens the connection with HELLO 2 (and SELECT for an external
+// database); the random numbers come from a PCG, not glibc
 // random(); the myzset refill before each ZPOPMIN round and a DEL before
 // each ZADD round are extra, untimed commands; INFO commandstats is read
 // before and after each run. The server sees the same commands in the same

@@ -70,9 +70,9 @@ type loadKey struct {
 	p   int
 }
 
-// NewClient opens go-redis with exactly one RESP2 connection: no separate
-// pipeline pool, no CLIENT SETINFO, no retries (a retried pipeline would
-// send its commands twice).
+// NewClient opens go-redis with exactly one RESP2 connection, on a
+// blocking socket (dialBlocking): no separate pipeline pool, no CLIENT
+// SETINFO, no retries (a retried pipeline would send its commands twice).
 func NewClient(addr string, db int) *redis.Client {
 	return redis.NewClient(&redis.Options{
 		Addr:             addr,
@@ -83,8 +83,9 @@ func NewClient(addr string, db int) *redis.Client {
 		PipelinePoolSize: -1,
 		DisableIdentity:  true,
 		MaxRetries:       -1,
-		ReadTimeout:      30 * time.Second,
-		WriteTimeout:     30 * time.Second,
+		ReadTimeout:      -2, // no deadlines: blockingConn bounds each read and write
+		WriteTimeout:     -2,
+		Dialer:           dialBlocking,
 	})
 }
 
