@@ -19,6 +19,13 @@ const (
 	ZSetKey  = "myzset"
 )
 
+// randDigits is how many of a random field's 12 digits can be non-zero.
+const randDigits = 5
+
+// This fails to compile if some value below KeySpace needs more than
+// randDigits digits.
+const _ = uint(100000 - KeySpace)
+
 // RoundRequests is how many requests redis-benchmark sends for -n Requests
 // at pipeline depth p: it starts a batch while fewer than Requests were
 // issued, so the last batch overshoots (391 x 256 = 100,096 at -P 256).
@@ -153,7 +160,9 @@ func (s *Session) randomize(l *load, n int) {
 		if per == 1 {
 			l.r[i] = r
 		}
-		for j := 11; j >= 0; j-- {
+		// The field's leading zeros were written when the command was
+		// built; r < KeySpace fits in its last randDigits digits.
+		for j := 11; j >= 12-randDigits; j-- {
 			f[j] = '0' + byte(r%10)
 			r /= 10
 		}
