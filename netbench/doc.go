@@ -50,7 +50,12 @@
 //     its own and only the kernel schedules them (with fewer Ps a thread
 //     returning from recv waits for the Go scheduler to hand one back:
 //     measured on a 2-vCPU VM, 16-flow TCP_CRR ran at ~15k tps with
-//     GOMAXPROCS=2 against ~26k with the raise).
+//     GOMAXPROCS=2 against ~26k with the raise). Each flow thread also
+//     passes through the Go scheduler every 5 ms (thread.Yielder): a
+//     locked thread that lives in blocking syscalls otherwise has its P
+//     taken by the runtime's monitor on every 20 us tick, which cost
+//     0.7 context switches per 1-flow TCP_CRR transaction and 9-14% of
+//     the CRR and 16-flow RR rates (measured on a 2-vCPU VM).
 //   - netperf ignores a failed bind and lets connect pick an ephemeral
 //     port; netbench walks on to the next port, so every CRR connection
 //     is bound from the range.

@@ -152,12 +152,14 @@ func (f *clientFlow) run(w *work, ready *sync.WaitGroup, start <-chan struct{}) 
 	if f.kind == RR {
 		once = f.rr
 	}
+	var y thread.Yielder
 	for !w.abort.Load() {
 		i := w.next.Add(1) - 1
 		if i >= w.n {
 			break
 		}
 		t0 := time.Now()
+		y.Tick(t0)
 		if err = once(); err != nil {
 			w.abort.Store(true)
 			break

@@ -62,8 +62,10 @@ func startFlowServer(ip netip.Addr, kind Kind, req, rsp int, hooks *serverHooks)
 
 func (s *flowServer) loop() error {
 	var ac acceptConn
+	var y thread.Yielder
 	req := make([]byte, len(s.pat.req[0]))
 	for {
+		y.Tick(time.Now())
 		fd, err := ac.accept(s.lfd)
 		if err != nil {
 			if s.isStopping() {
@@ -82,6 +84,7 @@ func (s *flowServer) loop() error {
 			_, err = s.serve(fd, req)
 		} else {
 			for {
+				y.Tick(time.Now())
 				var more bool
 				more, err = s.serve(fd, req)
 				if err != nil || !more {
