@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/kbench/kbench/internal/skip"
+	"github.com/kbench/kbench/internal/thread"
 	"golang.org/x/sys/unix"
 )
 
@@ -35,6 +36,10 @@ type pair struct {
 
 	server, client Counts
 }
+
+// yieldCheck is how many ops a thread does between readings of the
+// clock for its thread.Yielder: a few hundred microseconds' worth.
+const yieldCheck = 32
 
 // take takes one op from the shared budget.
 func (p *pair) take() bool {
@@ -150,6 +155,7 @@ func (p *pair) serve() (err error) {
 	<-p.begin
 
 	c := &p.server
+	var y thread.Yielder
 	sfd, sent := -1, 0
 	for p.take() {
 		if sfd < 0 {
@@ -195,6 +201,9 @@ func (p *pair) serve() (err error) {
 		}
 		c.BadSends++
 		c.Ops++
+		if c.Ops%yieldCheck == 0 {
+			y.Tick(time.Now())
+		}
 		if sent++; sent == perConn {
 			unix.Close(sfd)
 			sfd, sent = -1, 0
@@ -296,6 +305,7 @@ func (p *pair) receive() (err error) {
 	<-p.begin
 
 	c := &p.client
+	var y thread.Yielder
 	end := false
 	for !end && !p.done.Load() {
 		fd, err := p.connect()
@@ -334,6 +344,9 @@ func (p *pair) receive() (err error) {
 				}
 			}
 			c.MsgsRecv++
+			if c.MsgsRecv%yieldCheck == 0 {
+				y.Tick(time.Now())
+			}
 			c.FdsRecv += int64(len(fds))
 			for _, f := range fds {
 				peek(int(f))
