@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/kbench/kbench/internal/thread"
 )
 
 // The recipe's parameters: redis-benchmark -r 50000 -n 100000 -P 256.
@@ -175,6 +177,7 @@ func (s *Session) randomize(l *load, n int) {
 func (s *Session) Round(cmd string, p, n int, t *Tally, lat *[]int64) error {
 	l := s.load(cmd, p)
 	var lastScore float64 = -1
+	var y thread.Yielder
 	for sent := 0; sent < n; {
 		k := min(p, n-sent)
 		s.randomize(l, k)
@@ -183,6 +186,7 @@ func (s *Session) Round(cmd string, p, n int, t *Tally, lat *[]int64) error {
 			return err
 		}
 		t0 := time.Now()
+		y.Tick(t0)
 		_, execErr := l.pipe.Exec(s.ctx)
 		if lat != nil {
 			*lat = append(*lat, time.Since(t0).Nanoseconds())
