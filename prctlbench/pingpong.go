@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -51,11 +52,20 @@ func closeFd(fd *int) error {
 	return err
 }
 
+// yieldCheck is how many round trips ping and pong make between readings
+// of the clock for their thread.Yielder, which keeps the Go runtime's
+// monitor from taking their Ps while they block in read.
+const yieldCheck = 16
+
 // ping sends 0..n-1 and checks each echo. It closes its write end when it
 // returns, so a pong still waiting sees EOF instead of hanging.
 func (p *pingPong) ping(n int) error {
 	defer closeFd(&p.toPong[1])
+	var y thread.Yielder
 	for i := range n {
+		if i%yieldCheck == 0 {
+			y.Tick(time.Now())
+		}
 		if err := put(p.toPong[1], uint32(i)); err != nil {
 			return fmt.Errorf("ping %d: %w", i, err)
 		}
@@ -69,7 +79,11 @@ func (p *pingPong) ping(n int) error {
 // pong echoes n counters, checking each is the next one.
 func (p *pingPong) pong(n int) error {
 	defer closeFd(&p.toPing[1])
+	var y thread.Yielder
 	for i := range n {
+		if i%yieldCheck == 0 {
+			y.Tick(time.Now())
+		}
 		if err := expect(p.toPong[0], uint32(i)); err != nil {
 			return fmt.Errorf("pong %d: %w", i, err)
 		}
