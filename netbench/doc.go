@@ -51,7 +51,7 @@
 //     returning from recv waits for the Go scheduler to hand one back:
 //     measured on a 2-vCPU VM, 16-flow TCP_CRR ran at ~15k tps with
 //     GOMAXPROCS=2 against ~26k with the raise). Each flow thread also
-//     passes through the Go scheduler every 5 ms (thread.Yielder): a
+//     passes through the Go scheduler every 9 ms (thread.Yielder): a
 //     locked thread that lives in blocking syscalls otherwise has its P
 //     taken by the runtime's monitor on every 20 us tick, which cost
 //     0.7 context switches per 1-flow TCP_CRR transaction and 9-14% of

@@ -58,7 +58,7 @@
 //   - A run is b.N ops shared among the pairs (taken in chunks of 64),
 //     not a fixed time; during it GOMAXPROCS is raised to 2·pairs+1 so
 //     every thread has a P to return to from a blocking syscall, and
-//     every thread passes through the Go scheduler every 5 ms
+//     every thread passes through the Go scheduler every 9 ms
 //     (thread.Yielder), so that the runtime's monitor does not take its
 //     P on every tick (measured: +3.7% serial ops/s on a 2-vCPU VM).
 //

@@ -6,9 +6,12 @@ import (
 )
 
 // YieldEvery is how often a Yielder passes its goroutine through the Go
-// scheduler: well under the 10 ms after which the runtime's monitor
-// treats a goroutine as running too long.
-const YieldEvery = 5 * time.Millisecond
+// scheduler: just under the 10 ms after which the runtime's monitor
+// treats a goroutine as running too long, since each yield of a locked
+// goroutine costs a handoff between threads. A gap that overshoots (a
+// slow iteration between ticks) costs at most one take of the P before
+// the next tick yields.
+const YieldEvery = 9 * time.Millisecond
 
 // Yielder keeps a goroutine that lives in blocking system calls on a Run
 // thread from looking stuck to the Go runtime.
@@ -20,11 +23,11 @@ const YieldEvery = 5 * time.Millisecond
 // while it keeps taking Ps), because each P the thread takes on its way
 // out of the syscall has not been scheduled recently either: sysmon
 // spins, and every take sends the thread down the slow exit path. With
-// netbench's TCP_CRR (Go 1.26, 2 vCPUs) that cost 0.7 context switches
-// per transaction and 12% of the rate. A runtime.Gosched every YieldEvery
-// costs the locked thread a handoff (two futex calls) a few hundred times
-// a second and keeps its P freshly scheduled; the goroutine stays on its
-// thread.
+// netbench's TCP_CRR (Go 1.26, 2 vCPUs) that cost 1 context switch per
+// transaction and 12% of the rate. A runtime.Gosched every YieldEvery
+// keeps the P freshly scheduled at the cost of a handoff to another
+// thread and back (futex calls) about a hundred times a second; the
+// goroutine stays on its thread.
 type Yielder struct {
 	last time.Time
 }
