@@ -32,11 +32,16 @@ type Yielder struct {
 	last time.Time
 }
 
-// Tick yields if YieldEvery has passed since the last yield. now is the
-// caller's clock reading (time.Now()), so a loop that already reads the
-// clock pays nothing more; a loop that does not can call Tick every few
-// iterations.
+// Tick yields if YieldEvery has passed since the last yield, or since the
+// first Tick. now is the caller's clock reading (time.Now()), so a loop
+// that already reads the clock pays nothing more; a loop that does not can
+// call Tick every few iterations, as long as they take well under
+// YieldEvery.
 func (y *Yielder) Tick(now time.Time) {
+	if y.last.IsZero() {
+		y.last = now
+		return
+	}
 	if now.Sub(y.last) < YieldEvery {
 		return
 	}

@@ -18,12 +18,12 @@ func TestYielderTick(t *testing.T) {
 		at   time.Duration
 		want int
 	}{
-		{0, 1}, // the first tick yields
-		{time.Millisecond, 1},
-		{YieldEvery - time.Microsecond, 1},
-		{YieldEvery, 2},
-		{YieldEvery + time.Millisecond, 2},
-		{3 * YieldEvery, 3},
+		{0, 0}, // the first tick starts the clock
+		{time.Millisecond, 0},
+		{YieldEvery - time.Microsecond, 0},
+		{YieldEvery, 1},
+		{YieldEvery + time.Millisecond, 1},
+		{3 * YieldEvery, 2},
 	} {
 		y.Tick(t0.Add(c.at))
 		if yields != c.want {
@@ -38,7 +38,7 @@ func TestYielderOnThread(t *testing.T) {
 	err := Run(func() error {
 		tid := unix.Gettid()
 		var y Yielder
-		for i := range 3 {
+		for i := range 4 {
 			y.Tick(time.Now().Add(time.Duration(i) * YieldEvery))
 			if got := unix.Gettid(); got != tid {
 				t.Errorf("after yield %d the goroutine runs on thread %d, not %d", i, got, tid)
