@@ -37,9 +37,13 @@ type pair struct {
 	server, client Counts
 }
 
-// yieldCheck is how many ops a thread does between readings of the
-// clock for its thread.Yielder: a few hundred microseconds' worth.
+// yieldCheck is how many fds a thread passes between readings of the
+// clock for its thread.Yielder (at least one message): a few hundred
+// microseconds' worth, well under thread.YieldEvery.
 const yieldCheck = 32
+
+// tickEvery is how many messages of n fds make about yieldCheck fds.
+func tickEvery(n int) int64 { return int64(max(1, yieldCheck/n)) }
 
 // take takes one op from the shared budget.
 func (p *pair) take() bool {
@@ -156,6 +160,7 @@ func (p *pair) serve() (err error) {
 
 	c := &p.server
 	var y thread.Yielder
+	every := tickEvery(n)
 	sfd, sent := -1, 0
 	for p.take() {
 		if sfd < 0 {
@@ -201,7 +206,7 @@ func (p *pair) serve() (err error) {
 		}
 		c.BadSends++
 		c.Ops++
-		if c.Ops%yieldCheck == 0 {
+		if c.Ops%every == 0 {
 			y.Tick(time.Now())
 		}
 		if sent++; sent == perConn {
@@ -306,6 +311,7 @@ func (p *pair) receive() (err error) {
 
 	c := &p.client
 	var y thread.Yielder
+	every := tickEvery(p.cfg.FdsPerMsg)
 	end := false
 	for !end && !p.done.Load() {
 		fd, err := p.connect()
@@ -344,7 +350,7 @@ func (p *pair) receive() (err error) {
 				}
 			}
 			c.MsgsRecv++
-			if c.MsgsRecv%yieldCheck == 0 {
+			if c.MsgsRecv%every == 0 {
 				y.Tick(time.Now())
 			}
 			c.FdsRecv += int64(len(fds))
