@@ -26,27 +26,72 @@ import (
 // deadline set through SetDeadline becomes the time left until it; the
 // zero deadline restores ioTimeout. A read or write that times out
 // returns an error whose Timeout() is true.
+//
+// A blockingConn has one owner, as go-redis's connections do: Close may
+// run while a Read is blocked (it shuts the socket down to wake it), but
+// a Read or Write that has loaded the fd and not yet entered its syscall
+// when Close runs could use the number after it is reused.
 type blockingConn struct {
 	fd     atomic.Int32 // -1 once closed
 	local  net.Addr
 	remote net.Addr
 }
 
-// ioTimeout bounds each read and write on a blockingConn.
+// ioTimeout bounds each read(2) and write(2) call on a blockingConn (a
+// Write of many calls may take longer) and, without a context deadline,
+// its connect(2).
 const ioTimeout = 30 * time.Second
 
 // dialBlocking connects to addr (host:port) with a blocking TCP socket
-// with TCP_NODELAY, as hiredis does for redis-benchmark.
+// with TCP_NODELAY, as hiredis does for redis-benchmark. A host name is
+// looked up and its addresses tried in turn, as net.Dial does.
 func dialBlocking(ctx context.Context, network, addr string) (net.Conn, error) {
 	switch network {
 	case "tcp", "tcp4", "tcp6":
 	default:
 		return nil, &net.OpError{Op: "dial", Net: network, Err: net.UnknownNetworkError(network)}
 	}
-	raddr, err := net.ResolveTCPAddr(network, addr)
+	host, service, err := net.SplitHostPort(addr)
 	if err != nil {
-		return nil, err
+		return nil, &net.OpError{Op: "dial", Net: network, Err: err}
 	}
+	port, err := net.DefaultResolver.LookupPort(ctx, network, service)
+	if err != nil {
+		return nil, &net.OpError{Op: "dial", Net: network, Err: err}
+	}
+	var ips []net.IP
+	if ip := net.ParseIP(host); ip != nil {
+		ips = []net.IP{ip}
+	} else {
+		found, err := net.DefaultResolver.LookupIPAddr(ctx, host)
+		if err != nil {
+			return nil, &net.OpError{Op: "dial", Net: network, Err: err}
+		}
+		for _, a := range found {
+			ips = append(ips, a.IP)
+		}
+	}
+	var first error
+	for _, ip := range ips {
+		if (network == "tcp4" && ip.To4() == nil) || (network == "tcp6" && ip.To4() != nil) {
+			continue
+		}
+		c, err := dialOne(ctx, network, &net.TCPAddr{IP: ip, Port: port})
+		if err == nil {
+			return c, nil
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	if first == nil {
+		first = &net.OpError{Op: "dial", Net: network, Err: &net.AddrError{Err: "no suitable address", Addr: host}}
+	}
+	return nil, first
+}
+
+// dialOne connects a blocking socket to raddr.
+func dialOne(ctx context.Context, network string, raddr *net.TCPAddr) (net.Conn, error) {
 	domain, sa := unix.AF_INET, unix.Sockaddr(nil)
 	if ip4 := raddr.IP.To4(); ip4 != nil {
 		sa4 := &unix.SockaddrInet4{Port: raddr.Port}
@@ -60,35 +105,45 @@ func dialBlocking(ctx context.Context, network, addr string) (net.Conn, error) {
 	}
 	fd, err := unix.Socket(domain, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return nil, os.NewSyscallError("socket", err)
+		return nil, &net.OpError{Op: "dial", Net: network, Addr: raddr, Err: os.NewSyscallError("socket", err)}
 	}
-	fail := func(op string, err error) (net.Conn, error) {
+	fail := func(err error) (net.Conn, error) {
 		unix.Close(fd)
-		return nil, &net.OpError{Op: "dial", Net: network, Addr: raddr, Err: os.NewSyscallError(op, err)}
+		return nil, &net.OpError{Op: "dial", Net: network, Addr: raddr, Err: err}
 	}
 	if err := unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1); err != nil {
-		return fail("setsockopt TCP_NODELAY", err)
+		return fail(os.NewSyscallError("setsockopt TCP_NODELAY", err))
 	}
 	// connect(2) on a blocking socket waits as long as the kernel's SYN
-	// retries; bound it by the context through SO_SNDTIMEO, which Linux
-	// applies to connect.
-	if d, ok := ctx.Deadline(); ok {
-		if err := setTimeout(fd, unix.SO_SNDTIMEO, d); err != nil {
-			return fail("setsockopt SO_SNDTIMEO", err)
-		}
+	// retries; SO_SNDTIMEO, which Linux applies to connect, bounds the
+	// wait by the context's deadline (each call's: a signal restarts it
+	// with the whole time), or by ioTimeout.
+	deadline, _ := ctx.Deadline()
+	if err := setTimeout(fd, unix.SO_SNDTIMEO, deadline); err != nil {
+		return fail(os.NewSyscallError("setsockopt SO_SNDTIMEO", err))
 	}
 	for {
 		err = unix.Connect(fd, sa)
-		if err != unix.EINTR {
-			break
+		switch err {
+		case unix.EINTR, unix.EALREADY:
+			// A signal ended the wait; connecting again waits on.
+			if cerr := ctx.Err(); cerr != nil {
+				return fail(cerr)
+			}
+			continue
+		case unix.EISCONN: // connected while the signal was handled
+			err = nil
+		case unix.EINPROGRESS: // SO_SNDTIMEO ran out
+			return fail(timeoutError{"connect"})
 		}
+		break
 	}
 	if err != nil {
-		return fail("connect", err)
+		return fail(os.NewSyscallError("connect", err))
 	}
 	for _, opt := range []int{unix.SO_SNDTIMEO, unix.SO_RCVTIMEO} {
 		if err := setTimeout(fd, opt, time.Time{}); err != nil {
-			return fail("setsockopt", err)
+			return fail(os.NewSyscallError("setsockopt", err))
 		}
 	}
 	c := &blockingConn{remote: raddr}

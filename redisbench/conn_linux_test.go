@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -166,4 +167,62 @@ func TestDialBlockingErrors(t *testing.T) {
 	if _, err := dialBlocking(context.Background(), "unix", "/tmp/redis.sock"); err == nil {
 		t.Error("dial over unix: no error; blockingConn speaks TCP only")
 	}
+}
+
+// TestBlockingConnWriteDeadline writes more than the socket buffers hold
+// to a peer that does not read: Write must stop at the deadline with what
+// it wrote so far and a timeout.
+func TestBlockingConnWriteDeadline(t *testing.T) {
+	l, accepted := listen(t, "tcp", "127.0.0.1:0")
+	c := dial(t, l.Addr().String())
+	<-accepted // and never reads
+	if err := c.SetWriteDeadline(time.Now().Add(50 * time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	big := make([]byte, 64<<20)
+	n, err := c.Write(big)
+	var ne net.Error
+	if !errors.As(err, &ne) || !ne.Timeout() {
+		t.Fatalf("Write to a peer that does not read returned %d, %v; want a timeout", n, err)
+	}
+	if n <= 0 || n >= len(big) {
+		t.Fatalf("Write returned %d of %d bytes with its timeout; want the part the socket took", n, len(big))
+	}
+}
+
+// TestDialBlockingTimeout connects to a listener whose accept queue is
+// full, so the kernel drops the SYN: the dial must end at the context's
+// deadline with a timeout, not wait out the SYN retries.
+func TestDialBlockingTimeout(t *testing.T) {
+	lfd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(lfd)
+	if err := unix.Bind(lfd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Listen(lfd, 0); err != nil { // one queued connection fills it
+		t.Fatal(err)
+	}
+	sa, err := unix.Getsockname(lfd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(sa.(*unix.SockaddrInet4).Port))
+	for i := range 4 {
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		c, err := dialBlocking(ctx, "tcp", addr)
+		cancel()
+		if err == nil {
+			defer c.Close() // queued, never accepted
+			continue
+		}
+		var ne net.Error
+		if !errors.As(err, &ne) || !ne.Timeout() {
+			t.Fatalf("dial %d to a full accept queue: %v; want a timeout", i, err)
+		}
+		return
+	}
+	t.Fatal("4 dials to a listener with backlog 0 all connected; none could test the timeout")
 }

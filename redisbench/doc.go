@@ -49,8 +49,8 @@
 //
 // Differences from redis-benchmark, all on the client side: the client is
 // go-redis/v9 over a blocking socket (blockingConn, go-redis's Dialer), so
-// each batch is one write(2) and one blocking read(2), where
-// redis-benchmark's ae loop adds epoll_ctl/epoll_wait calls; Go's
+// a batch is one write(2) and blocking read(2)s until its replies are in,
+// where redis-benchmark's ae loop adds epoll_ctl/epoll_wait calls; Go's
 // netpoller is kept off the round trip, whose park and wake added EAGAIN
 // reads, epoll_pwait and futex calls to every batch. go-redis spends about
 // twice redis-benchmark's CPU per request (measured on a 2-vCPU VM: 0.32 to

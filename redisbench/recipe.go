@@ -26,7 +26,7 @@ const randDigits = 5
 
 // This fails to compile if some value below KeySpace needs more than
 // randDigits digits.
-const _ = uint(100000 - KeySpace)
+const _ = uint(1e5 - KeySpace) // 1e5: the first value with randDigits+1 digits
 
 // RoundRequests is how many requests redis-benchmark sends for -n Requests
 // at pipeline depth p: it starts a batch while fewer than Requests were
@@ -92,16 +92,17 @@ func NewClient(addr string, db int) *redis.Client {
 		PipelinePoolSize: -1,
 		DisableIdentity:  true,
 		MaxRetries:       -1,
-		ReadTimeout:      -2, // no deadlines: blockingConn bounds each read and write
+		ReadTimeout:      -2, // no deadlines: blockingConn bounds each read(2) and write(2)
 		WriteTimeout:     -2,
 		Dialer:           dialBlocking,
 	})
 }
 
 // NewSession takes the one connection of c, a client from NewClient, for
-// good: go-redis checks a pooled connection's health with a recvfrom
-// (MSG_PEEK) each time it is taken from the pool, a syscall per batch that
-// redis-benchmark does not make; a held connection skips it.
+// good: go-redis checks a pooled connection's health each time it is
+// taken from the pool (with blockingConn, two setsockopt calls), syscalls
+// per batch that redis-benchmark does not make; a held connection skips
+// them.
 func NewSession(ctx context.Context, c *redis.Client) *Session {
 	seed := uint64(time.Now().UnixNano()) ^ uint64(os.Getpid())
 	return &Session{
@@ -186,11 +187,12 @@ func (s *Session) Round(cmd string, p, n int, t *Tally, lat *[]int64) error {
 			return err
 		}
 		t0 := time.Now()
-		y.Tick(t0)
 		_, execErr := l.pipe.Exec(s.ctx)
+		t1 := time.Now()
 		if lat != nil {
-			*lat = append(*lat, time.Since(t0).Nanoseconds())
+			*lat = append(*lat, t1.Sub(t0).Nanoseconds())
 		}
+		y.Tick(t1) // outside the batch's latency
 		t.Sent += int64(k)
 		if err := s.check(l, batch, t, &lastScore); err != nil {
 			return err
