@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kbench/kbench/internal/rate"
 	"github.com/kbench/kbench/internal/thread"
 )
 
@@ -37,11 +38,7 @@ type Result struct {
 
 // Percentile returns the p-th percentile latency (nearest rank).
 func (r *Result) Percentile(p float64) time.Duration {
-	if len(r.Lat) == 0 {
-		return 0
-	}
-	i := int(float64(len(r.Lat))*p/100+0.999999) - 1
-	return time.Duration(r.Lat[max(0, min(i, len(r.Lat)-1))])
+	return time.Duration(rate.Percentile(r.Lat, p))
 }
 
 // timer is the part of *testing.B a run drives: the clock runs only while

@@ -145,14 +145,3 @@ func statCPU(pid int) (time.Duration, error) {
 	}
 	return time.Duration(utime+stime) * ClockTick, nil
 }
-
-// Percentile returns the p-th percentile (0-100) of v, nearest rank;
-// it sorts v.
-func Percentile(v []int64, p float64) int64 {
-	if len(v) == 0 {
-		return 0
-	}
-	slices.Sort(v)
-	i := int(float64(len(v))*p/100+0.5) - 1
-	return v[max(0, min(i, len(v)-1))]
-}
