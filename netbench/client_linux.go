@@ -45,23 +45,24 @@ func (f *clientFlow) connectFrom() (int, error) {
 		if err != nil {
 			return -1, err
 		}
+		op := "bind"
 		err = unix.Bind(fd, f.local.at(port))
 		if err == nil {
+			op = "connect from"
 			err = unix.Connect(fd, f.server.at(f.port))
 			if err == nil {
 				return fd, nil
 			}
-			err = fmt.Errorf("connect from port %d: %w", port, err)
-		} else {
-			err = fmt.Errorf("bind port %d: %w", port, err)
 		}
 		unix.Close(fd)
+		// The errno decides before any error is formatted: refused
+		// ports are walked past inside the timed loop.
 		if !portRefused(err) {
-			return -1, err
+			return -1, fmt.Errorf("%s port %d: %w", op, port, err)
 		}
 		f.skips++
 		if refused++; refused >= f.walk.Span() {
-			return -1, fmt.Errorf("every local port %d-%d refused (last: %v)", f.walk.min, f.walk.max-1, err)
+			return -1, fmt.Errorf("every local port %d-%d refused (last: %s port %d: %v)", f.walk.min, f.walk.max-1, op, port, err)
 		}
 	}
 }

@@ -54,8 +54,15 @@
 //     passes through the Go scheduler every 9 ms (thread.Yielder): a
 //     locked thread that lives in blocking syscalls otherwise has its P
 //     taken by the runtime's monitor on every 20 us tick, which cost
-//     0.7 context switches per 1-flow TCP_CRR transaction and 9-14% of
-//     the CRR and 16-flow RR rates (measured on a 2-vCPU VM).
+//     about one context switch per 1-flow TCP_CRR transaction and 9-14%
+//     of the CRR and 16-flow RR rates (measured on a 2-vCPU VM). The
+//     client yields after timing a transaction; the server can only
+//     yield between transactions, so about one transaction in a hundred
+//     per flow waits for that handoff, which shows in p99-us.
+//   - Each flow rotates through 256 request/response patterns (so a
+//     stale or echoed message fails the byte check) where netperf reuses
+//     one buffer each way; at req=64/rsp=1024 that is more user memory
+//     touched per transaction than netperf's.
 //   - netperf ignores a failed bind and lets connect pick an ephemeral
 //     port; netbench walks on to the next port, so every CRR connection
 //     is bound from the range.

@@ -96,21 +96,26 @@ func runFlows(ctl netip.AddrPort, cfg Config, n int, t timer, ports portRange) (
 
 	w := &work{n: int64(n), lat: make([]int64, n)}
 	start := make(chan struct{})
-	var ready, done sync.WaitGroup
+	// looped: a flow's last transaction is done (the timer stops there,
+	// before RR's disconnect and the threads' exit); done: its thread is
+	// gone.
+	var ready, looped, done sync.WaitGroup
 	errs := make([]error, len(flows))
 	for i, f := range flows {
 		ready.Add(1)
+		looped.Add(1)
 		done.Add(1)
 		go func() {
 			defer done.Done()
-			errs[i] = thread.Run(func() error { return f.run(w, &ready, start) })
+			errs[i] = thread.Run(func() error { return f.run(w, &ready, &looped, start) })
 		}()
 	}
 	ready.Wait()
 	t.ResetTimer()
 	close(start)
-	done.Wait()
+	looped.Wait()
 	t.StopTimer()
+	done.Wait()
 
 	for i, f := range flows {
 		res.Client[i] = f.txns
@@ -134,7 +139,7 @@ func runFlows(ctl netip.AddrPort, cfg Config, n int, t timer, ports portRange) (
 
 // run is one flow's thread: set up (RR connects), wait for the start,
 // then take tickets until the budget is spent.
-func (f *clientFlow) run(w *work, ready *sync.WaitGroup, start <-chan struct{}) error {
+func (f *clientFlow) run(w *work, ready, looped *sync.WaitGroup, start <-chan struct{}) error {
 	var err error
 	if f.kind == RR {
 		err = f.rrOpen()
@@ -142,6 +147,7 @@ func (f *clientFlow) run(w *work, ready *sync.WaitGroup, start <-chan struct{}) 
 	ready.Done()
 	if err != nil {
 		w.abort.Store(true)
+		looped.Done()
 		return err
 	}
 	<-start
@@ -164,6 +170,7 @@ func (f *clientFlow) run(w *work, ready *sync.WaitGroup, start <-chan struct{}) 
 		w.lat[i] = int64(t1.Sub(t0))
 		y.Tick(t1) // outside the transaction's latency
 	}
+	looped.Done()
 	if f.kind == RR {
 		err = errors.Join(err, f.rrClose())
 	}
