@@ -4,6 +4,8 @@
 // PR_SPEC_FORCE_DISABLE) and exit, after which Redis ZPOPMIN ran 11-13%
 // slower for the rest of the boot, with more mispredicted returns in
 // kernel code; sham helpers, which do all but the set, left it unchanged.
+// Unlike ibpb-pulse.c, a sham pulse does not require the control
+// (prctl|enable), so the sham rows run where the protect rows skip.
 //
 // BenchmarkPulse measures one pulse (package pulse, which does what the
 // report's ibpb-pulse.c does): a throw-away thread pins itself to CPU k and

@@ -30,7 +30,9 @@
 // round starts from an empty myzset, as after the recipe's ZPOPMIN; GET runs
 // after a SET round. A last round cut short has fewer empty pops than a
 // whole one, so for runs comparable with the recipe use a whole number of
-// rounds: -benchtime=500480x is MMTests' five repetitions.
+// rounds: -benchtime=500480x is MMTests' five repetitions at pipeline=256
+// (select those rows with -bench='Recipe/.*/pipeline=256'); at
+// pipeline=1 a round is 100,000 requests, so use 500000x there.
 //
 // Self-checks (each b.Fatalf with the numbers): INFO commandstats deltas
 // equal the requests sent, per command, with no failed or rejected calls;
@@ -58,8 +60,11 @@
 // its rates run near 0.8 of redis-benchmark's against the same server;
 // go-redis opens the connection with HELLO 2 (and SELECT for an external
 // database); the random numbers come from a PCG, not glibc
-// random(); the myzset refill before each ZPOPMIN round and a DEL before
-// each ZADD round are extra, untimed commands; INFO commandstats is read
-// before and after each run. The server sees the same commands in the same
+// random(); the myzset refill before each ZPOPMIN round (with a ZCARD),
+// and a DEL before and a ZCARD after each ZADD round, are extra, untimed
+// commands; INFO commandstats is read before and after each run; the
+// round's goroutine yields to the Go scheduler every 9 ms
+// (thread.Yielder), outside the timed batch, so that the runtime's
+// monitor does not take its P on every tick while it waits in read. The server sees the same commands in the same
 // pipelines.
 package redisbench

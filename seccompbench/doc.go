@@ -87,7 +87,8 @@
 // # Self-checks
 //
 // Every load's result is checked, and so is every probe call's answer
-// against what the first op got. At the first and the last op of each
+// against what the same calls answered on a fresh thread before the run
+// (no filters, no no_new_privs). At the first and the last op of each
 // run, /proc/thread-self/status must show Seccomp: 2 and exactly the
 // filters loaded (plus any a fresh thread starts with, inside a
 // container). BenchmarkSyscall checks the count before and after its

@@ -160,7 +160,7 @@ func (l *Loader) stressNG(i uint64) (int, error) {
 		return loads, fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
 	}
 	if got := probeCalls(); got != l.want {
-		return loads, fmt.Errorf("probe calls answered %+v, the first op got %+v", got, l.want)
+		return loads, fmt.Errorf("probe calls answered %+v, a fresh thread before the run got %+v", got, l.want)
 	}
 	small := l.small[i%2]
 	if err := setFilter(&small.fprog); err != nil {

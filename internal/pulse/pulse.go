@@ -4,7 +4,10 @@
 // protection with prctl(PR_SET_SPECULATION_CTRL, PR_SPEC_INDIRECT_BRANCH,
 // PR_SPEC_FORCE_DISABLE); then the thread exits. The report saw Redis slow
 // down for the rest of the boot after one such pulse per CPU, and not after
-// sham pulses, which do everything but the set.
+// sham pulses, which do everything but the set. One difference from
+// ibpb-pulse.c, which exits in both modes unless the state is
+// prctl|enable: a sham pulse does not require the control, so the sham
+// rows run on machines where protect must skip.
 //
 // A pulse never enables speculation, writes an MSR or changes a system
 // setting: the only write is the opt-in, on a thread that dies at once.
