@@ -127,12 +127,8 @@ func (p *pair) private() (int, error) {
 // and accept the next. Runs on a throw-away thread.
 func (p *pair) serve() (err error) {
 	defer p.finished.Done()
-	readied := false
-	defer func() {
-		if !readied {
-			p.ready.Done()
-		}
-	}()
+	markReady := sync.OnceFunc(p.ready.Done)
+	defer markReady() // an early return still counts as ready
 	before, err := p.private()
 	if err != nil {
 		return p.fail(fmt.Errorf("sockfd server: %w", err))
@@ -154,8 +150,7 @@ func (p *pair) serve() (err error) {
 	}
 	perConn := p.plan.perConn / n
 
-	readied = true
-	p.ready.Done()
+	markReady()
 	<-p.begin
 
 	c := &p.server
@@ -293,20 +288,15 @@ func errOrSuccess(err error) string {
 // down and reconnect. Runs on a throw-away thread.
 func (p *pair) receive() (err error) {
 	defer p.finished.Done()
-	readied := false
-	defer func() {
-		if !readied {
-			p.ready.Done()
-		}
-	}()
+	markReady := sync.OnceFunc(p.ready.Done)
+	defer markReady() // an early return still counts as ready
 	before, err := p.private()
 	if err != nil {
 		return p.fail(fmt.Errorf("sockfd client: %w", err))
 	}
 	msg := newRightsMsg(p.cfg.FdsPerMsg)
 	held := make([]int32, 0, p.plan.perConn)
-	readied = true
-	p.ready.Done()
+	markReady()
 	<-p.begin
 
 	c := &p.client
