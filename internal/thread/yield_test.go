@@ -1,6 +1,7 @@
 package thread
 
 import (
+	"runtime"
 	"testing"
 	"time"
 
@@ -32,21 +33,29 @@ func TestYielderTick(t *testing.T) {
 	}
 }
 
-// TestYielderOnThread yields on a Run thread: the goroutine must come back
-// to the same thread.
+// TestYielderOnThread yields for real on a Run thread: each yield must
+// happen and the goroutine must come back to the same thread.
 func TestYielderOnThread(t *testing.T) {
+	yields := 0
+	defer func(f func()) { gosched = f }(gosched)
+	gosched = func() { yields++; runtime.Gosched() }
+
 	err := Run(func() error {
 		tid := unix.Gettid()
 		var y Yielder
+		t0 := time.Now()
 		for i := range 4 {
-			y.Tick(time.Now().Add(time.Duration(i) * YieldEvery))
+			y.Tick(t0.Add(time.Duration(i) * YieldEvery))
 			if got := unix.Gettid(); got != tid {
-				t.Errorf("after yield %d the goroutine runs on thread %d, not %d", i, got, tid)
+				t.Errorf("after tick %d the goroutine runs on thread %d, not %d", i, got, tid)
 			}
 		}
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if yields != 3 {
+		t.Errorf("4 ticks YieldEvery apart yielded %d times, want 3 (the first starts the clock)", yields)
 	}
 }
