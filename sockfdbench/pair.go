@@ -103,15 +103,8 @@ func (p *pair) refuse() {
 // forked stress-ng process has, and closes the other pairs' listening
 // sockets in it so only the coordinator and this pair hold this pair's.
 func (p *pair) private() (int, error) {
-	if err := unix.Unshare(unix.CLONE_FILES); err != nil {
-		if err == unix.EPERM || err == unix.ENOSYS {
-			return 0, &skip.Unsupported{
-				Feature: "unshare(CLONE_FILES), for a private fd table per thread as stress-ng's processes have",
-				Err:     err,
-				Hint:    "a seccomp profile (Docker's default blocks unshare without CAP_SYS_ADMIN) or LSM refused it; run on the host or with --security-opt seccomp=unconfined",
-			}
-		}
-		return 0, fmt.Errorf("unshare(CLONE_FILES): %s", skip.Errno(err))
+	if err := thread.UnshareFiles(); err != nil {
+		return 0, err
 	}
 	for _, fd := range p.lfds {
 		if fd != p.lfd {

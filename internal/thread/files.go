@@ -1,0 +1,34 @@
+package thread
+
+import (
+	"fmt"
+
+	"github.com/kbench/kbench/internal/skip"
+	"golang.org/x/sys/unix"
+)
+
+// UnshareFiles gives the calling thread its own copy of the process's fd
+// table (unshare(CLONE_FILES)), as a forked process has one. Fds it opens
+// from then on exist only in its table, and, as in a single-threaded
+// process, the kernel looks its fds up without taking a reference on the
+// file for each syscall (the table has one user) and allocates them
+// without contending with other threads for the table's lock.
+//
+// Call it only on a Run thread: the copy also holds every fd the process
+// had open at the call, until the thread exits and the table with it.
+// Where a seccomp profile or an LSM refuses unshare, the error wraps
+// skip.ErrNotSupported.
+func UnshareFiles() error {
+	err := unix.Unshare(unix.CLONE_FILES)
+	switch err {
+	case nil:
+		return nil
+	case unix.EPERM, unix.ENOSYS:
+		return &skip.Unsupported{
+			Feature: "unshare(CLONE_FILES), for a private fd table per thread as a forked process has",
+			Err:     err,
+			Hint:    "a seccomp profile (Docker's default blocks unshare without CAP_SYS_ADMIN) or an LSM refused it; run on the host or with --security-opt seccomp=unconfined",
+		}
+	}
+	return fmt.Errorf("unshare(CLONE_FILES): %s", skip.Errno(err))
+}

@@ -1,0 +1,58 @@
+package thread
+
+import (
+	"testing"
+
+	"github.com/kbench/kbench/internal/skip"
+	"golang.org/x/sys/unix"
+)
+
+// TestUnshareFilesPrivate checks that an fd opened after UnshareFiles is
+// not in the process's table, and that the thread's copy, which holds the
+// write end of a pipe the process has closed, goes with the thread.
+func TestUnshareFilesPrivate(t *testing.T) {
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(p[0])
+	opened := make(chan int)
+	release := make(chan struct{})
+	errc := make(chan error, 1)
+	go func() {
+		errc <- Run(func() error {
+			if err := UnshareFiles(); err != nil {
+				close(opened)
+				return err
+			}
+			fd, err := unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+			if err != nil {
+				close(opened)
+				return err
+			}
+			opened <- fd
+			<-release
+			return nil
+		})
+	}()
+	fd, ok := <-opened
+	if !ok {
+		skip.IfNotSupported(t, <-errc)
+		t.Fatal("UnshareFiles failed without an error")
+	}
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != unix.EBADF {
+		t.Errorf("fd %d opened on the unshared thread: fcntl in the process's table = %v, want EBADF", fd, err)
+	}
+	unix.Close(p[1]) // the thread's copy still holds the write end
+	if n, err := unix.Poll([]unix.PollFd{{Fd: int32(p[0]), Events: unix.POLLIN}}, 0); err != nil || n != 0 {
+		t.Errorf("pipe reader ready (n=%d, %v) while the thread's copy holds the writer", n, err)
+	}
+	close(release)
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	fds := []unix.PollFd{{Fd: int32(p[0]), Events: unix.POLLIN}}
+	if n, err := unix.Poll(fds, 5000); err != nil || n != 1 || fds[0].Revents&unix.POLLHUP == 0 {
+		t.Fatalf("pipe reader after the thread exited: n=%d revents=%#x err=%v, want POLLHUP (the copy closed the writer)", n, fds[0].Revents, err)
+	}
+}
