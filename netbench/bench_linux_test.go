@@ -23,7 +23,7 @@ func fingerprintFields() []fingerprint.Field {
 	if *serverAddr != "" {
 		where = "remote " + *serverAddr
 	}
-	fields := []fingerprint.Field{{Key: "netbench.server", Value: where}}
+	fields := []fingerprint.Field{{Key: "netbench.server", Value: where}, {Key: "netbench.fdtables", Value: fdTables()}}
 	for _, name := range []string{"net.ipv4.tcp_max_tw_buckets", "net.ipv4.tcp_tw_reuse", "net.ipv4.tcp_timestamps", "net.ipv4.tcp_syncookies", "net.core.somaxconn"} {
 		v := "(missing)"
 		if b, err := os.ReadFile("/proc/sys/" + strings.ReplaceAll(name, ".", "/")); err == nil {

@@ -54,7 +54,7 @@ func (f *clientFlow) connectFrom() (int, error) {
 				return fd, nil
 			}
 		}
-		unix.Close(fd)
+		rawClose(fd)
 		// The errno decides before any error is formatted: refused
 		// ports are walked past inside the timed loop.
 		if !portRefused(err) {
@@ -84,7 +84,7 @@ func (f *clientFlow) crr() error {
 			err = fmt.Errorf("transaction tag %d: %d more byte(s) after the response, want EOF", k, n)
 		}
 	}
-	unix.Close(fd)
+	rawClose(fd)
 	if err == nil {
 		f.txns++
 	}

@@ -21,9 +21,14 @@
 // thread with its own listening socket (backlog 5), blocking sockets
 // driven by direct syscalls (socket, setsockopt, bind, connect, sendto,
 // recvfrom, accept4, close through golang.org/x/sys/unix, never the Go
-// netpoller), Nagle on, no SO_LINGER. A line-based control connection (Go
-// net, off the measured path) opens the flows and collects the server's
-// counts, as netperf's control connection does.
+// netpoller), Nagle on, no SO_LINGER. Each flow thread has a private fd
+// table (unshare(CLONE_FILES)), as each netperf and netserver process has
+// its own, so the kernel's fd lookups take the single-owner path and fd
+// allocation does not contend across flows; where a seccomp profile
+// refuses unshare, the flows share the process's table and the
+// netbench.fdtables line of the fingerprint says so. A line-based control
+// connection (Go net, off the measured path) opens the flows and collects
+// the server's counts, as netperf's control connection does.
 //
 // Checks: the server checks every request byte and counts transactions per
 // flow; the client checks every response byte (each transaction's bytes
@@ -58,7 +63,13 @@
 //     of the CRR and 16-flow RR rates (measured on a 2-vCPU VM). The
 //     client yields after timing a transaction; the server can only
 //     yield between transactions, so about one transaction in a hundred
-//     per flow waits for that handoff, which shows in p99-us.
+//     per flow waits for that handoff, which shows in p99-us. The yields
+//     are what the Go runtime still costs beyond netperf: each is about
+//     three futex sleeps and wakeups between runtime threads, 0.41 extra
+//     context switches per 16-flow TCP_CRR transaction (2.53 against
+//     netperf's 2.08, counted with perf's sched_switch on a 2-vCPU VM).
+//     Calls that cannot block (socket, getsockopt, setsockopt, close)
+//     skip the runtime's syscall entry and exit.
 //   - Each flow rotates through 256 request/response patterns (so a
 //     stale or echoed message fails the byte check) where netperf reuses
 //     one buffer each way; at req=64/rsp=1024 that is more user memory

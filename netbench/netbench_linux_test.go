@@ -366,3 +366,64 @@ func TestValidAddrPort(t *testing.T) {
 		}
 	}
 }
+
+// TestFlowFdTablesPrivate looks at the fd tables from the server's flow
+// thread in the middle of a transaction: the accepted socket must be in
+// the thread's table and not the process's, and the client's socket in
+// neither the process's table nor the server thread's copy of it.
+func TestFlowFdTablesPrivate(t *testing.T) {
+	if err := privateFiles(); err != nil {
+		t.Skipf("flows share the process's fd table here: %v", err)
+	}
+	var onlyThread, onlyProcess []string
+	var seen error
+	hooks := &serverHooks{delay: func(n int64) time.Duration {
+		if n == 0 {
+			var self, own map[string]string
+			if self, seen = fdLinks("/proc/self/fd"); seen == nil {
+				own, seen = fdLinks("/proc/thread-self/fd")
+			}
+			for fd, l := range own {
+				if self[fd] != l && strings.HasPrefix(l, "socket:") {
+					onlyThread = append(onlyThread, fd+" -> "+l)
+				}
+			}
+			for fd, l := range self {
+				if own[fd] != l && strings.HasPrefix(l, "socket:") {
+					onlyProcess = append(onlyProcess, fd+" -> "+l)
+				}
+			}
+		}
+		return 0
+	}}
+	for _, kind := range []Kind{CRR, RR} {
+		onlyThread, onlyProcess = nil, nil
+		if _, err := runFlows(localServer(t, hooks), Config{Kind: kind, Flows: 1, Req: 1, Rsp: 1}, 3, nopTimer{}, netperfPorts); err != nil {
+			t.Fatal(err)
+		}
+		if seen != nil {
+			t.Fatal(seen)
+		}
+		if len(onlyThread) != 1 {
+			t.Errorf("%v: sockets only in the server thread's table: %v, want the one accepted", kind, onlyThread)
+		}
+		if len(onlyProcess) != 0 {
+			t.Errorf("%v: sockets in the process's table the server thread does not share: %v, want none (the client's belongs to its own thread)", kind, onlyProcess)
+		}
+	}
+}
+
+// fdLinks maps each fd in dir to what it links to.
+func fdLinks(dir string) (map[string]string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]string{}
+	for _, e := range ents {
+		if l, err := os.Readlink(dir + "/" + e.Name()); err == nil {
+			m[e.Name()] = l
+		}
+	}
+	return m, nil
+}

@@ -140,8 +140,8 @@ func runFlows(ctl netip.AddrPort, cfg Config, n int, t timer, ports portRange) (
 // run is one flow's thread: set up (RR connects), wait for the start,
 // then take tickets until the budget is spent.
 func (f *clientFlow) run(w *work, ready, looped *sync.WaitGroup, start <-chan struct{}) error {
-	var err error
-	if f.kind == RR {
+	err := ownFiles()
+	if err == nil && f.kind == RR {
 		err = f.rrOpen()
 	}
 	ready.Done()

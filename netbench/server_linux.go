@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -26,9 +25,7 @@ type flowServer struct {
 	badReqs atomic.Int64 // requests with a wrong byte
 	served  int64        // transactions answered, for hooks; the thread's own
 
-	mu       sync.Mutex
-	cur      int // data socket being served, -1 if none
-	stopping bool
+	stopping atomic.Bool
 
 	hooks *serverHooks
 	err   error // the thread's result, once done is closed
@@ -52,7 +49,7 @@ func startFlowServer(ip netip.Addr, kind Kind, req, rsp int, hooks *serverHooks)
 	if err != nil {
 		return nil, err
 	}
-	s := &flowServer{kind: kind, pat: newPatterns(req, rsp), lfd: lfd, port: port, cur: -1, hooks: hooks, done: make(chan struct{})}
+	s := &flowServer{kind: kind, pat: newPatterns(req, rsp), lfd: lfd, port: port, hooks: hooks, done: make(chan struct{})}
 	go func() {
 		s.err = thread.Run(s.loop)
 		close(s.done)
@@ -61,6 +58,9 @@ func startFlowServer(ip netip.Addr, kind Kind, req, rsp int, hooks *serverHooks)
 }
 
 func (s *flowServer) loop() error {
+	if err := ownFiles(); err != nil {
+		return err
+	}
 	var ac acceptConn
 	var y thread.Yielder
 	req := make([]byte, len(s.pat.req[0]))
@@ -68,7 +68,7 @@ func (s *flowServer) loop() error {
 		y.Tick(time.Now())
 		fd, err := ac.accept(s.lfd)
 		if err != nil {
-			if s.isStopping() {
+			if s.stopping.Load() {
 				return nil
 			}
 			if err == unix.ECONNABORTED {
@@ -76,8 +76,8 @@ func (s *flowServer) loop() error {
 			}
 			return fmt.Errorf("accept: %w", err)
 		}
-		if !s.track(fd) {
-			unix.Close(fd)
+		if s.stopping.Load() {
+			rawClose(fd)
 			return nil
 		}
 		if s.kind == CRR {
@@ -92,9 +92,9 @@ func (s *flowServer) loop() error {
 				}
 			}
 		}
-		s.untrack(fd)
+		rawClose(fd) // first, for CRR: TIME_WAIT stays here
 		if err != nil {
-			if s.isStopping() {
+			if s.stopping.Load() {
 				return nil
 			}
 			return err
@@ -148,47 +148,19 @@ func (s *flowServer) serve(fd int, req []byte) (bool, error) {
 	return true, nil
 }
 
-func (s *flowServer) isStopping() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.stopping
-}
-
-// track records fd as the socket being served, unless the flow is
-// stopping.
-func (s *flowServer) track(fd int) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.stopping {
-		return false
-	}
-	s.cur = fd
-	return true
-}
-
-// untrack closes fd (first, for CRR: TIME_WAIT stays here).
-func (s *flowServer) untrack(fd int) {
-	s.mu.Lock()
-	s.cur = -1
-	unix.Close(fd)
-	s.mu.Unlock()
-}
-
-// stop wakes the thread (shutdown of the listening socket makes accept
-// fail with EINVAL; of the data socket, recv return 0), waits for it to
-// exit and closes the listening socket.
+// stop wakes the thread if it waits in accept (shutdown of the listening
+// socket makes accept fail with EINVAL), waits for it to exit and closes
+// the listening socket. A thread serving a connection returns when the
+// client closes it: the data socket is in the thread's own fd table, out
+// of stop's reach, and a client's sockets close at the latest when its
+// thread or process ends.
 func (s *flowServer) stop() error {
-	s.mu.Lock()
-	s.stopping = true
+	s.stopping.Store(true)
 	unix.Shutdown(s.lfd, unix.SHUT_RDWR)
-	if s.cur >= 0 {
-		unix.Shutdown(s.cur, unix.SHUT_RDWR)
-	}
-	s.mu.Unlock()
 	select {
 	case <-s.done:
 	case <-time.After(time.Minute):
-		return errors.New("flow server thread still running a minute after stop")
+		return errors.New("flow server thread still running a minute after stop (a client that neither finished nor closed its connection?)")
 	}
 	unix.Close(s.lfd)
 	return s.err

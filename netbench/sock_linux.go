@@ -13,7 +13,11 @@ import (
 // what netperf's C makes it see: blocking sockets, send(2) and recv(2)
 // (sendto/recvfrom with no address, as glibc issues them), no netpoller.
 // Sockets also get SOCK_CLOEXEC, which netperf does not ask for, so that no
-// benchmark socket leaks into a child process.
+// benchmark socket leaks into a child process. Calls that cannot block
+// (socket, getsockopt, setsockopt, close without SO_LINGER) are raw, so
+// they skip the Go runtime's syscall entry and exit as glibc's wrappers
+// have none; those that wait for the peer (connect, accept, send, recv)
+// tell the runtime they may block.
 
 // endpoint is an IP address with a reusable sockaddr for it, so that
 // setting a port and passing it to bind or connect allocates nothing.
@@ -58,22 +62,30 @@ func (e *endpoint) at(port int) unix.Sockaddr {
 // buffer sizes are read (set_sock_buffer with no size requested) and that
 // gets SO_REUSEADDR.
 func newSocket(family int) (int, error) {
-	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, unix.IPPROTO_TCP)
-	if err != nil {
-		return -1, fmt.Errorf("socket: %w", err)
+	r, _, e := unix.RawSyscall(unix.SYS_SOCKET, uintptr(family), unix.SOCK_STREAM|unix.SOCK_CLOEXEC, unix.IPPROTO_TCP)
+	if e != 0 {
+		return -1, fmt.Errorf("socket: %w", e)
 	}
-	for _, opt := range [...]int{unix.SO_SNDBUF, unix.SO_RCVBUF} {
-		if _, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, opt); err != nil {
-			unix.Close(fd)
-			return -1, fmt.Errorf("getsockopt(SOL_SOCKET, %d): %w", opt, err)
+	fd := int(r)
+	var v int32
+	for _, opt := range [...]uintptr{unix.SO_SNDBUF, unix.SO_RCVBUF} {
+		n := uint32(unsafe.Sizeof(v))
+		if _, _, e := unix.RawSyscall6(unix.SYS_GETSOCKOPT, r, unix.SOL_SOCKET, opt, uintptr(unsafe.Pointer(&v)), uintptr(unsafe.Pointer(&n)), 0); e != 0 {
+			rawClose(fd)
+			return -1, fmt.Errorf("getsockopt(SOL_SOCKET, %d): %w", opt, e)
 		}
 	}
-	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1); err != nil {
-		unix.Close(fd)
-		return -1, fmt.Errorf("setsockopt(SO_REUSEADDR): %w", err)
+	v = 1
+	if _, _, e := unix.RawSyscall6(unix.SYS_SETSOCKOPT, r, unix.SOL_SOCKET, unix.SO_REUSEADDR, uintptr(unsafe.Pointer(&v)), unsafe.Sizeof(v), 0); e != 0 {
+		rawClose(fd)
+		return -1, fmt.Errorf("setsockopt(SO_REUSEADDR): %w", e)
 	}
 	return fd, nil
 }
+
+// rawClose closes a data socket. Without SO_LINGER, close(2) queues the
+// FIN and returns; it does not wait for the peer.
+func rawClose(fd int) { unix.RawSyscall(unix.SYS_CLOSE, uintptr(fd), 0, 0) }
 
 // listenSocket opens a server's per-flow listening socket on ip, port
 // chosen by the kernel, with netserver's backlog of 5, and returns it with
