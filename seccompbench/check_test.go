@@ -81,7 +81,7 @@ func TestSentinelFires(t *testing.T) {
 			return err
 		}
 		for _, p := range progs {
-			if err := setFilter(&p.fprog); err != nil {
+			if err := setFilter(p.Fprog()); err != nil {
 				return err
 			}
 		}

@@ -7,56 +7,9 @@ import (
 	seccomp "github.com/elastic/go-seccomp-bpf"
 	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
+
+	"github.com/kbench/kbench/internal/seccompfilter"
 )
-
-// Offsets in struct seccomp_data that a filter may read without defeating
-// the kernel's per-syscall action cache (Linux 5.11+): nr and arch.
-const (
-	offNr      = 0
-	offArch    = 4
-	offArgs0Lo = 16 // low word of args[0] on little-endian machines
-)
-
-// Program is a classic-BPF filter assembled once, outside any timed loop,
-// in the form seccomp(2) takes.
-type Program struct {
-	Insns []bpf.Instruction
-	raw   []unix.SockFilter
-	fprog unix.SockFprog
-}
-
-func assemble(insns []bpf.Instruction) (*Program, error) {
-	raw, err := bpf.Assemble(insns)
-	if err != nil {
-		return nil, err
-	}
-	p := &Program{Insns: insns, raw: make([]unix.SockFilter, len(raw))}
-	for i, r := range raw {
-		p.raw[i] = unix.SockFilter{Code: r.Op, Jt: r.Jt, Jf: r.Jf, K: r.K}
-	}
-	p.fprog = unix.SockFprog{Len: uint16(len(p.raw)), Filter: &p.raw[0]}
-	return p, nil
-}
-
-// Len is the instruction count the kernel translates and JIT-compiles.
-func (p *Program) Len() int { return len(p.raw) }
-
-// ReadsArgs reports whether the filter loads anything but nr and arch,
-// which makes its answer depend on the call's arguments: the kernel must
-// then run it on every system call instead of answering from its cache.
-func (p *Program) ReadsArgs() bool {
-	for _, in := range p.Insns {
-		switch in := in.(type) {
-		case bpf.LoadAbsolute:
-			if in.Off != offNr && in.Off != offArch {
-				return true
-			}
-		case bpf.LoadIndirect, bpf.LoadMemShift:
-			return true
-		}
-	}
-	return false
-}
 
 // MaxHuge is the largest filter the kernel accepts (BPF_MAXINSNS).
 const MaxHuge = 4096
@@ -83,11 +36,11 @@ var hugeSizes = func() []int {
 // hugeAllow is one buffer of `ret ALLOW` instructions, long enough for the
 // largest size tried; each huge filter is a prefix of it.
 var hugeAllow = func() []unix.SockFilter {
-	p, err := assemble(hugeProgram(slices.Max(hugeSizes)))
+	p, err := seccompfilter.Assemble(hugeProgram(slices.Max(hugeSizes)))
 	if err != nil {
 		panic(err) // a constant program; cannot fail
 	}
-	return p.raw
+	return p.Raw()
 }()
 
 // neverCalled are system calls neither the Go runtime nor the benchmark
@@ -99,16 +52,16 @@ var neverCalled = []string{"acct", "swapon", "swapoff", "reboot", "kexec_load", 
 // smallFilters are the two shapes of stress-ng's allow-list filter (12 and
 // 14 instructions there), built with go-seccomp-bpf: arch check, x32
 // check, one compare per listed call.
-func smallFilters() ([2]*Program, error) {
-	var out [2]*Program
+func smallFilters() ([2]*seccompfilter.Program, error) {
+	var out [2]*seccompfilter.Program
 	for i, n := range []int{5, 7} {
-		p, err := policyProgram(seccomp.Policy{
+		p, err := seccompfilter.FromPolicy(seccomp.Policy{
 			DefaultAction: seccomp.ActionAllow,
 			Syscalls: []seccomp.SyscallGroup{{
 				Action: seccomp.ActionErrno,
 				Names:  neverCalled[:n],
 			}},
-		}, nil)
+		})
 		if err != nil {
 			return out, err
 		}
@@ -136,33 +89,25 @@ const sentinel = unix.SYS_GETPPID
 
 // syscallFilter builds filter number index (1-based) of kind k: identical
 // rules in every filter, as in report 001, apart from the errno.
-func syscallFilter(k Kind, index int) (*Program, error) {
+func syscallFilter(k Kind, index int) (*seccompfilter.Program, error) {
 	var prefix []bpf.Instruction
 	switch k {
 	case Cached:
 	case Full:
-		prefix = []bpf.Instruction{bpf.LoadAbsolute{Off: offArgs0Lo, Size: 4}}
+		prefix = []bpf.Instruction{seccompfilter.LoadArgs0}
 	default:
 		return nil, fmt.Errorf("unknown filter kind %q", k)
 	}
 	if index < 1 || index > 4095 {
 		return nil, fmt.Errorf("filter index %d outside 1..4095 (SECCOMP_RET_DATA errno)", index)
 	}
-	return policyProgram(seccomp.Policy{
+	return seccompfilter.FromPolicy(seccomp.Policy{
 		DefaultAction: seccomp.ActionAllow,
 		Syscalls: []seccomp.SyscallGroup{{
 			Action: seccomp.ActionErrno | seccomp.Action(index),
 			Names:  []string{"getppid"},
 		}},
-	}, prefix)
-}
-
-func policyProgram(p seccomp.Policy, prefix []bpf.Instruction) (*Program, error) {
-	insns, err := p.Assemble()
-	if err != nil {
-		return nil, fmt.Errorf("assembling seccomp policy: %w", err)
-	}
-	return assemble(append(prefix, insns...))
+	}, prefix...)
 }
 
 // hugeProgram is stress-ng's huge filter as instructions: n `ret ALLOW`.

@@ -3,6 +3,8 @@ package seccompbench
 import (
 	"slices"
 	"testing"
+
+	"github.com/kbench/kbench/internal/seccompfilter"
 )
 
 func TestHugeSizesFollowStressNG(t *testing.T) {
@@ -27,8 +29,8 @@ func TestHugeSizesFollowStressNG(t *testing.T) {
 	if len(hugeAllow) != 8192 {
 		t.Fatalf("hugeAllow has %d instructions, want 8192", len(hugeAllow))
 	}
-	p, err := assemble(hugeProgram(3))
-	if err != nil || p.Len() != 3 || p.ReadsArgs() || p.raw[0] != hugeAllow[0] {
+	p, err := seccompfilter.Assemble(hugeProgram(3))
+	if err != nil || p.Len() != 3 || p.ReadsArgs() || p.Raw()[0] != hugeAllow[0] {
 		t.Fatalf("huge program: %v, %d instructions", err, p.Len())
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/kbench/kbench/internal/cpus"
+	"github.com/kbench/kbench/internal/seccompfilter"
 	"github.com/kbench/kbench/internal/thread"
 )
 
@@ -49,7 +50,7 @@ func probeCalls() (x expect) {
 
 // Loader performs stress-ng's seccomp op on throw-away threads.
 type Loader struct {
-	small [2]*Program
+	small [2]*seccompfilter.Program
 	want  expect
 	// Base is how many filters a fresh thread of this process starts with
 	// (a container runtime's, say); FiltersKnown is false on kernels
@@ -109,7 +110,7 @@ func (l *Loader) Single(i uint64, check bool) (loads int, err error) {
 		if err := setNoNewPrivs(); err != nil {
 			return fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
 		}
-		if err := setFilter(&l.small[i%2].fprog); err != nil {
+		if err := setFilter(l.small[i%2].Fprog()); err != nil {
 			return fmt.Errorf("loading the %d-instruction filter: %w", l.small[i%2].Len(), err)
 		}
 		loads = 1
@@ -163,7 +164,7 @@ func (l *Loader) stressNG(i uint64) (int, error) {
 		return loads, fmt.Errorf("probe calls answered %+v, a fresh thread before the run got %+v", got, l.want)
 	}
 	small := l.small[i%2]
-	if err := setFilter(&small.fprog); err != nil {
+	if err := setFilter(small.Fprog()); err != nil {
 		return loads, fmt.Errorf("loading the %d-instruction filter: %w", small.Len(), err)
 	}
 	loads++

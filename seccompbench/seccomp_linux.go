@@ -5,6 +5,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/kbench/kbench/internal/seccompfilter"
 	"github.com/kbench/kbench/internal/skip"
 	"github.com/kbench/kbench/internal/thread"
 )
@@ -70,7 +71,7 @@ var seccompActions = [...]uint32{
 // Probe checks, on a throw-away thread, that this kernel lets an
 // unprivileged thread with no_new_privs install a seccomp filter.
 func Probe() error {
-	allow, err := assemble(hugeProgram(1))
+	allow, err := seccompfilter.Assemble(hugeProgram(1))
 	if err != nil {
 		return err
 	}
@@ -78,9 +79,9 @@ func Probe() error {
 		if err := setNoNewPrivs(); err != nil {
 			return &skip.Unsupported{Feature: "prctl(PR_SET_NO_NEW_PRIVS)", Err: err, Since: skip.Version{Major: 3, Minor: 5}}
 		}
-		err := setFilter(&allow.fprog)
+		err := setFilter(allow.Fprog())
 		if err == unix.ENOSYS {
-			err = prctlSetFilter(&allow.fprog)
+			err = prctlSetFilter(allow.Fprog())
 		}
 		if err != nil {
 			return &skip.Unsupported{

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/kbench/kbench/internal/rate"
+	"github.com/kbench/kbench/internal/seccompfilter"
 	"github.com/kbench/kbench/internal/thread"
 	"github.com/kbench/kbench/internal/unixbench"
 )
@@ -25,8 +26,8 @@ func BenchmarkSyscall(b *testing.B) {
 }
 
 // syscallFilters assembles filters 1..n of kind k.
-func syscallFilters(k Kind, n int) ([]*Program, error) {
-	progs := make([]*Program, n)
+func syscallFilters(k Kind, n int) ([]*seccompfilter.Program, error) {
+	progs := make([]*seccompfilter.Program, n)
 	for i := range progs {
 		p, err := syscallFilter(k, i+1)
 		if err != nil {
@@ -58,7 +59,7 @@ func benchSyscall(b *testing.B, work unixbench.Work, kind Kind, n int) {
 			}
 		}
 		for i, p := range progs {
-			if err := setFilter(&p.fprog); err != nil {
+			if err := setFilter(p.Fprog()); err != nil {
 				return fmt.Errorf("loading filter %d of %d: %w", i+1, n, err)
 			}
 		}

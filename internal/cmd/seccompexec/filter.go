@@ -10,16 +10,11 @@ import (
 	"unsafe"
 
 	seccomp "github.com/elastic/go-seccomp-bpf"
-	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 
 	"github.com/kbench/kbench/internal/procstatus"
+	"github.com/kbench/kbench/internal/seccompfilter"
 )
-
-// args0Lo is the offset of args[0]'s low word in struct seccomp_data on
-// little-endian machines: any load beyond nr and arch makes a filter's
-// answer depend on the arguments, so the kernel must run it on every call.
-const args0Lo = 16
 
 // denied are calls no test binary makes; denying them gives the filter
 // real rules without changing what the program under test sees.
@@ -27,42 +22,28 @@ var denied = []string{"kexec_load", "reboot", "swapon", "swapoff", "init_module"
 
 // argFilter assembles the filter: a load of args[0], then a policy that
 // allows everything but denied.
-func argFilter() ([]unix.SockFilter, error) {
-	policy := seccomp.Policy{
+func argFilter() (*seccompfilter.Program, error) {
+	return seccompfilter.FromPolicy(seccomp.Policy{
 		DefaultAction: seccomp.ActionAllow,
 		Syscalls: []seccomp.SyscallGroup{{
 			Action: seccomp.ActionErrno | seccomp.Action(unix.EPERM),
 			Names:  denied,
 		}},
-	}
-	insns, err := policy.Assemble()
-	if err != nil {
-		return nil, fmt.Errorf("assembling the seccomp policy: %w", err)
-	}
-	insns = append([]bpf.Instruction{bpf.LoadAbsolute{Off: args0Lo, Size: 4}}, insns...)
-	raw, err := bpf.Assemble(insns)
-	if err != nil {
-		return nil, fmt.Errorf("assembling the filter: %w", err)
-	}
-	prog := make([]unix.SockFilter, len(raw))
-	for i, r := range raw {
-		prog[i] = unix.SockFilter{Code: r.Op, Jt: r.Jt, Jf: r.Jf, K: r.K}
-	}
-	return prog, nil
+	}, seccompfilter.LoadArgs0)
 }
 
 // install sets no_new_privs (which seccomp requires of an unprivileged
 // caller and TSYNC copies to every thread) and loads prog n times with
 // SECCOMP_FILTER_FLAG_TSYNC, so the Go runtime's other threads carry the
 // filters too.
-func install(prog []unix.SockFilter, n int) error {
+func install(prog *seccompfilter.Program, n int) error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %s", errnoName(err))
 	}
-	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+	fprog := prog.Fprog()
 	for i := 1; i <= n; i++ {
 		r, _, e := unix.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER,
-			unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&fprog)))
+			unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(fprog)))
 		switch {
 		case e != 0:
 			return fmt.Errorf("seccomp(SECCOMP_SET_MODE_FILTER, TSYNC) for filter %d of %d: %s (needs Linux 3.17+ with CONFIG_SECCOMP_FILTER)", i, n, errnoName(e))
