@@ -427,3 +427,25 @@ func fdLinks(dir string) (map[string]string, error) {
 	}
 	return m, nil
 }
+
+// TestServerThreadFailureEndsRun makes every flow's server thread fail
+// before its first accept: the clients must get an error naming it, not
+// wait in the listen backlog for an accept that never comes.
+func TestServerThreadFailureEndsRun(t *testing.T) {
+	hooks := &serverHooks{start: func() error { return errors.New("injected start failure") }}
+	for _, kind := range []Kind{CRR, RR} {
+		done := make(chan error, 1)
+		go func() {
+			_, err := runFlows(localServer(t, hooks), Config{Kind: kind, Flows: 2, Req: 1, Rsp: 1}, 10, nopTimer{}, netperfPorts)
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), "injected start failure") {
+				t.Errorf("%v: run with failed server threads: %v, want the threads' error", kind, err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%v: run still waiting 30s after its server threads failed", kind)
+		}
+	}
+}

@@ -125,7 +125,9 @@ func runFlows(ctl netip.AddrPort, cfg Config, n int, t timer, ports portRange) (
 	reports, stopErr := cc.stop()
 	res.Server = reports
 	if err := errors.Join(errors.Join(errs...), stopErr); err != nil {
-		return res, err
+		// A client's error is often the echo of its server's (a refused
+		// connect after the server thread failed): report both.
+		return res, errors.Join(err, serverFailures(reports))
 	}
 	if res.Txns != int64(n) {
 		return res, fmt.Errorf("clients completed %d transactions, want %d", res.Txns, n)
@@ -184,12 +186,9 @@ func checkCounts(client []int64, server []flowReport) error {
 	if len(client) != len(server) {
 		return fmt.Errorf("server reported %d flows, clients ran %d", len(server), len(client))
 	}
-	var errs []error
+	errs := []error{serverFailures(server)}
 	for i := range client {
 		s := server[i]
-		if s.err != "" {
-			errs = append(errs, fmt.Errorf("flow %d: server: %s", i, s.err))
-		}
 		if s.badReqs != 0 {
 			errs = append(errs, fmt.Errorf("flow %d: server received %d request(s) with a wrong byte", i, s.badReqs))
 		}
@@ -208,4 +207,15 @@ func checkSlow(slow, total int64) error {
 			slow, total, 100*float64(slow)/float64(total), SlowAfter)
 	}
 	return nil
+}
+
+// serverFailures joins the errors the server's flow threads reported.
+func serverFailures(server []flowReport) error {
+	var errs []error
+	for i, s := range server {
+		if s.err != "" {
+			errs = append(errs, fmt.Errorf("flow %d: server: %s", i, s.err))
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -40,6 +40,8 @@ type serverHooks struct {
 	response func(n int64, rsp []byte) []byte
 	// uncounted, if set, leaves transaction n out of the count.
 	uncounted func(n int64) bool
+	// start, if set, runs when the thread starts; an error ends it there.
+	start func() error
 }
 
 // startFlowServer opens the listening socket on ip and starts the flow's
@@ -52,6 +54,11 @@ func startFlowServer(ip netip.Addr, kind Kind, req, rsp int, hooks *serverHooks)
 	s := &flowServer{kind: kind, pat: newPatterns(req, rsp), lfd: lfd, port: port, hooks: hooks, done: make(chan struct{})}
 	go func() {
 		s.err = thread.Run(s.loop)
+		if s.err != nil {
+			// Refuse the flow's client: queued and later connections
+			// would otherwise wait for an accept that never comes.
+			unix.Shutdown(s.lfd, unix.SHUT_RDWR)
+		}
 		close(s.done)
 	}()
 	return s, nil
@@ -60,6 +67,11 @@ func startFlowServer(ip netip.Addr, kind Kind, req, rsp int, hooks *serverHooks)
 func (s *flowServer) loop() error {
 	if err := ownFiles(); err != nil {
 		return err
+	}
+	if h := s.hooks; h != nil && h.start != nil {
+		if err := h.start(); err != nil {
+			return err
+		}
 	}
 	var ac acceptConn
 	var y thread.Yielder
