@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
-	"strings"
 	"testing"
 
 	"github.com/kbench/kbench/internal/benchmain"
@@ -17,19 +16,38 @@ import (
 func TestMain(m *testing.M) { os.Exit(benchmain.Main(m, fingerprintFields)) }
 
 // fingerprintFields records where the server runs and the TCP settings
-// that change a TCP_CRR result.
+// that change a TCP_CRR result: this machine's, and in remote mode the
+// server's, where TIME_WAIT piles up.
 func fingerprintFields() []fingerprint.Field {
 	where := "in-process on loopback"
 	if *serverAddr != "" {
 		where = "remote " + *serverAddr
 	}
 	fields := []fingerprint.Field{{Key: "netbench.server", Value: where}, {Key: "netbench.fdtables", Value: fdTables()}}
-	for _, name := range []string{"net.ipv4.tcp_max_tw_buckets", "net.ipv4.tcp_tw_reuse", "net.ipv4.tcp_timestamps", "net.ipv4.tcp_syncookies", "net.core.somaxconn"} {
-		v := "(missing)"
-		if b, err := os.ReadFile("/proc/sys/" + strings.ReplaceAll(name, ".", "/")); err == nil {
-			v = strings.TrimSpace(string(b))
-		}
-		fields = append(fields, fingerprint.Field{Key: "sysctl." + name, Value: v})
+	for i, v := range readSysctls() {
+		fields = append(fields, fingerprint.Field{Key: "sysctl." + tcpSysctls[i], Value: v})
+	}
+	if ctl, err := netip.ParseAddrPort(*serverAddr); err == nil {
+		fields = append(fields, remoteSysctls(ctl)...)
+	}
+	return fields
+}
+
+// remoteSysctls asks the netbench server at ctl for its TCP settings; a
+// server it cannot ask gets one field saying why.
+func remoteSysctls(ctl netip.AddrPort) []fingerprint.Field {
+	var out [][2]string
+	cc, err := dialControl(ctl)
+	if err == nil {
+		out, err = cc.sysctls()
+		cc.Close()
+	}
+	if err != nil {
+		return []fingerprint.Field{{Key: "netbench.server.sysctl", Value: "(not read: " + err.Error() + ")"}}
+	}
+	fields := make([]fingerprint.Field, len(out))
+	for i, kv := range out {
+		fields[i] = fingerprint.Field{Key: "netbench.server.sysctl." + kv[0], Value: kv[1]}
 	}
 	return fields
 }

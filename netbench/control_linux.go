@@ -21,6 +21,8 @@ import (
 //	client: OPEN crr|rr <req> <rsp>     server: OK <port> | ERR <text>
 //	client: STOP                        server: FLOW <i> <txns> <badreqs> <error or ->
 //	                                            ... one line per flow, then END
+//	client: SYSCTL                      server: SYSCTL <name> <value>
+//	                                            ... one line per tcpSysctls, then END
 //
 // STOP ends every flow opened on the connection. A control connection that
 // closes stops its flows too, so a client that dies leaves nothing behind.
@@ -188,6 +190,13 @@ func (s *Server) handle(c net.Conn) {
 			if !reply("END") {
 				return
 			}
+		case len(f) == 1 && f[0] == "SYSCTL":
+			for i, v := range readSysctls() {
+				fmt.Fprintf(w, "SYSCTL %s %s\n", tcpSysctls[i], v)
+			}
+			if !reply("END") {
+				return
+			}
 		default:
 			if !reply("ERR unknown request %q", strings.TrimSpace(line)) {
 				return
@@ -302,6 +311,20 @@ func (cc *controlClient) stop() ([]flowReport, error) {
 			return nil, perr
 		}
 		out = append(out, r)
+	}
+	return out, err
+}
+
+// sysctls asks the server for its tcpSysctls, as name and value pairs.
+func (cc *controlClient) sysctls() ([][2]string, error) {
+	line, err := cc.roundTrip("SYSCTL")
+	var out [][2]string
+	for ; err == nil && line != "END"; line, err = cc.readLine() {
+		f := strings.SplitN(line, " ", 3)
+		if len(f) != 3 || f[0] != "SYSCTL" {
+			return nil, fmt.Errorf("server answered SYSCTL with %q", line)
+		}
+		out = append(out, [2]string{f[1], f[2]})
 	}
 	return out, err
 }

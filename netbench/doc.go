@@ -45,7 +45,10 @@
 //	KBENCH_NET_LISTEN=ip:port go test ./netbench -run='^TestServe$' -v -timeout=0
 //
 // and stopped with Ctrl-C. Its flows listen on the address the control
-// connection arrived at. TestRemoteNamespaces runs both ends in two network
+// connection arrived at. The fingerprint records the TCP settings that
+// change a TCP_CRR result (TIME_WAIT limits and reuse, timestamps, SYN
+// cookies, somaxconn) on this machine as sysctl.*, and in remote mode also
+// the server's, where TIME_WAIT piles up, as netbench.server.sysctl.*. TestRemoteNamespaces runs both ends in two network
 // namespaces joined by a veth pair (root only).
 //
 // Differences from netperf 2.7 (src/nettest_omni.c, nettest_bsd.c):

@@ -449,3 +449,36 @@ func TestServerThreadFailureEndsRun(t *testing.T) {
 		}
 	}
 }
+
+// TestServerSysctls asks an in-process server for its TCP settings over
+// the control connection: the same machine, so the same values as read
+// here, and the fingerprint's remote fields carry them under the server's
+// key.
+func TestServerSysctls(t *testing.T) {
+	ctl := localServer(t, nil)
+	cc, err := dialControl(ctl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := cc.sysctls()
+	cc.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := readSysctls()
+	if len(got) != len(tcpSysctls) {
+		t.Fatalf("server sent %d settings %v, want %d", len(got), got, len(tcpSysctls))
+	}
+	for i, kv := range got {
+		if kv[0] != tcpSysctls[i] || kv[1] != want[i] {
+			t.Errorf("setting %d: server says %s = %q, here %s = %q", i, kv[0], kv[1], tcpSysctls[i], want[i])
+		}
+	}
+	fields := remoteSysctls(ctl)
+	if len(fields) != len(tcpSysctls) || fields[0].Key != "netbench.server.sysctl."+tcpSysctls[0] || fields[0].Value != want[0] {
+		t.Errorf("fingerprint fields %v", fields)
+	}
+	if f := remoteSysctls(netip.MustParseAddrPort("127.0.0.1:1")); len(f) != 1 || !strings.Contains(f[0].Value, "not read") {
+		t.Errorf("fields for a server that is not there: %v", f)
+	}
+}

@@ -123,6 +123,10 @@ func TestRemoteNamespaces(t *testing.T) {
 			t.Errorf("no result row for %s in:\n%s", name, res)
 		}
 	}
+	// The fingerprint carries the server namespace's TIME_WAIT settings.
+	if !regexp.MustCompile(`(?m)^# kbench netbench\.server\.sysctl\.net\.ipv4\.tcp_tw_reuse: \d`).Match(res) {
+		t.Errorf("no server tcp_tw_reuse in the fingerprint:\n%s", res)
+	}
 	if !strings.Contains(string(res), "is not an IPv6 address") {
 		t.Errorf("ip=6 rows not skipped against an IPv4 server:\n%s", res)
 	}
