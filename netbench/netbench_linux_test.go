@@ -482,3 +482,30 @@ func TestServerSysctls(t *testing.T) {
 		t.Errorf("fields for a server that is not there: %v", f)
 	}
 }
+
+// TestSharedFdTablesWhereUnshareRefused plays a machine whose seccomp
+// profile refuses unshare: flows run on the shared table, and the
+// fingerprint says so with the reason.
+func TestSharedFdTablesWhereUnshareRefused(t *testing.T) {
+	saved := privateFiles
+	t.Cleanup(func() { privateFiles = saved })
+	privateFiles = func() error { return fmt.Errorf("unshare(CLONE_FILES): %w", unix.EPERM) }
+	if got := fdTables(); !strings.HasPrefix(got, "shared by the flow threads") || !strings.Contains(got, "operation not permitted") {
+		t.Errorf("fdTables() = %q", got)
+	}
+	// The server thread opens /dev/null and leaves it open: on a shared
+	// table it outlives the thread, in the process's table.
+	fd := -1
+	hooks := &serverHooks{start: func() (err error) {
+		fd, err = unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		return err
+	}}
+	if _, err := runFlows(localServer(t, hooks), Config{Kind: CRR, Flows: 1, Req: 1, Rsp: 1}, 3, nopTimer{}, netperfPorts); err != nil {
+		t.Fatal(err)
+	}
+	l, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", fd))
+	if err != nil || l != "/dev/null" {
+		t.Fatalf("fd %d the server thread opened: %q, %v in the process's table, want /dev/null: the flow unshared its table anyway", fd, l, err)
+	}
+	unix.Close(fd)
+}
