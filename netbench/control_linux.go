@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -67,6 +68,8 @@ type Server struct {
 	hooks *serverHooks                  // tests only
 	logf  func(format string, a ...any) // if set, told about every STOP
 
+	closing atomic.Bool // Close has begun
+
 	mu    sync.Mutex
 	conns map[net.Conn]struct{}
 	live  int // flow threads running
@@ -116,6 +119,7 @@ func (s *Server) Serve() error {
 // Close stops accepting, ends every control connection and its flows, and
 // waits for their threads.
 func (s *Server) Close() error {
+	s.closing.Store(true)
 	err := s.ln.Close()
 	s.mu.Lock()
 	for c := range s.conns {
@@ -170,8 +174,9 @@ func (s *Server) handle(c net.Conn) {
 				return
 			}
 		case len(f) == 1 && f[0] == "STOP":
+			errs := stopFlows(flows, time.Minute)
 			for i, fs := range flows {
-				err := fs.stop()
+				err := errs[i]
 				msg := "-"
 				if err != nil {
 					msg = err.Error()
@@ -205,10 +210,16 @@ func (s *Server) handle(c net.Conn) {
 	}
 }
 
+// stopFlows ends the flows of a control connection that closed: within a
+// minute, or, when the whole server is closing (Ctrl-C on TestServe),
+// within a few seconds, after which the process's exit ends any thread
+// still blocked.
 func (s *Server) stopFlows(flows []*flowServer) {
-	for _, fs := range flows {
-		fs.stop()
+	wait := time.Minute
+	if s.closing.Load() {
+		wait = 5 * time.Second
 	}
+	stopFlows(flows, wait)
 	s.addLive(-len(flows))
 }
 

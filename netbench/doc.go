@@ -24,9 +24,15 @@
 // netpoller), Nagle on, no SO_LINGER. Each flow thread has a private fd
 // table (unshare(CLONE_FILES)), as each netperf and netserver process has
 // its own, so the kernel's fd lookups take the single-owner path and fd
-// allocation does not contend across flows; where a seccomp profile
-// refuses unshare, the flows share the process's table and the
-// netbench.fdtables line of the fingerprint says so. A line-based control
+// allocation does not contend across flows. The copy starts with every
+// fd of the process, so a flow closes there every socket but its own
+// listening one (a control connection held in a copy would never close).
+// Where a seccomp profile refuses unshare, the flows share the process's
+// table and the netbench.fdtables line of the fingerprint says so. A
+// server flow's data socket is then out of the stopping thread's reach:
+// a flow serving a remote client that neither finishes nor closes (its
+// host gone) stays in recv until the server process exits, which Ctrl-C
+// on TestServe brings about within 5 s. A line-based control
 // connection (Go net, off the measured path) opens the flows and collects
 // the server's counts, as netperf's control connection does.
 //

@@ -1,9 +1,14 @@
 package netbench
 
 import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/kbench/kbench/internal/thread"
+	"golang.org/x/sys/unix"
 )
 
 // privateFiles says whether flow threads can have private fd tables, as
@@ -13,13 +18,40 @@ import (
 var privateFiles = sync.OnceValue(func() error { return thread.Run(thread.UnshareFiles) })
 
 // ownFiles gives the calling flow thread its own fd table where the
-// machine allows it. The table dies with the thread, closing whatever the
-// flow left open in it.
-func ownFiles() error {
+// machine allows it, and closes in it every socket but keep (-1 for
+// none): the copy starts with all the process's fds, and a control
+// connection or another flow's socket held there would stay open, with
+// no FIN to its peer, until this thread ends. The table dies with the
+// thread, closing whatever the flow left open in it.
+func ownFiles(keep int) error {
 	if privateFiles() != nil {
 		return nil
 	}
-	return thread.UnshareFiles()
+	if err := thread.UnshareFiles(); err != nil {
+		return err
+	}
+	return closeSocketsExcept(keep)
+}
+
+// closeSocketsExcept closes every socket in the calling thread's fd
+// table but keep. Other fds (the Go runtime's epoll and eventfd, files)
+// stay.
+func closeSocketsExcept(keep int) error {
+	const dir = "/proc/thread-self/fd"
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("listing the flow thread's fds: %w", err)
+	}
+	for _, e := range ents {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil || fd == keep {
+			continue
+		}
+		if l, err := os.Readlink(dir + "/" + e.Name()); err == nil && strings.HasPrefix(l, "socket:") {
+			unix.Close(fd)
+		}
+	}
+	return nil
 }
 
 // fdTables describes the flows' fd tables for the fingerprint.

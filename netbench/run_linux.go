@@ -142,7 +142,7 @@ func runFlows(ctl netip.AddrPort, cfg Config, n int, t timer, ports portRange) (
 // run is one flow's thread: set up (RR connects), wait for the start,
 // then take tickets until the budget is spent.
 func (f *clientFlow) run(w *work, ready, looped *sync.WaitGroup, start <-chan struct{}) error {
-	err := ownFiles()
+	err := ownFiles(-1)
 	if err == nil && f.kind == RR {
 		err = f.rrOpen()
 	}

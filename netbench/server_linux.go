@@ -1,7 +1,6 @@
 package netbench
 
 import (
-	"errors"
 	"fmt"
 	"net/netip"
 	"sync/atomic"
@@ -65,7 +64,7 @@ func startFlowServer(ip netip.Addr, kind Kind, req, rsp int, hooks *serverHooks)
 }
 
 func (s *flowServer) loop() error {
-	if err := ownFiles(); err != nil {
+	if err := ownFiles(s.lfd); err != nil {
 		return err
 	}
 	if h := s.hooks; h != nil && h.start != nil {
@@ -160,20 +159,40 @@ func (s *flowServer) serve(fd int, req []byte) (bool, error) {
 	return true, nil
 }
 
-// stop wakes the thread if it waits in accept (shutdown of the listening
-// socket makes accept fail with EINVAL), waits for it to exit and closes
-// the listening socket. A thread serving a connection returns when the
-// client closes it: the data socket is in the thread's own fd table, out
-// of stop's reach, and a client's sockets close at the latest when its
-// thread or process ends.
-func (s *flowServer) stop() error {
-	s.stopping.Store(true)
-	unix.Shutdown(s.lfd, unix.SHUT_RDWR)
-	select {
-	case <-s.done:
-	case <-time.After(time.Minute):
-		return errors.New("flow server thread still running a minute after stop (a client that neither finished nor closed its connection?)")
+// stopFlows stops flows together and returns each flow's result: it wakes
+// every thread waiting in accept (shutdown of its listening socket makes
+// accept fail with EINVAL), waits up to wait for them all, and closes the
+// listening sockets of those that ended. A thread serving a
+// connection returns when its client closes it: the data socket is in the
+// thread's own fd table, out of reach here. A local client's sockets
+// close at the latest when its thread ends; a remote client that neither
+// finishes nor closes (its host gone) leaves the thread blocked in recv
+// until the server process exits.
+func stopFlows(flows []*flowServer, wait time.Duration) []error {
+	for _, s := range flows {
+		s.stopping.Store(true)
+		unix.Shutdown(s.lfd, unix.SHUT_RDWR)
 	}
-	unix.Close(s.lfd)
-	return s.err
+	errs := make([]error, len(flows))
+	timeout := time.After(wait)
+	timedOut := false
+	for i, s := range flows {
+		if !timedOut {
+			select {
+			case <-s.done:
+			case <-timeout:
+				timedOut = true
+			}
+		}
+		select {
+		case <-s.done:
+			unix.Close(s.lfd)
+			errs[i] = s.err
+		default:
+			// Its listening socket stays open: the thread may still
+			// return to accept on it.
+			errs[i] = fmt.Errorf("flow server thread still running %v after stop (a client that neither finished nor closed its connection?)", wait)
+		}
+	}
+	return errs
 }
