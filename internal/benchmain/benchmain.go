@@ -12,6 +12,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/kbench/kbench/internal/child"
 	"github.com/kbench/kbench/internal/fingerprint"
 	"github.com/kbench/kbench/internal/options"
 	"github.com/kbench/kbench/internal/pulse"
@@ -24,7 +25,13 @@ import (
 type Extra func() []fingerprint.Field
 
 // Main is called as os.Exit(benchmain.Main(m)) from TestMain.
+//
+// A test binary that is re-executed as a child process (internal/child)
+// runs its role instead, before options, fingerprint or tests.
 func Main(m *testing.M, extra ...Extra) int {
+	if child.Selected() {
+		return child.Main()
+	}
 	if code := setup(os.Stdout, os.Stderr, extra); code != 0 {
 		return code
 	}

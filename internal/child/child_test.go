@@ -1,0 +1,298 @@
+package child_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	seccomp "github.com/elastic/go-seccomp-bpf"
+	"golang.org/x/sys/unix"
+
+	"github.com/kbench/kbench/internal/benchmain"
+	"github.com/kbench/kbench/internal/child"
+	"github.com/kbench/kbench/internal/cpus"
+	"github.com/kbench/kbench/internal/skip"
+)
+
+func TestMain(m *testing.M) { os.Exit(benchmain.Main(m)) }
+
+type echoArgs struct{ N int }
+
+var _ = child.Register("test-echo", func(c *child.Ctx) error {
+	var a echoArgs
+	if err := c.Args(&a); err != nil {
+		return err
+	}
+	if err := c.Ready(a); err != nil {
+		return err
+	}
+	return c.Result(2 * a.N)
+})
+
+var _ = child.Register("test-fail", func(c *child.Ctx) error {
+	if err := c.Ready(nil); err != nil {
+		return err
+	}
+	return errors.New("boom 42")
+})
+
+var _ = child.Register("test-sleep", func(c *child.Ctx) error {
+	if err := c.Ready(nil); err != nil {
+		return err
+	}
+	time.Sleep(time.Hour)
+	return nil
+})
+
+var _ = child.Register("test-cpu", func(c *child.Ctx) error {
+	cpu, err := cpus.Current()
+	if err != nil {
+		return err
+	}
+	return c.Ready(cpu)
+})
+
+// test-parent starts a grandchild and reports its pid, then waits to be
+// killed.
+var _ = child.Register("test-parent", func(c *child.Ctx) error {
+	gc, err := child.Start(child.Spec{Role: "test-sleep"})
+	if err != nil {
+		return err
+	}
+	if err := gc.Ready(); err != nil {
+		return err
+	}
+	if err := c.Ready(gc.Pid); err != nil {
+		return err
+	}
+	time.Sleep(time.Hour)
+	return nil
+})
+
+type startOutcome struct {
+	Err         string
+	Unsupported bool
+}
+
+// test-noexec refuses execve in its whole process (a seccomp filter on
+// every thread), then tries to start a child.
+var _ = child.Register("test-noexec", func(c *child.Ctx) error {
+	err := seccomp.LoadFilter(seccomp.Filter{
+		NoNewPrivs: true,
+		Flag:       seccomp.FilterFlagTSync,
+		Policy: seccomp.Policy{
+			DefaultAction: seccomp.ActionAllow,
+			Syscalls: []seccomp.SyscallGroup{{
+				Action: seccomp.ActionErrno,
+				Names:  []string{"execve", "execveat"},
+			}},
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("loading the seccomp filter: %v", err)
+	}
+	var out startOutcome
+	p, err := child.Start(child.Spec{Role: "test-echo", Args: echoArgs{1}})
+	if err == nil {
+		err = p.Ready()
+		p.Kill()
+	}
+	if err != nil {
+		out = startOutcome{err.Error(), errors.Is(err, skip.ErrNotSupported)}
+	}
+	return c.Ready(out)
+})
+
+func TestRoundTrip(t *testing.T) {
+	var g child.Group
+	defer g.Close()
+	for i := range 3 {
+		if _, err := g.Start(child.Spec{Role: "test-echo", Args: echoArgs{i + 1}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := g.Ready(); err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range g.Procs {
+		var got echoArgs
+		if err := p.Info(&got); err != nil || got.N != i+1 {
+			t.Errorf("child %d ready with %+v, %v", i, got, err)
+		}
+		if p.Tgid == os.Getpid() || p.Tgid != p.Pid {
+			t.Errorf("child %d: tgid %d, pid %d, this process %d", i, p.Tgid, p.Pid, os.Getpid())
+		}
+	}
+	if err := g.Go(); err != nil {
+		t.Fatal(err)
+	}
+	res := make([]int, 3)
+	if err := g.Results(func(i int) any { return &res[i] }); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range res {
+		if r != 2*(i+1) {
+			t.Errorf("child %d result %d, want %d", i, r, 2*(i+1))
+		}
+		noProcess(t, g.Procs[i].Pid)
+	}
+}
+
+func TestRoleErrorFailsWithItsMessage(t *testing.T) {
+	var g child.Group
+	defer g.Close()
+	g.Start(child.Spec{Role: "test-fail"})
+	g.Start(child.Spec{Role: "test-sleep"})
+	if err := g.Ready(); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Go(); err != nil {
+		t.Fatal(err)
+	}
+	err := g.Results(func(int) any { return nil })
+	if err == nil || !strings.Contains(err.Error(), "boom 42") || !strings.Contains(err.Error(), "test-fail") {
+		t.Fatalf("failing role: %v, want its message", err)
+	}
+	if strings.Contains(err.Error(), "test-sleep") {
+		t.Errorf("the error also blames the child killed because of it: %v", err)
+	}
+	for _, p := range g.Procs {
+		noProcess(t, p.Pid)
+	}
+}
+
+// A child killed in the middle of a run fails it, saying so, and is gone.
+func TestKilledChildFailsTheRun(t *testing.T) {
+	var g child.Group
+	defer g.Close()
+	p, err := g.Start(child.Spec{Role: "test-sleep"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Ready(); err != nil {
+		t.Fatal(err)
+	}
+	g.Go()
+	time.AfterFunc(50*time.Millisecond, func() { unix.Kill(p.Pid, unix.SIGKILL) })
+	err = g.Results(func(int) any { return nil })
+	if err == nil || !strings.Contains(err.Error(), "killed by signal SIGKILL") {
+		t.Fatalf("killed child: %v, want a message naming SIGKILL", err)
+	}
+	noProcess(t, p.Pid)
+}
+
+// SIGKILL of a process that started children kills them: their
+// parent-death signal.
+func TestParentKilledLeavesNoChild(t *testing.T) {
+	p, err := child.Start(child.Spec{Role: "test-parent"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Kill()
+	if err := p.Ready(); err != nil {
+		t.Fatal(err)
+	}
+	var gc int
+	if err := p.Info(&gc); err != nil || gc <= 0 {
+		t.Fatalf("grandchild pid %d, %v", gc, err)
+	}
+	if !alive(gc) {
+		t.Fatalf("grandchild %d not running before the kill", gc)
+	}
+	unix.Kill(p.Pid, unix.SIGKILL) // the process only, not its group
+	deadline := time.Now().Add(5 * time.Second)
+	for alive(gc) {
+		if time.Now().After(deadline) {
+			unix.Kill(gc, unix.SIGKILL)
+			t.Fatalf("grandchild %d still running 5 s after its parent was killed", gc)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestUnknownRole(t *testing.T) {
+	_, err := child.Start(child.Spec{Role: "no-such-role"})
+	if err == nil || !strings.Contains(err.Error(), `no role "no-such-role"`) {
+		t.Fatalf("unknown role: %v", err)
+	}
+}
+
+// The variable set by hand is refused: no control socket, no token.
+func TestVariableByHandIsRefused(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), "_KBENCH_CHILD=test-echo")
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), "no kbench child") {
+		t.Fatalf("hand-set variable: %v, output %q; want exit 2 and a refusal", err, out)
+	}
+}
+
+// A process that may not execve gets a skip.Unsupported naming the cause.
+func TestExecRefusedIsUnsupported(t *testing.T) {
+	p, err := child.Start(child.Spec{Role: "test-noexec"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Kill()
+	if err := p.Ready(); err != nil {
+		t.Fatal(err)
+	}
+	var out startOutcome
+	if err := p.Info(&out); err != nil {
+		t.Fatal(err)
+	}
+	if !out.Unsupported || !strings.Contains(out.Err, "EPERM") {
+		t.Fatalf("start under a filter refusing execve: %+v, want skip.Unsupported naming EPERM", out)
+	}
+	t.Log(out.Err)
+}
+
+func TestPinned(t *testing.T) {
+	usable, err := cpus.Usable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpu := usable[len(usable)-1]
+	p, err := child.Start(child.Spec{Role: "test-cpu", Pin: true, CPU: cpu})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Kill()
+	if err := p.Ready(); err != nil {
+		t.Fatal(err)
+	}
+	var got int
+	if err := p.Info(&got); err != nil || got != cpu {
+		t.Fatalf("child pinned to CPU %d runs on %d (%v)", cpu, got, err)
+	}
+}
+
+// alive reports whether pid runs (a zombie does not).
+func alive(pid int) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+}
+
+func noProcess(t *testing.T, pid int) {
+	t.Helper()
+	if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err == nil {
+		t.Errorf("child %d still exists (running or unreaped)", pid)
+	}
+}
