@@ -39,15 +39,23 @@
 // machine with one pair per CPU.
 //
 // Differences from stress-ng:
-//   - A server and its client are threads of the test binary, not a
-//     process and its fork. Each thread unshares its fd table
-//     (unshare(CLONE_FILES)), so, as in stress-ng's single-threaded
-//     processes, fd lookups take the unshared-table fast path and fd
-//     allocation does not contend across threads (where a seccomp profile
-//     refuses unshare, the rows skip saying so). The address space is
-//     shared, though: a switch between the two threads changes no mm,
-//     where stress-ng's switches between processes do (and may flush
-//     branch predictors under some mitigations), so switches cost less.
+//   - mm=separate (the default, the rows that reproduce the report): a
+//     server and its client are two child processes of the test binary
+//     (internal/child), as stress-ng's server and its fork are, where
+//     stress-ng's parent is itself the server; they share only the op
+//     budget and a done flag in a small shared mapping. Each is a Go
+//     process whose loop runs on one thread; that thread unshares its fd
+//     table (unshare(CLONE_FILES)) from the runtime's other threads, so,
+//     as in stress-ng's single-threaded processes, fd lookups take the
+//     single-owner fast path (where a seccomp profile refuses unshare,
+//     the rows skip saying so).
+//   - mm=shared: the two sides are threads of the test binary. A switch
+//     between them changes no mm, so it isolates what switch_mm costs
+//     on this kernel and CPU: the CR3/PCID switch, the conditional IBPB
+//     on a switch to another mm (cond_mitigation), mm_cpumask updates
+//     and per-mm TLB work. Kept only for kind=file/fds=1, stress-ng's
+//     own case; with more fds per message an op is dominated by the fd
+//     work and the difference says nothing.
 //   - Sends use MSG_NOSIGNAL (stress-ng passes 0), so a failed run
 //     reports EPIPE instead of dying by SIGPIPE; the sending path is the
 //     same until that error.
@@ -56,9 +64,9 @@
 //     have at most RLIMIT_NOFILE fds in flight (ETOOMANYREFS); the server
 //     then yields and sends again, and the run logs how often.
 //   - A run is b.N ops shared among the pairs (taken in chunks of 64),
-//     not a fixed time; during it GOMAXPROCS is raised to 2·pairs+1 so
-//     every thread has a P to return to from a blocking syscall, and
-//     every thread passes through the Go scheduler every 9 ms
+//     not a fixed time; in mm=shared GOMAXPROCS is raised to 2·pairs+1
+//     so every thread has a P to return to from a blocking syscall, and
+//     every loop thread passes through the Go scheduler every 9 ms
 //     (thread.Yielder), so that the runtime's monitor does not take its
 //     P on every tick (measured: +3.7% serial ops/s on a 2-vCPU VM).
 //

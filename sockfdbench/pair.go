@@ -28,11 +28,16 @@ type pair struct {
 	// done is set by the server when it has finished (or either side has
 	// failed) before it closes its end, so that EOF, ECONNRESET or a
 	// refused connect then mean the end of the run, not an error.
-	done   atomic.Bool
-	failed atomic.Bool
+	// Both live in memory the two sides share: the pair's fields in
+	// mm=shared, a shared mapping in mm=separate.
+	done   *atomic.Bool
+	failed *atomic.Bool
 
-	ready, finished *sync.WaitGroup
-	begin           <-chan struct{}
+	// ready marks the side set up (an early return also calls it);
+	// begin waits for the start of the run; finished marks the side's
+	// loop and checks done. In mm=separate, begin is the child's Ready.
+	ready, finished func()
+	begin           func() error
 
 	server, client Counts
 }
@@ -119,8 +124,8 @@ func (p *pair) private() (int, error) {
 // send the invalid fd (EBADF); after plan.perConn fds close the connection
 // and accept the next. Runs on a throw-away thread.
 func (p *pair) serve() (err error) {
-	defer p.finished.Done()
-	markReady := sync.OnceFunc(p.ready.Done)
+	defer p.finished()
+	markReady := sync.OnceFunc(p.ready)
 	defer markReady() // an early return still counts as ready
 	before, err := p.private()
 	if err != nil {
@@ -144,7 +149,9 @@ func (p *pair) serve() (err error) {
 	perConn := p.plan.perConn / n
 
 	markReady()
-	<-p.begin
+	if err := p.begin(); err != nil {
+		return p.fail(err)
+	}
 
 	c := &p.server
 	var y thread.Yielder
@@ -280,8 +287,8 @@ func errOrSuccess(err error) string {
 // until plan.perConn are held; then close them all, shut the connection
 // down and reconnect. Runs on a throw-away thread.
 func (p *pair) receive() (err error) {
-	defer p.finished.Done()
-	markReady := sync.OnceFunc(p.ready.Done)
+	defer p.finished()
+	markReady := sync.OnceFunc(p.ready)
 	defer markReady() // an early return still counts as ready
 	before, err := p.private()
 	if err != nil {
@@ -290,7 +297,9 @@ func (p *pair) receive() (err error) {
 	msg := newRightsMsg(p.cfg.FdsPerMsg)
 	held := make([]int32, 0, p.plan.perConn)
 	markReady()
-	<-p.begin
+	if err := p.begin(); err != nil {
+		return p.fail(err)
+	}
 
 	c := &p.client
 	var y thread.Yielder

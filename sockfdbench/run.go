@@ -20,6 +20,7 @@ type Config struct {
 	FdsPerMsg int   // fds per SCM_RIGHTS message, 1 to scmMaxFD; stress-ng sends 1
 	Pairs     int   // server/client pairs running at once (stress-ng instances)
 	Ops       int64 // server ops over all pairs
+	Shared    bool  // mm=shared: server and client are threads of the test binary, not child processes
 
 	// Test hooks; zero values mean the benchmark's behaviour.
 	path    string // what the server opens for KindFile instead of /dev/zero
@@ -46,24 +47,20 @@ const budgetChunk = 64
 // sunPathMax is sizeof(sockaddr_un.sun_path) less the terminating NUL.
 const sunPathMax = 107
 
-// Run runs cfg.Pairs server/client pairs of threads until the servers
-// have done cfg.Ops ops between them, then checks the counts, the fd
-// tables and the socket paths. start and stop, when not nil, are called
-// from the calling goroutine once every thread is ready and once every
-// thread has finished its loop, to bracket a benchmark's timed section.
+// Run runs cfg.Pairs server/client pairs until the servers have done
+// cfg.Ops ops between them, then checks the counts, the fd tables and the
+// socket paths. start and stop, when not nil, are called from the calling
+// goroutine once every side is ready and once every side has finished its
+// loop, to bracket a benchmark's timed section.
 //
-// Each thread unshares its fd table (CLONE_FILES), as stress-ng's server
-// and forked client each have their own, so fd allocation and the fds a
-// client holds do not contend with the other threads; thread.Run throws
-// the thread and its table away afterwards.
+// Each side is a child process (internal/child), as stress-ng's server
+// and its forked client are, or with cfg.Shared a thread of this process.
+// Either way the side's thread unshares its fd table (CLONE_FILES), so fd
+// lookups take the single-owner path as in stress-ng's single-threaded
+// processes; thread.Run throws the thread and its table away afterwards.
 func Run(cfg Config, start, stop func()) (res Result, err error) {
 	if err := cfg.validate(); err != nil {
 		return res, err
-	}
-	// Every thread needs a P to return to from a blocking syscall at once;
-	// with fewer, the runtime hands Ps around and times the scheduler.
-	if want := 2*cfg.Pairs + 1; runtime.GOMAXPROCS(0) < want {
-		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(want))
 	}
 	procBefore, err := countFds()
 	if err != nil {
@@ -126,6 +123,23 @@ func Run(cfg Config, start, stop func()) (res Result, err error) {
 	}
 	res.PerConn = pl.perConn
 
+	if !cfg.Shared {
+		counts, err := runSeparate(&cfg, pairs, pl, start, stop)
+		if err != nil {
+			return res, err
+		}
+		res.Counts = counts
+		if err := checkDirEmpty(dir); err != nil {
+			return res, err
+		}
+		return res, res.check(cfg.Ops, cfg.FdsPerMsg)
+	}
+
+	// Every thread needs a P to return to from a blocking syscall at once;
+	// with fewer, the runtime hands Ps around and times the scheduler.
+	if want := 2*cfg.Pairs + 1; runtime.GOMAXPROCS(0) < want {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(want))
+	}
 	var budget atomic.Int64
 	budget.Store(cfg.Ops)
 	var ready, finished sync.WaitGroup
@@ -133,7 +147,9 @@ func Run(cfg Config, start, stop func()) (res Result, err error) {
 	errs := make(chan error, 2*len(pairs))
 	for _, p := range pairs {
 		p.plan, p.budget, p.lfds = pl, &budget, lfds
-		p.ready, p.finished, p.begin = &ready, &finished, begin
+		p.done, p.failed = new(atomic.Bool), new(atomic.Bool)
+		p.ready, p.finished = ready.Done, finished.Done
+		p.begin = func() error { <-begin; return nil }
 		ready.Add(2)
 		finished.Add(2)
 		go func() { errs <- thread.Run(p.serve) }()

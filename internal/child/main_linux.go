@@ -43,7 +43,7 @@ func (c *Ctx) Args(v any) error {
 	return nil
 }
 
-// File returns inherited file i (Spec.Files[i]), fd 4+i.
+// File returns the fd of inherited file i (Spec.Fds[i]): 4+i.
 func (c *Ctx) File(i int) int { return ctlFd + 1 + i }
 
 // Ready tells the parent the role is set up, with info (nil for none),
@@ -138,6 +138,14 @@ func Main() int {
 		return refuse("fd %d is not a control socket", ctlFd)
 	}
 	unix.CloseOnExec(ctlFd) // a grandchild gets its own
+	// Non-blocking, so the runtime's poller takes it and creates its epoll
+	// fd now, in the process's fd table. Created later, from a role
+	// thread that unshared its table (CLONE_FILES), the epoll fd would
+	// exist only there, and the runtime's other threads would find it
+	// closed (fatal error: netpoll failed).
+	if err := unix.SetNonblock(ctlFd, true); err != nil {
+		return refuse("fd %d: %v", ctlFd, err)
+	}
 	f := os.NewFile(ctlFd, "kbench-control")
 	c := &Ctx{w: f, r: bufio.NewReader(f)}
 	hello, err := c.recv()

@@ -23,7 +23,7 @@ import (
 type Spec struct {
 	Role  string
 	Args  any        // JSON-encoded for the child's Ctx.Args
-	Files []*os.File // inherited as fd 4, 5, ...; the caller keeps and closes its own copies
+	Fds   []int // inherited as fd 4, 5, ... (Ctx.File); the caller keeps and closes its own
 	Pin   bool       // pin the role's thread to CPU
 	CPU   int
 }
@@ -103,6 +103,18 @@ func Start(spec Spec) (*Proc, error) {
 	}
 	theirs := os.NewFile(uintptr(fds[1]), "kbench-control-child")
 	defer theirs.Close()
+	files := []*os.File{theirs}
+	for _, fd := range spec.Fds {
+		// A copy, so that the *os.File's close touches only it.
+		dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+		if err != nil {
+			unix.Close(fds[0])
+			return nil, fmt.Errorf("child: fd %d for %s: %s", fd, spec.Role, skip.Errno(err))
+		}
+		f := os.NewFile(uintptr(dup), "kbench-inherited")
+		defer f.Close()
+		files = append(files, f)
+	}
 	if err := unix.SetNonblock(fds[0], true); err != nil {
 		unix.Close(fds[0])
 		return nil, err
@@ -111,7 +123,7 @@ func Start(spec Spec) (*Proc, error) {
 	cmd := exec.Command(exe)
 	cmd.Args = []string{exe + " [kbench child " + spec.Role + "]"}
 	cmd.Env = append(os.Environ(), envVar+"="+token())
-	cmd.ExtraFiles = append([]*os.File{theirs}, spec.Files...)
+	cmd.ExtraFiles = files
 	p := &Proc{Role: spec.Role, cmd: cmd, ctl: ours, r: bufio.NewReader(ours), stderr: &tail{}}
 	cmd.Stderr = p.stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
@@ -334,24 +346,36 @@ func (p *Proc) Kill() {
 	p.reap()
 }
 
-// tail keeps the last 4 KiB written to it.
+// tail keeps the first 2 KiB written to it (where a panic says why) and
+// the last 1 KiB.
 type tail struct {
-	mu  sync.Mutex
-	buf []byte
+	mu         sync.Mutex
+	head, last []byte
+	cut        bool
 }
 
 func (t *tail) Write(b []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.buf = append(t.buf, b...)
-	if over := len(t.buf) - 4096; over > 0 {
-		t.buf = t.buf[over:]
+	n := len(b)
+	if room := 2048 - len(t.head); room > 0 {
+		k := min(room, len(b))
+		t.head = append(t.head, b[:k]...)
+		b = b[k:]
 	}
-	return len(b), nil
+	t.last = append(t.last, b...)
+	if over := len(t.last) - 1024; over > 0 {
+		t.last = t.last[over:]
+		t.cut = true
+	}
+	return n, nil
 }
 
 func (t *tail) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return string(t.buf)
+	if t.cut {
+		return string(t.head) + " [...] " + string(t.last)
+	}
+	return string(t.head) + string(t.last)
 }
