@@ -23,8 +23,18 @@
 // BenchmarkSyscallMix is one loop of UnixBench's syscall mix
 // (close(dup(fd)), getpid, getuid, umask: internal/unixbench), and
 // BenchmarkPingPong is one round trip of a counter over two pipes between
-// two threads pinned to different CPUs (UnixBench's context1, two context
+// two sides pinned to different CPUs (UnixBench's context1, two context
 // switches per round trip, like Redis's event loop waking on its socket).
+// mm=separate (the default shape) runs the sides as two child processes
+// (internal/child), as context1 forks, so every wakeup switches to another
+// mm; mm=shared runs them as two threads of the test binary, whose
+// switches keep the mm. The difference isolates switch_mm on this kernel
+// and CPU: the CR3/PCID switch, the conditional IBPB on a switch to
+// another mm (cond_mitigation, what PR_SPEC_FORCE_DISABLE arms),
+// mm_cpumask updates and per-mm TLB work. Each side counts its thread's
+// voluntary context switches (/proc/thread-self/status); fewer than one
+// per round trip fails the row, a kernel without the line is noted in the
+// log, and a status file that cannot be read fails the row.
 // After every benchmark the main thread and a new thread must still read
 // the process's initial state.
 //

@@ -8,13 +8,13 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/kbench/kbench/internal/child"
 	"github.com/kbench/kbench/internal/cpus"
 	"github.com/kbench/kbench/internal/procstatus"
 	"github.com/kbench/kbench/internal/thread"
 )
 
-// pingPong is UnixBench's context1 between two threads instead of two
-// processes: ping writes a counter to one pipe and blocks reading the
+// pingPong is UnixBench's context1: ping writes a counter to one pipe and blocks reading the
 // other; pong reads it, checks it and writes it back. Every round trip
 // wakes each side once, so the kernel switches context on both CPUs.
 type pingPong struct {
@@ -132,13 +132,101 @@ func expect(fd int, want uint32) error {
 	}
 }
 
-// runPingPong runs n round trips between a thread pinned to cpuA (ping)
-// and one pinned to cpuB (pong), both throw-away threads. started is
-// called once both are pinned, just before they begin (a benchmark resets
-// its timer there). It returns the voluntary context switches the two
-// threads made during the round trips, or -1 where the kernel's status
-// file lacks the count.
-func runPingPong(cpuA, cpuB, n int, started func()) (switches int, err error) {
+// runPingPong runs n round trips between ping, pinned to cpuA, and pong,
+// pinned to cpuB: two child processes (internal/child), as UnixBench's
+// context1 forks, or with shared two throw-away threads of this process.
+// started is called once both sides are pinned, just before they begin (a
+// benchmark resets its timer there). It returns the voluntary context
+// switches the two sides' threads made during the round trips, or -1
+// where the kernel's status file lacks the count; a status file that
+// cannot be read or parsed is an error.
+func runPingPong(cpuA, cpuB, n int, shared bool, started func()) (switches int, err error) {
+	if shared {
+		return runPingPongThreads(cpuA, cpuB, n, started)
+	}
+	return runPingPongProcs(cpuA, cpuB, n, started)
+}
+
+// ppArgs and ppResult are a side's arguments and counts in a child.
+type (
+	ppArgs   struct{ N int }
+	ppResult struct{ Switches int }
+)
+
+// The roles: fd 4 is the side's read end, fd 5 its write end.
+var (
+	_ = child.Register("pingpong-ping", func(c *child.Ctx) error { return pingPongSide(c, true) })
+	_ = child.Register("pingpong-pong", func(c *child.Ctx) error { return pingPongSide(c, false) })
+)
+
+func pingPongSide(c *child.Ctx, ping bool) error {
+	var a ppArgs
+	if err := c.Args(&a); err != nil {
+		return err
+	}
+	p := &pingPong{toPong: [2]int{-1, -1}, toPing: [2]int{-1, -1}}
+	work := p.pong
+	if ping {
+		p.toPing[0], p.toPong[1] = c.File(0), c.File(1)
+		work = p.ping
+	} else {
+		p.toPong[0], p.toPing[1] = c.File(0), c.File(1)
+	}
+	defer p.close()
+	if err := c.Ready(nil); err != nil {
+		return err
+	}
+	sw, err := countSwitches(func() error { return work(a.N) })
+	if err != nil {
+		return err
+	}
+	return c.Result(ppResult{sw})
+}
+
+func runPingPongProcs(cpuA, cpuB, n int, started func()) (int, error) {
+	p, err := newPingPong()
+	if err != nil {
+		return 0, err
+	}
+	defer p.close()
+	var g child.Group
+	defer g.Close()
+	if _, err := g.Start(child.Spec{Role: "pingpong-ping", Args: ppArgs{n}, Fds: []int{p.toPing[0], p.toPong[1]}, Pin: true, CPU: cpuA}); err != nil {
+		return 0, err
+	}
+	if _, err := g.Start(child.Spec{Role: "pingpong-pong", Args: ppArgs{n}, Fds: []int{p.toPong[0], p.toPing[1]}, Pin: true, CPU: cpuB}); err != nil {
+		return 0, err
+	}
+	// Only the children hold the pipes now, so one that ends gives the
+	// other EOF.
+	if err := p.close(); err != nil {
+		return 0, err
+	}
+	if err := g.Ready(); err != nil {
+		return 0, err
+	}
+	if started != nil {
+		started()
+	}
+	if err := g.Go(); err != nil {
+		return 0, err
+	}
+	res := make([]ppResult, 2)
+	if err := g.Results(func(i int) any { return &res[i] }); err != nil {
+		return 0, err
+	}
+	if err := g.Wait(); err != nil {
+		return 0, err
+	}
+	if res[0].Switches < 0 || res[1].Switches < 0 {
+		return -1, nil
+	}
+	return res[0].Switches + res[1].Switches, nil
+}
+
+// runPingPongThreads is runPingPong on two throw-away threads of this
+// process (mm=shared).
+func runPingPongThreads(cpuA, cpuB, n int, started func()) (switches int, err error) {
 	p, err := newPingPong()
 	if err != nil {
 		return 0, err
@@ -161,13 +249,8 @@ func runPingPong(cpuA, cpuB, n int, started func()) (switches int, err error) {
 			}
 			ready <- struct{}{}
 			<-begin
-			before := voluntarySwitches()
-			err := work(n)
-			if after := voluntarySwitches(); before >= 0 && after >= 0 {
-				sw = after - before
-			} else {
-				sw = -1
-			}
+			var err error
+			sw, err = countSwitches(func() error { return work(n) })
 			return err
 		})
 		ends <- end{sw, err}
@@ -193,16 +276,42 @@ func runPingPong(cpuA, cpuB, n int, started func()) (switches int, err error) {
 	return switches, errors.Join(errs...)
 }
 
-// voluntarySwitches reads the calling thread's voluntary context switches,
-// or -1 if the status file has no such line.
-func voluntarySwitches() int {
+// countSwitches runs work and returns the voluntary context switches the
+// calling thread made meanwhile: -1 where the kernel does not print the
+// count (a visible degradation the benchmark notes), an error where the
+// status file cannot be read or its count parsed.
+func countSwitches(work func() error) (int, error) {
+	before, err := readSwitches()
+	if err != nil && !errors.Is(err, procstatus.ErrMissing) {
+		return 0, err
+	}
+	if werr := work(); werr != nil {
+		return 0, werr
+	}
+	after, err := readSwitches()
+	switch {
+	case errors.Is(err, procstatus.ErrMissing) || before < 0:
+		return -1, nil
+	case err != nil:
+		return 0, err
+	}
+	return after - before, nil
+}
+
+// readSwitches is voluntarySwitches; tests replace it.
+var readSwitches = voluntarySwitches
+
+// voluntarySwitches reads the calling thread's voluntary context
+// switches; a kernel without the line gives -1 and an error wrapping
+// procstatus.ErrMissing.
+func voluntarySwitches() (int, error) {
 	st, err := procstatus.ThreadSelf()
 	if err != nil {
-		return -1
+		return -1, fmt.Errorf("reading voluntary context switches: %w", err)
 	}
 	n, err := st.Int("voluntary_ctxt_switches")
 	if err != nil {
-		return -1
+		return -1, fmt.Errorf("reading voluntary context switches: %w", err)
 	}
-	return n
+	return n, nil
 }

@@ -1,7 +1,15 @@
 package prctlbench
 
 import (
+	"errors"
+	"fmt"
 	"os"
+	"strconv"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/kbench/kbench/internal/procstatus"
 	"runtime"
 	"strings"
 	"testing"
@@ -11,6 +19,12 @@ import (
 )
 
 func TestPingPongSwitchesEveryRoundTrip(t *testing.T) {
+	for _, shared := range []bool{false, true} {
+		t.Run(fmt.Sprintf("shared=%v", shared), func(t *testing.T) { testPingPongSwitches(t, shared) })
+	}
+}
+
+func testPingPongSwitches(t *testing.T, shared bool) {
 	usable, err := cpus.Usable()
 	if err != nil {
 		t.Fatal(err)
@@ -20,7 +34,7 @@ func TestPingPongSwitchesEveryRoundTrip(t *testing.T) {
 	fds := countFds(t)
 	const n = 2000
 	started := false
-	switches, err := runPingPong(usable[0], usable[1], n, func() { started = true })
+	switches, err := runPingPong(usable[0], usable[1], n, shared, func() { started = true })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,9 +76,81 @@ func TestPingPongFailedPinDoesNotHang(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = runPingPong(usable[0], 1<<12, 10, nil)
-	if err == nil || !strings.Contains(err.Error(), "sched_setaffinity") {
-		t.Fatalf("err = %v, want the failed pin", err)
+	for _, shared := range []bool{false, true} {
+		_, err = runPingPong(usable[0], 1<<12, 10, shared, nil)
+		if err == nil || !strings.Contains(err.Error(), "sched_setaffinity") {
+			t.Fatalf("shared=%v: err = %v, want the failed pin", shared, err)
+		}
+	}
+}
+
+// A pong process killed in the middle fails the run, saying so, and
+// leaves no process.
+func TestPingPongKilledSideFails(t *testing.T) {
+	usable, err := cpus.Usable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	skip.NeedCPUs(t, 2, usable)
+	kill := func() {
+		time.Sleep(50 * time.Millisecond)
+		for _, pid := range childPids(t) {
+			unix.Kill(pid, unix.SIGKILL)
+			break
+		}
+	}
+	_, err = runPingPong(usable[0], usable[1], 1<<40, false, func() { go kill() })
+	if err == nil || !strings.Contains(err.Error(), "SIGKILL") {
+		t.Fatalf("side killed mid-run: %v, want an error naming SIGKILL", err)
+	}
+	if left := childPids(t); len(left) != 0 {
+		t.Fatalf("processes left: %v", left)
+	}
+}
+
+// childPids lists this process's children from /proc.
+func childPids(t *testing.T) []int {
+	t.Helper()
+	var pids []int
+	// children lists only the given thread's children; look at every task.
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", os.Getpid()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, task := range tasks {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", os.Getpid(), task.Name()))
+		if err != nil {
+			continue
+		}
+		for _, f := range strings.Fields(string(data)) {
+			pid, _ := strconv.Atoi(f)
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// A status file that cannot be read or parsed fails the count; only a
+// kernel without the line degrades it to -1.
+func TestCountSwitchesErrors(t *testing.T) {
+	defer func(f func() (int, error)) { readSwitches = f }(readSwitches)
+	readSwitches = func() (int, error) { return -1, fmt.Errorf("x: %w", procstatus.ErrMissing) }
+	if n, err := countSwitches(func() error { return nil }); n != -1 || err != nil {
+		t.Errorf("missing line: %d, %v; want -1, nil", n, err)
+	}
+	readSwitches = func() (int, error) { return -1, errors.New(`voluntary_ctxt_switches: "x" is not a number`) }
+	if _, err := countSwitches(func() error { return nil }); err == nil || !strings.Contains(err.Error(), "not a number") {
+		t.Errorf("unparsable line: %v, want the error", err)
+	}
+	calls := 0
+	readSwitches = func() (int, error) {
+		if calls++; calls == 2 {
+			return -1, errors.New("read /proc/thread-self/status: EIO")
+		}
+		return 5, nil
+	}
+	if _, err := countSwitches(func() error { return nil }); err == nil || !strings.Contains(err.Error(), "EIO") {
+		t.Errorf("failed second read: %v, want the error", err)
 	}
 }
 

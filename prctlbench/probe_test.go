@@ -30,6 +30,12 @@ func BenchmarkSyscallMix(b *testing.B) {
 // BenchmarkPingPong: one op is one round trip of a counter between two
 // threads pinned to different CPUs, over two pipes.
 func BenchmarkPingPong(b *testing.B) {
+	for _, mm := range []string{"separate", "shared"} {
+		b.Run("mm="+mm, func(b *testing.B) { benchPingPong(b, mm == "shared") })
+	}
+}
+
+func benchPingPong(b *testing.B, shared bool) {
 	checkContainedAfter(b)
 	usable, err := cpus.Usable()
 	if err != nil {
@@ -37,7 +43,7 @@ func BenchmarkPingPong(b *testing.B) {
 	}
 	skip.NeedCPUs(b, 2, usable)
 	skip.NeedProcs(b, 2, runtime.GOMAXPROCS(0))
-	switches, err := runPingPong(usable[0], usable[1], b.N, b.ResetTimer)
+	switches, err := runPingPong(usable[0], usable[1], b.N, shared, b.ResetTimer)
 	b.StopTimer()
 	if err != nil {
 		b.Fatalf("CPUs %d and %d, %d round trips: %v", usable[0], usable[1], b.N, err)
