@@ -68,13 +68,24 @@ func benchKind(b *testing.B, kind Kind) {
 	for _, ip := range []int{4, 6} {
 		for _, flows := range *flowCounts {
 			for _, sz := range sizes {
-				cfg := Config{Kind: kind, Flows: flows, Req: sz.req, Rsp: sz.rsp}
-				b.Run(fmt.Sprintf("ip=%d/flows=%d/req=%d/rsp=%d", ip, flows, sz.req, sz.rsp), func(b *testing.B) {
-					benchRow(b, ip, cfg)
-				})
+				for _, mm := range []string{"separate", "shared"} {
+					cfg := Config{Kind: kind, Flows: flows, Req: sz.req, Rsp: sz.rsp, Shared: mm == "shared"}
+					if cfg.Shared && !sharedRow(ip, cfg) {
+						continue
+					}
+					b.Run(fmt.Sprintf("ip=%d/flows=%d/req=%d/rsp=%d/mm=%s", ip, flows, sz.req, sz.rsp, mm), func(b *testing.B) {
+						benchRow(b, ip, cfg)
+					})
+				}
 			}
 		}
 	}
+}
+
+// sharedRow says which rows also run with mm=shared (flows as threads):
+// see the package doc.
+func sharedRow(ip int, cfg Config) bool {
+	return ip == 4 && cfg.Req == 1
 }
 
 func benchRow(b *testing.B, ip int, cfg Config) {

@@ -19,13 +19,16 @@ import (
 // the server's counts. It is plain line-based text over TCP through Go's
 // net package; no transaction goes over it.
 //
-//	client: OPEN crr|rr <req> <rsp>     server: OK <port> | ERR <text>
+//	client: OPEN crr|rr <req> <rsp> [separate|shared]
+//	                                    server: OK <port> | ERR <text>
 //	client: STOP                        server: FLOW <i> <txns> <badreqs> <error or ->
 //	                                            ... one line per flow, then END
 //	client: SYSCTL                      server: SYSCTL <name> <value>
 //	                                            ... one line per tcpSysctls, then END
 //
-// STOP ends every flow opened on the connection. A control connection that
+// OPEN's last word is the flow server's shape: its own process (separate,
+// the default, as netserver forks one per test) or a thread of the
+// server's (shared). STOP ends every flow opened on the connection. A control connection that
 // closes stops its flows too, so a client that dies leaves nothing behind.
 
 // Kind is the netperf test: a connection per transaction, or one
@@ -70,10 +73,11 @@ type Server struct {
 
 	closing atomic.Bool // Close has begun
 
-	mu    sync.Mutex
-	conns map[net.Conn]struct{}
-	live  int // flow threads running
-	wg    sync.WaitGroup
+	mu      sync.Mutex
+	conns   map[net.Conn]struct{}
+	live    int // flows running
+	threads int // of them, flows on threads of this process
+	wg      sync.WaitGroup
 }
 
 // Listen opens a server's control socket on addr (ip:port; port 0 picks
@@ -147,12 +151,18 @@ func (s *Server) handle(c net.Conn) {
 		}
 		f := strings.Fields(line)
 		switch {
-		case len(f) == 4 && f[0] == "OPEN":
+		case (len(f) == 4 || len(f) == 5) && f[0] == "OPEN":
 			kind, err := parseKind(f[1])
 			req, err1 := strconv.Atoi(f[2])
 			rsp, err2 := strconv.Atoi(f[3])
+			mm := "separate"
+			if len(f) == 5 {
+				mm = f[4]
+			}
 			switch {
 			case err != nil:
+			case mm != "separate" && mm != "shared":
+				err = fmt.Errorf("shape %q, want separate or shared", mm)
 			case err1 != nil || err2 != nil || req < 1 || rsp < 1 || req > maxMessage || rsp > maxMessage:
 				err = fmt.Errorf("sizes %q %q not in 1-%d", f[2], f[3], maxMessage)
 			case len(flows) >= maxFlows:
@@ -160,7 +170,7 @@ func (s *Server) handle(c net.Conn) {
 			}
 			var fs *flowServer
 			if err == nil {
-				fs, err = startFlowServer(ip, kind, req, rsp, s.hooks)
+				fs, err = startFlowServer(ip, kind, req, rsp, mm == "separate", s.hooks)
 			}
 			if err != nil {
 				if !reply("ERR %v", err) {
@@ -169,7 +179,7 @@ func (s *Server) handle(c net.Conn) {
 				continue
 			}
 			flows = append(flows, fs)
-			s.addLive(1)
+			s.addLive([]*flowServer{fs}, 1)
 			if !reply("OK %d", fs.port) {
 				return
 			}
@@ -183,7 +193,7 @@ func (s *Server) handle(c net.Conn) {
 				}
 				fmt.Fprintf(w, "FLOW %d %d %d %s\n", i, fs.txns.Load(), fs.badReqs.Load(), msg)
 			}
-			s.addLive(-len(flows))
+			s.addLive(flows, -1)
 			if s.logf != nil {
 				var txns int64
 				for _, fs := range flows {
@@ -220,17 +230,25 @@ func (s *Server) stopFlows(flows []*flowServer) {
 		wait = 5 * time.Second
 	}
 	stopFlows(flows, wait)
-	s.addLive(-len(flows))
+	s.addLive(flows, -1)
 }
 
-// addLive tracks the flow threads and makes sure each has a P of its own
-// (see ensureProcs).
-func (s *Server) addLive(n int) {
+// addLive adds (sign 1) or removes (-1) flows from the live count and
+// makes sure each flow thread has a P of its own (see ensureProcs); a
+// flow in its own process needs none here.
+func (s *Server) addLive(flows []*flowServer, sign int) {
 	s.mu.Lock()
-	s.live += n
-	live := s.live
+	s.live += sign * len(flows)
+	for _, fs := range flows {
+		if fs.proc == nil {
+			s.threads += sign
+		}
+	}
+	threads := s.threads
 	s.mu.Unlock()
-	ensureProcs(live + 2)
+	if threads > 0 {
+		ensureProcs(threads + 2)
+	}
 }
 
 var procsMu sync.Mutex
@@ -298,9 +316,14 @@ func (cc *controlClient) readLine() (string, error) {
 	return strings.TrimSuffix(line, "\n"), nil
 }
 
-// open asks for one flow and returns its data port.
-func (cc *controlClient) open(kind Kind, req, rsp int) (int, error) {
-	line, err := cc.roundTrip(fmt.Sprintf("OPEN %s %d %d", kind, req, rsp))
+// open asks for one flow, its server a process of its own unless shared,
+// and returns its data port.
+func (cc *controlClient) open(kind Kind, req, rsp int, shared bool) (int, error) {
+	mm := "separate"
+	if shared {
+		mm = "shared"
+	}
+	line, err := cc.roundTrip(fmt.Sprintf("OPEN %s %d %d %s", kind, req, rsp, mm))
 	if err != nil {
 		return 0, err
 	}

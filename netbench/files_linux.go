@@ -18,17 +18,22 @@ import (
 var privateFiles = sync.OnceValue(func() error { return thread.Run(thread.UnshareFiles) })
 
 // ownFiles gives the calling flow thread its own fd table where the
-// machine allows it, and closes in it every socket but keep (-1 for
-// none): the copy starts with all the process's fds, and a control
-// connection or another flow's socket held there would stay open, with
-// no FIN to its peer, until this thread ends. The table dies with the
-// thread, closing whatever the flow left open in it.
-func ownFiles(keep int) error {
+// machine allows it and, with sweep, closes in it every socket but keep
+// (-1 for none): the copy starts with all the process's fds, and a
+// control connection or another flow's socket held there would stay
+// open, with no FIN to its peer, until this thread ends. The table dies
+// with the thread, closing whatever the flow left open in it. A flow's
+// own process (mm=separate) holds no other flow's socket, and its
+// control socket must stay usable from the flow's thread: no sweep.
+func ownFiles(keep int, sweep bool) error {
 	if privateFiles() != nil {
 		return nil
 	}
 	if err := thread.UnshareFiles(); err != nil {
 		return err
+	}
+	if !sweep {
+		return nil
 	}
 	return closeSocketsExcept(keep)
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kbench/kbench/internal/child"
 	"golang.org/x/sys/unix"
 )
 
@@ -177,22 +178,25 @@ func hexPort(addr string) int {
 	return int(n)
 }
 
-// TestCountsMatch runs both kinds with several flows and checks that the
-// two ends counted every transaction, flow by flow.
+// TestCountsMatch runs both kinds with several flows, as processes and
+// as threads, and checks that the two ends counted every transaction,
+// flow by flow.
 func TestCountsMatch(t *testing.T) {
 	ctl := localServer(t, nil)
 	for _, kind := range []Kind{CRR, RR} {
-		res, err := runFlows(ctl, Config{Kind: kind, Flows: 4, Req: 64, Rsp: 1024}, 401, nopTimer{}, netperfPorts)
-		if err != nil {
-			t.Fatalf("%v: %v", kind, err)
-		}
-		var client, server int64
-		for i := range res.Client {
-			client += res.Client[i]
-			server += res.Server[i].txns
-		}
-		if client != 401 || server != 401 || len(res.Lat) != 401 || res.Lat[0] <= 0 {
-			t.Fatalf("%v: clients %d, server %d, %d latencies from %d ns; want 401 each", kind, client, server, len(res.Lat), res.Lat[0])
+		for _, shared := range []bool{false, true} {
+			res, err := runFlows(ctl, Config{Kind: kind, Flows: 4, Req: 64, Rsp: 1024, Shared: shared}, 401, nopTimer{}, netperfPorts)
+			if err != nil {
+				t.Fatalf("%v shared=%v: %v", kind, shared, err)
+			}
+			var client, server int64
+			for i := range res.Client {
+				client += res.Client[i]
+				server += res.Server[i].txns
+			}
+			if client != 401 || server != 401 || len(res.Lat) != 401 || res.Lat[0] <= 0 {
+				t.Fatalf("%v shared=%v: clients %d, server %d, %d latencies from %d ns; want 401 each", kind, shared, client, server, len(res.Lat), res.Lat[0])
+			}
 		}
 	}
 }
@@ -241,7 +245,7 @@ func TestBadRequestCounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cc.Close()
-	port, err := cc.open(CRR, 4, 1)
+	port, err := cc.open(CRR, 4, 1, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,7 +349,7 @@ func TestControlRejectsBadRequests(t *testing.T) {
 			t.Errorf("%q: %q, %v; want %q", req, line, err, want)
 		}
 	}
-	if _, err := cc.open(CRR, 0, 1); err == nil {
+	if _, err := cc.open(CRR, 0, 1, false); err == nil {
 		t.Error("open with size 0 succeeded")
 	}
 }
@@ -373,13 +377,18 @@ func TestNoLeaks(t *testing.T) {
 	}
 	go srv.Serve()
 	for _, kind := range []Kind{CRR, RR} {
-		if _, err := runFlows(srv.Addr(), Config{Kind: kind, Flows: 3, Req: 1, Rsp: 1}, 30, nopTimer{}, netperfPorts); err != nil {
-			t.Fatal(err)
+		for _, shared := range []bool{false, true} {
+			if _, err := runFlows(srv.Addr(), Config{Kind: kind, Flows: 3, Req: 1, Rsp: 1, Shared: shared}, 30, nopTimer{}, netperfPorts); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	srv.Close()
 	if after := countFDs(t); after != before {
 		t.Fatalf("%d open fds before, %d after", before, after)
+	}
+	if kids := childPids(t); len(kids) != 0 {
+		t.Fatalf("child processes left after the runs and the server's close: %v", kids)
 	}
 }
 
@@ -605,7 +614,7 @@ func TestControlCloseStopsFlows(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, kind := range []Kind{CRR, RR} {
-		if _, err := cc.open(kind, 1, 1); err != nil {
+		if _, err := cc.open(kind, 1, 1, false); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -637,7 +646,7 @@ func TestServerCloseWithIdleClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cc.Close()
-	port, err := cc.open(RR, 1, 1)
+	port, err := cc.open(RR, 1, 1, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -662,3 +671,56 @@ func TestServerCloseWithIdleClient(t *testing.T) {
 		t.Errorf("client's control connection after the server closed: %v, want EOF", err)
 	}
 }
+
+// childPids lists this process's children from /proc.
+func childPids(t *testing.T) []int {
+	t.Helper()
+	pids, err := child.Children()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pids
+}
+
+// TestKilledClientFailsRun kills a client flow's process in the middle
+// of a run: the run fails naming it, and no process is left.
+func TestKilledClientFailsRun(t *testing.T) {
+	ctl := localServer(t, nil)
+	kill := timerFunc{reset: func() {
+		go func() {
+			time.Sleep(50 * time.Millisecond)
+			for _, pid := range childPids(t) {
+				if cmdline(pid) == "netbench-client" {
+					unix.Kill(pid, unix.SIGKILL)
+					return
+				}
+			}
+		}()
+	}}
+	_, err := runFlows(ctl, Config{Kind: RR, Flows: 2, Req: 1, Rsp: 1}, 1<<22, kill, netperfPorts)
+	if err == nil || !strings.Contains(err.Error(), "child netbench-client") || !strings.Contains(err.Error(), "SIGKILL") {
+		t.Fatalf("run with a killed client: %v, want an error naming the client and SIGKILL", err)
+	}
+	t.Log(err)
+	// The server flows end with the control connection.
+	for deadline := time.Now().Add(10 * time.Second); len(childPids(t)) != 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("processes left 10 s after the failed run: %v", childPids(t))
+		}
+	}
+}
+
+// cmdline returns the role a kbench child names in its argv[0].
+func cmdline(pid int) string {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	s := string(b)
+	if i := strings.Index(s, "[kbench child "); i >= 0 {
+		return strings.TrimSuffix(strings.SplitN(s[i+len("[kbench child "):], "]", 2)[0], "")
+	}
+	return ""
+}
+
+type timerFunc struct{ reset func() }
+
+func (f timerFunc) ResetTimer() { f.reset() }
+func (timerFunc) StopTimer()    {}

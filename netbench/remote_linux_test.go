@@ -110,14 +110,14 @@ func TestRemoteNamespaces(t *testing.T) {
 	waitFor(t, lines, &serverLog, "netbench server listening on "+ctl)
 
 	client := exec.Command(ipTool, "netns", "exec", nsB, self, "-test.run=^$", "-test.v",
-		"-test.bench=^BenchmarkTCP(CRR|RR)$/ip=./flows=(1|16)/req=1/", "-test.benchtime=300x", "-test.timeout=2m")
+		"-test.bench=^BenchmarkTCP(CRR|RR)$/ip=./flows=(1|16)/req=1/rsp=1/mm=separate", "-test.benchtime=300x", "-test.timeout=2m")
 	client.Env = childEnv("KBENCH_NET_SERVER=" + ctl)
 	client.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	res, err := client.CombinedOutput()
 	if err != nil {
 		t.Fatalf("benchmarks in %s against %s: %v\n%s", nsB, ctl, err, res)
 	}
-	for _, name := range []string{"TCPCRR/ip=4/flows=1/req=1/rsp=1", "TCPCRR/ip=4/flows=16/req=1/rsp=1", "TCPRR/ip=4/flows=1/req=1/rsp=1", "TCPRR/ip=4/flows=16/req=1/rsp=1"} {
+	for _, name := range []string{"TCPCRR/ip=4/flows=1/req=1/rsp=1/mm=separate", "TCPCRR/ip=4/flows=16/req=1/rsp=1/mm=separate", "TCPRR/ip=4/flows=1/req=1/rsp=1/mm=separate", "TCPRR/ip=4/flows=16/req=1/rsp=1/mm=separate"} {
 		row := regexp.MustCompile(`(?m)^Benchmark` + regexp.QuoteMeta(name) + `-\d+\s+300\s+.* tps\b`)
 		if !row.Match(res) {
 			t.Errorf("no result row for %s in:\n%s", name, res)

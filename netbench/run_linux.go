@@ -9,9 +9,13 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
+	"github.com/kbench/kbench/internal/child"
 	"github.com/kbench/kbench/internal/rate"
+	"github.com/kbench/kbench/internal/skip"
 	"github.com/kbench/kbench/internal/thread"
+	"golang.org/x/sys/unix"
 )
 
 // SlowAfter is the latency above which a transaction counts as slow: a SYN
@@ -22,7 +26,8 @@ const SlowAfter = 200 * time.Millisecond
 type Config struct {
 	Kind     Kind
 	Flows    int
-	Req, Rsp int // request and response sizes in bytes
+	Req, Rsp int  // request and response sizes in bytes
+	Shared   bool // mm=shared: flows are threads, not processes
 }
 
 // Result is what one run measured.
@@ -54,12 +59,17 @@ type portRange struct{ min, max int }
 var netperfPorts = portRange{PortMin, PortMax}
 
 // work is the run's shared budget: each transaction takes a ticket, and
-// its latency goes in that ticket's slot.
+// its latency goes in that ticket's slot. In mm=separate it lives in a
+// memfd mapping every client process shares.
 type work struct {
 	n     int64
-	next  atomic.Int64
-	abort atomic.Bool
+	next  *atomic.Int64
+	abort *atomic.Bool
 	lat   []int64
+}
+
+func newWork(n int) *work {
+	return &work{n: int64(n), next: new(atomic.Int64), abort: new(atomic.Bool), lat: make([]int64, n)}
 }
 
 // runFlows runs n transactions over cfg.Flows flows against the netbench
@@ -68,33 +78,95 @@ func runFlows(ctl netip.AddrPort, cfg Config, n int, t timer, ports portRange) (
 	if cfg.Flows < 1 || cfg.Req < 1 || cfg.Rsp < 1 || n < 0 {
 		return nil, fmt.Errorf("netbench: bad run %+v, n=%d", cfg, n)
 	}
-	// A P for every client thread, every local server thread, and two to
-	// spare (see ensureProcs); raised before the in-process server raises
-	// it for its own threads, so that the old value is restored.
-	defer restoreProcs(ensureProcs(2*cfg.Flows + 2))
+	if cfg.Shared {
+		// A P for every client thread, every local server thread, and
+		// two to spare (see ensureProcs); raised before the in-process
+		// server raises it for its own threads, so that the old value
+		// is restored.
+		defer restoreProcs(ensureProcs(2*cfg.Flows + 2))
+	}
 	cc, err := dialControl(ctl)
 	if err != nil {
 		return nil, fmt.Errorf("no netbench server at %v: %w", ctl, err)
 	}
 	defer cc.Close()
-	pat := newPatterns(cfg.Req, cfg.Rsp)
-	flows := make([]*clientFlow, cfg.Flows)
-	res := &Result{Client: make([]int64, len(flows)), Ports: make([]int, len(flows))}
-	for i := range flows {
-		port, err := cc.open(cfg.Kind, cfg.Req, cfg.Rsp)
+	res := &Result{Client: make([]int64, cfg.Flows), Ports: make([]int, cfg.Flows)}
+	specs := make([]clientArgs, cfg.Flows)
+	for i := range specs {
+		port, err := cc.open(cfg.Kind, cfg.Req, cfg.Rsp, cfg.Shared)
 		if err != nil {
 			return nil, err
 		}
 		res.Ports[i] = port
 		// netperf: srand(getpid()); start = min + rand() % (max - min).
-		walk, err := newPortWalker(ports.min, ports.max, ports.min+rand.IntN(ports.max-ports.min), port)
-		if err != nil {
-			return nil, err
-		}
-		flows[i] = newClientFlow(cfg.Kind, pat, ctl.Addr(), port, walk)
+		specs[i] = clientArgs{Kind: int(cfg.Kind), Req: cfg.Req, Rsp: cfg.Rsp, Addr: ctl.Addr().String(), Port: port,
+			Min: ports.min, Max: ports.max, Start: ports.min + rand.IntN(ports.max-ports.min), N: int64(n)}
 	}
+	run := runClientProcs
+	if cfg.Shared {
+		run = runClientThreads
+	}
+	counts, lat, errs := run(specs, n, t)
+	for i, c := range counts {
+		res.Client[i] = c.Txns
+		res.Txns += c.Txns
+		res.Skips += c.Skips
+	}
+	reports, stopErr := cc.stop()
+	res.Server = reports
+	if err := errors.Join(errs, stopErr); err != nil {
+		// A client's error is often the echo of its server's (a refused
+		// connect after the server flow failed): report both.
+		return res, errors.Join(err, serverFailures(reports))
+	}
+	if res.Txns != int64(n) {
+		return res, fmt.Errorf("clients completed %d transactions, want %d", res.Txns, n)
+	}
+	res.Lat = lat
+	slices.Sort(res.Lat)
+	i, _ := slices.BinarySearch(res.Lat, int64(SlowAfter)+1)
+	res.Slow = int64(len(res.Lat) - i)
+	return res, errors.Join(checkCounts(res.Client, res.Server), checkSlow(res.Slow, res.Txns))
+}
 
-	w := &work{n: int64(n), lat: make([]int64, n)}
+// clientArgs is one client flow, as a child process gets it.
+type clientArgs struct {
+	Kind, Req, Rsp  int
+	Addr            string // the server's address
+	Port            int    // the flow's server data port
+	Min, Max, Start int    // the local port walk
+	N               int64  // transactions in the whole run
+}
+
+// flow builds the client flow a.
+func (a clientArgs) flow() (*clientFlow, error) {
+	ip, err := netip.ParseAddr(a.Addr)
+	if err != nil {
+		return nil, err
+	}
+	walk, err := newPortWalker(a.Min, a.Max, a.Start, a.Port)
+	if err != nil {
+		return nil, err
+	}
+	return newClientFlow(Kind(a.Kind), newPatterns(a.Req, a.Rsp), ip, a.Port, walk), nil
+}
+
+// clientCounts is what a client flow did.
+type clientCounts struct{ Txns, Skips int64 }
+
+// runClientThreads runs the flows as throw-away threads of this process
+// (mm=shared).
+func runClientThreads(specs []clientArgs, n int, t timer) ([]clientCounts, []int64, error) {
+	counts := make([]clientCounts, len(specs))
+	flows := make([]*clientFlow, len(specs))
+	for i, a := range specs {
+		f, err := a.flow()
+		if err != nil {
+			return counts, nil, err
+		}
+		flows[i] = f
+	}
+	w := newWork(n)
 	start := make(chan struct{})
 	// looped: a flow's last transaction is done (the timer stops there,
 	// before RR's disconnect and the threads' exit); done: its thread is
@@ -105,9 +177,16 @@ func runFlows(ctl netip.AddrPort, cfg Config, n int, t timer, ports portRange) (
 		ready.Add(1)
 		looped.Add(1)
 		done.Add(1)
+		sync := flowSync{
+			sweep:  true,
+			ready:  ready.Done,
+			begin:  func() error { <-start; return nil },
+			looped: func() error { looped.Done(); return nil },
+			failed: looped.Done,
+		}
 		go func() {
 			defer done.Done()
-			errs[i] = thread.Run(func() error { return f.run(w, &ready, &looped, start) })
+			errs[i] = thread.Run(func() error { return f.run(w, sync) })
 		}()
 	}
 	ready.Wait()
@@ -116,43 +195,126 @@ func runFlows(ctl netip.AddrPort, cfg Config, n int, t timer, ports portRange) (
 	looped.Wait()
 	t.StopTimer()
 	done.Wait()
-
 	for i, f := range flows {
-		res.Client[i] = f.txns
-		res.Txns += f.txns
-		res.Skips += f.skips
+		counts[i] = clientCounts{f.txns, f.skips}
 	}
-	reports, stopErr := cc.stop()
-	res.Server = reports
-	if err := errors.Join(errors.Join(errs...), stopErr); err != nil {
-		// A client's error is often the echo of its server's (a refused
-		// connect after the server thread failed): report both.
-		return res, errors.Join(err, serverFailures(reports))
+	return counts, w.lat, errors.Join(errs...)
+}
+
+// The client flow's role: fd 4 is the shared work.
+var _ = child.Register("netbench-client", func(c *child.Ctx) error {
+	var a clientArgs
+	if err := c.Args(&a); err != nil {
+		return err
 	}
-	if res.Txns != int64(n) {
-		return res, fmt.Errorf("clients completed %d transactions, want %d", res.Txns, n)
+	f, err := a.flow()
+	if err != nil {
+		return err
 	}
-	res.Lat = w.lat
-	slices.Sort(res.Lat)
-	i, _ := slices.BinarySearch(res.Lat, int64(SlowAfter)+1)
-	res.Slow = int64(len(res.Lat) - i)
-	return res, errors.Join(checkCounts(res.Client, res.Server), checkSlow(res.Slow, res.Txns))
+	w, unmap, err := mapWork(c.File(0), a.N)
+	if err != nil {
+		return err
+	}
+	defer unmap()
+	return f.run(w, flowSync{
+		ready:  func() {},
+		begin:  func() error { return c.Ready(nil) },
+		looped: func() error { return c.Result(clientCounts{f.txns, f.skips}) },
+		failed: func() {},
+	})
+})
+
+// workSize is the shared work's mapping: the next ticket, the abort flag,
+// then one latency per transaction.
+func workSize(n int64) int { return 16 + 8*int(n) }
+
+// mapWork maps the shared work of n transactions from fd.
+func mapWork(fd int, n int64) (*work, func(), error) {
+	mem, err := unix.Mmap(fd, 0, workSize(n), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		return nil, nil, fmt.Errorf("mmap of the shared work: %s", skip.Errno(err))
+	}
+	w := &work{
+		n:     n,
+		next:  (*atomic.Int64)(unsafe.Pointer(&mem[0])),
+		abort: (*atomic.Bool)(unsafe.Pointer(&mem[8])),
+		lat:   unsafe.Slice((*int64)(unsafe.Pointer(&mem[16])), n),
+	}
+	return w, func() { unix.Munmap(mem) }, nil
+}
+
+// runClientProcs runs each flow as a child process, as lkp runs one
+// netperf process per client (mm=separate).
+func runClientProcs(specs []clientArgs, n int, t timer) ([]clientCounts, []int64, error) {
+	counts := make([]clientCounts, len(specs))
+	fd, err := unix.MemfdCreate("kbench-netbench", unix.MFD_CLOEXEC)
+	if err != nil {
+		return counts, nil, fmt.Errorf("memfd_create: %s", skip.Errno(err))
+	}
+	defer unix.Close(fd)
+	if err := unix.Ftruncate(fd, int64(workSize(int64(n)))); err != nil {
+		return counts, nil, fmt.Errorf("ftruncate of the shared work: %s", skip.Errno(err))
+	}
+	w, unmap, err := mapWork(fd, int64(n))
+	if err != nil {
+		return counts, nil, err
+	}
+	defer unmap()
+	var g child.Group
+	defer g.Close()
+	for _, a := range specs {
+		if _, err := g.Start(child.Spec{Role: "netbench-client", Args: a, Fds: []int{fd}}); err != nil {
+			return counts, nil, err
+		}
+	}
+	if err := g.Ready(); err != nil {
+		return counts, nil, err
+	}
+	t.ResetTimer()
+	if err := g.Go(); err != nil {
+		return counts, nil, err
+	}
+	err = g.Results(func(i int) any { return &counts[i] })
+	t.StopTimer()
+	if err == nil {
+		err = g.Wait()
+	}
+	if err != nil {
+		return counts, nil, err
+	}
+	return counts, slices.Clone(w.lat), nil
+}
+
+// flowSync is how a client flow meets the others: ready once set up,
+// begin to wait for the start, looped once its last transaction is done.
+// sweep closes the process's other sockets in the flow's fd table (a
+// thread's copy holds them; a child process has none).
+type flowSync struct {
+	sweep  bool
+	ready  func()
+	begin  func() error
+	looped func() error
+	failed func() // instead of looped when the flow fails before its loop
 }
 
 // run is one flow's thread: set up (RR connects), wait for the start,
 // then take tickets until the budget is spent.
-func (f *clientFlow) run(w *work, ready, looped *sync.WaitGroup, start <-chan struct{}) error {
-	err := ownFiles(-1)
+func (f *clientFlow) run(w *work, s flowSync) error {
+	err := ownFiles(-1, s.sweep)
 	if err == nil && f.kind == RR {
 		err = f.rrOpen()
 	}
-	ready.Done()
+	s.ready()
 	if err != nil {
 		w.abort.Store(true)
-		looped.Done()
+		s.failed()
 		return err
 	}
-	<-start
+	if err := s.begin(); err != nil {
+		w.abort.Store(true)
+		s.failed()
+		return errors.Join(err, f.rrClose())
+	}
 	once := f.crr
 	if f.kind == RR {
 		once = f.rr
@@ -172,7 +334,9 @@ func (f *clientFlow) run(w *work, ready, looped *sync.WaitGroup, start <-chan st
 		w.lat[i] = int64(t1.Sub(t0))
 		y.Tick(t1) // outside the transaction's latency
 	}
-	looped.Done()
+	if lerr := s.looped(); err == nil {
+		err = lerr
+	}
 	if f.kind == RR {
 		err = errors.Join(err, f.rrClose())
 	}

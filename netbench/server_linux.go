@@ -6,19 +6,25 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kbench/kbench/internal/child"
 	"github.com/kbench/kbench/internal/thread"
 	"golang.org/x/sys/unix"
 )
 
 // flowServer is netserver's child for one flow: its own listening socket
-// (backlog 5) and its own OS thread. For CRR it accepts, receives the
-// request, sends the response and closes first, so TIME_WAIT lands on this
-// side; for RR it serves one connection until the client closes it.
+// (backlog 5) and its own process (mm=separate: a child process running
+// loop, as netserver forks one per test) or OS thread (mm=shared, and
+// always when tests set hooks). For CRR it accepts, receives the request,
+// sends the response and closes first, so TIME_WAIT lands on this side;
+// for RR it serves one connection until the client closes it.
 type flowServer struct {
 	kind Kind
 	pat  *patterns
 	lfd  int
 	port int
+
+	proc    *child.Proc // the flow's process in mm=separate
+	inChild bool        // loop runs in the child: the listening socket's shutdown is the stop
 
 	txns    atomic.Int64 // responses sent
 	badReqs atomic.Int64 // requests with a wrong byte
@@ -44,13 +50,20 @@ type serverHooks struct {
 }
 
 // startFlowServer opens the listening socket on ip and starts the flow's
-// thread.
-func startFlowServer(ip netip.Addr, kind Kind, req, rsp int, hooks *serverHooks) (*flowServer, error) {
+// process (separate, without hooks) or thread.
+func startFlowServer(ip netip.Addr, kind Kind, req, rsp int, separate bool, hooks *serverHooks) (*flowServer, error) {
 	lfd, port, err := listenSocket(ip)
 	if err != nil {
 		return nil, err
 	}
 	s := &flowServer{kind: kind, pat: newPatterns(req, rsp), lfd: lfd, port: port, hooks: hooks, done: make(chan struct{})}
+	if separate && hooks == nil {
+		if err := s.startProc(req, rsp); err != nil {
+			unix.Close(lfd)
+			return nil, err
+		}
+		return s, nil
+	}
 	go func() {
 		s.err = thread.Run(s.loop)
 		if s.err != nil {
@@ -63,8 +76,72 @@ func startFlowServer(ip netip.Addr, kind Kind, req, rsp int, hooks *serverHooks)
 	return s, nil
 }
 
+// serverArgs and serverCounts are a flow server process's arguments and
+// counts.
+type (
+	serverArgs   struct{ Kind, Req, Rsp int }
+	serverCounts struct{ Txns, BadReqs int64 }
+)
+
+// The flow server's role: fd 4 is its listening socket.
+var _ = child.Register("netbench-server", func(c *child.Ctx) error {
+	var a serverArgs
+	if err := c.Args(&a); err != nil {
+		return err
+	}
+	s := &flowServer{kind: Kind(a.Kind), pat: newPatterns(a.Req, a.Rsp), lfd: c.File(0), inChild: true}
+	if err := c.Ready(nil); err != nil {
+		return err
+	}
+	err := s.loop()
+	if rerr := c.Result(serverCounts{s.txns.Load(), s.badReqs.Load()}); err == nil {
+		err = rerr
+	}
+	return err
+})
+
+// startProc starts the flow's process and, once it has ended, takes its
+// counts and its error.
+func (s *flowServer) startProc(req, rsp int) error {
+	p, err := child.Start(child.Spec{Role: "netbench-server", Args: serverArgs{int(s.kind), req, rsp}, Fds: []int{s.lfd}})
+	if err == nil {
+		if err = p.Ready(); err == nil {
+			err = p.Go()
+		}
+	}
+	if err != nil {
+		if p != nil {
+			p.Kill()
+		}
+		return err
+	}
+	s.proc = p
+	go func() {
+		var c serverCounts
+		err := p.Result(&c)
+		if err == nil {
+			err = p.Wait()
+		}
+		s.txns.Store(c.Txns)
+		s.badReqs.Store(c.BadReqs)
+		s.err = err
+		if err != nil {
+			unix.Shutdown(s.lfd, unix.SHUT_RDWR)
+		}
+		close(s.done)
+	}()
+	return nil
+}
+
+// stopped reports whether err from accept means the flow was told to
+// stop: the stopping flag in-process; in a child, which cannot see it,
+// the EINVAL accept returns once the listening socket is shut down.
+func (s *flowServer) stopped(err error) bool {
+	return s.stopping.Load() || s.inChild && err == unix.EINVAL
+}
+
 func (s *flowServer) loop() error {
-	if err := ownFiles(s.lfd); err != nil {
+	if err := ownFiles(s.lfd, !s.inChild); err != nil {
 		return err
 	}
 	if h := s.hooks; h != nil && h.start != nil {
@@ -79,7 +156,7 @@ func (s *flowServer) loop() error {
 		y.Tick(time.Now())
 		fd, err := ac.accept(s.lfd)
 		if err != nil {
-			if s.stopping.Load() {
+			if s.stopped(err) {
 				return nil
 			}
 			if err == unix.ECONNABORTED {
@@ -184,6 +261,15 @@ func stopFlows(flows []*flowServer, wait time.Duration) []error {
 				timedOut = true
 			}
 		}
+		if s.proc != nil && !isDone(s.done) {
+			// A process can be ended: kill it, and its listening
+			// socket and connections close with it.
+			s.proc.Kill()
+			<-s.done
+			unix.Close(s.lfd)
+			errs[i] = fmt.Errorf("flow server process still running %v after stop (a client that neither finished nor closed its connection?): killed", wait)
+			continue
+		}
 		select {
 		case <-s.done:
 			unix.Close(s.lfd)
@@ -195,4 +281,13 @@ func stopFlows(flows []*flowServer, wait time.Duration) []error {
 		}
 	}
 	return errs
+}
+
+func isDone(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
 }

@@ -4,17 +4,16 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
+	"runtime"
+	"strings"
+	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
 
-	"github.com/kbench/kbench/internal/procstatus"
-	"runtime"
-	"strings"
-	"testing"
-
+	"github.com/kbench/kbench/internal/child"
 	"github.com/kbench/kbench/internal/cpus"
+	"github.com/kbench/kbench/internal/procstatus"
 	"github.com/kbench/kbench/internal/skip"
 )
 
@@ -94,40 +93,17 @@ func TestPingPongKilledSideFails(t *testing.T) {
 	skip.NeedCPUs(t, 2, usable)
 	kill := func() {
 		time.Sleep(50 * time.Millisecond)
-		for _, pid := range childPids(t) {
-			unix.Kill(pid, unix.SIGKILL)
-			break
+		if pids, _ := child.Children(); len(pids) > 0 {
+			unix.Kill(pids[0], unix.SIGKILL)
 		}
 	}
 	_, err = runPingPong(usable[0], usable[1], 1<<40, false, func() { go kill() })
 	if err == nil || !strings.Contains(err.Error(), "SIGKILL") {
 		t.Fatalf("side killed mid-run: %v, want an error naming SIGKILL", err)
 	}
-	if left := childPids(t); len(left) != 0 {
-		t.Fatalf("processes left: %v", left)
+	if left, err := child.Children(); err != nil || len(left) != 0 {
+		t.Fatalf("processes left: %v (%v)", left, err)
 	}
-}
-
-// childPids lists this process's children from /proc.
-func childPids(t *testing.T) []int {
-	t.Helper()
-	var pids []int
-	// children lists only the given thread's children; look at every task.
-	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", os.Getpid()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, task := range tasks {
-		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", os.Getpid(), task.Name()))
-		if err != nil {
-			continue
-		}
-		for _, f := range strings.Fields(string(data)) {
-			pid, _ := strconv.Atoi(f)
-			pids = append(pids, pid)
-		}
-	}
-	return pids
 }
 
 // A status file that cannot be read or parsed fails the count; only a

@@ -3,6 +3,9 @@ package child
 import (
 	"errors"
 	"fmt"
+	"os"
+	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -104,4 +107,33 @@ func (g *Group) each(fn func(*Proc) error) error {
 		}
 	}
 	return errors.Join(out...)
+}
+
+// Children lists this process's child processes, from every thread's
+// /proc/<pid>/task/<tid>/children (a child is listed under the thread
+// that forked it): for tests and checks that no child is left.
+func Children() ([]int, error) {
+	self := os.Getpid()
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", self))
+	if err != nil {
+		return nil, err
+	}
+	var pids []int
+	for _, task := range tasks {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", self, task.Name()))
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				continue // the thread has gone, or a kernel without the file
+			}
+			return nil, err
+		}
+		for _, f := range strings.Fields(string(data)) {
+			pid, err := strconv.Atoi(f)
+			if err != nil {
+				return nil, fmt.Errorf("%s children: %q", task.Name(), f)
+			}
+			pids = append(pids, pid)
+		}
+	}
+	return pids, nil
 }

@@ -21,11 +21,11 @@ import (
 
 // Spec says what to run in a child.
 type Spec struct {
-	Role  string
-	Args  any        // JSON-encoded for the child's Ctx.Args
-	Fds   []int // inherited as fd 4, 5, ... (Ctx.File); the caller keeps and closes its own
-	Pin   bool       // pin the role's thread to CPU
-	CPU   int
+	Role string
+	Args any   // JSON-encoded for the child's Ctx.Args
+	Fds  []int // inherited as fd 4, 5, ... (Ctx.File); the caller keeps and closes its own
+	Pin  bool  // pin the role's thread to CPU
+	CPU  int
 }
 
 // ReadyTimeout bounds the wait for a child's ready message: starting a
