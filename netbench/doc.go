@@ -17,24 +17,41 @@
 // Throughput_total_tps), tps/flow (Throughput_tps), p50-us and p99-us
 // (transaction latency) and slow/op.
 //
-// As netperf, each flow has its own client OS thread and its own server
-// thread with its own listening socket (backlog 5), blocking sockets
-// driven by direct syscalls (socket, setsockopt, bind, connect, sendto,
-// recvfrom, accept4, close through golang.org/x/sys/unix, never the Go
-// netpoller), Nagle on, no SO_LINGER. Each flow thread has a private fd
-// table (unshare(CLONE_FILES)), as each netperf and netserver process has
-// its own, so the kernel's fd lookups take the single-owner path and fd
-// allocation does not contend across flows. The copy starts with every
-// fd of the process, so a flow closes there every socket but its own
+// As netperf, each flow has its own client process and its own server
+// process with its own listening socket (backlog 5): lkp's 16 netperf
+// processes against a netserver that forks one child per test become 16
+// client and 16 server child processes of the test binary
+// (internal/child; in remote mode the server's flows are children of the
+// TestServe process). Sockets are blocking and driven by direct syscalls
+// (socket, setsockopt, bind, connect, sendto, recvfrom, accept4, close
+// through golang.org/x/sys/unix, never the Go netpoller), Nagle on, no
+// SO_LINGER. A flow's loop runs on one thread of its process, which
+// unshares its fd table (unshare(CLONE_FILES)) from the Go runtime's
+// other threads, so the kernel's fd lookups take the single-owner path
+// as in netperf's single-threaded processes. The clients share the
+// transaction budget and the latency slots through a shared mapping; a
+// flow server process reports its count when its listening socket is
+// shut down at STOP, and one still serving a client that neither
+// finishes nor closes is killed then. A line-based control connection
+// (Go net, off the measured path) opens the flows and collects the
+// server's counts, as netperf's control connection does.
+//
+// mm=separate is that shape, the default and the rows that reproduce the
+// report. mm=shared (ip=4, req=1 rows) runs every flow's client and
+// server as threads of one process, each thread with a private fd table
+// copied from the process's, in which it closes every socket but its own
 // listening one (a control connection held in a copy would never close).
-// Where a seccomp profile refuses unshare, the flows share the process's
-// table and the netbench.fdtables line of the fingerprint says so. A
-// server flow's data socket is then out of the stopping thread's reach:
-// a flow serving a remote client that neither finishes nor closes (its
-// host gone) stays in recv until the server process exits, which Ctrl-C
-// on TestServe brings about within 5 s. A line-based control
-// connection (Go net, off the measured path) opens the flows and collects
-// the server's counts, as netperf's control connection does.
+// Its switches between a client and its server keep the mm, so the
+// difference between the two rows isolates what switch_mm costs on this
+// kernel and CPU: the CR3/PCID switch, the conditional IBPB on a switch to
+// another mm (cond_mitigation), mm_cpumask updates and per-mm TLB work,
+// twice per transaction. Where a seccomp profile refuses unshare, the
+// flows share their process's table and the netbench.fdtables line of the
+// fingerprint says so; a server flow thread's data socket is then out of
+// the stopping thread's reach, and one serving a remote client that
+// neither finishes nor closes stays in recv until the server process
+// exits, which Ctrl-C on TestServe brings about within 5 s. Tests that
+// inject server faults (hooks) run their server flows as threads.
 //
 // Checks: the server checks every request byte and counts transactions per
 // flow; the client checks every response byte (each transaction's bytes
@@ -58,27 +75,24 @@
 // namespaces joined by a veth pair (root only).
 //
 // Differences from netperf 2.7 (src/nettest_omni.c, nettest_bsd.c):
-//   - Flows are threads of one process, not processes: lkp's 16 netperf
-//     and 16 netserver processes become 32 threads. GOMAXPROCS is raised
-//     to 2*flows+2 during a run so that each blocking thread has a P of
-//     its own and only the kernel schedules them (with fewer Ps a thread
-//     returning from recv waits for the Go scheduler to hand one back:
-//     measured on a 2-vCPU VM, 16-flow TCP_CRR ran at ~15k tps with
-//     GOMAXPROCS=2 against ~26k with the raise). Each flow thread also
-//     passes through the Go scheduler every 9 ms (thread.Yielder): a
-//     locked thread that lives in blocking syscalls otherwise has its P
-//     taken by the runtime's monitor on every 20 us tick, which cost
-//     about one context switch per 1-flow TCP_CRR transaction and 9-14%
-//     of the CRR and 16-flow RR rates (measured on a 2-vCPU VM). The
+//   - Each flow process is a Go program: besides its loop thread, the
+//     runtime's monitor (sysmon) and idle threads. In mm=shared,
+//     GOMAXPROCS is raised to 2*flows+2 during a run so that each
+//     blocking thread has a P of its own and only the kernel schedules
+//     them (with fewer Ps a thread returning from recv waits for the Go
+//     scheduler to hand one back); a flow process has GOMAXPROCS of at
+//     least 2 for its one loop thread. Each flow loop passes through the
+//     Go scheduler every 9 ms (thread.Yielder): a goroutine that never
+//     reschedules is otherwise preempted by the monitor's signal every
+//     10 ms, and in a busy process its P is taken while it blocks. The
 //     client yields after timing a transaction; the server can only
 //     yield between transactions, so about one transaction in a hundred
 //     per flow waits for that handoff, which shows in p99-us. The yields
-//     are what the Go runtime still costs beyond netperf: each is about
-//     three futex sleeps and wakeups between runtime threads, 0.41 extra
-//     context switches per 16-flow TCP_CRR transaction (2.53 against
-//     netperf's 2.08, counted with perf's sched_switch on a 2-vCPU VM).
-//     Calls that cannot block (socket, getsockopt, setsockopt, close)
-//     skip the runtime's syscall entry and exit.
+//     and the monitors' sleeps are what the Go runtime still costs beyond
+//     netperf: futex and nanosleep switches between runtime threads (see
+//     docs/results.md for the counts). Calls that cannot block (socket,
+//     getsockopt, setsockopt, close) skip the runtime's syscall entry and
+//     exit.
 //   - Each flow rotates through 256 request/response patterns (so a
 //     stale or echoed message fails the byte check) where netperf reuses
 //     one buffer each way; at req=64/rsp=1024 that is more user memory

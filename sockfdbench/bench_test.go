@@ -18,34 +18,25 @@ func TestMain(m *testing.M) { os.Exit(benchmain.Main(m)) }
 // BenchmarkSockfd is stress-ng's sockfd stressor: one op is one server
 // iteration (open, sendmsg with SCM_RIGHTS, close, EBADF sendmsg); the
 // clients receive every message. run=serial is one pair, run=parallel one
-// pair per GOMAXPROCS (lkp's nr_threads=100%). mm=separate runs each side
-// in a child process, as stress-ng forks; mm=shared, only for stress-ng's
-// case (kind=file/fds=1), runs them as threads of the test binary.
+// pair per GOMAXPROCS (lkp's nr_threads=100%). mm=separate: each side is
+// a child process, as stress-ng forks (the package doc says why there is
+// no mm=shared row).
 func BenchmarkSockfd(b *testing.B) {
 	for _, kind := range []Kind{KindFile, KindUnix} {
 		for _, fds := range []int{1, 16, scmMaxFD} {
 			for _, run := range []string{"serial", "parallel"} {
-				for _, mm := range []string{"separate", "shared"} {
-					if mm == "shared" && !sharedRow(kind, fds) {
-						continue
+				name := fmt.Sprintf("shape=stress-ng/kind=%s/fds=%d/run=%s/mm=separate", kind, fds, run)
+				b.Run(name, func(b *testing.B) {
+					pairs := 1
+					if run == "parallel" {
+						pairs = runtime.GOMAXPROCS(0)
 					}
-					name := fmt.Sprintf("shape=stress-ng/kind=%s/fds=%d/run=%s/mm=%s", kind, fds, run, mm)
-					b.Run(name, func(b *testing.B) {
-						pairs := 1
-						if run == "parallel" {
-							pairs = runtime.GOMAXPROCS(0)
-						}
-						benchSockfd(b, Config{Kind: kind, FdsPerMsg: fds, Pairs: pairs, Shared: mm == "shared"})
-					})
-				}
+					benchSockfd(b, Config{Kind: kind, FdsPerMsg: fds, Pairs: pairs})
+				})
 			}
 		}
 	}
 }
-
-// sharedRow says which rows also run with mm=shared: those where the mm
-// switch is a measurable part of an op (see the package doc).
-func sharedRow(kind Kind, fds int) bool { return kind == KindFile && fds == 1 }
 
 func benchSockfd(b *testing.B, cfg Config) {
 	cfg.Ops = int64(b.N)

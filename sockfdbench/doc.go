@@ -39,8 +39,7 @@
 // machine with one pair per CPU.
 //
 // Differences from stress-ng:
-//   - mm=separate (the default, the rows that reproduce the report): a
-//     server and its client are two child processes of the test binary
+//   - mm=separate, every row: a server and its client are two child processes of the test binary
 //     (internal/child), as stress-ng's server and its fork are, where
 //     stress-ng's parent is itself the server; they share only the op
 //     budget and a done flag in a small shared mapping. Each is a Go
@@ -49,13 +48,12 @@
 //     as in stress-ng's single-threaded processes, fd lookups take the
 //     single-owner fast path (where a seccomp profile refuses unshare,
 //     the rows skip saying so).
-//   - mm=shared: the two sides are threads of the test binary. A switch
-//     between them changes no mm, so it isolates what switch_mm costs
-//     on this kernel and CPU: the CR3/PCID switch, the conditional IBPB
-//     on a switch to another mm (cond_mitigation), mm_cpumask updates
-//     and per-mm TLB work. Kept only for kind=file/fds=1, stress-ng's
-//     own case; with more fds per message an op is dominated by the fd
-//     work and the difference says nothing.
+//   - There is no mm=shared row (the two sides as threads of one
+//     process, as kbench ran them before): an op switches context about
+//     0.2-0.3 times, so the switch_mm that such a row would leave out is
+//     a few percent of an op, within what these rows resolve on a noisy
+//     machine (measured in docs/results.md). prctlbench's PingPong and
+//     netbench's mm=shared rows isolate it where it is most of the cost.
 //   - Sends use MSG_NOSIGNAL (stress-ng passes 0), so a failed run
 //     reports EPIPE instead of dying by SIGPIPE; the sending path is the
 //     same until that error.
@@ -64,11 +62,10 @@
 //     have at most RLIMIT_NOFILE fds in flight (ETOOMANYREFS); the server
 //     then yields and sends again, and the run logs how often.
 //   - A run is b.N ops shared among the pairs (taken in chunks of 64),
-//     not a fixed time; in mm=shared GOMAXPROCS is raised to 2·pairs+1
-//     so every thread has a P to return to from a blocking syscall, and
-//     every loop thread passes through the Go scheduler every 9 ms
-//     (thread.Yielder), so that the runtime's monitor does not take its
-//     P on every tick (measured: +3.7% serial ops/s on a 2-vCPU VM).
+//     not a fixed time; each side's process has GOMAXPROCS of at least
+//     2 for its one loop thread, which passes through the Go scheduler
+//     every 9 ms (thread.Yielder), so that the runtime's monitor neither
+//     takes its P nor preempts it by signal.
 //
 // Rate against stress-ng 0.15.06 on a 2-vCPU VM (kernel 6.18): the
 // parallel row, report 003's configuration, ran at 0.98-1.05 of

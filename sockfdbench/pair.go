@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -14,8 +13,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// pair is one stress-ng sockfd instance: a server thread that accepts and
-// sends fds, and a client thread that connects and receives them.
+// pair is one stress-ng sockfd instance: a server process that accepts
+// and sends fds, and a client process that connects and receives them.
 type pair struct {
 	cfg    *Config
 	plan   plan
@@ -28,16 +27,13 @@ type pair struct {
 	// done is set by the server when it has finished (or either side has
 	// failed) before it closes its end, so that EOF, ECONNRESET or a
 	// refused connect then mean the end of the run, not an error.
-	// Both live in memory the two sides share: the pair's fields in
-	// mm=shared, a shared mapping in mm=separate.
+	// Both live in the mapping the two processes share.
 	done   *atomic.Bool
 	failed *atomic.Bool
 
-	// ready marks the side set up (an early return also calls it);
-	// begin waits for the start of the run; finished marks the side's
-	// loop and checks done. In mm=separate, begin is the child's Ready.
-	ready, finished func()
-	begin           func() error
+	// begin reports the side ready and waits for the start of the run:
+	// the child's Ready.
+	begin func() error
 
 	server, client Counts
 }
@@ -124,9 +120,6 @@ func (p *pair) private() (int, error) {
 // send the invalid fd (EBADF); after plan.perConn fds close the connection
 // and accept the next. Runs on a throw-away thread.
 func (p *pair) serve() (err error) {
-	defer p.finished()
-	markReady := sync.OnceFunc(p.ready)
-	defer markReady() // an early return still counts as ready
 	before, err := p.private()
 	if err != nil {
 		return p.fail(fmt.Errorf("sockfd server: %w", err))
@@ -148,7 +141,6 @@ func (p *pair) serve() (err error) {
 	}
 	perConn := p.plan.perConn / n
 
-	markReady()
 	if err := p.begin(); err != nil {
 		return p.fail(err)
 	}
@@ -287,16 +279,12 @@ func errOrSuccess(err error) string {
 // until plan.perConn are held; then close them all, shut the connection
 // down and reconnect. Runs on a throw-away thread.
 func (p *pair) receive() (err error) {
-	defer p.finished()
-	markReady := sync.OnceFunc(p.ready)
-	defer markReady() // an early return still counts as ready
 	before, err := p.private()
 	if err != nil {
 		return p.fail(fmt.Errorf("sockfd client: %w", err))
 	}
 	msg := newRightsMsg(p.cfg.FdsPerMsg)
 	held := make([]int32, 0, p.plan.perConn)
-	markReady()
 	if err := p.begin(); err != nil {
 		return p.fail(err)
 	}

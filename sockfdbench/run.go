@@ -5,12 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
-	"sync"
-	"sync/atomic"
 
 	"github.com/kbench/kbench/internal/skip"
-	"github.com/kbench/kbench/internal/thread"
 	"golang.org/x/sys/unix"
 )
 
@@ -20,7 +16,6 @@ type Config struct {
 	FdsPerMsg int   // fds per SCM_RIGHTS message, 1 to scmMaxFD; stress-ng sends 1
 	Pairs     int   // server/client pairs running at once (stress-ng instances)
 	Ops       int64 // server ops over all pairs
-	Shared    bool  // mm=shared: server and client are threads of the test binary, not child processes
 
 	// Test hooks; zero values mean the benchmark's behaviour.
 	path    string // what the server opens for KindFile instead of /dev/zero
@@ -54,10 +49,9 @@ const sunPathMax = 107
 // loop, to bracket a benchmark's timed section.
 //
 // Each side is a child process (internal/child), as stress-ng's server
-// and its forked client are, or with cfg.Shared a thread of this process.
-// Either way the side's thread unshares its fd table (CLONE_FILES), so fd
-// lookups take the single-owner path as in stress-ng's single-threaded
-// processes; thread.Run throws the thread and its table away afterwards.
+// and its forked client are. The side's loop thread unshares its fd table
+// (CLONE_FILES) from the Go runtime's other threads, so fd lookups take
+// the single-owner path as in stress-ng's single-threaded processes.
 func Run(cfg Config, start, stop func()) (res Result, err error) {
 	if err := cfg.validate(); err != nil {
 		return res, err
@@ -123,60 +117,11 @@ func Run(cfg Config, start, stop func()) (res Result, err error) {
 	}
 	res.PerConn = pl.perConn
 
-	if !cfg.Shared {
-		counts, err := runSeparate(&cfg, pairs, pl, start, stop)
-		if err != nil {
-			return res, err
-		}
-		res.Counts = counts
-		if err := checkDirEmpty(dir); err != nil {
-			return res, err
-		}
-		return res, res.check(cfg.Ops, cfg.FdsPerMsg)
-	}
-
-	// Every thread needs a P to return to from a blocking syscall at once;
-	// with fewer, the runtime hands Ps around and times the scheduler.
-	if want := 2*cfg.Pairs + 1; runtime.GOMAXPROCS(0) < want {
-		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(want))
-	}
-	var budget atomic.Int64
-	budget.Store(cfg.Ops)
-	var ready, finished sync.WaitGroup
-	begin := make(chan struct{})
-	errs := make(chan error, 2*len(pairs))
-	for _, p := range pairs {
-		p.plan, p.budget, p.lfds = pl, &budget, lfds
-		p.done, p.failed = new(atomic.Bool), new(atomic.Bool)
-		p.ready, p.finished = ready.Done, finished.Done
-		p.begin = func() error { <-begin; return nil }
-		ready.Add(2)
-		finished.Add(2)
-		go func() { errs <- thread.Run(p.serve) }()
-		go func() { errs <- thread.Run(p.receive) }()
-	}
-	ready.Wait()
-	if start != nil {
-		start()
-	}
-	close(begin)
-	finished.Wait()
-	if stop != nil {
-		stop()
-	}
-	var all []error
-	for range 2 * len(pairs) {
-		if err := <-errs; err != nil {
-			all = append(all, err)
-		}
-	}
-	if err := errors.Join(all...); err != nil {
+	counts, err := runSeparate(&cfg, pairs, pl, start, stop)
+	if err != nil {
 		return res, err
 	}
-	for _, p := range pairs {
-		res.add(p.server)
-		res.add(p.client)
-	}
+	res.Counts = counts
 	if err := checkDirEmpty(dir); err != nil {
 		return res, err
 	}

@@ -138,7 +138,6 @@ func runSide(c *child.Ctx, server bool) error {
 		cfg: cfg, plan: plan{perConn: a.Plan.PerConn, badFD: a.Plan.BadFD},
 		lfd: -1, path: a.Path, budget: sh.budget(),
 		done: sh.done(a.Pair), failed: sh.failed(a.Pair),
-		ready: func() {}, finished: func() {},
 		begin: func() error { return c.Ready(nil) },
 	}
 	side, counts := p.receive, &p.client
