@@ -61,9 +61,17 @@ func (m *rightsMsg) prepareSend() {
 
 // send is sendmsg(fd, m, MSG_NOSIGNAL) on the prepared message, repeated
 // if a signal (the Go runtime's SIGURG) interrupts it.
-func (m *rightsMsg) send(fd int) (int, error) {
+func (m *rightsMsg) send(fd int) (int, error) { return m.sendWith(unix.Syscall, fd) }
+
+// sendBad is send for a message whose fd is invalid: the kernel refuses it
+// (EBADF, while copying the fds in) before it could block, so the call
+// skips the Go runtime's syscall entry and exit, as other calls that
+// cannot block do.
+func (m *rightsMsg) sendBad(fd int) (int, error) { return m.sendWith(unix.RawSyscall, fd) }
+
+func (m *rightsMsg) sendWith(call func(trap, a1, a2, a3 uintptr) (r1, r2 uintptr, err unix.Errno), fd int) (int, error) {
 	for {
-		r, _, e := unix.Syscall(unix.SYS_SENDMSG, uintptr(fd), uintptr(unsafe.Pointer(&m.hdr)), unix.MSG_NOSIGNAL)
+		r, _, e := call(unix.SYS_SENDMSG, uintptr(fd), uintptr(unsafe.Pointer(&m.hdr)), unix.MSG_NOSIGNAL)
 		switch e {
 		case 0:
 			return int(r), nil

@@ -186,7 +186,7 @@ func (p *pair) serve() (err error) {
 		}
 		c.MsgsSent++
 		c.FdsSent += int64(n)
-		if _, err := bad.send(sfd); err != unix.EBADF {
+		if _, err := bad.sendBad(sfd); err != unix.EBADF {
 			err = p.fail(fmt.Errorf("sockfd server: sendmsg with invalid fd %d returned %v, want EBADF", p.plan.badFD, errOrSuccess(err)))
 			unix.Close(sfd)
 			return err
