@@ -112,12 +112,11 @@
 //     histograms enabled).
 //   - netperf's -c -C CPU accounting is not done.
 //
-// Rate against netperf 2.7 built from source, alternating 5 s runs on a
-// 2-vCPU VM (kernel 6.18), medians of the per-round ratios: TCP_CRR
-// flows=16 (report 004's row) 1.00 and 0.985 in two sittings, flows=1
-// 1.00; TCP_RR flows=1 1.03, flows=16 0.93-0.955 in three. What the Go
-// side still costs beyond netperf's C, from perf profiles: the runtime's
-// entry and exit around each blocking syscall, the yields above, and two
-// clock reads per transaction for the latency percentiles, about 2-3% of
-// the CPU per 16-flow TCP_RR transaction.
+// Rate against netperf 2.7 built from source: docs/results.md ("Separate
+// processes"). On a 2-vCPU VM shared with builds, mm=separate ran TCP_CRR
+// flows=16 at a median 0.87 of netperf and TCP_RR flows=16 at 0.80, with
+// 9-13% more context switches per transaction: the Go runtime's
+// per-process yields and monitor (see above) and the Go side's syscall
+// entry and exit and clock reads, which netperf's C processes do not
+// pay. TCP_RR flows=1 is bimodal on such a VM for both tools.
 package netbench

@@ -67,15 +67,14 @@
 //     every 9 ms (thread.Yielder), so that the runtime's monitor neither
 //     takes its P nor preempts it by signal.
 //
-// Rate against stress-ng 0.15.06 on a 2-vCPU VM (kernel 6.18): the
-// parallel row, report 003's configuration, ran at 0.98-1.05 of
-// stress-ng --sockfd 2; the serial row at 0.90-0.95 of stress-ng
-// --sockfd 1 and of the same sequence in C on two pthreads. With both
-// threads on one CPU (taskset -c 0) it ran at stress-ng's rate, so the
-// serial gap is a cross-CPU cost: the client, on the other CPU, sleeps
-// in recvmsg more often (0.26 wakeups per op against 0.19), and each
-// wakeup costs the server, the bottleneck, an IPI. Compare serial rows
-// with each other, not with stress-ng's numbers.
+// Rate against stress-ng 0.15.06: docs/results.md ("Separate
+// processes"). On a 2-vCPU VM shared with builds the parallel row, report
+// 003's configuration, ran at a median 0.98 of stress-ng --sockfd 2 with
+// switches per op within 5%, the serial row at 0.93 of --sockfd 1. Both
+// tools are bimodal there: a pair that keeps to two CPUs switches 0.05
+// times an op, a pair that meets on one 0.5-1 times and runs a third
+// slower, so compare rows over many rounds, with each other rather than
+// with stress-ng's numbers.
 //
 // # BenchmarkSockfdGC
 //
