@@ -69,8 +69,9 @@
 //
 // Rate against stress-ng 0.15.06: docs/results.md ("Separate
 // processes"). On a 2-vCPU VM shared with builds the parallel row, report
-// 003's configuration, ran at a median 0.98 of stress-ng --sockfd 2 with
-// switches per op within 5%, the serial row at 0.93 of --sockfd 1. Both
+// 003's configuration, ran at a median 0.98 of stress-ng --sockfd 2
+// (0.86-1.16 switches per op against stress-ng's 0.88-1.28), the serial
+// row at 0.93 of --sockfd 1. Both
 // tools are bimodal there: a pair that keeps to two CPUs switches 0.05
 // times an op, a pair that meets on one 0.5-1 times and runs a third
 // slower, so compare rows over many rounds, with each other rather than
