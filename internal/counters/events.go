@@ -1,6 +1,10 @@
 package counters
 
-import "golang.org/x/sys/unix"
+import (
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
 
 // kind says where a counter comes from.
 type kind int
@@ -53,4 +57,25 @@ func lookup(name string) (counter, bool) {
 
 func (c counter) attr() unix.PerfEventAttr {
 	return unix.PerfEventAttr{Type: c.typ, Config: c.cfg}
+}
+
+// ReportedUnits returns the units every row reports for the value of a
+// result file's "counters" fingerprint line (the counted names, or
+// "off (...)"): a unit, or for the /proc tables, which report a unit per
+// line, a prefix ending in "-" ("softirq-", "ipi-").
+func ReportedUnits(counted string) []string {
+	var units []string
+	for name := range strings.SplitSeq(counted, ",") {
+		c, ok := lookup(strings.TrimSpace(name))
+		switch {
+		case !ok:
+		case c.name == "softirqs":
+			units = append(units, "softirq-")
+		case c.name == "ipis":
+			units = append(units, "ipi-")
+		default:
+			units = append(units, c.unit)
+		}
+	}
+	return units
 }
