@@ -72,7 +72,27 @@ func selection(s string) ([]counter, error) {
 	return parseList(s)
 }
 
-func init() { region.Register(&provider{}) }
+// prov is the provider registered with region.
+var prov = &provider{}
+
+func init() { region.Register(prov) }
+
+// Counted reports whether this test binary's rows report counter name
+// (KBENCH_COUNTERS asked for it and the machine counts it); false before
+// benchmain's setup ran.
+func Counted(name string) bool {
+	c, ok := lookup(name)
+	if !ok || !prov.on {
+		return false
+	}
+	switch c.kind {
+	case taskClock:
+		return prov.clock
+	case procFile:
+		return (name == "softirqs" && prov.softirqs) || (name == "ipis" && prov.ipis)
+	}
+	return slices.ContainsFunc(append(slices.Clone(prov.sw), prov.hw...), func(o counter) bool { return o.name == name })
+}
 
 // provider opens the counters for every row; Setup decides, once per
 // binary, which of the requested counters this machine counts and where.
