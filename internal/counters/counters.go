@@ -122,16 +122,16 @@ func (p *provider) Setup() ([]fingerprint.Field, error) {
 	if err := perfevent.CanSystemWide(); err == nil {
 		p.scope = perfevent.SystemWide
 	} else {
-		scopeNote = fmt.Sprintf(" (system-wide refused: %v)", err)
+		scopeNote = fmt.Sprintf(" (system-wide refused: %s)", reason(err))
 	}
-	var skipped, reasons, unknown []string
+	var skipped skips
+	var unknown []string
 	for _, c := range sel {
 		switch c.kind {
 		case procFile:
 			pc, err := readProc(c.name)
 			if err != nil {
-				skipped = append(skipped, c.name)
-				reasons = append(reasons, err.Error())
+				skipped.add(c.name, err.Error())
 				continue
 			}
 			for _, l := range pc {
@@ -151,11 +151,7 @@ func (p *provider) Setup() ([]fingerprint.Field, error) {
 			scope = perfevent.Process
 		}
 		if err := p.probe(c, scope); err != nil {
-			skipped = append(skipped, c.name)
-			why := reason(err)
-			if !slices.Contains(reasons, why) {
-				reasons = append(reasons, why)
-			}
+			skipped.add(c.name, reason(err))
 			continue
 		}
 		switch c.kind {
@@ -167,10 +163,23 @@ func (p *provider) Setup() ([]fingerprint.Field, error) {
 			p.hw = append(p.hw, c)
 		}
 	}
+	if p.userOnly {
+		// These events happen in kernel mode, which a user-space-only
+		// event never counts: they would read 0, not be measured.
+		var kept []counter
+		for _, c := range p.sw {
+			if c.name == "context-switches" || c.name == "cpu-migrations" {
+				skipped.add(c.name, "they happen in the kernel, which kernel.perf_event_paranoid forbids counting here (root, CAP_PERFMON or paranoid <= 1 allow it)")
+				continue
+			}
+			kept = append(kept, c)
+		}
+		p.sw = kept
+	}
 	p.on = p.clock || len(p.sw) > 0 || len(p.hw) > 0 || p.softirqs || p.ipis
 	var counted []string
 	for _, c := range sel {
-		if !slices.Contains(skipped, c.name) {
+		if !skipped.has(c.name) {
 			counted = append(counted, c.name)
 		}
 	}
@@ -179,7 +188,7 @@ func (p *provider) Setup() ([]fingerprint.Field, error) {
 		{Key: "counters.scope", Value: p.scopeLine() + scopeNote},
 	}
 	if len(skipped) > 0 {
-		fields = append(fields, fingerprint.Field{Key: "counters.skipped", Value: strings.Join(skipped, ",") + ": " + strings.Join(reasons, "; ")})
+		fields = append(fields, fingerprint.Field{Key: "counters.skipped", Value: skipped.String()})
 	}
 	if len(unknown) > 0 {
 		fields = append(fields, fingerprint.Field{Key: "counters.unknown", Value: strings.Join(unknown, ", ") + " (lines this kbench does not know, not reported; add them to rate.Units)"})
@@ -202,6 +211,43 @@ func (p *provider) scopeLine() string {
 		return "system-wide on every online CPU (perf stat -a)" + user + "; task-clock: the test process and its children"
 	}
 	return "the test process and its children" + user
+}
+
+// skips groups the skipped counters by the reason they were skipped.
+type skips []struct {
+	why   string
+	names []string
+}
+
+func (s *skips) add(name, why string) {
+	for i := range *s {
+		if (*s)[i].why == why {
+			(*s)[i].names = append((*s)[i].names, name)
+			return
+		}
+	}
+	*s = append(*s, struct {
+		why   string
+		names []string
+	}{why, []string{name}})
+}
+
+func (s skips) has(name string) bool {
+	for _, g := range s {
+		if slices.Contains(g.names, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// String is "a,b: why; c: why".
+func (s skips) String() string {
+	var parts []string
+	for _, g := range s {
+		parts = append(parts, strings.Join(g.names, ",")+": "+g.why)
+	}
+	return strings.Join(parts, "; ")
 }
 
 // reason says why a probe failed, without the event's name, so that
