@@ -195,3 +195,18 @@ func TestNoSetupNoInstruments(t *testing.T) {
 		t.Errorf("instrument used before Setup: %v", calls)
 	}
 }
+
+// badUnit reports in a unit rate.Units lacks.
+type badUnit struct{ fake }
+
+func (f *badUnit) Open(b *testing.B) (Instrument, error) { return f, nil }
+func (f *badUnit) Report(ops int64, r Reporter)          { r.Metric(1, "bogus/op") }
+
+func TestUnknownUnitFailsRow(t *testing.T) {
+	var calls []string
+	withProviders(t, &badUnit{fake{name: "bad", calls: &calls}})
+	res := Measure(t, 10, func(b *testing.B) { r := Begin(b); r.End() })
+	if res.N != 0 {
+		t.Errorf("a metric in a unit without a direction passed: %+v", res)
+	}
+}
