@@ -146,17 +146,19 @@ func (p *provider) Setup() ([]fingerprint.Field, error) {
 			}
 			continue
 		}
-		scope := p.scope
 		if c.kind == taskClock {
-			scope = perfevent.Process
+			if _, err := readCPU(); err != nil {
+				skipped.add(c.name, err.Error())
+				continue
+			}
+			p.clock = true
+			continue
 		}
-		if err := p.probe(c, scope); err != nil {
+		if err := p.probe(c, p.scope); err != nil {
 			skipped.add(c.name, reason(err))
 			continue
 		}
 		switch c.kind {
-		case taskClock:
-			p.clock = true
 		case software:
 			p.sw = append(p.sw, c)
 		case hardware:
@@ -208,7 +210,7 @@ func (p *provider) scopeLine() string {
 		user = ", user space only (kernel.perf_event_paranoid)"
 	}
 	if p.scope == perfevent.SystemWide {
-		return "system-wide on every online CPU (perf stat -a)" + user + "; task-clock: the test process and its children"
+		return "system-wide on every online CPU (perf stat -a)" + user + "; task-clock (CPU time): the test process and its children"
 	}
 	return "the test process and its children" + user
 }
@@ -320,12 +322,10 @@ func (p *provider) Open(b *testing.B) (region.Instrument, error) {
 		in.sets = append(in.sets, countedSet{s, cs})
 		return nil
 	}
-	var clock []counter
 	if p.clock {
-		c, _ := lookup("task-clock")
-		clock = []counter{c}
+		in.cpu = &cpuTime{}
 	}
-	if err := errors.Join(open(clock, perfevent.Process), open(p.sw, p.scope), open(p.hw, p.scope)); err != nil {
+	if err := errors.Join(open(p.sw, p.scope), open(p.hw, p.scope)); err != nil {
 		in.Close()
 		return nil, err
 	}
@@ -347,12 +347,14 @@ type countedSet struct {
 // instrument is the counters of one run of a row.
 type instrument struct {
 	p     *provider
+	cpu   *cpuTime // nil unless task-clock is counted
 	sets  []countedSet
 	procs []*procDelta
 }
 
-// Start reads the /proc tables, then enables the events; Stop does the
-// reverse, so that neither's own work lands in the other.
+// Start reads the /proc tables, then enables the events, then reads the
+// CPU clocks; Stop does the reverse, so that one's own work lands in the
+// others as little as can be.
 func (in *instrument) Start() error {
 	for _, d := range in.procs {
 		if err := d.start(); err != nil {
@@ -363,11 +365,17 @@ func (in *instrument) Start() error {
 	for _, s := range in.sets {
 		errs = append(errs, s.set.Enable())
 	}
+	if in.cpu != nil {
+		errs = append(errs, in.cpu.start())
+	}
 	return errors.Join(errs...)
 }
 
 func (in *instrument) Stop() error {
 	var errs []error
+	if in.cpu != nil {
+		errs = append(errs, in.cpu.stop())
+	}
 	for _, s := range slices.Backward(in.sets) {
 		errs = append(errs, s.set.Disable())
 	}
@@ -385,10 +393,16 @@ func (in *instrument) Reset() error {
 	for _, d := range in.procs {
 		d.sum = nil
 	}
+	if in.cpu != nil {
+		in.cpu.sum = 0
+	}
 	return errors.Join(errs...)
 }
 
 func (in *instrument) Report(ops int64, r region.Reporter) {
+	if in.cpu != nil {
+		r.Metric(float64(in.cpu.sum.Nanoseconds())/float64(ops), "cpu-ns/op")
+	}
 	for _, s := range in.sets {
 		totals, err := s.set.Read()
 		if err != nil {

@@ -32,7 +32,7 @@ func hwCache(cache, op, result uint64) uint64 { return cache | op<<8 | result<<1
 
 // all lists every counter, in the order rows report them.
 var all = []counter{
-	{name: "task-clock", unit: "cpu-ns/op", kind: taskClock, typ: unix.PERF_TYPE_SOFTWARE, cfg: unix.PERF_COUNT_SW_TASK_CLOCK},
+	{name: "task-clock", unit: "cpu-ns/op", kind: taskClock},
 	{name: "context-switches", unit: "cs/op", kind: software, typ: unix.PERF_TYPE_SOFTWARE, cfg: unix.PERF_COUNT_SW_CONTEXT_SWITCHES},
 	{name: "cpu-migrations", unit: "migrations/op", kind: software, typ: unix.PERF_TYPE_SOFTWARE, cfg: unix.PERF_COUNT_SW_CPU_MIGRATIONS},
 	{name: "page-faults", unit: "faults/op", kind: software, typ: unix.PERF_TYPE_SOFTWARE, cfg: unix.PERF_COUNT_SW_PAGE_FAULTS},
