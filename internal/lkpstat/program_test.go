@@ -497,8 +497,8 @@ func TestRun(t *testing.T) {
 
 	t.Run("bad package", func(t *testing.T) {
 		for param, msg := range map[string]string{
-			"package=":             "names no package (one of: seccompbench",
-			"package=../kbench/x":  "is not a kbench package name",
+			"package=":            "names no package (one of: seccompbench",
+			"package=../kbench/x": "is not a kbench package name",
 			"package=nosuchbench": "nosuchbench.test is missing",
 		} {
 			out, err := runJob(t, root, param)
