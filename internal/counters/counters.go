@@ -147,7 +147,7 @@ func (p *provider) Setup() ([]fingerprint.Field, error) {
 			continue
 		}
 		if c.kind == taskClock {
-			if _, err := readCPU(); err != nil {
+			if _, err := readCPU(true); err != nil {
 				skipped.add(c.name, err.Error())
 				continue
 			}

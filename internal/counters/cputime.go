@@ -36,12 +36,12 @@ type cpuSnapshot struct {
 
 func (c *cpuTime) start() error {
 	var err error
-	c.before, err = readCPU()
+	c.before, err = readCPU(false)
 	return err
 }
 
 func (c *cpuTime) stop() error {
-	after, err := readCPU()
+	after, err := readCPU(true)
 	if err != nil {
 		return err
 	}
@@ -53,13 +53,29 @@ func (c *cpuTime) stop() error {
 	return nil
 }
 
-func readCPU() (cpuSnapshot, error) {
-	var s cpuSnapshot
-	var ts unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_PROCESS_CPUTIME_ID, &ts); err != nil {
-		return s, fmt.Errorf("clock_gettime(CLOCK_PROCESS_CPUTIME_ID): %w", err)
+// readCPU reads the clocks. This process's own clock is read last when
+// a region starts and first when it stops (selfFirst), so that reading
+// the children's /proc files is not counted as the row's CPU time.
+func readCPU(selfFirst bool) (s cpuSnapshot, err error) {
+	readSelf := func() error {
+		var ts unix.Timespec
+		if err := unix.ClockGettime(unix.CLOCK_PROCESS_CPUTIME_ID, &ts); err != nil {
+			return fmt.Errorf("clock_gettime(CLOCK_PROCESS_CPUTIME_ID): %w", err)
+		}
+		s.self = time.Duration(ts.Nano())
+		return nil
 	}
-	s.self = time.Duration(ts.Nano())
+	if selfFirst {
+		if err := readSelf(); err != nil {
+			return s, err
+		}
+	} else {
+		defer func() {
+			if err == nil {
+				err = readSelf()
+			}
+		}()
+	}
 	var ru unix.Rusage
 	if err := unix.Getrusage(unix.RUSAGE_CHILDREN, &ru); err != nil {
 		return s, fmt.Errorf("getrusage(RUSAGE_CHILDREN): %w", err)
