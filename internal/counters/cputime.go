@@ -32,9 +32,11 @@ type tally struct {
 	sum    uint64
 }
 
-// totals are running totals by source ("self", "reaped", or a child's
-// thread id): a source that appears between two reads started at 0, and
-// one that went away is left out.
+// totals are running totals by source: "self" (this process), "reaped"
+// (children waited for, from getrusage RUSAGE_CHILDREN) and, for each
+// live child process, its pid. A child that appears between two reads
+// started at 0. One that went away between them was reaped, so "reaped"
+// grew by its whole life: what it had at the first read is taken off.
 type totals map[string]uint64
 
 func (t *tally) start() error {
@@ -48,11 +50,18 @@ func (t *tally) stop() error {
 	if err != nil {
 		return err
 	}
+	var sum, gone uint64
 	for k, v := range after {
 		if b := t.before[k]; v >= b {
-			t.sum += v - b
+			sum += v - b
 		}
 	}
+	for k, b := range t.before {
+		if _, ok := after[k]; !ok {
+			gone += b
+		}
+	}
+	t.sum += sum - min(gone, sum)
 	return nil
 }
 
@@ -70,9 +79,9 @@ func newTally(name string, scope perfevent.Scope) *tally {
 	case name == "page-faults" && scope == perfevent.SystemWide:
 		t.read = systemTotal("/proc/vmstat", "pgfault")
 	case name == "context-switches":
-		t.read = processTotal(func(ru *unix.Rusage) uint64 { return uint64(ru.Nvcsw + ru.Nivcsw) }, threadSwitches)
+		t.read = processTotal(func(ru *unix.Rusage) uint64 { return uint64(ru.Nvcsw + ru.Nivcsw) }, processSwitches)
 	case name == "page-faults":
-		t.read = processTotal(func(ru *unix.Rusage) uint64 { return uint64(ru.Minflt + ru.Majflt) }, threadFaults)
+		t.read = processTotal(func(ru *unix.Rusage) uint64 { return uint64(ru.Minflt + ru.Majflt) }, processFaults)
 	default:
 		return nil
 	}
@@ -104,8 +113,8 @@ func systemTotal(path, key string) func(bool) (totals, error) {
 
 // processTotal reads a count of this process (getrusage RUSAGE_SELF:
 // every thread, live or exited), of its children reaped meanwhile
-// (RUSAGE_CHILDREN) and of each thread of its live child processes.
-func processTotal(fromRusage func(*unix.Rusage) uint64, perThread func(pid, tid int) (uint64, error)) func(bool) (totals, error) {
+// (RUSAGE_CHILDREN) and of each live child process.
+func processTotal(fromRusage func(*unix.Rusage) uint64, perChild func(pid int) (uint64, error)) func(bool) (totals, error) {
 	return func(bool) (totals, error) {
 		t := totals{}
 		for who, key := range map[int]string{unix.RUSAGE_SELF: "self", unix.RUSAGE_CHILDREN: "reaped"} {
@@ -115,41 +124,72 @@ func processTotal(fromRusage func(*unix.Rusage) uint64, perThread func(pid, tid 
 			}
 			t[key] = fromRusage(&ru)
 		}
-		err := eachChildThread(func(pid, tid int) error {
-			v, err := perThread(pid, tid)
-			if err == nil {
-				t[strconv.Itoa(tid)] = v
-			}
-			if errors.Is(err, os.ErrNotExist) {
-				return nil // the thread exited
-			}
-			return err
-		})
-		return t, err
+		return t, eachChild(t, perChild)
 	}
 }
 
-// eachChildThread calls f for every thread of every live descendant
-// process.
-func eachChildThread(f func(pid, tid int) error) error {
+// eachChild sets t[pid] to f(pid) for every live descendant process.
+func eachChild(t totals, f func(pid int) (uint64, error)) error {
 	procs, err := perfevent.Processes(os.Getpid())
 	if err != nil {
 		return err
 	}
 	for _, pid := range procs[1:] {
-		entries, err := os.ReadDir(filepath.Join("/proc", strconv.Itoa(pid), "task"))
+		v, err := f(pid)
+		if errors.Is(err, os.ErrNotExist) {
+			continue // it exited
+		}
 		if err != nil {
-			continue // exited
+			return err
 		}
-		for _, e := range entries {
-			if tid, err := strconv.Atoi(e.Name()); err == nil {
-				if err := f(pid, tid); err != nil {
-					return err
-				}
-			}
-		}
+		t[strconv.Itoa(pid)] = v
 	}
 	return nil
+}
+
+// sumThreads adds f over the live threads of process pid.
+func sumThreads(pid int, f func(pid, tid int) (uint64, error)) (uint64, error) {
+	entries, err := os.ReadDir(filepath.Join("/proc", strconv.Itoa(pid), "task"))
+	if err != nil {
+		return 0, err
+	}
+	var n uint64
+	for _, e := range entries {
+		tid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		v, err := f(pid, tid)
+		if errors.Is(err, os.ErrNotExist) {
+			continue // the thread exited
+		}
+		if err != nil {
+			return 0, err
+		}
+		n += v
+	}
+	return n, nil
+}
+
+// processSwitches is a child process's context switches: its live
+// threads' voluntary and involuntary ones (a thread that exited took its
+// count along).
+func processSwitches(pid int) (uint64, error) { return sumThreads(pid, threadSwitches) }
+
+// processFaults is a child process's minor and major page faults, every
+// thread's, from /proc/<pid>/stat.
+func processFaults(pid int) (uint64, error) {
+	f, err := statFields(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// After the comm: state(0) ... minflt(7) cminflt(8) majflt(9).
+	minflt, err1 := strconv.ParseUint(f[7], 10, 64)
+	majflt, err2 := strconv.ParseUint(f[9], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("/proc/%d/stat: bad minflt or majflt", pid)
+	}
+	return minflt + majflt, nil
 }
 
 // threadSwitches is a thread's voluntary and involuntary context switches.
@@ -173,21 +213,6 @@ func threadSwitches(pid, tid int) (uint64, error) {
 	return n, nil
 }
 
-// threadFaults is a thread's minor and major page faults.
-func threadFaults(pid, tid int) (uint64, error) {
-	f, err := statFields(fmt.Sprintf("/proc/%d/task/%d/stat", pid, tid))
-	if err != nil {
-		return 0, err
-	}
-	// After the comm: state(0) ... minflt(7) cminflt(8) majflt(9).
-	minflt, err1 := strconv.ParseUint(f[7], 10, 64)
-	majflt, err2 := strconv.ParseUint(f[9], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("/proc/%d/task/%d/stat: bad minflt or majflt", pid, tid)
-	}
-	return minflt + majflt, nil
-}
-
 // statFields returns the fields of a /proc stat file after the comm,
 // which may hold spaces and parentheses.
 func statFields(path string) ([]string, error) {
@@ -209,8 +234,8 @@ func statFields(path string) ([]string, error) {
 // readCPU reads task-clock, the CPU time in ns of this process
 // (CLOCK_PROCESS_CPUTIME_ID: every thread, live or exited), of its
 // children reaped meanwhile (RUSAGE_CHILDREN) and of each thread of its
-// live child processes (/proc/<tid>/schedstat; utime+stime in ticks where
-// the kernel has no schedstat). This process's clock is read last when a
+// live child processes (its live threads' /proc/<tid>/schedstat; utime+
+// stime in ticks where the kernel has no schedstat). This process's clock is read last when a
 // region starts and first when it stops, so that reading the children's
 // /proc files is not counted as the row's CPU time.
 func readCPU(starting bool) (t totals, err error) {
@@ -239,15 +264,11 @@ func readCPU(starting bool) (t totals, err error) {
 		return nil, fmt.Errorf("getrusage(RUSAGE_CHILDREN): %w", err)
 	}
 	t["reaped"] = uint64(ru.Utime.Nano() + ru.Stime.Nano())
-	err = eachChildThread(func(pid, tid int) error {
-		v, err := threadCPU(pid, tid)
-		if err == nil {
-			t[strconv.Itoa(tid)] = uint64(v)
-		}
-		if errors.Is(err, os.ErrNotExist) {
-			return nil
-		}
-		return err
+	err = eachChild(t, func(pid int) (uint64, error) {
+		return sumThreads(pid, func(pid, tid int) (uint64, error) {
+			d, err := threadCPU(pid, tid)
+			return uint64(d), err
+		})
 	})
 	return t, err
 }

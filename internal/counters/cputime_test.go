@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"testing"
 	"time"
 
@@ -81,5 +82,38 @@ func TestTalliesCountOwnWork(t *testing.T) {
 		if cs.sum < n || faults.sum < n {
 			t.Errorf("%v: %d context switches and %d page faults for %d sleeps and fresh pages", scope, cs.sum, faults.sum, n)
 		}
+	}
+}
+
+// TestCPUTimeChildReapedInside: a child that ran before the region and is
+// reaped inside it counts for its time inside only, though getrusage
+// reports its whole life.
+func TestCPUTimeChildReapedInside(t *testing.T) {
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh")
+	}
+	spin := exec.Command(sh, "-c", "while :; do :; done")
+	if err := spin.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // its life before the region
+	c := newTally("task-clock", perfevent.Process)
+	if err := c.start(); err != nil {
+		spin.Process.Kill()
+		spin.Wait()
+		t.Fatal(err)
+	}
+	before := time.Duration(c.before[strconv.Itoa(spin.Process.Pid)])
+	time.Sleep(100 * time.Millisecond)
+	spin.Process.Kill()
+	spin.Wait()
+	if err := c.stop(); err != nil {
+		t.Fatal(err)
+	}
+	life := spin.ProcessState.UserTime() + spin.ProcessState.SystemTime()
+	inside, got := life-before, time.Duration(c.sum)
+	if before <= 0 || got < inside-20*time.Millisecond || got > inside+inside/10+20*time.Millisecond {
+		t.Errorf("child: %v before the region, %v in all; region counted %v, want about %v", before, life, got, inside)
 	}
 }
