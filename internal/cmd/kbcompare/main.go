@@ -15,16 +15,31 @@
 // describe the setup and are shown in the header; where the two files
 // differ in one, benchstat would print separate tables and compare nothing.
 //
+// A file may hold several boots of its kernel, one run after another
+// (`tee -a` after each boot); results belong to the boot named by the
+// last `# kbench kernel.boot_id` line above them. With at least MinBoots
+// (3) boots on each side the boots are the samples: each row's per-boot
+// medians are compared with Welch's t-test on their logs, n counts boots,
+// and each row shows the spread within and between boots (boots.go says
+// why this test). With fewer, the statistics are per sample, as
+// benchstat's, and the header says that boot-to-boot variation is
+// unmeasured, so a change can be a layout shift between two boots.
+//
 // A change is "better" or "worse" when p <= alpha and it is at least
 // threshold in size; otherwise "~". Units are lower-is-better for sec/op,
 // B/op and allocs/op, higher-is-better for B/s, and follow `Unit <unit>
 // better=higher|lower` metadata lines otherwise. A large significant
 // change in a unit without a direction is "changed", and a benchmark or
 // unit that only one file has is "old only" or "new only"; neither fails.
+// A row for which go test printed `--- FAIL` is "FAILED", one that a side
+// lacks because it printed `--- SKIP` for it there (go test -v) is
+// "skipped", and failed benchmarks without rows and failed test binaries
+// are listed: none of them is ever "nothing worse".
 //
-// Exit status: 0 when nothing is worse, 1 when some change is worse, 2
-// when an input cannot be read or parsed (the message names the file and
-// line) or the flags are bad.
+// Exit status: 0 when nothing is worse and nothing failed, 1 when some
+// change is worse or something failed or skipped on one side, 2 when an
+// input cannot be read or parsed (the message names the file and line) or
+// the flags are bad.
 package main
 
 import (
@@ -98,7 +113,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "kbcompare: %v\n", err)
 		return 2
 	}
-	if rep.Count(Worse) > 0 {
+	if rep.Count(Worse) > 0 || rep.Failures() > 0 {
 		return 1
 	}
 	return 0
