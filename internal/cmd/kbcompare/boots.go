@@ -203,39 +203,27 @@ func betaInc(a, b, x float64) float64 {
 }
 
 func betaCF(a, b, x float64) float64 {
-	const tiny = 1e-300
-	c, d := 1.0, 1-(a+b)*x/(a+1)
-	if math.Abs(d) < tiny {
-		d = tiny
+	// Away from zero, so that no step divides by it.
+	nz := func(v float64) float64 {
+		if math.Abs(v) < 1e-300 {
+			return 1e-300
+		}
+		return v
 	}
-	d = 1 / d
+	c, d := 1.0, 1/nz(1-(a+b)*x/(a+1))
 	h := d
 	for m := 1; m <= 300; m++ {
 		fm := float64(m)
-		num := fm * (b - fm) * x / ((a + 2*fm - 1) * (a + 2*fm))
-		d = 1 + num*d
-		if math.Abs(d) < tiny {
-			d = tiny
+		// The even step, then the odd one, of the continued fraction.
+		for _, num := range []float64{
+			fm * (b - fm) * x / ((a + 2*fm - 1) * (a + 2*fm)),
+			-(a + fm) * (a + b + fm) * x / ((a + 2*fm) * (a + 2*fm + 1)),
+		} {
+			d = 1 / nz(1+num*d)
+			c = nz(1 + num/c)
+			h *= d * c
 		}
-		c = 1 + num/c
-		if math.Abs(c) < tiny {
-			c = tiny
-		}
-		d = 1 / d
-		h *= d * c
-		num = -(a + fm) * (a + b + fm) * x / ((a + 2*fm) * (a + 2*fm + 1))
-		d = 1 + num*d
-		if math.Abs(d) < tiny {
-			d = tiny
-		}
-		c = 1 + num/c
-		if math.Abs(c) < tiny {
-			c = tiny
-		}
-		d = 1 / d
-		del := d * c
-		h *= del
-		if math.Abs(del-1) < 1e-15 {
+		if math.Abs(d*c-1) < 1e-15 {
 			break
 		}
 	}

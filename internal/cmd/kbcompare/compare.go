@@ -280,7 +280,12 @@ func (r *Report) judge(t *Table, row *Row, assumption benchmath.Assumption) {
 	}
 	row.Cmp = assumption.Compare(row.Old, row.New)
 	row.warn(row.OldSum.Warnings, row.NewSum.Warnings, row.Cmp.Warnings)
-	o, n := row.OldSum.Center, row.NewSum.Center
+	r.decide(t, row, row.OldSum.Center, row.NewSum.Center, row.Cmp.P)
+}
+
+// decide sets a compared row's change, from its two centers, and its
+// verdict, from the change and the p-value.
+func (r *Report) decide(t *Table, row *Row, o, n, p float64) {
 	switch {
 	case o == n:
 		row.Change = 0
@@ -290,7 +295,7 @@ func (r *Report) judge(t *Table, row *Row, assumption benchmath.Assumption) {
 		row.Change = n/o - 1
 	}
 	// benchstat calls a change significant unless p > alpha.
-	significant := !(row.Cmp.P > row.Cmp.Alpha)
+	significant := !(p > r.Opts.Alpha)
 	switch {
 	case !significant || math.Abs(row.Change) < r.Opts.Threshold || row.Change == 0:
 		row.Verdict = Same
@@ -312,28 +317,8 @@ func (r *Report) judgeBoots(t *Table, row *Row, old, new *bootSamples) {
 			len(old.order), len(new.order), MinBoots))
 		return
 	}
-	b := compareBoots(old, new)
-	row.Boot = b
-	o, n := b.OldCenter, b.NewCenter
-	switch {
-	case o == n:
-		row.Change = 0
-	case o == 0:
-		row.Change = math.Inf(int(math.Copysign(1, n)))
-	default:
-		row.Change = n/o - 1
-	}
-	significant := !(b.P > r.Opts.Alpha)
-	switch {
-	case !significant || math.Abs(row.Change) < r.Opts.Threshold || row.Change == 0:
-		row.Verdict = Same
-	case t.Better == 0:
-		row.Verdict = Changed
-	case (row.Change > 0) == (t.Better > 0):
-		row.Verdict = Better
-	default:
-		row.Verdict = Worse
-	}
+	row.Boot = compareBoots(old, new)
+	r.decide(t, row, row.Boot.OldCenter, row.Boot.NewCenter, row.Boot.P)
 }
 
 // outcomes marks the rows that failed, or that one side lacks because it
