@@ -30,6 +30,12 @@ func init() {
 // process's main thread, which is never destroyed.
 var ErrMainThread = errors.New("thread: refusing to run on the main thread (gettid == getpid), which is never destroyed")
 
+// ErrGoexit is returned when the function ended its goroutine with
+// runtime.Goexit instead of returning: t.Fatal, t.Skip, b.Fatal or b.Skip
+// called inside a Run closure do that (and belong on the test's own
+// goroutine).
+var ErrGoexit = errors.New("thread: the function called runtime.Goexit (t.Fatal, t.Skip, b.Fatal or b.Skip inside a thread.Run closure?) instead of returning")
+
 // ExitTimeout bounds the wait for a thread's death after its function
 // returned.
 const ExitTimeout = 10 * time.Second
@@ -47,7 +53,11 @@ func Run(fn func() error) error {
 		runtime.LockOSThread()
 		// No UnlockOSThread: the goroutine exits locked, so the runtime
 		// terminates the thread instead of reusing it.
-		done <- result{unix.Gettid(), runLocked(fn)}
+		r := result{unix.Gettid(), ErrGoexit}
+		// Sent from a defer, so that a function that calls runtime.Goexit
+		// (which runs deferred calls only) does not leave Run waiting.
+		defer func() { done <- r }()
+		r.err = runLocked(fn)
 	}()
 	r := <-done
 	if errors.Is(r.err, ErrMainThread) {
