@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -69,12 +70,27 @@ func Run(fn func() error) error {
 	return r.err
 }
 
+// runThreads holds the tids of the threads running a Run function: the
+// threads that die when it ends (see UnshareFiles).
+var runThreads sync.Map
+
 // runLocked runs fn on the calling, locked thread unless it is the main one.
 func runLocked(fn func() error) error {
-	if unix.Gettid() == unix.Getpid() {
+	tid := unix.Gettid()
+	if tid == unix.Getpid() {
 		return ErrMainThread
 	}
+	runThreads.Store(tid, true)
+	defer runThreads.Delete(tid)
 	return fn()
+}
+
+// onRunThread reports whether the caller runs a Run function on its
+// throw-away thread. A Run thread runs nothing but its locked goroutine,
+// so the tid alone says so.
+func onRunThread() bool {
+	_, ok := runThreads.Load(unix.Gettid())
+	return ok
 }
 
 // waitExit waits until thread tid no longer exists. A non-leader thread is

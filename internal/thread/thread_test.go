@@ -15,8 +15,13 @@ import (
 var mainThreadErr error
 var mainThreadRan bool
 
+// mainUnshareErr is what UnshareFiles said when TestMain called it on the
+// main thread.
+var mainUnshareErr error
+
 func TestMain(m *testing.M) {
 	mainThreadErr = runLocked(func() error { mainThreadRan = true; return nil })
+	mainUnshareErr = UnshareFiles()
 	os.Exit(m.Run())
 }
 
