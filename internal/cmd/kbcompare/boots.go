@@ -40,7 +40,8 @@ type BootCmp struct {
 	// Within is the spread of samples inside a boot, Between that of boot
 	// medians around their kernel's center, both as standard deviations of
 	// logs (relative spreads) pooled over the two sides, or relative to
-	// the center where logs do not apply.
+	// the center where logs do not apply. Within is NaN where every boot
+	// has one sample.
 	Within, Between float64
 }
 
@@ -138,6 +139,7 @@ func compareBoots(old, new *bootSamples) *BootCmp {
 	}
 	ssBetween = vo*float64(len(lo)-1) + vn*float64(len(ln)-1)
 	dfBetween = len(lo) - 1 + len(ln) - 1
+	c.Within = math.NaN()
 	if dfWithin > 0 {
 		c.Within = math.Sqrt(ssWithin / float64(dfWithin))
 	}

@@ -366,3 +366,41 @@ func TestWelch(t *testing.T) {
 		t.Errorf("t=%g df=%g p=%g; want t=7.348, df=4, p<0.01", tt, df, p)
 	}
 }
+
+// firstSampleOnly keeps each run's first result line: -count=1 per boot.
+func firstSampleOnly(s string) string {
+	var b strings.Builder
+	seen := false
+	for _, l := range strings.SplitAfter(s, "\n") {
+		if strings.HasPrefix(l, bootKey) {
+			seen = false
+		}
+		if strings.HasPrefix(l, "Benchmark") {
+			if seen {
+				continue
+			}
+			seen = true
+		}
+		b.WriteString(l)
+	}
+	return b.String()
+}
+
+// TestBootsOneSampleEach: with -count=1 on each of 3 boots a side, the
+// boots still decide (no "too few samples" for per-sample ranges), and
+// the within-boot spread is unknown, not zero.
+func TestBootsOneSampleEach(t *testing.T) {
+	ra, rb := runs("a", bootsA, nil), runs("b", bootsB, nil)
+	ra[0].edit, rb[0].edit = firstSampleOnly, firstSampleOnly
+	old, nw := assemble(t, "old.txt", ra...), assemble(t, "new.txt", rb...)
+	out, code := compareRun(t, old, nw)
+	if code != 1 {
+		t.Errorf("exit %d, want 1 (worse)", code)
+	}
+	if strings.Contains(out, "too few samples") || strings.Contains(out, "need >= 6") {
+		t.Errorf("per-sample warnings in boot mode:\n%s", out)
+	}
+	if !strings.Contains(out, "3+3       -") {
+		t.Errorf("within-boot spread not shown as unknown:\n%s", out)
+	}
+}

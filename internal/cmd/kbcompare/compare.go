@@ -111,7 +111,7 @@ func (r *Report) undecidable() int {
 	n := 0
 	for _, t := range r.Tables {
 		for _, row := range t.Rows {
-			if row.Old != nil && row.New != nil && len(row.Cmp.Warnings) > 0 {
+			if row.Old != nil && row.New != nil && row.Boot == nil && len(row.Cmp.Warnings) > 0 {
 				n++
 			}
 		}
@@ -318,6 +318,9 @@ func (r *Report) judgeBoots(t *Table, row *Row, old, new *bootSamples) {
 		return
 	}
 	row.Boot = compareBoots(old, new)
+	// The per-sample summaries' warnings (too few samples for a range)
+	// are about statistics this row no longer uses.
+	row.Warnings = nil
 	r.decide(t, row, row.Boot.OldCenter, row.Boot.NewCenter, row.Boot.P)
 }
 

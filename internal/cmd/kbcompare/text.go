@@ -79,7 +79,7 @@ func formatRow(t *Table, row *Row) cells {
 func spread(sd float64) string {
 	switch {
 	case math.IsNaN(sd):
-		return "?"
+		return "-"
 	case sd >= 0.0995:
 		return fmt.Sprintf("±%.0f%%", 100*sd)
 	}
