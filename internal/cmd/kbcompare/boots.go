@@ -5,28 +5,8 @@ import (
 	"slices"
 )
 
-// MinBoots is how many boots each side needs before boots are the samples.
-//
-// Why boots: KASLR and boot-time layout (code and data placement, page
-// colouring) shift a microbenchmark by a few percent from one boot to the
-// next of the same kernel (report 004 is such a layout effect), and every
-// sample of one boot shares its layout. Ten samples of one boot are one
-// draw of the layout, so a per-sample test calls a layout shift a kernel
-// change. With several boots per kernel, each boot's median is one
-// sample, and the boot-to-boot spread is what a change must stand out
-// from.
-//
-// Why Welch's t-test on the logs of the per-boot medians: with 3 boots a
-// side there are 20 ways to split 6 values into two groups of 3, so a rank
-// test (Mann-Whitney U) or a permutation test of the means cannot give a
-// two-sided p below 2/20 = 0.1, however far apart the kernels are. The
-// t-test also weighs how far apart the groups are against their spread,
-// so 3 clearly separated boots a side reach p < 0.05. A boot's median
-// summarises many samples, which makes it close to normally distributed,
-// the t-test's assumption; logs make the tested quantity a ratio, so
-// sec/op and ops/s of one row get the same p; Welch's form does not assume
-// both kernels have the same boot-to-boot spread. One odd boot widens the
-// spread and makes the test more cautious, not less.
+// MinBoots is how many boots each side needs before boots are the samples
+// (the package doc says why boots, and why Welch's t-test on their logs).
 const MinBoots = 3
 
 // BootCmp compares a row with boots as the samples.

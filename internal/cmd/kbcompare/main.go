@@ -20,10 +20,27 @@
 // last `# kbench kernel.boot_id` line above them. With at least MinBoots
 // (3) boots on each side the boots are the samples: each row's per-boot
 // medians are compared with Welch's t-test on their logs, n counts boots,
-// and each row shows the spread within and between boots (boots.go says
-// why this test). With fewer, the statistics are per sample, as
-// benchstat's, and the header says that boot-to-boot variation is
-// unmeasured, so a change can be a layout shift between two boots.
+// and each row shows the spread within and between boots. With fewer, the
+// statistics are per sample, as benchstat's, and the header says that
+// boot-to-boot variation is unmeasured, so a change can be a layout shift
+// between two boots.
+//
+// Why boots: KASLR and boot-time layout (code and data placement, page
+// colouring) shift a microbenchmark by a few percent from one boot to the
+// next of the same kernel (report 004 is such a layout effect), and every
+// sample of a boot shares its layout: ten samples of one boot are one
+// draw of the layout, so a per-sample test calls a layout shift a kernel
+// change. Why Welch's t-test on the logs of per-boot medians: with 3 boots
+// a side there are 20 ways to split the 6 medians into two groups of 3,
+// so a rank test (Mann-Whitney U) or a permutation test cannot give a
+// two-sided p below 2/20 = 0.1, however far apart the kernels are; the
+// t-test weighs how far apart the groups are against their spread, so 3
+// clearly separated boots a side reach p < 0.05. A boot's median
+// summarises many samples, which makes it close to normal, the t-test's
+// assumption; logs make the tested quantity a ratio, so sec/op and ops/s
+// of one row get the same p; Welch's form does not assume both kernels
+// vary alike from boot to boot. One odd boot widens the spread and makes
+// the test more cautious, not less.
 //
 // A change is "better" or "worse" when p <= alpha and it is at least
 // threshold in size; otherwise "~". Units are lower-is-better for sec/op,
