@@ -62,23 +62,19 @@
 //     and 16 netserver processes become 32 threads. GOMAXPROCS is raised
 //     to 2*flows+2 during a run so that each blocking thread has a P of
 //     its own and only the kernel schedules them (with fewer Ps a thread
-//     returning from recv waits for the Go scheduler to hand one back:
-//     measured on a 2-vCPU VM, 16-flow TCP_CRR ran at ~15k tps with
-//     GOMAXPROCS=2 against ~26k with the raise). Each flow thread also
-//     passes through the Go scheduler every 9 ms (thread.Yielder): a
-//     locked thread that lives in blocking syscalls otherwise has its P
-//     taken by the runtime's monitor on every 20 us tick, which cost
-//     about one context switch per 1-flow TCP_CRR transaction and 9-14%
-//     of the CRR and 16-flow RR rates (measured on a 2-vCPU VM). The
-//     client yields after timing a transaction; the server can only
-//     yield between transactions, so about one transaction in a hundred
-//     per flow waits for that handoff, which shows in p99-us. The yields
-//     are what the Go runtime still costs beyond netperf: each is about
-//     three futex sleeps and wakeups between runtime threads, 0.41 extra
-//     context switches per 16-flow TCP_CRR transaction (2.53 against
-//     netperf's 2.08, counted with perf's sched_switch on a 2-vCPU VM).
-//     Calls that cannot block (socket, getsockopt, setsockopt, close)
-//     skip the runtime's syscall entry and exit.
+//     returning from recv waits for the Go scheduler to hand one back).
+//     Each flow thread also passes through the Go scheduler every 9 ms
+//     (thread.Yielder): a locked thread that lives in blocking syscalls
+//     otherwise has its P taken by the runtime's monitor on every 20 us
+//     tick, which costs context switches and rate. The client yields
+//     after timing a transaction; the server can only yield between
+//     transactions, so about one transaction in a hundred per flow waits
+//     for that handoff, which shows in p99-us. The yields are what the Go
+//     runtime still costs beyond netperf: each is about three futex
+//     sleeps and wakeups between runtime threads, which shows as extra
+//     context switches per transaction. Calls that cannot block (socket,
+//     getsockopt, setsockopt, close) skip the runtime's syscall entry and
+//     exit.
 //   - Each flow rotates through 256 request/response patterns (so a
 //     stale or echoed message fails the byte check) where netperf reuses
 //     one buffer each way; at req=64/rsp=1024 that is more user memory
@@ -98,12 +94,7 @@
 //     histograms enabled).
 //   - netperf's -c -C CPU accounting is not done.
 //
-// Rate against netperf 2.7 built from source, alternating 5 s runs on a
-// 2-vCPU VM (kernel 6.18), medians of the per-round ratios: TCP_CRR
-// flows=16 (report 004's row) 1.00 and 0.985 in two sittings, flows=1
-// 1.00; TCP_RR flows=1 1.03, flows=16 0.93-0.955 in three. What the Go
-// side still costs beyond netperf's C, from perf profiles: the runtime's
-// entry and exit around each blocking syscall, the yields above, and two
-// clock reads per transaction for the latency percentiles, about 2-3% of
-// the CPU per 16-flow TCP_RR transaction.
+// The rows' rates next to netperf 2.7's (the README says how to compare
+// them), and what each of the differences above was measured to cost, are
+// in docs/results.md.
 package netbench

@@ -161,14 +161,15 @@ func runPingPong(cpuA, cpuB, n int, started func()) (switches int, err error) {
 			}
 			ready <- struct{}{}
 			<-begin
-			before := voluntarySwitches()
+			before, berr := voluntarySwitches()
 			err := work(n)
-			if after := voluntarySwitches(); before >= 0 && after >= 0 {
+			after, aerr := voluntarySwitches()
+			if before >= 0 && after >= 0 {
 				sw = after - before
 			} else {
 				sw = -1
 			}
-			return err
+			return errors.Join(err, berr, aerr)
 		})
 		ends <- end{sw, err}
 	}
@@ -193,16 +194,25 @@ func runPingPong(cpuA, cpuB, n int, started func()) (switches int, err error) {
 	return switches, errors.Join(errs...)
 }
 
-// voluntarySwitches reads the calling thread's voluntary context switches,
-// or -1 if the status file has no such line.
-func voluntarySwitches() int {
-	st, err := procstatus.ThreadSelf()
+// readStatus reads the calling thread's status file; tests substitute it.
+var readStatus = procstatus.ThreadSelf
+
+// voluntarySwitches reads the calling thread's voluntary context switches:
+// -1 where the kernel prints no such line (the check is then skipped, with
+// a note), an error where the file cannot be read or the count parsed,
+// which must fail the run rather than drop its only proof that the
+// threads slept.
+func voluntarySwitches() (int, error) {
+	st, err := readStatus()
 	if err != nil {
-		return -1
+		return 0, fmt.Errorf("voluntary context switches: %w", err)
 	}
 	n, err := st.Int("voluntary_ctxt_switches")
-	if err != nil {
-		return -1
+	if errors.Is(err, procstatus.ErrMissing) {
+		return -1, nil
 	}
-	return n
+	if err != nil {
+		return 0, fmt.Errorf("voluntary context switches: %w", err)
+	}
+	return n, nil
 }

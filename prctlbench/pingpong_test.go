@@ -1,12 +1,14 @@
 package prctlbench
 
 import (
+	"errors"
 	"os"
 	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/kbench/kbench/internal/cpus"
+	"github.com/kbench/kbench/internal/procstatus"
 	"github.com/kbench/kbench/internal/skip"
 )
 
@@ -75,4 +77,38 @@ func countFds(t *testing.T) int {
 		t.Fatal(err)
 	}
 	return len(ents)
+}
+
+// TestPingPongSwitchReadErrors: a status file that cannot be read, or
+// whose count is not a number, fails the run; only a kernel that prints
+// no voluntary_ctxt_switches line gives -1 (the check skipped, with a
+// note).
+func TestPingPongSwitchReadErrors(t *testing.T) {
+	usable, err := cpus.Usable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	skip.NeedCPUs(t, 2, usable)
+	saved := readStatus
+	t.Cleanup(func() { readStatus = saved })
+	for _, c := range []struct {
+		name   string
+		read   func() (*procstatus.Status, error)
+		errSub string // "" = no error, switches -1
+	}{
+		{"unreadable", func() (*procstatus.Status, error) { return nil, errors.New("EMFILE") }, "EMFILE"},
+		{"not a number", func() (*procstatus.Status, error) {
+			return procstatus.Parse("status", []byte("voluntary_ctxt_switches:\tlots\n")), nil
+		}, "not a number"},
+		{"no such line", func() (*procstatus.Status, error) { return procstatus.Parse("status", []byte("Name:\tx\n")), nil }, ""},
+	} {
+		readStatus = c.read
+		switches, err := runPingPong(usable[0], usable[1], 10, nil)
+		switch {
+		case c.errSub == "" && (err != nil || switches != -1):
+			t.Errorf("%s: switches %d, err %v; want -1 and no error", c.name, switches, err)
+		case c.errSub != "" && (err == nil || !strings.Contains(err.Error(), c.errSub)):
+			t.Errorf("%s: switches %d, err %v; want an error naming %q", c.name, switches, err, c.errSub)
+		}
+	}
 }

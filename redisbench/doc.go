@@ -55,9 +55,9 @@
 // where redis-benchmark's ae loop adds epoll_ctl/epoll_wait calls; Go's
 // netpoller is kept off the round trip, whose park and wake added EAGAIN
 // reads, epoll_pwait and futex calls to every batch. go-redis spends about
-// twice redis-benchmark's CPU per request (measured on a 2-vCPU VM: 0.32 to
-// 0.38 against 0.15 to 0.19 us), which lies on the serial round trip, so
-// its rates run near 0.8 of redis-benchmark's against the same server;
+// twice redis-benchmark's CPU per request, which lies on the serial round
+// trip, so its rates run below redis-benchmark's against the same server
+// (docs/results.md has the figures);
 // go-redis opens the connection with HELLO 2 (and SELECT for an external
 // database); the random numbers come from a PCG, not glibc
 // random(); the myzset refill before each ZPOPMIN round (with a ZCARD),

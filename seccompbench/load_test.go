@@ -43,8 +43,9 @@ func benchLoad(b *testing.B, shape loadShape, loaders string) {
 	var ops, loads atomic.Int64
 	var firstErr atomic.Pointer[error]
 	n := uint64(b.N)
-	// Each op checks its own loads; the first and the last op
-	// also read the thread's status file.
+	// Each op checks its own loads (so their total needs no
+	// check of its own); the first and the last op also read
+	// the thread's status file.
 	do := func() bool {
 		i := uint64(ops.Add(1))
 		got, err := shape.op(l, i, i == 1 || i == n)
@@ -78,9 +79,6 @@ func benchLoad(b *testing.B, shape loadShape, loaders string) {
 	r.End()
 	if p := firstErr.Load(); p != nil {
 		b.Fatal(*p)
-	}
-	if got, want := loads.Load(), int64(b.N*shape.loads); got != want {
-		b.Fatalf("%d ops loaded %d filters, want %d", b.N, got, want)
 	}
 	rate.Report(b, ops.Load(), "ops/s")
 	rate.Report(b, loads.Load(), "loads/s")

@@ -8,13 +8,18 @@ import (
 	"time"
 
 	"github.com/kbench/kbench/internal/benchmain"
+	"github.com/kbench/kbench/internal/fingerprint"
 	"github.com/kbench/kbench/internal/rate"
 	"github.com/kbench/kbench/internal/region"
 	"github.com/kbench/kbench/internal/skip"
 	"github.com/kbench/kbench/internal/thread"
 )
 
-func TestMain(m *testing.M) { os.Exit(benchmain.Main(m)) }
+func TestMain(m *testing.M) {
+	os.Exit(benchmain.Main(m, func() []fingerprint.Field {
+		return []fingerprint.Field{{Key: "sockfd.fds_per_conn", Value: PerConnSummary(runtime.GOMAXPROCS(0))}}
+	}))
+}
 
 // BenchmarkSockfd is stress-ng's sockfd stressor: one op is one server
 // iteration (open, sendmsg with SCM_RIGHTS, close, EBADF sendmsg); the
@@ -22,7 +27,7 @@ func TestMain(m *testing.M) { os.Exit(benchmain.Main(m)) }
 // pair per GOMAXPROCS (lkp's nr_threads=100%).
 func BenchmarkSockfd(b *testing.B) {
 	for _, kind := range []Kind{KindFile, KindUnix} {
-		for _, fds := range []int{1, 16, scmMaxFD} {
+		for _, fds := range rowFds {
 			for _, run := range []string{"serial", "parallel"} {
 				name := fmt.Sprintf("shape=stress-ng/kind=%s/fds=%d/run=%s", kind, fds, run)
 				b.Run(name, func(b *testing.B) {

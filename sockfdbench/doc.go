@@ -60,17 +60,14 @@
 //     every thread has a P to return to from a blocking syscall, and
 //     every thread passes through the Go scheduler every 9 ms
 //     (thread.Yielder), so that the runtime's monitor does not take its
-//     P on every tick (measured: +3.7% serial ops/s on a 2-vCPU VM).
+//     P on every tick.
 //
-// Rate against stress-ng 0.15.06 on a 2-vCPU VM (kernel 6.18): the
-// parallel row, report 003's configuration, ran at 0.98-1.05 of
-// stress-ng --sockfd 2; the serial row at 0.90-0.95 of stress-ng
-// --sockfd 1 and of the same sequence in C on two pthreads. With both
-// threads on one CPU (taskset -c 0) it ran at stress-ng's rate, so the
-// serial gap is a cross-CPU cost: the client, on the other CPU, sleeps
-// in recvmsg more often (0.26 wakeups per op against 0.19), and each
-// wakeup costs the server, the bottleneck, an IPI. Compare serial rows
-// with each other, not with stress-ng's numbers.
+// Next to stress-ng (docs/results.md has the figures), the parallel row,
+// report 003's configuration, runs at stress-ng's rate; the serial row
+// runs below it, a cross-CPU cost: the client, on the other CPU, sleeps
+// in recvmsg more often than stress-ng's, and each wakeup costs the
+// server, the bottleneck, an IPI. Compare serial rows with each other,
+// not with stress-ng's numbers.
 //
 // # BenchmarkSockfdGC
 //

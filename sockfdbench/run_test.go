@@ -22,7 +22,7 @@ func TestRunVariants(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if res.Ops != ops || res.FdsRecv != ops*int64(fds) || res.BadSends != ops {
+					if res.Ops != ops || res.FdsRecv != ops*int64(fds) || res.MsgsRecv != ops {
 						t.Fatalf("counts %+v, want %d ops moving %d fds", res.Counts, ops, ops*fds)
 					}
 					if res.Connections < int64(pairs) && pairs*budgetChunk <= ops {

@@ -40,12 +40,15 @@ func setup(stdout, stderr io.Writer, extra []Extra) int {
 		fmt.Fprintf(stderr, "kbench: bad options, nothing was run:\n%v\n", err)
 		return 2
 	}
+	// Read before this binary's own sweep: what earlier ones left.
+	earlier := pulse.Earlier()
 	pulsed, err := pulse.RunRequested()
 	if err != nil {
 		fmt.Fprintf(stderr, "kbench: %v\nkbench: no test or benchmark was run\n", err)
 		return 1
 	}
 	fields := fingerprint.Collect("/")
+	fields = append(fields, earlier)
 	fields = append(fields, pulsed...)
 	for _, e := range extra {
 		fields = append(fields, e()...)

@@ -1,11 +1,15 @@
 package thread
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/kbench/kbench/internal/skip"
 	"golang.org/x/sys/unix"
 )
+
+// ErrNotRunThread is returned by UnshareFiles outside a Run function.
+var ErrNotRunThread = errors.New("thread: UnshareFiles outside a thread.Run function: the private fd table would outlive the caller on a thread the runtime reuses")
 
 // UnshareFiles gives the calling thread its own copy of the process's fd
 // table (unshare(CLONE_FILES)), as a forked process has one. Fds it opens
@@ -14,11 +18,17 @@ import (
 // file for each syscall (the table has one user) and allocates them
 // without contending with other threads for the table's lock.
 //
-// Call it only on a Run thread: the copy also holds every fd the process
-// had open at the call, until the thread exits and the table with it.
-// Where a seccomp profile or an LSM refuses unshare, the error wraps
-// skip.ErrNotSupported.
+// It works only on a Run thread, and returns ErrNotRunThread elsewhere: on
+// the main thread or a thread the runtime reuses, the private table would
+// follow every goroutine later scheduled there (the netpoller's epoll fd
+// and every fd opened since would be missing from it). The copy also
+// holds every fd the process had open at the call, until the thread
+// exits and the table with it. Where a seccomp profile or an LSM refuses
+// unshare, the error wraps skip.ErrNotSupported.
 func UnshareFiles() error {
+	if !onRunThread() {
+		return ErrNotRunThread
+	}
 	err := unix.Unshare(unix.CLONE_FILES)
 	switch err {
 	case nil:
