@@ -23,8 +23,6 @@ type counter struct {
 	kind kind
 	typ  uint32
 	cfg  uint64
-	// off: left out of the default set; the package doc says why.
-	off bool
 }
 
 // hwCache is the config of a PERF_TYPE_HW_CACHE event.
