@@ -22,17 +22,17 @@
 //
 // Rounds and b.N: redis-benchmark sends whole pipelines while fewer than
 // -n requests went out, so one test is 391 x 256 = 100,096 requests (at
-// pipeline=1, 100,000). The benchmark sends exactly b.N requests, in rounds
-// of that size; the last round stops at b.N (its last batch may be short).
-// Each ZPOPMIN round starts, outside the timer, from myzset emptied and
-// refilled by one recipe ZADD round (~43k members), so it pops ~43k members
-// and then ~57k times from an empty set, as the recipe does; each ZADD
-// round starts from an empty myzset, as after the recipe's ZPOPMIN; GET runs
-// after a SET round. A last round cut short has fewer empty pops than a
-// whole one, so for runs comparable with the recipe use a whole number of
-// rounds: -benchtime=500480x is MMTests' five repetitions at pipeline=256
-// (select those rows with -bench='Recipe/.*/pipeline=256'); at
-// pipeline=1 a round is 100,000 requests, so use 500000x there.
+// pipeline=1, 100,000). The benchmark rounds b.N up to whole rounds of that
+// size (RoundSizes) and reports what it sent: req/s and server-us/req count
+// the requests sent, and ns/op is the timed time divided by them, not by
+// b.N (the N column stays the testing package's b.N). Each ZPOPMIN round
+// starts, outside the timer, from myzset emptied and refilled by one
+// recipe ZADD round (~43k members), so it pops ~43k members and then ~57k
+// times from an empty set, as the recipe does, whatever b.N the machine's
+// speed led to; each ZADD round starts from an empty myzset, as after the
+// recipe's ZPOPMIN; GET runs after a SET round. -benchtime=500480x is
+// MMTests' five repetitions at pipeline=256 (at pipeline=1, 500000x);
+// -benchtime=1x or 100x sends one round.
 //
 // Self-checks (each b.Fatalf with the numbers): INFO commandstats deltas
 // equal the requests sent, per command, with no failed or rejected calls;

@@ -33,6 +33,19 @@ const _ = uint(1e5 - KeySpace) // 1e5: the first value with randDigits+1 digits
 // issued, so the last batch overshoots (391 x 256 = 100,096 at -P 256).
 func RoundRequests(p int) int { return (Requests + p - 1) / p * p }
 
+// RoundSizes splits a benchmark of n requests at pipeline depth p into
+// whole rounds of RoundRequests(p): n rounded up, never a round cut short,
+// so that the share of ZPOPMIN's empty pops (~57% of a round) does not
+// depend on the n the testing package derived from the machine's speed.
+func RoundSizes(n, p int) []int {
+	round := RoundRequests(p)
+	sizes := make([]int, (n+round-1)/round)
+	for i := range sizes {
+		sizes[i] = round
+	}
+	return sizes
+}
+
 // Value is redis-benchmark's 3-byte SET payload (-d 3): the first three
 // bytes of genBenchmarkRandomData, an LCG seeded with 1234.
 var Value = func() []byte {

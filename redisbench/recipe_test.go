@@ -319,3 +319,26 @@ func TestProcessCPU(t *testing.T) {
 		t.Errorf("/proc/%d/stat grew by %v over 100ms of CPU", pid, d)
 	}
 }
+
+// TestWholeRounds: every round a benchmark sends is a whole recipe round,
+// whatever b.N the testing package chose, so that a ZPOPMIN row's share of
+// empty pops (about 57% of a round) never depends on how fast the machine
+// ran the previous b.N.
+func TestWholeRounds(t *testing.T) {
+	for _, p := range []int{Pipeline, 1} {
+		round := RoundRequests(p)
+		for _, n := range []int{1, 100, round - 1, round, round + 1, 5*round + 7} {
+			sizes := RoundSizes(n, p)
+			sum := 0
+			for i, k := range sizes {
+				if k != round {
+					t.Errorf("b.N = %d at pipeline=%d: round %d sends %d requests, want a whole round of %d", n, p, i, k, round)
+				}
+				sum += k
+			}
+			if sum < n || sum-n >= round {
+				t.Errorf("b.N = %d at pipeline=%d: %d rounds send %d requests; want b.N rounded up to whole rounds of %d", n, p, len(sizes), sum, round)
+			}
+		}
+	}
+}
