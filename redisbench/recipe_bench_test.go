@@ -23,20 +23,29 @@ func need(tb testing.TB) *Session {
 
 // BenchmarkRecipe runs the four tests of MMTests' redis-benchmark-small
 // recipe that report 000 compares, in the recipe's order, at its pipeline
-// depth and, for ZPOPMIN and GET, one request per round trip.
+// depth with the wire client and, for ZPOPMIN and GET, also with go-redis
+// and with one request per round trip (go-redis).
 func BenchmarkRecipe(b *testing.B) {
+	type depth struct {
+		p       int
+		clients []Client
+	}
 	for _, c := range []struct {
-		cmd  string
-		pipe []int
+		cmd    string
+		depths []depth
 	}{
-		{SET, []int{Pipeline}},
-		{GET, []int{Pipeline, 1}},
-		{ZADD, []int{Pipeline}},
-		{ZPOPMIN, []int{Pipeline, 1}},
+		{SET, []depth{{Pipeline, []Client{Wire}}}},
+		{GET, []depth{{Pipeline, []Client{Wire, GoRedis}}, {1, []Client{GoRedis}}}},
+		{ZADD, []depth{{Pipeline, []Client{Wire}}}},
+		{ZPOPMIN, []depth{{Pipeline, []Client{Wire, GoRedis}}, {1, []Client{GoRedis}}}},
 	} {
 		b.Run("cmd="+c.cmd, func(b *testing.B) {
-			for _, p := range c.pipe {
-				b.Run(fmt.Sprintf("pipeline=%d", p), func(b *testing.B) { benchRecipe(b, need(b), c.cmd, p) })
+			for _, d := range c.depths {
+				b.Run(fmt.Sprintf("pipeline=%d", d.p), func(b *testing.B) {
+					for _, cl := range d.clients {
+						b.Run("client="+string(cl), func(b *testing.B) { benchRecipe(b, need(b), cl, c.cmd, d.p) })
+					}
+				})
 			}
 		})
 	}
@@ -68,12 +77,12 @@ func (m *meter) stop() {
 	}
 }
 
-// benchRecipe sends b.N requests of cmd rounded up to whole rounds of
+// benchRecipe sends, with client, b.N requests of cmd rounded up to whole rounds of
 // RoundRequests(p), and reports what it sent. Before each ZPOPMIN round, outside the
 // timer, myzset is emptied and refilled by one recipe ZADD round; each ZADD
 // round starts from an empty myzset, as after the recipe's ZPOPMIN; GET
 // runs after one SET round, as in the recipe.
-func benchRecipe(b *testing.B, s *Session, cmd string, p int) {
+func benchRecipe(b *testing.B, s *Session, client Client, cmd string, p int) {
 	ctx, c := s.ctx, s.c
 	want := map[string]int64{}
 	b.StopTimer()
@@ -83,7 +92,7 @@ func benchRecipe(b *testing.B, s *Session, cmd string, p int) {
 	}
 	if cmd == GET {
 		var t Tally
-		if err := s.Round(SET, Pipeline, RoundRequests(Pipeline), &t, nil); err != nil {
+		if err := s.Round(Wire, SET, Pipeline, RoundRequests(Pipeline), &t, nil); err != nil {
 			b.Fatalf("SET round before GET: %v", err)
 		}
 		want["set"] = t.Sent
@@ -114,7 +123,7 @@ func benchRecipe(b *testing.B, s *Session, cmd string, p int) {
 		}
 		r := t
 		m.start()
-		err := s.Round(cmd, p, n, &t, &lat)
+		err := s.Round(client, cmd, p, n, &t, &lat)
 		m.stop()
 		if err != nil {
 			b.Fatalf("round %d: %v", round, err)

@@ -99,7 +99,7 @@ func TestSubstitutions(t *testing.T) {
 	s := need(t)
 	ctx := context.Background()
 	var tl Tally
-	if err := s.Round(SET, Pipeline, 3000, &tl, nil); err != nil {
+	if err := s.Round(Wire, SET, Pipeline, 3000, &tl, nil); err != nil {
 		t.Fatal(err)
 	}
 	side := sideClient(t)
@@ -129,7 +129,7 @@ func TestSubstitutions(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer side.Del(ctx, ZSetKey)
-	if err := s.Round(ZADD, Pipeline, 3000, &tl, nil); err != nil {
+	if err := s.Round(Wire, ZADD, Pipeline, 3000, &tl, nil); err != nil {
 		t.Fatal(err)
 	}
 	zs, err := side.ZRangeWithScores(ctx, ZSetKey, 0, -1).Result()
@@ -186,7 +186,7 @@ func TestExternalRefusesNonEmptyDB(t *testing.T) {
 		t.Fatalf("empty database 12 refused: %v", ext.Err)
 	}
 	var tl Tally
-	if err := ext.session.Round(SET, Pipeline, 500, &tl, nil); err != nil {
+	if err := ext.session.Round(Wire, SET, Pipeline, 500, &tl, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := ext.session.Fill(); err != nil {
@@ -215,7 +215,7 @@ func TestSelfChecksFire(t *testing.T) {
 			t.Fatal(err)
 		}
 		var tl Tally
-		if err := s.Round(GET, Pipeline, 300, &tl, nil); err != nil {
+		if err := s.Round(Wire, GET, Pipeline, 300, &tl, nil); err != nil {
 			t.Fatal(err)
 		}
 		side.Get(ctx, "key:000000000001") // one call the session did not send
@@ -243,7 +243,7 @@ func TestSelfChecksFire(t *testing.T) {
 		}
 		var tl Tally
 		n := RoundRequests(Pipeline)
-		if err := s.Round(ZPOPMIN, Pipeline, n, &tl, nil); err != nil {
+		if err := s.Round(Wire, ZPOPMIN, Pipeline, n, &tl, nil); err != nil {
 			t.Fatal(err)
 		}
 		err = CheckPops(members, n, tl.NonEmpty, tl.Empty)
@@ -258,14 +258,14 @@ func TestSelfChecksFire(t *testing.T) {
 
 	t.Run("GET prediction", func(t *testing.T) {
 		var tl Tally
-		if err := s.Round(SET, Pipeline, 2000, &tl, nil); err != nil {
+		if err := s.Round(Wire, SET, Pipeline, 2000, &tl, nil); err != nil {
 			t.Fatal(err)
 		}
 		for _, r := range s.Written() {
 			side.Del(ctx, fmt.Sprintf("key:%012d", r))
 		}
 		defer clear(s.written) // the keys are gone; so is the session's knowledge
-		err := s.Round(GET, Pipeline, 2000, &tl, nil)
+		err := s.Round(Wire, GET, Pipeline, 2000, &tl, nil)
 		if err == nil || !strings.Contains(err.Error(), "answered nil, but this session SET it") {
 			t.Fatalf("deleted keys not caught: %v", err)
 		}
@@ -277,7 +277,7 @@ func TestSelfChecksFire(t *testing.T) {
 		}
 		defer side.Del(ctx, ZSetKey)
 		var tl Tally
-		err := s.Round(ZADD, Pipeline, 256, &tl, nil)
+		err := s.Round(Wire, ZADD, Pipeline, 256, &tl, nil)
 		if err == nil || !strings.Contains(err.Error(), "WRONGTYPE") {
 			t.Fatalf("ZADD on a string not caught: %v", err)
 		}

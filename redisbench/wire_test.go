@@ -59,10 +59,13 @@ func TestWireFormat(t *testing.T) {
 				}
 				got <- sb.String()
 			}()
-			s := NewSession(context.Background(), NewClient(l.Addr().String(), 0))
+			s, err := NewSession(context.Background(), NewClient(l.Addr().String(), 0))
+			if err != nil {
+				t.Fatal(err)
+			}
 			defer s.Close()
 			var tl Tally
-			if err := s.Round(tc.cmd, n, n, &tl, nil); err != nil {
+			if err := s.Round(Wire, tc.cmd, n, n, &tl, nil); err != nil {
 				t.Fatal(err)
 			}
 			wire := <-got
