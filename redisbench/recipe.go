@@ -317,6 +317,18 @@ func (s *Session) Fill() (int64, error) {
 	return card, nil
 }
 
+// InStep checks both connections with a PING each (see wireConn.InStep):
+// its reply must be the next one, PONG.
+func (s *Session) InStep() error {
+	if err := s.w.InStep(); err != nil {
+		return err
+	}
+	if v, err := s.c.Ping(s.ctx).Result(); err != nil || v != "PONG" {
+		return fmt.Errorf("go-redis connection out of step: PING answered %q, %v", v, err)
+	}
+	return nil
+}
+
 // Written lists the key numbers this session's SETs wrote.
 func (s *Session) Written() []int {
 	var out []int

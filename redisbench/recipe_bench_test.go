@@ -142,6 +142,10 @@ func benchRecipe(b *testing.B, s *Session, client Client, cmd string, p int) {
 		}
 	}
 	want[map[string]string{SET: "set", GET: "get", ZADD: "zadd", ZPOPMIN: "zpopmin"}[cmd]] += t.Sent
+	if err := s.InStep(); err != nil {
+		b.Fatal(err)
+	}
+	want["ping"] += 2
 	after, err := CommandStats(ctx, c)
 	if err != nil {
 		b.Fatal(err)

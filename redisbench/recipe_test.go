@@ -2,7 +2,9 @@ package redisbench
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"regexp"
@@ -189,23 +191,32 @@ func TestExternalRefusesNonEmptyDB(t *testing.T) {
 	if err := ext.session.Round(Wire, SET, Pipeline, 500, &tl, nil); err != nil {
 		t.Fatal(err)
 	}
+	db12 := NewClient(target.Addr, 12)
+	defer db12.Close()
+	if n, err := db12.DBSize(ctx).Result(); err != nil || n == 0 {
+		t.Fatalf("after a SET round, database 12 holds %d keys (%v); the wire client wrote elsewhere", n, err)
+	}
 	if _, err := ext.session.Fill(); err != nil {
 		t.Fatal(err)
 	}
 	if err := ext.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db12 := NewClient(target.Addr, 12)
-	defer db12.Close()
 	if n, err := db12.DBSize(ctx).Result(); err != nil || n != 0 {
 		t.Fatalf("after Close, database 12 holds %d keys (%v); the benchmark did not delete what it wrote", n, err)
 	}
 }
 
 // TestSelfChecksFire sabotages each check from a second connection and
-// requires it to fail with the numbers.
+// requires it to fail with the numbers, for each client.
 func TestSelfChecksFire(t *testing.T) {
 	s := needLocal(t)
+	for _, client := range clients {
+		t.Run("client="+string(client), func(t *testing.T) { selfChecksFire(t, s, client) })
+	}
+}
+
+func selfChecksFire(t *testing.T, s *Session, client Client) {
 	ctx := context.Background()
 	side := sideClient(t)
 
@@ -215,7 +226,7 @@ func TestSelfChecksFire(t *testing.T) {
 			t.Fatal(err)
 		}
 		var tl Tally
-		if err := s.Round(Wire, GET, Pipeline, 300, &tl, nil); err != nil {
+		if err := s.Round(client, GET, Pipeline, 300, &tl, nil); err != nil {
 			t.Fatal(err)
 		}
 		side.Get(ctx, "key:000000000001") // one call the session did not send
@@ -243,7 +254,7 @@ func TestSelfChecksFire(t *testing.T) {
 		}
 		var tl Tally
 		n := RoundRequests(Pipeline)
-		if err := s.Round(Wire, ZPOPMIN, Pipeline, n, &tl, nil); err != nil {
+		if err := s.Round(client, ZPOPMIN, Pipeline, n, &tl, nil); err != nil {
 			t.Fatal(err)
 		}
 		err = CheckPops(members, n, tl.NonEmpty, tl.Empty)
@@ -258,16 +269,19 @@ func TestSelfChecksFire(t *testing.T) {
 
 	t.Run("GET prediction", func(t *testing.T) {
 		var tl Tally
-		if err := s.Round(Wire, SET, Pipeline, 2000, &tl, nil); err != nil {
+		if err := s.Round(client, SET, Pipeline, 2000, &tl, nil); err != nil {
 			t.Fatal(err)
 		}
 		for _, r := range s.Written() {
 			side.Del(ctx, fmt.Sprintf("key:%012d", r))
 		}
 		defer clear(s.written) // the keys are gone; so is the session's knowledge
-		err := s.Round(Wire, GET, Pipeline, 2000, &tl, nil)
+		err := s.Round(client, GET, Pipeline, 2000, &tl, nil)
 		if err == nil || !strings.Contains(err.Error(), "answered nil, but this session SET it") {
 			t.Fatalf("deleted keys not caught: %v", err)
+		}
+		if err := s.InStep(); err != nil {
+			t.Fatal(err)
 		}
 	})
 
@@ -277,9 +291,12 @@ func TestSelfChecksFire(t *testing.T) {
 		}
 		defer side.Del(ctx, ZSetKey)
 		var tl Tally
-		err := s.Round(Wire, ZADD, Pipeline, 256, &tl, nil)
+		err := s.Round(client, ZADD, Pipeline, 256, &tl, nil)
 		if err == nil || !strings.Contains(err.Error(), "WRONGTYPE") {
 			t.Fatalf("ZADD on a string not caught: %v", err)
+		}
+		if err := s.InStep(); err != nil {
+			t.Fatalf("after error replies: %v", err)
 		}
 	})
 }
@@ -339,6 +356,36 @@ func TestWholeRounds(t *testing.T) {
 			if sum < n || sum-n >= round {
 				t.Errorf("b.N = %d at pipeline=%d: %d rounds send %d requests; want b.N rounded up to whole rounds of %d", n, p, len(sizes), sum, round)
 			}
+		}
+	}
+}
+
+// TestRowReportsRequestsSent runs rows at b.N = 1, which sends one whole
+// round: ns/op and req/s must describe the 100,096 requests sent, not
+// the one op the testing package asked for.
+func TestRowReportsRequestsSent(t *testing.T) {
+	s := need(t)
+	bt := flag.Lookup("test.benchtime")
+	old := bt.Value.String()
+	if err := bt.Value.Set("1x"); err != nil {
+		t.Fatal(err)
+	}
+	defer bt.Value.Set(old)
+	for _, client := range clients {
+		r := testing.Benchmark(func(b *testing.B) { benchRecipe(b, s, client, ZPOPMIN, Pipeline) })
+		if r.N != 1 {
+			t.Fatalf("client=%s: the row failed or ran %d times; want b.N = 1", client, r.N)
+		}
+		ns, ok := r.Extra["ns/op"]
+		if !ok {
+			ns = float64(r.T.Nanoseconds()) / float64(r.N) // the testing package's own
+		}
+		sent := float64(r.T.Nanoseconds()) / ns
+		if math.Abs(sent/float64(RoundRequests(Pipeline))-1) > 1e-6 {
+			t.Errorf("client=%s: ns/op %v over %v is %.1f requests; one whole round is %d", client, ns, r.T, sent, RoundRequests(Pipeline))
+		}
+		if x := ns * r.Extra["req/s"]; math.Abs(x/1e9-1) > 1e-6 {
+			t.Errorf("client=%s: ns/op x req/s = %v; want 1e9 (both per request sent)", client, x)
 		}
 	}
 }

@@ -65,6 +65,24 @@ func (w *wireConn) write(b []byte) error {
 	return nil
 }
 
+// InStep checks that the connection holds no reply beyond those its
+// batches asked for: a PING's reply must come next, with nothing after it.
+// A server that answered more than it was sent, or a batch that read fewer
+// replies than it wrote, fails here.
+func (w *wireConn) InStep() error {
+	if err := w.write([]byte("*1\r\n$4\r\nPING\r\n")); err != nil {
+		return err
+	}
+	rep, err := w.reply()
+	if err != nil {
+		return err
+	}
+	if rep.kind != '+' || string(rep.str) != "PONG" || w.r != w.w {
+		return fmt.Errorf("wire connection out of step: PING answered %s with %d more bytes buffered", rep, w.w-w.r)
+	}
+	return nil
+}
+
 // reply is one parsed RESP2 reply. Its byte slices point into the read
 // buffer and hold until the next call of reply.
 type reply struct {
