@@ -144,7 +144,7 @@ func (t *Target) Fields() []fingerprint.Field {
 	return []fingerprint.Field{
 		{Key: "redis.server", Value: started},
 		{Key: "redis.version", Value: version},
-		{Key: "redis.client", Value: "github.com/redis/go-redis/v9 " + redis.Version() + ", one RESP2 connection"},
+		{Key: "redis.client", Value: "client=wire: redis-benchmark's RESP2 bytes on a blocking socket; client=go-redis: github.com/redis/go-redis/v9 " + redis.Version() + "; one connection each"},
 	}
 }
 
