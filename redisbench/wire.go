@@ -18,6 +18,7 @@ type wireConn struct {
 	conn   net.Conn
 	in     []byte // read buffer: unparsed replies are in[r:w]
 	r, w   int
+	cur    reply // the last reply parsed
 	broken error // set once the stream cannot be trusted
 }
 
@@ -92,7 +93,7 @@ type reply struct {
 	elems [2][]byte // '*' the first two elements, when they are strings
 }
 
-func (r reply) String() string {
+func (r *reply) String() string {
 	switch r.kind {
 	case '+', '-':
 		return fmt.Sprintf("%c%s", r.kind, r.str)
@@ -117,24 +118,25 @@ var errShort = errors.New("incomplete reply")
 // without end.
 const maxReply = 1 << 20
 
-// reply returns the next reply, reading from the socket until it is whole.
-func (w *wireConn) reply() (reply, error) {
+// reply returns the next reply, reading from the socket until it is
+// whole. The reply is w's own: it holds until the next call.
+func (w *wireConn) reply() (*reply, error) {
 	if w.broken != nil {
-		return reply{}, w.broken
+		return nil, w.broken
 	}
 	for {
-		rep, used, err := parseReply(w.in[w.r:w.w], 0)
+		used, err := parseReply(w.in[w.r:w.w], &w.cur, 0)
 		if err == nil {
 			w.r += used
-			return rep, nil
+			return &w.cur, nil
 		}
 		if err != errShort {
 			w.broken = fmt.Errorf("RESP protocol error: %w", err)
-			return reply{}, w.broken
+			return nil, w.broken
 		}
 		if err := w.fill(); err != nil {
 			w.broken = err
-			return reply{}, err
+			return nil, err
 		}
 	}
 }
@@ -165,81 +167,73 @@ func (w *wireConn) fill() error {
 	return nil
 }
 
-// parseReply parses the reply at the start of b and returns it with its
+// parseReply parses the reply at the start of b into rep and returns its
 // length in bytes, errShort when b ends inside it, or what is wrong with
 // it. Arrays nest at most 4 deep, beyond any reply of the recipe.
-func parseReply(b []byte, depth int) (reply, int, error) {
-	var rep reply
-	if len(b) == 0 {
-		return rep, 0, errShort
+func parseReply(b []byte, rep *reply, depth int) (int, error) {
+	*rep = reply{}
+	// The line after the type byte, up to CRLF: a short loop, as lines
+	// are a few bytes long.
+	i := 1
+	for i < len(b) && b[i] != '\r' {
+		i++
+	}
+	if i+1 >= len(b) {
+		if len(b) >= maxReply {
+			return 0, fmt.Errorf("no CRLF in %d bytes", len(b))
+		}
+		return 0, errShort
+	}
+	if b[i+1] != '\n' {
+		return 0, fmt.Errorf("CR without LF after %q", b[:i])
 	}
 	rep.kind = b[0]
-	line, used, err := parseLine(b)
-	if err != nil {
-		return rep, 0, err
-	}
+	line, used := b[1:i], i+2
+	var err error
 	switch rep.kind {
 	case '+', '-':
 		rep.str = line
-		return rep, used, nil
+		return used, nil
 	case ':':
 		rep.n, err = parseInt(line)
-		return rep, used, err
+		return used, err
 	case '$':
-		if rep.n, err = parseInt(line); err != nil || rep.n < -1 {
-			return rep, 0, fmt.Errorf("bulk length %q", line)
+		if rep.n, err = parseInt(line); err != nil || rep.n < -1 || rep.n > maxReply {
+			return 0, fmt.Errorf("bulk length %q", line)
 		}
 		if rep.n == -1 {
-			return rep, used, nil
+			return used, nil
 		}
 		end := used + int(rep.n)
-		if rep.n > maxReply {
-			return rep, 0, fmt.Errorf("bulk length %d", rep.n)
-		}
 		if len(b) < end+2 {
-			return rep, 0, errShort
+			return 0, errShort
 		}
 		if b[end] != '\r' || b[end+1] != '\n' {
-			return rep, 0, fmt.Errorf("bulk string of %d bytes not followed by CRLF", rep.n)
+			return 0, fmt.Errorf("bulk string of %d bytes not followed by CRLF", rep.n)
 		}
 		rep.str = b[used:end]
-		return rep, end + 2, nil
+		return end + 2, nil
 	case '*':
 		if rep.n, err = parseInt(line); err != nil || rep.n < -1 || rep.n > maxReply {
-			return rep, 0, fmt.Errorf("array length %q", line)
+			return 0, fmt.Errorf("array length %q", line)
 		}
 		if depth >= 4 && rep.n > 0 {
-			return rep, 0, errors.New("arrays nested more than 4 deep")
+			return 0, errors.New("arrays nested more than 4 deep")
 		}
+		var el reply
 		for i := 0; i < int(rep.n); i++ {
-			el, n, err := parseReply(b[used:], depth+1)
+			n, err := parseReply(b[used:], &el, depth+1)
 			if err != nil {
-				return rep, 0, err
+				return 0, err
 			}
 			if i < len(rep.elems) && (el.kind == '$' || el.kind == '+') {
 				rep.elems[i] = el.str
 			}
 			used += n
 		}
-		return rep, used, nil
+		return used, nil
 	}
-	return rep, 0, fmt.Errorf("type byte %q", rep.kind)
-}
-
-// parseLine returns the text between b's type byte and its CRLF, and the
-// length up to and with the CRLF.
-func parseLine(b []byte) ([]byte, int, error) {
-	i := bytes.IndexByte(b, '\r')
-	if i < 0 || i+1 == len(b) {
-		if len(b) >= maxReply {
-			return nil, 0, fmt.Errorf("no CRLF in %d bytes", len(b))
-		}
-		return nil, 0, errShort
-	}
-	if b[i+1] != '\n' {
-		return nil, 0, fmt.Errorf("CR without LF after %q", b[:i])
-	}
-	return b[1:i], i + 2, nil
+	return 0, fmt.Errorf("type byte %q", rep.kind)
 }
 
 // parseInt parses a RESP integer: an optional '-' and decimal digits.
@@ -364,7 +358,7 @@ type serverError string
 func (e serverError) Error() string { return string(e) }
 
 // wire checks one reply to cmd; r is its key number (SET, GET).
-func (c *checker) wire(cmd string, r int, rep reply) error {
+func (c *checker) wire(cmd string, r int, rep *reply) error {
 	var err error
 	if rep.kind == '-' {
 		err = serverError(rep.str)

@@ -293,12 +293,13 @@ func TestParseReply(t *testing.T) {
 		{"*2\r\n$20\r\nelement:000000012345\r\n$5\r\n12345\r\n", "an array of 2", [2]string{"element:000000012345", "12345"}},
 		{"*3\r\n:1\r\n*1\r\n+x\r\n$1\r\ny\r\n", "an array of 3", [2]string{}},
 	} {
-		rep, n, err := parseReply([]byte(tc.in+"+next\r\n"), 0)
+		var rep reply
+		n, err := parseReply([]byte(tc.in+"+next\r\n"), &rep, 0)
 		if err != nil || n != len(tc.in) || rep.String() != tc.want || string(rep.elems[0]) != tc.el[0] || string(rep.elems[1]) != tc.el[1] {
-			t.Errorf("parseReply(%q) = %s %q %q, %d bytes, %v; want %s %q, %d bytes", tc.in, rep, rep.elems[0], rep.elems[1], n, err, tc.want, tc.el, len(tc.in))
+			t.Errorf("parseReply(%q) = %s %q %q, %d bytes, %v; want %s %q, %d bytes", tc.in, &rep, rep.elems[0], rep.elems[1], n, err, tc.want, tc.el, len(tc.in))
 		}
 		for cut := range len(tc.in) {
-			if _, _, err := parseReply([]byte(tc.in[:cut]), 0); err != errShort {
+			if _, err := parseReply([]byte(tc.in[:cut]), &rep, 0); err != errShort {
 				t.Errorf("parseReply(%q), cut at %d: %v; want errShort", tc.in, cut, err)
 			}
 		}
@@ -307,7 +308,8 @@ func TestParseReply(t *testing.T) {
 		"?1\r\n", ":1\rx", ":\r\n", ":1x\r\n", "$-2\r\n", "$3\r\nabcd\r\n", "$x\r\n",
 		"*-2\r\n", "*1\r\n?\r\n", "*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n:1\r\n",
 	} {
-		if _, _, err := parseReply([]byte(bad), 0); err == nil || err == errShort {
+		var rep reply
+		if _, err := parseReply([]byte(bad), &rep, 0); err == nil || err == errShort {
 			t.Errorf("parseReply(%q) = %v; want a protocol error", bad, err)
 		}
 	}
