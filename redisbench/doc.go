@@ -41,9 +41,12 @@
 // Rounds and b.N: redis-benchmark sends whole pipelines while fewer than
 // -n requests went out, so one test is 391 x 256 = 100,096 requests (at
 // pipeline=1, 100,000). The benchmark rounds b.N up to whole rounds of that
-// size (RoundSizes) and reports what it sent: req/s and server-us/req count
-// the requests sent, and ns/op is the timed time divided by them, not by
-// b.N (the N column stays the testing package's b.N). Each ZPOPMIN round
+// size (RoundSizes) and reports what it sent, timed on its own clock:
+// req/s, ns/op and server-us/req cover every request of every round (the
+// N column stays the testing package's b.N). The testing package's timer
+// runs over the first b.N requests only: it predicts the next b.N from its
+// time per op, and over whole rounds, which cost the same for every b.N
+// below a round, it would creep up one round per try. Each ZPOPMIN round
 // starts, outside the timer, from myzset emptied and refilled by one
 // recipe ZADD round (~43k members, by the wire client), so it pops ~43k
 // members and then ~57k times from an empty set, as the recipe does,

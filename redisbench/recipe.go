@@ -181,6 +181,12 @@ func (s *Session) randomize(f *fields, n int) {
 // read and checked, in ns, is appended to it. Between batches the
 // goroutine yields to the Go scheduler every thread.YieldEvery.
 func (s *Session) Round(client Client, cmd string, p, n int, t *Tally, lat *[]int64) error {
+	return s.round(client, cmd, p, n, t, lat, 0, nil)
+}
+
+// round is Round, calling at(), when not nil, once between batches after
+// split requests were sent.
+func (s *Session) round(client Client, cmd string, p, n int, t *Tally, lat *[]int64, split int, at func()) error {
 	var f *fields
 	var batch func(k int, c *checker) error
 	switch client {
@@ -196,6 +202,10 @@ func (s *Session) Round(client Client, cmd string, p, n int, t *Tally, lat *[]in
 	c := newChecker(s, t)
 	var y thread.Yielder
 	for sent := 0; sent < n; {
+		if at != nil && sent >= split {
+			at()
+			at = nil
+		}
 		k := min(p, n-sent)
 		s.randomize(f, k)
 		t0 := time.Now()
@@ -210,6 +220,9 @@ func (s *Session) Round(client Client, cmd string, p, n int, t *Tally, lat *[]in
 		}
 		y.Tick(t1) // outside the batch's time
 		sent += k
+	}
+	if at != nil {
+		at()
 	}
 	return nil
 }
