@@ -34,9 +34,7 @@ func dialWire(ctx context.Context, addr string, db int) (*wireConn, error) {
 	}
 	w := &wireConn{conn: c, in: make([]byte, 4*readChunk)}
 	if db != 0 {
-		n := strconv.Itoa(db)
-		cmd := fmt.Sprintf("*2\r\n$6\r\nSELECT\r\n$%d\r\n%s\r\n", len(n), n)
-		if err := w.write([]byte(cmd)); err != nil {
+		if err := w.write(appendCommand(nil, "SELECT", strconv.Itoa(db))); err != nil {
 			c.Close()
 			return nil, err
 		}
@@ -71,7 +69,7 @@ func (w *wireConn) write(b []byte) error {
 // A server that answered more than it was sent, or a batch that read fewer
 // replies than it wrote, fails here.
 func (w *wireConn) InStep() error {
-	if err := w.write([]byte("*1\r\n$4\r\nPING\r\n")); err != nil {
+	if err := w.write(appendCommand(nil, "PING")); err != nil {
 		return err
 	}
 	rep, err := w.reply()
