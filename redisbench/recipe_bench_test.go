@@ -101,10 +101,10 @@ func (m *meter) stop() {
 // only (rounded up to whole batches): it predicts the next b.N from its
 // time per op, and a timer over whole rounds, which cost the same for
 // every b.N below a round, would make it creep up one round per try (tens
-// of tries when a round takes just under -benchtime). Before each ZPOPMIN round, outside the
-// timer, myzset is emptied and refilled by one recipe ZADD round; each ZADD
-// round starts from an empty myzset, as after the recipe's ZPOPMIN; GET
-// runs after one SET round, as in the recipe.
+// of tries when a round takes just under -benchtime). Before each ZPOPMIN
+// round, outside the timers, myzset is emptied and refilled by one recipe
+// ZADD round; each ZADD round starts from an empty myzset, as after the
+// recipe's ZPOPMIN; GET runs after one SET round, as in the recipe.
 func benchRecipe(b *testing.B, s *Session, client Client, cmd string, p int) {
 	ctx, c := s.ctx, s.c
 	want := map[string]int64{}
