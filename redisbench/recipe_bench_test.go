@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kbench/kbench/internal/rate"
+	"github.com/kbench/kbench/internal/region"
 	"github.com/kbench/kbench/internal/skip"
 )
 
@@ -56,6 +57,7 @@ func BenchmarkRecipe(b *testing.B) {
 // requests only (see benchRecipe).
 type meter struct {
 	b          *testing.B
+	r          *region.Region
 	pid        int
 	t0         time.Time
 	elapsed    time.Duration // every request of every round
@@ -71,22 +73,25 @@ func (m *meter) start(framework bool) {
 		m.mark, m.resolution, m.err = ProcessCPU(m.pid)
 	}
 	if framework {
-		m.b.StartTimer()
+		m.r.StartTimer()
+	} else {
+		m.r.Count()
 	}
 	m.t0 = time.Now()
 }
 
 // stopFramework stops the testing package's timer within a round, leaving
-// its cost (runtime.ReadMemStats) out of the round's time.
+// its cost (runtime.ReadMemStats) out of the round's time; the region's
+// instruments go on counting to the end of the round.
 func (m *meter) stopFramework() {
 	t := time.Now()
-	m.b.StopTimer()
+	m.r.StopClock()
 	m.t0 = m.t0.Add(time.Since(t))
 }
 
 func (m *meter) stop() {
 	m.elapsed += time.Since(m.t0)
-	m.b.StopTimer()
+	m.r.StopTimer()
 	if m.pid != 0 && m.err == nil {
 		var now time.Duration
 		now, m.resolution, m.err = ProcessCPU(m.pid)
@@ -108,7 +113,8 @@ func (m *meter) stop() {
 func benchRecipe(b *testing.B, s *Session, client Client, cmd string, p int) {
 	ctx, c := s.ctx, s.c
 	want := map[string]int64{}
-	b.StopTimer()
+	r := region.New(b)
+	r.StopTimer()
 	before, err := CommandStats(ctx, c)
 	if err != nil {
 		b.Fatal(err)
@@ -120,7 +126,7 @@ func benchRecipe(b *testing.B, s *Session, client Client, cmd string, p int) {
 		}
 		want["set"] = t.Sent
 	}
-	m := &meter{b: b, pid: target.PID}
+	m := &meter{b: b, r: r, pid: target.PID}
 	var t Tally
 	sizes := RoundSizes(b.N, p)
 	total := 0
@@ -129,7 +135,7 @@ func benchRecipe(b *testing.B, s *Session, client Client, cmd string, p int) {
 	}
 	lat := make([]int64, 0, total/p+1)
 	timed := b.N
-	b.ResetTimer()
+	r.ResetTimer()
 	for round, n := range sizes {
 		var members int64
 		switch cmd {
@@ -171,6 +177,8 @@ func benchRecipe(b *testing.B, s *Session, client Client, cmd string, p int) {
 			want["zcard"]++
 		}
 	}
+	// The counters cover every request of every round, as req/s does.
+	r.EndOps(int64(total))
 	want[map[string]string{SET: "set", GET: "get", ZADD: "zadd", ZPOPMIN: "zpopmin"}[cmd]] += t.Sent
 	if err := s.InStep(); err != nil {
 		b.Fatal(err)

@@ -30,9 +30,15 @@ var Builtin = map[string]rate.Better{
 }
 
 // Units returns every unit a kbench row reports, with its direction:
-// Builtin and rate.Units.
+// Builtin and rate.Units, less the kernel counters (rate.Counters). Those
+// are evidence beside a result, not a measure of its performance, so they
+// get no direction line and count in no lkp index, as lkp's own
+// perf-stat stats do not; parse still prints them as stats.
 func Units() map[string]rate.Better {
 	u := maps.Clone(rate.Units)
+	for c := range rate.Counters {
+		delete(u, c)
+	}
 	maps.Copy(u, Builtin)
 	return u
 }

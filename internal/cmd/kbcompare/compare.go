@@ -57,6 +57,8 @@ type Report struct {
 	// Pulses notes, per side, boots in which protect pulses ran before
 	// the results.
 	Pulses [2][]string
+	// Attribution holds the kernel counters' tables, out of Tables.
+	Attribution Attribution
 }
 
 // Problem is a failure or skip, on a side ("old" or "new").
@@ -134,8 +136,10 @@ func Compare(oldPath, newPath string, opts Options) (*Report, error) {
 	}
 	rep.BootMode = rep.Boots[0] >= MinBoots && rep.Boots[1] >= MinBoots
 	rep.setup(ins)
+	deriveRates(ins)
 	rep.tables(ins, units)
 	rep.outcomes(ins)
+	rep.attribute()
 	return rep, nil
 }
 

@@ -28,6 +28,7 @@ func writeMarkdown(w io.Writer, r *Report) error {
 	for _, l := range bootsHeader(r) {
 		b.WriteString(mdCell(l) + "  \n")
 	}
+	done := attributed{}
 	for _, t := range r.Tables {
 		title := t.Pkg
 		if t.Ident != "" {
@@ -53,6 +54,13 @@ func writeMarkdown(w io.Writer, r *Report) error {
 			}
 			fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s |%s %s |\n", strings.ReplaceAll(row.Name, "|", `\|`),
 				c.old, c.new, c.change, c.p, c.n, spreads, mdCell(c.verdict))
+		}
+		var attr []string
+		for _, row := range t.Rows {
+			attr = append(attr, attrMarkdown(r, done, t, row)...)
+		}
+		if len(attr) > 0 {
+			b.WriteString("\n" + strings.Join(attr, "\n") + "\n")
 		}
 		if len(notes) > 0 {
 			b.WriteString("\n")
