@@ -1,0 +1,435 @@
+package kprofile
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/google/pprof/profile"
+	"github.com/kbench/kbench/internal/cpus"
+	"golang.org/x/sys/unix"
+)
+
+// ringPages is the data area per CPU: 512 KiB, perf record's default and
+// what kernel.perf_event_mlock_kb (516) allows an unprivileged user per
+// CPU. At 4 kHz, samples with 30-frame chains fill it in about a second;
+// the drainer empties it every drainEvery.
+const (
+	ringPages  = 128
+	drainEvery = 20 * time.Millisecond
+)
+
+// Sampler samples call chains on every CPU while started.
+type Sampler struct {
+	event string // "cycles" or "cpu-clock"
+	hz    int
+	scope string // "system-wide" or "process"
+
+	fds   []int // every event, ring owners first
+	rings []*ring
+
+	mu    sync.Mutex // guards the collector and the rings' tails
+	col   *collector
+	procs map[uint32]*procInfo
+	comms map[uint32]string
+	files map[string]*os.File // mapped files, opened while their process lived
+	vdso  []byte              // the kernel's vDSO image, as mapped
+
+	running   bool
+	stop      chan struct{}
+	done      chan struct{}
+	startedAt time.Time
+	timeNanos int64 // wall clock at the first Start after a reset
+	duration  time.Duration
+}
+
+type ring struct {
+	fd   int
+	mem  []byte
+	meta *unix.PerfEventMmapPage
+	data []byte
+	rr   ringReader
+}
+
+// Options choose what Open samples.
+type Options struct {
+	Hz int
+	// ProcessOnly samples the calling process and its future children
+	// only, even where system-wide sampling is permitted.
+	ProcessOnly bool
+}
+
+// Open opens a sampling event per online CPU, disabled: system-wide where
+// permitted, else for this process's threads and the tasks they start.
+// It prefers the cycles event and falls back to cpu-clock where the
+// machine has no PMU. An error wrapping skip.ErrNotSupported means the
+// machine refuses kernel sampling to this user.
+func Open(o Options) (*Sampler, error) {
+	if o.Hz <= 0 {
+		return nil, fmt.Errorf("sampling rate %d Hz", o.Hz)
+	}
+	online, err := cpus.Online()
+	if err != nil {
+		return nil, err
+	}
+	s := &Sampler{hz: o.Hz, procs: map[uint32]*procInfo{}, comms: map[uint32]string{}, files: map[string]*os.File{}}
+	s.col = newCollector(s.seen)
+	var errs []error
+	if !o.ProcessOnly {
+		if err := s.openAll(online, nil); err == nil {
+			s.scope = "system-wide"
+			return s, nil
+		} else {
+			errs = append(errs, err)
+		}
+	}
+	tids, err := threads()
+	if err != nil {
+		return nil, err
+	}
+	if err := s.openAll(online, tids); err != nil {
+		errs = append(errs, err)
+		return nil, errors.Join(errs...)
+	}
+	s.scope = "process"
+	return s, nil
+}
+
+// openAll opens one event per CPU (tids nil: every task) or per thread
+// and CPU, choosing the event on the first open, and maps a ring per CPU.
+func (s *Sampler) openAll(online []int, tids []int) error {
+	pids := []int{-1}
+	what := "system-wide kernel sampling (perf_event_open, pid -1)"
+	if tids != nil {
+		pids = tids
+		what = "kernel sampling of this process (perf_event_open, per thread, inherited)"
+	}
+	for _, cpu := range online {
+		var owner *ring
+		for _, pid := range pids {
+			fd, err := s.open(pid, cpu, tids != nil)
+			if err != nil {
+				s.Close()
+				return refused(what, err)
+			}
+			s.fds = append(s.fds, fd)
+			if owner == nil {
+				r, err := mapRing(fd)
+				if err != nil {
+					s.Close()
+					return fmt.Errorf("%s: mmap of the ring for CPU %d: %w", what, cpu, err)
+				}
+				owner = r
+				s.rings = append(s.rings, r)
+				continue
+			}
+			if err := unix.IoctlSetInt(fd, unix.PERF_EVENT_IOC_SET_OUTPUT, owner.fd); err != nil {
+				s.Close()
+				return fmt.Errorf("%s: redirecting thread %d's CPU %d samples: %w", what, pid, cpu, err)
+			}
+		}
+	}
+	return nil
+}
+
+// open opens the sampling event, trying cycles first.
+func (s *Sampler) open(pid, cpu int, inherit bool) (int, error) {
+	if s.event == "" || s.event == "cycles" {
+		fd, err := openSampling(samplingAttr(unix.PERF_TYPE_HARDWARE, unix.PERF_COUNT_HW_CPU_CYCLES, s.hz, inherit), pid, cpu)
+		if err == nil {
+			s.event = "cycles"
+			return fd, nil
+		}
+		if s.event == "cycles" || !(errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENODEV) || errors.Is(err, unix.EOPNOTSUPP)) {
+			return -1, err
+		}
+	}
+	fd, err := openSampling(samplingAttr(unix.PERF_TYPE_SOFTWARE, unix.PERF_COUNT_SW_CPU_CLOCK, s.hz, inherit), pid, cpu)
+	if err == nil {
+		s.event = "cpu-clock"
+	}
+	return fd, err
+}
+
+// threads lists this process's threads.
+func threads() ([]int, error) {
+	ents, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	for _, e := range ents {
+		if tid, err := strconv.Atoi(e.Name()); err == nil {
+			out = append(out, tid)
+		}
+	}
+	return out, nil
+}
+
+func mapRing(fd int) (*ring, error) {
+	page := os.Getpagesize()
+	mem, err := unix.Mmap(fd, 0, (1+ringPages)*page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		return nil, err
+	}
+	meta := (*unix.PerfEventMmapPage)(unsafe.Pointer(&mem[0]))
+	off, size := meta.Data_offset, meta.Data_size
+	if off == 0 { // kernels before 4.1 leave these zero
+		off, size = uint64(page), uint64(ringPages*page)
+	}
+	return &ring{fd: fd, mem: mem, meta: meta, data: mem[off : off+size]}, nil
+}
+
+// Event names the sampling event: "cycles" or "cpu-clock".
+func (s *Sampler) Event() string { return s.event }
+
+// Scope is "system-wide" or "process".
+func (s *Sampler) Scope() string { return s.scope }
+
+// Start enables sampling and the drainer.
+func (s *Sampler) Start() error {
+	if s.running {
+		return nil
+	}
+	s.stop, s.done = make(chan struct{}), make(chan struct{})
+	go s.drainer(s.stop, s.done)
+	if s.timeNanos == 0 {
+		s.timeNanos = time.Now().UnixNano()
+	}
+	s.startedAt = time.Now()
+	for _, fd := range s.fds {
+		if err := unix.IoctlSetInt(fd, unix.PERF_EVENT_IOC_ENABLE, 0); err != nil {
+			s.disable()
+			close(s.stop)
+			<-s.done
+			return fmt.Errorf("enabling sampling: %w", err)
+		}
+	}
+	s.running = true
+	return nil
+}
+
+// Stop disables sampling and drains what was taken.
+func (s *Sampler) Stop() error {
+	if !s.running {
+		return nil
+	}
+	err := s.disable()
+	s.duration += time.Since(s.startedAt)
+	s.running = false
+	close(s.stop)
+	<-s.done
+	s.drain()
+	return err
+}
+
+func (s *Sampler) disable() error {
+	var first error
+	for _, fd := range s.fds {
+		if err := unix.IoctlSetInt(fd, unix.PERF_EVENT_IOC_DISABLE, 0); err != nil && first == nil {
+			first = fmt.Errorf("disabling sampling: %w", err)
+		}
+	}
+	return first
+}
+
+// Reset discards the samples taken so far; call it while stopped.
+func (s *Sampler) Reset() {
+	s.drain()
+	s.mu.Lock()
+	s.col = newCollector(s.seen)
+	s.mu.Unlock()
+	s.timeNanos, s.duration = 0, 0
+}
+
+func (s *Sampler) drainer(stop, done chan struct{}) {
+	defer close(done)
+	t := time.NewTicker(drainEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			s.drain()
+		}
+	}
+}
+
+// drain reads every ring up to its head. data_head is read with an
+// atomic load (the kernel's smp_store_release pairs with it), and
+// data_tail is published with an atomic store after the records are
+// consumed, so the kernel never overwrites a record being read.
+func (s *Sampler) drain() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range s.rings {
+		head := atomic.LoadUint64(&r.meta.Data_head)
+		tail := atomic.LoadUint64(&r.meta.Data_tail)
+		next, err := r.rr.read(r.data, tail, head, s.col.record)
+		if err != nil {
+			s.col.note(err.Error())
+			next = head // nothing after a bad record can be framed
+		}
+		atomic.StoreUint64(&r.meta.Data_tail, next)
+	}
+}
+
+// seen reads a new pid's maps and a new tid's name while they live. It
+// runs with s.mu held.
+func (s *Sampler) seen(pid, tid uint32) {
+	if _, ok := s.procs[pid]; !ok {
+		pi := &procInfo{}
+		if pid != 0 {
+			f, err := os.Open(fmt.Sprintf("/proc/%d/maps", pid))
+			if err == nil {
+				pi.maps, pi.err = parseMaps(f)
+				f.Close()
+			} else {
+				pi.err = err
+			}
+		}
+		s.procs[pid] = pi
+		for _, m := range pi.maps {
+			if m.path == "[vdso]" && s.vdso == nil {
+				s.vdso = readMem(pid, m)
+			}
+			if m.path == "" || m.path[0] == '[' || s.files[m.path] != nil {
+				continue
+			}
+			// map_files opens the very file mapped, even if deleted or in
+			// another mount namespace; it needs CAP_SYS_ADMIN.
+			f, err := os.Open(fmt.Sprintf("/proc/%d/map_files/%x-%x", pid, m.start, m.end))
+			if err != nil {
+				f, err = os.Open(fmt.Sprintf("/proc/%d/root%s", pid, m.path))
+			}
+			if err == nil {
+				s.files[m.path] = f
+			}
+		}
+	}
+	if _, ok := s.comms[tid]; !ok && tid != 0 {
+		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/comm", pid, tid)); err == nil {
+			s.comms[tid] = strings.TrimSpace(string(b))
+		}
+	}
+}
+
+// Samples is the number of samples taken since the last reset, and the
+// first and last sample times (CLOCK_MONOTONIC ns).
+func (s *Sampler) Samples() (n, first, last uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.col.samples, s.col.first, s.col.last
+}
+
+// Profile builds the pprof profile of the samples since the last reset;
+// call it while stopped. Kernel frames are named from /proc/kallsyms as
+// it reads now, so BPF programs still loaded are named.
+func (s *Sampler) Profile() (*profile.Profile, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := meta{event: s.event, hz: s.hz, scope: s.scope, timeNanos: s.timeNanos, duration: int64(s.duration)}
+	kall, note := loadKallsyms()
+	if note != "" {
+		m.notes = append(m.notes, note)
+	}
+	if s.col.lost > 0 {
+		m.notes = append(m.notes, fmt.Sprintf("the kernel dropped %d samples: the drainer fell behind", s.col.lost))
+	}
+	sym := &symbolizer{kall: kall, procs: s.procs, comms: s.comms, self: uint32(os.Getpid()), open: s.openFile}
+	p := build(s.col, sym, m)
+	if err := p.CheckValid(); err != nil {
+		return nil, fmt.Errorf("built an invalid profile: %v", err)
+	}
+	return p, nil
+}
+
+// loadKallsyms reads the kernel's symbols, with a note where they cannot
+// name kernel frames.
+func loadKallsyms() (*Kallsyms, string) {
+	f, err := os.Open("/proc/kallsyms")
+	if err != nil {
+		return nil, fmt.Sprintf("kernel frames unnamed: %v", err)
+	}
+	defer f.Close()
+	var mods *os.File
+	if m, err := os.Open("/proc/modules"); err == nil {
+		mods = m
+		defer m.Close()
+	}
+	var k *Kallsyms
+	if mods != nil {
+		k, err = ParseKallsyms(f, mods)
+	} else {
+		k, err = ParseKallsyms(f, nil)
+	}
+	if err != nil {
+		return nil, fmt.Sprintf("kernel frames unnamed: %v", err)
+	}
+	if k.Zeroed {
+		return k, fmt.Sprintf("kernel frames unnamed: /proc/kallsyms shows every address as 0 to this user (kernel.kptr_restrict is %s); run as root",
+			readTrim("/proc/sys/kernel/kptr_restrict"))
+	}
+	return k, ""
+}
+
+// openFile gives the symbolizer a file opened while its process lived.
+func (s *Sampler) openFile(pid uint32, m mapping) (io.ReaderAt, error) {
+	if m.path == "[vdso]" {
+		if s.vdso == nil {
+			return nil, errors.New("vDSO image not read")
+		}
+		return bytes.NewReader(s.vdso), nil
+	}
+	if f := s.files[m.path]; f != nil {
+		st, err := f.Stat()
+		if err != nil {
+			return nil, err
+		}
+		return io.NewSectionReader(f, 0, st.Size()), nil
+	}
+	return os.Open(m.path)
+}
+
+// readMem reads a mapping's bytes from /proc/PID/mem; nil where refused.
+func readMem(pid uint32, m mapping) []byte {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/mem", pid))
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	b := make([]byte, m.end-m.start)
+	if _, err := f.ReadAt(b, int64(m.start)); err != nil {
+		return nil
+	}
+	return b
+}
+
+// Close disables sampling and releases the events and rings.
+func (s *Sampler) Close() error {
+	if s.running {
+		s.Stop()
+	}
+	for _, r := range s.rings {
+		unix.Munmap(r.mem)
+	}
+	s.rings = nil
+	for _, fd := range s.fds {
+		unix.Close(fd)
+	}
+	s.fds = nil
+	for _, f := range s.files {
+		f.Close()
+	}
+	s.files = nil
+	return nil
+}
