@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/kbench/kbench/internal/fingerprint"
+	_ "github.com/kbench/kbench/internal/kprofile" // the profile instrument (KBENCH_PROFILE)
 	"github.com/kbench/kbench/internal/options"
 	"github.com/kbench/kbench/internal/pulse"
 	"github.com/kbench/kbench/internal/rate"

@@ -47,9 +47,10 @@ type symbolizer struct {
 }
 
 type locKey struct {
-	pid  uint32 // ^0 for the kernel
-	addr uint64
-	leaf bool
+	pid    uint32 // ^0 for the kernel
+	addr   uint64
+	leaf   bool
+	caller string // for kernel code without a symbol: who called it
 }
 
 type funcKey struct{ name, file string }
@@ -124,7 +125,7 @@ func build(c *collector, sym *symbolizer, m meta) *profile.Profile {
 			},
 		}
 		for i, f := range a.frames {
-			s.Location = append(s.Location, sym.location(a.pid, f, i == 0))
+			s.Location = append(s.Location, sym.location(a.pid, f, i == 0, a.frames[i+1:]))
 		}
 		p.Sample = append(p.Sample, s)
 	}
@@ -185,19 +186,24 @@ func (s *symbolizer) mapping(pid uint32, m mapping, ok bool) *profile.Mapping {
 	return pm
 }
 
-// location resolves one frame.
-func (s *symbolizer) location(pid uint32, f frame, leaf bool) *profile.Location {
+// location resolves one frame; callers are the frames above it.
+func (s *symbolizer) location(pid uint32, f frame, leaf bool, callers []frame) *profile.Location {
 	k := locKey{pid: pid, addr: f.addr, leaf: leaf}
-	if f.kernel {
-		k.pid = kernelPid
-	}
-	if l := s.locs[k]; l != nil {
-		return l
-	}
 	// A return address points after its call; look up the call itself.
 	look := f.addr
 	if !leaf && look > 0 {
 		look--
+	}
+	var ksym string
+	if f.kernel {
+		k.pid = kernelPid
+		var ok bool
+		if ksym, ok = s.kernelName(look); !ok {
+			k.caller = s.kernelCaller(callers)
+		}
+	}
+	if l := s.locs[k]; l != nil {
+		return l
 	}
 	l := &profile.Location{ID: uint64(len(s.p.Location) + 1), Address: f.addr}
 	if f.kernel {
@@ -206,7 +212,10 @@ func (s *symbolizer) location(pid uint32, f frame, leaf bool) *profile.Location 
 			s.p.Mapping = append(s.p.Mapping, s.kernelMap)
 		}
 		l.Mapping = s.kernelMap
-		l.Line = []profile.Line{{Function: s.kernelFunction(look)}}
+		if ksym == "" {
+			ksym = s.unnamedKernel(look, k.caller)
+		}
+		l.Line = []profile.Line{{Function: s.function(ksym, "[kernel.kallsyms]")}}
 	} else {
 		s.userLines(l, pid, look)
 	}
@@ -215,20 +224,49 @@ func (s *symbolizer) location(pid uint32, f frame, leaf bool) *profile.Location 
 	return l
 }
 
-// unnamedKernel is the name of kernel text no kallsyms symbol covers.
-const unnamedKernel = "[kernel text without a symbol]"
+// unnamedKernel names kernel text no kallsyms symbol covers.
+const (
+	unnamedKernel = "[no kallsyms symbol]"
+	unnamedJIT    = "[JIT'd BPF, no kallsyms symbol]"
+)
 
-func (s *symbolizer) kernelFunction(addr uint64) *profile.Function {
-	if s.kall != nil {
-		if sym, ok := s.kall.Lookup(addr); ok {
-			file := "[kernel.kallsyms]"
-			if sym.Module != "" {
-				file = "[" + sym.Module + "]"
-			}
-			return s.function(sym.Name, file)
+// unnamedKernel names code kallsyms does not list. Above the core
+// kernel's text, kallsyms lists every module symbol, ftrace and kprobe
+// trampoline and eBPF program, but never a classic BPF program the kernel
+// JIT'd (seccomp filters, socket filters): code there without a symbol
+// is that. The unwinder stops at JIT'd code, so it rarely has a caller;
+// where it has, the name says which.
+func (s *symbolizer) unnamedKernel(addr uint64, caller string) string {
+	name := unnamedKernel
+	if s.kall != nil && !s.kall.Zeroed && s.kall.AboveCore(addr) {
+		name = unnamedJIT
+	}
+	if caller != "" {
+		name += " called by " + caller
+	}
+	return name
+}
+
+// kernelName names a kernel address ("func" or "func [module]").
+func (s *symbolizer) kernelName(addr uint64) (string, bool) {
+	if s.kall == nil {
+		return "", false
+	}
+	sym, ok := s.kall.Lookup(addr)
+	return sym.Name, ok
+}
+
+// kernelCaller names the nearest named kernel frame among callers.
+func (s *symbolizer) kernelCaller(callers []frame) string {
+	for _, c := range callers {
+		if !c.kernel {
+			break
+		}
+		if name, ok := s.kernelName(c.addr - 1); ok {
+			return name
 		}
 	}
-	return s.function(unnamedKernel, "[kernel.kallsyms]")
+	return ""
 }
 
 // userLines fills l for a user address of pid.

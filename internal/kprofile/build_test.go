@@ -100,9 +100,9 @@ func TestBuildRoundTrip(t *testing.T) {
 	}
 	testFn := runtime.FuncForPC(uintptr(goPC)).Name()
 	want := map[string][]int64{
-		unnamedKernel + ";__seccomp_filter;do_syscall_64;" + testFn + " comm=kprofile.test mode=kernel": {3, 750000, int64(self), 1},
-		runtime.FuncForPC(uintptr(target)).Name() + " comm=helper mode=user":                            {2, 500000, 4242, 0},
-		"[unknown] comm=helper mode=user":                                                               {1, 250000, 4242, 0},
+		unnamedJIT + " called by __seccomp_filter;__seccomp_filter;do_syscall_64;" + testFn + " comm=kprofile.test mode=kernel": {3, 750000, int64(self), 1},
+		runtime.FuncForPC(uintptr(target)).Name() + " comm=helper mode=user":                                                    {2, 500000, 4242, 0},
+		"[unknown] comm=helper mode=user": {1, 250000, 4242, 0},
 	}
 	if !reflect.DeepEqual(stacks, want) {
 		t.Errorf("stacks\n got %v\nwant %v", stacks, want)

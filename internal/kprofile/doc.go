@@ -8,7 +8,7 @@
 // user may (root or CAP_PERFMON), else for the calling process's threads
 // and the tasks they start. Start and Stop enable and disable it around a
 // timed region; a goroutine drains the per-CPU ring buffers every 20 ms
-// while it runs, and Stop drains the rest.
+// while it runs, and Profile reads the rest.
 //
 // Frames are named as perf report names them: kernel frames from
 // /proc/kallsyms read at Profile time (module names kept, "func [mod]";

@@ -176,6 +176,21 @@ func (k *Kallsyms) Lookup(addr uint64) (Symbol, bool) {
 	return Symbol{Name: name, Module: s.module, Start: s.addr}, true
 }
 
+// AboveCore reports whether addr lies above the core kernel's text, in
+// the area where modules, trampolines and JIT'd BPF programs are placed.
+func (k *Kallsyms) AboveCore(addr uint64) bool {
+	var end uint64
+	for _, s := range k.syms {
+		if s.module == "" && s.addr > end {
+			end = s.addr
+		}
+	}
+	for _, e := range k.ends {
+		end = max(end, e)
+	}
+	return end != 0 && addr > end
+}
+
 // covers reports whether addr, at or above symbol s (index i), belongs
 // to it rather than to unlisted code after it.
 func (k *Kallsyms) covers(s ksym, i int, addr uint64) bool {

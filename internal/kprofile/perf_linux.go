@@ -5,20 +5,18 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"unsafe"
 
 	"github.com/kbench/kbench/internal/skip"
 	"golang.org/x/sys/unix"
 )
 
-// This file opens the sampling events. It is kbench's only sampling
-// perf_event_open; counting events live in the counters' package.
+// This file holds the sampling event's attributes and explains a
+// refusal; package perfevent opens the events.
 
 // samplingAttr is the attr of a sampling event at hz per CPU.
 func samplingAttr(typ uint32, config uint64, hz int, inherit bool) *unix.PerfEventAttr {
 	attr := &unix.PerfEventAttr{
 		Type:        typ,
-		Size:        uint32(unsafe.Sizeof(unix.PerfEventAttr{})),
 		Config:      config,
 		Sample:      uint64(hz),
 		Sample_type: sampleType,
@@ -30,15 +28,6 @@ func samplingAttr(typ uint32, config uint64, hz int, inherit bool) *unix.PerfEve
 		attr.Bits |= unix.PerfBitInherit
 	}
 	return attr
-}
-
-// openSampling opens one sampling event on pid (-1: every task) and cpu.
-func openSampling(attr *unix.PerfEventAttr, pid, cpu int) (int, error) {
-	fd, err := unix.PerfEventOpen(attr, pid, cpu, -1, unix.PERF_FLAG_FD_CLOEXEC)
-	if err != nil {
-		return -1, err
-	}
-	return fd, nil
 }
 
 // refused explains an error from perf_event_open.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/kbench/kbench/internal/cpus"
+	"github.com/kbench/kbench/internal/perfevent"
 	"golang.org/x/sys/unix"
 )
 
@@ -33,8 +33,8 @@ type Sampler struct {
 	hz    int
 	scope string // "system-wide" or "process"
 
-	fds   []int // every event, ring owners first
-	rings []*ring
+	events []*perfevent.Event
+	rings  []*ring
 
 	mu    sync.Mutex // guards the collector and the rings' tails
 	col   *collector
@@ -91,7 +91,7 @@ func Open(o Options) (*Sampler, error) {
 			errs = append(errs, err)
 		}
 	}
-	tids, err := threads()
+	tids, err := perfevent.Tasks(os.Getpid())
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +104,10 @@ func Open(o Options) (*Sampler, error) {
 }
 
 // openAll opens one event per CPU (tids nil: every task) or per thread
-// and CPU, choosing the event on the first open, and maps a ring per CPU.
+// and CPU, choosing the event on the first open, and maps a ring per CPU
+// that the CPU's other events write to. (The kernel refuses to map an
+// inherited event opened for any CPU, so a process is sampled per thread
+// and CPU, as perf record -p does.)
 func (s *Sampler) openAll(online []int, tids []int) error {
 	pids := []int{-1}
 	what := "system-wide kernel sampling (perf_event_open, pid -1)"
@@ -115,14 +118,17 @@ func (s *Sampler) openAll(online []int, tids []int) error {
 	for _, cpu := range online {
 		var owner *ring
 		for _, pid := range pids {
-			fd, err := s.open(pid, cpu, tids != nil)
+			ev, err := s.open(pid, cpu, tids != nil)
+			if errors.Is(err, unix.ESRCH) && tids != nil {
+				continue // the thread exited meanwhile
+			}
 			if err != nil {
 				s.Close()
 				return refused(what, err)
 			}
-			s.fds = append(s.fds, fd)
+			s.events = append(s.events, ev)
 			if owner == nil {
-				r, err := mapRing(fd)
+				r, err := mapRing(ev.FD())
 				if err != nil {
 					s.Close()
 					return fmt.Errorf("%s: mmap of the ring for CPU %d: %w", what, cpu, err)
@@ -131,7 +137,7 @@ func (s *Sampler) openAll(online []int, tids []int) error {
 				s.rings = append(s.rings, r)
 				continue
 			}
-			if err := unix.IoctlSetInt(fd, unix.PERF_EVENT_IOC_SET_OUTPUT, owner.fd); err != nil {
+			if err := unix.IoctlSetInt(ev.FD(), unix.PERF_EVENT_IOC_SET_OUTPUT, owner.fd); err != nil {
 				s.Close()
 				return fmt.Errorf("%s: redirecting thread %d's CPU %d samples: %w", what, pid, cpu, err)
 			}
@@ -141,37 +147,22 @@ func (s *Sampler) openAll(online []int, tids []int) error {
 }
 
 // open opens the sampling event, trying cycles first.
-func (s *Sampler) open(pid, cpu int, inherit bool) (int, error) {
+func (s *Sampler) open(pid, cpu int, inherit bool) (*perfevent.Event, error) {
 	if s.event == "" || s.event == "cycles" {
-		fd, err := openSampling(samplingAttr(unix.PERF_TYPE_HARDWARE, unix.PERF_COUNT_HW_CPU_CYCLES, s.hz, inherit), pid, cpu)
+		ev, err := perfevent.Open("cycles", samplingAttr(unix.PERF_TYPE_HARDWARE, unix.PERF_COUNT_HW_CPU_CYCLES, s.hz, inherit), pid, cpu, nil)
 		if err == nil {
 			s.event = "cycles"
-			return fd, nil
+			return ev, nil
 		}
-		if s.event == "cycles" || !(errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENODEV) || errors.Is(err, unix.EOPNOTSUPP)) {
-			return -1, err
+		if s.event == "cycles" || !errors.Is(err, perfevent.ErrNotSupported) {
+			return nil, err
 		}
 	}
-	fd, err := openSampling(samplingAttr(unix.PERF_TYPE_SOFTWARE, unix.PERF_COUNT_SW_CPU_CLOCK, s.hz, inherit), pid, cpu)
+	ev, err := perfevent.Open("cpu-clock", samplingAttr(unix.PERF_TYPE_SOFTWARE, unix.PERF_COUNT_SW_CPU_CLOCK, s.hz, inherit), pid, cpu, nil)
 	if err == nil {
 		s.event = "cpu-clock"
 	}
-	return fd, err
-}
-
-// threads lists this process's threads.
-func threads() ([]int, error) {
-	ents, err := os.ReadDir("/proc/self/task")
-	if err != nil {
-		return nil, err
-	}
-	var out []int
-	for _, e := range ents {
-		if tid, err := strconv.Atoi(e.Name()); err == nil {
-			out = append(out, tid)
-		}
-	}
-	return out, nil
+	return ev, err
 }
 
 func mapRing(fd int) (*ring, error) {
@@ -205,19 +196,21 @@ func (s *Sampler) Start() error {
 		s.timeNanos = time.Now().UnixNano()
 	}
 	s.startedAt = time.Now()
-	for _, fd := range s.fds {
-		if err := unix.IoctlSetInt(fd, unix.PERF_EVENT_IOC_ENABLE, 0); err != nil {
+	for _, ev := range s.events {
+		if err := ev.Enable(false); err != nil {
 			s.disable()
 			close(s.stop)
 			<-s.done
-			return fmt.Errorf("enabling sampling: %w", err)
+			return err
 		}
 	}
 	s.running = true
 	return nil
 }
 
-// Stop disables sampling and drains what was taken.
+// Stop disables sampling and the drainer. It leaves the last records in
+// the rings, for Profile to read: Stop is on the timed region's edge and
+// keeps to its ioctls.
 func (s *Sampler) Stop() error {
 	if !s.running {
 		return nil
@@ -227,15 +220,14 @@ func (s *Sampler) Stop() error {
 	s.running = false
 	close(s.stop)
 	<-s.done
-	s.drain()
 	return err
 }
 
 func (s *Sampler) disable() error {
 	var first error
-	for _, fd := range s.fds {
-		if err := unix.IoctlSetInt(fd, unix.PERF_EVENT_IOC_DISABLE, 0); err != nil && first == nil {
-			first = fmt.Errorf("disabling sampling: %w", err)
+	for _, ev := range s.events {
+		if err := ev.Disable(false); err != nil && first == nil {
+			first = err
 		}
 	}
 	return first
@@ -326,6 +318,7 @@ func (s *Sampler) seen(pid, tid uint32) {
 // Samples is the number of samples taken since the last reset, and the
 // first and last sample times (CLOCK_MONOTONIC ns).
 func (s *Sampler) Samples() (n, first, last uint64) {
+	s.drain()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.col.samples, s.col.first, s.col.last
@@ -335,6 +328,7 @@ func (s *Sampler) Samples() (n, first, last uint64) {
 // call it while stopped. Kernel frames are named from /proc/kallsyms as
 // it reads now, so BPF programs still loaded are named.
 func (s *Sampler) Profile() (*profile.Profile, error) {
+	s.drain()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m := meta{event: s.event, hz: s.hz, scope: s.scope, timeNanos: s.timeNanos, duration: int64(s.duration)}
@@ -423,10 +417,10 @@ func (s *Sampler) Close() error {
 		unix.Munmap(r.mem)
 	}
 	s.rings = nil
-	for _, fd := range s.fds {
-		unix.Close(fd)
+	for _, ev := range s.events {
+		ev.Close()
 	}
-	s.fds = nil
+	s.events = nil
 	for _, f := range s.files {
 		f.Close()
 	}

@@ -29,15 +29,25 @@ func spinPaused(d time.Duration) int { return spin(d) }
 //go:noinline
 func spinAfterReset(d time.Duration) int { return spin(d) }
 
+// spin calls getpid until its thread has run for d of CPU time, so that
+// the number of samples does not depend on the machine's other load.
 func spin(d time.Duration) int {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	n := 0
-	for end := time.Now().Add(d); time.Now().Before(end); {
+	for end := threadCPU() + d; threadCPU() < end; {
 		for range 100 {
 			unix.Getpid()
 			n++
 		}
 	}
 	return n
+}
+
+func threadCPU() time.Duration {
+	var ts unix.Timespec
+	unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts)
+	return time.Duration(ts.Nano())
 }
 
 func openSampler(t *testing.T, o Options) *Sampler {
@@ -117,8 +127,7 @@ func TestSamplerWindows(t *testing.T) {
 	if first < w1 || last > w4 || n == 0 {
 		t.Errorf("%d samples from %d to %d, outside the timed phases %d..%d", n, first, last, w1, w4)
 	}
-	// 150 ms at 4 kHz is 600 samples on the spinning CPU; ask for a
-	// third, since the VM's other tenants take CPU time too.
+	// 150 ms of CPU time at 4 kHz is 600 samples; ask for a third.
 	for fn, min := range map[string]int64{"spinTimed": 200, "spinAfterReset": 200, "spinBefore": 0, "spinPaused": 0} {
 		got := samplesIn(p, "kprofile."+fn)
 		if min == 0 && got != 0 {
