@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kbench/kbench/internal/rate"
+	"github.com/kbench/kbench/internal/region"
 	"github.com/kbench/kbench/internal/skip"
 )
 
@@ -46,6 +47,7 @@ func BenchmarkRecipe(b *testing.B) {
 // timed sections only.
 type meter struct {
 	b          *testing.B
+	r          *region.Region
 	pid        int
 	cpu, mark  time.Duration
 	resolution time.Duration
@@ -56,11 +58,11 @@ func (m *meter) start() {
 	if m.pid != 0 && m.err == nil {
 		m.mark, m.resolution, m.err = ProcessCPU(m.pid)
 	}
-	m.b.StartTimer()
+	m.r.StartTimer()
 }
 
 func (m *meter) stop() {
-	m.b.StopTimer()
+	m.r.StopTimer()
 	if m.pid != 0 && m.err == nil {
 		var now time.Duration
 		now, m.resolution, m.err = ProcessCPU(m.pid)
@@ -76,7 +78,8 @@ func (m *meter) stop() {
 func benchRecipe(b *testing.B, s *Session, cmd string, p int) {
 	ctx, c := s.ctx, s.c
 	want := map[string]int64{}
-	b.StopTimer()
+	r := region.New(b)
+	r.StopTimer()
 	before, err := CommandStats(ctx, c)
 	if err != nil {
 		b.Fatal(err)
@@ -88,12 +91,12 @@ func benchRecipe(b *testing.B, s *Session, cmd string, p int) {
 		}
 		want["set"] = t.Sent
 	}
-	m := &meter{b: b, pid: target.PID}
+	m := &meter{b: b, r: r, pid: target.PID}
 	var t Tally
 	lat := make([]int64, 0, b.N/p+1)
 	round := RoundRequests(p)
 	rounds := 0
-	b.ResetTimer()
+	r.ResetTimer()
 	for done := 0; done < b.N; rounds++ {
 		n := min(round, b.N-done)
 		var members int64
@@ -131,6 +134,7 @@ func benchRecipe(b *testing.B, s *Session, cmd string, p int) {
 		}
 		done += n
 	}
+	r.End()
 	want[map[string]string{SET: "set", GET: "get", ZADD: "zadd", ZPOPMIN: "zpopmin"}[cmd]] += int64(b.N)
 	after, err := CommandStats(ctx, c)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kbench/kbench/internal/rate"
+	"github.com/kbench/kbench/internal/region"
 )
 
 // loadShapes are BenchmarkLoad's ops: stress-ng's whole op, and one load.
@@ -47,7 +48,7 @@ func BenchmarkLoad(b *testing.B) {
 					}
 					return true
 				}
-				b.ResetTimer()
+				r := region.Begin(b)
 				if loaders == "1" {
 					for range b.N {
 						if !do() {
@@ -63,7 +64,7 @@ func BenchmarkLoad(b *testing.B) {
 						}
 					})
 				}
-				b.StopTimer()
+				r.End()
 				if p := firstErr.Load(); p != nil {
 					b.Fatal(*p)
 				}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kbench/kbench/internal/benchmain"
 	"github.com/kbench/kbench/internal/rate"
+	"github.com/kbench/kbench/internal/region"
 	"github.com/kbench/kbench/internal/skip"
 	"github.com/kbench/kbench/internal/thread"
 )
@@ -38,7 +39,9 @@ func BenchmarkSockfd(b *testing.B) {
 
 func benchSockfd(b *testing.B, cfg Config) {
 	cfg.Ops = int64(b.N)
-	res, err := Run(cfg, b.ResetTimer, b.StopTimer)
+	r := region.New(b)
+	res, err := Run(cfg, r.ResetTimer, r.StopTimer)
+	r.End()
 	skip.IfNotSupported(b, err)
 	if res.Retries > 0 {
 		b.Logf("%d sends repeated after ETOOMANYREFS (unprivileged fds-in-flight limit)", res.Retries)
@@ -53,19 +56,20 @@ func benchSockfd(b *testing.B, cfg Config) {
 func BenchmarkSockfdGC(b *testing.B) {
 	var c *cycler
 	err := thread.Run(func() error {
+		r := region.New(b) // its counters' fds are open before the count
 		before, err := countFds()
 		if err != nil {
 			return err
 		}
 		c = newCycler()
-		b.ResetTimer()
+		r.ResetTimer()
 		for range b.N {
 			if err := c.cycle(); err != nil {
 				return err
 			}
 		}
 		err = c.waitCollected(before, 30*time.Second)
-		b.StopTimer()
+		r.End()
 		return err
 	})
 	if err != nil {

@@ -28,6 +28,7 @@ type Set struct {
 	grouped bool
 	scope   Scope
 	events  [][]*Event // [target][spec]
+	base    [][]Count  // what Reset read, subtracted by Read
 }
 
 // OpenSet opens specs on every target of scope, disabled. With group,
@@ -136,8 +137,24 @@ func (s *Set) Enable() error { return s.each((*Event).Enable) }
 // Disable stops counting on every target.
 func (s *Set) Disable() error { return s.each((*Event).Disable) }
 
-// Reset zeroes the counts on every target.
-func (s *Set) Reset() error { return s.each((*Event).Reset) }
+// Reset makes Read count from now. It does not use PERF_EVENT_IOC_RESET,
+// which leaves out what exited inherited threads handed to their parent
+// event: it reads every event and subtracts that from later reads.
+func (s *Set) Reset() error {
+	base := make([][]Count, len(s.events))
+	for t, evs := range s.events {
+		base[t] = make([]Count, len(evs))
+		for i, e := range evs {
+			c, err := e.Read()
+			if err != nil {
+				return err
+			}
+			base[t][i] = c
+		}
+	}
+	s.base = base
+	return nil
+}
 
 func (s *Set) each(f func(*Event, bool) error) error {
 	var errs []error
@@ -168,11 +185,15 @@ type Total struct {
 // Read returns each spec's total, in the order of the specs.
 func (s *Set) Read() ([]Total, error) {
 	out := make([]Total, len(s.specs))
-	for _, evs := range s.events {
+	for t, evs := range s.events {
 		for i, e := range evs {
 			c, err := e.Read()
 			if err != nil {
 				return nil, err
+			}
+			if s.base != nil {
+				b := s.base[t][i]
+				c = Count{Value: c.Value - b.Value, Enabled: c.Enabled - b.Enabled, Running: c.Running - b.Running}
 			}
 			out[i].Raw += c.Value
 			v, ok := c.Scaled()

@@ -40,6 +40,35 @@ var Units = map[string]Better{
 	"p50-us":           Lower,  // netbench: median transaction latency, microseconds
 	"p99-us":           Lower,  // netbench: 99th percentile transaction latency, microseconds
 	"slow/op":          Lower,  // netbench: share of transactions slower than 200 ms
+
+	// Kernel counters of the timed region, per op (package counters):
+	// evidence beside the headline, not verdicts.
+	"cpu-ns/op":        Lower, // task-clock: CPU time of the test process and its children
+	"cs/op":            Lower, // context-switches
+	"migrations/op":    Lower, // cpu-migrations
+	"faults/op":        Lower, // page-faults
+	"cycles/op":        Lower, // PMU cycles
+	"instructions/op":  Lower, // PMU instructions retired
+	"branch-misses/op": Lower, // PMU branch mispredictions
+	"cache-misses/op":  Lower, // PMU last-level cache misses
+	"itlb-misses/op":   Lower, // PMU iTLB load misses (report 004's code-layout effect)
+	// /proc/softirqs deltas per type, summed over CPUs (BLOCK_IOPOLL
+	// before Linux 4.5, IRQ_POLL since).
+	"softirq-hi/op":           Lower,
+	"softirq-timer/op":        Lower,
+	"softirq-net-tx/op":       Lower,
+	"softirq-net-rx/op":       Lower,
+	"softirq-block/op":        Lower,
+	"softirq-block-iopoll/op": Lower,
+	"softirq-irq-poll/op":     Lower,
+	"softirq-tasklet/op":      Lower,
+	"softirq-sched/op":        Lower,
+	"softirq-hrtimer/op":      Lower,
+	"softirq-rcu/op":          Lower,
+	// /proc/interrupts IPI deltas, summed over CPUs.
+	"ipi-res/op": Lower, // rescheduling IPIs
+	"ipi-cal/op": Lower, // function-call IPIs
+	"ipi-tlb/op": Lower, // TLB shootdowns
 }
 
 // Report records count events over the benchmark's timed section as a

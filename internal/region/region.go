@@ -91,6 +91,7 @@ type Region struct {
 	insts   []*slot
 	running bool // the benchmark timer runs
 	counted bool // instruments are started
+	started bool // instruments were started since the last reset
 	ended   bool
 }
 
@@ -136,6 +137,7 @@ func Begin(b *testing.B) *Region {
 // if the timer runs, starts counting anew.
 func (r *Region) ResetTimer() {
 	r.stopInstruments()
+	r.started = false
 	r.each(false, func(i Instrument) error { return i.Reset() })
 	if r.running {
 		r.startInstruments()
@@ -179,8 +181,8 @@ func (r *Region) EndOps(ops int64) {
 	r.ended = true
 	r.StopTimer()
 	for _, s := range r.insts {
-		if s.failed {
-			continue
+		if s.failed || !r.started {
+			continue // a run that failed before its timed work reports nothing
 		}
 		if ops <= 0 {
 			r.b.Logf("region: %s: %d ops, no per-op metrics", s.name, ops)
@@ -196,6 +198,7 @@ func (r *Region) startInstruments() {
 		return
 	}
 	r.counted = true
+	r.started = true
 	r.each(false, func(i Instrument) error { return i.Start() })
 }
 
