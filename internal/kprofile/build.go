@@ -44,6 +44,9 @@ type symbolizer struct {
 	funcs     map[funcKey]*profile.Function
 	maps      map[mapKey]*profile.Mapping
 	kernelMap *profile.Mapping
+	// missedAboveCore counts kernel locations above the core kernel's
+	// text that no symbol names.
+	missedAboveCore int
 }
 
 type locKey struct {
@@ -240,6 +243,7 @@ func (s *symbolizer) unnamedKernel(addr uint64, caller string) string {
 	name := unnamedKernel
 	if s.kall != nil && !s.kall.Zeroed && s.kall.AboveCore(addr) {
 		name = unnamedJIT
+		s.missedAboveCore++
 	}
 	if caller != "" {
 		name += " called by " + caller

@@ -64,7 +64,7 @@ func (provider) Setup() ([]fingerprint.Field, error) {
 	}
 	defer s.Close()
 	note := ""
-	if k, msg := loadKallsyms(); k == nil || k.Zeroed {
+	if k, msg, _ := kallsyms(true); k == nil || k.Zeroed {
 		note = "; " + msg
 	}
 	return []fingerprint.Field{{
@@ -156,7 +156,9 @@ func (i *instrument) Report(ops int64, r region.Reporter) {
 		r.Log("no profile:", err)
 		return
 	}
-	r.Log(fmt.Sprintf("%s (%s)", i.path, p.Comments[1]))
+	if n, lost := i.s.Lost(); lost > 0 {
+		r.Log(fmt.Sprintf("%s: the kernel dropped %d of %d samples", i.path, lost, n+lost))
+	}
 }
 
 // writeProfile writes p gzip'd to path through a temporary file, so a

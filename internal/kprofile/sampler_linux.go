@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -324,6 +325,14 @@ func (s *Sampler) Samples() (n, first, last uint64) {
 	return s.col.samples, s.col.first, s.col.last
 }
 
+// Lost is the number of samples taken and dropped by the kernel since the
+// last reset.
+func (s *Sampler) Lost() (n, lost uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.col.samples, s.col.lost
+}
+
 // Profile builds the pprof profile of the samples since the last reset;
 // call it while stopped. Kernel frames are named from /proc/kallsyms as
 // it reads now, so BPF programs still loaded are named.
@@ -332,19 +341,49 @@ func (s *Sampler) Profile() (*profile.Profile, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m := meta{event: s.event, hz: s.hz, scope: s.scope, timeNanos: s.timeNanos, duration: int64(s.duration)}
-	kall, note := loadKallsyms()
-	if note != "" {
-		m.notes = append(m.notes, note)
-	}
 	if s.col.lost > 0 {
 		m.notes = append(m.notes, fmt.Sprintf("the kernel dropped %d samples: the drainer fell behind", s.col.lost))
 	}
-	sym := &symbolizer{kall: kall, procs: s.procs, comms: s.comms, self: uint32(os.Getpid()), open: s.openFile}
-	p := build(s.col, sym, m)
+	var p *profile.Profile
+	for fresh := false; ; fresh = true {
+		kall, note, reread := kallsyms(fresh)
+		mm := m
+		if note != "" {
+			mm.notes = append(slices.Clip(m.notes), note)
+		}
+		sym := &symbolizer{kall: kall, procs: s.procs, comms: s.comms, self: uint32(os.Getpid()), open: s.openFile}
+		p = build(s.col, sym, mm)
+		// Code loaded since the symbols were read (a module, an eBPF
+		// program) is named by reading them again.
+		if sym.missedAboveCore == 0 || reread {
+			break
+		}
+	}
 	if err := p.CheckValid(); err != nil {
 		return nil, fmt.Errorf("built an invalid profile: %v", err)
 	}
 	return p, nil
+}
+
+// symbols caches the kernel's symbols between profiles: reading and
+// parsing /proc/kallsyms takes about 150 ms here, once per run of a row.
+var symbols struct {
+	sync.Mutex
+	k    *Kallsyms
+	note string
+	read bool
+}
+
+// kallsyms returns the cached symbols, reading them if fresh or never
+// read; reread says whether this call read them.
+func kallsyms(fresh bool) (k *Kallsyms, note string, reread bool) {
+	symbols.Lock()
+	defer symbols.Unlock()
+	if fresh || !symbols.read {
+		symbols.k, symbols.note = loadKallsyms()
+		symbols.read, reread = true, true
+	}
+	return symbols.k, symbols.note, reread
 }
 
 // loadKallsyms reads the kernel's symbols, with a note where they cannot
