@@ -18,6 +18,7 @@ import (
 type Kallsyms struct {
 	syms    []ksym   // sorted by addr
 	ends    []uint64 // core text section end markers, sorted
+	coreEnd uint64   // the highest core kernel text address listed
 	modules []kmodule
 	// Zeroed is true when every address read as 0: kptr_restrict hides
 	// them from this user, and nothing can be resolved.
@@ -97,6 +98,14 @@ func ParseKallsyms(kallsyms io.Reader, modules io.Reader) (*Kallsyms, error) {
 	sort.SliceStable(k.syms, func(i, j int) bool { return k.syms[i].addr < k.syms[j].addr })
 	k.syms = dedupe(k.syms)
 	sort.Slice(k.ends, func(i, j int) bool { return k.ends[i] < k.ends[j] })
+	for _, s := range k.syms {
+		if s.module == "" {
+			k.coreEnd = max(k.coreEnd, s.addr)
+		}
+	}
+	for _, e := range k.ends {
+		k.coreEnd = max(k.coreEnd, e)
+	}
 	if modules != nil {
 		ms, err := parseModules(modules)
 		if err != nil {
@@ -179,16 +188,7 @@ func (k *Kallsyms) Lookup(addr uint64) (Symbol, bool) {
 // AboveCore reports whether addr lies above the core kernel's text, in
 // the area where modules, trampolines and JIT'd BPF programs are placed.
 func (k *Kallsyms) AboveCore(addr uint64) bool {
-	var end uint64
-	for _, s := range k.syms {
-		if s.module == "" && s.addr > end {
-			end = s.addr
-		}
-	}
-	for _, e := range k.ends {
-		end = max(end, e)
-	}
-	return end != 0 && addr > end
+	return k.coreEnd != 0 && addr > k.coreEnd
 }
 
 // covers reports whether addr, at or above symbol s (index i), belongs

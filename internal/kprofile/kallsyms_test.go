@@ -62,6 +62,9 @@ func TestKallsymsFixture(t *testing.T) {
 			t.Errorf("Lookup(%#x) = %q, want %q", c.addr, got, c.want)
 		}
 	}
+	if !k.AboveCore(0xffffffffa0003010) || k.AboveCore(0xffffffff81001900) {
+		t.Error("AboveCore does not split the core kernel's text from the module area")
+	}
 	if s, _ := k.Lookup(0xffffffffa0000010); s.Module != "nf_tables" || s.Start != 0xffffffffa0000000 {
 		t.Errorf("nft_do_chain: module %q start %#x", s.Module, s.Start)
 	}
