@@ -69,7 +69,8 @@ type Options struct {
 }
 
 // Open opens a sampling event per online CPU, disabled: system-wide where
-// permitted, else for this process's threads and the tasks they start.
+// permitted, else for this process and its children (their threads at
+// Open, and the threads and processes they start later).
 // It prefers the cycles event and falls back to cpu-clock where the
 // machine has no PMU. An error wrapping skip.ErrNotSupported means the
 // machine refuses kernel sampling to this user.
@@ -124,14 +125,14 @@ func (s *Sampler) openAll(online []int, tids []int) error {
 				continue // the thread exited meanwhile
 			}
 			if err != nil {
-				s.Close()
+				s.closeEvents()
 				return refused(what, err)
 			}
 			s.events = append(s.events, ev)
 			if owner == nil {
 				r, err := mapRing(ev.FD())
 				if err != nil {
-					s.Close()
+					s.closeEvents()
 					return fmt.Errorf("%s: mmap of the ring for CPU %d: %w", what, cpu, err)
 				}
 				owner = r
@@ -139,7 +140,7 @@ func (s *Sampler) openAll(online []int, tids []int) error {
 				continue
 			}
 			if err := unix.IoctlSetInt(ev.FD(), unix.PERF_EVENT_IOC_SET_OUTPUT, owner.fd); err != nil {
-				s.Close()
+				s.closeEvents()
 				return fmt.Errorf("%s: redirecting thread %d's CPU %d samples: %w", what, pid, cpu, err)
 			}
 		}
@@ -447,11 +448,22 @@ func readMem(pid uint32, m mapping) []byte {
 	return b
 }
 
-// Close disables sampling and releases the events and rings.
+// Close disables sampling and releases the events, rings and files.
 func (s *Sampler) Close() error {
 	if s.running {
 		s.Stop()
 	}
+	s.closeEvents()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, f := range s.files {
+		f.Close()
+	}
+	s.files = map[string]*os.File{}
+	return nil
+}
+
+func (s *Sampler) closeEvents() {
 	for _, r := range s.rings {
 		unix.Munmap(r.mem)
 	}
@@ -460,9 +472,4 @@ func (s *Sampler) Close() error {
 		ev.Close()
 	}
 	s.events = nil
-	for _, f := range s.files {
-		f.Close()
-	}
-	s.files = nil
-	return nil
 }
