@@ -96,10 +96,7 @@ func build(c *collector, sym *symbolizer, m meta) *profile.Profile {
 		sym.elfs = map[string]*elfSyms{}
 	}
 
-	aggs := make([]*aggSample, 0, len(c.agg))
-	for _, a := range c.agg {
-		aggs = append(aggs, a)
-	}
+	aggs := c.stacks()
 	// A stable order makes two builds of one profile byte-identical.
 	sort.Slice(aggs, func(i, j int) bool {
 		a, b := aggs[i], aggs[j]
@@ -115,7 +112,7 @@ func build(c *collector, sym *symbolizer, m meta) *profile.Profile {
 		if a.cpu != b.cpu {
 			return a.cpu < b.cpu
 		}
-		return fmt.Sprint(a.frames) < fmt.Sprint(b.frames)
+		return a.key < b.key
 	})
 	for _, a := range aggs {
 		s := &profile.Sample{

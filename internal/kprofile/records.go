@@ -41,13 +41,15 @@ type sample struct {
 	time   uint64 // CLOCK_MONOTONIC nanoseconds (use_clockid)
 	cpu    uint32
 	period uint64
-	// chain is the raw callchain: context markers and addresses, the
-	// sampled IP first.
+	// chain is the callchain: context markers and addresses, the
+	// sampled IP first. parseSample leaves it nil and sets raw, the
+	// chain's bytes in the record, decoded only for a new stack.
 	chain []uint64
+	raw   []byte
 }
 
 // parseSample decodes the body of a sample record (after the 8-byte
-// header). The chain aliases body.
+// header). Its raw chain aliases body.
 func parseSample(misc uint16, body []byte) (sample, error) {
 	var s sample
 	const fixed = 8 + 8 + 8 + 8 + 8 + 8 // ip, pid/tid, time, cpu/res, period, nr
@@ -67,11 +69,17 @@ func parseSample(misc uint16, body []byte) (sample, error) {
 	if nr > uint64(len(rest)/8) {
 		return s, fmt.Errorf("sample record claims %d callchain entries in %d bytes", nr, len(rest))
 	}
-	s.chain = make([]uint64, nr)
-	for i := range s.chain {
-		s.chain[i] = le.Uint64(rest[8*i:])
-	}
+	s.raw = rest[:8*nr]
 	return s, nil
+}
+
+// decodeChain decodes a record's callchain bytes.
+func decodeChain(raw []byte) []uint64 {
+	chain := make([]uint64, len(raw)/8)
+	for i := range chain {
+		chain[i] = binary.LittleEndian.Uint64(raw[8*i:])
+	}
+	return chain
 }
 
 // parseLost decodes the body of a PERF_RECORD_LOST: {u64 id; u64 lost}.

@@ -67,13 +67,13 @@ func TestRingWrapAndLost(t *testing.T) {
 	if next != head {
 		t.Errorf("tail after read %d, want head %d", next, head)
 	}
-	if c.samples != 2 || c.lost != 5 || len(c.agg) != 2 {
+	if c.samples != 2 || c.lost != 5 || len(c.stacks()) != 2 {
 		t.Fatalf("%s, %d bad; want 2 samples, 2 stacks, 5 lost", c.summary(), len(c.bad))
 	}
 	if c.first != 1000 || c.last != 2000 {
 		t.Errorf("sample times %d..%d, want 1000..2000", c.first, c.last)
 	}
-	for _, a := range c.agg {
+	for _, a := range c.stacks() {
 		switch a.pid {
 		case 10:
 			want := []frame{{k, true}, {k + 0x100, true}, {u, false}, {u + 8, false}}
@@ -133,5 +133,54 @@ func TestFramesMarkers(t *testing.T) {
 	want := []frame{{0x10, true}, {0x20, true}, {0x40, false}}
 	if !slices.Equal(got, want) {
 		t.Errorf("frames = %v, want %v (hypervisor frames dropped)", got, want)
+	}
+}
+
+// BenchmarkCollect is the drainer's cost per sample of a 40-frame chain,
+// for a stack seen before and for a new one.
+func BenchmarkCollect(b *testing.B) {
+	chain := []uint64{contextKernel}
+	for i := range 30 {
+		chain = append(chain, 0xffffffff81000000+uint64(i)*0x100)
+	}
+	chain = append(chain, contextUser)
+	for i := range 10 {
+		chain = append(chain, 0x401000+uint64(i)*0x10)
+	}
+	for _, fresh := range []bool{false, true} {
+		b.Run(map[bool]string{false: "known", true: "new"}[fresh], func(b *testing.B) {
+			rec := sampleRecord(miscKernel, 10, 11, 1, 1000, 250000, chain...)
+			c := newCollector(nil)
+			for i := 0; b.Loop(); i++ {
+				if fresh {
+					binary.LittleEndian.PutUint64(rec[8+48+8:], uint64(i))
+				}
+				c.record(recordSample, miscKernel, rec[8:])
+			}
+		})
+	}
+}
+
+// A log past maxLog is folded into the aggregate without losing counts.
+func TestCollectorFoldsLog(t *testing.T) {
+	c := newCollector(nil)
+	chain := []uint64{contextKernel}
+	for i := range 100 {
+		chain = append(chain, 0xffffffff81000000+uint64(i))
+	}
+	const n = 3 * maxLog / (8 * 100)
+	for i := range n {
+		c.add(sample{mode: miscKernel, pid: uint32(i % 3), period: 2, chain: chain})
+	}
+	if len(c.log)*logChunk > maxLog+logChunk {
+		t.Errorf("log of %d chunks kept", len(c.log))
+	}
+	var count, period uint64
+	for _, a := range c.stacks() {
+		count += a.count
+		period += a.period
+	}
+	if len(c.agg) != 3 || count != n || period != 2*n {
+		t.Errorf("%d stacks, %d samples, period %d; want 3, %d, %d", len(c.agg), count, period, n, 2*n)
 	}
 }
