@@ -20,4 +20,7 @@
 // else .symtab or .dynsym; the vDSO from memory), else "[unknown]
 // file+offset". Samples carry the labels pid, comm (the thread's), cpu
 // and mode (kernel or user).
+//
+// Sampling slows the work it samples as perf record does (the timer
+// interrupts on a VM without a PMU): docs/results.md has the figures.
 package kprofile
