@@ -72,7 +72,27 @@ func selection(s string) ([]counter, error) {
 	return parseList(s)
 }
 
-func init() { region.Register(&provider{}) }
+// prov is the provider registered with region.
+var prov = &provider{}
+
+func init() { region.Register(prov) }
+
+// Counted reports whether this test binary's rows report counter name
+// (KBENCH_COUNTERS asked for it and the machine counts it); false before
+// benchmain's setup ran.
+func Counted(name string) bool {
+	c, ok := lookup(name)
+	if !ok || !prov.on {
+		return false
+	}
+	switch c.kind {
+	case taskClock:
+		return prov.clock
+	case procFile:
+		return (name == "softirqs" && prov.softirqs) || (name == "ipis" && prov.ipis)
+	}
+	return slices.ContainsFunc(append(slices.Clone(prov.sw), prov.hw...), func(o counter) bool { return o.name == name })
+}
 
 // provider opens the counters for every row; Setup decides, once per
 // binary, which of the requested counters this machine counts and where.
@@ -102,16 +122,16 @@ func (p *provider) Setup() ([]fingerprint.Field, error) {
 	if err := perfevent.CanSystemWide(); err == nil {
 		p.scope = perfevent.SystemWide
 	} else {
-		scopeNote = fmt.Sprintf(" (system-wide refused: %v)", err)
+		scopeNote = fmt.Sprintf(" (system-wide refused: %s)", reason(err))
 	}
-	var skipped, reasons, unknown []string
+	var skipped skips
+	var unknown []string
 	for _, c := range sel {
 		switch c.kind {
 		case procFile:
 			pc, err := readProc(c.name)
 			if err != nil {
-				skipped = append(skipped, c.name)
-				reasons = append(reasons, err.Error())
+				skipped.add(c.name, err.Error())
 				continue
 			}
 			for _, l := range pc {
@@ -126,31 +146,42 @@ func (p *provider) Setup() ([]fingerprint.Field, error) {
 			}
 			continue
 		}
-		scope := p.scope
 		if c.kind == taskClock {
-			scope = perfevent.Process
-		}
-		if err := p.probe(c, scope); err != nil {
-			skipped = append(skipped, c.name)
-			why := reason(err)
-			if !slices.Contains(reasons, why) {
-				reasons = append(reasons, why)
+			if _, err := readCPU(true); err != nil {
+				skipped.add(c.name, err.Error())
+				continue
 			}
+			p.clock = true
+			continue
+		}
+		if err := p.probe(c, p.scope); err != nil {
+			skipped.add(c.name, reason(err))
 			continue
 		}
 		switch c.kind {
-		case taskClock:
-			p.clock = true
 		case software:
 			p.sw = append(p.sw, c)
 		case hardware:
 			p.hw = append(p.hw, c)
 		}
 	}
+	if p.userOnly {
+		// These events happen in kernel mode, which a user-space-only
+		// event never counts: they would read 0, not be measured.
+		var kept []counter
+		for _, c := range p.sw {
+			if c.name == "context-switches" || c.name == "cpu-migrations" {
+				skipped.add(c.name, "they happen in the kernel, which kernel.perf_event_paranoid forbids counting here (root, CAP_PERFMON or paranoid <= 1 allow it)")
+				continue
+			}
+			kept = append(kept, c)
+		}
+		p.sw = kept
+	}
 	p.on = p.clock || len(p.sw) > 0 || len(p.hw) > 0 || p.softirqs || p.ipis
 	var counted []string
 	for _, c := range sel {
-		if !slices.Contains(skipped, c.name) {
+		if !skipped.has(c.name) {
 			counted = append(counted, c.name)
 		}
 	}
@@ -159,7 +190,7 @@ func (p *provider) Setup() ([]fingerprint.Field, error) {
 		{Key: "counters.scope", Value: p.scopeLine() + scopeNote},
 	}
 	if len(skipped) > 0 {
-		fields = append(fields, fingerprint.Field{Key: "counters.skipped", Value: strings.Join(skipped, ",") + ": " + strings.Join(reasons, "; ")})
+		fields = append(fields, fingerprint.Field{Key: "counters.skipped", Value: skipped.String()})
 	}
 	if len(unknown) > 0 {
 		fields = append(fields, fingerprint.Field{Key: "counters.unknown", Value: strings.Join(unknown, ", ") + " (lines this kbench does not know, not reported; add them to rate.Units)"})
@@ -179,9 +210,46 @@ func (p *provider) scopeLine() string {
 		user = ", user space only (kernel.perf_event_paranoid)"
 	}
 	if p.scope == perfevent.SystemWide {
-		return "system-wide on every online CPU (perf stat -a)" + user + "; task-clock: the test process and its children"
+		return "system-wide on every online CPU (perf stat -a)" + user + "; task-clock (CPU time): the test process and its children"
 	}
 	return "the test process and its children" + user
+}
+
+// skips groups the skipped counters by the reason they were skipped.
+type skips []struct {
+	why   string
+	names []string
+}
+
+func (s *skips) add(name, why string) {
+	for i := range *s {
+		if (*s)[i].why == why {
+			(*s)[i].names = append((*s)[i].names, name)
+			return
+		}
+	}
+	*s = append(*s, struct {
+		why   string
+		names []string
+	}{why, []string{name}})
+}
+
+func (s skips) has(name string) bool {
+	for _, g := range s {
+		if slices.Contains(g.names, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// String is "a,b: why; c: why".
+func (s skips) String() string {
+	var parts []string
+	for _, g := range s {
+		parts = append(parts, strings.Join(g.names, ",")+": "+g.why)
+	}
+	return strings.Join(parts, "; ")
 }
 
 // reason says why a probe failed, without the event's name, so that
@@ -254,12 +322,10 @@ func (p *provider) Open(b *testing.B) (region.Instrument, error) {
 		in.sets = append(in.sets, countedSet{s, cs})
 		return nil
 	}
-	var clock []counter
 	if p.clock {
-		c, _ := lookup("task-clock")
-		clock = []counter{c}
+		in.cpu = &cpuTime{}
 	}
-	if err := errors.Join(open(clock, perfevent.Process), open(p.sw, p.scope), open(p.hw, p.scope)); err != nil {
+	if err := errors.Join(open(p.sw, p.scope), open(p.hw, p.scope)); err != nil {
 		in.Close()
 		return nil, err
 	}
@@ -281,12 +347,14 @@ type countedSet struct {
 // instrument is the counters of one run of a row.
 type instrument struct {
 	p     *provider
+	cpu   *cpuTime // nil unless task-clock is counted
 	sets  []countedSet
 	procs []*procDelta
 }
 
-// Start reads the /proc tables, then enables the events; Stop does the
-// reverse, so that neither's own work lands in the other.
+// Start reads the /proc tables, then enables the events, then reads the
+// CPU clocks; Stop does the reverse, so that one's own work lands in the
+// others as little as can be.
 func (in *instrument) Start() error {
 	for _, d := range in.procs {
 		if err := d.start(); err != nil {
@@ -297,11 +365,17 @@ func (in *instrument) Start() error {
 	for _, s := range in.sets {
 		errs = append(errs, s.set.Enable())
 	}
+	if in.cpu != nil {
+		errs = append(errs, in.cpu.start())
+	}
 	return errors.Join(errs...)
 }
 
 func (in *instrument) Stop() error {
 	var errs []error
+	if in.cpu != nil {
+		errs = append(errs, in.cpu.stop())
+	}
 	for _, s := range slices.Backward(in.sets) {
 		errs = append(errs, s.set.Disable())
 	}
@@ -319,10 +393,16 @@ func (in *instrument) Reset() error {
 	for _, d := range in.procs {
 		d.sum = nil
 	}
+	if in.cpu != nil {
+		in.cpu.sum = 0
+	}
 	return errors.Join(errs...)
 }
 
 func (in *instrument) Report(ops int64, r region.Reporter) {
+	if in.cpu != nil {
+		r.Metric(float64(in.cpu.sum.Nanoseconds())/float64(ops), "cpu-ns/op")
+	}
 	for _, s := range in.sets {
 		totals, err := s.set.Read()
 		if err != nil {

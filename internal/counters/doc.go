@@ -9,10 +9,15 @@
 //
 // Each row reports, per op (b.N, or the row's own op count):
 //
-//   - cpu-ns/op: perf task-clock, the CPU time of the test process and its
-//     child processes (redis-server), whatever the scope below: a
+//   - cpu-ns/op (task-clock): the CPU time of the test process and its
+//     child processes (redis-server), whatever the scope below (a
 //     system-wide task-clock counts every CPU's wall time, idle included,
-//     as perf stat -a's "2.000 CPUs utilized" shows;
+//     as perf stat -a's "2.000 CPUs utilized" shows). It is read from
+//     CLOCK_PROCESS_CPUTIME_ID and the children's /proc/<tid>/schedstat
+//     at the region's edges, not from perf task-clock events: per-task
+//     perf events are switched out and in with their task at every
+//     context switch, which cost 11% of netbench TCPRR/flows=1
+//     (docs/results.md);
 //   - cs/op, migrations/op, faults/op: perf software events
 //     context-switches, cpu-migrations, page-faults;
 //   - cycles/op, instructions/op, branch-misses/op, cache-misses/op,

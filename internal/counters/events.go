@@ -1,6 +1,10 @@
 package counters
 
-import "golang.org/x/sys/unix"
+import (
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
 
 // kind says where a counter comes from.
 type kind int
@@ -28,7 +32,7 @@ func hwCache(cache, op, result uint64) uint64 { return cache | op<<8 | result<<1
 
 // all lists every counter, in the order rows report them.
 var all = []counter{
-	{name: "task-clock", unit: "cpu-ns/op", kind: taskClock, typ: unix.PERF_TYPE_SOFTWARE, cfg: unix.PERF_COUNT_SW_TASK_CLOCK},
+	{name: "task-clock", unit: "cpu-ns/op", kind: taskClock},
 	{name: "context-switches", unit: "cs/op", kind: software, typ: unix.PERF_TYPE_SOFTWARE, cfg: unix.PERF_COUNT_SW_CONTEXT_SWITCHES},
 	{name: "cpu-migrations", unit: "migrations/op", kind: software, typ: unix.PERF_TYPE_SOFTWARE, cfg: unix.PERF_COUNT_SW_CPU_MIGRATIONS},
 	{name: "page-faults", unit: "faults/op", kind: software, typ: unix.PERF_TYPE_SOFTWARE, cfg: unix.PERF_COUNT_SW_PAGE_FAULTS},
@@ -53,4 +57,25 @@ func lookup(name string) (counter, bool) {
 
 func (c counter) attr() unix.PerfEventAttr {
 	return unix.PerfEventAttr{Type: c.typ, Config: c.cfg}
+}
+
+// ReportedUnits returns the units every row reports for the value of a
+// result file's "counters" fingerprint line (the counted names, or
+// "off (...)"): a unit, or for the /proc tables, which report a unit per
+// line, a prefix ending in "-" ("softirq-", "ipi-").
+func ReportedUnits(counted string) []string {
+	var units []string
+	for name := range strings.SplitSeq(counted, ",") {
+		c, ok := lookup(strings.TrimSpace(name))
+		switch {
+		case !ok:
+		case c.name == "softirqs":
+			units = append(units, "softirq-")
+		case c.name == "ipis":
+			units = append(units, "ipi-")
+		default:
+			units = append(units, c.unit)
+		}
+	}
+	return units
 }

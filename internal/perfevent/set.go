@@ -223,11 +223,31 @@ func (s *Set) Close() error {
 }
 
 // Tasks lists the thread ids of process pid and of every descendant
-// process, from /proc/<pid>/task and, for children, the task's
-// "children" file (CONFIG_PROC_CHILDREN), else a scan of /proc for
-// parent ids.
+// process (see Processes).
 func Tasks(pid int) ([]int, error) {
+	procs, err := Processes(pid)
+	if err != nil {
+		return nil, err
+	}
 	var tids []int
+	for _, p := range procs {
+		ts, err := threads(p)
+		if err != nil {
+			if p == pid {
+				return nil, err
+			}
+			continue // the child exited
+		}
+		tids = append(tids, ts...)
+	}
+	return tids, nil
+}
+
+// Processes lists process pid and its descendant processes, pid first,
+// from each thread's "children" file (CONFIG_PROC_CHILDREN), else a scan
+// of /proc for parent ids.
+func Processes(pid int) ([]int, error) {
+	var out []int
 	seen := map[int]bool{}
 	queue := []int{pid}
 	for len(queue) > 0 {
@@ -244,14 +264,14 @@ func Tasks(pid int) ([]int, error) {
 			}
 			continue // the child exited
 		}
-		tids = append(tids, ts...)
+		out = append(out, p)
 		kids, err := children(p, ts)
 		if err != nil {
 			return nil, err
 		}
 		queue = append(queue, kids...)
 	}
-	return tids, nil
+	return out, nil
 }
 
 func threads(pid int) ([]int, error) {

@@ -9,6 +9,8 @@ import (
 	"maps"
 	"slices"
 	"testing"
+
+	"golang.org/x/perf/benchunit"
 )
 
 // Better is a unit's good direction.
@@ -40,9 +42,13 @@ var Units = map[string]Better{
 	"p50-us":           Lower,  // netbench: median transaction latency, microseconds
 	"p99-us":           Lower,  // netbench: 99th percentile transaction latency, microseconds
 	"slow/op":          Lower,  // netbench: share of transactions slower than 200 ms
+}
 
-	// Kernel counters of the timed region, per op (package counters):
-	// evidence beside the headline, not verdicts.
+// Counters lists the units of the kernel counters every row reports per
+// op (package counters). They are evidence beside the headline, not
+// verdicts: kbcompare lists those that changed under their row and never
+// lets them decide its exit status. They are part of Units too.
+var Counters = map[string]Better{
 	"cpu-ns/op":        Lower, // task-clock: CPU time of the test process and its children
 	"cs/op":            Lower, // context-switches
 	"migrations/op":    Lower, // cpu-migrations
@@ -69,6 +75,22 @@ var Units = map[string]Better{
 	"ipi-res/op": Lower, // rescheduling IPIs
 	"ipi-cal/op": Lower, // function-call IPIs
 	"ipi-tlb/op": Lower, // TLB shootdowns
+}
+
+func init() { maps.Copy(Units, Counters) }
+
+// IsCounter reports whether unit is one of Counters, as written or as
+// benchfmt tidies it when reading results (cpu-ns/op becomes cpu-sec/op).
+func IsCounter(unit string) bool {
+	if _, ok := Counters[unit]; ok {
+		return true
+	}
+	for u := range Counters {
+		if _, tidy := benchunit.Tidy(1, u); tidy == unit {
+			return true
+		}
+	}
+	return false
 }
 
 // Report records count events over the benchmark's timed section as a

@@ -2,7 +2,6 @@ package region
 
 import (
 	"errors"
-	"flag"
 	"slices"
 	"strings"
 	"testing"
@@ -61,20 +60,9 @@ func (f *fake) tick() {
 	}
 }
 
-// shortBench makes testing.Benchmark run 100 ops instead of a second.
-func shortBench(t *testing.T) {
-	t.Helper()
-	old := flag.Lookup("test.benchtime").Value.String()
-	if err := flag.Set("test.benchtime", "100x"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { flag.Set("test.benchtime", old) })
-}
-
 // withProviders registers ps for the duration of the test.
 func withProviders(t *testing.T, ps ...Provider) {
 	t.Helper()
-	shortBench(t)
 	mu.Lock()
 	savedP, savedS := providers, setUp
 	providers, setUp = nil, false
@@ -99,7 +87,7 @@ func TestRegionOrderAndPhases(t *testing.T) {
 	z := &fake{name: "z", calls: &calls}
 	withProviders(t, a, z)
 	var got []string
-	res := testing.Benchmark(func(b *testing.B) {
+	res := Measure(t, 100, func(b *testing.B) {
 		a.tick() // before the region: not counted
 		r := Begin(b)
 		for range b.N {
@@ -130,7 +118,7 @@ func TestRegionAsTimer(t *testing.T) {
 		ResetTimer()
 		StopTimer()
 	}
-	res := testing.Benchmark(func(b *testing.B) {
+	res := Measure(t, 100, func(b *testing.B) {
 		r := New(b)
 		a.tick() // setup before the callee resets: not counted
 		var tm timer = r
@@ -154,7 +142,7 @@ func TestRegionOnThrowAwayThread(t *testing.T) {
 	var calls []string
 	a := &fake{name: "a", calls: &calls}
 	withProviders(t, a)
-	res := testing.Benchmark(func(b *testing.B) {
+	res := Measure(t, 100, func(b *testing.B) {
 		err := thread.Run(func() error {
 			r := Begin(b)
 			for range b.N {
@@ -177,7 +165,7 @@ func TestFailingInstrumentLeavesRow(t *testing.T) {
 	a := &fake{name: "a", calls: &calls, failOn: "start"}
 	z := &fake{name: "z", calls: &calls}
 	withProviders(t, a, z)
-	res := testing.Benchmark(func(b *testing.B) {
+	res := Measure(t, 100, func(b *testing.B) {
 		r := Begin(b)
 		for range b.N {
 			z.tick()
@@ -202,9 +190,23 @@ func TestNoSetupNoInstruments(t *testing.T) {
 	providers, setUp = []Provider{&fake{name: "a", calls: &calls}}, false
 	mu.Unlock()
 	t.Cleanup(func() { mu.Lock(); providers, setUp = savedP, savedS; mu.Unlock() })
-	shortBench(t)
-	testing.Benchmark(func(b *testing.B) { r := Begin(b); r.End() })
+	Measure(t, 100, func(b *testing.B) { r := Begin(b); r.End() })
 	if len(calls) != 0 {
 		t.Errorf("instrument used before Setup: %v", calls)
+	}
+}
+
+// badUnit reports in a unit rate.Units lacks.
+type badUnit struct{ fake }
+
+func (f *badUnit) Open(b *testing.B) (Instrument, error) { return f, nil }
+func (f *badUnit) Report(ops int64, r Reporter)          { r.Metric(1, "bogus/op") }
+
+func TestUnknownUnitFailsRow(t *testing.T) {
+	var calls []string
+	withProviders(t, &badUnit{fake{name: "bad", calls: &calls}})
+	res := Measure(t, 10, func(b *testing.B) { r := Begin(b); r.End() })
+	if res.N != 0 {
+		t.Errorf("a metric in a unit without a direction passed: %+v", res)
 	}
 }

@@ -40,6 +40,8 @@ type Report struct {
 	Setup      []SetupDiff // fingerprint and file configuration that differ
 	SetupEqual int         // how many are equal
 	Tables     []*Table
+	// Attribution holds the kernel counters' tables, out of Tables.
+	Attribution Attribution
 }
 
 // SetupDiff is one setup line that differs; "" where a file lacks it.
@@ -102,7 +104,9 @@ func Compare(oldPath, newPath string, opts Options) (*Report, error) {
 	}
 	rep := &Report{Old: oldPath, New: newPath, Opts: opts}
 	rep.setup(ins)
+	deriveRates(ins)
 	rep.tables(ins, units)
+	rep.attribute()
 	return rep, nil
 }
 

@@ -24,6 +24,7 @@ func writeMarkdown(w io.Writer, r *Report) error {
 			fmt.Fprintf(&b, "| %s | %s | %s |\n", mdCell(d.Key), mdCell(absent(d.Old)), mdCell(absent(d.New)))
 		}
 	}
+	done := attributed{}
 	for _, t := range r.Tables {
 		title := t.Pkg
 		if t.Ident != "" {
@@ -40,6 +41,13 @@ func writeMarkdown(w io.Writer, r *Report) error {
 			c.verdict += footnotes(&notes, row.Warnings)
 			fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s | %s |\n", strings.ReplaceAll(row.Name, "|", `\|`),
 				c.old, c.new, c.change, c.p, c.n, mdCell(c.verdict))
+		}
+		var attr []string
+		for _, row := range t.Rows {
+			attr = append(attr, attrMarkdown(r, done, t, row)...)
+		}
+		if len(attr) > 0 {
+			b.WriteString("\n" + strings.Join(attr, "\n") + "\n")
 		}
 		if len(notes) > 0 {
 			b.WriteString("\n")

@@ -107,9 +107,10 @@ func writeText(w io.Writer, r *Report) error {
 	}
 	b.WriteString("\n")
 	writeSetupText(&b, r)
+	done := attributed{}
 	for _, t := range r.Tables {
 		b.WriteString("\n")
-		writeTableText(&b, r, t)
+		writeTableText(&b, r, t, done)
 	}
 	b.WriteString("\n")
 	writeSummary(&b, r)
@@ -140,6 +141,12 @@ func writeSetupText(b *strings.Builder, r *Report) {
 	}
 }
 
+func writeLines(b *strings.Builder, lines []string) {
+	for _, l := range lines {
+		b.WriteString(l + "\n")
+	}
+}
+
 func at(s []string, i int) string {
 	if i < len(s) {
 		return s[i]
@@ -147,7 +154,7 @@ func at(s []string, i int) string {
 	return ""
 }
 
-func writeTableText(b *strings.Builder, r *Report, t *Table) {
+func writeTableText(b *strings.Builder, r *Report, t *Table, done attributed) {
 	title := t.Pkg
 	if t.Ident != "" {
 		title += " (" + t.Ident + ")"
@@ -176,6 +183,9 @@ func writeTableText(b *strings.Builder, r *Report, t *Table) {
 	if nameW+2+wo+wn+wc+wp+wN+wv+10 <= width {
 		for i, c := range rows {
 			b.WriteString(strings.TrimRight(pad(names[i], nameW, false)+"  "+nums(c), " ") + "\n")
+			if i > 0 {
+				writeLines(b, attrText(r, done, t, t.Rows[i-1]))
+			}
 		}
 	} else {
 		// Long names get a line of their own, the numbers the next one.
@@ -183,6 +193,7 @@ func writeTableText(b *strings.Builder, r *Report, t *Table) {
 		for i, c := range rows[1:] {
 			b.WriteString(names[i+1] + "\n")
 			b.WriteString(strings.TrimRight("    "+nums(c), " ") + "\n")
+			writeLines(b, attrText(r, done, t, t.Rows[i]))
 		}
 	}
 	for i, msg := range notes {
