@@ -37,12 +37,12 @@ type Sampler struct {
 	events []*perfevent.Event
 	rings  []*ring
 
-	mu    sync.Mutex // guards the collector and the rings' tails
-	col   *collector
-	procs map[uint32]*procInfo
-	comms map[uint32]string
-	files map[string]*os.File // mapped files, opened while their process lived
-	vdso  []byte              // the kernel's vDSO image, as mapped
+	mu      sync.Mutex // guards the collector and the rings' tails
+	col     *collector
+	procs   map[uint32]*procInfo
+	comms   map[uint32]string
+	pending [][2]uint32 // pids and tids seen, not yet resolved
+	vdso    []byte      // the kernel's vDSO image, as mapped
 
 	running   bool
 	stop      chan struct{}
@@ -82,7 +82,7 @@ func Open(o Options) (*Sampler, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Sampler{hz: o.Hz, procs: map[uint32]*procInfo{}, comms: map[uint32]string{}, files: map[string]*os.File{}}
+	s := &Sampler{hz: o.Hz, procs: map[uint32]*procInfo{}, comms: map[uint32]string{}}
 	s.col = newCollector(s.seen)
 	var errs []error
 	if !o.ProcessOnly {
@@ -210,9 +210,9 @@ func (s *Sampler) Start() error {
 	return nil
 }
 
-// Stop disables sampling and the drainer. It leaves the last records in
-// the rings, for Profile to read: Stop is on the timed region's edge and
-// keeps to its ioctls.
+// Stop disables sampling and the drainer, reads what is left in the
+// rings, and reads the maps and names of the tasks the samples name
+// (the benchmark timer has stopped by then).
 func (s *Sampler) Stop() error {
 	if !s.running {
 		return nil
@@ -222,6 +222,8 @@ func (s *Sampler) Stop() error {
 	s.running = false
 	close(s.stop)
 	<-s.done
+	s.drain()
+	s.resolve()
 	return err
 }
 
@@ -277,44 +279,47 @@ func (s *Sampler) drain() {
 	}
 }
 
-// seen reads a new pid's maps and a new tid's name while they live. It
-// runs with s.mu held.
+// seen notes a new pid and tid. It runs in the drainer, which opens no
+// file while the region runs: benchmarks count their fds (sockfdbench),
+// and an fd the drainer held, even for a moment, would read as a leak.
+// resolve reads them when the region stops. It runs with s.mu held.
 func (s *Sampler) seen(pid, tid uint32) {
-	if _, ok := s.procs[pid]; !ok {
-		pi := &procInfo{}
-		if pid != 0 {
-			f, err := os.Open(fmt.Sprintf("/proc/%d/maps", pid))
-			if err == nil {
-				pi.maps, pi.err = parseMaps(f)
-				f.Close()
-			} else {
-				pi.err = err
+	s.pending = append(s.pending, [2]uint32{pid, tid})
+}
+
+// resolve reads the maps and names of the pids and tids seen since the
+// last call, while they live; a task that exited before the region
+// stopped keeps its addresses and "pid N" as its name.
+func (s *Sampler) resolve() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, pt := range s.pending {
+		pid, tid := pt[0], pt[1]
+		if _, ok := s.procs[pid]; !ok {
+			pi := &procInfo{}
+			if pid != 0 {
+				f, err := os.Open(fmt.Sprintf("/proc/%d/maps", pid))
+				if err == nil {
+					pi.maps, pi.err = parseMaps(f)
+					f.Close()
+				} else {
+					pi.err = err
+				}
+			}
+			s.procs[pid] = pi
+			for _, m := range pi.maps {
+				if m.path == "[vdso]" && s.vdso == nil {
+					s.vdso = readMem(pid, m)
+				}
 			}
 		}
-		s.procs[pid] = pi
-		for _, m := range pi.maps {
-			if m.path == "[vdso]" && s.vdso == nil {
-				s.vdso = readMem(pid, m)
-			}
-			if m.path == "" || m.path[0] == '[' || s.files[m.path] != nil {
-				continue
-			}
-			// map_files opens the very file mapped, even if deleted or in
-			// another mount namespace; it needs CAP_SYS_ADMIN.
-			f, err := os.Open(fmt.Sprintf("/proc/%d/map_files/%x-%x", pid, m.start, m.end))
-			if err != nil {
-				f, err = os.Open(fmt.Sprintf("/proc/%d/root%s", pid, m.path))
-			}
-			if err == nil {
-				s.files[m.path] = f
+		if _, ok := s.comms[tid]; !ok && tid != 0 {
+			if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/comm", pid, tid)); err == nil {
+				s.comms[tid] = strings.TrimSpace(string(b))
 			}
 		}
 	}
-	if _, ok := s.comms[tid]; !ok && tid != 0 {
-		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/comm", pid, tid)); err == nil {
-			s.comms[tid] = strings.TrimSpace(string(b))
-		}
-	}
+	s.pending = s.pending[:0]
 }
 
 // Samples is the number of samples taken since the last reset, and the
@@ -339,6 +344,7 @@ func (s *Sampler) Lost() (n, lost uint64) {
 // it reads now, so BPF programs still loaded are named.
 func (s *Sampler) Profile() (*profile.Profile, error) {
 	s.drain()
+	s.resolve()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m := meta{event: s.event, hz: s.hz, scope: s.scope, timeNanos: s.timeNanos, duration: int64(s.duration)}
@@ -424,12 +430,16 @@ func (s *Sampler) openFile(pid uint32, m mapping) (io.ReaderAt, error) {
 		}
 		return bytes.NewReader(s.vdso), nil
 	}
-	if f := s.files[m.path]; f != nil {
-		st, err := f.Stat()
-		if err != nil {
-			return nil, err
+	// map_files opens the very file mapped, even if deleted or in
+	// another mount namespace (it needs CAP_SYS_ADMIN); the process's
+	// root reaches it in its mount namespace; else the path as named.
+	for _, path := range []string{
+		fmt.Sprintf("/proc/%d/map_files/%x-%x", pid, m.start, m.end),
+		fmt.Sprintf("/proc/%d/root%s", pid, m.path),
+	} {
+		if f, err := os.Open(path); err == nil {
+			return f, nil
 		}
-		return io.NewSectionReader(f, 0, st.Size()), nil
 	}
 	return os.Open(m.path)
 }
@@ -454,12 +464,6 @@ func (s *Sampler) Close() error {
 		s.Stop()
 	}
 	s.closeEvents()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, f := range s.files {
-		f.Close()
-	}
-	s.files = map[string]*os.File{}
 	return nil
 }
 

@@ -111,7 +111,12 @@ func TestSamplerWindows(t *testing.T) {
 	spinBefore(d)
 	w1 := monotonic()
 	s.Start()
+	fds := countFds(t)
 	spinTimed(d)
+	time.Sleep(3 * drainEvery) // the drainer runs, sees other tasks
+	if n := countFds(t); n != fds {
+		t.Errorf("%d fds open while sampling, %d when it started: the drainer must open none", n, fds)
+	}
 	s.Stop()
 	spinPaused(d)
 	s.Start()
@@ -172,4 +177,12 @@ func TestSamplerProcessOnly(t *testing.T) {
 	if n := samplesIn(p, "kprofile.spinTimed"); n < 100 {
 		t.Errorf("spinTimed on a new thread: %d samples, want at least 100", n)
 	}
+}
+
+func countFds(t *testing.T) int {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ents)
 }
