@@ -19,13 +19,17 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ringPages is the data area per CPU: 512 KiB, perf record's default and
-// what kernel.perf_event_mlock_kb (516) allows an unprivileged user per
-// CPU. At 4 kHz, samples with 30-frame chains fill it in about a second;
-// the drainer empties it every drainEvery.
+// ringPages is the data area per CPU: 2 MiB where the user may lock that
+// much (root: CAP_IPC_LOCK), else 512 KiB, perf record's default and what
+// kernel.perf_event_mlock_kb (516) allows any user per CPU. At 4 kHz,
+// system-wide samples of 300-600 bytes fill 512 KiB in a quarter to half
+// a second; on a loaded machine the drainer, a goroutine due every
+// drainEvery, can be kept off the CPU that long, so the kernel would drop
+// samples (PERF_RECORD_LOST, counted in the profile).
 const (
-	ringPages  = 128
-	drainEvery = 20 * time.Millisecond
+	ringPages    = 512
+	minRingPages = 128
+	drainEvery   = 20 * time.Millisecond
 )
 
 // Sampler samples call chains on every CPU while started.
@@ -169,14 +173,19 @@ func (s *Sampler) open(pid, cpu int, inherit bool) (*perfevent.Event, error) {
 
 func mapRing(fd int) (*ring, error) {
 	page := os.Getpagesize()
-	mem, err := unix.Mmap(fd, 0, (1+ringPages)*page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	pages := ringPages
+	mem, err := unix.Mmap(fd, 0, (1+pages)*page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOMEM) {
+		pages = minRingPages
+		mem, err = unix.Mmap(fd, 0, (1+pages)*page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	}
 	if err != nil {
 		return nil, err
 	}
 	meta := (*unix.PerfEventMmapPage)(unsafe.Pointer(&mem[0]))
 	off, size := meta.Data_offset, meta.Data_size
 	if off == 0 { // kernels before 4.1 leave these zero
-		off, size = uint64(page), uint64(ringPages*page)
+		off, size = uint64(page), uint64(pages*page)
 	}
 	return &ring{fd: fd, mem: mem, meta: meta, data: mem[off : off+size]}, nil
 }
