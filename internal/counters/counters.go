@@ -85,9 +85,10 @@ func Counted(name string) bool {
 	if !ok || !prov.on {
 		return false
 	}
+	if slices.Contains(prov.tallies, name) {
+		return true
+	}
 	switch c.kind {
-	case taskClock:
-		return prov.clock
 	case procFile:
 		return (name == "softirqs" && prov.softirqs) || (name == "ipis" && prov.ipis)
 	}
@@ -98,8 +99,8 @@ func Counted(name string) bool {
 // binary, which of the requested counters this machine counts and where.
 type provider struct {
 	scope    perfevent.Scope
+	tallies  []string // counters read as running totals (cputime.go)
 	sw, hw   []counter
-	clock    bool // task-clock
 	softirqs bool
 	ipis     bool
 	userOnly bool // kernel.perf_event_paranoid refused counting the kernel
@@ -146,12 +147,16 @@ func (p *provider) Setup() ([]fingerprint.Field, error) {
 			}
 			continue
 		}
-		if c.kind == taskClock {
-			if _, err := readCPU(true); err != nil {
+		if t := newTally(c.name, p.scope); t != nil {
+			if err := t.start(); err != nil {
 				skipped.add(c.name, err.Error())
 				continue
 			}
-			p.clock = true
+			p.tallies = append(p.tallies, c.name)
+			continue
+		}
+		if c.kind == software && p.scope == perfevent.Process {
+			skipped.add(c.name, "a per-task perf event is switched out and in with its task at every context switch, which costs more than 1% of a row (system-wide counting, as root or with CAP_PERFMON, does not)")
 			continue
 		}
 		if err := p.probe(c, p.scope); err != nil {
@@ -165,20 +170,7 @@ func (p *provider) Setup() ([]fingerprint.Field, error) {
 			p.hw = append(p.hw, c)
 		}
 	}
-	if p.userOnly {
-		// These events happen in kernel mode, which a user-space-only
-		// event never counts: they would read 0, not be measured.
-		var kept []counter
-		for _, c := range p.sw {
-			if c.name == "context-switches" || c.name == "cpu-migrations" {
-				skipped.add(c.name, "they happen in the kernel, which kernel.perf_event_paranoid forbids counting here (root, CAP_PERFMON or paranoid <= 1 allow it)")
-				continue
-			}
-			kept = append(kept, c)
-		}
-		p.sw = kept
-	}
-	p.on = p.clock || len(p.sw) > 0 || len(p.hw) > 0 || p.softirqs || p.ipis
+	p.on = len(p.tallies) > 0 || len(p.sw) > 0 || len(p.hw) > 0 || p.softirqs || p.ipis
 	var counted []string
 	for _, c := range sel {
 		if !skipped.has(c.name) {
@@ -207,12 +199,13 @@ func (p *provider) Setup() ([]fingerprint.Field, error) {
 func (p *provider) scopeLine() string {
 	user := ""
 	if p.userOnly {
-		user = ", user space only (kernel.perf_event_paranoid)"
+		user = " (PMU events: user space only, kernel.perf_event_paranoid)"
 	}
 	if p.scope == perfevent.SystemWide {
-		return "system-wide on every online CPU (perf stat -a)" + user + "; task-clock (CPU time): the test process and its children"
+		return "system-wide on every online CPU, as perf stat -a (context switches: /proc/stat ctxt; page faults: /proc/vmstat pgfault; migrations and PMU events: perf)" + user +
+			"; task-clock (CPU time): the test process and its children"
 	}
-	return "the test process and its children" + user
+	return "the test process and its children (task-clock, context switches, page faults: clocks, getrusage and the children's /proc files; PMU events: perf, per task)" + user
 }
 
 // skips groups the skipped counters by the reason they were skipped.
@@ -322,8 +315,13 @@ func (p *provider) Open(b *testing.B) (region.Instrument, error) {
 		in.sets = append(in.sets, countedSet{s, cs})
 		return nil
 	}
-	if p.clock {
-		in.cpu = &cpuTime{}
+	for _, name := range p.tallies {
+		t := newTally(name, p.scope)
+		if name == "task-clock" {
+			in.cpu = t
+		} else {
+			in.tallies = append(in.tallies, t)
+		}
 	}
 	if err := errors.Join(open(p.sw, p.scope), open(p.hw, p.scope)); err != nil {
 		in.Close()
@@ -346,18 +344,24 @@ type countedSet struct {
 
 // instrument is the counters of one run of a row.
 type instrument struct {
-	p     *provider
-	cpu   *cpuTime // nil unless task-clock is counted
-	sets  []countedSet
-	procs []*procDelta
+	p       *provider
+	cpu     *tally   // task-clock; nil unless counted
+	tallies []*tally // other running totals
+	sets    []countedSet
+	procs   []*procDelta
 }
 
-// Start reads the /proc tables, then enables the events, then reads the
-// CPU clocks; Stop does the reverse, so that one's own work lands in the
-// others as little as can be.
+// Start reads the /proc tables and totals, then enables the events, then
+// reads the CPU clocks; Stop does the reverse, so that one's own work
+// lands in the others as little as can be.
 func (in *instrument) Start() error {
 	for _, d := range in.procs {
 		if err := d.start(); err != nil {
+			return err
+		}
+	}
+	for _, t := range in.tallies {
+		if err := t.start(); err != nil {
 			return err
 		}
 	}
@@ -379,6 +383,9 @@ func (in *instrument) Stop() error {
 	for _, s := range slices.Backward(in.sets) {
 		errs = append(errs, s.set.Disable())
 	}
+	for _, t := range slices.Backward(in.tallies) {
+		errs = append(errs, t.stop())
+	}
 	for _, d := range slices.Backward(in.procs) {
 		errs = append(errs, d.stop())
 	}
@@ -393,15 +400,19 @@ func (in *instrument) Reset() error {
 	for _, d := range in.procs {
 		d.sum = nil
 	}
-	if in.cpu != nil {
-		in.cpu.sum = 0
+	for _, t := range append([]*tally{in.cpu}, in.tallies...) {
+		if t != nil {
+			t.sum = 0
+		}
 	}
 	return errors.Join(errs...)
 }
 
 func (in *instrument) Report(ops int64, r region.Reporter) {
-	if in.cpu != nil {
-		r.Metric(float64(in.cpu.sum.Nanoseconds())/float64(ops), "cpu-ns/op")
+	for _, t := range append([]*tally{in.cpu}, in.tallies...) {
+		if t != nil {
+			r.Metric(float64(t.sum)/float64(ops), t.unit)
+		}
 	}
 	for _, s := range in.sets {
 		totals, err := s.set.Read()

@@ -1,6 +1,8 @@
 package counters
 
 import (
+	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -14,60 +16,216 @@ import (
 	"github.com/kbench/kbench/internal/perfevent"
 )
 
-// cpuTime measures task-clock, the CPU time of the test process and its
-// child processes, without perf events: per-task perf events are switched
-// out and in with their task at every context switch, which cost 11% of
-// netbench TCPRR/flows=1 (docs/results.md); clocks and /proc cost nothing
-// between the region's edges. This process's time is
-// CLOCK_PROCESS_CPUTIME_ID (every thread, live or exited, in ns); each
-// live child process's is the sum of its threads' run time in
-// /proc/<tid>/schedstat (ns; utime+stime in ticks where the kernel has no
-// schedstat); children reaped meanwhile come from RUSAGE_CHILDREN.
-type cpuTime struct {
-	before cpuSnapshot
-	sum    time.Duration
+// A tally is a counter read as running totals at the region's edges,
+// with nothing in between: the region's count is the sum over its timed
+// phases of what the totals grew by. Per-task perf events would count
+// the same things but are switched out and in with their task at every
+// context switch, and a system-wide context-switch event runs on every
+// switch: per-task task-clock events cost 11% of netbench TCPRR/flows=1
+// and the system-wide software events about 1.7% (docs/results.md),
+// while the kernel keeps these totals anyway.
+type tally struct {
+	name   string // the counter's name, as KBENCH_COUNTERS spells it
+	unit   string
+	read   func(starting bool) (totals, error)
+	before totals
+	sum    uint64
 }
 
-type cpuSnapshot struct {
-	self   time.Duration
-	kids   map[int]time.Duration // per thread of a child process
-	reaped time.Duration
-}
+// totals are running totals by source ("self", "reaped", or a child's
+// thread id): a source that appears between two reads started at 0, and
+// one that went away is left out.
+type totals map[string]uint64
 
-func (c *cpuTime) start() error {
+func (t *tally) start() error {
 	var err error
-	c.before, err = readCPU(false)
+	t.before, err = t.read(true)
 	return err
 }
 
-func (c *cpuTime) stop() error {
-	after, err := readCPU(true)
+func (t *tally) stop() error {
+	after, err := t.read(false)
 	if err != nil {
 		return err
 	}
-	d := (after.self - c.before.self) + (after.reaped - c.before.reaped)
-	for tid, t := range after.kids {
-		d += t - c.before.kids[tid] // a thread born meanwhile started at 0
+	for k, v := range after {
+		if b := t.before[k]; v >= b {
+			t.sum += v - b
+		}
 	}
-	c.sum += d
 	return nil
 }
 
-// readCPU reads the clocks. This process's own clock is read last when
-// a region starts and first when it stops (selfFirst), so that reading
-// the children's /proc files is not counted as the row's CPU time.
-func readCPU(selfFirst bool) (s cpuSnapshot, err error) {
+// newTally returns the tally for counter name in scope, or nil where
+// perf counts it instead (cpu-migrations, hardware).
+func newTally(name string, scope perfevent.Scope) *tally {
+	t := &tally{name: name}
+	c, _ := lookup(name)
+	t.unit = c.unit
+	switch {
+	case name == "task-clock":
+		t.read = readCPU
+	case name == "context-switches" && scope == perfevent.SystemWide:
+		t.read = systemTotal("/proc/stat", "ctxt")
+	case name == "page-faults" && scope == perfevent.SystemWide:
+		t.read = systemTotal("/proc/vmstat", "pgfault")
+	case name == "context-switches":
+		t.read = processTotal(func(ru *unix.Rusage) uint64 { return uint64(ru.Nvcsw + ru.Nivcsw) }, threadSwitches)
+	case name == "page-faults":
+		t.read = processTotal(func(ru *unix.Rusage) uint64 { return uint64(ru.Minflt + ru.Majflt) }, threadFaults)
+	default:
+		return nil
+	}
+	return t
+}
+
+// systemTotal reads the "key N" line of a /proc file: /proc/stat's ctxt
+// (context switches on every CPU since boot) or /proc/vmstat's pgfault.
+func systemTotal(path, key string) func(bool) (totals, error) {
+	return func(bool) (totals, error) {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		sc := bufio.NewScanner(bytes.NewReader(data))
+		for sc.Scan() {
+			f := strings.Fields(sc.Text())
+			if len(f) == 2 && f[0] == key {
+				v, err := strconv.ParseUint(f[1], 10, 64)
+				if err != nil {
+					return nil, fmt.Errorf("%s: %s %q: %v", path, key, f[1], err)
+				}
+				return totals{"system": v}, nil
+			}
+		}
+		return nil, fmt.Errorf("%s has no %s line", path, key)
+	}
+}
+
+// processTotal reads a count of this process (getrusage RUSAGE_SELF:
+// every thread, live or exited), of its children reaped meanwhile
+// (RUSAGE_CHILDREN) and of each thread of its live child processes.
+func processTotal(fromRusage func(*unix.Rusage) uint64, perThread func(pid, tid int) (uint64, error)) func(bool) (totals, error) {
+	return func(bool) (totals, error) {
+		t := totals{}
+		for who, key := range map[int]string{unix.RUSAGE_SELF: "self", unix.RUSAGE_CHILDREN: "reaped"} {
+			var ru unix.Rusage
+			if err := unix.Getrusage(who, &ru); err != nil {
+				return nil, fmt.Errorf("getrusage: %w", err)
+			}
+			t[key] = fromRusage(&ru)
+		}
+		err := eachChildThread(func(pid, tid int) error {
+			v, err := perThread(pid, tid)
+			if err == nil {
+				t[strconv.Itoa(tid)] = v
+			}
+			if errors.Is(err, os.ErrNotExist) {
+				return nil // the thread exited
+			}
+			return err
+		})
+		return t, err
+	}
+}
+
+// eachChildThread calls f for every thread of every live descendant
+// process.
+func eachChildThread(f func(pid, tid int) error) error {
+	procs, err := perfevent.Processes(os.Getpid())
+	if err != nil {
+		return err
+	}
+	for _, pid := range procs[1:] {
+		entries, err := os.ReadDir(filepath.Join("/proc", strconv.Itoa(pid), "task"))
+		if err != nil {
+			continue // exited
+		}
+		for _, e := range entries {
+			if tid, err := strconv.Atoi(e.Name()); err == nil {
+				if err := f(pid, tid); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// threadSwitches is a thread's voluntary and involuntary context switches.
+func threadSwitches(pid, tid int) (uint64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/status", pid, tid))
+	if err != nil {
+		return 0, err
+	}
+	var n uint64
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if ok && (k == "voluntary_ctxt_switches" || k == "nonvoluntary_ctxt_switches") {
+			x, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("/proc/%d/task/%d/status: %s: %v", pid, tid, k, err)
+			}
+			n += x
+		}
+	}
+	return n, nil
+}
+
+// threadFaults is a thread's minor and major page faults.
+func threadFaults(pid, tid int) (uint64, error) {
+	f, err := statFields(fmt.Sprintf("/proc/%d/task/%d/stat", pid, tid))
+	if err != nil {
+		return 0, err
+	}
+	// After the comm: state(0) ... minflt(7) cminflt(8) majflt(9).
+	minflt, err1 := strconv.ParseUint(f[7], 10, 64)
+	majflt, err2 := strconv.ParseUint(f[9], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("/proc/%d/task/%d/stat: bad minflt or majflt", pid, tid)
+	}
+	return minflt + majflt, nil
+}
+
+// statFields returns the fields of a /proc stat file after the comm,
+// which may hold spaces and parentheses.
+func statFields(path string) ([]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	rest := string(data)
+	if i := strings.LastIndexByte(rest, ')'); i >= 0 {
+		rest = rest[i+1:]
+	}
+	f := strings.Fields(rest)
+	if len(f) < 13 {
+		return nil, fmt.Errorf("%s: too few fields", path)
+	}
+	return f, nil
+}
+
+// readCPU reads task-clock, the CPU time in ns of this process
+// (CLOCK_PROCESS_CPUTIME_ID: every thread, live or exited), of its
+// children reaped meanwhile (RUSAGE_CHILDREN) and of each thread of its
+// live child processes (/proc/<tid>/schedstat; utime+stime in ticks where
+// the kernel has no schedstat). This process's clock is read last when a
+// region starts and first when it stops, so that reading the children's
+// /proc files is not counted as the row's CPU time.
+func readCPU(starting bool) (t totals, err error) {
+	t = totals{}
 	readSelf := func() error {
 		var ts unix.Timespec
 		if err := unix.ClockGettime(unix.CLOCK_PROCESS_CPUTIME_ID, &ts); err != nil {
 			return fmt.Errorf("clock_gettime(CLOCK_PROCESS_CPUTIME_ID): %w", err)
 		}
-		s.self = time.Duration(ts.Nano())
+		t["self"] = uint64(ts.Nano())
 		return nil
 	}
-	if selfFirst {
+	if !starting {
 		if err := readSelf(); err != nil {
-			return s, err
+			return nil, err
 		}
 	} else {
 		defer func() {
@@ -78,44 +236,30 @@ func readCPU(selfFirst bool) (s cpuSnapshot, err error) {
 	}
 	var ru unix.Rusage
 	if err := unix.Getrusage(unix.RUSAGE_CHILDREN, &ru); err != nil {
-		return s, fmt.Errorf("getrusage(RUSAGE_CHILDREN): %w", err)
+		return nil, fmt.Errorf("getrusage(RUSAGE_CHILDREN): %w", err)
 	}
-	s.reaped = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	procs, err := perfevent.Processes(os.Getpid())
-	if err != nil {
-		return s, err
-	}
-	s.kids = map[int]time.Duration{}
-	for _, pid := range procs[1:] {
-		entries, err := os.ReadDir(filepath.Join("/proc", strconv.Itoa(pid), "task"))
-		if err != nil {
-			continue // exited
+	t["reaped"] = uint64(ru.Utime.Nano() + ru.Stime.Nano())
+	err = eachChildThread(func(pid, tid int) error {
+		v, err := threadCPU(pid, tid)
+		if err == nil {
+			t[strconv.Itoa(tid)] = uint64(v)
 		}
-		for _, e := range entries {
-			tid, err := strconv.Atoi(e.Name())
-			if err != nil {
-				continue
-			}
-			t, err := threadCPU(tid)
-			if errors.Is(err, os.ErrNotExist) {
-				continue
-			}
-			if err != nil {
-				return s, err
-			}
-			s.kids[tid] = t
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
 		}
-	}
-	return s, nil
+		return err
+	})
+	return t, err
 }
 
-// clockTick is USER_HZ, the unit of utime and stime in /proc/<tid>/stat.
+// clockTick is USER_HZ, the unit of utime and stime in /proc stat files.
 const clockTick = 100
 
-// threadCPU is a thread's run time: the first field of
-// /proc/<tid>/schedstat, else utime+stime of /proc/<tid>/stat.
-func threadCPU(tid int) (time.Duration, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/schedstat", tid))
+// threadCPU is a thread's run time: the first field of its schedstat,
+// else utime+stime of its stat.
+func threadCPU(pid, tid int) (time.Duration, error) {
+	dir := fmt.Sprintf("/proc/%d/task/%d/", pid, tid)
+	data, err := os.ReadFile(dir + "schedstat")
 	if err == nil {
 		if f := strings.Fields(string(data)); len(f) > 0 {
 			if ns, err := strconv.ParseInt(f[0], 10, 64); err == nil {
@@ -123,28 +267,15 @@ func threadCPU(tid int) (time.Duration, error) {
 			}
 		}
 	}
-	if errors.Is(err, os.ErrNotExist) {
-		if _, statErr := os.Stat(fmt.Sprintf("/proc/%d", tid)); statErr != nil {
-			return 0, err // the thread is gone
-		}
-	}
-	data, err = os.ReadFile(fmt.Sprintf("/proc/%d/stat", tid))
+	f, err := statFields(dir + "stat")
 	if err != nil {
 		return 0, err
 	}
-	rest := string(data)
-	if i := strings.LastIndexByte(rest, ')'); i >= 0 {
-		rest = rest[i+1:]
-	}
-	f := strings.Fields(rest)
 	// After the comm: state(0) ... utime(11) stime(12).
-	if len(f) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: too few fields", tid)
-	}
 	u, err1 := strconv.ParseInt(f[11], 10, 64)
 	st, err2 := strconv.ParseInt(f[12], 10, 64)
 	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("/proc/%d/stat: bad utime or stime", tid)
+		return 0, fmt.Errorf("%sstat: bad utime or stime", dir)
 	}
 	return time.Duration(u+st) * time.Second / clockTick, nil
 }

@@ -1,9 +1,15 @@
 package counters
 
 import (
+	"os"
 	"os/exec"
+	"runtime"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/kbench/kbench/internal/perfevent"
 )
 
 // TestCPUTimeCountsChildren: task-clock includes a child process that runs
@@ -18,7 +24,7 @@ func TestCPUTimeCountsChildren(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { spin.Process.Kill(); spin.Wait() }()
-	var c cpuTime
+	c := newTally("task-clock", perfevent.Process)
 	if err := c.start(); err != nil {
 		t.Fatal(err)
 	}
@@ -35,10 +41,45 @@ func TestCPUTimeCountsChildren(t *testing.T) {
 	reaped := loop.ProcessState.UserTime() + loop.ProcessState.SystemTime()
 	// The spinner shares 1 or more CPUs with the rest of the machine: it
 	// got at least a tenth of one in 200 ms, or the machine is not usable.
-	if min := reaped + 20*time.Millisecond; c.sum < min {
-		t.Errorf("CPU time %v over a region with a spinning child and a reaped one of %v: want at least %v", c.sum, reaped, min)
+	sum := time.Duration(c.sum)
+	if min := reaped + 20*time.Millisecond; sum < min {
+		t.Errorf("CPU time %v over a region with a spinning child and a reaped one of %v: want at least %v", sum, reaped, min)
 	}
-	if c.sum > 2*time.Second {
-		t.Errorf("CPU time %v over a region of about 0.2 s on this machine's CPUs: counted twice?", c.sum)
+	if sum > 2*time.Second {
+		t.Errorf("CPU time %v over a region of about 0.2 s on this machine's CPUs: counted twice?", sum)
+	}
+}
+
+// TestTalliesCountOwnWork: in each scope, the context-switch and
+// page-fault totals grow by at least this thread's sleeps and fresh pages.
+func TestTalliesCountOwnWork(t *testing.T) {
+	const n = 20
+	page := os.Getpagesize()
+	for _, scope := range []perfevent.Scope{perfevent.SystemWide, perfevent.Process} {
+		cs, faults := newTally("context-switches", scope), newTally("page-faults", scope)
+		mem, err := unix.Mmap(-1, 0, n*page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runtime.LockOSThread()
+		for _, tl := range []*tally{cs, faults} {
+			if err := tl.start(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range n {
+			mem[i*page] = 1
+			unix.Nanosleep(&unix.Timespec{Nsec: 100000}, nil)
+		}
+		for _, tl := range []*tally{cs, faults} {
+			if err := tl.stop(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		runtime.UnlockOSThread()
+		unix.Munmap(mem)
+		if cs.sum < n || faults.sum < n {
+			t.Errorf("%v: %d context switches and %d page faults for %d sleeps and fresh pages", scope, cs.sum, faults.sum, n)
+		}
 	}
 }

