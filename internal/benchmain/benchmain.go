@@ -16,6 +16,7 @@ import (
 
 	_ "github.com/kbench/kbench/internal/counters" // kernel counters in every row's region
 	"github.com/kbench/kbench/internal/fingerprint"
+	_ "github.com/kbench/kbench/internal/kprofile" // the profile instrument (KBENCH_PROFILE)
 	"github.com/kbench/kbench/internal/options"
 	"github.com/kbench/kbench/internal/pulse"
 	"github.com/kbench/kbench/internal/rate"

@@ -162,6 +162,18 @@ func (r *Region) StopTimer() {
 	r.stopInstruments()
 }
 
+// Count starts the instruments without the benchmark timer, for a row
+// whose own clock covers ops the testing package's timer does not
+// (redisbench times whole rounds, the testing package only b.N requests).
+func (r *Region) Count() { r.startInstruments() }
+
+// StopClock stops the benchmark timer and leaves the instruments counting;
+// StopTimer stops both.
+func (r *Region) StopClock() {
+	r.b.StopTimer()
+	r.running = false
+}
+
 // Pause is StopTimer, for rows with several timed phases.
 func (r *Region) Pause() { r.StopTimer() }
 

@@ -210,3 +210,33 @@ func TestUnknownUnitFailsRow(t *testing.T) {
 		t.Errorf("a metric in a unit without a direction passed: %+v", res)
 	}
 }
+
+// TestCountWithoutClock checks that Count and StopClock let a row count
+// ops the testing package's timer does not cover (redisbench's whole
+// rounds): the instruments see every tick between Count or StartTimer
+// and StopTimer, the benchmark timer only those before StopClock.
+func TestCountWithoutClock(t *testing.T) {
+	var calls []string
+	a := &fake{name: "a", calls: &calls}
+	withProviders(t, a)
+	res := Measure(t, 10, func(b *testing.B) {
+		r := New(b)
+		r.StopTimer()
+		a.tick() // before the region: not counted
+		r.ResetTimer()
+		r.StartTimer() // timed and counted
+		a.tick()
+		r.StopClock() // counted only
+		a.tick()
+		r.StopTimer()
+		a.tick()  // neither
+		r.Count() // counted only
+		a.tick()
+		a.tick()
+		r.StopTimer()
+		r.EndOps(4)
+	})
+	if v := res.Extra["loops/s"]; v != 1 {
+		t.Errorf("per-op value %v, want 1 (4 counted ticks over 4 ops)", v)
+	}
+}
