@@ -9,6 +9,7 @@ import (
 	"github.com/kbench/kbench/internal/benchmain"
 	"github.com/kbench/kbench/internal/fingerprint"
 	"github.com/kbench/kbench/internal/rate"
+	"github.com/kbench/kbench/internal/region"
 	"github.com/kbench/kbench/internal/skip"
 	"golang.org/x/sys/unix"
 )
@@ -90,7 +91,9 @@ func sharedRow(ip int, cfg Config) bool {
 
 func benchRow(b *testing.B, ip int, cfg Config) {
 	ctl := target(b, ip)
-	res, err := runFlows(ctl, cfg, b.N, b, netperfPorts)
+	r := region.New(b)
+	res, err := runFlows(ctl, cfg, b.N, r, netperfPorts)
+	r.End()
 	if err != nil {
 		b.Fatalf("%s flows=%d req=%d rsp=%d, %d transactions: %v", cfg.Kind, cfg.Flows, cfg.Req, cfg.Rsp, b.N, err)
 	}

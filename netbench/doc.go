@@ -112,11 +112,9 @@
 //     histograms enabled).
 //   - netperf's -c -C CPU accounting is not done.
 //
-// Rate against netperf 2.7 built from source: docs/results.md ("Separate
-// processes"). On a 2-vCPU VM shared with builds, mm=separate ran TCP_CRR
-// flows=16 at a median 0.87 of netperf and TCP_RR flows=16 at 0.80, with
-// 9-13% more context switches per transaction: the Go runtime's
-// per-process yields and monitor (see above) and the Go side's syscall
-// entry and exit and clock reads, which netperf's C processes do not
-// pay. TCP_RR flows=1 is bimodal on such a VM for both tools.
+// The rows' rates and context switches next to netperf 2.7's (the README
+// says how to compare them), and what each of the differences above was
+// measured to cost, are in docs/results.md: mm=separate runs below
+// netperf where transactions are many and flows are 16, which the Go
+// runtime's per-process yields and monitor explain in part.
 package netbench

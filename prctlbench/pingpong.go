@@ -279,39 +279,40 @@ func runPingPongThreads(cpuA, cpuB, n int, started func()) (switches int, err er
 // countSwitches runs work and returns the voluntary context switches the
 // calling thread made meanwhile: -1 where the kernel does not print the
 // count (a visible degradation the benchmark notes), an error where the
-// status file cannot be read or its count parsed.
+// status file cannot be read or its count parsed. work runs even when the
+// first reading fails, so that the other side is not left waiting.
 func countSwitches(work func() error) (int, error) {
-	before, err := readSwitches()
-	if err != nil && !errors.Is(err, procstatus.ErrMissing) {
+	before, berr := voluntarySwitches()
+	err := work()
+	after, aerr := voluntarySwitches()
+	if err := errors.Join(err, berr, aerr); err != nil {
 		return 0, err
 	}
-	if werr := work(); werr != nil {
-		return 0, werr
-	}
-	after, err := readSwitches()
-	switch {
-	case errors.Is(err, procstatus.ErrMissing) || before < 0:
+	if before < 0 || after < 0 {
 		return -1, nil
-	case err != nil:
-		return 0, err
 	}
 	return after - before, nil
 }
 
-// readSwitches is voluntarySwitches; tests replace it.
-var readSwitches = voluntarySwitches
+// readStatus reads the calling thread's status file; tests substitute it.
+var readStatus = procstatus.ThreadSelf
 
-// voluntarySwitches reads the calling thread's voluntary context
-// switches; a kernel without the line gives -1 and an error wrapping
-// procstatus.ErrMissing.
+// voluntarySwitches reads the calling thread's voluntary context switches:
+// -1 where the kernel prints no such line (the check is then skipped, with
+// a note), an error where the file cannot be read or the count parsed,
+// which must fail the run rather than drop its only proof that the
+// threads slept.
 func voluntarySwitches() (int, error) {
-	st, err := procstatus.ThreadSelf()
+	st, err := readStatus()
 	if err != nil {
-		return -1, fmt.Errorf("reading voluntary context switches: %w", err)
+		return 0, fmt.Errorf("voluntary context switches: %w", err)
 	}
 	n, err := st.Int("voluntary_ctxt_switches")
+	if errors.Is(err, procstatus.ErrMissing) {
+		return -1, nil
+	}
 	if err != nil {
-		return -1, fmt.Errorf("reading voluntary context switches: %w", err)
+		return 0, fmt.Errorf("voluntary context switches: %w", err)
 	}
 	return n, nil
 }

@@ -106,27 +106,38 @@ func TestPingPongKilledSideFails(t *testing.T) {
 	}
 }
 
-// A status file that cannot be read or parsed fails the count; only a
-// kernel without the line degrades it to -1.
-func TestCountSwitchesErrors(t *testing.T) {
-	defer func(f func() (int, error)) { readSwitches = f }(readSwitches)
-	readSwitches = func() (int, error) { return -1, fmt.Errorf("x: %w", procstatus.ErrMissing) }
-	if n, err := countSwitches(func() error { return nil }); n != -1 || err != nil {
-		t.Errorf("missing line: %d, %v; want -1, nil", n, err)
+// TestPingPongSwitchReadErrors: a status file that cannot be read, or
+// whose count is not a number, fails the run; only a kernel that prints
+// no voluntary_ctxt_switches line gives -1 (the check skipped, with a
+// note). readStatus is substituted in this process, so the sides run as
+// threads; the processes' sides count through the same countSwitches.
+func TestPingPongSwitchReadErrors(t *testing.T) {
+	usable, err := cpus.Usable()
+	if err != nil {
+		t.Fatal(err)
 	}
-	readSwitches = func() (int, error) { return -1, errors.New(`voluntary_ctxt_switches: "x" is not a number`) }
-	if _, err := countSwitches(func() error { return nil }); err == nil || !strings.Contains(err.Error(), "not a number") {
-		t.Errorf("unparsable line: %v, want the error", err)
-	}
-	calls := 0
-	readSwitches = func() (int, error) {
-		if calls++; calls == 2 {
-			return -1, errors.New("read /proc/thread-self/status: EIO")
+	skip.NeedCPUs(t, 2, usable)
+	saved := readStatus
+	t.Cleanup(func() { readStatus = saved })
+	for _, c := range []struct {
+		name   string
+		read   func() (*procstatus.Status, error)
+		errSub string // "" = no error, switches -1
+	}{
+		{"unreadable", func() (*procstatus.Status, error) { return nil, errors.New("EMFILE") }, "EMFILE"},
+		{"not a number", func() (*procstatus.Status, error) {
+			return procstatus.Parse("status", []byte("voluntary_ctxt_switches:\tlots\n")), nil
+		}, "not a number"},
+		{"no such line", func() (*procstatus.Status, error) { return procstatus.Parse("status", []byte("Name:\tx\n")), nil }, ""},
+	} {
+		readStatus = c.read
+		switches, err := runPingPong(usable[0], usable[1], 10, true, nil)
+		switch {
+		case c.errSub == "" && (err != nil || switches != -1):
+			t.Errorf("%s: switches %d, err %v; want -1 and no error", c.name, switches, err)
+		case c.errSub != "" && (err == nil || !strings.Contains(err.Error(), c.errSub)):
+			t.Errorf("%s: switches %d, err %v; want an error naming %q", c.name, switches, err, c.errSub)
 		}
-		return 5, nil
-	}
-	if _, err := countSwitches(func() error { return nil }); err == nil || !strings.Contains(err.Error(), "EIO") {
-		t.Errorf("failed second read: %v, want the error", err)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/kbench/kbench/internal/cpus"
 	"github.com/kbench/kbench/internal/rate"
+	"github.com/kbench/kbench/internal/region"
 	"github.com/kbench/kbench/internal/skip"
 	"github.com/kbench/kbench/internal/unixbench"
 )
@@ -19,11 +20,12 @@ func BenchmarkSyscallMix(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer l.Close()
-	b.ResetTimer()
-	if err := l.Run(unixbench.Mix, b.N); err != nil {
+	r := region.Begin(b)
+	err = l.Run(unixbench.Mix, b.N)
+	r.End()
+	if err != nil {
 		b.Fatalf("after %d loops asked: %v", b.N, err)
 	}
-	b.StopTimer()
 	rate.Report(b, int64(b.N), "loops/s")
 }
 
@@ -43,8 +45,9 @@ func benchPingPong(b *testing.B, shared bool) {
 	}
 	skip.NeedCPUs(b, 2, usable)
 	skip.NeedProcs(b, 2, runtime.GOMAXPROCS(0))
-	switches, err := runPingPong(usable[0], usable[1], b.N, shared, b.ResetTimer)
-	b.StopTimer()
+	r := region.New(b)
+	switches, err := runPingPong(usable[0], usable[1], b.N, shared, r.ResetTimer)
+	r.End()
 	if err != nil {
 		b.Fatalf("CPUs %d and %d, %d round trips: %v", usable[0], usable[1], b.N, err)
 	}

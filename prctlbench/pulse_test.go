@@ -8,6 +8,7 @@ import (
 	"github.com/kbench/kbench/internal/cpus"
 	"github.com/kbench/kbench/internal/pulse"
 	"github.com/kbench/kbench/internal/rate"
+	"github.com/kbench/kbench/internal/region"
 	"github.com/kbench/kbench/internal/skip"
 )
 
@@ -19,12 +20,13 @@ func BenchmarkPulse(b *testing.B) {
 			checkContainedAfter(b)
 			mayPulse(b, mode)
 			var last pulse.Result
+			r := region.Begin(b)
 			for i := range b.N {
-				r, err := pulse.Pulse(online[i%len(online)], mode)
+				res, err := pulse.Pulse(online[i%len(online)], mode)
 				skip.IfNotSupported(b, err)
-				last = r
+				last = res
 			}
-			b.StopTimer()
+			r.End()
 			rate.Report(b, int64(b.N), "pulses/s")
 			b.Logf("%d pulses, last %v", b.N, last)
 		})
@@ -40,12 +42,13 @@ func BenchmarkSweep(b *testing.B) {
 			checkContainedAfter(b)
 			mayPulse(b, mode)
 			var last []pulse.Result
+			r := region.Begin(b)
 			for range b.N {
 				results, err := pulse.Sweep(online, mode)
 				skip.IfNotSupported(b, err)
 				last = results
 			}
-			b.StopTimer()
+			r.End()
 			rate.Report(b, int64(b.N)*int64(len(online)), "pulses/s")
 			b.Logf("%d sweeps of CPUs %v, last %s", b.N, online, pulse.SummarizeStates(last))
 		})

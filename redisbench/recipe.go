@@ -33,6 +33,19 @@ const _ = uint(1e5 - KeySpace) // 1e5: the first value with randDigits+1 digits
 // issued, so the last batch overshoots (391 x 256 = 100,096 at -P 256).
 func RoundRequests(p int) int { return (Requests + p - 1) / p * p }
 
+// RoundSizes splits a benchmark of n requests at pipeline depth p into
+// whole rounds of RoundRequests(p): n rounded up, never a round cut short,
+// so that the share of ZPOPMIN's empty pops (~57% of a round) does not
+// depend on the n the testing package derived from the machine's speed.
+func RoundSizes(n, p int) []int {
+	round := RoundRequests(p)
+	sizes := make([]int, (n+round-1)/round)
+	for i := range sizes {
+		sizes[i] = round
+	}
+	return sizes
+}
+
 // Value is redis-benchmark's 3-byte SET payload (-d 3): the first three
 // bytes of genBenchmarkRandomData, an LCG seeded with 1234.
 var Value = func() []byte {
@@ -53,6 +66,18 @@ const (
 	ZPOPMIN = "ZPOPMIN"
 )
 
+// Client names the code that sends a round's requests.
+type Client string
+
+const (
+	// Wire writes and reads the bytes itself, as redis-benchmark does
+	// (wire.go): the default for pipeline=256.
+	Wire Client = "wire"
+	// GoRedis is github.com/redis/go-redis/v9, the client a Go program
+	// would use: pipeline=1 rows, and beside Wire at pipeline=256.
+	GoRedis Client = "go-redis"
+)
+
 // Tally counts what the replies of one or more rounds said.
 type Tally struct {
 	Sent     int64 // requests written
@@ -64,14 +89,17 @@ type Tally struct {
 	Misses   int64 // GET nil replies
 }
 
-// Session is one RESP2 connection and the state the benchmark needs to
-// predict replies: which key:<r> keys its SETs wrote.
+// Session is the benchmark's two connections to one database, go-redis's
+// and the wire client's, and the state the benchmark needs to predict
+// replies: which key:<r> keys its SETs wrote.
 type Session struct {
 	ctx     context.Context
-	c       *redis.Conn // the client's one connection, held for the session
+	c       *redis.Conn // the go-redis client's one connection, held for the session
+	w       *wireConn
 	rng     *rand.Rand
 	written []bool // key:<r> written by this session's SETs
 	loads   map[loadKey]*load
+	wloads  map[loadKey]*wireLoad
 }
 
 type loadKey struct {
@@ -102,172 +130,194 @@ func NewClient(addr string, db int) *redis.Client {
 // good: go-redis checks a pooled connection's health each time it is
 // taken from the pool (with blockingConn, two setsockopt calls), syscalls
 // per batch that redis-benchmark does not make; a held connection skips
-// them.
-func NewSession(ctx context.Context, c *redis.Client) *Session {
+// them. It dials the wire client's connection to the same database.
+func NewSession(ctx context.Context, c *redis.Client) (*Session, error) {
+	opt := c.Options()
+	w, err := dialWire(ctx, opt.Addr, opt.DB)
+	if err != nil {
+		return nil, fmt.Errorf("wire client: %w", err)
+	}
 	seed := uint64(time.Now().UnixNano()) ^ uint64(os.Getpid())
 	return &Session{
 		ctx:     ctx,
 		c:       c.Conn(),
+		w:       w,
 		rng:     rand.New(rand.NewPCG(seed, seed>>7|1)),
 		written: make([]bool, KeySpace),
 		loads:   map[loadKey]*load{},
-	}
+		wloads:  map[loadKey]*wireLoad{},
+	}, nil
 }
 
-// load is one pipeline's worth of commands, built once and reused: each
-// batch rewrites the 12 random digits in place, as redis-benchmark does.
-type load struct {
-	cmd  string
-	cmds []redis.Cmder
+// fields are the random 12-digit fields of one pipeline's commands, built
+// once with the commands and rewritten in place for each batch, as
+// redis-benchmark does.
+type fields struct {
 	rand [][]byte // the 12-digit fields, in command order
+	per  int      // fields per command
 	r    []int    // for SET/GET: the key number of each command
-	pipe redis.Pipeliner
-}
-
-func (s *Session) load(cmd string, p int) *load {
-	k := loadKey{cmd, p}
-	if l := s.loads[k]; l != nil {
-		return l
-	}
-	l := &load{cmd: cmd, cmds: make([]redis.Cmder, p), r: make([]int, p), pipe: s.c.Pipeline()}
-	field := func(prefix string) []byte {
-		b := append([]byte(prefix), "000000000000"...)
-		l.rand = append(l.rand, b[len(prefix):])
-		return b
-	}
-	for i := range l.cmds {
-		switch cmd {
-		case SET:
-			l.cmds[i] = redis.NewStatusCmd(s.ctx, "SET", field("key:"), Value)
-		case GET:
-			l.cmds[i] = redis.NewStringCmd(s.ctx, "GET", field("key:"))
-		case ZADD:
-			score := field("")
-			l.cmds[i] = redis.NewIntCmd(s.ctx, "ZADD", ZSetKey, score, field("element:"))
-		case ZPOPMIN:
-			l.cmds[i] = redis.NewZSliceCmd(s.ctx, "ZPOPMIN", ZSetKey)
-		default:
-			panic("redisbench: unknown command " + cmd)
-		}
-	}
-	s.loads[k] = l
-	return l
 }
 
 // randomize gives every 12-digit field of the first n commands an
 // independent random()%KeySpace, zero-padded as redis-benchmark prints it.
-func (s *Session) randomize(l *load, n int) {
-	per := len(l.rand) / len(l.cmds)
-	for i, f := range l.rand[:n*per] {
+func (s *Session) randomize(f *fields, n int) {
+	for i, d := range f.rand[:n*f.per] {
 		r := s.rng.IntN(KeySpace)
-		if per == 1 {
-			l.r[i] = r
+		if f.per == 1 {
+			f.r[i] = r
 		}
 		// The field's leading zeros were written when the command was
 		// built; r < KeySpace fits in its last randDigits digits.
 		for j := 11; j >= 12-randDigits; j-- {
-			f[j] = '0' + byte(r%10)
+			d[j] = '0' + byte(r%10)
 			r /= 10
 		}
 	}
 }
 
-// Round sends n requests of cmd in batches of p (the last one shorter when
-// p does not divide n), checks every reply, and adds to t. When lat is not
-// nil, each batch's round-trip time in ns is appended to it.
-func (s *Session) Round(cmd string, p, n int, t *Tally, lat *[]int64) error {
-	l := s.load(cmd, p)
-	var lastScore float64 = -1
+// Round sends n requests of cmd with client in batches of p (the last one
+// shorter when p does not divide n), checks every reply, and adds to t.
+// When lat is not nil, each batch's time from its write to its last reply
+// read and checked, in ns, is appended to it. Between batches the
+// goroutine yields to the Go scheduler every thread.YieldEvery.
+func (s *Session) Round(client Client, cmd string, p, n int, t *Tally, lat *[]int64) error {
+	return s.round(client, cmd, p, n, t, lat, 0, nil)
+}
+
+// round is Round, calling at(), when not nil, once between batches after
+// split requests were sent.
+func (s *Session) round(client Client, cmd string, p, n int, t *Tally, lat *[]int64, split int, at func()) error {
+	var f *fields
+	var batch func(k int, c *checker) error
+	switch client {
+	case Wire:
+		l := s.wireLoad(cmd, p)
+		f, batch = &l.fields, func(k int, c *checker) error { return s.wireBatch(l, cmd, k, c) }
+	case GoRedis:
+		l := s.load(cmd, p)
+		f, batch = &l.fields, func(k int, c *checker) error { return s.goRedisBatch(l, k, c) }
+	default:
+		return fmt.Errorf("redisbench: unknown client %q", client)
+	}
+	c := newChecker(s, t)
 	var y thread.Yielder
 	for sent := 0; sent < n; {
+		if at != nil && sent >= split {
+			at()
+			at = nil
+		}
 		k := min(p, n-sent)
-		s.randomize(l, k)
-		batch := l.cmds[:k]
-		if err := l.pipe.BatchProcess(s.ctx, batch...); err != nil {
+		s.randomize(f, k)
+		t0 := time.Now()
+		err := batch(k, &c)
+		t1 := time.Now()
+		t.Sent += int64(k)
+		if err != nil {
 			return err
 		}
-		t0 := time.Now()
-		_, execErr := l.pipe.Exec(s.ctx)
-		t1 := time.Now()
 		if lat != nil {
 			*lat = append(*lat, t1.Sub(t0).Nanoseconds())
 		}
-		y.Tick(t1) // outside the batch's latency
-		t.Sent += int64(k)
-		if err := s.check(l, batch, t, &lastScore); err != nil {
-			return err
-		}
-		if execErr != nil && !errors.Is(execErr, redis.Nil) {
-			return execErr
-		}
+		y.Tick(t1) // outside the batch's time
 		sent += k
+	}
+	if at != nil {
+		at()
 	}
 	return nil
 }
 
-// check verifies each reply of a batch against what the command must
-// answer and counts it.
-func (s *Session) check(l *load, batch []redis.Cmder, t *Tally, lastScore *float64) error {
-	for i, c := range batch {
-		err := c.Err()
-		switch c := c.(type) {
-		case *redis.StatusCmd:
-			if err != nil || c.Val() != "OK" {
-				return fmt.Errorf("SET reply %q, %v; want OK", c.Val(), err)
-			}
-			s.written[l.r[i]] = true
-		case *redis.StringCmd:
-			want := s.written[l.r[i]]
-			switch {
-			case err == redis.Nil:
-				if want {
-					return fmt.Errorf("GET key:%012d answered nil, but this session SET it", l.r[i])
-				}
-				t.Misses++
-			case err != nil:
-				return fmt.Errorf("GET key:%012d: %v", l.r[i], err)
-			default:
-				if !want || c.Val() != string(Value) {
-					return fmt.Errorf("GET key:%012d answered %q; this session wrote it: %v (value %q)", l.r[i], c.Val(), want, Value)
-				}
-				t.Hits++
-			}
-		case *redis.IntCmd:
-			if err != nil || c.Val() < 0 || c.Val() > 1 {
-				return fmt.Errorf("ZADD reply %d, %v; want 0 or 1", c.Val(), err)
-			}
-			t.Added += c.Val()
-		case *redis.ZSliceCmd:
-			if err != nil {
-				return fmt.Errorf("ZPOPMIN: %v", err)
-			}
-			switch v := c.Val(); len(v) {
-			case 0:
-				t.Empty++
-			case 1:
-				if v[0].Score < *lastScore {
-					return fmt.Errorf("ZPOPMIN popped score %v after %v: not the minimum", v[0].Score, *lastScore)
-				}
-				*lastScore = v[0].Score
-				t.NonEmpty++
-			default:
-				return fmt.Errorf("ZPOPMIN without count popped %d members", len(v))
-			}
-		}
-		t.Replies++
+// checker verifies each reply against what its command must answer, for
+// both clients, and counts it in t.
+type checker struct {
+	s         *Session
+	t         *Tally
+	lastScore float64 // of the last member ZPOPMIN popped in this round
+}
+
+func newChecker(s *Session, t *Tally) checker { return checker{s: s, t: t, lastScore: -1} }
+
+// set checks SET key:<r>'s reply: OK.
+func (c *checker) set(r int, status string, err error) error {
+	if err != nil {
+		return fmt.Errorf("SET key:%012d: %w", r, err)
 	}
+	if status != "OK" {
+		return fmt.Errorf("SET key:%012d answered %s; want OK", r, status)
+	}
+	c.s.written[r] = true
+	c.t.Replies++
+	return nil
+}
+
+// checkGet checks GET key:<r>'s reply: the value for a key this session
+// SET, nil for any other. val is a string for go-redis, the reply's bytes
+// for the wire client: neither is copied.
+func checkGet[T string | []byte](c *checker, r int, val T, isNil bool, err error) error {
+	want := c.s.written[r]
+	switch {
+	case err != nil:
+		return fmt.Errorf("GET key:%012d: %w", r, err)
+	case isNil:
+		if want {
+			return fmt.Errorf("GET key:%012d answered nil, but this session SET it", r)
+		}
+		c.t.Misses++
+	default:
+		if !want || string(val) != string(Value) {
+			return fmt.Errorf("GET key:%012d answered %q; this session wrote it: %v (value %q)", r, val, want, Value)
+		}
+		c.t.Hits++
+	}
+	c.t.Replies++
+	return nil
+}
+
+// zadd checks a ZADD reply: 0 or 1 members added.
+func (c *checker) zadd(v int64, err error) error {
+	if err != nil {
+		return fmt.Errorf("ZADD: %w", err)
+	}
+	if v < 0 || v > 1 {
+		return fmt.Errorf("ZADD answered %d; want 0 or 1", v)
+	}
+	c.t.Added += v
+	c.t.Replies++
+	return nil
+}
+
+// zpopmin checks a ZPOPMIN reply of popped members (0 or 1), the last one
+// scored score: members come in score order.
+func (c *checker) zpopmin(popped int, score float64, err error) error {
+	if err != nil {
+		return fmt.Errorf("ZPOPMIN: %w", err)
+	}
+	switch popped {
+	case 0:
+		c.t.Empty++
+	case 1:
+		if score < c.lastScore {
+			return fmt.Errorf("ZPOPMIN popped score %v after %v: not the minimum", score, c.lastScore)
+		}
+		c.lastScore = score
+		c.t.NonEmpty++
+	default:
+		return fmt.Errorf("ZPOPMIN without count popped %d members", popped)
+	}
+	c.t.Replies++
 	return nil
 }
 
 // Fill empties myzset and runs one recipe ZADD round (100,096 requests at
-// -P 256) into it, the state redis-benchmark's ZPOPMIN test starts from.
-// It returns the number of members, checked against ZCARD.
+// -P 256, by the wire client) into it, the state redis-benchmark's ZPOPMIN
+// test starts from. It returns the number of members, checked against
+// ZCARD.
 func (s *Session) Fill() (int64, error) {
 	if err := s.c.Del(s.ctx, ZSetKey).Err(); err != nil {
 		return 0, err
 	}
 	var t Tally
-	if err := s.Round(ZADD, Pipeline, RoundRequests(Pipeline), &t, nil); err != nil {
+	if err := s.Round(Wire, ZADD, Pipeline, RoundRequests(Pipeline), &t, nil); err != nil {
 		return 0, err
 	}
 	card, err := s.c.ZCard(s.ctx, ZSetKey).Result()
@@ -278,6 +328,18 @@ func (s *Session) Fill() (int64, error) {
 		return 0, fmt.Errorf("ZADD replies counted %d new members, ZCARD %s = %d", t.Added, ZSetKey, card)
 	}
 	return card, nil
+}
+
+// InStep checks both connections with a PING each (see wireConn.InStep):
+// its reply must be the next one, PONG.
+func (s *Session) InStep() error {
+	if err := s.w.InStep(); err != nil {
+		return err
+	}
+	if v, err := s.c.Ping(s.ctx).Result(); err != nil || v != "PONG" {
+		return fmt.Errorf("go-redis connection out of step: PING answered %q, %v", v, err)
+	}
+	return nil
 }
 
 // Written lists the key numbers this session's SETs wrote.
@@ -291,8 +353,9 @@ func (s *Session) Written() []int {
 	return out
 }
 
-// Close gives the connection back to its client.
-func (s *Session) Close() error { return s.c.Close() }
+// Close closes the wire connection and gives go-redis's back to its
+// client.
+func (s *Session) Close() error { return errors.Join(s.w.Close(), s.c.Close()) }
 
 // CheckPops checks a ZPOPMIN round of n requests on a set that a ZADD
 // round filled with members members: the first min(n, members) pops return

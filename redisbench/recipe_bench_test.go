@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kbench/kbench/internal/rate"
+	"github.com/kbench/kbench/internal/region"
 	"github.com/kbench/kbench/internal/skip"
 )
 
@@ -23,44 +24,74 @@ func need(tb testing.TB) *Session {
 
 // BenchmarkRecipe runs the four tests of MMTests' redis-benchmark-small
 // recipe that report 000 compares, in the recipe's order, at its pipeline
-// depth and, for ZPOPMIN and GET, one request per round trip.
+// depth with the wire client and, for ZPOPMIN and GET, also with go-redis
+// and with one request per round trip (go-redis).
 func BenchmarkRecipe(b *testing.B) {
+	type depth struct {
+		p       int
+		clients []Client
+	}
 	for _, c := range []struct {
-		cmd  string
-		pipe []int
+		cmd    string
+		depths []depth
 	}{
-		{SET, []int{Pipeline}},
-		{GET, []int{Pipeline, 1}},
-		{ZADD, []int{Pipeline}},
-		{ZPOPMIN, []int{Pipeline, 1}},
+		{SET, []depth{{Pipeline, []Client{Wire}}}},
+		{GET, []depth{{Pipeline, []Client{Wire, GoRedis}}, {1, []Client{GoRedis}}}},
+		{ZADD, []depth{{Pipeline, []Client{Wire}}}},
+		{ZPOPMIN, []depth{{Pipeline, []Client{Wire, GoRedis}}, {1, []Client{GoRedis}}}},
 	} {
 		b.Run("cmd="+c.cmd, func(b *testing.B) {
-			for _, p := range c.pipe {
-				b.Run(fmt.Sprintf("pipeline=%d", p), func(b *testing.B) { benchRecipe(b, need(b), c.cmd, p) })
+			for _, d := range c.depths {
+				b.Run(fmt.Sprintf("pipeline=%d", d.p), func(b *testing.B) {
+					for _, cl := range d.clients {
+						b.Run("client="+string(cl), func(b *testing.B) { benchRecipe(b, need(b), cl, c.cmd, d.p) })
+					}
+				})
 			}
 		})
 	}
 }
 
-// meter runs the benchmark timer and sums the server's CPU time over the
-// timed sections only.
+// meter times the rounds on its own clock, sums the server's CPU time
+// over them, and runs the testing package's timer over the first b.N
+// requests only (see benchRecipe).
 type meter struct {
 	b          *testing.B
+	r          *region.Region
 	pid        int
+	t0         time.Time
+	elapsed    time.Duration // every request of every round
 	cpu, mark  time.Duration
 	resolution time.Duration
 	err        error
 }
 
-func (m *meter) start() {
+// start starts a round, and the testing package's timer with it if
+// framework.
+func (m *meter) start(framework bool) {
 	if m.pid != 0 && m.err == nil {
 		m.mark, m.resolution, m.err = ProcessCPU(m.pid)
 	}
-	m.b.StartTimer()
+	if framework {
+		m.r.StartTimer()
+	} else {
+		m.r.Count()
+	}
+	m.t0 = time.Now()
+}
+
+// stopFramework stops the testing package's timer within a round, leaving
+// its cost (runtime.ReadMemStats) out of the round's time; the region's
+// instruments go on counting to the end of the round.
+func (m *meter) stopFramework() {
+	t := time.Now()
+	m.r.StopClock()
+	m.t0 = m.t0.Add(time.Since(t))
 }
 
 func (m *meter) stop() {
-	m.b.StopTimer()
+	m.elapsed += time.Since(m.t0)
+	m.r.StopTimer()
 	if m.pid != 0 && m.err == nil {
 		var now time.Duration
 		now, m.resolution, m.err = ProcessCPU(m.pid)
@@ -68,34 +99,44 @@ func (m *meter) stop() {
 	}
 }
 
-// benchRecipe sends b.N requests of cmd in rounds of RoundRequests(p), the
-// last round cut short at b.N. Before each ZPOPMIN round, outside the
-// timer, myzset is emptied and refilled by one recipe ZADD round; each ZADD
-// round starts from an empty myzset, as after the recipe's ZPOPMIN; GET
-// runs after one SET round, as in the recipe.
-func benchRecipe(b *testing.B, s *Session, cmd string, p int) {
+// benchRecipe sends, with client, b.N requests of cmd rounded up to whole
+// rounds of RoundRequests(p), and reports what it sent, timed on its own
+// clock: req/s, ns/op and server-us/req cover every request of every
+// round. The testing package's timer runs over the first b.N requests
+// only (rounded up to whole batches): it predicts the next b.N from its
+// time per op, and a timer over whole rounds, which cost the same for
+// every b.N below a round, would make it creep up one round per try (tens
+// of tries when a round takes just under -benchtime). Before each ZPOPMIN
+// round, outside the timers, myzset is emptied and refilled by one recipe
+// ZADD round; each ZADD round starts from an empty myzset, as after the
+// recipe's ZPOPMIN; GET runs after one SET round, as in the recipe.
+func benchRecipe(b *testing.B, s *Session, client Client, cmd string, p int) {
 	ctx, c := s.ctx, s.c
 	want := map[string]int64{}
-	b.StopTimer()
+	r := region.New(b)
+	r.StopTimer()
 	before, err := CommandStats(ctx, c)
 	if err != nil {
 		b.Fatal(err)
 	}
 	if cmd == GET {
 		var t Tally
-		if err := s.Round(SET, Pipeline, RoundRequests(Pipeline), &t, nil); err != nil {
+		if err := s.Round(Wire, SET, Pipeline, RoundRequests(Pipeline), &t, nil); err != nil {
 			b.Fatalf("SET round before GET: %v", err)
 		}
 		want["set"] = t.Sent
 	}
-	m := &meter{b: b, pid: target.PID}
+	m := &meter{b: b, r: r, pid: target.PID}
 	var t Tally
-	lat := make([]int64, 0, b.N/p+1)
-	round := RoundRequests(p)
-	rounds := 0
-	b.ResetTimer()
-	for done := 0; done < b.N; rounds++ {
-		n := min(round, b.N-done)
+	sizes := RoundSizes(b.N, p)
+	total := 0
+	for _, n := range sizes {
+		total += n
+	}
+	lat := make([]int64, 0, total/p+1)
+	timed := b.N
+	r.ResetTimer()
+	for round, n := range sizes {
 		var members int64
 		switch cmd {
 		case ZPOPMIN:
@@ -111,38 +152,55 @@ func benchRecipe(b *testing.B, s *Session, cmd string, p int) {
 			want["del"]++
 		}
 		r := t
-		m.start()
-		err := s.Round(cmd, p, n, &t, &lat)
+		framework := min(n, (timed+p-1)/p*p) // requests under the testing package's timer
+		timed -= framework
+		var split func()
+		if framework < n {
+			split = m.stopFramework
+		}
+		m.start(framework > 0)
+		err := s.round(client, cmd, p, n, &t, &lat, framework, split)
 		m.stop()
 		if err != nil {
-			b.Fatalf("round %d: %v", rounds, err)
+			b.Fatalf("round %d: %v", round, err)
 		}
 		switch cmd {
 		case ZPOPMIN:
 			if err := CheckPops(members, n, t.NonEmpty-r.NonEmpty, t.Empty-r.Empty); err != nil {
-				b.Fatalf("round %d: %v", rounds, err)
+				b.Fatalf("round %d: %v", round, err)
 			}
 		case ZADD:
 			card, err := c.ZCard(ctx, ZSetKey).Result()
 			if err != nil || card != t.Added-r.Added {
-				b.Fatalf("round %d: ZADD replies counted %d new members, ZCARD says %d (%v)", rounds, t.Added-r.Added, card, err)
+				b.Fatalf("round %d: ZADD replies counted %d new members, ZCARD says %d (%v)", round, t.Added-r.Added, card, err)
 			}
 			want["zcard"]++
 		}
-		done += n
 	}
-	want[map[string]string{SET: "set", GET: "get", ZADD: "zadd", ZPOPMIN: "zpopmin"}[cmd]] += int64(b.N)
+	// The counters cover every request of every round, as req/s does.
+	r.EndOps(int64(total))
+	want[map[string]string{SET: "set", GET: "get", ZADD: "zadd", ZPOPMIN: "zpopmin"}[cmd]] += t.Sent
+	if err := s.InStep(); err != nil {
+		b.Fatal(err)
+	}
+	want["ping"] += 2
 	after, err := CommandStats(ctx, c)
 	if err != nil {
 		b.Fatal(err)
 	}
-	if t.Sent != int64(b.N) || t.Replies != t.Sent {
-		b.Fatalf("sent %d requests and checked %d replies for b.N = %d", t.Sent, t.Replies, b.N)
+	if t.Sent != int64(total) || t.Replies != t.Sent {
+		b.Fatalf("sent %d requests and checked %d replies; b.N = %d in %d whole rounds is %d", t.Sent, t.Replies, b.N, len(sizes), total)
 	}
 	if err := CheckCalls(before, after, want); err != nil {
 		b.Fatal(err)
 	}
-	rate.Report(b, t.Sent, "req/s")
+	if m.elapsed <= 0 {
+		b.Fatalf("no time measured over %d requests", t.Sent)
+	}
+	rate.Metric(b, float64(t.Sent)/m.elapsed.Seconds(), "req/s")
+	// ns/op per request sent, over the same time: the testing package's
+	// own figure divides its timer's time by b.N.
+	b.ReportMetric(float64(m.elapsed.Nanoseconds())/float64(t.Sent), "ns/op")
 	slices.Sort(lat)
 	rate.Metric(b, float64(rate.Percentile(lat, 50))/1e3, "p50-us/batch")
 	rate.Metric(b, float64(rate.Percentile(lat, 99))/1e3, "p99-us/batch")
@@ -150,9 +208,9 @@ func benchRecipe(b *testing.B, s *Session, cmd string, p int) {
 	case m.pid == 0: // an external server's CPU time is not ours to read
 	case m.err != nil:
 		b.Logf("no server-us/req: %v", m.err)
-	case m.resolution > time.Nanosecond && b.Elapsed() < 100*m.resolution:
-		b.Logf("no server-us/req: /proc/%d/stat counts CPU time in %v ticks, too coarse for a %v run (the kernel offers no schedstat)", m.pid, m.resolution, b.Elapsed())
+	case m.resolution > time.Nanosecond && m.elapsed < 100*m.resolution:
+		b.Logf("no server-us/req: /proc/%d/stat counts CPU time in %v ticks, too coarse for a %v run (the kernel offers no schedstat)", m.pid, m.resolution, m.elapsed)
 	default:
-		rate.Metric(b, m.cpu.Seconds()*1e6/float64(b.N), "server-us/req")
+		rate.Metric(b, m.cpu.Seconds()*1e6/float64(t.Sent), "server-us/req")
 	}
 }

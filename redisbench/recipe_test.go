@@ -2,7 +2,9 @@ package redisbench
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"regexp"
@@ -99,7 +101,7 @@ func TestSubstitutions(t *testing.T) {
 	s := need(t)
 	ctx := context.Background()
 	var tl Tally
-	if err := s.Round(SET, Pipeline, 3000, &tl, nil); err != nil {
+	if err := s.Round(Wire, SET, Pipeline, 3000, &tl, nil); err != nil {
 		t.Fatal(err)
 	}
 	side := sideClient(t)
@@ -129,7 +131,7 @@ func TestSubstitutions(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer side.Del(ctx, ZSetKey)
-	if err := s.Round(ZADD, Pipeline, 3000, &tl, nil); err != nil {
+	if err := s.Round(Wire, ZADD, Pipeline, 3000, &tl, nil); err != nil {
 		t.Fatal(err)
 	}
 	zs, err := side.ZRangeWithScores(ctx, ZSetKey, 0, -1).Result()
@@ -186,8 +188,13 @@ func TestExternalRefusesNonEmptyDB(t *testing.T) {
 		t.Fatalf("empty database 12 refused: %v", ext.Err)
 	}
 	var tl Tally
-	if err := ext.session.Round(SET, Pipeline, 500, &tl, nil); err != nil {
+	if err := ext.session.Round(Wire, SET, Pipeline, 500, &tl, nil); err != nil {
 		t.Fatal(err)
+	}
+	db12 := NewClient(target.Addr, 12)
+	defer db12.Close()
+	if n, err := db12.DBSize(ctx).Result(); err != nil || n == 0 {
+		t.Fatalf("after a SET round, database 12 holds %d keys (%v); the wire client wrote elsewhere", n, err)
 	}
 	if _, err := ext.session.Fill(); err != nil {
 		t.Fatal(err)
@@ -195,17 +202,21 @@ func TestExternalRefusesNonEmptyDB(t *testing.T) {
 	if err := ext.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db12 := NewClient(target.Addr, 12)
-	defer db12.Close()
 	if n, err := db12.DBSize(ctx).Result(); err != nil || n != 0 {
 		t.Fatalf("after Close, database 12 holds %d keys (%v); the benchmark did not delete what it wrote", n, err)
 	}
 }
 
 // TestSelfChecksFire sabotages each check from a second connection and
-// requires it to fail with the numbers.
+// requires it to fail with the numbers, for each client.
 func TestSelfChecksFire(t *testing.T) {
 	s := needLocal(t)
+	for _, client := range clients {
+		t.Run("client="+string(client), func(t *testing.T) { selfChecksFire(t, s, client) })
+	}
+}
+
+func selfChecksFire(t *testing.T, s *Session, client Client) {
 	ctx := context.Background()
 	side := sideClient(t)
 
@@ -215,7 +226,7 @@ func TestSelfChecksFire(t *testing.T) {
 			t.Fatal(err)
 		}
 		var tl Tally
-		if err := s.Round(GET, Pipeline, 300, &tl, nil); err != nil {
+		if err := s.Round(client, GET, Pipeline, 300, &tl, nil); err != nil {
 			t.Fatal(err)
 		}
 		side.Get(ctx, "key:000000000001") // one call the session did not send
@@ -243,7 +254,7 @@ func TestSelfChecksFire(t *testing.T) {
 		}
 		var tl Tally
 		n := RoundRequests(Pipeline)
-		if err := s.Round(ZPOPMIN, Pipeline, n, &tl, nil); err != nil {
+		if err := s.Round(client, ZPOPMIN, Pipeline, n, &tl, nil); err != nil {
 			t.Fatal(err)
 		}
 		err = CheckPops(members, n, tl.NonEmpty, tl.Empty)
@@ -258,16 +269,19 @@ func TestSelfChecksFire(t *testing.T) {
 
 	t.Run("GET prediction", func(t *testing.T) {
 		var tl Tally
-		if err := s.Round(SET, Pipeline, 2000, &tl, nil); err != nil {
+		if err := s.Round(client, SET, Pipeline, 2000, &tl, nil); err != nil {
 			t.Fatal(err)
 		}
 		for _, r := range s.Written() {
 			side.Del(ctx, fmt.Sprintf("key:%012d", r))
 		}
 		defer clear(s.written) // the keys are gone; so is the session's knowledge
-		err := s.Round(GET, Pipeline, 2000, &tl, nil)
+		err := s.Round(client, GET, Pipeline, 2000, &tl, nil)
 		if err == nil || !strings.Contains(err.Error(), "answered nil, but this session SET it") {
 			t.Fatalf("deleted keys not caught: %v", err)
+		}
+		if err := s.InStep(); err != nil {
+			t.Fatal(err)
 		}
 	})
 
@@ -277,9 +291,12 @@ func TestSelfChecksFire(t *testing.T) {
 		}
 		defer side.Del(ctx, ZSetKey)
 		var tl Tally
-		err := s.Round(ZADD, Pipeline, 256, &tl, nil)
+		err := s.Round(client, ZADD, Pipeline, 256, &tl, nil)
 		if err == nil || !strings.Contains(err.Error(), "WRONGTYPE") {
 			t.Fatalf("ZADD on a string not caught: %v", err)
+		}
+		if err := s.InStep(); err != nil {
+			t.Fatalf("after error replies: %v", err)
 		}
 	})
 }
@@ -317,5 +334,61 @@ func TestProcessCPU(t *testing.T) {
 	// stat counts in clock ticks (10ms), so allow a few ticks of rounding.
 	if d := stat1 - stat0; d < 60*time.Millisecond || d > 5*time.Second {
 		t.Errorf("/proc/%d/stat grew by %v over 100ms of CPU", pid, d)
+	}
+}
+
+// TestWholeRounds: every round a benchmark sends is a whole recipe round,
+// whatever b.N the testing package chose, so that a ZPOPMIN row's share of
+// empty pops (about 57% of a round) never depends on how fast the machine
+// ran the previous b.N.
+func TestWholeRounds(t *testing.T) {
+	for _, p := range []int{Pipeline, 1} {
+		round := RoundRequests(p)
+		for _, n := range []int{1, 100, round - 1, round, round + 1, 5*round + 7} {
+			sizes := RoundSizes(n, p)
+			sum := 0
+			for i, k := range sizes {
+				if k != round {
+					t.Errorf("b.N = %d at pipeline=%d: round %d sends %d requests, want a whole round of %d", n, p, i, k, round)
+				}
+				sum += k
+			}
+			if sum < n || sum-n >= round {
+				t.Errorf("b.N = %d at pipeline=%d: %d rounds send %d requests; want b.N rounded up to whole rounds of %d", n, p, len(sizes), sum, round)
+			}
+		}
+	}
+}
+
+// TestRowReportsRequestsSent runs rows at b.N = 1, which sends one whole
+// round: ns/op and req/s must describe the 100,096 requests sent, while
+// the testing package's timer covers only the first batch, so that it
+// predicts b.N from the time of b.N requests.
+func TestRowReportsRequestsSent(t *testing.T) {
+	s := need(t)
+	bt := flag.Lookup("test.benchtime")
+	old := bt.Value.String()
+	if err := bt.Value.Set("1x"); err != nil {
+		t.Fatal(err)
+	}
+	defer bt.Value.Set(old)
+	for _, client := range clients {
+		r := testing.Benchmark(func(b *testing.B) { benchRecipe(b, s, client, ZPOPMIN, Pipeline) })
+		if r.N != 1 {
+			t.Fatalf("client=%s: the row failed or ran %d times; want b.N = 1", client, r.N)
+		}
+		ns, ok := r.Extra["ns/op"]
+		if !ok {
+			ns = float64(r.T.Nanoseconds()) / float64(r.N) // the testing package's own
+		}
+		if x := ns * r.Extra["req/s"]; math.Abs(x/1e9-1) > 1e-6 {
+			t.Errorf("client=%s: ns/op x req/s = %v; want 1e9 (both per request sent)", client, x)
+		}
+		// The timer's time is one batch of 256 requests: tens to
+		// thousands of ns/op, even with a stall in it; not 1 (ns/op per
+		// b.N), nor 100,096 (a timer over the whole round).
+		if k := float64(r.T.Nanoseconds()) / ns; k < 16 || k > 50000 {
+			t.Errorf("client=%s: the testing package's timer ran %v, %.0f times ns/op (%.1f ns); want one batch's worth", client, r.T, k, ns)
+		}
 	}
 }

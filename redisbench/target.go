@@ -110,10 +110,16 @@ func OpenExternal(addr string, db int) *Target {
 func (t *Target) connect() {
 	t.client = NewClient(t.Addr, t.DB)
 	ctx := context.Background()
-	t.session = NewSession(ctx, t.client)
-	if err := t.session.c.Ping(ctx).Err(); err != nil {
+	if err := t.client.Ping(ctx).Err(); err != nil {
 		t.Err = fmt.Errorf("go-redis cannot reach %s database %d: %w", t.Addr, t.DB, err)
+		return
 	}
+	s, err := NewSession(ctx, t.client)
+	if err != nil {
+		t.Err = fmt.Errorf("%s database %d: %w", t.Addr, t.DB, err)
+		return
+	}
+	t.session = s
 }
 
 func versionLine(info map[string]string) string {
@@ -138,7 +144,7 @@ func (t *Target) Fields() []fingerprint.Field {
 	return []fingerprint.Field{
 		{Key: "redis.server", Value: started},
 		{Key: "redis.version", Value: version},
-		{Key: "redis.client", Value: "github.com/redis/go-redis/v9 " + redis.Version() + ", one RESP2 connection"},
+		{Key: "redis.client", Value: "client=wire: redis-benchmark's RESP2 bytes on a blocking socket; client=go-redis: github.com/redis/go-redis/v9 " + redis.Version() + "; one connection each"},
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/kbench/kbench/internal/cpus"
 	"github.com/kbench/kbench/internal/procstatus"
 	"github.com/kbench/kbench/internal/rate"
+	"github.com/kbench/kbench/internal/region"
 	"github.com/kbench/kbench/internal/skip"
 	"github.com/kbench/kbench/internal/thread"
 	"github.com/kbench/kbench/internal/unixbench"
@@ -86,9 +87,9 @@ func runVictim(b *testing.B, cpu int) (preempted int64, err error) {
 		if err != nil {
 			return err
 		}
-		b.ResetTimer()
+		r := region.Begin(b)
 		err = loop.Run(unixbench.Mix, b.N)
-		b.StopTimer()
+		r.End()
 		if err != nil {
 			return err
 		}

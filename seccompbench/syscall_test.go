@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/kbench/kbench/internal/rate"
+	"github.com/kbench/kbench/internal/region"
 	"github.com/kbench/kbench/internal/seccompfilter"
 	"github.com/kbench/kbench/internal/thread"
 	"github.com/kbench/kbench/internal/unixbench"
@@ -75,9 +76,9 @@ func benchSyscall(b *testing.B, work unixbench.Work, kind Kind, n int) {
 		if err := check("before"); err != nil {
 			return err
 		}
-		b.ResetTimer()
+		r := region.Begin(b)
 		err := loop.Run(work, b.N)
-		b.StopTimer()
+		r.End()
 		if err != nil {
 			return err
 		}

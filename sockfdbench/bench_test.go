@@ -8,12 +8,18 @@ import (
 	"time"
 
 	"github.com/kbench/kbench/internal/benchmain"
+	"github.com/kbench/kbench/internal/fingerprint"
 	"github.com/kbench/kbench/internal/rate"
+	"github.com/kbench/kbench/internal/region"
 	"github.com/kbench/kbench/internal/skip"
 	"github.com/kbench/kbench/internal/thread"
 )
 
-func TestMain(m *testing.M) { os.Exit(benchmain.Main(m)) }
+func TestMain(m *testing.M) {
+	os.Exit(benchmain.Main(m, func() []fingerprint.Field {
+		return []fingerprint.Field{{Key: "sockfd.fds_per_conn", Value: PerConnSummary(runtime.GOMAXPROCS(0))}}
+	}))
+}
 
 // BenchmarkSockfd is stress-ng's sockfd stressor: one op is one server
 // iteration (open, sendmsg with SCM_RIGHTS, close, EBADF sendmsg); the
@@ -23,7 +29,7 @@ func TestMain(m *testing.M) { os.Exit(benchmain.Main(m)) }
 // no mm=shared row).
 func BenchmarkSockfd(b *testing.B) {
 	for _, kind := range []Kind{KindFile, KindUnix} {
-		for _, fds := range []int{1, 16, scmMaxFD} {
+		for _, fds := range rowFds {
 			for _, run := range []string{"serial", "parallel"} {
 				name := fmt.Sprintf("shape=stress-ng/kind=%s/fds=%d/run=%s/mm=separate", kind, fds, run)
 				b.Run(name, func(b *testing.B) {
@@ -40,7 +46,9 @@ func BenchmarkSockfd(b *testing.B) {
 
 func benchSockfd(b *testing.B, cfg Config) {
 	cfg.Ops = int64(b.N)
-	res, err := Run(cfg, b.ResetTimer, b.StopTimer)
+	r := region.New(b)
+	res, err := Run(cfg, r.ResetTimer, r.StopTimer)
+	r.End()
 	skip.IfNotSupported(b, err)
 	if res.Retries > 0 {
 		b.Logf("%d sends repeated after ETOOMANYREFS (unprivileged fds-in-flight limit)", res.Retries)
@@ -55,19 +63,20 @@ func benchSockfd(b *testing.B, cfg Config) {
 func BenchmarkSockfdGC(b *testing.B) {
 	var c *cycler
 	err := thread.Run(func() error {
+		r := region.New(b) // its counters' fds are open before the count
 		before, err := countFds()
 		if err != nil {
 			return err
 		}
 		c = newCycler()
-		b.ResetTimer()
+		r.ResetTimer()
 		for range b.N {
 			if err := c.cycle(); err != nil {
 				return err
 			}
 		}
 		err = c.waitCollected(before, 30*time.Second)
-		b.StopTimer()
+		r.End()
 		return err
 	})
 	if err != nil {

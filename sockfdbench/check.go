@@ -55,31 +55,27 @@ func checkReceived(fd int, kind Kind) error {
 	return nil
 }
 
-// Counts is what one run did, summed over its pairs.
+// Counts is what one run did, summed over its pairs. The server counts
+// its ops and the clients count what the kernel delivered to them, so the
+// two sides check each other. (An op's sendmsg with fds and its EBADF
+// send are checked as they happen: the op fails there.)
 type Counts struct {
 	Ops         int64 // server ops: fds opened, sent, closed, and an EBADF send
-	MsgsSent    int64 // sendmsg calls that carried fds
-	FdsSent     int64
 	MsgsRecv    int64 // recvmsg calls that returned a message with fds
-	FdsRecv     int64
-	BadSends    int64 // sendmsg calls with the invalid fd that failed with EBADF
+	FdsRecv     int64 // fds those messages carried
 	Sampled     int64 // received fds checked with fstat
 	Connections int64 // connections the server accepted
 	Retries     int64 // sendmsg calls repeated after ETOOMANYREFS (too many fds in flight for an unprivileged user)
 }
 
-// check proves the counts add up: every op sent one message of fdsPerMsg
-// fds and one EBADF send, and the client received every fd sent.
+// check proves the counts add up: the servers did the ops asked for, and
+// the clients received one message of fdsPerMsg fds for each.
 func (c Counts) check(want int64, fdsPerMsg int) error {
 	switch {
 	case c.Ops != want:
 		return fmt.Errorf("servers did %d ops, want %d", c.Ops, want)
-	case c.MsgsSent != c.Ops || c.FdsSent != c.Ops*int64(fdsPerMsg):
-		return fmt.Errorf("%d ops sent %d messages with %d fds, want %d messages with %d fds", c.Ops, c.MsgsSent, c.FdsSent, c.Ops, c.Ops*int64(fdsPerMsg))
-	case c.MsgsRecv != c.MsgsSent || c.FdsRecv != c.FdsSent:
-		return fmt.Errorf("clients received %d messages with %d fds, servers sent %d with %d", c.MsgsRecv, c.FdsRecv, c.MsgsSent, c.FdsSent)
-	case c.BadSends != c.Ops:
-		return fmt.Errorf("%d of %d sends with an invalid fd failed with EBADF", c.BadSends, c.Ops)
+	case c.MsgsRecv != c.Ops || c.FdsRecv != c.Ops*int64(fdsPerMsg):
+		return fmt.Errorf("clients received %d messages with %d fds, servers sent %d with %d", c.MsgsRecv, c.FdsRecv, c.Ops, c.Ops*int64(fdsPerMsg))
 	case c.Ops > 0 && c.Sampled == 0:
 		return fmt.Errorf("no received fd was checked with fstat in %d ops", c.Ops)
 	}
@@ -88,11 +84,8 @@ func (c Counts) check(want int64, fdsPerMsg int) error {
 
 func (c *Counts) add(o Counts) {
 	c.Ops += o.Ops
-	c.MsgsSent += o.MsgsSent
-	c.FdsSent += o.FdsSent
 	c.MsgsRecv += o.MsgsRecv
 	c.FdsRecv += o.FdsRecv
-	c.BadSends += o.BadSends
 	c.Sampled += o.Sampled
 	c.Connections += o.Connections
 	c.Retries += o.Retries

@@ -67,15 +67,12 @@
 //     every 9 ms (thread.Yielder), so that the runtime's monitor neither
 //     takes its P nor preempts it by signal.
 //
-// Rate against stress-ng 0.15.06: docs/results.md ("Separate
-// processes"). On a 2-vCPU VM shared with builds the parallel row, report
-// 003's configuration, ran at a median 0.98 of stress-ng --sockfd 2
-// (0.86-1.16 switches per op against stress-ng's 0.88-1.28), the serial
-// row at 0.93 of --sockfd 1. Both
-// tools are bimodal there: a pair that keeps to two CPUs switches 0.05
-// times an op, a pair that meets on one 0.5-1 times and runs a third
-// slower, so compare rows over many rounds, with each other rather than
-// with stress-ng's numbers.
+// Next to stress-ng (docs/results.md has the figures), the parallel row,
+// report 003's configuration, runs near stress-ng's rate and the serial
+// row below it. Both tools are bimodal on a small machine: a pair that
+// keeps to two CPUs rarely switches, a pair that meets on one switches
+// about once an op and runs a third slower, so compare rows over many
+// rounds, with each other rather than with stress-ng's numbers.
 //
 // # BenchmarkSockfdGC
 //

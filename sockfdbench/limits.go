@@ -3,6 +3,8 @@ package sockfdbench
 import (
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 
 	"github.com/kbench/kbench/internal/skip"
 	"golang.org/x/sys/unix"
@@ -13,6 +15,9 @@ import (
 // being counted, and slack, so that no open, accept or recvmsg hits EMFILE
 // midway.
 const headroom = 8
+
+// rowFds are BenchmarkSockfd's fds per message.
+var rowFds = []int{1, 16, scmMaxFD}
 
 // maxPerConn caps the fds a client holds, as stress-ng caps max_fd at 1M.
 const maxPerConn = 1 << 20
@@ -88,4 +93,45 @@ func countFds() (int, error) {
 	}
 	// ParseDirent skips "." and ".."; the directory fd itself is listed.
 	return n - 1, nil
+}
+
+// plannedPerConn is the fds a client of a row with pairs pairs and
+// fdsPerMsg fds per message will hold per connection, planned as Run plans
+// it: from RLIMIT_NOFILE, the fds open now plus the row's listeners, and
+// whether the process runs as root.
+func plannedPerConn(fdsPerMsg, pairs int) (int, error) {
+	limit, err := nofile()
+	if err != nil {
+		return 0, err
+	}
+	open, err := countFds()
+	if err != nil {
+		return 0, err
+	}
+	pl, err := makePlan(limit, open+pairs, fdsPerMsg, pairs, unix.Geteuid() == 0)
+	return pl.perConn, err
+}
+
+// PerConnSummary describes, for the fingerprint, the fds held per
+// connection in every BenchmarkSockfd row (the same for both kinds):
+// "serial: fds=1 19926, ...; parallel (2 pairs): ...". stress-ng derives
+// it from the same limit, so two runs compare only where it is equal.
+func PerConnSummary(pairsParallel int) string {
+	var parts []string
+	for _, run := range []struct {
+		name  string
+		pairs int
+	}{{"serial", 1}, {fmt.Sprintf("parallel (%d pairs)", pairsParallel), pairsParallel}} {
+		var rows []string
+		for _, fds := range rowFds {
+			n, err := plannedPerConn(fds, run.pairs)
+			v := strconv.Itoa(n)
+			if err != nil {
+				v = "(none: " + err.Error() + ")"
+			}
+			rows = append(rows, fmt.Sprintf("fds=%d %s", fds, v))
+		}
+		parts = append(parts, run.name+": "+strings.Join(rows, ", "))
+	}
+	return strings.Join(parts, "; ")
 }

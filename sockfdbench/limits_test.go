@@ -136,3 +136,25 @@ func TestCountFds(t *testing.T) {
 		t.Fatalf("fd counts %d, %d with one more open, %d after closing it", before, during, after)
 	}
 }
+
+// TestPlannedPerConn checks that the fingerprint's fds per connection are
+// what Run then holds, serial and parallel.
+func TestPlannedPerConn(t *testing.T) {
+	for _, pairs := range []int{1, 2} {
+		want, err := plannedPerConn(16, pairs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Run(Config{Kind: KindFile, FdsPerMsg: 16, Pairs: pairs, Ops: 10}, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.PerConn != want {
+			t.Errorf("pairs=%d: planned %d fds per connection, Run held up to %d", pairs, want, res.PerConn)
+		}
+	}
+	s := PerConnSummary(2)
+	if !strings.HasPrefix(s, "serial: fds=1 ") || !strings.Contains(s, "; parallel (2 pairs): fds=1 ") || strings.Count(s, "fds=") != 6 {
+		t.Errorf("summary %q", s)
+	}
+}

@@ -184,14 +184,11 @@ func (p *pair) serve() (err error) {
 			unix.Close(sfd)
 			return err
 		}
-		c.MsgsSent++
-		c.FdsSent += int64(n)
 		if _, err := bad.sendBad(sfd); err != unix.EBADF {
 			err = p.fail(fmt.Errorf("sockfd server: sendmsg with invalid fd %d returned %v, want EBADF", p.plan.badFD, errOrSuccess(err)))
 			unix.Close(sfd)
 			return err
 		}
-		c.BadSends++
 		c.Ops++
 		if c.Ops%every == 0 {
 			y.Tick(time.Now())

@@ -4,6 +4,8 @@
 // tests and benchmarks. When KBENCH_PULSE asks for it, it first runs the
 // speculation-control pulse sweep (package pulse) and records it in the
 // fingerprint, so any package can be measured after sham or protect pulses.
+// It also sets up the instruments every row's timed region carries
+// (package region), and records what they measure in the fingerprint.
 package benchmain
 
 import (
@@ -13,10 +15,13 @@ import (
 	"testing"
 
 	"github.com/kbench/kbench/internal/child"
+	_ "github.com/kbench/kbench/internal/counters" // kernel counters in every row's region
 	"github.com/kbench/kbench/internal/fingerprint"
+	_ "github.com/kbench/kbench/internal/kprofile" // the profile instrument (KBENCH_PROFILE)
 	"github.com/kbench/kbench/internal/options"
 	"github.com/kbench/kbench/internal/pulse"
 	"github.com/kbench/kbench/internal/rate"
+	"github.com/kbench/kbench/internal/region"
 	_ "github.com/kbench/kbench/internal/thread" // holds the main thread from init
 )
 
@@ -43,15 +48,24 @@ func setup(stdout, stderr io.Writer, extra []Extra) int {
 		fmt.Fprintf(stderr, "kbench: bad options, nothing was run:\n%v\n", err)
 		return 2
 	}
+	// Read before this binary's own sweep: what earlier ones left.
+	earlier := pulse.Earlier()
 	pulsed, err := pulse.RunRequested()
 	if err != nil {
 		fmt.Fprintf(stderr, "kbench: %v\nkbench: no test or benchmark was run\n", err)
 		return 1
 	}
 	fields := fingerprint.Collect("/")
+	fields = append(fields, earlier)
 	fields = append(fields, pulsed...)
 	for _, e := range extra {
 		fields = append(fields, e()...)
+	}
+	measured, err := region.Setup()
+	fields = append(fields, measured...)
+	if err != nil {
+		fmt.Fprintf(stderr, "kbench: %v\nkbench: no test or benchmark was run\n", err)
+		return 1
 	}
 	if err := fingerprint.Write(stdout, fields); err != nil {
 		fmt.Fprintf(stderr, "kbench: %v\n", err)

@@ -17,7 +17,7 @@ func TestSetupPrintsFingerprintAndUnits(t *testing.T) {
 	if code := setup(&out, &errb, []Extra{extra}); code != 0 {
 		t.Fatalf("setup = %d: %s", code, errb.String())
 	}
-	for _, want := range []string{"# kbench kernel.release: ", "# kbench test.extra: yes", "Unit ops/s better=higher"} {
+	for _, want := range []string{"# kbench kernel.release: ", "# kbench test.extra: yes", "# kbench pulse.earlier: ", "Unit ops/s better=higher"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/kbench/kbench/internal/skip"
+	"github.com/kbench/kbench/internal/thread"
 	"golang.org/x/sys/unix"
 )
 
@@ -97,6 +98,11 @@ func Start(spec Spec) (*Proc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("child: finding the test binary: %v", err)
 	}
+	// No thread may copy the fd table (thread.UnshareFiles) while the
+	// child's end of the control socket, its inherited copies and the
+	// exec status pipe exist: they are all closed here before Start
+	// returns.
+	defer thread.HoldFiles()()
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("child: control socketpair: %s", skip.Errno(err))

@@ -18,7 +18,10 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // Prefix starts every fingerprint line.
@@ -53,9 +56,175 @@ func Collect(root string) []Field {
 	fields = append(fields,
 		Field{"sysctl.net.core.bpf_jit_enable", r.line("proc/sys/net/core/bpf_jit_enable")},
 		Field{"sysctl.net.core.bpf_jit_harden", r.line("proc/sys/net/core/bpf_jit_harden")},
+		// Layout, frequency and idle state decide the loopback and
+		// wakeup-heavy rows as much as the code under test does.
+		Field{"kernel.kaslr", r.kaslr()},
+		Field{"cpufreq.boost", r.boost()},
+		Field{"cpuidle.driver", r.line("sys/devices/system/cpu/cpuidle/current_driver")},
+		Field{"cpuidle.governor", r.firstLine("sys/devices/system/cpu/cpuidle/current_governor",
+			"sys/devices/system/cpu/cpuidle/current_governor_ro")},
+		Field{"thp.enabled", r.selected("sys/kernel/mm/transparent_hugepage/enabled")},
+		Field{"thp.defrag", r.selected("sys/kernel/mm/transparent_hugepage/defrag")},
 		Field{"go.version", runtime.Version()},
 	)
-	return fields
+	return append(fields, Process()...)
+}
+
+// Process records the test binary's own settings that change results:
+// who it runs as (root rows, stress-ng's root-only fd plan), its fd limit
+// (sockfd's fds per connection), and the Go runtime's knobs.
+func Process() []Field {
+	return []Field{
+		{"process.euid", strconv.Itoa(os.Geteuid())},
+		{"process.rlimit_nofile", rlimitNofile()},
+		{"go.gomaxprocs", gomaxprocs()},
+		{"go.gogc", envOr("GOGC", "(unset: 100)")},
+		{"go.godebug", envOr("GODEBUG", "(unset)")},
+	}
+}
+
+func envOr(key, unset string) string {
+	if v, ok := os.LookupEnv(key); ok {
+		return v
+	}
+	return unset
+}
+
+func gomaxprocs() string {
+	v := runtime.GOMAXPROCS(0)
+	if env, ok := os.LookupEnv("GOMAXPROCS"); ok {
+		return fmt.Sprintf("%d (GOMAXPROCS=%s)", v, env)
+	}
+	return fmt.Sprintf("%d (GOMAXPROCS unset; %d CPUs usable)", v, runtime.NumCPU())
+}
+
+// rlimitNofile is the process's RLIMIT_NOFILE. Go raises the soft limit to
+// the hard one when a program starts (and restores it for children it
+// starts), so the soft limit here is what the benchmarks get, not what
+// the shell's ulimit -n says.
+func rlimitNofile() string {
+	var r unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &r); err != nil {
+		return "(unreadable: " + err.Error() + ")"
+	}
+	return fmt.Sprintf("soft %s, hard %s", rlim(r.Cur), rlim(r.Max))
+}
+
+func rlim(v uint64) string {
+	if v == unix.RLIM_INFINITY {
+		return "unlimited"
+	}
+	return strconv.FormatUint(v, 10)
+}
+
+// firstLine is line of the first of rels that exists.
+func (r reader) firstLine(rels ...string) string {
+	v := "(missing)"
+	for _, rel := range rels {
+		if v = r.line(rel); v != "(missing)" {
+			return v
+		}
+	}
+	return v
+}
+
+// selected returns the bracketed choice of a sysfs selection file
+// ("always [madvise] never" is "madvise"), or its content.
+func (r reader) selected(rel string) string {
+	s := r.line(rel)
+	if i := strings.Index(s, "["); i >= 0 {
+		if j := strings.Index(s[i:], "]"); j > 0 {
+			return s[i+1 : i+j]
+		}
+	}
+	return s
+}
+
+// boost says whether CPUs may run above their base frequency: the
+// cpufreq boost switch (acpi-cpufreq, amd-pstate), or intel_pstate's
+// no_turbo, inverted.
+func (r reader) boost() string {
+	if v := r.line("sys/devices/system/cpu/cpufreq/boost"); !strings.HasPrefix(v, "(") {
+		return onOff(v == "1") + " (cpufreq/boost=" + v + ")"
+	}
+	if v := r.line("sys/devices/system/cpu/intel_pstate/no_turbo"); !strings.HasPrefix(v, "(") {
+		return onOff(v == "0") + " (intel_pstate/no_turbo=" + v + ")"
+	}
+	paths, _ := filepath.Glob(filepath.Join(r.root, "sys/devices/system/cpu/cpufreq/policy[0-9]*/boost"))
+	var vals []string
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if v := clean(string(data)); err == nil && !slices.Contains(vals, v) {
+			vals = append(vals, v)
+		}
+	}
+	if len(vals) > 0 {
+		slices.Sort(vals)
+		return "per policy: boost=" + strings.Join(vals, ", ")
+	}
+	return "(missing)"
+}
+
+func onOff(on bool) string {
+	if on {
+		return "on"
+	}
+	return "off"
+}
+
+// x86LinkText is where an x86-64 kernel's _text sits when KASLR did not
+// move it: __START_KERNEL_map plus the default CONFIG_PHYSICAL_START.
+const x86LinkText = 0xffffffff81000000
+
+// kaslr says whether the kernel's text was randomized this boot, and how
+// that was found: nokaslr on the cmdline; else where /proc/kallsyms puts
+// _text (readable as root unless kptr_restrict=2), against the x86-64
+// link address; else the kernel's config (CONFIG_RANDOMIZE_BASE).
+func (r reader) kaslr() string {
+	cmdline, err := r.read("proc/cmdline")
+	if err != nil {
+		return missing(err)
+	}
+	if slices.Contains(strings.Fields(cmdline), "nokaslr") {
+		return "off (nokaslr on the cmdline)"
+	}
+	if addr, ok := r.textAddr(); ok && runtime.GOARCH == "amd64" {
+		if addr == x86LinkText {
+			return fmt.Sprintf("off (_text at the link address %x)", addr)
+		}
+		return fmt.Sprintf("on (_text at %x, not the link address %x)", addr, uint64(x86LinkText))
+	}
+	release, _ := r.read("proc/sys/kernel/osrelease")
+	if cfg, err := r.read("boot/config-" + clean(release)); err == nil && clean(release) != "" {
+		for _, l := range strings.Split(cfg, "\n") {
+			switch strings.TrimSpace(l) {
+			case "CONFIG_RANDOMIZE_BASE=y":
+				return "on (CONFIG_RANDOMIZE_BASE=y, no nokaslr on the cmdline)"
+			case "# CONFIG_RANDOMIZE_BASE is not set":
+				return "off (CONFIG_RANDOMIZE_BASE is not set)"
+			}
+		}
+	}
+	return "(unknown: no nokaslr on the cmdline; /proc/kallsyms hides addresses and no /boot/config-" + clean(release) + " says)"
+}
+
+// textAddr reads _text's address from /proc/kallsyms; false where the file
+// is missing or shows zeros (kptr_restrict, or not root).
+func (r reader) textAddr() (uint64, bool) {
+	f, err := os.Open(filepath.Join(r.root, "proc/kallsyms"))
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fs := strings.Fields(sc.Text())
+		if len(fs) >= 3 && fs[2] == "_text" {
+			addr, err := strconv.ParseUint(fs[0], 16, 64)
+			return addr, err == nil && addr != 0
+		}
+	}
+	return 0, false
 }
 
 type reader struct{ root string }

@@ -2,6 +2,9 @@ package fingerprint
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -34,6 +37,12 @@ func TestCollectFixture(t *testing.T) {
 		"vuln.meltdown":                  "Not affected",
 		"sysctl.net.core.bpf_jit_enable": "1",
 		"sysctl.net.core.bpf_jit_harden": "(missing)",
+		"kernel.kaslr":                   "on (_text at ffffffff9b200000, not the link address ffffffff81000000)",
+		"cpufreq.boost":                  "on (intel_pstate/no_turbo=0)",
+		"cpuidle.driver":                 "intel_idle",
+		"cpuidle.governor":               "menu", // current_governor_ro: kernels before 5.x's switchable governors
+		"thp.enabled":                    "madvise",
+		"thp.defrag":                     "madvise",
 	} {
 		got, ok := lookup(fields, key)
 		if !ok || got != want {
@@ -45,11 +54,50 @@ func TestCollectFixture(t *testing.T) {
 func TestCollectEmptyRoot(t *testing.T) {
 	// Nothing readable at all: every field says so, nothing fails.
 	for _, f := range Collect(t.TempDir()) {
-		if f.Key == "go.version" {
-			continue
+		if strings.HasPrefix(f.Key, "go.") || strings.HasPrefix(f.Key, "process.") {
+			continue // the process's own facts
 		}
 		if !strings.HasPrefix(f.Value, "(missing") {
 			t.Errorf("%s = %q on an empty root", f.Key, f.Value)
+		}
+	}
+}
+
+// TestKASLR checks each way kernel.kaslr is decided, and that a machine
+// that says nothing gives a note, not a guess.
+func TestKASLR(t *testing.T) {
+	write := func(root, rel, data string) {
+		t.Helper()
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		name  string
+		files map[string]string
+		want  string
+	}{
+		{"nokaslr", map[string]string{"proc/cmdline": "ro nokaslr quiet\n", "proc/kallsyms": "ffffffff9b200000 T _text\n"}, "off (nokaslr on the cmdline)"},
+		{"link address", map[string]string{"proc/cmdline": "ro\n", "proc/kallsyms": "ffffffff81000000 T _text\n"}, "off (_text at the link address ffffffff81000000)"},
+		{"hidden, config y", map[string]string{"proc/cmdline": "ro\n", "proc/kallsyms": "0000000000000000 T _text\n",
+			"proc/sys/kernel/osrelease": "6.1.0\n", "boot/config-6.1.0": "CONFIG_X=y\nCONFIG_RANDOMIZE_BASE=y\n"}, "on (CONFIG_RANDOMIZE_BASE=y, no nokaslr on the cmdline)"},
+		{"config off", map[string]string{"proc/cmdline": "ro\n", "proc/sys/kernel/osrelease": "5.4.0\n",
+			"boot/config-5.4.0": "# CONFIG_RANDOMIZE_BASE is not set\n"}, "off (CONFIG_RANDOMIZE_BASE is not set)"},
+		{"nothing says", map[string]string{"proc/cmdline": "ro\n", "proc/sys/kernel/osrelease": "5.4.0\n"}, "(unknown: no nokaslr on the cmdline"},
+	} {
+		if runtime.GOARCH != "amd64" && strings.Contains(c.want, "_text") {
+			continue
+		}
+		root := t.TempDir()
+		for rel, data := range c.files {
+			write(root, rel, data)
+		}
+		if got := (reader{root}).kaslr(); !strings.HasPrefix(got, c.want) {
+			t.Errorf("%s: kernel.kaslr = %q, want %q", c.name, got, c.want)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 // reads it, with a line for the README. A variable in the environment that
 // is not listed stops the run, so a typo never falls back to a default.
 var Catalog = map[string]string{
+	"KBENCH_COUNTERS":     "every binary: on (the default counters), off, or a comma-separated list of counters (task-clock, context-switches, cpu-migrations, page-faults, cycles, instructions, branch-misses, cache-misses, iTLB-load-misses, softirqs, ipis) each row reports per op; one the machine cannot count is skipped with a note in the fingerprint.",
 	"KBENCH_FILTERS":      "seccompbench: filter counts for BenchmarkSyscall (UnixBench's report used 1, 4 and 32).",
 	"KBENCH_VICTIM_CPU":   "seccompbench: the CPU BenchmarkBystander pins its victim to; loaders take the other usable CPUs.",
 	"KBENCH_PULSE":        "every binary: off, sham or protect; one PR_SPEC_INDIRECT_BRANCH pulse per online CPU before the first test or benchmark (report 000); protect's after-effect lasts until reboot and unlocks prctlbench's protect rows.",
@@ -18,6 +19,8 @@ var Catalog = map[string]string{
 	"KBENCH_NET_FLOWS":    "netbench: flow counts (parallel netperf clients) for BenchmarkTCPCRR and BenchmarkTCPRR; lkp's report ran 16.",
 	"KBENCH_NET_LISTEN":   "netbench: ip:port TestServe listens on when it runs a netbench server for remote mode.",
 	"KBENCH_NET_SERVER":   "netbench: ip:port of a netbench server on another host; unset runs the server in-process on loopback.",
+	"KBENCH_PROFILE":      "every binary: a directory; each benchmark row's every -count run writes a pprof profile of its timed region there (kernel and user call chains, system-wide where permitted).",
+	"KBENCH_PROFILE_HZ":   "every binary: samples per second per CPU for KBENCH_PROFILE (default 4000, perf's).",
 }
 
 // Known reports whether name is in the catalog.

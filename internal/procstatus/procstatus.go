@@ -2,9 +2,11 @@
 // kernel's own account of a thread's seccomp mode, filter count,
 // no_new_privs bit and speculation controls.
 //
-// Fields appear in different kernel releases (Seccomp_filters since 5.9,
-// Speculation_Indirect_Branch since 4.20), so a missing field is reported
-// as ErrMissing, which callers turn into a degraded check with a note.
+// Fields appear in different kernel releases (Seccomp_filters since 5.9;
+// SpeculationIndirectBranch, fs/proc/array.c's indirect-branch line, since
+// 5.11, commit fe719888344c "proc: provide details on indirect branch
+// speculation"), so a missing field is reported as ErrMissing, which
+// callers turn into a degraded check with a note.
 package procstatus
 
 import (
@@ -16,6 +18,11 @@ import (
 	"strconv"
 	"strings"
 )
+
+// IndirectBranch is the status line fs/proc/array.c prints for a task's
+// indirect-branch speculation control (Linux 5.11+), with
+// PR_GET_SPECULATION_CTRL's answer in words.
+const IndirectBranch = "SpeculationIndirectBranch"
 
 // ErrMissing reports that the kernel does not print a field.
 var ErrMissing = errors.New("field not present in status file")

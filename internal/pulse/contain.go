@@ -11,7 +11,7 @@ import (
 
 // statusField is the main thread's indirect-branch line in
 // /proc/<pid>/task/<pid>/status (Linux 5.11+).
-const statusField = "SpeculationIndirectBranch"
+const statusField = procstatus.IndirectBranch
 
 // CheckContained checks that protection stayed on the throw-away threads:
 // the main thread (from its status file, which prints what

@@ -79,6 +79,9 @@ func Pulse(cpu int, mode Mode) (Result, error) {
 		r, err = pulseOn(linux{}, cpu, mode, initial, initialErr)
 		return err
 	})
+	if err == nil && mode == Protect {
+		markProtect() // the boot is contaminated from here on
+	}
 	return r, err
 }
 

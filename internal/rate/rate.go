@@ -9,6 +9,8 @@ import (
 	"maps"
 	"slices"
 	"testing"
+
+	"golang.org/x/perf/benchunit"
 )
 
 // Better is a unit's good direction.
@@ -40,6 +42,55 @@ var Units = map[string]Better{
 	"p50-us":           Lower,  // netbench: median transaction latency, microseconds
 	"p99-us":           Lower,  // netbench: 99th percentile transaction latency, microseconds
 	"slow/op":          Lower,  // netbench: share of transactions slower than 200 ms
+}
+
+// Counters lists the units of the kernel counters every row reports per
+// op (package counters). They are evidence beside the headline, not
+// verdicts: kbcompare lists those that changed under their row and never
+// lets them decide its exit status. They are part of Units too.
+var Counters = map[string]Better{
+	"cpu-ns/op":        Lower, // task-clock: CPU time of the test process and its children
+	"cs/op":            Lower, // context-switches
+	"migrations/op":    Lower, // cpu-migrations
+	"faults/op":        Lower, // page-faults
+	"cycles/op":        Lower, // PMU cycles
+	"instructions/op":  Lower, // PMU instructions retired
+	"branch-misses/op": Lower, // PMU branch mispredictions
+	"cache-misses/op":  Lower, // PMU last-level cache misses
+	"itlb-misses/op":   Lower, // PMU iTLB load misses (report 004's code-layout effect)
+	// /proc/softirqs deltas per type, summed over CPUs (BLOCK_IOPOLL
+	// before Linux 4.5, IRQ_POLL since).
+	"softirq-hi/op":           Lower,
+	"softirq-timer/op":        Lower,
+	"softirq-net-tx/op":       Lower,
+	"softirq-net-rx/op":       Lower,
+	"softirq-block/op":        Lower,
+	"softirq-block-iopoll/op": Lower,
+	"softirq-irq-poll/op":     Lower,
+	"softirq-tasklet/op":      Lower,
+	"softirq-sched/op":        Lower,
+	"softirq-hrtimer/op":      Lower,
+	"softirq-rcu/op":          Lower,
+	// /proc/interrupts IPI deltas, summed over CPUs.
+	"ipi-res/op": Lower, // rescheduling IPIs
+	"ipi-cal/op": Lower, // function-call IPIs
+	"ipi-tlb/op": Lower, // TLB shootdowns
+}
+
+func init() { maps.Copy(Units, Counters) }
+
+// IsCounter reports whether unit is one of Counters, as written or as
+// benchfmt tidies it when reading results (cpu-ns/op becomes cpu-sec/op).
+func IsCounter(unit string) bool {
+	if _, ok := Counters[unit]; ok {
+		return true
+	}
+	for u := range Counters {
+		if _, tidy := benchunit.Tidy(1, u); tidy == unit {
+			return true
+		}
+	}
+	return false
 }
 
 // Report records count events over the benchmark's timed section as a

@@ -1,11 +1,16 @@
 package thread
 
 import (
+	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/kbench/kbench/internal/skip"
 	"golang.org/x/sys/unix"
 )
+
+// ErrNotRunThread is returned by UnshareFiles outside a Run function.
+var ErrNotRunThread = errors.New("thread: UnshareFiles outside a thread.Run function: the private fd table would outlive the caller on a thread the runtime reuses")
 
 // UnshareFiles gives the calling thread its own copy of the process's fd
 // table (unshare(CLONE_FILES)), as a forked process has one. Fds it opens
@@ -14,12 +19,20 @@ import (
 // file for each syscall (the table has one user) and allocates them
 // without contending with other threads for the table's lock.
 //
-// Call it only on a Run thread: the copy also holds every fd the process
-// had open at the call, until the thread exits and the table with it.
-// Where a seccomp profile or an LSM refuses unshare, the error wraps
-// skip.ErrNotSupported.
+// It works only on a Run thread, and returns ErrNotRunThread elsewhere: on
+// the main thread or a thread the runtime reuses, the private table would
+// follow every goroutine later scheduled there (the netpoller's epoll fd
+// and every fd opened since would be missing from it). The copy also
+// holds every fd the process had open at the call, until the thread
+// exits and the table with it. Where a seccomp profile or an LSM refuses
+// unshare, the error wraps skip.ErrNotSupported.
 func UnshareFiles() error {
+	if !onRunThread() {
+		return ErrNotRunThread
+	}
+	filesMu.RLock()
 	err := unix.Unshare(unix.CLONE_FILES)
+	filesMu.RUnlock()
 	switch err {
 	case nil:
 		return nil
@@ -31,4 +44,19 @@ func UnshareFiles() error {
 		}
 	}
 	return fmt.Errorf("unshare(CLONE_FILES): %s", skip.Errno(err))
+}
+
+// filesMu keeps UnshareFiles from copying the fd table while HoldFiles
+// is held.
+var filesMu sync.RWMutex
+
+// HoldFiles makes UnshareFiles wait until release is called. A caller
+// whose fds must never be copied into a private table holds it while they
+// exist: starting a child process opens the exec status pipe, whose write
+// end held in a copy would keep os/exec waiting for ever for the child's
+// exec, and the child's end of its control socket, which held in a copy
+// would hide the child's death from its parent.
+func HoldFiles() (release func()) {
+	filesMu.Lock()
+	return filesMu.Unlock
 }

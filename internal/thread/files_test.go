@@ -1,6 +1,10 @@
 package thread
 
 import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
 	"testing"
 
 	"github.com/kbench/kbench/internal/skip"
@@ -55,4 +59,46 @@ func TestUnshareFilesPrivate(t *testing.T) {
 	if n, err := unix.Poll(fds, 5000); err != nil || n != 1 || fds[0].Revents&unix.POLLHUP == 0 {
 		t.Fatalf("pipe reader after the thread exited: n=%d revents=%#x err=%v, want POLLHUP (the copy closed the writer)", n, fds[0].Revents, err)
 	}
+}
+
+// TestUnshareFilesRefusedOutsideRun: on a thread the runtime will reuse
+// (here a goroutine's locked thread, which exits with it) or on the main
+// thread, a private fd table would follow every goroutine later scheduled
+// there, so UnshareFiles refuses and leaves the table shared.
+func TestUnshareFilesRefusedOutsideRun(t *testing.T) {
+	type answer struct {
+		err    error
+		shared bool
+	}
+	done := make(chan answer, 1)
+	go func() {
+		runtime.LockOSThread() // no unlock: should it unshare, the thread dies with the goroutine
+		err := UnshareFiles()
+		// An fd opened now is in the process's table only if the thread
+		// still shares it.
+		fd, oerr := unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		shared := false
+		if oerr == nil {
+			shared = sharesFd(fd)
+			unix.Close(fd)
+		}
+		done <- answer{err, shared}
+	}()
+	a := <-done
+	if !errors.Is(a.err, ErrNotRunThread) {
+		t.Errorf("UnshareFiles on a pooled thread returned %v, want ErrNotRunThread", a.err)
+	}
+	if !a.shared {
+		t.Error("the pooled thread's fd table is no longer the process's")
+	}
+	if !errors.Is(mainUnshareErr, ErrNotRunThread) {
+		t.Errorf("UnshareFiles on the main thread returned %v, want ErrNotRunThread", mainUnshareErr)
+	}
+}
+
+// sharesFd reports whether fd is in the process's table, as the main
+// thread sees it (/proc/self/fd is the thread group leader's table).
+func sharesFd(fd int) bool {
+	_, err := os.Lstat(fmt.Sprintf("/proc/self/fd/%d", fd))
+	return err == nil
 }

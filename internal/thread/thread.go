@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -29,6 +30,12 @@ func init() {
 // ErrMainThread is returned when a throw-away function would run on the
 // process's main thread, which is never destroyed.
 var ErrMainThread = errors.New("thread: refusing to run on the main thread (gettid == getpid), which is never destroyed")
+
+// ErrGoexit is returned when the function ended its goroutine with
+// runtime.Goexit instead of returning: t.Fatal, t.Skip, b.Fatal or b.Skip
+// called inside a Run closure do that (and belong on the test's own
+// goroutine).
+var ErrGoexit = errors.New("thread: the function called runtime.Goexit (t.Fatal, t.Skip, b.Fatal or b.Skip inside a thread.Run closure?) instead of returning")
 
 // ExitTimeout bounds the wait for a thread's death after its function
 // returned.
@@ -47,7 +54,11 @@ func Run(fn func() error) error {
 		runtime.LockOSThread()
 		// No UnlockOSThread: the goroutine exits locked, so the runtime
 		// terminates the thread instead of reusing it.
-		done <- result{unix.Gettid(), runLocked(fn)}
+		r := result{unix.Gettid(), ErrGoexit}
+		// Sent from a defer, so that a function that calls runtime.Goexit
+		// (which runs deferred calls only) does not leave Run waiting.
+		defer func() { done <- r }()
+		r.err = runLocked(fn)
 	}()
 	r := <-done
 	if errors.Is(r.err, ErrMainThread) {
@@ -59,12 +70,27 @@ func Run(fn func() error) error {
 	return r.err
 }
 
+// runThreads holds the tids of the threads running a Run function: the
+// threads that die when it ends (see UnshareFiles).
+var runThreads sync.Map
+
 // runLocked runs fn on the calling, locked thread unless it is the main one.
 func runLocked(fn func() error) error {
-	if unix.Gettid() == unix.Getpid() {
+	tid := unix.Gettid()
+	if tid == unix.Getpid() {
 		return ErrMainThread
 	}
+	runThreads.Store(tid, true)
+	defer runThreads.Delete(tid)
 	return fn()
+}
+
+// onRunThread reports whether the caller runs a Run function on its
+// throw-away thread. A Run thread runs nothing but its locked goroutine,
+// so the tid alone says so.
+func onRunThread() bool {
+	_, ok := runThreads.Load(unix.Gettid())
+	return ok
 }
 
 // waitExit waits until thread tid no longer exists. A non-leader thread is

@@ -3,7 +3,9 @@ package thread
 import (
 	"errors"
 	"os"
+	"runtime"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -13,8 +15,13 @@ import (
 var mainThreadErr error
 var mainThreadRan bool
 
+// mainUnshareErr is what UnshareFiles said when TestMain called it on the
+// main thread.
+var mainUnshareErr error
+
 func TestMain(m *testing.M) {
 	mainThreadErr = runLocked(func() error { mainThreadRan = true; return nil })
+	mainUnshareErr = UnshareFiles()
 	os.Exit(m.Run())
 }
 
@@ -86,4 +93,30 @@ func nnp(t *testing.T) int {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// TestRunGoexit: a function that ends its goroutine with runtime.Goexit,
+// as t.Fatal or b.Skip inside a Run closure do, must not leave Run
+// waiting forever; Run says what happened and the thread still dies.
+func TestRunGoexit(t *testing.T) {
+	var tid int
+	errc := make(chan error, 1)
+	go func() {
+		errc <- Run(func() error {
+			tid = unix.Gettid()
+			runtime.Goexit()
+			return nil
+		})
+	}()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, ErrGoexit) {
+			t.Fatalf("Run returned %v, want ErrGoexit", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run still waiting 10s after its function called runtime.Goexit")
+	}
+	if Alive(tid) {
+		t.Fatalf("thread %d still exists after Run returned", tid)
+	}
 }

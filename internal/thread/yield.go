@@ -22,9 +22,9 @@ const YieldEvery = 9 * time.Millisecond
 // syscalls that never yields is then caught on every sysmon tick (20 us
 // while it keeps taking Ps), because each P the thread takes on its way
 // out of the syscall has not been scheduled recently either: sysmon
-// spins, and every take sends the thread down the slow exit path. With
-// netbench's TCP_CRR (Go 1.26, 2 vCPUs) that cost 1 context switch per
-// transaction and 12% of the rate. A runtime.Gosched every YieldEvery
+// spins, and every take sends the thread down the slow exit path, which
+// costs netbench's TCP_CRR a context switch per transaction and a tenth
+// of its rate (docs/results.md). A runtime.Gosched every YieldEvery
 // keeps the P freshly scheduled at the cost of a handoff to another
 // thread and back (futex calls) about a hundred times a second; the
 // goroutine stays on its thread.

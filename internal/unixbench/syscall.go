@@ -30,14 +30,6 @@ const (
 	Getpid Work = "getpid" // getpid
 )
 
-// SyscallsPerLoop is how many system calls one loop of w makes.
-func (w Work) SyscallsPerLoop() int {
-	if w == Mix {
-		return 5
-	}
-	return 1
-}
-
 // Loop holds what the loop needs: a pipe fd to dup and the expected
 // answers of getpid, getuid and umask.
 type Loop struct {

@@ -55,12 +55,6 @@ func TestLoopDetectsWrongAnswer(t *testing.T) {
 	}
 }
 
-func TestSyscallsPerLoop(t *testing.T) {
-	if Mix.SyscallsPerLoop() != 5 || Getpid.SyscallsPerLoop() != 1 {
-		t.Fatal("UnixBench's mix is 5 calls per loop, getpid 1")
-	}
-}
-
 func countFds(t *testing.T) int {
 	t.Helper()
 	ents, err := os.ReadDir("/proc/self/fd")

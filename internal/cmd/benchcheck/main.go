@@ -9,7 +9,8 @@
 // benchfmt names results without the "Benchmark" prefix and the -N
 // GOMAXPROCS suffix; a leading "? " marks a row that may be skipped on a
 // machine without the feature (the skip message says why). '#' starts a
-// comment.
+// comment. Every row must also report the kernel counters its test
+// binary's fingerprint says were counted (package counters).
 package main
 
 import (
@@ -45,6 +46,13 @@ func main() {
 	}
 	defer f.Close()
 	problems, rows, err := check(f, flag.Arg(0), want)
+	if err == nil {
+		var more []string
+		if _, err = f.Seek(0, io.SeekStart); err == nil {
+			more, err = checkCounters(f)
+			problems = append(problems, more...)
+		}
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchcheck:", err)
 		os.Exit(2)

@@ -60,3 +60,25 @@ func TestCheckEmpty(t *testing.T) {
 		t.Fatal("an output without rows passed")
 	}
 }
+
+func TestCheckCounters(t *testing.T) {
+	out := `# kbench counters: task-clock,context-switches,softirqs
+goos: linux
+pkg: github.com/kbench/kbench/seccompbench
+BenchmarkA-2   100  30000 ns/op  10 cpu-ns/op  0.1 cs/op  0 softirq-hi/op  1 softirq-timer/op
+BenchmarkB-2   100  30000 ns/op  10 cpu-ns/op  0.1 cs/op  33000 loads/s
+PASS
+ok  	github.com/kbench/kbench/seccompbench	1.0s
+goos: linux
+pkg: github.com/kbench/kbench/prctlbench
+BenchmarkC-2   100  30000 ns/op
+PASS
+`
+	problems, err := checkCounters(strings.NewReader(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(problems) != 1 || !strings.Contains(problems[0], "BenchmarkB-2 lacks counter unit softirq-") {
+		t.Errorf("problems %q, want one for BenchmarkB-2's softirqs (C's binary counted nothing)", problems)
+	}
+}

@@ -31,6 +31,11 @@ const (
 	Changed Verdict = "changed" // significant, but the unit has no direction
 	OldOnly Verdict = "old only"
 	NewOnly Verdict = "new only"
+	// Failed: go test printed "--- FAIL" for the row on a side, or the
+	// row is on one side only and the other side's package failed.
+	Failed Verdict = "FAILED"
+	// Skipped: the row is on one side only and the other side skipped it.
+	Skipped Verdict = "skipped"
 )
 
 // Report is the comparison of two result files.
@@ -40,7 +45,24 @@ type Report struct {
 	Setup      []SetupDiff // fingerprint and file configuration that differ
 	SetupEqual int         // how many are equal
 	Tables     []*Table
+	// Boots counts each file's boots (distinct kernel.boot_id values;
+	// results without one count as one boot). BootMode is set when both
+	// have at least MinBoots: rows are then judged with boots as samples.
+	Boots    [2]int
+	BootMode bool
+	// Problems lists failures and skips that the rows alone do not show:
+	// failed benchmarks without a row, failed packages. Rows whose
+	// verdict is Failed or Skipped are listed with the rows.
+	Problems []Problem
+	// Pulses notes, per side, boots in which protect pulses ran before
+	// the results.
+	Pulses [2][]string
+	// Attribution holds the kernel counters' tables, out of Tables.
+	Attribution Attribution
 }
+
+// Problem is a failure or skip, on a side ("old" or "new").
+type Problem struct{ Side, Pkg, Name, What string }
 
 // SetupDiff is one setup line that differs; "" where a file lacks it.
 type SetupDiff struct{ Key, Old, New string }
@@ -65,6 +87,11 @@ type Row struct {
 	Change   float64              // new/old - 1
 	Verdict  Verdict
 	Warnings []string
+	// Boot is the comparison with boots as samples, in boot mode; Cmp and
+	// the summaries are then per sample, for reference.
+	Boot *BootCmp
+	// Why says, for a Failed or Skipped row, what go test printed.
+	Why string
 }
 
 // Count returns how many rows have verdict v.
@@ -86,7 +113,7 @@ func (r *Report) undecidable() int {
 	n := 0
 	for _, t := range r.Tables {
 		for _, row := range t.Rows {
-			if row.Old != nil && row.New != nil && len(row.Cmp.Warnings) > 0 {
+			if row.Old != nil && row.New != nil && row.Boot == nil && len(row.Cmp.Warnings) > 0 {
 				n++
 			}
 		}
@@ -101,8 +128,18 @@ func Compare(oldPath, newPath string, opts Options) (*Report, error) {
 		return nil, err
 	}
 	rep := &Report{Old: oldPath, New: newPath, Opts: opts}
+	for side, in := range ins {
+		rep.Boots[side] = len(in.boots)
+		for _, p := range in.lines.pulses {
+			rep.Pulses[side] = append(rep.Pulses[side], fmt.Sprintf("boot %s: %s", shortBoot(p.boot), p.name))
+		}
+	}
+	rep.BootMode = rep.Boots[0] >= MinBoots && rep.Boots[1] >= MinBoots
 	rep.setup(ins)
+	deriveRates(ins)
 	rep.tables(ins, units)
+	rep.outcomes(ins)
+	rep.attribute()
 	return rep, nil
 }
 
@@ -170,7 +207,10 @@ func setupKey(ins [2]*input, key string) bool {
 // configuration, full name and unit, and compares each group.
 func (r *Report) tables(ins [2]*input, units benchfmt.UnitMetadataMap) {
 	type tableKey struct{ pkg, ident, unit string }
-	type cell struct{ values [2][]float64 }
+	type cell struct {
+		values [2][]float64
+		boots  [2]bootSamples
+	}
 	var identKeys []string
 	for _, in := range ins {
 		for _, k := range configKeys(in) {
@@ -205,6 +245,7 @@ func (r *Report) tables(ins [2]*input, units benchfmt.UnitMetadataMap) {
 					t.Rows = append(t.Rows, &Row{Name: res.name})
 				}
 				c.values[side] = append(c.values[side], v.Value)
+				c.boots[side].add(res.boot, v.Value)
 			}
 		}
 	}
@@ -222,6 +263,9 @@ func (r *Report) tables(ins [2]*input, units benchfmt.UnitMetadataMap) {
 				row.NewSum = assumption.Summary(row.New, confidence)
 			}
 			r.judge(t, row, assumption)
+			if r.BootMode && row.Old != nil && row.New != nil {
+				r.judgeBoots(t, row, &c.boots[0], &c.boots[1])
+			}
 		}
 	}
 }
@@ -240,7 +284,12 @@ func (r *Report) judge(t *Table, row *Row, assumption benchmath.Assumption) {
 	}
 	row.Cmp = assumption.Compare(row.Old, row.New)
 	row.warn(row.OldSum.Warnings, row.NewSum.Warnings, row.Cmp.Warnings)
-	o, n := row.OldSum.Center, row.NewSum.Center
+	r.decide(t, row, row.OldSum.Center, row.NewSum.Center, row.Cmp.P)
+}
+
+// decide sets a compared row's change, from its two centers, and its
+// verdict, from the change and the p-value.
+func (r *Report) decide(t *Table, row *Row, o, n, p float64) {
 	switch {
 	case o == n:
 		row.Change = 0
@@ -250,7 +299,7 @@ func (r *Report) judge(t *Table, row *Row, assumption benchmath.Assumption) {
 		row.Change = n/o - 1
 	}
 	// benchstat calls a change significant unless p > alpha.
-	significant := !(row.Cmp.P > row.Cmp.Alpha)
+	significant := !(p > r.Opts.Alpha)
 	switch {
 	case !significant || math.Abs(row.Change) < r.Opts.Threshold || row.Change == 0:
 		row.Verdict = Same
@@ -261,6 +310,99 @@ func (r *Report) judge(t *Table, row *Row, assumption benchmath.Assumption) {
 	default:
 		row.Verdict = Worse
 	}
+}
+
+// judgeBoots gives the verdict with boots as the samples, where both
+// sides hold the row in at least MinBoots boots.
+func (r *Report) judgeBoots(t *Table, row *Row, old, new *bootSamples) {
+	if len(old.order) < MinBoots || len(new.order) < MinBoots {
+		row.Warnings = append(row.Warnings, fmt.Sprintf(
+			"only %d+%d boots hold this row (need %d each): per-sample statistics, which a layout shift between boots can fool",
+			len(old.order), len(new.order), MinBoots))
+		return
+	}
+	row.Boot = compareBoots(old, new)
+	// The per-sample summaries' warnings (too few samples for a range)
+	// are about statistics this row no longer uses.
+	row.Warnings = nil
+	r.decide(t, row, row.Boot.OldCenter, row.Boot.NewCenter, row.Boot.P)
+}
+
+// outcomes marks the rows that failed, or that one side lacks because it
+// failed or skipped them there, and lists the failures no row shows.
+func (r *Report) outcomes(ins [2]*input) {
+	sides := [2]string{"old", "new"}
+	for side, in := range ins {
+		failed := leaves(in.lines.failed)
+		for _, o := range failed {
+			found := false
+			for _, t := range r.Tables {
+				for _, row := range t.Rows {
+					if t.Pkg == o.pkg && sameBenchmark(o.name, row.Name) {
+						found = true
+						row.fail(Failed, fmt.Sprintf("--- FAIL in %s (%s:%d)", sides[side], in.path, o.line))
+					}
+				}
+			}
+			if !found {
+				r.Problems = append(r.Problems, Problem{sides[side], o.pkg, o.name, fmt.Sprintf("--- FAIL, no results (%s:%d)", in.path, o.line)})
+			}
+		}
+		for _, o := range in.lines.pkgFail {
+			r.Problems = append(r.Problems, Problem{sides[side], o.pkg, o.name, fmt.Sprintf("the test binary failed (%s:%d)", in.path, o.line)})
+		}
+		// A row the other side has and this side lacks: did this side
+		// skip it, or did its package fail?
+		lacks := NewOnly
+		if side == 1 {
+			lacks = OldOnly
+		}
+		for _, t := range r.Tables {
+			for _, row := range t.Rows {
+				if row.Verdict != lacks {
+					continue
+				}
+				for _, o := range in.lines.skipped {
+					if t.Pkg == o.pkg && sameBenchmark(o.name, row.Name) {
+						row.fail(Skipped, fmt.Sprintf("--- SKIP in %s (%s:%d)", sides[side], in.path, o.line))
+					}
+				}
+				for _, o := range in.lines.pkgFail {
+					if t.Pkg == o.pkg {
+						row.fail(Failed, fmt.Sprintf("missing from %s, whose test binary failed (%s:%d)", sides[side], in.path, o.line))
+					}
+				}
+			}
+		}
+	}
+}
+
+// fail sets a Failed or Skipped verdict; Failed wins over Skipped.
+func (row *Row) fail(v Verdict, why string) {
+	if row.Verdict == Failed && v == Skipped {
+		return
+	}
+	if row.Verdict != v {
+		row.Why = why
+	}
+	row.Verdict = v
+}
+
+// Failures counts the rows and problems that make a comparison fail
+// whatever the statistics say.
+func (r *Report) Failures() int {
+	return r.Count(Failed) + r.Count(Skipped) + len(r.Problems)
+}
+
+// shortBoot abbreviates a boot id for a header.
+func shortBoot(b string) string {
+	if b == "" {
+		return "(no boot id)"
+	}
+	if len(b) > 8 {
+		return b[:8]
+	}
+	return b
 }
 
 func (row *Row) warn(lists ...[]error) {

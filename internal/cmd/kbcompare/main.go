@@ -15,16 +15,48 @@
 // describe the setup and are shown in the header; where the two files
 // differ in one, benchstat would print separate tables and compare nothing.
 //
+// A file may hold several boots of its kernel, one run after another
+// (`tee -a` after each boot); results belong to the boot named by the
+// last `# kbench kernel.boot_id` line above them. With at least MinBoots
+// (3) boots on each side the boots are the samples: each row's per-boot
+// medians are compared with Welch's t-test on their logs, n counts boots,
+// and each row shows the spread within and between boots. With fewer, the
+// statistics are per sample, as benchstat's, and the header says that
+// boot-to-boot variation is unmeasured, so a change can be a layout shift
+// between two boots.
+//
+// Why boots: KASLR and boot-time layout (code and data placement, page
+// colouring) shift a microbenchmark by a few percent from one boot to the
+// next of the same kernel (report 004 is such a layout effect), and every
+// sample of a boot shares its layout: ten samples of one boot are one
+// draw of the layout, so a per-sample test calls a layout shift a kernel
+// change. Why Welch's t-test on the logs of per-boot medians: with 3 boots
+// a side there are 20 ways to split the 6 medians into two groups of 3,
+// so a rank test (Mann-Whitney U) or a permutation test cannot give a
+// two-sided p below 2/20 = 0.1, however far apart the kernels are; the
+// t-test weighs how far apart the groups are against their spread, so 3
+// clearly separated boots a side reach p < 0.05. A boot's median
+// summarises many samples, which makes it close to normal, the t-test's
+// assumption; logs make the tested quantity a ratio, so sec/op and ops/s
+// of one row get the same p; Welch's form does not assume both kernels
+// vary alike from boot to boot. One odd boot widens the spread and makes
+// the test more cautious, not less.
+//
 // A change is "better" or "worse" when p <= alpha and it is at least
 // threshold in size; otherwise "~". Units are lower-is-better for sec/op,
 // B/op and allocs/op, higher-is-better for B/s, and follow `Unit <unit>
 // better=higher|lower` metadata lines otherwise. A large significant
 // change in a unit without a direction is "changed", and a benchmark or
 // unit that only one file has is "old only" or "new only"; neither fails.
+// A row for which go test printed `--- FAIL` is "FAILED", one that a side
+// lacks because it printed `--- SKIP` for it there (go test -v) is
+// "skipped", and failed benchmarks without rows and failed test binaries
+// are listed: none of them is ever "nothing worse".
 //
-// Exit status: 0 when nothing is worse, 1 when some change is worse, 2
-// when an input cannot be read or parsed (the message names the file and
-// line) or the flags are bad.
+// Exit status: 0 when nothing is worse and nothing failed, 1 when some
+// change is worse or something failed or skipped on one side, 2 when an
+// input cannot be read or parsed (the message names the file and line) or
+// the flags are bad.
 package main
 
 import (
@@ -98,7 +130,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "kbcompare: %v\n", err)
 		return 2
 	}
-	if rep.Count(Worse) > 0 {
+	if rep.Count(Worse) > 0 || rep.Failures() > 0 {
 		return 1
 	}
 	return 0

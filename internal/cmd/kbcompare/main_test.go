@@ -19,10 +19,15 @@ func TestExitStatus(t *testing.T) {
 	malformed := resultFile{units: base.units, lines: append(samples("Op-2", 3, "ns/op", around(100, 0.01)), "BenchmarkOp-2 \t 1000\t 12x.5 ns/op")}
 	// The same unit declared lower-is-better: contradicts the old file.
 	contradicts := resultFile{units: []string{"Unit loops/s better=lower"}, lines: base.lines}
-	// Real go test -v output around the results parses.
+	// Real go test -v output around the results parses; a skip of a
+	// benchmark neither side has is no failure.
 	verbose := base
 	verbose.extra = "BenchmarkSkip\nBenchmarkSkip/a=1\n    x_test.go:3: no feature: ENOSYS\n--- SKIP: BenchmarkSkip/a=1\n" +
-		"--- BENCH: BenchmarkOp-2\n    x_test.go:3: note\n--- FAIL: BenchmarkFail\nFAIL\nexit status 1\n"
+		"--- BENCH: BenchmarkOp-2\n    x_test.go:3: note\n"
+	// A benchmark that failed, with no results on either side: the run
+	// is not "nothing worse".
+	failed := base
+	failed.extra = "--- FAIL: BenchmarkFail\n    x_test.go:3: boom\nFAIL\nexit status 1\n"
 
 	dir := t.TempDir()
 	empty := filepath.Join(dir, "empty.txt")
@@ -43,6 +48,7 @@ func TestExitStatus(t *testing.T) {
 	}{
 		{"same", []string{oldPath, oldPath}, 0, ""},
 		{"verbose output", []string{oldPath, verbose.write(t, "new.txt")}, 0, ""},
+		{"failed benchmark", []string{oldPath, failed.write(t, "new.txt")}, 1, ""},
 		{"faster", []string{oldPath, faster.write(t, "new.txt")}, 0, ""},
 		{"slower", []string{oldPath, slower.write(t, "new.txt")}, 1, ""},
 		{"slower below threshold", []string{"-threshold", "25%", oldPath, slower.write(t, "new.txt")}, 0, ""},

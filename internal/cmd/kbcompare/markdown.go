@@ -24,22 +24,43 @@ func writeMarkdown(w io.Writer, r *Report) error {
 			fmt.Fprintf(&b, "| %s | %s | %s |\n", mdCell(d.Key), mdCell(absent(d.Old)), mdCell(absent(d.New)))
 		}
 	}
+	b.WriteString("\n")
+	for _, l := range bootsHeader(r) {
+		b.WriteString(mdCell(l) + "  \n")
+	}
+	done := attributed{}
 	for _, t := range r.Tables {
 		title := t.Pkg
 		if t.Ident != "" {
 			title += " (" + t.Ident + ")"
 		}
 		fmt.Fprintf(&b, "\n**%s** %s (%s)\n\n", mdCell(title), mdCell(t.Unit), mdCell(t.direction()))
-		b.WriteString("| benchmark | old | new | change | p | n | verdict |\n| --- | ---: | ---: | ---: | ---: | ---: | --- |\n")
+		if r.BootMode {
+			b.WriteString("| benchmark | old | new | change | p | boots | within | between | verdict |\n" +
+				"| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n")
+		} else {
+			b.WriteString("| benchmark | old | new | change | p | n | verdict |\n| --- | ---: | ---: | ---: | ---: | ---: | --- |\n")
+		}
 		var notes []string
 		for _, row := range t.Rows {
 			c := formatRow(t, row)
-			if row.Verdict == Worse || row.Verdict == Better {
+			if row.Verdict == Worse || row.Verdict == Better || row.Verdict == Failed || row.Verdict == Skipped {
 				c.verdict = "**" + c.verdict + "**"
 			}
 			c.verdict += footnotes(&notes, row.Warnings)
-			fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s | %s |\n", strings.ReplaceAll(row.Name, "|", `\|`),
-				c.old, c.new, c.change, c.p, c.n, mdCell(c.verdict))
+			spreads := ""
+			if r.BootMode {
+				spreads = " " + c.within + " | " + c.between + " |"
+			}
+			fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s |%s %s |\n", strings.ReplaceAll(row.Name, "|", `\|`),
+				c.old, c.new, c.change, c.p, c.n, spreads, mdCell(c.verdict))
+		}
+		var attr []string
+		for _, row := range t.Rows {
+			attr = append(attr, attrMarkdown(r, done, t, row)...)
+		}
+		if len(attr) > 0 {
+			b.WriteString("\n" + strings.Join(attr, "\n") + "\n")
 		}
 		if len(notes) > 0 {
 			b.WriteString("\n")

@@ -18,6 +18,10 @@ type input struct {
 	// config holds, per file configuration key, the distinct values it
 	// took and in how many results it was present.
 	config map[string]*configUse
+	lines  *lineInfo
+	// boots lists the boot ids of the results, in order of first
+	// appearance; "" stands for results above any kernel.boot_id line.
+	boots []string
 }
 
 type configUse struct {
@@ -30,6 +34,7 @@ type result struct {
 	config map[string]string
 	name   string // full name, as benchstat's .fullname: "Syscall/filters=0-2"
 	values []benchfmt.Value
+	boot   string // the boot id in force at the result's line
 }
 
 // singleValued reports whether key holds one value in every result of in.
@@ -58,6 +63,9 @@ func readInputs(oldPath, newPath string) ([2]*input, benchfmt.UnitMetadataMap, e
 		if err != nil {
 			return ins, nil, fmt.Errorf("%s: reading fingerprint lines: %w", in.path, err)
 		}
+		if in.lines, err = scanLines(in.path); err != nil {
+			return ins, nil, err
+		}
 	}
 	files := benchfmt.Files{Paths: []string{oldPath, newPath}}
 	for files.Scan() {
@@ -70,7 +78,11 @@ func readInputs(oldPath, newPath string) ([2]*input, benchfmt.UnitMetadataMap, e
 				side = 1
 			}
 			in := ins[side]
-			r := result{config: map[string]string{}, name: string(rec.Name.Full()), values: slices.Clone(rec.Values)}
+			_, line := rec.Pos()
+			r := result{config: map[string]string{}, name: string(rec.Name.Full()), values: slices.Clone(rec.Values), boot: in.lines.bootAt(line)}
+			if !slices.Contains(in.boots, r.boot) {
+				in.boots = append(in.boots, r.boot)
+			}
 			for _, c := range rec.Config {
 				if !c.File {
 					continue
@@ -94,7 +106,17 @@ func readInputs(oldPath, newPath string) ([2]*input, benchfmt.UnitMetadataMap, e
 		return ins, nil, err
 	}
 	for _, in := range ins {
-		if len(in.results) == 0 {
+		// A boot whose rows all failed or skipped is still a boot.
+		for _, os := range [][]outcome{in.lines.failed, in.lines.skipped, in.lines.pkgFail} {
+			for _, o := range os {
+				if !slices.Contains(in.boots, o.boot) {
+					in.boots = append(in.boots, o.boot)
+				}
+			}
+		}
+		// A file of failures and skips alone is compared: it must list them.
+		li := in.lines
+		if len(in.results) == 0 && len(li.failed)+len(li.skipped)+len(li.pkgFail) == 0 {
 			return ins, nil, fmt.Errorf("%s: no benchmark results (want `go test -bench` output)", in.path)
 		}
 	}

@@ -17,6 +17,7 @@ const width = 100
 // cells are a row's formatted columns, shared by text and markdown.
 type cells struct {
 	old, new, change, p, n, verdict string
+	within, between                 string // boot mode only
 }
 
 func formatRow(t *Table, row *Row) cells {
@@ -27,9 +28,24 @@ func formatRow(t *Table, row *Row) cells {
 	if row.New != nil {
 		centers = append(centers, row.NewSum.Center)
 	}
+	if b := row.Boot; b != nil {
+		centers = []float64{b.OldCenter, b.NewCenter}
+	}
 	// One scale for the row, as benchstat's RowScaler.
 	scaler := benchunit.CommonScale(centers, benchunit.ClassOf(t.Unit))
-	c := cells{old: "-", new: "-", change: "-", p: "-", verdict: string(row.Verdict)}
+	c := cells{old: "-", new: "-", change: "-", p: "-", verdict: string(row.Verdict), within: "-", between: "-"}
+	if b := row.Boot; b != nil {
+		// Boots as samples: centers of the per-boot medians, Welch's p,
+		// n in boots, and the two spreads.
+		c.old, c.new = scaler.Format(b.OldCenter), scaler.Format(b.NewCenter)
+		c.change = fmt.Sprintf("%+.2f%%", 100*row.Change)
+		if math.IsInf(row.Change, 0) {
+			c.change = "?"
+		}
+		c.p, c.n = fmt.Sprintf("%.3f", b.P), fmt.Sprintf("%d+%d", b.N1, b.N2)
+		c.within, c.between = spread(b.Within), spread(b.Between)
+		return c
+	}
 	if row.Old != nil {
 		c.old = scaler.Format(row.OldSum.Center) + " ± " + row.OldSum.PctRangeString()
 	}
@@ -57,6 +73,17 @@ func formatRow(t *Table, row *Row) cells {
 		c.n += fmt.Sprintf("+%d", row.Cmp.N2)
 	}
 	return c
+}
+
+// spread formats a relative standard deviation as benchstat formats ranges.
+func spread(sd float64) string {
+	switch {
+	case math.IsNaN(sd):
+		return "-"
+	case sd >= 0.0995:
+		return fmt.Sprintf("±%.0f%%", 100*sd)
+	}
+	return fmt.Sprintf("±%.1f%%", 100*sd)
 }
 
 func runes(s string) int { return utf8.RuneCountInString(s) }
@@ -107,9 +134,16 @@ func writeText(w io.Writer, r *Report) error {
 	}
 	b.WriteString("\n")
 	writeSetupText(&b, r)
+	b.WriteString("\n")
+	for _, l := range bootsHeader(r) {
+		for _, w := range wrap(l, width) {
+			b.WriteString(w + "\n")
+		}
+	}
+	done := attributed{}
 	for _, t := range r.Tables {
 		b.WriteString("\n")
-		writeTableText(&b, r, t)
+		writeTableText(&b, r, t, done)
 	}
 	b.WriteString("\n")
 	writeSummary(&b, r)
@@ -140,6 +174,12 @@ func writeSetupText(b *strings.Builder, r *Report) {
 	}
 }
 
+func writeLines(b *strings.Builder, lines []string) {
+	for _, l := range lines {
+		b.WriteString(l + "\n")
+	}
+}
+
 func at(s []string, i int) string {
 	if i < len(s) {
 		return s[i]
@@ -147,13 +187,16 @@ func at(s []string, i int) string {
 	return ""
 }
 
-func writeTableText(b *strings.Builder, r *Report, t *Table) {
+func writeTableText(b *strings.Builder, r *Report, t *Table, done attributed) {
 	title := t.Pkg
 	if t.Ident != "" {
 		title += " (" + t.Ident + ")"
 	}
 	fmt.Fprintf(b, "%s  %s (%s)\n", title, t.Unit, t.direction())
-	head := cells{old: "old", new: "new", change: "change", p: "p", n: "n", verdict: "verdict"}
+	head := cells{old: "old", new: "new", change: "change", p: "p", n: "n", verdict: "verdict", within: "within", between: "between"}
+	if r.BootMode {
+		head.n = "boots"
+	}
 	rows := []cells{head}
 	names := []string{"benchmark"}
 	var notes []string
@@ -163,19 +206,31 @@ func writeTableText(b *strings.Builder, r *Report, t *Table) {
 		rows = append(rows, c)
 		names = append(names, row.Name)
 	}
-	var wo, wn, wc, wp, wN, wv, nameW int
+	var wo, wn, wc, wp, wN, wv, wi, wb, nameW int
 	for i, c := range rows {
 		wo, wn, wc = max(wo, runes(c.old)), max(wn, runes(c.new)), max(wc, runes(c.change))
 		wp, wN, wv = max(wp, runes(c.p)), max(wN, runes(c.n)), max(wv, runes(c.verdict))
+		wi, wb = max(wi, runes(c.within)), max(wb, runes(c.between))
 		nameW = max(nameW, runes(names[i]))
 	}
-	nums := func(c cells) string {
-		return pad(c.old, wo, true) + "  " + pad(c.new, wn, true) + "  " + pad(c.change, wc, true) +
-			"  " + pad(c.p, wp, true) + "  " + pad(c.n, wN, true) + "  " + c.verdict
+	extra := 0
+	if r.BootMode {
+		extra = wi + wb + 4
 	}
-	if nameW+2+wo+wn+wc+wp+wN+wv+10 <= width {
+	nums := func(c cells) string {
+		s := pad(c.old, wo, true) + "  " + pad(c.new, wn, true) + "  " + pad(c.change, wc, true) +
+			"  " + pad(c.p, wp, true) + "  " + pad(c.n, wN, true) + "  "
+		if r.BootMode {
+			s += pad(c.within, wi, true) + "  " + pad(c.between, wb, true) + "  "
+		}
+		return s + c.verdict
+	}
+	if nameW+2+wo+wn+wc+wp+wN+wv+10+extra <= width {
 		for i, c := range rows {
 			b.WriteString(strings.TrimRight(pad(names[i], nameW, false)+"  "+nums(c), " ") + "\n")
+			if i > 0 {
+				writeLines(b, attrText(r, done, t, t.Rows[i-1]))
+			}
 		}
 	} else {
 		// Long names get a line of their own, the numbers the next one.
@@ -183,10 +238,16 @@ func writeTableText(b *strings.Builder, r *Report, t *Table) {
 		for i, c := range rows[1:] {
 			b.WriteString(names[i+1] + "\n")
 			b.WriteString(strings.TrimRight("    "+nums(c), " ") + "\n")
+			writeLines(b, attrText(r, done, t, t.Rows[i]))
 		}
 	}
 	for i, msg := range notes {
-		fmt.Fprintf(b, "[%d] %s\n", i+1, msg)
+		for j, l := range wrap(fmt.Sprintf("[%d] %s", i+1, msg), width) {
+			if j > 0 {
+				l = "    " + l
+			}
+			b.WriteString(l + "\n")
+		}
 	}
 }
 
@@ -207,11 +268,21 @@ func footnotes(notes *[]string, warnings []string) string {
 
 // writeSummary ends both formats: the rule, the counts, and what is worse.
 func writeSummary(b *strings.Builder, r *Report) {
-	fmt.Fprintf(b, "verdict: better or worse when p <= %g (Mann-Whitney U) and the change is at least %g%%;\n",
-		r.Opts.Alpha, 100*r.Opts.Threshold)
-	fmt.Fprintf(b, "centers are medians with their %g%% confidence intervals (as benchstat prints them).\n", 100*confidence)
+	if r.BootMode {
+		fmt.Fprintf(b, "verdict: better or worse when p <= %g (Welch's t-test on the logs of per-boot medians,\n", r.Opts.Alpha)
+		fmt.Fprintf(b, "n counts boots) and the change is at least %g%%; centers are geometric means of per-boot\n", 100*r.Opts.Threshold)
+		b.WriteString("medians; within and between are the spread of samples in a boot and of boot medians.\n")
+	} else {
+		fmt.Fprintf(b, "verdict: better or worse when p <= %g (Mann-Whitney U) and the change is at least %g%%;\n",
+			r.Opts.Alpha, 100*r.Opts.Threshold)
+		fmt.Fprintf(b, "centers are medians with their %g%% confidence intervals (as benchstat prints them).\n", 100*confidence)
+	}
 	fmt.Fprintf(b, "%d worse, %d better, %d changed, %d ~, %d old only, %d new only\n",
 		r.Count(Worse), r.Count(Better), r.Count(Changed), r.Count(Same), r.Count(OldOnly), r.Count(NewOnly))
+	if n := r.Failures(); n > 0 {
+		fmt.Fprintf(b, "%d failed, %d skipped on one side, %d other failures: nothing here is \"nothing worse\"\n",
+			r.Count(Failed), r.Count(Skipped), len(r.Problems))
+	}
 	if n := r.undecidable(); n > 0 {
 		fmt.Fprintf(b, "%s too few samples to call any change significant: use -count=10\n",
 			plural(n, "row has", "rows have"))
@@ -224,6 +295,46 @@ func writeSummary(b *strings.Builder, r *Report) {
 			}
 		}
 	}
+	for _, t := range r.Tables {
+		for _, row := range t.Rows {
+			if row.Verdict == Failed || row.Verdict == Skipped {
+				line := fmt.Sprintf("%s: %s %s %s: %s", strings.ToLower(string(row.Verdict)), t.Pkg, row.Name, t.Unit, row.Why)
+				b.WriteString(strings.Join(wrap(line, width), "\n  ") + "\n")
+			}
+		}
+	}
+	for _, p := range r.Problems {
+		line := fmt.Sprintf("failed: %s %s %s: %s", p.Side, p.Pkg, p.Name, p.What)
+		b.WriteString(strings.Join(wrap(line, width), "\n  ") + "\n")
+	}
+}
+
+// bootsHeader says how many boots each side holds and what that means for
+// the statistics, and warns about protect pulses earlier in a boot.
+func bootsHeader(r *Report) []string {
+	var lines []string
+	n := func(side int) string { return plural(r.Boots[side], "boot", "boots") }
+	switch {
+	case r.BootMode:
+		lines = append(lines, fmt.Sprintf("boots: old %s, new %s. Boots are the samples: a row's center is the "+
+			"geometric mean of its per-boot medians, p is Welch's t-test on their logs, and n counts boots, "+
+			"so a layout shift between boots is part of the noise a change must stand out from.", n(0), n(1)))
+	case r.Boots[0] == 1 || r.Boots[1] == 1:
+		lines = append(lines, fmt.Sprintf("boots: old %s, new %s. Boot-to-boot variation is unmeasured: "+
+			"samples of one boot share its layout (KASLR, code and data placement), so a change below can be "+
+			"layout, not the kernel. Boot each kernel %d times or more (README, Comparing two kernels).",
+			n(0), n(1), MinBoots))
+	default:
+		lines = append(lines, fmt.Sprintf("boots: old %s, new %s: too few to use boots as samples (%d each); "+
+			"the statistics below are per sample and a change can be layout, not the kernel.", n(0), n(1), MinBoots))
+	}
+	for side, name := range []string{"old", "new"} {
+		for _, p := range r.Pulses[side] {
+			lines = append(lines, fmt.Sprintf("warning: %s, %s: later rows of that boot are contaminated "+
+				"(README, Speculation-control pulses)", name, p))
+		}
+	}
+	return lines
 }
 
 func plural(n int, one, many string) string {

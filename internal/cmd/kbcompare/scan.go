@@ -1,0 +1,127 @@
+package main
+
+import (
+	"bufio"
+	"os"
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/kbench/kbench/internal/fingerprint"
+)
+
+// lineInfo is what a result file says besides its results and fingerprint
+// values: which boot each line belongs to (the last kernel.boot_id line
+// above it), which benchmarks failed or skipped, which packages failed,
+// and the protect pulses that ran earlier in a boot.
+type lineInfo struct {
+	bootFrom []bootStart // in line order
+	failed   []outcome   // "--- FAIL: name" lines
+	skipped  []outcome   // "--- SKIP: name" lines (go test -v prints them)
+	pkgFail  []outcome   // "FAIL\tpkg\t..." lines: the test binary failed
+	pulses   []outcome   // boots with pulse.earlier or a protect pulse.mode; name holds the note
+}
+
+type bootStart struct {
+	line int
+	boot string
+}
+
+// outcome is one failure, skip or note, with the package and boot it
+// belongs to.
+type outcome struct {
+	pkg, name, boot string
+	line            int
+}
+
+const bootKey = fingerprint.Prefix + "kernel.boot_id: "
+
+// scanLines reads a result file's lines for lineInfo.
+func scanLines(p string) (*lineInfo, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	li := &lineInfo{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	var pkg, boot string
+	for n := 1; sc.Scan(); n++ {
+		l := sc.Text()
+		switch {
+		case strings.HasPrefix(l, bootKey):
+			if b := strings.TrimSpace(strings.TrimPrefix(l, bootKey)); b != boot {
+				boot = b
+				li.bootFrom = append(li.bootFrom, bootStart{n, b})
+			}
+		case strings.HasPrefix(l, fingerprint.Prefix+"pulse.earlier: "):
+			if v := strings.TrimPrefix(l, fingerprint.Prefix+"pulse.earlier: "); !strings.HasPrefix(v, "none") {
+				li.pulses = append(li.pulses, outcome{"", "protect pulses ran earlier in this boot: " + v, boot, n})
+			}
+		case l == fingerprint.Prefix+"pulse.mode: protect":
+			li.pulses = append(li.pulses, outcome{"", "this run began with a KBENCH_PULSE=protect sweep", boot, n})
+		case strings.HasPrefix(l, "pkg: "):
+			pkg = strings.TrimSpace(strings.TrimPrefix(l, "pkg: "))
+		case strings.HasPrefix(l, "--- FAIL: "), strings.HasPrefix(l, "--- SKIP: "):
+			f := strings.Fields(l)
+			if len(f) < 3 {
+				continue
+			}
+			o := outcome{path.Base(pkg), f[2], boot, n}
+			if f[1] == "FAIL:" {
+				li.failed = append(li.failed, o)
+			} else {
+				li.skipped = append(li.skipped, o)
+			}
+		case strings.HasPrefix(l, "FAIL\t") || strings.HasPrefix(l, "FAIL "):
+			// go test's package summary: "FAIL\tgithub.com/x/pkg\t0.5s".
+			if f := strings.Fields(l); len(f) >= 2 {
+				li.pkgFail = append(li.pkgFail, outcome{path.Base(f[1]), f[1], boot, n})
+			}
+		}
+	}
+	return li, sc.Err()
+}
+
+// bootAt returns the boot id in force at line n: "" before any.
+func (li *lineInfo) bootAt(n int) string {
+	i := sort.Search(len(li.bootFrom), func(i int) bool { return li.bootFrom[i].line > n })
+	if i == 0 {
+		return ""
+	}
+	return li.bootFrom[i-1].boot
+}
+
+var procsSuffix = regexp.MustCompile(`-[0-9]+$`)
+
+// sameBenchmark reports whether go test's name in a --- FAIL or --- SKIP
+// line ("BenchmarkX/a=1", no -GOMAXPROCS suffix) names row (benchstat's
+// full name, "X/a=1-2").
+func sameBenchmark(testName, row string) bool {
+	name, ok := strings.CutPrefix(testName, "Benchmark")
+	if !ok {
+		return false
+	}
+	return name == row || name == procsSuffix.ReplaceAllString(row, "")
+}
+
+// leaves drops the outcomes whose name is a parent of another's: go test
+// fails "BenchmarkX" as well when "BenchmarkX/a=2" fails.
+func leaves(os []outcome) []outcome {
+	var out []outcome
+	for _, o := range os {
+		parent := false
+		for _, c := range os {
+			if c.pkg == o.pkg && strings.HasPrefix(c.name, o.name+"/") {
+				parent = true
+				break
+			}
+		}
+		if !parent {
+			out = append(out, o)
+		}
+	}
+	return out
+}

@@ -1,0 +1,302 @@
+package counters
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/kbench/kbench/internal/perfevent"
+)
+
+// A tally is a counter read as running totals at the region's edges,
+// with nothing in between: the region's count is the sum over its timed
+// phases of what the totals grew by. Per-task perf events would count
+// the same things but are switched out and in with their task at every
+// context switch, and a system-wide context-switch event runs on every
+// switch: per-task task-clock events cost 11% of netbench TCPRR/flows=1
+// and the system-wide software events about 1.7% (docs/results.md),
+// while the kernel keeps these totals anyway.
+type tally struct {
+	name   string // the counter's name, as KBENCH_COUNTERS spells it
+	unit   string
+	read   func(starting bool) (totals, error)
+	before totals
+	sum    uint64
+}
+
+// totals are running totals by source: "self" (this process), "reaped"
+// (children waited for, from getrusage RUSAGE_CHILDREN) and, for each
+// live child process, its pid. A child that appears between two reads
+// started at 0. One that went away between them was reaped, so "reaped"
+// grew by its whole life: what it had at the first read is taken off.
+type totals map[string]uint64
+
+func (t *tally) start() error {
+	var err error
+	t.before, err = t.read(true)
+	return err
+}
+
+func (t *tally) stop() error {
+	after, err := t.read(false)
+	if err != nil {
+		return err
+	}
+	var sum, gone uint64
+	for k, v := range after {
+		if b := t.before[k]; v >= b {
+			sum += v - b
+		}
+	}
+	for k, b := range t.before {
+		if _, ok := after[k]; !ok {
+			gone += b
+		}
+	}
+	t.sum += sum - min(gone, sum)
+	return nil
+}
+
+// newTally returns the tally for counter name in scope, or nil where
+// perf counts it instead (cpu-migrations, hardware).
+func newTally(name string, scope perfevent.Scope) *tally {
+	t := &tally{name: name}
+	c, _ := lookup(name)
+	t.unit = c.unit
+	switch {
+	case name == "task-clock":
+		t.read = readCPU
+	case name == "context-switches" && scope == perfevent.SystemWide:
+		t.read = systemTotal("/proc/stat", "ctxt")
+	case name == "page-faults" && scope == perfevent.SystemWide:
+		t.read = systemTotal("/proc/vmstat", "pgfault")
+	case name == "context-switches":
+		t.read = processTotal(func(ru *unix.Rusage) uint64 { return uint64(ru.Nvcsw + ru.Nivcsw) }, processSwitches)
+	case name == "page-faults":
+		t.read = processTotal(func(ru *unix.Rusage) uint64 { return uint64(ru.Minflt + ru.Majflt) }, processFaults)
+	default:
+		return nil
+	}
+	return t
+}
+
+// systemTotal reads the "key N" line of a /proc file: /proc/stat's ctxt
+// (context switches on every CPU since boot) or /proc/vmstat's pgfault.
+func systemTotal(path, key string) func(bool) (totals, error) {
+	return func(bool) (totals, error) {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		sc := bufio.NewScanner(bytes.NewReader(data))
+		for sc.Scan() {
+			f := strings.Fields(sc.Text())
+			if len(f) == 2 && f[0] == key {
+				v, err := strconv.ParseUint(f[1], 10, 64)
+				if err != nil {
+					return nil, fmt.Errorf("%s: %s %q: %v", path, key, f[1], err)
+				}
+				return totals{"system": v}, nil
+			}
+		}
+		return nil, fmt.Errorf("%s has no %s line", path, key)
+	}
+}
+
+// processTotal reads a count of this process (getrusage RUSAGE_SELF:
+// every thread, live or exited), of its children reaped meanwhile
+// (RUSAGE_CHILDREN) and of each live child process.
+func processTotal(fromRusage func(*unix.Rusage) uint64, perChild func(pid int) (uint64, error)) func(bool) (totals, error) {
+	return func(bool) (totals, error) {
+		t := totals{}
+		for who, key := range map[int]string{unix.RUSAGE_SELF: "self", unix.RUSAGE_CHILDREN: "reaped"} {
+			var ru unix.Rusage
+			if err := unix.Getrusage(who, &ru); err != nil {
+				return nil, fmt.Errorf("getrusage: %w", err)
+			}
+			t[key] = fromRusage(&ru)
+		}
+		return t, eachChild(t, perChild)
+	}
+}
+
+// eachChild sets t[pid] to f(pid) for every live descendant process.
+func eachChild(t totals, f func(pid int) (uint64, error)) error {
+	procs, err := perfevent.Processes(os.Getpid())
+	if err != nil {
+		return err
+	}
+	for _, pid := range procs[1:] {
+		v, err := f(pid)
+		if errors.Is(err, os.ErrNotExist) {
+			continue // it exited
+		}
+		if err != nil {
+			return err
+		}
+		t[strconv.Itoa(pid)] = v
+	}
+	return nil
+}
+
+// sumThreads adds f over the live threads of process pid.
+func sumThreads(pid int, f func(pid, tid int) (uint64, error)) (uint64, error) {
+	entries, err := os.ReadDir(filepath.Join("/proc", strconv.Itoa(pid), "task"))
+	if err != nil {
+		return 0, err
+	}
+	var n uint64
+	for _, e := range entries {
+		tid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		v, err := f(pid, tid)
+		if errors.Is(err, os.ErrNotExist) {
+			continue // the thread exited
+		}
+		if err != nil {
+			return 0, err
+		}
+		n += v
+	}
+	return n, nil
+}
+
+// processSwitches is a child process's context switches: its live
+// threads' voluntary and involuntary ones (a thread that exited took its
+// count along).
+func processSwitches(pid int) (uint64, error) { return sumThreads(pid, threadSwitches) }
+
+// processFaults is a child process's minor and major page faults, every
+// thread's, from /proc/<pid>/stat.
+func processFaults(pid int) (uint64, error) {
+	f, err := statFields(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// After the comm: state(0) ... minflt(7) cminflt(8) majflt(9).
+	minflt, err1 := strconv.ParseUint(f[7], 10, 64)
+	majflt, err2 := strconv.ParseUint(f[9], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("/proc/%d/stat: bad minflt or majflt", pid)
+	}
+	return minflt + majflt, nil
+}
+
+// threadSwitches is a thread's voluntary and involuntary context switches.
+func threadSwitches(pid, tid int) (uint64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/status", pid, tid))
+	if err != nil {
+		return 0, err
+	}
+	var n uint64
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if ok && (k == "voluntary_ctxt_switches" || k == "nonvoluntary_ctxt_switches") {
+			x, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("/proc/%d/task/%d/status: %s: %v", pid, tid, k, err)
+			}
+			n += x
+		}
+	}
+	return n, nil
+}
+
+// statFields returns the fields of a /proc stat file after the comm,
+// which may hold spaces and parentheses.
+func statFields(path string) ([]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	rest := string(data)
+	if i := strings.LastIndexByte(rest, ')'); i >= 0 {
+		rest = rest[i+1:]
+	}
+	f := strings.Fields(rest)
+	if len(f) < 13 {
+		return nil, fmt.Errorf("%s: too few fields", path)
+	}
+	return f, nil
+}
+
+// readCPU reads task-clock, the CPU time in ns of this process
+// (CLOCK_PROCESS_CPUTIME_ID: every thread, live or exited), of its
+// children reaped meanwhile (RUSAGE_CHILDREN) and of each thread of its
+// live child processes (its live threads' /proc/<tid>/schedstat; utime+
+// stime in ticks where the kernel has no schedstat). This process's clock is read last when a
+// region starts and first when it stops, so that reading the children's
+// /proc files is not counted as the row's CPU time.
+func readCPU(starting bool) (t totals, err error) {
+	t = totals{}
+	readSelf := func() error {
+		var ts unix.Timespec
+		if err := unix.ClockGettime(unix.CLOCK_PROCESS_CPUTIME_ID, &ts); err != nil {
+			return fmt.Errorf("clock_gettime(CLOCK_PROCESS_CPUTIME_ID): %w", err)
+		}
+		t["self"] = uint64(ts.Nano())
+		return nil
+	}
+	if !starting {
+		if err := readSelf(); err != nil {
+			return nil, err
+		}
+	} else {
+		defer func() {
+			if err == nil {
+				err = readSelf()
+			}
+		}()
+	}
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_CHILDREN, &ru); err != nil {
+		return nil, fmt.Errorf("getrusage(RUSAGE_CHILDREN): %w", err)
+	}
+	t["reaped"] = uint64(ru.Utime.Nano() + ru.Stime.Nano())
+	err = eachChild(t, func(pid int) (uint64, error) {
+		return sumThreads(pid, func(pid, tid int) (uint64, error) {
+			d, err := threadCPU(pid, tid)
+			return uint64(d), err
+		})
+	})
+	return t, err
+}
+
+// clockTick is USER_HZ, the unit of utime and stime in /proc stat files.
+const clockTick = 100
+
+// threadCPU is a thread's run time: the first field of its schedstat,
+// else utime+stime of its stat.
+func threadCPU(pid, tid int) (time.Duration, error) {
+	dir := fmt.Sprintf("/proc/%d/task/%d/", pid, tid)
+	data, err := os.ReadFile(dir + "schedstat")
+	if err == nil {
+		if f := strings.Fields(string(data)); len(f) > 0 {
+			if ns, err := strconv.ParseInt(f[0], 10, 64); err == nil {
+				return time.Duration(ns), nil
+			}
+		}
+	}
+	f, err := statFields(dir + "stat")
+	if err != nil {
+		return 0, err
+	}
+	// After the comm: state(0) ... utime(11) stime(12).
+	u, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("%sstat: bad utime or stime", dir)
+	}
+	return time.Duration(u+st) * time.Second / clockTick, nil
+}

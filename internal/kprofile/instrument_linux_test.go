@@ -1,0 +1,87 @@
+package kprofile
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/pprof/profile"
+	"github.com/kbench/kbench/internal/region"
+)
+
+// TestRegionProfileTimedOnly runs a row through package region with
+// KBENCH_PROFILE set: its profile holds the work between Begin (the
+// row's ResetTimer) and End, and none from before Begin or while paused.
+func TestRegionProfileTimedOnly(t *testing.T) {
+	openSampler(t, Options{Hz: 4000}).Close() // skips where refused
+	dir := t.TempDir()
+	savedDir, savedHz := *profileDir, *profileHz
+	*profileDir, *profileHz = dir, 4000
+	t.Cleanup(func() { *profileDir, *profileHz = savedDir, savedHz })
+	if _, err := region.Setup(); err != nil {
+		t.Fatal(err)
+	}
+	testing.Benchmark(func(b *testing.B) {
+		spinBefore(50 * time.Millisecond)
+		r := region.Begin(b)
+		spinTimed(time.Duration(b.N) * time.Millisecond)
+		r.Pause()
+		spinPaused(50 * time.Millisecond)
+		r.Resume()
+		spinAfterReset(time.Duration(b.N) * time.Millisecond)
+		r.End()
+	})
+	files, _ := filepath.Glob(filepath.Join(dir, "*.pb.gz"))
+	if len(files) != 1 {
+		t.Fatalf("profiles written: %v, want one (every run of the row overwrites it)", files)
+	}
+	f, err := os.Open(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p, err := profile.Parse(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := samplesIn(p, "kprofile.spinTimed") + samplesIn(p, "kprofile.spinAfterReset"); n < 100 {
+		t.Errorf("%d samples in the timed phases, want at least 100", n)
+	}
+	for _, fn := range []string{"kprofile.spinBefore", "kprofile.spinPaused"} {
+		if n := samplesIn(p, fn); n != 0 {
+			t.Errorf("%d samples of %s, which ran outside the timed region", n, fn)
+		}
+	}
+}
+
+func TestRowName(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		procs int
+		want  string
+	}{
+		{"BenchmarkSyscall/work=getpid/kind=full/filters=32", 2, "Syscall_work-getpid_kind-full_filters-32-2"},
+		{"BenchmarkTCPCRR/ip=4/flows=16/req=1/rsp=1", 1, "TCPCRR_ip-4_flows-16_req-1_rsp-1"},
+		{"BenchmarkX/a b:c#01", 4, "X_a_b_c_01-4"},
+	} {
+		if got := rowName(c.name, c.procs); got != c.want {
+			t.Errorf("rowName(%q, %d) = %q, want %q", c.name, c.procs, got, c.want)
+		}
+	}
+}
+
+func TestCheckDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "new", "profiles")
+	if err := checkDir(dir); err != nil {
+		t.Errorf("a directory that can be created: %v", err)
+	}
+	file := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(file, nil, 0o644)
+	if err := checkDir(file); err == nil {
+		t.Error("a regular file accepted as the profile directory")
+	}
+	if err := checkDir(filepath.Join(file, "sub")); err == nil {
+		t.Error("a directory under a regular file accepted")
+	}
+}

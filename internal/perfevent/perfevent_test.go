@@ -1,0 +1,155 @@
+package perfevent
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"slices"
+	"syscall"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/kbench/kbench/internal/skip"
+)
+
+func sw(name string, config uint64) Spec {
+	return Spec{Name: name, Attr: unix.PerfEventAttr{Type: unix.PERF_TYPE_SOFTWARE, Config: config}}
+}
+
+var swSpecs = []Spec{
+	sw("task-clock", unix.PERF_COUNT_SW_TASK_CLOCK),
+	sw("page-faults", unix.PERF_COUNT_SW_PAGE_FAULTS),
+}
+
+// openOrSkip opens swSpecs in scope, skipping where perf events are
+// absent or refused.
+func openOrSkip(t *testing.T, scope Scope) *Set {
+	t.Helper()
+	if scope == SystemWide {
+		if err := CanSystemWide(); err != nil {
+			if errors.Is(err, os.ErrPermission) {
+				t.Skipf("system-wide counting refused here: %v", err)
+			}
+			skip.IfNotSupported(t, err)
+		}
+	}
+	s, err := OpenSet(swSpecs, scope, os.Getpid(), true)
+	if errors.Is(err, os.ErrPermission) {
+		t.Skipf("perf events refused: %v", err)
+	}
+	skip.IfNotSupported(t, err)
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// runChild runs /bin/true (or sh) and returns its minor page faults.
+func runChild(t *testing.T) int64 {
+	t.Helper()
+	path, err := exec.LookPath("true")
+	if err != nil {
+		t.Skip("no true(1) to run as a child")
+	}
+	cmd := exec.Command(path)
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd.ProcessState.SysUsage().(*syscall.Rusage).Minflt
+}
+
+// TestScopesSeeChildProcess: both scopes count the page faults of a child
+// process started after the set was opened, and count nothing while
+// disabled.
+func TestScopesSeeChildProcess(t *testing.T) {
+	for _, scope := range []Scope{SystemWide, Process} {
+		t.Run(scope.String(), func(t *testing.T) {
+			s := openOrSkip(t, scope)
+			runChild(t) // while disabled
+			got, err := s.Read()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got[0].Raw != 0 || got[1].Raw != 0 {
+				t.Fatalf("disabled set counted %+v", got)
+			}
+			if err := s.Enable(); err != nil {
+				t.Fatal(err)
+			}
+			faults := runChild(t)
+			if err := s.Disable(); err != nil {
+				t.Fatal(err)
+			}
+			got, err = s.Read()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if faults <= 0 {
+				t.Fatalf("child reported %d minor faults", faults)
+			}
+			// The perf hook and rusage count faults in slightly different
+			// places (one may fall on either side of the fork), so allow
+			// a tenth less than the child's own count.
+			if got[1].Raw*10 < uint64(faults)*9 {
+				t.Errorf("%v scope counted %d page faults, well below the child's own %d", scope, got[1].Raw, faults)
+			}
+			if got[0].Raw == 0 {
+				t.Errorf("%v scope counted no task-clock while a child ran", scope)
+			}
+			if err := s.Reset(); err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := s.Read(); got[1].Raw != 0 {
+				t.Errorf("after Reset: %d page faults", got[1].Raw)
+			}
+		})
+	}
+}
+
+func TestTasksListsSelfAndChild(t *testing.T) {
+	cmd := exec.Command("sleep", "10")
+	if err := cmd.Start(); err != nil {
+		t.Skipf("no sleep(1): %v", err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	tids, err := Tasks(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(tids, os.Getpid()) || !slices.Contains(tids, unix.Gettid()) || !slices.Contains(tids, cmd.Process.Pid) {
+		t.Errorf("Tasks = %v: want the main thread %d, this thread %d and the child %d", tids, os.Getpid(), unix.Gettid(), cmd.Process.Pid)
+	}
+	kids, err := scanChildren(os.Getpid())
+	if err != nil || !slices.Contains(kids, cmd.Process.Pid) {
+		t.Errorf("scanChildren = %v, %v: want child %d", kids, err, cmd.Process.Pid)
+	}
+}
+
+func TestScaled(t *testing.T) {
+	for _, tc := range []struct {
+		c    Count
+		want float64
+		ok   bool
+	}{
+		{Count{Value: 7}, 7, true},
+		{Count{Value: 100, Enabled: 10, Running: 10}, 100, true},
+		{Count{Value: 100, Enabled: 10, Running: 5}, 200, true},
+		{Count{Value: 0, Enabled: 10, Running: 0}, 0, false},
+	} {
+		got, ok := tc.c.Scaled()
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("%+v.Scaled() = %v, %v; want %v, %v", tc.c, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+func TestMissingPMUIsNotSupported(t *testing.T) {
+	a := unix.PerfEventAttr{Type: unix.PERF_TYPE_HARDWARE, Config: unix.PERF_COUNT_HW_INSTRUCTIONS, Bits: unix.PerfBitDisabled}
+	e, err := Open("instructions", &a, 0, -1, nil)
+	if err == nil {
+		e.Close()
+		t.Skip("this machine has a PMU that counts instructions")
+	}
+	if !errors.Is(err, ErrNotSupported) {
+		t.Errorf("no PMU: %v does not wrap ErrNotSupported", err)
+	}
+}
