@@ -151,9 +151,15 @@ func TestRegionCountsFaultsAndSwitches(t *testing.T) {
 	if c := res.Extra["cpu-ns/op"]; !(c > 0) {
 		t.Errorf("%v cpu-ns/op", c)
 	}
-	for _, u := range []string{"migrations/op", "softirq-timer/op", "ipi-res/op"} {
-		if _, ok := res.Extra[u]; !ok {
-			t.Errorf("no %s reported: %v", u, res.Extra)
+	// Each of these is required where it is counted; an unprivileged run
+	// skips migrations on purpose (see Setup), and must not fail here.
+	for _, c := range []struct{ name, unit string }{
+		{"cpu-migrations", "migrations/op"},
+		{"softirqs", "softirq-timer/op"},
+		{"ipis", "ipi-res/op"},
+	} {
+		if _, ok := res.Extra[c.unit]; Counted(c.name) && !ok {
+			t.Errorf("%s is counted but no %s reported: %v", c.name, c.unit, res.Extra)
 		}
 	}
 }

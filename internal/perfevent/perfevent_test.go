@@ -143,7 +143,11 @@ func TestScaled(t *testing.T) {
 }
 
 func TestMissingPMUIsNotSupported(t *testing.T) {
-	a := unix.PerfEventAttr{Type: unix.PERF_TYPE_HARDWARE, Config: unix.PERF_COUNT_HW_INSTRUCTIONS, Bits: unix.PerfBitDisabled}
+	// User space only: with perf_event_paranoid >= 2 an unprivileged open
+	// that includes the kernel fails with EACCES before the kernel looks
+	// for a PMU.
+	a := unix.PerfEventAttr{Type: unix.PERF_TYPE_HARDWARE, Config: unix.PERF_COUNT_HW_INSTRUCTIONS,
+		Bits: unix.PerfBitDisabled | unix.PerfBitExcludeKernel | unix.PerfBitExcludeHv}
 	e, err := Open("instructions", &a, 0, -1, nil)
 	if err == nil {
 		e.Close()
