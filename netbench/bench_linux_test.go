@@ -92,7 +92,7 @@ func sharedRow(ip int, cfg Config) bool {
 func benchRow(b *testing.B, ip int, cfg Config) {
 	ctl := target(b, ip)
 	r := region.New(b)
-	res, err := runFlows(ctl, cfg, b.N, r, netperfPorts)
+	res, err := runFlows(ctl, cfg, b.N, region.ClockTimer{Region: r}, netperfPorts)
 	r.End()
 	if err != nil {
 		b.Fatalf("%s flows=%d req=%d rsp=%d, %d transactions: %v", cfg.Kind, cfg.Flows, cfg.Req, cfg.Rsp, b.N, err)

@@ -30,4 +30,15 @@ func TestPingPongCountsSwitches(t *testing.T) {
 	if cs, ok := res.Extra["cs/op"]; !ok || cs < 2 {
 		t.Errorf("PingPong: %v context switches per round trip (reported: %v), want at least 2", cs, ok)
 	}
+	// The two sides' CPU time is counted although they are other
+	// processes whose worker threads exit before the row ends: each round
+	// trip runs a write and a read on each side, so their CPU time is a
+	// good part of the round trip's wall time, not a few ns (as it was
+	// when the counters stopped before the children were reaped).
+	if counters.Counted("task-clock") {
+		ns := float64(res.T.Nanoseconds()) / float64(res.N)
+		if c := res.Extra["cpu-ns/op"]; !(c > 0.2*ns) {
+			t.Errorf("PingPong: %v cpu-ns/op for %.0f ns/op: the child processes' CPU time is missing", c, ns)
+		}
+	}
 }

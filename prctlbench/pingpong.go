@@ -136,15 +136,17 @@ func expect(fd int, want uint32) error {
 // pinned to cpuB: two child processes (internal/child), as UnixBench's
 // context1 forks, or with shared two throw-away threads of this process.
 // started is called once both sides are pinned, just before they begin (a
-// benchmark resets its timer there). It returns the voluntary context
+// benchmark resets its timer there), and stopped once both have done their
+// round trips, before the processes or threads exit (it stops the timer
+// there, so that exits are not timed). It returns the voluntary context
 // switches the two sides' threads made during the round trips, or -1
 // where the kernel's status file lacks the count; a status file that
 // cannot be read or parsed is an error.
-func runPingPong(cpuA, cpuB, n int, shared bool, started func()) (switches int, err error) {
+func runPingPong(cpuA, cpuB, n int, shared bool, started, stopped func()) (switches int, err error) {
 	if shared {
-		return runPingPongThreads(cpuA, cpuB, n, started)
+		return runPingPongThreads(cpuA, cpuB, n, started, stopped)
 	}
-	return runPingPongProcs(cpuA, cpuB, n, started)
+	return runPingPongProcs(cpuA, cpuB, n, started, stopped)
 }
 
 // ppArgs and ppResult are a side's arguments and counts in a child.
@@ -183,7 +185,7 @@ func pingPongSide(c *child.Ctx, ping bool) error {
 	return c.Result(ppResult{sw})
 }
 
-func runPingPongProcs(cpuA, cpuB, n int, started func()) (int, error) {
+func runPingPongProcs(cpuA, cpuB, n int, started, stopped func()) (int, error) {
 	p, err := newPingPong()
 	if err != nil {
 		return 0, err
@@ -215,6 +217,9 @@ func runPingPongProcs(cpuA, cpuB, n int, started func()) (int, error) {
 	if err := g.Results(func(i int) any { return &res[i] }); err != nil {
 		return 0, err
 	}
+	if stopped != nil {
+		stopped()
+	}
 	if err := g.Wait(); err != nil {
 		return 0, err
 	}
@@ -226,7 +231,7 @@ func runPingPongProcs(cpuA, cpuB, n int, started func()) (int, error) {
 
 // runPingPongThreads is runPingPong on two throw-away threads of this
 // process (mm=shared).
-func runPingPongThreads(cpuA, cpuB, n int, started func()) (switches int, err error) {
+func runPingPongThreads(cpuA, cpuB, n int, started, stopped func()) (switches int, err error) {
 	p, err := newPingPong()
 	if err != nil {
 		return 0, err
@@ -239,9 +244,11 @@ func runPingPongThreads(cpuA, cpuB, n int, started func()) (switches int, err er
 		err      error
 	}
 	ends := make(chan end, 2)
+	finished := make(chan struct{}, 2) // a side's work is over; its thread has yet to exit
 	side := func(cpu int, work func(int) error, closeOnFail *int) {
 		var sw int
 		err := thread.Run(func() error {
+			defer func() { finished <- struct{}{} }()
 			if err := cpus.Pin(cpu); err != nil {
 				closeFd(closeOnFail)
 				ready <- struct{}{}
@@ -263,6 +270,11 @@ func runPingPongThreads(cpuA, cpuB, n int, started func()) (switches int, err er
 		started()
 	}
 	close(begin)
+	<-finished
+	<-finished
+	if stopped != nil {
+		stopped()
+	}
 	var errs []error
 	for range 2 {
 		e := <-ends

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -32,13 +33,14 @@ func testPingPongSwitches(t *testing.T, shared bool) {
 	skip.NeedProcs(t, 2, runtime.GOMAXPROCS(0))
 	fds := countFds(t)
 	const n = 2000
-	started := false
-	switches, err := runPingPong(usable[0], usable[1], n, shared, func() { started = true })
+	var calls []string
+	switches, err := runPingPong(usable[0], usable[1], n, shared,
+		func() { calls = append(calls, "started") }, func() { calls = append(calls, "stopped") })
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !started {
-		t.Error("started was not called")
+	if !slices.Equal(calls, []string{"started", "stopped"}) {
+		t.Errorf("calls %v, want started then stopped", calls)
 	}
 	if switches < 0 {
 		t.Skip("no voluntary_ctxt_switches in /proc/thread-self/status")
@@ -76,7 +78,7 @@ func TestPingPongFailedPinDoesNotHang(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, shared := range []bool{false, true} {
-		_, err = runPingPong(usable[0], 1<<12, 10, shared, nil)
+		_, err = runPingPong(usable[0], 1<<12, 10, shared, nil, nil)
 		if err == nil || !strings.Contains(err.Error(), "sched_setaffinity") {
 			t.Fatalf("shared=%v: err = %v, want the failed pin", shared, err)
 		}
@@ -97,7 +99,7 @@ func TestPingPongKilledSideFails(t *testing.T) {
 			unix.Kill(pids[0], unix.SIGKILL)
 		}
 	}
-	_, err = runPingPong(usable[0], usable[1], 1<<40, false, func() { go kill() })
+	_, err = runPingPong(usable[0], usable[1], 1<<40, false, func() { go kill() }, nil)
 	if err == nil || !strings.Contains(err.Error(), "SIGKILL") {
 		t.Fatalf("side killed mid-run: %v, want an error naming SIGKILL", err)
 	}
@@ -131,7 +133,7 @@ func TestPingPongSwitchReadErrors(t *testing.T) {
 		{"no such line", func() (*procstatus.Status, error) { return procstatus.Parse("status", []byte("Name:\tx\n")), nil }, ""},
 	} {
 		readStatus = c.read
-		switches, err := runPingPong(usable[0], usable[1], 10, true, nil)
+		switches, err := runPingPong(usable[0], usable[1], 10, true, nil, nil)
 		switch {
 		case c.errSub == "" && (err != nil || switches != -1):
 			t.Errorf("%s: switches %d, err %v; want -1 and no error", c.name, switches, err)

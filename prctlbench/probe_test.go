@@ -46,7 +46,7 @@ func benchPingPong(b *testing.B, shared bool) {
 	skip.NeedCPUs(b, 2, usable)
 	skip.NeedProcs(b, 2, runtime.GOMAXPROCS(0))
 	r := region.New(b)
-	switches, err := runPingPong(usable[0], usable[1], b.N, shared, r.ResetTimer)
+	switches, err := runPingPong(usable[0], usable[1], b.N, shared, r.ResetTimer, r.StopClock) // counted until End: see region.ClockTimer
 	r.End()
 	if err != nil {
 		b.Fatalf("CPUs %d and %d, %d round trips: %v", usable[0], usable[1], b.N, err)

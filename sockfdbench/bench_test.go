@@ -47,7 +47,7 @@ func BenchmarkSockfd(b *testing.B) {
 func benchSockfd(b *testing.B, cfg Config) {
 	cfg.Ops = int64(b.N)
 	r := region.New(b)
-	res, err := Run(cfg, r.ResetTimer, r.StopTimer)
+	res, err := Run(cfg, r.ResetTimer, r.StopClock) // counted until End: see region.ClockTimer
 	r.End()
 	skip.IfNotSupported(b, err)
 	if res.Retries > 0 {

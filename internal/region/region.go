@@ -174,6 +174,17 @@ func (r *Region) StopClock() {
 	r.running = false
 }
 
+// ClockTimer is a Region whose StopTimer stops the benchmark clock only
+// (StopClock): the instruments count on until End. Rows whose peers are
+// child processes pass it where they take a timer, so that the children's
+// CPU time is counted after all: a child's threads take their CPU time
+// with them when they exit, and only the reaped child's rusage, read at
+// End, holds it. The children's exit is then counted but not timed.
+type ClockTimer struct{ *Region }
+
+// StopTimer stops the benchmark clock and leaves the instruments counting.
+func (c ClockTimer) StopTimer() { c.Region.StopClock() }
+
 // Pause is StopTimer, for rows with several timed phases.
 func (r *Region) Pause() { r.StopTimer() }
 
