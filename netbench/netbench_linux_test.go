@@ -689,12 +689,14 @@ func TestKilledClientFailsRun(t *testing.T) {
 	kill := timerFunc{reset: func() {
 		go func() {
 			time.Sleep(50 * time.Millisecond)
-			for _, pid := range childPids(t) {
+			pids, err := child.Children() // not childPids: no t.Fatal off the test's goroutine
+			for _, pid := range pids {
 				if cmdline(pid) == "netbench-client" {
 					unix.Kill(pid, unix.SIGKILL)
 					return
 				}
 			}
+			t.Errorf("no netbench-client process to kill among %v (%v)", pids, err)
 		}()
 	}}
 	_, err := runFlows(ctl, Config{Kind: RR, Flows: 2, Req: 1, Rsp: 1}, 1<<22, kill, netperfPorts)

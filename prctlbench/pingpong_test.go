@@ -95,11 +95,16 @@ func TestPingPongKilledSideFails(t *testing.T) {
 	skip.NeedCPUs(t, 2, usable)
 	kill := func() {
 		time.Sleep(50 * time.Millisecond)
-		if pids, _ := child.Children(); len(pids) > 0 {
-			unix.Kill(pids[0], unix.SIGKILL)
+		pids, err := child.Children()
+		if err != nil || len(pids) == 0 {
+			t.Errorf("no child process to kill: %v (%v)", pids, err)
+			return
 		}
+		unix.Kill(pids[0], unix.SIGKILL)
 	}
-	_, err = runPingPong(usable[0], usable[1], 1<<40, false, func() { go kill() }, nil)
+	// Bounded (seconds of round trips), so that a kill that finds no
+	// child ends in a failure rather than a hang.
+	_, err = runPingPong(usable[0], usable[1], 1<<18, false, func() { go kill() }, nil)
 	if err == nil || !strings.Contains(err.Error(), "SIGKILL") {
 		t.Fatalf("side killed mid-run: %v, want an error naming SIGKILL", err)
 	}

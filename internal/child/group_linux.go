@@ -4,9 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
-	"strings"
 	"sync"
+
+	"github.com/kbench/kbench/internal/perfevent"
 )
 
 // Group is the children of one run. Its waits fail on the first child's
@@ -109,31 +109,16 @@ func (g *Group) each(fn func(*Proc) error) error {
 	return errors.Join(out...)
 }
 
-// Children lists this process's child processes, from every thread's
-// /proc/<pid>/task/<tid>/children (a child is listed under the thread
-// that forked it): for tests and checks that no child is left.
+// Children lists this process's descendant processes: for tests and
+// checks that no child is left. It shares perfevent's walk of the process
+// tree, which reads every thread's /proc/<pid>/task/<tid>/children (a
+// child is listed under the thread that forked it) and, on kernels built
+// without that file (CONFIG_PROC_CHILDREN), scans /proc/*/stat for the
+// parent id, so that a check never passes by reading nothing.
 func Children() ([]int, error) {
-	self := os.Getpid()
-	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", self))
+	procs, err := perfevent.Processes(os.Getpid())
 	if err != nil {
 		return nil, err
 	}
-	var pids []int
-	for _, task := range tasks {
-		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", self, task.Name()))
-		if err != nil {
-			if errors.Is(err, os.ErrNotExist) {
-				continue // the thread has gone, or a kernel without the file
-			}
-			return nil, err
-		}
-		for _, f := range strings.Fields(string(data)) {
-			pid, err := strconv.Atoi(f)
-			if err != nil {
-				return nil, fmt.Errorf("%s children: %q", task.Name(), f)
-			}
-			pids = append(pids, pid)
-		}
-	}
-	return pids, nil
+	return procs[1:], nil
 }
