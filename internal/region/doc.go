@@ -21,6 +21,13 @@
 // method values r.ResetTimer and r.StopTimer as callbacks); region.New(b)
 // opens a Region without starting anything, for that use.
 //
+// A row whose other side runs in child processes passes
+// region.ClockTimer{r} (or r.StopClock) instead: its StopTimer stops the
+// benchmark clock when the children have reported, and the instruments
+// run on until End, after the children are reaped. A child's threads take
+// their CPU time with them when they exit, and only the reaped child's
+// rusage holds it; so the children's exit is counted, but not timed.
+//
 // Every method may be called from any goroutine or OS thread, including a
 // throw-away locked thread of package thread (the instruments count the
 // whole process or machine, not the calling thread), but not from two at
