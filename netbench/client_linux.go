@@ -46,10 +46,10 @@ func (f *clientFlow) connectFrom() (int, error) {
 			return -1, err
 		}
 		op := "bind"
-		err = unix.Bind(fd, f.local.at(port))
+		err = f.local.bind(fd, port)
 		if err == nil {
 			op = "connect from"
-			err = unix.Connect(fd, f.server.at(f.port))
+			err = f.server.connect(fd, f.port)
 			if err == nil {
 				return fd, nil
 			}
@@ -113,7 +113,7 @@ func (f *clientFlow) rrOpen() error {
 	if err != nil {
 		return err
 	}
-	if err := unix.Connect(fd, f.server.at(f.port)); err != nil {
+	if err := f.server.connect(fd, f.port); err != nil {
 		unix.Close(fd)
 		return fmt.Errorf("connect: %w", err)
 	}

@@ -25,11 +25,12 @@
 // TestServe process). Sockets are blocking and driven by direct syscalls
 // (socket, setsockopt, bind, connect, sendto, recvfrom, accept4, close
 // through golang.org/x/sys/unix, never the Go netpoller), Nagle on, no
-// SO_LINGER. A flow's loop runs on one thread of its process, which
-// unshares its fd table (unshare(CLONE_FILES)) from the Go runtime's
-// other threads, so the kernel's fd lookups take the single-owner path
-// as in netperf's single-threaded processes. The clients share the
-// transaction budget and the latency slots through a shared mapping; a
+// SO_LINGER. A flow process runs solo (thread.Solo, as every child
+// does): one P, the loop on an ordinary goroutine, and the calls that
+// wait for the peer (connect, accept4, sendto, recvfrom) raw, so the Go
+// runtime adds no work around them and no thread handoffs to the
+// process. The clients share the transaction budget and the latency
+// slots through a shared mapping; a
 // flow server process reports its count when its listening socket is
 // shut down at STOP, and one still serving a client that neither
 // finishes nor closes is killed then. A line-based control connection
@@ -75,24 +76,25 @@
 // namespaces joined by a veth pair (root only).
 //
 // Differences from netperf 2.7 (src/nettest_omni.c, nettest_bsd.c):
-//   - Each flow process is a Go program: besides its loop thread, the
-//     runtime's monitor (sysmon) and idle threads. In mm=shared,
-//     GOMAXPROCS is raised to 2*flows+2 during a run so that each
+//   - Each flow process is a Go program: besides its loop, the runtime's
+//     monitor (sysmon), which wakes about a hundred times a second (its
+//     nanosleeps are the switches a flow process adds to netperf's), and
+//     idle threads. The process's fd table is shared with those threads,
+//     so each send and recv takes and drops a reference on the socket's
+//     file (fget/fput), which netperf's single-threaded processes skip;
+//     that is about 1% of the kernel's samples in TCP_RR flows=16. Each
+//     loop passes through the Go scheduler every 9 ms (thread.Yielder),
+//     without which the monitor would preempt it by signal every 10 ms;
+//     in a solo process that costs no switch.
+//   - In mm=shared the flows are locked threads of the test binary, each
+//     with a private fd table, their blocking calls through the runtime,
+//     and GOMAXPROCS raised to 2*flows+2 during a run so that each
 //     blocking thread has a P of its own and only the kernel schedules
 //     them (with fewer Ps a thread returning from recv waits for the Go
-//     scheduler to hand one back); a flow process has GOMAXPROCS of at
-//     least 2 for its one loop thread. Each flow loop passes through the
-//     Go scheduler every 9 ms (thread.Yielder): a goroutine that never
-//     reschedules is otherwise preempted by the monitor's signal every
-//     10 ms, and in a busy process its P is taken while it blocks. The
-//     client yields after timing a transaction; the server can only
-//     yield between transactions, so about one transaction in a hundred
-//     per flow waits for that handoff, which shows in p99-us. The yields
-//     and the monitors' sleeps are what the Go runtime still costs beyond
-//     netperf: futex and nanosleep switches between runtime threads (see
-//     docs/results.md for the counts). Calls that cannot block (socket,
-//     getsockopt, setsockopt, close) skip the runtime's syscall entry and
-//     exit.
+//     scheduler to hand one back). There a yield of a locked thread is a
+//     handoff between threads (futex calls and two switches), so about
+//     one transaction in a hundred per flow carries one, which shows in
+//     p99-us; the client's latency leaves its own yields out.
 //   - Each flow rotates through 256 request/response patterns (so a
 //     stale or echoed message fails the byte check) where netperf reuses
 //     one buffer each way; at req=64/rsp=1024 that is more user memory
@@ -107,14 +109,13 @@
 //     (SOCK_CLOEXEC) so that none leaks into a child process; netserver
 //     calls accept(2), which runs the same __sys_accept4 in the kernel.
 //   - A run is b.N transactions shared by the flows (each takes the next
-//     ticket), not a fixed time; latency is timed around every
-//     transaction with the vDSO clock (netperf does so only with
-//     histograms enabled).
+//     ticket), not a fixed time; every transaction's latency
+//     is timed with one reading of the vDSO clock, its end being the next
+//     one's start (netperf times transactions only with histograms
+//     enabled).
 //   - netperf's -c -C CPU accounting is not done.
 //
 // The rows' rates and context switches next to netperf 2.7's (the README
 // says how to compare them), and what each of the differences above was
-// measured to cost, are in docs/results.md: mm=separate runs below
-// netperf where transactions are many and flows are 16, which the Go
-// runtime's per-process yields and monitor explain in part.
+// measured to cost, are in docs/results.md ("Solo child processes").
 package netbench

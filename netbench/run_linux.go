@@ -178,7 +178,6 @@ func runClientThreads(specs []clientArgs, n int, t timer) ([]clientCounts, []int
 		looped.Add(1)
 		done.Add(1)
 		sync := flowSync{
-			sweep:  true,
 			ready:  ready.Done,
 			begin:  func() error { <-start; return nil },
 			looped: func() error { looped.Done(); return nil },
@@ -287,10 +286,7 @@ func runClientProcs(specs []clientArgs, n int, t timer) ([]clientCounts, []int64
 
 // flowSync is how a client flow meets the others: ready once set up,
 // begin to wait for the start, looped once its last transaction is done.
-// sweep closes the process's other sockets in the flow's fd table (a
-// thread's copy holds them; a child process has none).
 type flowSync struct {
-	sweep  bool
 	ready  func()
 	begin  func() error
 	looped func() error
@@ -300,7 +296,7 @@ type flowSync struct {
 // run is one flow's thread: set up (RR connects), wait for the start,
 // then take tickets until the budget is spent.
 func (f *clientFlow) run(w *work, s flowSync) error {
-	err := ownFiles(-1, s.sweep)
+	err := ownFiles(-1)
 	if err == nil && f.kind == RR {
 		err = f.rrOpen()
 	}
@@ -319,20 +315,26 @@ func (f *clientFlow) run(w *work, s flowSync) error {
 	if f.kind == RR {
 		once = f.rr
 	}
+	// One clock reading per transaction: its end is the next one's start,
+	// so a latency also holds the ticket's take (an atomic add). A yield
+	// is left out.
 	var y thread.Yielder
+	t0 := thread.Clock()
 	for !w.abort.Load() {
 		i := w.next.Add(1) - 1
 		if i >= w.n {
 			break
 		}
-		t0 := time.Now()
 		if err = once(); err != nil {
 			w.abort.Store(true)
 			break
 		}
-		t1 := time.Now()
-		w.lat[i] = int64(t1.Sub(t0))
-		y.Tick(t1) // outside the transaction's latency
+		t1 := thread.Clock()
+		w.lat[i] = int64(t1 - t0)
+		t0 = t1
+		if y.Tick(t1) {
+			t0 = thread.Clock()
+		}
 	}
 	if lerr := s.looped(); err == nil {
 		err = lerr

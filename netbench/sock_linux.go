@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"unsafe"
 
+	"github.com/kbench/kbench/internal/thread"
 	"golang.org/x/sys/unix"
 )
 
@@ -14,26 +15,30 @@ import (
 // (sendto/recvfrom with no address, as glibc issues them), no netpoller.
 // Sockets also get SOCK_CLOEXEC, which netperf does not ask for, so that no
 // benchmark socket leaks into a child process. Calls that cannot block
-// (socket, getsockopt, setsockopt, close without SO_LINGER) are raw, so
-// they skip the Go runtime's syscall entry and exit as glibc's wrappers
+// (socket, getsockopt, setsockopt, bind, close without SO_LINGER) are raw,
+// so they skip the Go runtime's syscall entry and exit as glibc's wrappers
 // have none; those that wait for the peer (connect, accept, send, recv)
-// tell the runtime they may block.
+// go through thread.Syscall: raw in a flow's own process (thread.Solo),
+// through the runtime on a thread of the test binary.
 
-// endpoint is an IP address with a reusable sockaddr for it, so that
-// setting a port and passing it to bind or connect allocates nothing.
+// endpoint is an IP address with a raw sockaddr for it, so that setting
+// a port and passing it to bind or connect allocates nothing and goes
+// through no runtime wrapper.
 type endpoint struct {
 	family int
-	sa4    unix.SockaddrInet4
-	sa6    unix.SockaddrInet6
+	sa4    unix.RawSockaddrInet4
+	sa6    unix.RawSockaddrInet6
 }
 
 func newEndpoint(ip netip.Addr) *endpoint {
 	e := new(endpoint)
 	if ip.Is4() {
 		e.family = unix.AF_INET
+		e.sa4.Family = unix.AF_INET
 		e.sa4.Addr = ip.As4()
 	} else {
 		e.family = unix.AF_INET6
+		e.sa6.Family = unix.AF_INET6
 		e.sa6.Addr = ip.As16()
 	}
 	return e
@@ -48,14 +53,35 @@ func anyEndpoint(family int) *endpoint {
 	return newEndpoint(netip.IPv6Unspecified())
 }
 
-// at returns the sockaddr with port set; it is reused by the next call.
-func (e *endpoint) at(port int) unix.Sockaddr {
+// at sets the port (network byte order) and returns the sockaddr and its
+// length; the sockaddr is reused by the next call.
+func (e *endpoint) at(port int) (unsafe.Pointer, uintptr) {
+	p := [2]byte{byte(port >> 8), byte(port)}
 	if e.family == unix.AF_INET {
-		e.sa4.Port = port
-		return &e.sa4
+		e.sa4.Port = *(*uint16)(unsafe.Pointer(&p))
+		return unsafe.Pointer(&e.sa4), unsafe.Sizeof(e.sa4)
 	}
-	e.sa6.Port = port
-	return &e.sa6
+	e.sa6.Port = *(*uint16)(unsafe.Pointer(&p))
+	return unsafe.Pointer(&e.sa6), unsafe.Sizeof(e.sa6)
+}
+
+// bind is bind(2) to e at port; it cannot block.
+func (e *endpoint) bind(fd, port int) error {
+	sa, n := e.at(port)
+	if _, _, errno := unix.RawSyscall(unix.SYS_BIND, uintptr(fd), uintptr(sa), n); errno != 0 {
+		return errno
+	}
+	return nil
+}
+
+// connect is connect(2) to e at port, which waits for the handshake. The
+// runtime's signals are installed with SA_RESTART, which restarts it.
+func (e *endpoint) connect(fd, port int) error {
+	sa, n := e.at(port)
+	if _, _, errno := thread.Syscall(unix.SYS_CONNECT, uintptr(fd), uintptr(sa), n); errno != 0 {
+		return errno
+	}
+	return nil
 }
 
 // newSocket is netperf's create_data_socket: a blocking TCP socket whose
@@ -96,7 +122,7 @@ func listenSocket(ip netip.Addr) (fd, port int, err error) {
 	if err != nil {
 		return -1, 0, err
 	}
-	if err := unix.Bind(fd, e.at(0)); err != nil {
+	if err := e.bind(fd, 0); err != nil {
 		unix.Close(fd)
 		return -1, 0, fmt.Errorf("bind %v: %w", ip, err)
 	}
@@ -128,7 +154,7 @@ type acceptConn struct {
 func (a *acceptConn) accept(lfd int) (int, error) {
 	for {
 		a.len = unix.SizeofSockaddrAny
-		fd, _, errno := unix.Syscall6(unix.SYS_ACCEPT4, uintptr(lfd),
+		fd, _, errno := thread.Syscall6(unix.SYS_ACCEPT4, uintptr(lfd),
 			uintptr(unsafe.Pointer(&a.raw)), uintptr(unsafe.Pointer(&a.len)), unix.SOCK_CLOEXEC, 0, 0)
 		if errno == unix.EINTR {
 			continue
@@ -143,7 +169,7 @@ func (a *acceptConn) accept(lfd int) (int, error) {
 // sendAll sends buf with send(2) calls until all of it is queued.
 func sendAll(fd int, buf []byte) error {
 	for len(buf) > 0 {
-		n, _, errno := unix.Syscall6(unix.SYS_SENDTO, uintptr(fd),
+		n, _, errno := thread.Syscall6(unix.SYS_SENDTO, uintptr(fd),
 			uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)), 0, 0, 0)
 		if errno == unix.EINTR {
 			continue
@@ -159,7 +185,7 @@ func sendAll(fd int, buf []byte) error {
 // recvOnce is one recv(2) call.
 func recvOnce(fd int, buf []byte) (int, error) {
 	for {
-		n, _, errno := unix.Syscall6(unix.SYS_RECVFROM, uintptr(fd),
+		n, _, errno := thread.Syscall6(unix.SYS_RECVFROM, uintptr(fd),
 			uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)), 0, 0, 0)
 		if errno == unix.EINTR {
 			continue

@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -64,7 +64,7 @@ func (p *pingPong) ping(n int) error {
 	var y thread.Yielder
 	for i := range n {
 		if i%yieldCheck == 0 {
-			y.Tick(time.Now())
+			y.Tick(thread.Clock())
 		}
 		if err := put(p.toPong[1], uint32(i)); err != nil {
 			return fmt.Errorf("ping %d: %w", i, err)
@@ -82,7 +82,7 @@ func (p *pingPong) pong(n int) error {
 	var y thread.Yielder
 	for i := range n {
 		if i%yieldCheck == 0 {
-			y.Tick(time.Now())
+			y.Tick(thread.Clock())
 		}
 		if err := expect(p.toPong[0], uint32(i)); err != nil {
 			return fmt.Errorf("pong %d: %w", i, err)
@@ -98,13 +98,14 @@ func put(fd int, v uint32) error {
 	var buf [4]byte
 	binary.LittleEndian.PutUint32(buf[:], v)
 	for {
-		n, err := unix.Write(fd, buf[:])
-		if err == unix.EINTR {
+		r, _, e := thread.Syscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))
+		if e == unix.EINTR {
 			continue
 		}
-		if err != nil {
-			return fmt.Errorf("write: %w", err)
+		if e != 0 {
+			return fmt.Errorf("write: %w", e)
 		}
+		n := int(r)
 		if n != len(buf) {
 			return fmt.Errorf("write: %d of %d bytes", n, len(buf))
 		}
@@ -115,13 +116,14 @@ func put(fd int, v uint32) error {
 func expect(fd int, want uint32) error {
 	var buf [4]byte
 	for {
-		n, err := unix.Read(fd, buf[:])
-		if err == unix.EINTR {
+		r, _, e := thread.Syscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))
+		if e == unix.EINTR {
 			continue
 		}
-		if err != nil {
-			return fmt.Errorf("read: %w", err)
+		if e != 0 {
+			return fmt.Errorf("read: %w", e)
 		}
+		n := int(r)
 		if n != len(buf) {
 			return fmt.Errorf("read %d bytes, want %d (0 is the other side gone)", n, len(buf))
 		}
@@ -294,11 +296,18 @@ func runPingPongThreads(cpuA, cpuB, n int, started, stopped func()) (switches in
 // status file cannot be read or its count parsed. work runs even when the
 // first reading fails, so that the other side is not left waiting.
 func countSwitches(work func() error) (int, error) {
+	tid := unix.Gettid()
 	before, berr := voluntarySwitches()
 	err := work()
 	after, aerr := voluntarySwitches()
 	if err := errors.Join(err, berr, aerr); err != nil {
 		return 0, err
+	}
+	// A child's side runs on a goroutine that is not locked to its thread
+	// (thread.Solo); it stays on the one thread that holds the process's
+	// only P, and a move would split the count between two threads.
+	if now := unix.Gettid(); now != tid {
+		return 0, fmt.Errorf("the side moved from thread %d to %d during its round trips; its switch count is split", tid, now)
 	}
 	if before < 0 || after < 0 {
 		return -1, nil

@@ -208,15 +208,15 @@ func (s *Session) round(client Client, cmd string, p, n int, t *Tally, lat *[]in
 		}
 		k := min(p, n-sent)
 		s.randomize(f, k)
-		t0 := time.Now()
+		t0 := thread.Clock()
 		err := batch(k, &c)
-		t1 := time.Now()
+		t1 := thread.Clock()
 		t.Sent += int64(k)
 		if err != nil {
 			return err
 		}
 		if lat != nil {
-			*lat = append(*lat, t1.Sub(t0).Nanoseconds())
+			*lat = append(*lat, int64(t1-t0))
 		}
 		y.Tick(t1) // outside the batch's time
 		sent += k

@@ -42,12 +42,12 @@
 //   - mm=separate, every row: a server and its client are two child processes of the test binary
 //     (internal/child), as stress-ng's server and its fork are, where
 //     stress-ng's parent is itself the server; they share only the op
-//     budget and a done flag in a small shared mapping. Each is a Go
-//     process whose loop runs on one thread; that thread unshares its fd
-//     table (unshare(CLONE_FILES)) from the runtime's other threads, so,
-//     as in stress-ng's single-threaded processes, fd lookups take the
-//     single-owner fast path (where a seccomp profile refuses unshare,
-//     the rows skip saying so).
+//     budget and a done flag in a small shared mapping. Each is a solo Go
+//     process (thread.Solo): one P, the loop on an ordinary goroutine,
+//     accept, sendmsg and recvmsg raw. Its fd table is shared with the
+//     runtime's threads, so fd lookups take a reference on the file
+//     (fget/fput) where stress-ng's single-threaded processes take the
+//     single-owner fast path.
 //   - There is no mm=shared row (the two sides as threads of one
 //     process, as kbench ran them before): an op switches context about
 //     0.2-0.3 times, so the switch_mm that such a row would leave out is
@@ -62,10 +62,9 @@
 //     have at most RLIMIT_NOFILE fds in flight (ETOOMANYREFS); the server
 //     then yields and sends again, and the run logs how often.
 //   - A run is b.N ops shared among the pairs (taken in chunks of 64),
-//     not a fixed time; each side's process has GOMAXPROCS of at least
-//     2 for its one loop thread, which passes through the Go scheduler
-//     every 9 ms (thread.Yielder), so that the runtime's monitor neither
-//     takes its P nor preempts it by signal.
+//     not a fixed time; each loop passes through the Go scheduler every
+//     9 ms (thread.Yielder), so that the runtime's monitor does not
+//     preempt it by signal.
 //
 // Next to stress-ng (docs/results.md has the figures), the parallel row,
 // report 003's configuration, runs near stress-ng's rate and the serial

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"unsafe"
 
+	"github.com/kbench/kbench/internal/thread"
 	"golang.org/x/sys/unix"
 )
 
@@ -60,8 +61,9 @@ func (m *rightsMsg) prepareSend() {
 }
 
 // send is sendmsg(fd, m, MSG_NOSIGNAL) on the prepared message, repeated
-// if a signal (the Go runtime's SIGURG) interrupts it.
-func (m *rightsMsg) send(fd int) (int, error) { return m.sendWith(unix.Syscall, fd) }
+// if a signal (the Go runtime's SIGURG) interrupts it. It may wait for the
+// receiver, so it goes through thread.Syscall.
+func (m *rightsMsg) send(fd int) (int, error) { return m.sendWith(thread.Syscall, fd) }
 
 // sendBad is send for a message whose fd is invalid: the kernel refuses it
 // (EBADF, while copying the fds in) before it could block, so the call
@@ -94,9 +96,9 @@ func (m *rightsMsg) recv(fd int) ([]int32, error) {
 	m.hdr.SetControllen(len(m.ctrl))
 	m.hdr.Flags = 0
 	m.data[0] = 0
-	r, _, e := unix.Syscall(unix.SYS_RECVMSG, uintptr(fd), uintptr(unsafe.Pointer(&m.hdr)), 0)
+	r, _, e := thread.Syscall(unix.SYS_RECVMSG, uintptr(fd), uintptr(unsafe.Pointer(&m.hdr)), 0)
 	for e == unix.EINTR {
-		r, _, e = unix.Syscall(unix.SYS_RECVMSG, uintptr(fd), uintptr(unsafe.Pointer(&m.hdr)), 0)
+		r, _, e = thread.Syscall(unix.SYS_RECVMSG, uintptr(fd), uintptr(unsafe.Pointer(&m.hdr)), 0)
 	}
 	if e != 0 {
 		return nil, e

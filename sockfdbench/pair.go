@@ -89,7 +89,7 @@ func (p *pair) refuse() {
 	unix.Shutdown(p.lfd, unix.SHUT_RDWR)
 	for {
 		// After shutdown, accept returns queued connections, then EINVAL.
-		r, _, e := unix.Syscall6(unix.SYS_ACCEPT4, uintptr(p.lfd), 0, 0, 0, 0, 0)
+		r, _, e := thread.Syscall6(unix.SYS_ACCEPT4, uintptr(p.lfd), 0, 0, 0, 0, 0)
 		if e == unix.EINTR {
 			continue
 		}
@@ -103,9 +103,14 @@ func (p *pair) refuse() {
 // private gives the calling thread its own copy of the fd table, as a
 // forked stress-ng process has, and closes the other pairs' listening
 // sockets in it so only the coordinator and this pair hold this pair's.
+// A side in its own process (thread.Solo) keeps the process's table,
+// which holds no other pair's socket; it is shared with the Go runtime's
+// threads (see the package doc).
 func (p *pair) private() (int, error) {
-	if err := thread.UnshareFiles(); err != nil {
-		return 0, err
+	if !thread.IsSolo() {
+		if err := thread.UnshareFiles(); err != nil {
+			return 0, err
+		}
 	}
 	for _, fd := range p.lfds {
 		if fd != p.lfd {
@@ -151,9 +156,9 @@ func (p *pair) serve() (err error) {
 	sfd, sent := -1, 0
 	for p.take() {
 		if sfd < 0 {
-			r, _, e := unix.Syscall6(unix.SYS_ACCEPT4, uintptr(p.lfd), 0, 0, 0, 0, 0)
+			r, _, e := thread.Syscall6(unix.SYS_ACCEPT4, uintptr(p.lfd), 0, 0, 0, 0, 0)
 			for e == unix.EINTR {
-				r, _, e = unix.Syscall6(unix.SYS_ACCEPT4, uintptr(p.lfd), 0, 0, 0, 0, 0)
+				r, _, e = thread.Syscall6(unix.SYS_ACCEPT4, uintptr(p.lfd), 0, 0, 0, 0, 0)
 			}
 			if e != 0 {
 				if p.failed.Load() {
@@ -191,7 +196,7 @@ func (p *pair) serve() (err error) {
 		}
 		c.Ops++
 		if c.Ops%every == 0 {
-			y.Tick(time.Now())
+			y.Tick(thread.Clock())
 		}
 		if sent++; sent == perConn {
 			unix.Close(sfd)
@@ -328,7 +333,7 @@ func (p *pair) receive() (err error) {
 			}
 			c.MsgsRecv++
 			if c.MsgsRecv%every == 0 {
-				y.Tick(time.Now())
+				y.Tick(thread.Clock())
 			}
 			c.FdsRecv += int64(len(fds))
 			for _, f := range fds {
@@ -359,7 +364,7 @@ func closeHeld(held []int32, y *thread.Yielder) {
 	for i, fd := range held {
 		unix.RawSyscall(unix.SYS_CLOSE, uintptr(fd), 0, 0)
 		if i%yieldCheck == yieldCheck-1 {
-			y.Tick(time.Now())
+			y.Tick(thread.Clock())
 		}
 	}
 }

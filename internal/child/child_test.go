@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	seccomp "github.com/elastic/go-seccomp-bpf"
 	"golang.org/x/sys/unix"
@@ -15,7 +18,9 @@ import (
 	"github.com/kbench/kbench/internal/benchmain"
 	"github.com/kbench/kbench/internal/child"
 	"github.com/kbench/kbench/internal/cpus"
+	"github.com/kbench/kbench/internal/procstatus"
 	"github.com/kbench/kbench/internal/skip"
+	"github.com/kbench/kbench/internal/thread"
 )
 
 func TestMain(m *testing.M) { os.Exit(benchmain.Main(m)) }
@@ -48,12 +53,65 @@ var _ = child.Register("test-sleep", func(c *child.Ctx) error {
 	return nil
 })
 
+// cpuInfo is where a test-cpu child runs and, per thread, its affinity.
+type cpuInfo struct {
+	CPU      int
+	Affinity map[string]string // tid: CPU list (from /proc/self/task/*/status)
+}
+
 var _ = child.Register("test-cpu", func(c *child.Ctx) error {
-	cpu, err := cpus.Current()
+	var info cpuInfo
+	var err error
+	if info.CPU, err = cpus.Current(); err != nil {
+		return err
+	}
+	tasks, err := os.ReadDir("/proc/self/task")
 	if err != nil {
 		return err
 	}
-	return c.Ready(cpu)
+	info.Affinity = map[string]string{}
+	for _, t := range tasks {
+		st, err := procstatus.Read("/proc/self/task/" + t.Name() + "/status")
+		if err != nil {
+			return err
+		}
+		if info.Affinity[t.Name()], err = st.String("Cpus_allowed_list"); err != nil {
+			return err
+		}
+	}
+	return c.Ready(info)
+})
+
+// soloInfo is what a test-solo child saw of its runtime.
+type soloInfo struct {
+	Procs int
+	Solo  bool
+	Echo  uint64
+}
+
+// test-solo reports its GOMAXPROCS and solo flag, then echoes 8 bytes
+// from fd 4 to fd 5 with blocking calls through thread.Syscall, as the
+// benchmarks' loops make them.
+var _ = child.Register("test-solo", func(c *child.Ctx) error {
+	in, out := c.File(0), c.File(1)
+	if err := c.Ready(soloInfo{Procs: runtime.GOMAXPROCS(0), Solo: thread.IsSolo()}); err != nil {
+		return err
+	}
+	var buf [8]byte
+	var y thread.Yielder
+	for i := 0; ; i++ {
+		y.Tick(thread.Clock())
+		r, _, e := thread.Syscall(unix.SYS_READ, uintptr(in), uintptr(unsafe.Pointer(&buf[0])), 8)
+		if e != 0 {
+			return fmt.Errorf("read: %w", e)
+		}
+		if r == 0 {
+			return c.Result(i)
+		}
+		if _, _, e := thread.Syscall(unix.SYS_WRITE, uintptr(out), uintptr(unsafe.Pointer(&buf[0])), r); e != 0 {
+			return fmt.Errorf("write: %w", e)
+		}
+	}
 })
 
 // test-parent starts a grandchild and reports its pid, then waits to be
@@ -273,9 +331,78 @@ func TestPinned(t *testing.T) {
 	if err := p.Ready(); err != nil {
 		t.Fatal(err)
 	}
-	var got int
-	if err := p.Info(&got); err != nil || got != cpu {
-		t.Fatalf("child pinned to CPU %d runs on %d (%v)", cpu, got, err)
+	var got cpuInfo
+	if err := p.Info(&got); err != nil || got.CPU != cpu {
+		t.Fatalf("child pinned to CPU %d runs on %d (%v)", cpu, got.CPU, err)
+	}
+	// The whole process is pinned, as taskset pins a C process: the role's
+	// goroutine may run on any of the runtime's threads.
+	if len(got.Affinity) < 2 {
+		t.Fatalf("child reported %d threads, want the role's and the runtime's: %v", len(got.Affinity), got.Affinity)
+	}
+	for tid, list := range got.Affinity {
+		if list != strconv.Itoa(cpu) {
+			t.Errorf("child thread %s may run on CPUs %q, want only %d", tid, list, cpu)
+		}
+	}
+}
+
+// TestSolo checks that a child runs its role in a solo process (one P)
+// and that blocking calls through thread.Syscall work there, the parent
+// feeding it through a pipe with pauses longer than a monitor tick.
+func TestSolo(t *testing.T) {
+	var toChild, fromChild [2]int
+	if err := unix.Pipe2(toChild[:], unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Pipe2(fromChild[:], unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	p, err := child.Start(child.Spec{Role: "test-solo", Fds: []int{toChild[0], fromChild[1]}})
+	unix.Close(toChild[0])
+	unix.Close(fromChild[1])
+	defer unix.Close(fromChild[0])
+	if err != nil {
+		unix.Close(toChild[1])
+		t.Fatal(err)
+	}
+	defer p.Kill()
+	if err := p.Ready(); err != nil {
+		t.Fatal(err)
+	}
+	var info soloInfo
+	if err := p.Info(&info); err != nil {
+		t.Fatal(err)
+	}
+	if info.Procs != 1 || !info.Solo {
+		t.Errorf("child role ran with GOMAXPROCS=%d, solo=%v; want 1, true", info.Procs, info.Solo)
+	}
+	if err := p.Go(); err != nil {
+		t.Fatal(err)
+	}
+	const rounds = 5
+	for i := range rounds {
+		time.Sleep(15 * time.Millisecond) // the child waits in a raw read past sysmon's 10 ms
+		var buf [8]byte
+		buf[0] = byte(i + 1)
+		if _, err := unix.Write(toChild[1], buf[:]); err != nil {
+			t.Fatal(err)
+		}
+		var got [8]byte
+		if n, err := unix.Read(fromChild[0], got[:]); err != nil || n != 8 || got != buf {
+			t.Fatalf("round %d: echo %v (%d bytes, %v), want %v", i, got, n, err, buf)
+		}
+	}
+	unix.Close(toChild[1])
+	var n int
+	if err := p.Result(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != rounds {
+		t.Errorf("child echoed %d rounds, want %d", n, rounds)
+	}
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
 	"unsafe"
 
 	"github.com/kbench/kbench/internal/cpus"
@@ -184,18 +183,23 @@ func Main() int {
 	if err != nil {
 		return end(err)
 	}
-	// One P for the role's thread, one for the runtime's own work.
-	if runtime.GOMAXPROCS(0) < 2 {
-		runtime.GOMAXPROCS(2)
-	}
-	err = thread.Run(func() error {
+	// The process exists for its role, as a C benchmark process does: one
+	// P, raw blocking calls, the role on an ordinary goroutine (see
+	// thread.Solo), pinned as a whole when asked. The main goroutine keeps
+	// the main thread (package thread locks it), so the role gets its own.
+	thread.Solo()
+	done := make(chan error, 1)
+	go func() {
+		err := errGoexit
+		defer func() { done <- err }()
 		if hello.CPU > 0 {
-			if err := cpus.Pin(hello.CPU - 1); err != nil {
-				return err
+			if err = cpus.PinProcess(hello.CPU - 1); err != nil {
+				return
 			}
 		}
-		return role(c)
-	})
+		err = role(c)
+	}()
+	err = <-done
 	if err == nil && !c.ready {
 		err = fmt.Errorf("child: role %s returned without calling Ready", hello.Role)
 	}
@@ -204,6 +208,10 @@ func Main() int {
 	}
 	return end(err)
 }
+
+// errGoexit is a role's result when it ended its goroutine with
+// runtime.Goexit instead of returning.
+var errGoexit = errors.New("child: the role called runtime.Goexit (t.Fatal or b.Fatal in a role?) instead of returning")
 
 // pdeathsig reads the parent-death signal (PR_GET_PDEATHSIG stores it
 // through its pointer argument).

@@ -9,6 +9,11 @@
 // the runtime never destroys, and its state would stay for the rest of the
 // run; Run also refuses, with ErrMainThread, should it ever find itself
 // there.
+//
+// The package also holds what the benchmarks' blocking loops need from
+// the runtime: the Yielder, a cheap monotonic Clock, and the solo mode of
+// a child process (Solo), in which the loop's blocking calls (Syscall,
+// Syscall6) are raw.
 package thread
 
 import (

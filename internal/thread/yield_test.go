@@ -14,7 +14,7 @@ func TestYielderTick(t *testing.T) {
 	gosched = func() { yields++ }
 
 	var y Yielder
-	t0 := time.Now()
+	t0 := Clock()
 	for _, c := range []struct {
 		at   time.Duration
 		want int
@@ -26,7 +26,11 @@ func TestYielderTick(t *testing.T) {
 		{YieldEvery + time.Millisecond, 1},
 		{3 * YieldEvery, 2},
 	} {
-		y.Tick(t0.Add(c.at))
+		before := yields
+		yielded := y.Tick(t0 + c.at)
+		if yielded != (yields > before) {
+			t.Fatalf("the tick at %v reported yielded=%v, but %d yields happened before and %d after", c.at, yielded, before, yields)
+		}
 		if yields != c.want {
 			t.Fatalf("after a tick at %v: %d yields, want %d", c.at, yields, c.want)
 		}
@@ -43,9 +47,9 @@ func TestYielderOnThread(t *testing.T) {
 	err := Run(func() error {
 		tid := unix.Gettid()
 		var y Yielder
-		t0 := time.Now()
+		t0 := Clock()
 		for i := range 4 {
-			y.Tick(t0.Add(time.Duration(i) * YieldEvery))
+			y.Tick(t0 + time.Duration(i)*YieldEvery)
 			if got := unix.Gettid(); got != tid {
 				t.Errorf("after tick %d the goroutine runs on thread %d, not %d", i, got, tid)
 			}

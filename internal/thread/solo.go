@@ -1,0 +1,67 @@
+package thread
+
+import (
+	"runtime"
+
+	"golang.org/x/sys/unix"
+)
+
+// A solo process exists for one benchmark loop, as each process of a C
+// reference tool does (netperf, netserver, stress-ng's forked sides,
+// UnixBench's context1): internal/child makes every child process solo
+// before its role runs.
+//
+// In a solo process the Go runtime has one P (GOMAXPROCS=1), the loop runs
+// on an ordinary goroutine, not a locked thread, and the calls that wait
+// for a peer (Syscall, Syscall6) are raw: the runtime is not told that the
+// thread blocks, so its P stays with the loop. What that saves, per the
+// alternatives measured (docs/results.md, "Solo child processes"):
+//   - No entry and exit bookkeeping around each call (entersyscall,
+//     exitsyscall), which netperf's glibc wrappers do not have either.
+//   - No P taken away by the runtime's monitor (sysmon), which retakes a P
+//     whose thread sits in a system call once no other P is idle; with one
+//     P and runtime-aware calls that happens on every call longer than a
+//     sysmon tick (20 us), and a P that is taken starts a spinning thread.
+//   - No handoff when the Yielder yields: a goroutine that is not locked to
+//     its thread is picked straight back up by the same thread, the only
+//     one with a P, where a locked one hands its P to another thread and
+//     back (four futex calls and two context switches, a hundred times a
+//     second per process).
+//
+// The cost is what the runtime cannot do meanwhile: with the only P held
+// by a thread blocked in a raw call, no other goroutine of the process
+// runs and a garbage collection waits, until the call returns. A loop
+// that waits for its peer returns within microseconds while the run
+// goes on, and a peer that hangs fails the row, which kills the process
+// (internal/child).
+var solo bool
+
+// Solo makes the calling process a solo process. Call it once, before the
+// loop's goroutine starts; it cannot be undone, so only a process that
+// exists for the loop (a child) may call it.
+func Solo() {
+	runtime.GOMAXPROCS(1)
+	solo = true
+}
+
+// IsSolo reports whether Solo was called.
+func IsSolo() bool { return solo }
+
+// Syscall is a system call that may block waiting for a peer (accept,
+// connect, send, recv, read or write on a pipe): raw in a solo process,
+// through the runtime (unix.Syscall) otherwise, where other goroutines
+// need the P while the thread waits.
+func Syscall(trap, a1, a2, a3 uintptr) (r1, r2 uintptr, err unix.Errno) {
+	if solo {
+		return unix.RawSyscall(trap, a1, a2, a3)
+	}
+	return unix.Syscall(trap, a1, a2, a3)
+}
+
+// Syscall6 is Syscall with six arguments.
+func Syscall6(trap, a1, a2, a3, a4, a5, a6 uintptr) (r1, r2 uintptr, err unix.Errno) {
+	if solo {
+		return unix.RawSyscall6(trap, a1, a2, a3, a4, a5, a6)
+	}
+	return unix.Syscall6(trap, a1, a2, a3, a4, a5, a6)
+}
