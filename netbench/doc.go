@@ -30,7 +30,7 @@
 // wait for the peer (connect, accept4, sendto, recvfrom) raw, so the Go
 // runtime adds no work around them and no thread handoffs to the
 // process. The clients share the transaction budget and the latency
-// slots through a shared mapping; a
+// slots through a shared mapping, taken 16 tickets at a time; a
 // flow server process reports its count when its listening socket is
 // shut down at STOP, and one still serving a client that neither
 // finishes nor closes is killed then. A line-based control connection
@@ -109,7 +109,7 @@
 //     (SOCK_CLOEXEC) so that none leaks into a child process; netserver
 //     calls accept(2), which runs the same __sys_accept4 in the kernel.
 //   - A run is b.N transactions shared by the flows (each takes the next
-//     ticket), not a fixed time; every transaction's latency
+//     block of 16 tickets), not a fixed time; every transaction's latency
 //     is timed with one reading of the vDSO clock, its end being the next
 //     one's start (netperf times transactions only with histograms
 //     enabled).
