@@ -18,21 +18,22 @@ import (
 var privateFiles = sync.OnceValue(func() error { return thread.Run(thread.UnshareFiles) })
 
 // ownFiles gives the calling flow thread its own fd table where the
-// machine allows it and closes in it every socket but keep
+// machine allows it and, with sweep, closes in it every socket but keep
 // (-1 for none): the copy starts with all the process's fds, and a
 // control connection or another flow's socket held there would stay
 // open, with no FIN to its peer, until this thread ends. The table dies
 // with the thread, closing whatever the flow left open in it. A flow's
-// own process (mm=separate, thread.Solo) keeps the process's table: it
-// holds no other flow's socket, and the loop runs on a goroutine, not a
-// thread of its own. That table is shared with the Go runtime's threads,
-// where netperf's single thread has it alone; see the package doc.
-func ownFiles(keep int) error {
-	if thread.IsSolo() || privateFiles() != nil {
+// own process (mm=separate) holds no other flow's socket, and its
+// control socket must stay usable from the flow's thread: no sweep.
+func ownFiles(keep int, sweep bool) error {
+	if privateFiles() != nil {
 		return nil
 	}
 	if err := thread.UnshareFiles(); err != nil {
 		return err
+	}
+	if !sweep {
+		return nil
 	}
 	return closeSocketsExcept(keep)
 }
@@ -58,13 +59,10 @@ func closeSocketsExcept(keep int) error {
 	return nil
 }
 
-// fdTables describes the flows' fd tables for the fingerprint: a flow
-// process's own in mm=separate; in mm=shared, per flow thread where the
-// machine allows it.
+// fdTables describes the flows' fd tables for the fingerprint.
 func fdTables() string {
-	const separate = "; mm=separate: the flow process's, shared with its Go runtime threads"
 	if err := privateFiles(); err != nil {
-		return "mm=shared: shared by the flow threads (" + err.Error() + ")" + separate
+		return "shared by the flow threads (" + err.Error() + ")"
 	}
-	return "mm=shared: private per flow thread" + separate
+	return "private per flow thread"
 }

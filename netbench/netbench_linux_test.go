@@ -579,7 +579,7 @@ func TestSharedFdTablesWhereUnshareRefused(t *testing.T) {
 	saved := privateFiles
 	t.Cleanup(func() { privateFiles = saved })
 	privateFiles = func() error { return fmt.Errorf("unshare(CLONE_FILES): %w", unix.EPERM) }
-	if got := fdTables(); !strings.HasPrefix(got, "mm=shared: shared by the flow threads") || !strings.Contains(got, "operation not permitted") {
+	if got := fdTables(); !strings.HasPrefix(got, "shared by the flow threads") || !strings.Contains(got, "operation not permitted") {
 		t.Errorf("fdTables() = %q", got)
 	}
 	// The server thread opens /dev/null and leaves it open: on a shared

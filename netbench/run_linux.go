@@ -179,6 +179,7 @@ func runClientThreads(specs []clientArgs, n int, t timer) ([]clientCounts, []int
 		looped.Add(1)
 		done.Add(1)
 		sync := flowSync{
+			sweep:  true,
 			ready:  ready.Done,
 			begin:  func() error { <-start; return nil },
 			looped: func() error { looped.Done(); return nil },
@@ -296,7 +297,10 @@ const ticketBlock = 16
 
 // flowSync is how a client flow meets the others: ready once set up,
 // begin to wait for the start, looped once its last transaction is done.
+// sweep closes the process's other sockets in the flow's fd table (a
+// thread's copy holds them; a child process has none).
 type flowSync struct {
+	sweep  bool
 	ready  func()
 	begin  func() error
 	looped func() error
@@ -306,7 +310,7 @@ type flowSync struct {
 // run is one flow's thread: set up (RR connects), wait for the start,
 // then take tickets until the budget is spent.
 func (f *clientFlow) run(w *work, s flowSync) error {
-	err := ownFiles(-1)
+	err := ownFiles(-1, s.sweep)
 	if err == nil && f.kind == RR {
 		err = f.rrOpen()
 	}
@@ -348,6 +352,7 @@ func (f *clientFlow) run(w *work, s flowSync) error {
 			}
 		}
 	}
+	err = errors.Join(err, y.Err())
 	if lerr := s.looped(); err == nil {
 		err = lerr
 	}

@@ -1,6 +1,7 @@
 package netbench
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 	"sync/atomic"
@@ -144,8 +145,8 @@ func (s *flowServer) stopped(err error) bool {
 // of the clock for its Yielder: netserver reads no clock per request.
 const yieldCheck = 16
 
-func (s *flowServer) loop() error {
-	if err := ownFiles(s.lfd); err != nil {
+func (s *flowServer) loop() (err error) {
+	if err := ownFiles(s.lfd, !s.inChild); err != nil {
 		return err
 	}
 	if h := s.hooks; h != nil && h.start != nil {
@@ -155,6 +156,7 @@ func (s *flowServer) loop() error {
 	}
 	var ac acceptConn
 	var y thread.Yielder
+	defer func() { err = errors.Join(err, y.Err()) }()
 	req := make([]byte, len(s.pat.req[0]))
 	for {
 		y.Tick(thread.Clock())

@@ -103,14 +103,9 @@ func (p *pair) refuse() {
 // private gives the calling thread its own copy of the fd table, as a
 // forked stress-ng process has, and closes the other pairs' listening
 // sockets in it so only the coordinator and this pair hold this pair's.
-// A side in its own process (thread.Solo) keeps the process's table,
-// which holds no other pair's socket; it is shared with the Go runtime's
-// threads (see the package doc).
 func (p *pair) private() (int, error) {
-	if !thread.IsSolo() {
-		if err := thread.UnshareFiles(); err != nil {
-			return 0, err
-		}
+	if err := thread.UnshareFiles(); err != nil {
+		return 0, err
 	}
 	for _, fd := range p.lfds {
 		if fd != p.lfd {
@@ -152,6 +147,7 @@ func (p *pair) serve() (err error) {
 
 	c := &p.server
 	var y thread.Yielder
+	defer func() { err = errors.Join(err, y.Err()) }()
 	every := tickEvery(n)
 	sfd, sent := -1, 0
 	for p.take() {
@@ -293,6 +289,7 @@ func (p *pair) receive() (err error) {
 
 	c := &p.client
 	var y thread.Yielder
+	defer func() { err = errors.Join(err, y.Err()) }()
 	every := tickEvery(p.cfg.FdsPerMsg)
 	end := false
 	for !end && !p.done.Load() {

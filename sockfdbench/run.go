@@ -49,7 +49,10 @@ const sunPathMax = 107
 // loop, to bracket a benchmark's timed section.
 //
 // Each side is a child process (internal/child), as stress-ng's server
-// and its forked client are; each runs solo (thread.Solo).
+// and its forked client are; each runs solo (thread.Solo). The side's
+// loop thread unshares its fd table (CLONE_FILES) from the Go runtime's
+// other threads, so fd lookups take the single-owner path as in
+// stress-ng's single-threaded processes.
 func Run(cfg Config, start, stop func()) (res Result, err error) {
 	if err := cfg.validate(); err != nil {
 		return res, err

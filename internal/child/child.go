@@ -11,13 +11,14 @@
 // parses options or runs any test, so a child prints no fingerprint and
 // runs no test.
 //
-// A role is a function registered by name at package init (Register).
-// The child process exists for its role, as a process of a C reference
-// tool does, so it runs solo (thread.Solo): one P, the role on an
-// ordinary goroutine, its blocking calls raw, the whole process pinned to
-// a CPU when asked (cpus.PinProcess). The process is the throw-away unit:
-// what a role changes in the kernel dies with it. Extra files
-// (socketpairs, pipes, a listening socket) are inherited as fd 4 onwards.
+// A role is a function registered by name at package init (Register);
+// the child runs it on a throw-away thread (internal/thread), pinned to a
+// CPU when asked (internal/cpus), so roles run the same blocking loops
+// that threads of the test binary run. The child process exists for its
+// role, as a process of a C reference tool does, so it runs solo
+// (thread.Solo): one P, the loop's blocking calls raw, its yields without
+// a handoff between threads. Extra files (socketpairs, pipes, a listening
+// socket) are inherited as fd 4 onwards.
 //
 // Containment: every child is started with a parent-death signal
 // (SIGKILL) and in its own process group. Linux ties the parent-death

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +17,6 @@ import (
 	"github.com/kbench/kbench/internal/benchmain"
 	"github.com/kbench/kbench/internal/child"
 	"github.com/kbench/kbench/internal/cpus"
-	"github.com/kbench/kbench/internal/procstatus"
 	"github.com/kbench/kbench/internal/skip"
 	"github.com/kbench/kbench/internal/thread"
 )
@@ -53,33 +51,12 @@ var _ = child.Register("test-sleep", func(c *child.Ctx) error {
 	return nil
 })
 
-// cpuInfo is where a test-cpu child runs and, per thread, its affinity.
-type cpuInfo struct {
-	CPU      int
-	Affinity map[string]string // tid: CPU list (from /proc/self/task/*/status)
-}
-
 var _ = child.Register("test-cpu", func(c *child.Ctx) error {
-	var info cpuInfo
-	var err error
-	if info.CPU, err = cpus.Current(); err != nil {
-		return err
-	}
-	tasks, err := os.ReadDir("/proc/self/task")
+	cpu, err := cpus.Current()
 	if err != nil {
 		return err
 	}
-	info.Affinity = map[string]string{}
-	for _, t := range tasks {
-		st, err := procstatus.Read("/proc/self/task/" + t.Name() + "/status")
-		if err != nil {
-			return err
-		}
-		if info.Affinity[t.Name()], err = st.String("Cpus_allowed_list"); err != nil {
-			return err
-		}
-	}
-	return c.Ready(info)
+	return c.Ready(cpu)
 })
 
 // soloInfo is what a test-solo child saw of its runtime.
@@ -89,9 +66,13 @@ type soloInfo struct {
 	Echo  uint64
 }
 
+// soloResult is what a test-solo child did: rounds echoed, yields made.
+type soloResult struct{ Rounds, Yields int }
+
 // test-solo reports its GOMAXPROCS and solo flag, then echoes 8 bytes
 // from fd 4 to fd 5 with blocking calls through thread.Syscall, as the
-// benchmarks' loops make them.
+// benchmarks' loops make them, ticking a Yielder before each read; it
+// fails if a yield brought it back on another thread.
 var _ = child.Register("test-solo", func(c *child.Ctx) error {
 	in, out := c.File(0), c.File(1)
 	if err := c.Ready(soloInfo{Procs: runtime.GOMAXPROCS(0), Solo: thread.IsSolo()}); err != nil {
@@ -99,14 +80,20 @@ var _ = child.Register("test-solo", func(c *child.Ctx) error {
 	}
 	var buf [8]byte
 	var y thread.Yielder
-	for i := 0; ; i++ {
-		y.Tick(thread.Clock())
+	var res soloResult
+	for ; ; res.Rounds++ {
+		if y.Tick(thread.Clock()) {
+			res.Yields++
+		}
 		r, _, e := thread.Syscall(unix.SYS_READ, uintptr(in), uintptr(unsafe.Pointer(&buf[0])), 8)
 		if e != 0 {
 			return fmt.Errorf("read: %w", e)
 		}
 		if r == 0 {
-			return c.Result(i)
+			if err := y.Err(); err != nil {
+				return err
+			}
+			return c.Result(res)
 		}
 		if _, _, e := thread.Syscall(unix.SYS_WRITE, uintptr(out), uintptr(unsafe.Pointer(&buf[0])), r); e != 0 {
 			return fmt.Errorf("write: %w", e)
@@ -331,19 +318,9 @@ func TestPinned(t *testing.T) {
 	if err := p.Ready(); err != nil {
 		t.Fatal(err)
 	}
-	var got cpuInfo
-	if err := p.Info(&got); err != nil || got.CPU != cpu {
-		t.Fatalf("child pinned to CPU %d runs on %d (%v)", cpu, got.CPU, err)
-	}
-	// The whole process is pinned, as taskset pins a C process: the role's
-	// goroutine may run on any of the runtime's threads.
-	if len(got.Affinity) < 2 {
-		t.Fatalf("child reported %d threads, want the role's and the runtime's: %v", len(got.Affinity), got.Affinity)
-	}
-	for tid, list := range got.Affinity {
-		if list != strconv.Itoa(cpu) {
-			t.Errorf("child thread %s may run on CPUs %q, want only %d", tid, list, cpu)
-		}
+	var got int
+	if err := p.Info(&got); err != nil || got != cpu {
+		t.Fatalf("child pinned to CPU %d runs on %d (%v)", cpu, got, err)
 	}
 }
 
@@ -394,12 +371,14 @@ func TestSolo(t *testing.T) {
 		}
 	}
 	unix.Close(toChild[1])
-	var n int
-	if err := p.Result(&n); err != nil {
+	var res soloResult
+	if err := p.Result(&res); err != nil {
 		t.Fatal(err)
 	}
-	if n != rounds {
-		t.Errorf("child echoed %d rounds, want %d", n, rounds)
+	// Each round's read waited 15 ms, past YieldEvery: every tick but the
+	// first yields, each without leaving the role's thread.
+	if res.Rounds != rounds || res.Yields < rounds-1 {
+		t.Errorf("child echoed %d rounds with %d yields, want %d rounds and at least %d yields", res.Rounds, res.Yields, rounds, rounds-1)
 	}
 	if err := p.Wait(); err != nil {
 		t.Fatal(err)

@@ -184,22 +184,17 @@ func Main() int {
 		return end(err)
 	}
 	// The process exists for its role, as a C benchmark process does: one
-	// P, raw blocking calls, the role on an ordinary goroutine (see
-	// thread.Solo), pinned as a whole when asked. The main goroutine keeps
-	// the main thread (package thread locks it), so the role gets its own.
+	// P and raw blocking calls (thread.Solo); the role runs on a
+	// throw-away thread as in the test binary, pinned when asked.
 	thread.Solo()
-	done := make(chan error, 1)
-	go func() {
-		err := errGoexit
-		defer func() { done <- err }()
+	err = thread.Run(func() error {
 		if hello.CPU > 0 {
-			if err = cpus.PinProcess(hello.CPU - 1); err != nil {
-				return
+			if err := cpus.Pin(hello.CPU - 1); err != nil {
+				return err
 			}
 		}
-		err = role(c)
-	}()
-	err = <-done
+		return role(c)
+	})
 	if err == nil && !c.ready {
 		err = fmt.Errorf("child: role %s returned without calling Ready", hello.Role)
 	}
@@ -208,10 +203,6 @@ func Main() int {
 	}
 	return end(err)
 }
-
-// errGoexit is a role's result when it ended its goroutine with
-// runtime.Goexit instead of returning.
-var errGoexit = errors.New("child: the role called runtime.Goexit (t.Fatal or b.Fatal in a role?) instead of returning")
 
 // pdeathsig reads the parent-death signal (PR_GET_PDEATHSIG stores it
 // through its pointer argument).

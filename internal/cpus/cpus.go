@@ -97,44 +97,6 @@ func Pin(cpu int) error {
 	return Verify(cpu)
 }
 
-// PinProcess binds every thread of the calling process to cpu, as
-// taskset does a single-threaded C process, and verifies the calling
-// thread. Threads the runtime starts later inherit the mask from the
-// thread that creates them; the task list is read again until a pass
-// finds no thread it had not pinned. Only a process that exists for the
-// benchmark (a child) may call it: the mask outlives the caller.
-func PinProcess(cpu int) error {
-	var set unix.CPUSet
-	set.Set(cpu)
-	pinned := map[int]bool{}
-	for pass := 0; ; pass++ {
-		ents, err := os.ReadDir("/proc/self/task")
-		if err != nil {
-			return fmt.Errorf("cpus: listing the process's threads: %w", err)
-		}
-		fresh := false
-		for _, e := range ents {
-			tid, err := strconv.Atoi(e.Name())
-			if err != nil || pinned[tid] {
-				continue
-			}
-			fresh = true
-			if err := unix.SchedSetaffinity(tid, &set); err != nil && err != unix.ESRCH {
-				return fmt.Errorf("sched_setaffinity(thread %d, CPU %d): %w", tid, cpu, err)
-			}
-			pinned[tid] = true
-		}
-		if !fresh {
-			break
-		}
-		if pass == 10 {
-			return fmt.Errorf("cpus: the process kept starting threads while being pinned to CPU %d", cpu)
-		}
-	}
-	unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0) // get moved now, if not yet there
-	return Verify(cpu)
-}
-
 // Verify checks that the calling thread is pinned to cpu and runs there.
 func Verify(cpu int) error {
 	var got unix.CPUSet

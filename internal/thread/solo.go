@@ -11,22 +11,23 @@ import (
 // UnixBench's context1): internal/child makes every child process solo
 // before its role runs.
 //
-// In a solo process the Go runtime has one P (GOMAXPROCS=1), the loop runs
-// on an ordinary goroutine, not a locked thread, and the calls that wait
-// for a peer (Syscall, Syscall6) are raw: the runtime is not told that the
-// thread blocks, so its P stays with the loop. What that saves, per the
-// alternatives measured (docs/results.md, "Solo child processes"):
+// In a solo process the Go runtime has one P (GOMAXPROCS=1), the loop
+// still runs on its locked throw-away thread (Run), with its private fd
+// table and its CPU pin, and the calls that wait for a peer (Syscall,
+// Syscall6) are raw: the runtime is not told that the thread blocks, so
+// its P stays with the loop. What that saves, per the alternatives
+// measured (docs/results.md, "Solo child processes"):
 //   - No entry and exit bookkeeping around each call (entersyscall,
 //     exitsyscall), which netperf's glibc wrappers do not have either.
 //   - No P taken away by the runtime's monitor (sysmon), which retakes a P
 //     whose thread sits in a system call once no other P is idle; with one
 //     P and runtime-aware calls that happens on every call longer than a
 //     sysmon tick (20 us), and a P that is taken starts a spinning thread.
-//   - No handoff when the Yielder yields: a goroutine that is not locked to
-//     its thread is picked straight back up by the same thread, the only
-//     one with a P, where a locked one hands its P to another thread and
-//     back (four futex calls and two context switches, a hundred times a
-//     second per process).
+//   - No handoff when the Yielder yields: it releases the goroutine's lock
+//     for the yield, and the thread that holds the only P picks the
+//     goroutine straight back up, where a locked goroutine's yield hands
+//     the P to another thread and back (four futex calls and two context
+//     switches, a hundred times a second per process).
 //
 // The cost is what the runtime cannot do meanwhile: with the only P held
 // by a thread blocked in a raw call, no other goroutine of the process

@@ -1,8 +1,11 @@
 package thread
 
 import (
+	"fmt"
 	"runtime"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // YieldEvery is how often a Yielder passes its goroutine through the Go
@@ -27,12 +30,14 @@ const YieldEvery = 9 * time.Millisecond
 // of its rate (docs/results.md). A runtime.Gosched every YieldEvery
 // keeps the P freshly scheduled at the cost of a handoff to another
 // thread and back (futex calls) about a hundred times a second; the
-// goroutine stays on its thread. In a solo process (Solo) the goroutine
-// is not locked and the yield costs no handoff: the thread that holds the
-// only P picks it straight back up.
+// goroutine stays on its thread. In a solo process (Solo) the yield costs
+// no handoff: the goroutine's lock is released for it, and the thread
+// that holds the only P picks the goroutine straight back up, which Err
+// checks.
 type Yielder struct {
 	last  time.Duration
 	begun bool
+	err   error
 }
 
 // Tick yields if YieldEvery has passed since the last yield, or since the
@@ -49,9 +54,25 @@ func (y *Yielder) Tick(now time.Duration) bool {
 		return false
 	}
 	y.last = now
+	if !solo {
+		gosched()
+		return true
+	}
+	tid := unix.Gettid()
+	runtime.UnlockOSThread()
 	gosched()
+	runtime.LockOSThread()
+	if now := unix.Gettid(); now != tid && y.err == nil {
+		y.err = fmt.Errorf("thread: the loop came back from a yield on thread %d, not %d; its private fd table and CPU pin stayed behind", now, tid)
+	}
 	return true
 }
+
+// Err reports whether a yield in a solo process brought the goroutine
+// back on another thread, which a loop must check when it ends: the
+// thread holding the process's only P picks the goroutine back up, so
+// this is not expected to happen.
+func (y *Yielder) Err() error { return y.err }
 
 // epoch is Clock's zero.
 var epoch = time.Now()
