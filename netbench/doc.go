@@ -25,11 +25,14 @@
 // TestServe process). Sockets are blocking and driven by direct syscalls
 // (socket, setsockopt, bind, connect, sendto, recvfrom, accept4, close
 // through golang.org/x/sys/unix, never the Go netpoller), Nagle on, no
-// SO_LINGER. A flow process runs solo (thread.Solo, as every child
-// does): one P, the loop on an ordinary goroutine, and the calls that
-// wait for the peer (connect, accept4, sendto, recvfrom) raw, so the Go
-// runtime adds no work around them and no thread handoffs to the
-// process. The clients share the transaction budget and the latency
+// SO_LINGER. A flow's loop runs on one thread of its process, which
+// unshares its fd table (unshare(CLONE_FILES)) from the Go runtime's
+// other threads, so the kernel's fd lookups take the single-owner path
+// as in netperf's single-threaded processes. A flow process runs solo
+// (thread.Solo, as every child does): one P, and the calls that wait for
+// the peer (connect, accept4, sendto, recvfrom) raw, so the Go runtime
+// adds no work around them and no thread handoffs to the process. The
+// clients share the transaction budget and the latency
 // slots through a shared mapping, taken 16 tickets at a time; a
 // flow server process reports its count when its listening socket is
 // shut down at STOP, and one still serving a client that neither
@@ -76,16 +79,13 @@
 // namespaces joined by a veth pair (root only).
 //
 // Differences from netperf 2.7 (src/nettest_omni.c, nettest_bsd.c):
-//   - Each flow process is a Go program: besides its loop, the runtime's
-//     monitor (sysmon), which wakes about a hundred times a second (its
-//     nanosleeps are the switches a flow process adds to netperf's), and
-//     idle threads. The process's fd table is shared with those threads,
-//     so each send and recv takes and drops a reference on the socket's
-//     file (fget/fput), which netperf's single-threaded processes skip;
-//     that is about 1% of the kernel's samples in TCP_RR flows=16. Each
-//     loop passes through the Go scheduler every 9 ms (thread.Yielder),
-//     without which the monitor would preempt it by signal every 10 ms;
-//     in a solo process that costs no switch.
+//   - Each flow process is a Go program: besides its loop thread, the
+//     runtime's monitor (sysmon), which wakes about a hundred times a
+//     second (its nanosleeps are the switches a flow process adds to
+//     netperf's), and idle threads. Each loop passes through the Go
+//     scheduler every 9 ms (thread.Yielder), without which the monitor
+//     would preempt it by signal every 10 ms; in a solo process that
+//     costs no switch.
 //   - In mm=shared the flows are locked threads of the test binary, each
 //     with a private fd table, their blocking calls through the runtime,
 //     and GOMAXPROCS raised to 2*flows+2 during a run so that each

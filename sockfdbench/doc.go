@@ -43,11 +43,12 @@
 //     (internal/child), as stress-ng's server and its fork are, where
 //     stress-ng's parent is itself the server; they share only the op
 //     budget and a done flag in a small shared mapping. Each is a solo Go
-//     process (thread.Solo): one P, the loop on an ordinary goroutine,
-//     accept, sendmsg and recvmsg raw. Its fd table is shared with the
-//     runtime's threads, so fd lookups take a reference on the file
-//     (fget/fput) where stress-ng's single-threaded processes take the
-//     single-owner fast path.
+//     process (thread.Solo): one P, accept, sendmsg and recvmsg raw.
+//     Its loop runs on one thread, which unshares its fd table
+//     (unshare(CLONE_FILES)) from the runtime's other threads, so, as in
+//     stress-ng's single-threaded processes, fd lookups take the
+//     single-owner fast path (where a seccomp profile refuses unshare,
+//     the rows skip saying so).
 //   - There is no mm=shared row (the two sides as threads of one
 //     process, as kbench ran them before): an op switches context about
 //     0.2-0.3 times, so the switch_mm that such a row would leave out is
