@@ -54,7 +54,7 @@ func (y *Yielder) Tick(now time.Duration) bool {
 		return false
 	}
 	y.last = now
-	if !solo {
+	if !solo || !onRunThread() {
 		gosched()
 		return true
 	}

@@ -63,3 +63,30 @@ func TestYielderOnThread(t *testing.T) {
 		t.Errorf("4 ticks YieldEvery apart yielded %d times, want 3 (the first starts the clock)", yields)
 	}
 }
+
+// TestYielderSolo yields for real as a solo process's loop does: the lock
+// is released for the yield, the goroutine must come back to its thread,
+// and the thread must still die when Run's function returns (Run waits
+// for that and fails after ExitTimeout), so the lock was restored.
+func TestYielderSolo(t *testing.T) {
+	yields := 0
+	defer func(f func()) { gosched = f }(gosched)
+	gosched = func() { yields++; runtime.Gosched() }
+	solo = true
+	defer func() { solo = false }()
+
+	var y Yielder
+	err := Run(func() error {
+		t0 := Clock()
+		for i := range 4 {
+			y.Tick(t0 + time.Duration(i)*YieldEvery)
+		}
+		return y.Err()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if yields != 3 {
+		t.Errorf("4 ticks YieldEvery apart yielded %d times, want 3", yields)
+	}
+}
