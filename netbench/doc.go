@@ -110,8 +110,8 @@
 //     calls accept(2), which runs the same __sys_accept4 in the kernel.
 //   - A run is b.N transactions shared by the flows (each takes the next
 //     block of 16 tickets), not a fixed time; every transaction's latency
-//     is timed with one reading of the vDSO clock, its end being the next
-//     one's start (netperf times transactions only with histograms
+//     is timed with one reading of the vDSO clock (two after a yield),
+//     its end being the next one's start (netperf times transactions only with histograms
 //     enabled).
 //   - netperf's -c -C CPU accounting is not done.
 //

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"runtime"
 	"unsafe"
 
 	"github.com/kbench/kbench/internal/thread"
@@ -78,7 +79,9 @@ func (e *endpoint) bind(fd, port int) error {
 // runtime's signals are installed with SA_RESTART, which restarts it.
 func (e *endpoint) connect(fd, port int) error {
 	sa, n := e.at(port)
-	if _, _, errno := thread.Syscall(unix.SYS_CONNECT, uintptr(fd), uintptr(sa), n); errno != 0 {
+	_, _, errno := thread.Syscall(unix.SYS_CONNECT, uintptr(fd), uintptr(sa), n)
+	runtime.KeepAlive(e)
+	if errno != 0 {
 		return errno
 	}
 	return nil
@@ -156,6 +159,7 @@ func (a *acceptConn) accept(lfd int) (int, error) {
 		a.len = unix.SizeofSockaddrAny
 		fd, _, errno := thread.Syscall6(unix.SYS_ACCEPT4, uintptr(lfd),
 			uintptr(unsafe.Pointer(&a.raw)), uintptr(unsafe.Pointer(&a.len)), unix.SOCK_CLOEXEC, 0, 0)
+		runtime.KeepAlive(a)
 		if errno == unix.EINTR {
 			continue
 		}
@@ -171,6 +175,7 @@ func sendAll(fd int, buf []byte) error {
 	for len(buf) > 0 {
 		n, _, errno := thread.Syscall6(unix.SYS_SENDTO, uintptr(fd),
 			uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)), 0, 0, 0)
+		runtime.KeepAlive(buf)
 		if errno == unix.EINTR {
 			continue
 		}
@@ -187,6 +192,7 @@ func recvOnce(fd int, buf []byte) (int, error) {
 	for {
 		n, _, errno := thread.Syscall6(unix.SYS_RECVFROM, uintptr(fd),
 			uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)), 0, 0, 0)
+		runtime.KeepAlive(buf)
 		if errno == unix.EINTR {
 			continue
 		}

@@ -3,6 +3,7 @@ package sockfdbench
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"unsafe"
 
 	"github.com/kbench/kbench/internal/thread"
@@ -74,6 +75,7 @@ func (m *rightsMsg) sendBad(fd int) (int, error) { return m.sendWith(unix.RawSys
 func (m *rightsMsg) sendWith(call func(trap, a1, a2, a3 uintptr) (r1, r2 uintptr, err unix.Errno), fd int) (int, error) {
 	for {
 		r, _, e := call(unix.SYS_SENDMSG, uintptr(fd), uintptr(unsafe.Pointer(&m.hdr)), unix.MSG_NOSIGNAL)
+		runtime.KeepAlive(m)
 		switch e {
 		case 0:
 			return int(r), nil
@@ -100,6 +102,7 @@ func (m *rightsMsg) recv(fd int) ([]int32, error) {
 	for e == unix.EINTR {
 		r, _, e = thread.Syscall(unix.SYS_RECVMSG, uintptr(fd), uintptr(unsafe.Pointer(&m.hdr)), 0)
 	}
+	runtime.KeepAlive(m)
 	if e != 0 {
 		return nil, e
 	}

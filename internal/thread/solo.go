@@ -2,6 +2,7 @@ package thread
 
 import (
 	"runtime"
+	"runtime/debug"
 
 	"golang.org/x/sys/unix"
 )
@@ -21,8 +22,9 @@ import (
 //     exitsyscall), which netperf's glibc wrappers do not have either.
 //   - No P taken away by the runtime's monitor (sysmon), which retakes a P
 //     whose thread sits in a system call once no other P is idle; with one
-//     P and runtime-aware calls that happens on every call longer than a
-//     sysmon tick (20 us), and a P that is taken starts a spinning thread.
+//     P and runtime-aware calls that happens on every call longer than
+//     sysmon's tick (20 us while it finds work, up to 10 ms when idle),
+//     and a P that is taken starts a spinning thread.
 //   - No handoff when the Yielder yields: it releases the goroutine's lock
 //     for the yield, and the thread that holds the only P picks the
 //     goroutine straight back up, where a locked goroutine's yield hands
@@ -31,10 +33,11 @@ import (
 //
 // The cost is what the runtime cannot do meanwhile: with the only P held
 // by a thread blocked in a raw call, no other goroutine of the process
-// runs and a garbage collection waits, until the call returns. A loop
-// that waits for its peer returns within microseconds while the run
-// goes on, and a peer that hangs fails the row, which kills the process
-// (internal/child).
+// runs until the call returns, and a solo process does not collect
+// garbage at all. A loop that waits for its peer returns within
+// microseconds while the run goes on; one whose peer hangs waits, as a C
+// process would, until the row fails or the test binary ends, which
+// kills the process (internal/child).
 var solo bool
 
 // Solo makes the calling process a solo process. Call it once, before the
@@ -42,6 +45,11 @@ var solo bool
 // exists for the loop (a child) may call it.
 func Solo() {
 	runtime.GOMAXPROCS(1)
+	// No garbage collection: a loop allocates nothing, and without
+	// collections no other goroutine (a mark worker, a finalizer) becomes
+	// runnable, so none can run on the loop's thread, with its private fd
+	// table, while the Yielder releases its lock.
+	debug.SetGCPercent(-1)
 	solo = true
 }
 
@@ -52,6 +60,14 @@ func IsSolo() bool { return solo }
 // connect, send, recv, read or write on a pipe): raw in a solo process,
 // through the runtime (unix.Syscall) otherwise, where other goroutines
 // need the P while the thread waits.
+//
+// Both are nosplit, as every function between them and the syscall
+// instruction is: a pointer the caller converted to uintptr in the call's
+// arguments stays valid only as long as no stack growth can move the
+// stack it points into. Callers keep heap buffers alive past the call
+// (runtime.KeepAlive).
+//
+//go:nosplit
 func Syscall(trap, a1, a2, a3 uintptr) (r1, r2 uintptr, err unix.Errno) {
 	if solo {
 		return unix.RawSyscall(trap, a1, a2, a3)
@@ -60,6 +76,8 @@ func Syscall(trap, a1, a2, a3 uintptr) (r1, r2 uintptr, err unix.Errno) {
 }
 
 // Syscall6 is Syscall with six arguments.
+//
+//go:nosplit
 func Syscall6(trap, a1, a2, a3, a4, a5, a6 uintptr) (r1, r2 uintptr, err unix.Errno) {
 	if solo {
 		return unix.RawSyscall6(trap, a1, a2, a3, a4, a5, a6)

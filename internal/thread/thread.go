@@ -91,8 +91,9 @@ func runLocked(fn func() error) error {
 }
 
 // onRunThread reports whether the caller runs a Run function on its
-// throw-away thread. A Run thread runs nothing but its locked goroutine,
-// so the tid alone says so.
+// throw-away thread. A Run thread runs nothing but its locked goroutine
+// (in a solo process, where the Yielder releases the lock for a yield,
+// no other goroutine is runnable; see Solo), so the tid alone says so.
 func onRunThread() bool {
 	_, ok := runThreads.Load(unix.Gettid())
 	return ok

@@ -72,6 +72,9 @@ func TestYielderSolo(t *testing.T) {
 	yields := 0
 	defer func(f func()) { gosched = f }(gosched)
 	gosched = func() { yields++; runtime.Gosched() }
+	// As in a solo process: one P, so no idle P's thread can take the
+	// goroutine while its lock is released.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	solo = true
 	defer func() { solo = false }()
 
