@@ -381,9 +381,18 @@ func peek(fd int) {
 
 // connect is the client's socket, SO_REUSEADDR and connect, retried 100
 // times 10ms apart as stress-ng does while the server is not listening. It
-// returns -1 with no error when the server has finished.
+// returns -1 with no error when the server has finished. connect can wait
+// for the server's backlog, so it goes through thread.Syscall.
 func (p *pair) connect() (int, error) {
-	addr := &unix.SockaddrUnix{Name: p.path}
+	var sa unix.RawSockaddrUnix
+	if len(p.path) >= len(sa.Path) {
+		return -1, fmt.Errorf("sockfd client: socket path %q is longer than %d bytes", p.path, len(sa.Path)-1)
+	}
+	sa.Family = unix.AF_UNIX
+	for i := range len(p.path) {
+		sa.Path[i] = int8(p.path[i])
+	}
+	salen := unsafe.Offsetof(sa.Path) + uintptr(len(p.path)) + 1
 	for retries := 0; ; retries++ {
 		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM, 0)
 		if err != nil {
@@ -393,8 +402,9 @@ func (p *pair) connect() (int, error) {
 			unix.Close(fd)
 			return -1, fmt.Errorf("sockfd client: setsockopt(SO_REUSEADDR): %s", skip.Errno(err))
 		}
-		err = unix.Connect(fd, addr)
-		if err == nil {
+		if _, _, e := thread.Syscall(unix.SYS_CONNECT, uintptr(fd), uintptr(unsafe.Pointer(&sa)), salen); e != 0 {
+			err = e
+		} else {
 			return fd, nil
 		}
 		unix.Close(fd)
