@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kbench/kbench/internal/thread"
 	"golang.org/x/sys/unix"
 )
 
@@ -80,6 +81,9 @@ func Process() []Field {
 		{"go.gomaxprocs", gomaxprocs()},
 		{"go.gogc", envOr("GOGC", "(unset: 100)")},
 		{"go.godebug", envOr("GODEBUG", "(unset)")},
+		// Who gives the benchmark threads their rseq area, whose
+		// updates on every return to user space glibc programs pay.
+		{"process.rseq", thread.Rseq()},
 	}
 }
 

@@ -49,27 +49,43 @@ const ExitTimeout = 10 * time.Second
 // Run calls fn on a fresh locked OS thread, waits until the thread has
 // exited, and returns fn's error. The thread is gone when Run returns, so
 // the wait is part of the caller's cost, as waitpid is for a forked child.
-func Run(fn func() error) error {
+//
+// The thread gets an rseq area where the C library has not registered one
+// (see Rseq), as glibc gives every thread of the reference tools.
+func Run(fn func() error) error { return run(true, fn) }
+
+func run(withRseq bool, fn func() error) error {
 	type result struct {
-		tid int
-		err error
+		tid  int
+		err  error
+		rseq *rseqArea // written by the kernel until the thread is gone
 	}
 	done := make(chan result, 1)
 	go func() {
 		runtime.LockOSThread()
 		// No UnlockOSThread: the goroutine exits locked, so the runtime
 		// terminates the thread instead of reusing it.
-		r := result{unix.Gettid(), ErrGoexit}
+		r := result{unix.Gettid(), ErrGoexit, nil}
 		// Sent from a defer, so that a function that calls runtime.Goexit
 		// (which runs deferred calls only) does not leave Run waiting.
 		defer func() { done <- r }()
-		r.err = runLocked(fn)
+		r.err = runLocked(func() error {
+			if withRseq {
+				var err error
+				if r.rseq, err = registerRseq(); err != nil {
+					return err
+				}
+			}
+			return fn()
+		})
 	}()
 	r := <-done
 	if errors.Is(r.err, ErrMainThread) {
 		return r.err
 	}
-	if err := waitExit(r.tid); err != nil {
+	err := waitExit(r.tid)
+	runtime.KeepAlive(r.rseq)
+	if err != nil {
 		return errors.Join(r.err, err)
 	}
 	return r.err
