@@ -32,11 +32,11 @@
 // (thread.Solo, as every child does): one P, and the calls that wait for
 // the peer (connect, accept4, sendto, recvfrom) raw, so the Go runtime
 // adds no work around them and no thread handoffs to the process. The
-// clients share the transaction budget and the latency
-// slots through a shared mapping, taken 16 tickets at a time; a
-// flow server process reports its count when its listening socket is
-// shut down at STOP, and one still serving a client that neither
-// finishes nor closes is killed then. A line-based control connection
+// clients share the transaction budget and the latency slots through a
+// shared mapping, taken 16 tickets at a time; a flow server process
+// reports its count when its listening socket is shut down at STOP, and
+// one still serving a client that neither finishes nor closes is killed
+// then. A line-based control connection
 // (Go net, off the measured path) opens the flows and collects the
 // server's counts, as netperf's control connection does.
 //
