@@ -15,8 +15,8 @@ import (
 // switch or migration (rseq_handle_notify_resume). A Go test binary gets
 // one only where it is built with cgo, whose threads glibc starts; a
 // static build (CGO_ENABLED=0, the default where no C compiler is
-// installed) has none, and its loops skip that kernel work: 3-4% of
-// TCP_RR flows=16 on a 2-vCPU VM (docs/results.md). So Run registers an
+// installed) has none, and its loops skip that kernel work (measured in
+// docs/results.md, "cgo against static builds"). So Run registers an
 // area for its thread where the C library has not: the kernel does the
 // same work whichever way the binary was built.
 

@@ -79,8 +79,7 @@ var epoch = time.Now()
 
 // Clock is the monotonic time since the process started, from one reading
 // of the vDSO clock (time.Since on a time with a monotonic reading);
-// time.Now reads the wall clock too, which doubles the cost, a tenth of a
-// microsecond in a VM.
+// time.Now reads the wall clock too, which doubles the cost.
 func Clock() time.Duration { return time.Since(epoch) }
 
 // gosched is runtime.Gosched, replaced in tests.
