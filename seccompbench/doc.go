@@ -3,6 +3,7 @@
 //
 // # Reports
 //
+// docs/reports.md links both reports and says what they found.
 // Report 000 (lkp, "x86/bugs: Enable IBPB flush on BPF JIT allocation"):
 // stress-ng's seccomp stressor lost 95.7% of its ops/s because every BPF
 // JIT allocation that reuses a pack chunk flushes branch predictors on all

@@ -1,4 +1,4 @@
-// Package sockfdbench reproduces report 003 (shared/seeds/003_*.txt):
+// Package sockfdbench reproduces report 003 (docs/reports.md):
 // stress-ng's sockfd stressor moved 6.1% with the cache-line placement of
 // the global unix_gc_lock, which every SCM_RIGHTS send (unix_add_edges)
 // and receive (unix_del_edges) takes; with one instance per CPU, 48% of
