@@ -13,7 +13,9 @@ import (
 
 // SlowExit receives a line about a thread that is slow to die: Run calls
 // it once the wait has lasted SlowExitAfter and again each time the wait
-// doubles, and keeps waiting. It prints to stderr; tests replace it.
+// doubles, and keeps waiting. It prints to stderr; tests replace it. The
+// line starts with a capital, so that benchstat, reading go test's
+// output, never takes it for a "key: value" configuration line.
 var SlowExit = func(msg string) { fmt.Fprintln(os.Stderr, msg) }
 
 // SlowExitAfter is how long Run waits for a thread's death before it says
@@ -77,7 +79,7 @@ func waitExit(tid int) error {
 			}
 			nextLook = waited + parkedFor/2
 			if waited >= nextReport {
-				SlowExit(fmt.Sprintf("thread: thread %d still alive %v after its function returned, waiting: %v", tid, waited.Round(time.Millisecond), st))
+				SlowExit(fmt.Sprintf("Waiting for thread %d: still alive %v after its function returned: %v", tid, waited.Round(time.Millisecond), st))
 				nextReport *= 2
 			}
 		}

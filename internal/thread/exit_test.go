@@ -59,7 +59,7 @@ func TestRunWaitsForSlowDeath(t *testing.T) {
 		t.Fatalf("SlowExit called %d times during a %v wait, want at least 3 (at 50, 100, 200 ms): %q", len(msgs), slow, msgs)
 	}
 	for _, m := range msgs {
-		if !strings.Contains(m, "still alive") || !strings.Contains(m, "waiting") {
+		if !strings.HasPrefix(m, "Waiting for thread") || !strings.Contains(m, "still alive") {
 			t.Errorf("SlowExit line %q does not say the thread is still alive and waited for", m)
 		}
 	}
