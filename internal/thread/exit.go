@@ -24,7 +24,7 @@ const SlowExitAfter = 10 * time.Second
 
 // The wait's clockwork, shortened in tests: the first look at a thread
 // still alive after its function returned, and the least time between two
-// looks for it to be found parked (see parked).
+// looks for it to be found kept (see keptWatch).
 var (
 	slowExitAfter = SlowExitAfter
 	firstLook     = time.Second
@@ -36,14 +36,16 @@ var (
 var alive = tgkillAlive
 
 // waitExit waits until thread tid no longer exists, for as long as that
-// takes. A non-leader thread is released (its task unhashed, then its
-// seccomp filters put) as it exits, after which tgkill with signal 0
-// fails with ESRCH, much as waitpid returns once a forked child is gone.
+// takes. A non-leader thread is released (its task unhashed) as it
+// exits, after which tgkill with signal 0 fails with ESRCH, much as
+// waitpid returns once a forked child is gone. (Its seccomp filters are
+// put after that on Linux 6.1, in do_exit before it on later kernels.)
 // The wait yields the CPU (sched_yield) rather than spinning in Go, so
-// that an exiting thread on the same CPU can finish (1000 times, for at
-// most 1 ms, since on a busy machine a yield can last long), then sleeps, 50 µs at
-// first and longer as the wait grows (at most 1/64 of the time waited, up
-// to 10 ms), so that a slow death is not slowed further by the waiter.
+// that an exiting thread on the same CPU can finish: 1000 times, for at
+// most 1 ms, since on a busy machine one yield can last long. Then it
+// sleeps, 50 µs at first and longer as the wait grows (at most 1/64 of
+// the time waited, up to 10 ms), so that the waiter does not slow a slow
+// death further.
 //
 // No wall-clock limit fails the wait: a kernel whose exit path is slow
 // (see seccompbench's package doc for one) is measured, not failed, and
