@@ -111,17 +111,18 @@ const pfExiting = 0x4
 // taskState is one look at a thread in /proc/self/task/<tid>.
 type taskState struct {
 	at       time.Time
-	err      error  // reading stat failed (gone, or no /proc)
-	state    string // stat's state letter
-	flags    uint64 // stat's task flags
-	wchan    string // where it sleeps, if the kernel says
-	stack    string // its kernel stack, innermost first, if readable (root)
-	switches int64  // voluntary plus involuntary context switches; -1 if unknown
+	err      error         // reading stat failed (gone, or no /proc)
+	state    string        // stat's state letter
+	flags    uint64        // stat's task flags
+	wchan    string        // where it sleeps, if the kernel says
+	stack    string        // its kernel stack, innermost first, if readable (root)
+	switches int64         // voluntary plus involuntary context switches; -1 if unknown
+	queued   time.Duration // time spent runnable, waiting for a CPU (schedstat); -1 if unknown
 }
 
 func readTaskState(tid int) *taskState {
 	dir := fmt.Sprintf("/proc/self/task/%d/", tid)
-	st := &taskState{at: time.Now(), switches: -1}
+	st := &taskState{at: time.Now(), switches: -1, queued: -1}
 	b, err := os.ReadFile(dir + "stat")
 	if err != nil {
 		st.err = err
@@ -139,6 +140,14 @@ func readTaskState(tid int) *taskState {
 			}
 		}
 		st.stack = strings.Join(frames, " < ")
+	}
+	// schedstat: time on a CPU, time waiting on a run queue (ns), slices.
+	if b, err := os.ReadFile(dir + "schedstat"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 3 {
+			if ns, err := strconv.ParseInt(f[1], 10, 64); err == nil {
+				st.queued = time.Duration(ns)
+			}
+		}
 	}
 	if s, err := procstatus.Read(dir + "status"); err == nil {
 		v, err1 := s.Int("voluntary_ctxt_switches")
@@ -227,6 +236,9 @@ func (s *taskState) String() string {
 	}
 	if s.wchan != "" && s.wchan != "0" {
 		fmt.Fprintf(&b, ", wchan %s", s.wchan)
+	}
+	if s.queued >= 0 {
+		fmt.Fprintf(&b, ", %v waiting for a CPU in its life", s.queued.Round(time.Millisecond))
 	}
 	if s.stack != "" {
 		fmt.Fprintf(&b, ", kernel stack %s", s.stack)

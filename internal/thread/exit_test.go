@@ -109,6 +109,10 @@ func TestParseStat(t *testing.T) {
 	if !s.exiting() || !strings.Contains(s.String(), "exiting (PF_EXITING)") {
 		t.Errorf("flags %#x: exiting() = %v, %q", flags, s.exiting(), s)
 	}
+	r := &taskState{state: "R", flags: pfExiting, queued: 3900 * time.Millisecond}
+	if got := r.String(); !strings.Contains(got, "state R, exiting") || !strings.Contains(got, "3.9s waiting for a CPU") {
+		t.Errorf("a runnable exiting thread reads %q", got)
+	}
 	if _, _, err := parseStat("484 kb"); err == nil {
 		t.Error("parseStat accepted a line without comm")
 	}
