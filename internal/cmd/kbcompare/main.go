@@ -48,7 +48,10 @@
 // better=higher|lower` metadata lines otherwise. A large significant
 // change in a unit without a direction is "changed", and a benchmark or
 // unit that only one file has is "old only" or "new only"; neither fails.
-// A row for which go test printed `--- FAIL` is "FAILED", one that a side
+// A row for which go test printed `--- FAIL` is "FAILED" (in both of its
+// forms: on a line of its own, and on the row's name line when the row
+// failed after go test printed the name, as a b.Fatal after the first
+// iteration does), one that a side
 // lacks because it printed `--- SKIP` for it there (go test -v) is
 // "skipped", and failed benchmarks without rows and failed test binaries
 // are listed: none of them is ever "nothing worse".
