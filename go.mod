@@ -3,6 +3,7 @@ module github.com/kbench/kbench
 go 1.26.0
 
 require (
+	github.com/aclements/go-moremath v0.0.0-20210112150236-f10218a38794
 	github.com/elastic/go-seccomp-bpf v1.6.0
 	github.com/google/pprof v0.0.0-20261105003125-4bf881d7fb0b
 	github.com/redis/go-redis/v9 v9.23.0
@@ -12,7 +13,6 @@ require (
 )
 
 require (
-	github.com/aclements/go-moremath v0.0.0-20210112150236-f10218a38794 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
 )

@@ -19,7 +19,8 @@
 // (`tee -a` after each boot); results belong to the boot named by the
 // last `# kbench kernel.boot_id` line above them. With at least MinBoots
 // (3) boots on each side the boots are the samples: each row's per-boot
-// medians are compared with Welch's t-test on their logs, n counts boots,
+// medians are compared with Welch's t-test (go-moremath's, the library
+// benchmath is built on) on their logs, n counts boots,
 // and each row shows the spread within and between boots. With fewer, the
 // statistics are per sample, as benchstat's, and the header says that
 // boot-to-boot variation is unmeasured, so a change can be a layout shift
