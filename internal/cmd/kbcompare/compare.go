@@ -36,6 +36,10 @@ const (
 	Failed Verdict = "FAILED"
 	// Skipped: the row is on one side only and the other side skipped it.
 	Skipped Verdict = "skipped"
+	// Underpowered: "~", but the comparison could not have seen a change
+	// of the threshold (its minimum detectable effect is larger), so it
+	// is no evidence of no change.
+	Underpowered Verdict = "underpowered"
 )
 
 // Report is the comparison of two result files.
@@ -92,6 +96,9 @@ type Row struct {
 	Boot *BootCmp
 	// Why says, for a Failed or Skipped row, what go test printed.
 	Why string
+	// Power is what the comparison could have detected, for the test
+	// the verdict used; nil where a side is missing.
+	Power *Power
 }
 
 // Count returns how many rows have verdict v.
@@ -140,6 +147,7 @@ func Compare(oldPath, newPath string, opts Options) (*Report, error) {
 	rep.tables(ins, units)
 	rep.outcomes(ins)
 	rep.attribute()
+	rep.underpowered()
 	return rep, nil
 }
 
@@ -284,6 +292,7 @@ func (r *Report) judge(t *Table, row *Row, assumption benchmath.Assumption) {
 	}
 	row.Cmp = assumption.Compare(row.Old, row.New)
 	row.warn(row.OldSum.Warnings, row.NewSum.Warnings, row.Cmp.Warnings)
+	row.Power = samplePower(row.Old.Values, row.New.Values, r.Opts.Threshold, r.Opts.Alpha)
 	r.decide(t, row, row.OldSum.Center, row.NewSum.Center, row.Cmp.P)
 }
 
@@ -325,7 +334,20 @@ func (r *Report) judgeBoots(t *Table, row *Row, old, new *bootSamples) {
 	// The per-sample summaries' warnings (too few samples for a range)
 	// are about statistics this row no longer uses.
 	row.Warnings = nil
+	row.Power = bootPower(row.Boot, r.Opts.Threshold, r.Opts.Alpha)
 	r.decide(t, row, row.Boot.OldCenter, row.Boot.NewCenter, row.Boot.P)
+}
+
+// underpowered marks the "~" rows of the headline tables (the counters
+// are evidence, not verdicts) that could not have seen the threshold.
+func (r *Report) underpowered() {
+	for _, t := range r.Tables {
+		for _, row := range t.Rows {
+			if row.Verdict == Same && row.Power.Underpowered(r.Opts.Threshold) {
+				row.Verdict = Underpowered
+			}
+		}
+	}
 }
 
 // outcomes marks the rows that failed, or that one side lacks because it

@@ -44,7 +44,36 @@
 // the test more cautious, not less.
 //
 // A change is "better" or "worse" when p <= alpha and it is at least
-// threshold in size; otherwise "~". Units are lower-is-better for sec/op,
+// threshold in size; otherwise "~", or "underpowered" where the
+// comparison could not have seen a change of threshold: "~" then is no
+// evidence of no change, only of no evidence. Each compared row shows its
+// minimum detectable effect (mde: the change the test it used detects at
+// alpha with 80% power, given the spread it saw and its n) and how many
+// boots, or samples, a side would need to detect threshold:
+//
+//   - Boots as samples (Welch's t-test on logs of boot medians, spread s
+//     the pooled standard deviation of those logs, n1 and n2 boots):
+//     mde = exp(ncp·s·√(1/n1 + 1/n2)) - 1, ncp the noncentrality at
+//     which the test passes p <= alpha with 80% chance, computed as
+//     E_B[P(|(Z + ncp)/√(V/df)| > t(1-α/2, dfW(B)))], V chi-squared on
+//     df = n1+n2-2 and dfW Welch's degrees of freedom, which depend only
+//     on B = V1/(V1+V2) ~ Beta((n1-1)/2, (n2-1)/2) (exact for equal
+//     boots a side; with more than 30 a side, ncp = t(1-α/2, df) +
+//     t(0.8, df)). For 3+3 boots ncp is 4.30: a between-boot spread of
+//     ±1% can see 3.6%.
+//   - Per sample (Mann-Whitney U on the samples): by Noether's formula
+//     the test reaches 80% power at the shift δ of the logs where
+//     P(X' < X + δ) = 1/2 + (z(1-α/2) + z(0.8))·√((1/n1 + 1/n2)/12), X
+//     and X' drawn independently from the residuals (each sample's log
+//     less its side's median, both sides pooled), counted over all pairs;
+//     mde = exp(δ) - 1 (where the probability asked for exceeds 1, δ is
+//     the largest difference: it separates the ranks completely), and
+//     infinite where 2/C(n1+n2, n1) > alpha (no ranks can reach it).
+//
+// Where a value is <= 0 the same holds for values relative to the
+// center instead of logs. The tests check both by simulation on the real
+// fixtures: a change of the reported mde is flagged in about 80% of
+// resamplings. Units are lower-is-better for sec/op,
 // B/op and allocs/op, higher-is-better for B/s, and follow `Unit <unit>
 // better=higher|lower` metadata lines otherwise. A large significant
 // change in a unit without a direction is "changed", and a benchmark or

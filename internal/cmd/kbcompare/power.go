@@ -1,0 +1,301 @@
+package main
+
+import (
+	"math"
+	"slices"
+	"sync"
+
+	"github.com/aclements/go-moremath/stats"
+)
+
+// targetPower is the chance of detecting a change of the minimum
+// detectable effect that kbcompare reports it for.
+const targetPower = 0.8
+
+// maxNeed caps the search for how many boots or samples would detect
+// the threshold; beyond it Power.Need is 0 ("more than maxNeed").
+const maxNeed = 1000
+
+// Power is what a compared row could have detected (the package doc
+// gives the formulas).
+type Power struct {
+	Test string // "welch" (boots as samples) or "utest" (per sample)
+	// Spread is the standard deviation the formula used: of the logs of
+	// boot medians (Welch), or 1.4826 times the median absolute deviation
+	// of the logs of samples (U-test); relative to the center where logs
+	// do not apply.
+	Spread float64
+	// MDE is the relative change detectable at alpha with targetPower:
+	// +Inf where the test cannot reach alpha with these n at all.
+	MDE float64
+	// Need is how many boots (Welch) or samples (U-test) a side would
+	// need to detect the threshold, 0 where more than maxNeed.
+	Need int
+}
+
+// NeedUnit names what Need counts.
+func (p *Power) NeedUnit() string {
+	if p.Test == "welch" {
+		return "boots"
+	}
+	return "samples"
+}
+
+// Underpowered reports whether the row could not have seen a change of
+// threshold.
+func (p *Power) Underpowered(threshold float64) bool {
+	return p != nil && p.MDE > threshold
+}
+
+// fromLog turns a detectable shift of logs (or of relative values) into a
+// relative change.
+func fromLog(delta float64, log bool) float64 {
+	if log {
+		return math.Expm1(delta)
+	}
+	return delta
+}
+
+func toLog(change float64, log bool) float64 {
+	if log {
+		return math.Log1p(change)
+	}
+	return change
+}
+
+// tQuantile is Student's t distribution's p quantile on df degrees of
+// freedom.
+func tQuantile(p, df float64) float64 {
+	return stats.InvCDF(stats.TDist{V: df})(p)
+}
+
+// welchShift is the shift of the mean (in the tested scale) that Welch's
+// test of n1 and n2 values of standard deviation sd detects at alpha with
+// targetPower: ncp·sd·√(1/n1 + 1/n2), ncp the noncentrality at which the
+// test passes its critical value with that chance (welchNCP).
+func welchShift(sd float64, n1, n2 int, alpha float64) float64 {
+	if sd == 0 {
+		return 0
+	}
+	return welchNCP(n1, n2, alpha) * sd * math.Sqrt(1/float64(n1)+1/float64(n2))
+}
+
+type ncpKey struct {
+	n1, n2 int
+	alpha  float64
+}
+
+var (
+	ncpMu    sync.Mutex
+	ncpCache = map[ncpKey]float64{}
+)
+
+// welchNCP solves welchPower(ncp) = targetPower for ncp, by bisection.
+func welchNCP(n1, n2 int, alpha float64) float64 {
+	k := ncpKey{n1, n2, alpha}
+	ncpMu.Lock()
+	defer ncpMu.Unlock()
+	if v, ok := ncpCache[k]; ok {
+		return v
+	}
+	if min(n1, n2) > 30 {
+		// Welch's degrees of freedom hardly vary: the usual sum of two
+		// t quantiles is within 0.2% of the integral, and far quicker.
+		df := float64(n1 + n2 - 2)
+		ncpCache[k] = tQuantile(1-alpha/2, df) + tQuantile(targetPower, df)
+		return ncpCache[k]
+	}
+	lo, hi := 0.0, 1.0
+	for welchPower(hi, n1, n2, alpha) < targetPower && hi < 1e6 {
+		hi *= 2
+	}
+	for range 40 {
+		mid := (lo + hi) / 2
+		if welchPower(mid, n1, n2, alpha) < targetPower {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	ncpCache[k] = hi
+	return hi
+}
+
+// welchPower is the chance that Welch's test of n1 and n2 normal values
+// of one spread, whose means are ncp standard errors apart, gives p <=
+// alpha. The statistic is T = (Z + ncp)/√(V/df), V chi-squared on df =
+// n1+n2-2 (the pooled variance); the test's degrees of freedom depend
+// only on B = V1/(V1+V2), the share of the first side's sum of squares,
+// which is Beta((n1-1)/2, (n2-1)/2) and independent of V and Z:
+//
+//	power = E_B[ P(|T| > t(1-α/2, dfW(B))) ]
+//	dfW = (a + b)² / (a²/(n1-1) + b²/(n2-1)), a = B/((n1-1)n1), b = (1-B)/((n2-1)n2)
+//
+// integrated by the midpoint rule over B and √V. With as many boots a
+// side this is exact (Welch's T is then the pooled one); otherwise T's
+// denominator is taken as the pooled one's, a close approximation.
+func welchPower(ncp float64, n1, n2 int, alpha float64) float64 {
+	f1, f2 := float64(n1-1), float64(n2-1)
+	ba, bb := f1/2, f2/2
+	lbeta := lgamma(ba) + lgamma(bb) - lgamma(ba+bb)
+	const steps = 100
+	var p float64
+	for i := range steps {
+		b := (float64(i) + 0.5) / steps
+		dens := math.Exp((ba-1)*math.Log(b) + (bb-1)*math.Log1p(-b) - lbeta)
+		a1, a2 := b/(f1*float64(n1)), (1-b)/(f2*float64(n2))
+		dfW := (a1 + a2) * (a1 + a2) / (a1*a1/f1 + a2*a2/f2)
+		p += dens / steps * tPower(ncp, f1+f2, tQuantile(1-alpha/2, dfW))
+	}
+	return p
+}
+
+func lgamma(x float64) float64 {
+	v, _ := math.Lgamma(x)
+	return v
+}
+
+// tPower is P(|T| > crit) for T = (Z + ncp)/√(V/df), V chi-squared on df:
+// the integral over W = √V (whose density is finite at 0) by the
+// midpoint rule.
+func tPower(ncp, df, crit float64) float64 {
+	lg := lgamma(df / 2)
+	wmax := math.Sqrt(df + 40*math.Sqrt(2*df) + 40)
+	const steps = 400
+	h := wmax / steps
+	var p float64
+	for i := range steps {
+		w := (float64(i) + 0.5) * h
+		// Density of W: 2w·f(w²), f the chi-squared density.
+		dens := 2 * w * math.Exp((df/2-1)*math.Log(w*w)-w*w/2-df/2*math.Ln2-lg)
+		c := crit * w / math.Sqrt(df)
+		p += dens * h * (normal.CDF(ncp-c) + normal.CDF(-ncp-c))
+	}
+	return p
+}
+
+var normal = stats.NormalDist{Mu: 0, Sigma: 1}
+
+// uShift is the shift (of logs, or relative values) that the
+// Mann-Whitney U-test of n1 and n2 samples drawn from the distribution of
+// the residuals resid detects at alpha with targetPower, by Noether's
+// formula: the test reaches it where P(X' < X + δ) - 1/2, for X and X'
+// drawn independently from that distribution, is
+// (z(1-α/2) + z(power))·√((1/n1 + 1/n2)/12). The probability is counted
+// over all pairs of residuals; where that asks for more than 1, the
+// largest difference, which separates the ranks completely. +Inf where
+// even the most extreme ranks give p > alpha (2/C(n1+n2, n1) > α).
+func uShift(diffs []float64, n1, n2 int, alpha float64) float64 {
+	if uMinP(n1, n2) > alpha {
+		return math.Inf(1)
+	}
+	target := (normal.InvCDF(1-alpha/2) + normal.InvCDF(targetPower)) * math.Sqrt((1/float64(n1)+1/float64(n2))/12)
+	// diffs are sorted: P(D < δ) - 1/2 = target at the (1/2 + target)
+	// quantile of D = X' - X.
+	if len(diffs) == 0 {
+		return 0 // one value a side: no spread seen
+	}
+	// Where the formula asks for more than certainty (few samples), the
+	// shift past the largest difference, which separates the sides'
+	// ranks completely (p = 2/C(n1+n2, n1) <= alpha).
+	return stats.Sample{Xs: diffs, Sorted: true}.Quantile(min(1, 0.5+target))
+}
+
+// pairDiffs returns the sorted differences x[i] - x[j], i != j.
+func pairDiffs(x []float64) []float64 {
+	var d []float64
+	for i := range x {
+		for j := range x {
+			if i != j {
+				d = append(d, x[i]-x[j])
+			}
+		}
+	}
+	slices.Sort(d)
+	return d
+}
+
+// uMinP is the smallest two-sided p the U-test can give with n1 and n2
+// samples: 2/C(n1+n2, n1).
+func uMinP(n1, n2 int) float64 {
+	lc, _ := math.Lgamma(float64(n1 + n2 + 1))
+	la, _ := math.Lgamma(float64(n1 + 1))
+	lb, _ := math.Lgamma(float64(n2 + 1))
+	return 2 * math.Exp(-(lc - la - lb))
+}
+
+// need is the smallest n a side (at least from) for which shift(n) is at
+// most target, 0 where none up to maxNeed is.
+func need(target float64, from int, shift func(n int) float64) int {
+	if !(shift(maxNeed) <= target) {
+		return 0
+	}
+	lo, hi := from, maxNeed // shift decreases with n: bisect
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if shift(mid) <= target {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return lo
+}
+
+// bootPower is the power of a comparison with boots as samples.
+func bootPower(b *BootCmp, threshold, alpha float64) *Power {
+	p := &Power{Test: "welch", Spread: b.Between}
+	p.MDE = fromLog(welchShift(b.Between, b.N1, b.N2, alpha), b.Log)
+	p.Need = need(toLog(threshold, b.Log), MinBoots, func(n int) float64 { return welchShift(b.Between, n, n, alpha) })
+	return p
+}
+
+// samplePower is the power of a per-sample comparison of old and new.
+func samplePower(old, new []float64, threshold, alpha float64) *Power {
+	log := true
+	for _, x := range slices.Concat(old, new) {
+		if !(x > 0) {
+			log = false
+		}
+	}
+	center := math.Abs(median(slices.Concat(old, new)))
+	tr := func(v []float64) []float64 {
+		out := make([]float64, len(v))
+		for i, x := range v {
+			switch {
+			case log:
+				out[i] = math.Log(x)
+			case center > 0:
+				out[i] = x / center
+			}
+		}
+		return out
+	}
+	// The pooled median absolute deviation, scaled to estimate a normal
+	// standard deviation: robust to the odd slow sample, as the U-test is.
+	mad := func(v []float64) float64 {
+		m := median(v)
+		dev := make([]float64, len(v))
+		for i, x := range v {
+			dev[i] = math.Abs(x - m)
+		}
+		return median(dev)
+	}
+	lo, ln := tr(old), tr(new)
+	n1, n2 := len(lo), len(ln)
+	m1, m2 := mad(lo), mad(ln)
+	sd := 1.4826 * math.Sqrt((float64(n1)*m1*m1+float64(n2)*m2*m2)/float64(n1+n2))
+	// Residuals: each value less its side's median, both sides pooled.
+	var resid []float64
+	for _, side := range [][]float64{lo, ln} {
+		m := median(side)
+		for _, x := range side {
+			resid = append(resid, x-m)
+		}
+	}
+	diffs := pairDiffs(resid)
+	p := &Power{Test: "utest", Spread: sd}
+	p.MDE = fromLog(uShift(diffs, n1, n2, alpha), log)
+	p.Need = need(toLog(threshold, log), 2, func(n int) float64 { return uShift(diffs, n, n, alpha) })
+	return p
+}
