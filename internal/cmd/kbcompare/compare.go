@@ -78,6 +78,16 @@ type Table struct {
 	Unit   string // benchfmt's tidied unit: sec/op, B/op, loops/s
 	Better int    // +1 higher is better, -1 lower is better, 0 unknown
 	Rows   []*Row
+	// Geomean summarises the rows both sides hold, as benchstat's
+	// geomean row; nil with fewer than two such rows.
+	Geomean *Geomean
+}
+
+// Geomean is the geometric mean of a table's centers on each side, over
+// the rows compared on both (and with positive centers), and its change.
+type Geomean struct {
+	Old, New, Change float64
+	Rows             int
 }
 
 // Row compares one benchmark in one unit; Old or New is nil where that
@@ -148,6 +158,9 @@ func Compare(oldPath, newPath string, opts Options) (*Report, error) {
 	rep.outcomes(ins)
 	rep.attribute()
 	rep.underpowered()
+	for _, t := range rep.Tables {
+		t.Geomean = geomean(t)
+	}
 	return rep, nil
 }
 
@@ -336,6 +349,38 @@ func (r *Report) judgeBoots(t *Table, row *Row, old, new *bootSamples) {
 	row.Warnings = nil
 	row.Power = bootPower(row.Boot, r.Opts.Threshold, r.Opts.Alpha)
 	r.decide(t, row, row.Boot.OldCenter, row.Boot.NewCenter, row.Boot.P)
+}
+
+// centers returns a compared row's two centers: of the boot medians in
+// boot mode, the medians otherwise.
+func (row *Row) centers() (old, new float64) {
+	if row.Boot != nil {
+		return row.Boot.OldCenter, row.Boot.NewCenter
+	}
+	return row.OldSum.Center, row.NewSum.Center
+}
+
+// geomean summarises t's rows that both sides hold and neither failed.
+func geomean(t *Table) *Geomean {
+	var lo, ln float64
+	n := 0
+	for _, row := range t.Rows {
+		if row.Old == nil || row.New == nil || row.Verdict == Failed || row.Verdict == Skipped {
+			continue
+		}
+		o, nw := row.centers()
+		if !(o > 0 && nw > 0) {
+			continue
+		}
+		lo, ln = lo+math.Log(o), ln+math.Log(nw)
+		n++
+	}
+	if n < 2 {
+		return nil
+	}
+	g := &Geomean{Old: math.Exp(lo / float64(n)), New: math.Exp(ln / float64(n)), Rows: n}
+	g.Change = g.New/g.Old - 1
+	return g
 }
 
 // underpowered marks the "~" rows of the headline tables (the counters

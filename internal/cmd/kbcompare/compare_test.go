@@ -284,3 +284,41 @@ func TestTooFewSamples(t *testing.T) {
 		}
 	}
 }
+
+// TestGeomean: one geomean line per package and unit (times and rates
+// apart), over the rows both sides hold, with its change.
+func TestGeomean(t *testing.T) {
+	units := []string{"Unit loops/s better=higher"}
+	old := resultFile{units: units, lines: concat(
+		samples("A-2", 10, "ns/op", around(100, 0.01), "loops/s", around(1e7, 0.01)),
+		samples("B-2", 10, "ns/op", around(400, 0.01), "loops/s", around(2.5e6, 0.01)),
+		samples("Gone-2", 10, "ns/op", around(9000, 0.01)),
+	)}
+	nw := resultFile{units: units, lines: concat(
+		samples("A-2", 10, "ns/op", around(110, 0.01), "loops/s", around(1e7/1.1, 0.01)),
+		samples("B-2", 10, "ns/op", around(440, 0.01), "loops/s", around(2.5e6/1.1, 0.01)),
+	)}
+	r, err := Compare(old.write(t, "old.txt"), nw.write(t, "new.txt"), defaults)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][2]float64{"sec/op": {200e-9, 220e-9}, "loops/s": {5e6, 5e6 / 1.1}}
+	for _, tab := range r.Tables {
+		g, w := tab.Geomean, want[tab.Unit]
+		if g == nil || g.Rows != 2 || !near(g.Old, w[0]) || !near(g.New, w[1]) || !near(g.Change, w[1]/w[0]-1) {
+			t.Errorf("%s: geomean %+v, want %v over 2 rows", tab.Unit, g, w)
+		}
+		delete(want, tab.Unit)
+	}
+	if len(want) > 0 {
+		t.Errorf("no tables for %v", want)
+	}
+	var out bytes.Buffer
+	run([]string{old.write(t, "old.txt"), nw.write(t, "new.txt")}, &out, &out)
+	for _, s := range []string{"geomean of 2 rows: 200.0n -> 220.0n, +10.00% (lower is better)",
+		"geomean of 2 rows: 5.000M -> 4.545M, -9.09% (higher is better)"} {
+		if !strings.Contains(out.String(), s) {
+			t.Errorf("output lacks %q:\n%s", s, out.String())
+		}
+	}
+}

@@ -70,6 +70,11 @@
 //     the largest difference: it separates the ranks completely), and
 //     infinite where 2/C(n1+n2, n1) > alpha (no ranks can reach it).
 //
+// Each table ends, as benchstat's do, with the geometric mean of its
+// rows' centers on each side (over the rows both sides hold and neither
+// failed) and its change: one line per package and unit, so times and
+// rates are summarised apart.
+//
 // Where a value is <= 0 the same holds for values relative to the
 // center instead of logs. The tests check both by simulation on the real
 // fixtures: a change of the reported mde is flagged in about 80% of

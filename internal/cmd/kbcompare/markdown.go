@@ -57,6 +57,9 @@ func writeMarkdown(w io.Writer, r *Report) error {
 			fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s |%s %s |\n", strings.ReplaceAll(row.Name, "|", `\|`),
 				c.old, c.new, c.change, c.p, c.n, spreads, mdCell(c.verdict))
 		}
+		if l := geomeanText(t); l != "" {
+			b.WriteString("\n" + mdCell(l) + "\n")
+		}
 		var attr []string
 		for _, row := range t.Rows {
 			attr = append(attr, attrMarkdown(r, done, t, row)...)

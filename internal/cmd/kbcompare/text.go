@@ -79,6 +79,18 @@ func formatRow(t *Table, row *Row) cells {
 	return c
 }
 
+// geomeanText is a table's geomean line, as benchstat prints one, with
+// the unit's direction: "" for a table without one.
+func geomeanText(t *Table) string {
+	g := t.Geomean
+	if g == nil {
+		return ""
+	}
+	scaler := benchunit.CommonScale([]float64{g.Old, g.New}, benchunit.ClassOf(t.Unit))
+	return fmt.Sprintf("geomean of %d rows: %s -> %s, %+.2f%% (%s)", g.Rows, scaler.Format(g.Old),
+		scaler.Format(g.New), 100*g.Change, t.direction())
+}
+
 // formatMDE formats a minimum detectable effect.
 func formatMDE(m float64) string {
 	switch {
@@ -267,6 +279,9 @@ func writeTableText(b *strings.Builder, r *Report, t *Table, done attributed) {
 			b.WriteString(strings.TrimRight("    "+nums(c), " ") + "\n")
 			writeLines(b, attrText(r, done, t, t.Rows[i]))
 		}
+	}
+	if l := geomeanText(t); l != "" {
+		b.WriteString(l + "\n")
 	}
 	for i, msg := range notes {
 		for j, l := range wrap(fmt.Sprintf("[%d] %s", i+1, msg), width) {
