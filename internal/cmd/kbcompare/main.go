@@ -70,17 +70,14 @@
 //     the largest difference: it separates the ranks completely), and
 //     infinite where 2/C(n1+n2, n1) > alpha (no ranks can reach it).
 //
-// Each table ends, as benchstat's do, with the geometric mean of its
-// rows' centers on each side (over the rows both sides hold and neither
-// failed) and its change: one line per package and unit, so times and
-// rates are summarised apart.
-//
 // Where a value is <= 0 the same holds for values relative to the
 // center instead of logs. The tests check both by simulation on the real
 // fixtures: a change of the reported mde is flagged in about 80% of
-// resamplings. Units are lower-is-better for sec/op,
-// B/op and allocs/op, higher-is-better for B/s, and follow `Unit <unit>
-// better=higher|lower` metadata lines otherwise. A large significant
+// resamplings.
+//
+// Units are lower-is-better for sec/op, B/op and allocs/op,
+// higher-is-better for B/s, and follow `Unit <unit> better=higher|lower`
+// metadata lines otherwise. A large significant
 // change in a unit without a direction is "changed", and a benchmark or
 // unit that only one file has is "old only" or "new only"; neither fails.
 // A row for which go test printed `--- FAIL` is "FAILED" (in both of its
@@ -90,6 +87,11 @@
 // lacks because it printed `--- SKIP` for it there (go test -v) is
 // "skipped", and failed benchmarks without rows and failed test binaries
 // are listed: none of them is ever "nothing worse".
+//
+// Each table ends, as benchstat's do, with the geometric mean of its
+// rows' centers on each side (over the rows both sides hold and neither
+// failed) and its change: one line per package and unit, so times and
+// rates are summarised apart.
 //
 // Exit status: 0 when nothing is worse and nothing failed, 1 when some
 // change is worse or something failed or skipped on one side, 2 when an
