@@ -66,10 +66,19 @@ type Report struct {
 }
 
 // Problem is a failure or skip, on a side ("old" or "new").
-type Problem struct{ Side, Pkg, Name, What string }
+type Problem struct {
+	Side string `json:"side"`
+	Pkg  string `json:"package"`
+	Name string `json:"name"`
+	What string `json:"what"`
+}
 
 // SetupDiff is one setup line that differs; "" where a file lacks it.
-type SetupDiff struct{ Key, Old, New string }
+type SetupDiff struct {
+	Key string `json:"key"`
+	Old string `json:"old"`
+	New string `json:"new"`
+}
 
 // Table holds the rows of one package and unit.
 type Table struct {
@@ -109,6 +118,9 @@ type Row struct {
 	// Power is what the comparison could have detected, for the test
 	// the verdict used; nil where a side is missing.
 	Power *Power
+	// ChangeLo and ChangeHi bound Change at 95% confidence for that test
+	// (changeInterval); NaN where a side is missing.
+	ChangeLo, ChangeHi float64
 }
 
 // Count returns how many rows have verdict v.
@@ -160,6 +172,9 @@ func Compare(oldPath, newPath string, opts Options) (*Report, error) {
 	rep.underpowered()
 	for _, t := range rep.Tables {
 		t.Geomean = geomean(t)
+		for _, row := range t.Rows {
+			row.ChangeLo, row.ChangeHi = changeInterval(row)
+		}
 	}
 	return rep, nil
 }

@@ -5,7 +5,7 @@
 // with their 95% confidence intervals, the change, the Mann-Whitney U
 // p-value and a verdict that knows which direction of each unit is better.
 //
-//	go run ./internal/cmd/kbcompare [-threshold 5%] [-alpha 0.05] [-format text|markdown] old.txt new.txt
+//	go run ./internal/cmd/kbcompare [-threshold 5%] [-alpha 0.05] [-format text|markdown|json|csv] old.txt new.txt
 //
 // The statistics are golang.org/x/perf/benchmath's with benchstat's
 // defaults, on results grouped as benchstat groups them (by package, full
@@ -135,7 +135,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	threshold := percent(5)
 	flags.Var(&threshold, "threshold", "smallest change called better or worse, in `percent`")
 	alpha := flags.Float64("alpha", benchmath.DefaultThresholds.CompareAlpha, "a change is significant when the U-test's p <= `α`")
-	format := flags.String("format", "text", "output `format`: text (fits 100 columns) or markdown")
+	format := flags.String("format", "text", "output `format`: text (fits 100 columns), markdown, json or csv (docs/kbcompare.md)")
 	flags.Usage = func() {
 		fmt.Fprintln(stderr, "usage: kbcompare [flags] old.txt new.txt")
 		flags.PrintDefaults()
@@ -149,8 +149,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		render = writeText
 	case "markdown":
 		render = writeMarkdown
+	case "json":
+		render = writeJSON
+	case "csv":
+		render = writeCSV
 	default:
-		fmt.Fprintf(stderr, "kbcompare: -format accepts text or markdown, not %q\n", *format)
+		fmt.Fprintf(stderr, "kbcompare: -format accepts text, markdown, json or csv, not %q\n", *format)
 		return 2
 	}
 	if *alpha <= 0 || *alpha >= 1 {
@@ -170,6 +174,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "kbcompare: %v\n", err)
 		return 2
 	}
+	return exitStatus(rep)
+}
+
+// exitStatus is 1 where some row is worse or something failed, else 0.
+func exitStatus(rep *Report) int {
 	if rep.Count(Worse) > 0 || rep.Failures() > 0 {
 		return 1
 	}
