@@ -93,6 +93,18 @@
 // failed) and its change: one line per package and unit, so times and
 // rates are summarised apart.
 //
+// With -bisect GOOD BAD CANDIDATE, kbcompare is a `git bisect run`
+// verdict: for the one benchmark the three files share (or the one -row
+// names) and each of its units where BAD differs from GOOD, the
+// candidate is like GOOD when it differs from BAD towards GOOD and not
+// from GOOD towards BAD, like BAD the other way round, and "cannot tell"
+// otherwise (both: between the two; neither: too noisy, with its mde).
+// It prints one line saying which and why, and exits 0 (like GOOD), 1
+// (like BAD), 125 (cannot tell, or the candidate's row failed: git bisect
+// skips the commit) or 128 (nothing to bisect by: unreadable input, bad
+// flags, GOOD like BAD, several benchmarks and no -row; git bisect
+// stops). docs/kbcompare.md has a recipe.
+//
 // Exit status: 0 when nothing is worse and nothing failed, 1 when some
 // change is worse or something failed or skipped on one side, 2 when an
 // input cannot be read or parsed (the message names the file and line) or
@@ -105,6 +117,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -140,7 +153,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: kbcompare [flags] old.txt new.txt")
 		flags.PrintDefaults()
 	}
+	bisect := flags.Bool("bisect", false, "judge CANDIDATE against GOOD and BAD for git bisect run: exit 0 like GOOD, 1 like BAD, 125 cannot tell, 128 cannot bisect")
+	rowPattern := flags.String("row", "", "with -bisect: the benchmark to judge, a `regexp` matched against package/name")
 	if err := flags.Parse(args); err != nil {
+		if slices.Contains(args, "-bisect") || slices.Contains(args, "--bisect") {
+			return bisectAbort // 2 would read as "bad" to git bisect
+		}
 		return 2
 	}
 	var render func(io.Writer, *Report) error
@@ -159,13 +177,24 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if *alpha <= 0 || *alpha >= 1 {
 		fmt.Fprintf(stderr, "kbcompare: -alpha accepts a number between 0 and 1, not %v\n", *alpha)
+		if *bisect {
+			return bisectAbort
+		}
+		return 2
+	}
+	opts := Options{Threshold: float64(threshold) / 100, Alpha: *alpha}
+	if *bisect {
+		return runBisect(flags.Args(), opts, *rowPattern, stdout, stderr)
+	}
+	if *rowPattern != "" {
+		fmt.Fprintln(stderr, "kbcompare: -row goes with -bisect")
 		return 2
 	}
 	if flags.NArg() != 2 {
 		flags.Usage()
 		return 2
 	}
-	rep, err := Compare(flags.Arg(0), flags.Arg(1), Options{Threshold: float64(threshold) / 100, Alpha: *alpha})
+	rep, err := Compare(flags.Arg(0), flags.Arg(1), opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "kbcompare: %v\n", err)
 		return 2
