@@ -118,6 +118,8 @@ type Row struct {
 	// Power is what the comparison could have detected, for the test
 	// the verdict used; nil where a side is missing.
 	Power *Power
+	// bootsOf holds each side's samples by boot, nil where absent.
+	bootsOf [2]*bootSamples
 	// ChangeLo and ChangeHi bound Change at 95% confidence for that test
 	// (changeInterval); NaN where a side is missing.
 	ChangeLo, ChangeHi float64
@@ -290,6 +292,11 @@ func (r *Report) tables(ins [2]*input, units benchfmt.UnitMetadataMap) {
 		assumption := units.GetAssumption(t.Unit)
 		for _, row := range t.Rows {
 			c := cells[t][row.Name]
+			for side := range c.boots {
+				if c.values[side] != nil {
+					row.bootsOf[side] = &c.boots[side]
+				}
+			}
 			if v := c.values[0]; v != nil {
 				row.Old = benchmath.NewSample(v, thresholds)
 				row.OldSum = assumption.Summary(row.Old, confidence)

@@ -154,6 +154,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		flags.PrintDefaults()
 	}
 	bisect := flags.Bool("bisect", false, "judge CANDIDATE against GOOD and BAD for git bisect run: exit 0 like GOOD, 1 like BAD, 125 cannot tell, 128 cannot bisect")
+	plotDir := flags.String("plot", "", "also draw, into `dir`, a picture per row that changed or is underpowered, an overview and index.md")
 	rowPattern := flags.String("row", "", "with -bisect: the benchmark to judge, a `regexp` matched against package/name")
 	if err := flags.Parse(args); err != nil {
 		if slices.Contains(args, "-bisect") || slices.Contains(args, "--bisect") {
@@ -202,6 +203,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err := render(stdout, rep); err != nil {
 		fmt.Fprintf(stderr, "kbcompare: %v\n", err)
 		return 2
+	}
+	if *plotDir != "" {
+		if err := writePlots(*plotDir, rep); err != nil {
+			fmt.Fprintf(stderr, "kbcompare: -plot: %v\n", err)
+			return 2
+		}
 	}
 	return exitStatus(rep)
 }
