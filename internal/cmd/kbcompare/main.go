@@ -5,7 +5,11 @@
 // with their 95% confidence intervals, the change, the Mann-Whitney U
 // p-value and a verdict that knows which direction of each unit is better.
 //
-//	go run ./internal/cmd/kbcompare [-threshold 5%] [-alpha 0.05] [-format text|markdown|json|csv] old.txt new.txt
+//	go run ./internal/cmd/kbcompare [-threshold 5%] [-alpha 0.05] [-format text|markdown|json|csv] [-plot DIR] old.txt new.txt
+//	go run ./internal/cmd/kbcompare -bisect [-row REGEXP] good.txt bad.txt candidate.txt
+//
+// docs/kbcompare.md describes the json and csv schema, the pictures of
+// -plot and a `git bisect run` recipe for -bisect.
 //
 // The statistics are golang.org/x/perf/benchmath's with benchstat's
 // defaults, on results grouped as benchstat groups them (by package, full
