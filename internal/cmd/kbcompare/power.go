@@ -105,13 +105,14 @@ func welchNCP(n1, n2 int, alpha float64) float64 {
 		ncpCache[k] = tQuantile(1-alpha/2, df) + tQuantile(targetPower, df)
 		return ncpCache[k]
 	}
+	w := newWelchPower(n1, n2, alpha)
 	lo, hi := 0.0, 1.0
-	for welchPower(hi, n1, n2, alpha) < targetPower && hi < 1e6 {
+	for w.at(hi) < targetPower && hi < 1e6 {
 		hi *= 2
 	}
-	for range 40 {
+	for range 30 {
 		mid := (lo + hi) / 2
-		if welchPower(mid, n1, n2, alpha) < targetPower {
+		if w.at(mid) < targetPower {
 			lo = mid
 		} else {
 			hi = mid
@@ -134,18 +135,48 @@ func welchNCP(n1, n2 int, alpha float64) float64 {
 // integrated by the midpoint rule over B and √V. With as many boots a
 // side this is exact (Welch's T is then the pooled one); otherwise T's
 // denominator is taken as the pooled one's, a close approximation.
-func welchPower(ncp float64, n1, n2 int, alpha float64) float64 {
+type welchPower struct {
+	weight, crits []float64 // per step of B: its probability, the critical t
+	ws, wdens     []float64 // per step of W = √V: √(V/df), and its probability
+}
+
+func newWelchPower(n1, n2 int, alpha float64) *welchPower {
 	f1, f2 := float64(n1-1), float64(n2-1)
 	ba, bb := f1/2, f2/2
 	lbeta := lgamma(ba) + lgamma(bb) - lgamma(ba+bb)
-	const steps = 100
-	var p float64
+	const steps = 60
+	w := &welchPower{}
+	// W = √V has density 2w·f(w²), f the chi-squared density on df.
+	df := f1 + f2
+	lg := lgamma(df / 2)
+	wmax := math.Sqrt(df + 40*math.Sqrt(2*df) + 40)
+	const wsteps = 300
+	h := wmax / wsteps
+	for i := range wsteps {
+		x := (float64(i) + 0.5) * h
+		w.ws = append(w.ws, x/math.Sqrt(df))
+		w.wdens = append(w.wdens, h*2*x*math.Exp((df/2-1)*math.Log(x*x)-x*x/2-df/2*math.Ln2-lg))
+	}
 	for i := range steps {
 		b := (float64(i) + 0.5) / steps
-		dens := math.Exp((ba-1)*math.Log(b) + (bb-1)*math.Log1p(-b) - lbeta)
 		a1, a2 := b/(f1*float64(n1)), (1-b)/(f2*float64(n2))
 		dfW := (a1 + a2) * (a1 + a2) / (a1*a1/f1 + a2*a2/f2)
-		p += dens / steps * tPower(ncp, f1+f2, tQuantile(1-alpha/2, dfW))
+		w.weight = append(w.weight, math.Exp((ba-1)*math.Log(b)+(bb-1)*math.Log1p(-b)-lbeta)/steps)
+		w.crits = append(w.crits, tQuantile(1-alpha/2, dfW))
+	}
+	return w
+}
+
+// at is the power at noncentrality ncp: for each B, P(|T| > crit) =
+// E_W[Φ(ncp - crit·W/√df) + Φ(-ncp - crit·W/√df)].
+func (w *welchPower) at(ncp float64) float64 {
+	var p float64
+	for i, c := range w.crits {
+		var q float64
+		for j, x := range w.ws {
+			q += w.wdens[j] * (normal.CDF(ncp-c*x) + normal.CDF(-ncp-c*x))
+		}
+		p += w.weight[i] * q
 	}
 	return p
 }
@@ -153,25 +184,6 @@ func welchPower(ncp float64, n1, n2 int, alpha float64) float64 {
 func lgamma(x float64) float64 {
 	v, _ := math.Lgamma(x)
 	return v
-}
-
-// tPower is P(|T| > crit) for T = (Z + ncp)/√(V/df), V chi-squared on df:
-// the integral over W = √V (whose density is finite at 0) by the
-// midpoint rule.
-func tPower(ncp, df, crit float64) float64 {
-	lg := lgamma(df / 2)
-	wmax := math.Sqrt(df + 40*math.Sqrt(2*df) + 40)
-	const steps = 400
-	h := wmax / steps
-	var p float64
-	for i := range steps {
-		w := (float64(i) + 0.5) * h
-		// Density of W: 2w·f(w²), f the chi-squared density.
-		dens := 2 * w * math.Exp((df/2-1)*math.Log(w*w)-w*w/2-df/2*math.Ln2-lg)
-		c := crit * w / math.Sqrt(df)
-		p += dens * h * (normal.CDF(ncp-c) + normal.CDF(-ncp-c))
-	}
-	return p
 }
 
 var normal = stats.NormalDist{Mu: 0, Sigma: 1}
