@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"golang.org/x/perf/benchunit"
@@ -165,9 +166,15 @@ func rowPlot(dir, name string, r *Report, t *Table, row *Row) error {
 		}
 	}
 	p.NominalX(names...)
-	// Start at zero where the values are all positive and not far from
-	// it, so that a change looks its size.
-	if lo > 0 && lo < 0.5*hi {
+	switch {
+	case lo > 0 && hi > 4*lo:
+		// Outliers many times the median (a contended machine) would
+		// squash the rest: a log scale keeps every boot's core readable.
+		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, logTicks{}
+		p.Y.Label.Text += ", log scale"
+	case lo > 0 && lo < 0.5*hi:
+		// Start at zero where the values are all positive and not far
+		// from it, so that a change looks its size.
 		p.Y.Min = 0
 	}
 	w := vg.Length(max(7, 0.9*x)) * vg.Inch
@@ -280,6 +287,28 @@ func modeWord(r *Report) string {
 		return fmt.Sprintf("boots as samples, %d+%d boots", r.Boots[0], r.Boots[1])
 	}
 	return fmt.Sprintf("per sample, %d+%d boots", r.Boots[0], r.Boots[1])
+}
+
+// logTicks mark a log axis at 1, 2, 3 and 5 times each power of ten,
+// labelled, and at the other digits, unlabelled.
+type logTicks struct{}
+
+func (logTicks) Ticks(min, max float64) []plot.Tick {
+	var ticks []plot.Tick
+	for e := math.Floor(math.Log10(min)); e <= math.Ceil(math.Log10(max)); e++ {
+		for d := 1.0; d <= 9; d++ {
+			v := d * math.Pow(10, e)
+			if v < min || v > max {
+				continue
+			}
+			t := plot.Tick{Value: v}
+			if d == 1 || d == 2 || d == 3 || d == 5 {
+				t.Label = strconv.FormatFloat(v, 'g', 4, 64)
+			}
+			ticks = append(ticks, t)
+		}
+	}
+	return ticks
 }
 
 // changeTicks label a log scale of gains (new against old in the
