@@ -1,0 +1,42 @@
+package main
+
+import (
+	"math"
+	"testing"
+)
+
+// TestChangeInterval: the interval of each test holds the change, and a
+// clear change's interval excludes no change; an A/A's includes it.
+func TestChangeInterval(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		old, new   []bootRun
+		wantNoZero bool // the interval excludes 0
+		welch      bool
+	}{
+		{"boots, worse", runs("a", bootsA, nil), runs("b", bootsB, nil), true, true},
+		{"boots, A/A", runs("a", bootsA, nil), runs("a2", bootsB, nil), false, true},
+		{"per sample, worse", runs("a", oneA, nil), runs("b", oneB, nil), true, false},
+		{"per sample, A/A", runs("a", oneA, nil), runs("a2", oneB, nil), false, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r, err := Compare(assemble(t, "old.txt", c.old...), assemble(t, "new.txt", c.new...), defaults)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, unit := range []string{"sec/op", "loops/s"} {
+				row := rowOf(t, r, unit, syscallRow)
+				if (row.Boot != nil) != c.welch {
+					t.Fatalf("%s: boots as samples %v, want %v", unit, row.Boot != nil, c.welch)
+				}
+				lo, hi := row.ChangeLo, row.ChangeHi
+				if !(lo <= row.Change && row.Change <= hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
+					t.Errorf("%s: change %+.3f outside its interval [%+.3f, %+.3f]", unit, row.Change, lo, hi)
+				}
+				if excludes := lo > 0 || hi < 0; excludes != c.wantNoZero {
+					t.Errorf("%s: interval [%+.3f, %+.3f] excludes 0: %v, want %v (p=%.3f)", unit, lo, hi, excludes, c.wantNoZero, row.Cmp.P)
+				}
+			}
+		})
+	}
+}
