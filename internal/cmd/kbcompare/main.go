@@ -65,13 +65,16 @@
 //     boots a side; with more than 30 a side, ncp = t(1-α/2, df) +
 //     t(0.8, df)). For 3+3 boots ncp is 4.30: a between-boot spread of
 //     ±1% can see 3.6%.
-//   - Per sample (Mann-Whitney U on the samples): by Noether's formula
-//     the test reaches 80% power at the shift δ of the logs where
-//     P(X' < X + δ) = 1/2 + (z(1-α/2) + z(0.8))·√((1/n1 + 1/n2)/12), X
-//     and X' drawn independently from the residuals (each sample's log
-//     less its side's median, both sides pooled), counted over all pairs;
-//     mde = exp(δ) - 1 (where the probability asked for exceeds 1, δ is
-//     the largest difference: it separates the ranks completely), and
+//   - Per sample (Mann-Whitney U on the samples): mde = exp(δ) - 1, δ
+//     the shift of logs at which the power is 80%, by the normal
+//     approximation of U under the alternative: power =
+//     Φ((n1·n2·|p - 1/2| - z(1-α/2)·σ0)/σ1), σ0² = n1·n2·(n1+n2+1)/12,
+//     σ1² = n1·n2·(p(1-p) + (n2-1)(p2 - p²) + (n1-1)(p3 - p²)), where
+//     p = P(X < Y), p2 = P(X < Y, X < Y'), p3 = P(X < Y, X' < Y) for X,
+//     X' drawn from the residuals (each sample's log less its side's
+//     median, both sides pooled) and Y, Y' from the residuals moved by δ:
+//     the spread the test sees, outliers and all. δ stops at the
+//     residuals' range (the ranks then separate completely), and mde is
 //     infinite where 2/C(n1+n2, n1) > alpha (no ranks can reach it).
 //
 // Where a value is <= 0 the same holds for values relative to the

@@ -189,42 +189,74 @@ func lgamma(x float64) float64 {
 var normal = stats.NormalDist{Mu: 0, Sigma: 1}
 
 // uShift is the shift (of logs, or relative values) that the
-// Mann-Whitney U-test of n1 and n2 samples drawn from the distribution of
-// the residuals resid detects at alpha with targetPower, by Noether's
-// formula: the test reaches it where P(X' < X + δ) - 1/2, for X and X'
-// drawn independently from that distribution, is
-// (z(1-α/2) + z(power))·√((1/n1 + 1/n2)/12). The probability is counted
-// over all pairs of residuals; where that asks for more than 1, the
-// largest difference, which separates the ranks completely. +Inf where
-// even the most extreme ranks give p > alpha (2/C(n1+n2, n1) > α).
-func uShift(diffs []float64, n1, n2 int, alpha float64) float64 {
+// Mann-Whitney U-test of n1 and n2 samples, both drawn from the
+// distribution of the residuals resid (sorted) and the second moved by
+// the shift, detects at alpha with targetPower (uPower); past the
+// residuals' range, where the ranks separate completely, it stops. +Inf
+// where even the most extreme ranks give p > alpha (2/C(n1+n2, n1) > α).
+func uShift(resid []float64, n1, n2 int, alpha float64) float64 {
 	if uMinP(n1, n2) > alpha {
 		return math.Inf(1)
 	}
-	target := (normal.InvCDF(1-alpha/2) + normal.InvCDF(targetPower)) * math.Sqrt((1/float64(n1)+1/float64(n2))/12)
-	// diffs are sorted: P(D < δ) - 1/2 = target at the (1/2 + target)
-	// quantile of D = X' - X.
-	if len(diffs) == 0 {
-		return 0 // one value a side: no spread seen
+	if len(resid) < 2 || resid[0] == resid[len(resid)-1] {
+		return 0 // no spread seen
 	}
-	// Where the formula asks for more than certainty (few samples), the
-	// shift past the largest difference, which separates the sides'
-	// ranks completely (p = 2/C(n1+n2, n1) <= alpha).
-	return stats.Sample{Xs: diffs, Sorted: true}.Quantile(min(1, 0.5+target))
-}
-
-// pairDiffs returns the sorted differences x[i] - x[j], i != j.
-func pairDiffs(x []float64) []float64 {
-	var d []float64
-	for i := range x {
-		for j := range x {
-			if i != j {
-				d = append(d, x[i]-x[j])
-			}
+	lo, hi := 0.0, resid[len(resid)-1]-resid[0]
+	if uPower(resid, hi, n1, n2, alpha) < targetPower {
+		return hi
+	}
+	for range 40 {
+		mid := (lo + hi) / 2
+		if uPower(resid, mid, n1, n2, alpha) < targetPower {
+			lo = mid
+		} else {
+			hi = mid
 		}
 	}
-	slices.Sort(d)
-	return d
+	return hi
+}
+
+// uPower is the U-test's power against a shift d of a distribution F
+// (the sorted residuals, ties counted half), by the normal approximation
+// of U under the alternative:
+//
+//	power = Φ((n1·n2·|p - 1/2| - z(1-α/2)·σ0) / σ1)
+//	σ0² = n1·n2·(n1+n2+1)/12
+//	σ1² = n1·n2·(p(1-p) + (n2-1)(p2 - p²) + (n1-1)(p3 - p²))
+//
+// with p = P(X < Y), p2 = P(X < Y, X < Y'), p3 = P(X < Y, X' < Y), X
+// and X' from F, Y and Y' from F moved by d.
+func uPower(resid []float64, d float64, n1, n2 int, alpha float64) float64 {
+	// cdf(x) is P(X < x) + P(X = x)/2.
+	cdf := func(x float64) float64 {
+		below, _ := slices.BinarySearch(resid, x)
+		upto := below
+		for upto < len(resid) && resid[upto] == x {
+			upto++
+		}
+		return float64(below+upto) / 2 / float64(len(resid))
+	}
+	var p, p2, p3 float64
+	for _, x := range resid {
+		gt := 1 - cdf(x-d) // P(Y > x), Y = X' + d
+		lt := cdf(x + d)   // P(X < y), y = x + d
+		p += gt
+		p2 += gt * gt
+		p3 += lt * lt
+	}
+	k := float64(len(resid))
+	p, p2, p3 = p/k, p2/k, p3/k
+	f1, f2 := float64(n1), float64(n2)
+	s0 := math.Sqrt(f1 * f2 * (f1 + f2 + 1) / 12)
+	v1 := f1 * f2 * (p*(1-p) + (f2-1)*(p2-p*p) + (f1-1)*(p3-p*p))
+	num := f1*f2*math.Abs(p-0.5) - normal.InvCDF(1-alpha/2)*s0
+	if v1 <= 0 {
+		if num > 0 {
+			return 1
+		}
+		return 0
+	}
+	return normal.CDF(num / math.Sqrt(v1))
 }
 
 // uMinP is the smallest two-sided p the U-test can give with n1 and n2
@@ -305,9 +337,9 @@ func samplePower(old, new []float64, threshold, alpha float64) *Power {
 			resid = append(resid, x-m)
 		}
 	}
-	diffs := pairDiffs(resid)
+	slices.Sort(resid)
 	p := &Power{Test: "utest", Spread: sd}
-	p.MDE = fromLog(uShift(diffs, n1, n2, alpha), log)
-	p.Need = need(toLog(threshold, log), 2, func(n int) float64 { return uShift(diffs, n, n, alpha) })
+	p.MDE = fromLog(uShift(resid, n1, n2, alpha), log)
+	p.Need = need(toLog(threshold, log), 2, func(n int) float64 { return uShift(resid, n, n, alpha) })
 	return p
 }
