@@ -3,6 +3,7 @@ package main
 import (
 	"math"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -47,6 +48,13 @@ func TestPowerPerSample(t *testing.T) {
 			powerPerSample(t, assemble(t, "old.txt", c.old...), assemble(t, "new.txt", c.new...), c.seed)
 		})
 	}
+	// testdata/contended-a.txt and contended-a2.txt are the A and A'
+	// files of a real run of .ci/kbcompare-check (2026-12-01, 30 rounds,
+	// the 2-vCPU VM shared with six other builds): 30 samples a side,
+	// a quarter of them several times the median.
+	t.Run("contended A/A'", func(t *testing.T) {
+		powerPerSample(t, filepath.Join("testdata", "contended-a.txt"), filepath.Join("testdata", "contended-a2.txt"), 4)
+	})
 }
 
 func powerPerSample(t *testing.T, old, nw string, seed uint64) {
