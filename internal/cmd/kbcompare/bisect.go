@@ -81,7 +81,9 @@ func runBisect(files []string, opts Options, rowPattern string, stdout, stderr i
 			}
 			br := &bisectRow{pkg: t.Pkg, name: row.Name, unit: t.Unit, gb: row,
 				fromGood: find(gc, t.Pkg, row.Name, t.Unit), fromBad: find(bc, t.Pkg, row.Name, t.Unit)}
-			if br.fromGood == nil || br.fromBad == nil || br.gb.Old == nil && br.gb.Verdict != Failed {
+			// Where BAD and the candidate both failed the row, their
+			// comparison has no row: none is needed then.
+			if br.fromGood == nil || br.fromBad == nil && !failedIn(br.gb, "new") || br.gb.Old == nil && br.gb.Verdict != Failed {
 				continue
 			}
 			rows = append(rows, br)
@@ -111,8 +113,19 @@ func runBisect(files []string, opts Options, rowPattern string, stdout, stderr i
 	for _, br := range rows {
 		label := fmt.Sprintf("%s %s %s", br.pkg, br.name, br.unit)
 		switch {
-		case br.gb.Verdict == Failed:
-			return say(bisectAbort, "%s failed in GOOD or BAD: %s", label, br.gb.Why)
+		case failedIn(br.gb, "old"):
+			return say(bisectAbort, "%s failed in GOOD: %s", label, br.gb.Why)
+		case failedIn(br.gb, "new"):
+			// The regression is a failure: did the candidate fail too?
+			regressed++
+			if failedIn(br.fromGood, "new") {
+				like = append(like, "bad")
+				why = append(why, fmt.Sprintf("%s failed in BAD and in the candidate: %s", label, br.fromGood.Why))
+			} else {
+				like = append(like, "good")
+				why = append(why, fmt.Sprintf("%s failed in BAD (%s), passed in the candidate", label, br.gb.Why))
+			}
+			continue
 		case br.fromGood.Verdict == Failed || br.fromBad.Verdict == Failed:
 			return say(bisectSkip, "%s failed in the candidate", label)
 		case !moved(br.gb):
@@ -155,6 +168,12 @@ func runBisect(files []string, opts Options, rowPattern string, stdout, stderr i
 		return say(bisectBad, "%s", agree)
 	}
 	return say(bisectSkip, "%s", strings.Join(why, "; "))
+}
+
+// failedIn reports whether a compared row is FAILED because of its side
+// ("old" or "new"), as its Why says.
+func failedIn(row *Row, side string) bool {
+	return row.Verdict == Failed && (strings.Contains(row.Why, "FAIL in "+side+" ") || strings.Contains(row.Why, "missing from "+side+","))
 }
 
 // moved reports whether a row's verdict is a significant change of at

@@ -27,6 +27,8 @@ func TestBisect(t *testing.T) {
 		bootRun{file: "syscall-a2-run2.txt", boot: bootsC[1], edit: dropRows(bootsC[1], failBlock)},
 		bootRun{file: "syscall-a2-run3.txt", boot: bootsC[2]})
 	failOld := filepath.Join("testdata", "fail-old.txt")
+	failNew := filepath.Join("testdata", "fail-new.txt")
+	failNewV := filepath.Join("testdata", "fail-new-v.txt")
 	for _, c := range []struct {
 		name string
 		args []string
@@ -42,6 +44,11 @@ func TestBisect(t *testing.T) {
 		{"several benchmarks", []string{failOld, failOld, failOld}, 128, "share 3 benchmarks"},
 		{"-row picks one", []string{"-row", "flows=1/", failOld, failOld, failOld}, 128, "GOOD and BAD do not differ in failbench TCPCRR/flows=1/mm=separate-2"},
 		{"-row matches none", []string{"-row", "nosuch", good, bad, likeGood}, 128, `no row that all three files hold matches -row "nosuch"`},
+		// The regression is a failure (BAD fails the row): a candidate that
+		// passes it is like GOOD, one that fails it like BAD.
+		{"failure, passes", []string{"-row", "flows=16/", failOld, failNew, failOld}, 0, "failed in BAD (--- FAIL in new"},
+		{"failure, fails", []string{"-row", "flows=16/", failOld, failNew, failNewV}, 1, "failed in BAD and in the candidate: --- FAIL in new"},
+		{"GOOD failed", []string{"-row", "flows=16/", failNew, failOld, failOld}, 128, "failed in GOOD"},
 		{"missing file", []string{good, bad, filepath.Join(t.TempDir(), "none.txt")}, 128, "an input cannot be read"},
 		{"two files", []string{good, bad}, 128, ""},
 		{"bad flag", []string{"-threshold", "x", good, bad, likeGood}, 128, ""},

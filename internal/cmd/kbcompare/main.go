@@ -106,6 +106,8 @@
 // candidate is like GOOD when it differs from BAD towards GOOD and not
 // from GOOD towards BAD, like BAD the other way round, and "cannot tell"
 // otherwise (both: between the two; neither: too noisy, with its mde).
+// Where BAD failed the row and GOOD did not, a candidate that fails it
+// is like BAD and one that passes it like GOOD.
 // It prints one line saying which and why, and exits 0 (like GOOD), 1
 // (like BAD), 125 (cannot tell, or the candidate's row failed: git bisect
 // skips the commit) or 128 (nothing to bisect by: unreadable input, bad
