@@ -3,14 +3,16 @@ package main
 import (
 	"math"
 	"slices"
+
+	"github.com/aclements/go-moremath/stats"
 )
 
 // changeInterval returns the confidence interval (at benchstat's 95%)
 // of a compared row's change, for the test its verdict used: with boots
 // as samples, Welch's interval for the difference of the mean logs of
 // boot medians; per sample, the Hodges-Lehmann interval that goes with
-// the U-test (the order statistics of all n1·n2 differences of logs that
-// the test's normal approximation puts at the interval's ends). Either
+// the U-test (the order statistics of all n1·n2 differences of logs at
+// the ranks where U's distribution puts the interval's ends, hlRank). Either
 // end is ±Inf where the samples are too few to bound it; values <= 0 are
 // taken relative to the old center instead of as logs.
 func changeInterval(row *Row) (lo, hi float64) {
@@ -43,8 +45,7 @@ func changeInterval(row *Row) (lo, hi float64) {
 		}
 	}
 	slices.Sort(diffs)
-	n1, n2 := float64(len(lx)), float64(len(ly))
-	k := int(math.Floor(n1*n2/2 - normal.InvCDF(1-(1-confidence)/2)*math.Sqrt(n1*n2*(n1+n2+1)/12)))
+	k := hlRank(len(lx), len(ly))
 	if k < 1 {
 		return math.Inf(-1), math.Inf(1)
 	}
@@ -54,6 +55,25 @@ func changeInterval(row *Row) (lo, hi float64) {
 	}
 	m := math.Abs(median(x))
 	return dl / m, dh / m
+}
+
+// hlRank is the rank k (1-based) of the Hodges-Lehmann interval's lower
+// end among the n1·n2 sorted differences: one more than the largest c
+// with P(U <= c) <= (1-confidence)/2, from U's exact distribution
+// without ties (go-moremath's) up to 50 samples a side, its normal
+// approximation beyond.
+func hlRank(n1, n2 int) int {
+	tail := (1 - confidence) / 2
+	if n1 > 50 || n2 > 50 {
+		f1, f2 := float64(n1), float64(n2)
+		return int(math.Floor(f1*f2/2 - normal.InvCDF(1-tail)*math.Sqrt(f1*f2*(f1+f2+1)/12)))
+	}
+	u := stats.UDist{N1: n1, N2: n2}
+	c := -1
+	for c+1 <= n1*n2 && u.CDF(float64(c+1)) <= tail {
+		c++
+	}
+	return c + 1
 }
 
 func positive(v []float64) bool {

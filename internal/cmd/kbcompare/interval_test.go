@@ -40,3 +40,18 @@ func TestChangeInterval(t *testing.T) {
 		})
 	}
 }
+
+// TestHLRank checks the interval's rank against the Mann-Whitney table's
+// two-sided 5% critical values U (the rank is U+1): none for 3+3, 0 for
+// 4+4, 2 for 5+5, 5 for 6+6, 23 for 10+10, 64 for 15+15; and the normal
+// approximation beyond 50 a side against the exact one at 50.
+func TestHLRank(t *testing.T) {
+	for _, c := range []struct{ n, k int }{{3, 0}, {4, 1}, {5, 3}, {6, 6}, {10, 24}, {15, 65}} {
+		if k := hlRank(c.n, c.n); k != c.k {
+			t.Errorf("%d+%d: rank %d, want %d", c.n, c.n, k, c.k)
+		}
+	}
+	if exact, approx := hlRank(50, 50), hlRank(51, 51); approx < exact || approx > exact+60 {
+		t.Errorf("rank %d at 50+50 (exact), %d at 51+51 (normal): not close", exact, approx)
+	}
+}

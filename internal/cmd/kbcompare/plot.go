@@ -313,7 +313,7 @@ func (logTicks) Ticks(min, max float64) []plot.Tick {
 
 // changeTicks label a log scale of gains (new against old in the
 // unit's better direction: above 1 is better) as "5% better", "2× worse",
-// no closer together than an eighth of the axis.
+// no closer together than a sixth of the axis.
 type changeTicks struct{}
 
 func (changeTicks) Ticks(min, max float64) []plot.Tick {
@@ -326,7 +326,7 @@ func (changeTicks) Ticks(min, max float64) []plot.Tick {
 		}
 	}
 	slices.Sort(cands)
-	gap := (math.Log(max) - math.Log(min)) / 8
+	gap := (math.Log(max) - math.Log(min)) / 6
 	var ticks []plot.Tick
 	// Keep 1, then the others in order of closeness to it where they
 	// have room.
