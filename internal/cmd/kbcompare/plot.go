@@ -45,7 +45,7 @@ func writePlots(dir string, r *Report) error {
 	index.WriteString("## Overview\n\n" +
 		"Each compared row's change (new against old) with its 95% interval, on a log scale turned so that " +
 		"right is better for every unit (sec/op and loops/s of one benchmark fall on the same side); the " +
-		"shaded band is ±threshold, a dashed interval runs off the picture. Red is worse, green better, gray " +
+		"shaded band is ±threshold; a dashed interval is cut short (its end lies further out). Red is worse, green better, gray " +
 		"underpowered (could not have seen the threshold), black ~.\n\n![overview](overview.png) ([svg](overview.svg))\n\n## Rows\n\n")
 	n := 0
 	for _, t := range r.Tables {
