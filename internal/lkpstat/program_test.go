@@ -119,8 +119,13 @@ func readStats(t *testing.T, out string) map[string]float64 {
 }
 
 var (
-	failLine = regexp.MustCompile(`^\s*--- FAIL: Benchmark(\S+)`)
-	procsEnd = regexp.MustCompile(`-[0-9]+$`)
+	// A FAIL on a line of its own, or on the name line of a row that
+	// failed after go test printed its name (b.Fatal after the first
+	// iteration); go test adds the -GOMAXPROCS suffix there and under -v.
+	failLine   = regexp.MustCompile(`^(\s*|Benchmark\S*\s+)--- FAIL: Benchmark(\S+)`)
+	inlineFail = regexp.MustCompile(`^Benchmark\S*\s+--- FAIL: `)
+	procsEnd   = regexp.MustCompile(`-[0-9]+$`)
+	failProcs  = regexp.MustCompile(`([^=])-[0-9]+$`)
 )
 
 // expectedStats computes, without awk, what parse must print for a raw
@@ -131,10 +136,14 @@ func expectedStats(t *testing.T, name string, raw []byte) map[string]float64 {
 	type rowKey struct{ pkg, row string }
 	samples := map[rowKey]map[string][]float64{}
 	procs := map[rowKey]map[string]bool{}
+	lines := strings.Split(string(raw), "\n")
 	r := benchfmt.NewReader(bytes.NewReader(raw), name)
 	for r.Scan() {
 		switch rec := r.Result().(type) {
 		case *benchfmt.SyntaxError:
+			if rec.Line <= len(lines) && inlineFail.MatchString(lines[rec.Line-1]) {
+				continue // a failed row, counted from failLine below
+			}
 			t.Fatalf("%s: %v", name, rec)
 		case *benchfmt.Result:
 			pkg := path.Base(string(rec.GetConfig("pkg")))
@@ -188,10 +197,11 @@ func expectedStats(t *testing.T, name string, raw []byte) map[string]float64 {
 			pending = nil
 		}
 		if m := failLine.FindStringSubmatch(line); m != nil {
+			row := failProcs.ReplaceAllString(m[2], "$1")
 			if pkg == "" {
-				pending = append(pending, m[1])
+				pending = append(pending, row)
 			} else {
-				want[pkg+"."+m[1]+".fail"] = 1
+				want[pkg+"."+row+".fail"] = 1
 			}
 		}
 	}
@@ -263,14 +273,18 @@ func TestParseFixtures(t *testing.T) {
 }
 
 // The fixtures cover every package that holds benchmarks, with
-// -test.count=3, a FAIL row, and rows at two -test.cpu values.
+// -test.count=3, a FAIL row in both of go test's forms, and rows at two
+// -test.cpu values.
 func TestFixturesCoverSuite(t *testing.T) {
 	covered := map[string]bool{}
-	var fail, cpus bool
+	var fail, inline, cpus bool
 	for _, name := range fixtures(t) {
 		raw, err := os.ReadFile(name)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if regexp.MustCompile("(?m)" + inlineFail.String()).Match(raw) {
+			inline = true
 		}
 		stats := expectedStats(t, name, raw)
 		counts := map[string]int{}
@@ -311,6 +325,9 @@ func TestFixturesCoverSuite(t *testing.T) {
 	}
 	if !fail {
 		t.Error("no fixture has a FAIL row")
+	}
+	if !inline {
+		t.Error("no fixture has a row whose FAIL is on its name line")
 	}
 	if !cpus {
 		t.Error("no fixture has rows at two -test.cpu values")

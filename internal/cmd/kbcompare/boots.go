@@ -1,8 +1,11 @@
 package main
 
 import (
+	"errors"
 	"math"
 	"slices"
+
+	"github.com/aclements/go-moremath/stats"
 )
 
 // MinBoots is how many boots each side needs before boots are the samples
@@ -103,7 +106,7 @@ func compareBoots(old, new *bootSamples) *BootCmp {
 	} else {
 		c.OldCenter, c.NewCenter = mo, mn
 	}
-	c.T, c.DF, c.P = welch(mo, vo, len(lo), mn, vn, len(ln))
+	c.T, c.DF, c.P = welch(lo, ln)
 
 	// Pooled spreads: within boots over every boot, between boots over
 	// both sides' boot medians.
@@ -137,77 +140,21 @@ func compareBoots(old, new *bootSamples) *BootCmp {
 	return c
 }
 
-// welch is Welch's unequal-variances t-test of two samples given by their
-// means, sample variances and sizes: the t statistic (b minus a), the
-// Welch-Satterthwaite degrees of freedom and the two-sided p-value.
-func welch(ma, va float64, na int, mb, vb float64, nb int) (t, df, p float64) {
-	sa, sb := va/float64(na), vb/float64(nb)
-	se2 := sa + sb
-	if se2 == 0 {
+// welch is Welch's unequal-variances t-test (go-moremath's) of b against
+// a: the t statistic (b minus a), the Welch-Satterthwaite degrees of
+// freedom and the two-sided p-value. Where both samples have no spread,
+// which the library refuses, the means decide: equal, p is 1; apart, 0.
+func welch(a, b []float64) (t, df, p float64) {
+	r, err := stats.TwoSampleWelchTTest(stats.Sample{Xs: b}, stats.Sample{Xs: a}, stats.LocationDiffers)
+	if errors.Is(err, stats.ErrZeroVariance) {
+		ma, mb := stats.Mean(a), stats.Mean(b)
 		if ma == mb {
 			return 0, math.Inf(1), 1
 		}
 		return math.Copysign(math.Inf(1), mb-ma), math.Inf(1), 0
 	}
-	t = (mb - ma) / math.Sqrt(se2)
-	df = se2 * se2 / (sa*sa/float64(na-1) + sb*sb/float64(nb-1))
-	return t, df, 2 * studentTail(math.Abs(t), df)
-}
-
-// studentTail is P(T > t) for Student's t distribution with df degrees of
-// freedom, t >= 0: half the regularized incomplete beta I_x(df/2, 1/2) at
-// x = df/(df+t²).
-func studentTail(t, df float64) float64 {
-	if math.IsInf(df, 1) || df > 1e7 {
-		return 0.5 * math.Erfc(t/math.Sqrt2)
+	if err != nil { // fewer than 2 values a side: MinBoots rules it out
+		return math.NaN(), math.NaN(), 1
 	}
-	return 0.5 * betaInc(df/2, 0.5, df/(df+t*t))
-}
-
-// betaInc is the regularized incomplete beta function I_x(a, b), by its
-// continued fraction (modified Lentz), using the symmetry
-// I_x(a,b) = 1 - I_{1-x}(b,a) where the fraction converges slowly.
-func betaInc(a, b, x float64) float64 {
-	switch {
-	case x <= 0:
-		return 0
-	case x >= 1:
-		return 1
-	}
-	la, _ := math.Lgamma(a + b)
-	lb, _ := math.Lgamma(a)
-	lc, _ := math.Lgamma(b)
-	front := math.Exp(la - lb - lc + a*math.Log(x) + b*math.Log1p(-x))
-	if x > (a+1)/(a+b+2) {
-		return 1 - front*betaCF(b, a, 1-x)/b
-	}
-	return front * betaCF(a, b, x) / a
-}
-
-func betaCF(a, b, x float64) float64 {
-	// Away from zero, so that no step divides by it.
-	nz := func(v float64) float64 {
-		if math.Abs(v) < 1e-300 {
-			return 1e-300
-		}
-		return v
-	}
-	c, d := 1.0, 1/nz(1-(a+b)*x/(a+1))
-	h := d
-	for m := 1; m <= 300; m++ {
-		fm := float64(m)
-		// The even step, then the odd one, of the continued fraction.
-		for _, num := range []float64{
-			fm * (b - fm) * x / ((a + 2*fm - 1) * (a + 2*fm)),
-			-(a + fm) * (a + b + fm) * x / ((a + 2*fm) * (a + 2*fm + 1)),
-		} {
-			d = 1 / nz(1+num*d)
-			c = nz(1 + num/c)
-			h *= d * c
-		}
-		if math.Abs(d*c-1) < 1e-15 {
-			break
-		}
-	}
-	return h
+	return r.T, r.DoF, r.P
 }

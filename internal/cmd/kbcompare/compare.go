@@ -36,6 +36,10 @@ const (
 	Failed Verdict = "FAILED"
 	// Skipped: the row is on one side only and the other side skipped it.
 	Skipped Verdict = "skipped"
+	// Underpowered: "~", but the comparison could not have seen a change
+	// of the threshold (its minimum detectable effect is larger), so it
+	// is no evidence of no change.
+	Underpowered Verdict = "underpowered"
 )
 
 // Report is the comparison of two result files.
@@ -62,10 +66,19 @@ type Report struct {
 }
 
 // Problem is a failure or skip, on a side ("old" or "new").
-type Problem struct{ Side, Pkg, Name, What string }
+type Problem struct {
+	Side string `json:"side"`
+	Pkg  string `json:"package"`
+	Name string `json:"name"`
+	What string `json:"what"`
+}
 
 // SetupDiff is one setup line that differs; "" where a file lacks it.
-type SetupDiff struct{ Key, Old, New string }
+type SetupDiff struct {
+	Key string `json:"key"`
+	Old string `json:"old"`
+	New string `json:"new"`
+}
 
 // Table holds the rows of one package and unit.
 type Table struct {
@@ -74,6 +87,16 @@ type Table struct {
 	Unit   string // benchfmt's tidied unit: sec/op, B/op, loops/s
 	Better int    // +1 higher is better, -1 lower is better, 0 unknown
 	Rows   []*Row
+	// Geomean summarises the rows both sides hold, as benchstat's
+	// geomean row; nil with fewer than two such rows.
+	Geomean *Geomean
+}
+
+// Geomean is the geometric mean of a table's centers on each side, over
+// the rows compared on both (and with positive centers), and its change.
+type Geomean struct {
+	Old, New, Change float64
+	Rows             int
 }
 
 // Row compares one benchmark in one unit; Old or New is nil where that
@@ -92,6 +115,14 @@ type Row struct {
 	Boot *BootCmp
 	// Why says, for a Failed or Skipped row, what go test printed.
 	Why string
+	// Power is what the comparison could have detected, for the test
+	// the verdict used; nil where a side is missing.
+	Power *Power
+	// bootsOf holds each side's samples by boot, nil where absent.
+	bootsOf [2]*bootSamples
+	// ChangeLo and ChangeHi bound Change at 95% confidence for that test
+	// (changeInterval); NaN where a side is missing.
+	ChangeLo, ChangeHi float64
 }
 
 // Count returns how many rows have verdict v.
@@ -140,6 +171,13 @@ func Compare(oldPath, newPath string, opts Options) (*Report, error) {
 	rep.tables(ins, units)
 	rep.outcomes(ins)
 	rep.attribute()
+	rep.underpowered()
+	for _, t := range rep.Tables {
+		t.Geomean = geomean(t)
+		for _, row := range t.Rows {
+			row.ChangeLo, row.ChangeHi = changeInterval(row)
+		}
+	}
 	return rep, nil
 }
 
@@ -254,6 +292,11 @@ func (r *Report) tables(ins [2]*input, units benchfmt.UnitMetadataMap) {
 		assumption := units.GetAssumption(t.Unit)
 		for _, row := range t.Rows {
 			c := cells[t][row.Name]
+			for side := range c.boots {
+				if c.values[side] != nil {
+					row.bootsOf[side] = &c.boots[side]
+				}
+			}
 			if v := c.values[0]; v != nil {
 				row.Old = benchmath.NewSample(v, thresholds)
 				row.OldSum = assumption.Summary(row.Old, confidence)
@@ -284,6 +327,7 @@ func (r *Report) judge(t *Table, row *Row, assumption benchmath.Assumption) {
 	}
 	row.Cmp = assumption.Compare(row.Old, row.New)
 	row.warn(row.OldSum.Warnings, row.NewSum.Warnings, row.Cmp.Warnings)
+	row.Power = samplePower(row.Old.Values, row.New.Values, r.Opts.Threshold, r.Opts.Alpha)
 	r.decide(t, row, row.OldSum.Center, row.NewSum.Center, row.Cmp.P)
 }
 
@@ -325,7 +369,52 @@ func (r *Report) judgeBoots(t *Table, row *Row, old, new *bootSamples) {
 	// The per-sample summaries' warnings (too few samples for a range)
 	// are about statistics this row no longer uses.
 	row.Warnings = nil
+	row.Power = bootPower(row.Boot, r.Opts.Threshold, r.Opts.Alpha)
 	r.decide(t, row, row.Boot.OldCenter, row.Boot.NewCenter, row.Boot.P)
+}
+
+// centers returns a compared row's two centers: of the boot medians in
+// boot mode, the medians otherwise.
+func (row *Row) centers() (old, new float64) {
+	if row.Boot != nil {
+		return row.Boot.OldCenter, row.Boot.NewCenter
+	}
+	return row.OldSum.Center, row.NewSum.Center
+}
+
+// geomean summarises t's rows that both sides hold and neither failed.
+func geomean(t *Table) *Geomean {
+	var lo, ln float64
+	n := 0
+	for _, row := range t.Rows {
+		if row.Old == nil || row.New == nil || row.Verdict == Failed || row.Verdict == Skipped {
+			continue
+		}
+		o, nw := row.centers()
+		if !(o > 0 && nw > 0) {
+			continue
+		}
+		lo, ln = lo+math.Log(o), ln+math.Log(nw)
+		n++
+	}
+	if n < 2 {
+		return nil
+	}
+	g := &Geomean{Old: math.Exp(lo / float64(n)), New: math.Exp(ln / float64(n)), Rows: n}
+	g.Change = g.New/g.Old - 1
+	return g
+}
+
+// underpowered marks the "~" rows of the headline tables (the counters
+// are evidence, not verdicts) that could not have seen the threshold.
+func (r *Report) underpowered() {
+	for _, t := range r.Tables {
+		for _, row := range t.Rows {
+			if row.Verdict == Same && row.Power.Underpowered(r.Opts.Threshold) {
+				row.Verdict = Underpowered
+			}
+		}
+	}
 }
 
 // outcomes marks the rows that failed, or that one side lacks because it

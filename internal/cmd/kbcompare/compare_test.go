@@ -37,7 +37,9 @@ func TestVerdicts(t *testing.T) {
 		// 10% faster, 20% fewer bytes: better in both.
 		samples("Faster-2", 10, "ns/op", around(100, 0.01), "B/op", around(1000, 0.01)),
 		// Same distribution: ~.
-		samples("Same-2", 10, "ns/op", around(100, 0.05)),
+		samples("Same-2", 10, "ns/op", around(100, 0.01)),
+		// Same distribution, but too noisy to have seen 5%: underpowered.
+		samples("Noisy-2", 10, "ns/op", around(100, 0.2)),
 		// A significant 2% change: below the 5% threshold, so ~.
 		samples("Small-2", 10, "ns/op", around(100, 0.002)),
 		// Latency up 50% (worse), widgets up 50% (changed: no direction).
@@ -46,7 +48,8 @@ func TestVerdicts(t *testing.T) {
 	nw := resultFile{units: units, lines: concat(
 		samples("Slower-2", 10, "ns/op", around(110, 0.01), "loops/s", around(0.9e7, 0.01)),
 		samples("Faster-2", 10, "ns/op", around(90, 0.01), "B/op", around(800, 0.01)),
-		samples("Same-2", 10, "ns/op", around(100, 0.05)),
+		samples("Same-2", 10, "ns/op", around(100, 0.01)),
+		samples("Noisy-2", 10, "ns/op", around(100, 0.2)),
 		samples("Small-2", 10, "ns/op", around(102, 0.002)),
 		samples("Custom-2", 10, "lat-ns", around(15, 0.01), "widgets", around(6, 0.01)),
 	)}
@@ -64,6 +67,7 @@ func TestVerdicts(t *testing.T) {
 		{"sec/op", "Faster-2", Better, -0.10},
 		{"B/op", "Faster-2", Better, -0.20},
 		{"sec/op", "Same-2", Same, 0},
+		{"sec/op", "Noisy-2", Underpowered, 0},
 		{"sec/op", "Small-2", Same, 0.02},
 		{"lat-sec", "Custom-2", Worse, 0.50}, // lat-ns, tidied by benchfmt
 		{"widgets", "Custom-2", Changed, 0.50},
@@ -164,8 +168,8 @@ func TestOneSided(t *testing.T) {
 		}
 	}
 	for name, want := range map[string]string{
-		"Gone-2":  "Gone-2 99.88n ± 1% - - - 6 old only",
-		"Fresh-2": "Fresh-2 - 99.88n ± 1% - - 6 new only",
+		"Gone-2":  "Gone-2 99.88n ± 1% - - - 6 - - old only",
+		"Fresh-2": "Fresh-2 - 99.88n ± 1% - - 6 - - new only",
 	} {
 		if lines[name] != want {
 			t.Errorf("text row %q, want %q:\n%s", lines[name], want, out.String())
@@ -256,7 +260,7 @@ func TestMarkdown(t *testing.T) {
 	}
 	for _, s := range []string{
 		"| kernel.release | 6.17\\|x | 6.18 |",
-		"| `A/b=1-2` | 100.0n ± 1% | 150.0n ± 1% | +50.00% | 0.000 | 10 | **worse** |",
+		"| `A/b=1-2` | 100.0n ± 1% | 150.0n ± 1% | +50.00% | 0.000 | 10 | 1.0% | 4 | **worse** |",
 	} {
 		if !strings.Contains(out.String(), s) {
 			t.Errorf("markdown lacks %q:\n%s", s, out.String())
@@ -274,7 +278,45 @@ func TestTooFewSamples(t *testing.T) {
 	if code := run([]string{old.write(t, "old.txt"), nw.write(t, "new.txt")}, &out, &errOut); code != 0 {
 		t.Errorf("exit %d, want 0: three samples cannot be significant", code)
 	}
-	for _, s := range []string{"~ [1] [2]", "[1] need >= 6 samples for confidence interval", "1 row has too few samples"} {
+	for _, s := range []string{"underpowered [1] [2]", "[1] need >= 6 samples for confidence interval", "1 row has too few samples"} {
+		if !strings.Contains(out.String(), s) {
+			t.Errorf("output lacks %q:\n%s", s, out.String())
+		}
+	}
+}
+
+// TestGeomean: one geomean line per package and unit (times and rates
+// apart), over the rows both sides hold, with its change.
+func TestGeomean(t *testing.T) {
+	units := []string{"Unit loops/s better=higher"}
+	old := resultFile{units: units, lines: concat(
+		samples("A-2", 10, "ns/op", around(100, 0.01), "loops/s", around(1e7, 0.01)),
+		samples("B-2", 10, "ns/op", around(400, 0.01), "loops/s", around(2.5e6, 0.01)),
+		samples("Gone-2", 10, "ns/op", around(9000, 0.01)),
+	)}
+	nw := resultFile{units: units, lines: concat(
+		samples("A-2", 10, "ns/op", around(110, 0.01), "loops/s", around(1e7/1.1, 0.01)),
+		samples("B-2", 10, "ns/op", around(440, 0.01), "loops/s", around(2.5e6/1.1, 0.01)),
+	)}
+	r, err := Compare(old.write(t, "old.txt"), nw.write(t, "new.txt"), defaults)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][2]float64{"sec/op": {200e-9, 220e-9}, "loops/s": {5e6, 5e6 / 1.1}}
+	for _, tab := range r.Tables {
+		g, w := tab.Geomean, want[tab.Unit]
+		if g == nil || g.Rows != 2 || !near(g.Old, w[0]) || !near(g.New, w[1]) || !near(g.Change, w[1]/w[0]-1) {
+			t.Errorf("%s: geomean %+v, want %v over 2 rows", tab.Unit, g, w)
+		}
+		delete(want, tab.Unit)
+	}
+	if len(want) > 0 {
+		t.Errorf("no tables for %v", want)
+	}
+	var out bytes.Buffer
+	run([]string{old.write(t, "old.txt"), nw.write(t, "new.txt")}, &out, &out)
+	for _, s := range []string{"geomean of 2 rows: 200.0n -> 220.0n, +10.00% (lower is better)",
+		"geomean of 2 rows: 5.000M -> 4.545M, -9.09% (higher is better)"} {
 		if !strings.Contains(out.String(), s) {
 			t.Errorf("output lacks %q:\n%s", s, out.String())
 		}

@@ -57,7 +57,7 @@ func TestExitStatus(t *testing.T) {
 		{"missing file", []string{oldPath, filepath.Join(dir, "nope.txt")}, 2, "nope.txt: no such file"},
 		{"no results", []string{oldPath, empty}, 2, empty + ": no benchmark results"},
 		{"bad threshold", []string{"-threshold", "five", oldPath, oldPath}, 2, "-threshold"},
-		{"bad format", []string{"-format", "html", oldPath, oldPath}, 2, "-format accepts text or markdown"},
+		{"bad format", []string{"-format", "html", oldPath, oldPath}, 2, "-format accepts text, markdown, json or csv"},
 		{"bad alpha", []string{"-alpha", "2", oldPath, oldPath}, 2, "-alpha accepts"},
 		{"one file", []string{oldPath}, 2, "usage: kbcompare"},
 	} {

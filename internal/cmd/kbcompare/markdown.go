@@ -36,10 +36,11 @@ func writeMarkdown(w io.Writer, r *Report) error {
 		}
 		fmt.Fprintf(&b, "\n**%s** %s (%s)\n\n", mdCell(title), mdCell(t.Unit), mdCell(t.direction()))
 		if r.BootMode {
-			b.WriteString("| benchmark | old | new | change | p | boots | within | between | verdict |\n" +
-				"| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n")
+			b.WriteString("| benchmark | old | new | change | p | boots | within | between | mde | need | verdict |\n" +
+				"| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n")
 		} else {
-			b.WriteString("| benchmark | old | new | change | p | n | verdict |\n| --- | ---: | ---: | ---: | ---: | ---: | --- |\n")
+			b.WriteString("| benchmark | old | new | change | p | n | mde | need | verdict |\n" +
+				"| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n")
 		}
 		var notes []string
 		for _, row := range t.Rows {
@@ -52,8 +53,12 @@ func writeMarkdown(w io.Writer, r *Report) error {
 			if r.BootMode {
 				spreads = " " + c.within + " | " + c.between + " |"
 			}
+			spreads += " " + c.mde + " | " + c.need + " |"
 			fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s |%s %s |\n", strings.ReplaceAll(row.Name, "|", `\|`),
 				c.old, c.new, c.change, c.p, c.n, spreads, mdCell(c.verdict))
+		}
+		if l := geomeanText(t); l != "" {
+			b.WriteString("\n" + mdCell(l) + "\n")
 		}
 		var attr []string
 		for _, row := range t.Rows {

@@ -43,6 +43,14 @@ func (in *input) singleValued(key string) bool {
 	return u != nil && len(u.values) == 1 && u.present == len(in.results)
 }
 
+// sideOf returns 0 for the old file's label, 1 for the new one's.
+func sideOf(label string, labels [2]string) int {
+	if label == labels[1] {
+		return 1
+	}
+	return 0
+}
+
 // readInputs reads both files with one benchfmt.Files, as benchstat does,
 // so unit metadata accumulates across them (and a contradiction between
 // them is a syntax error); fingerprints are read with fingerprint.Parse.
@@ -71,13 +79,12 @@ func readInputs(oldPath, newPath string) ([2]*input, benchfmt.UnitMetadataMap, e
 	for files.Scan() {
 		switch rec := files.Result().(type) {
 		case *benchfmt.SyntaxError:
+			if side := sideOf(rec.FileName, labels); ins[side].lines.inline[rec.Line] {
+				continue // a failed row, in scanLines' failed list
+			}
 			return ins, nil, fmt.Errorf("%v (not a go test -bench result line)", rec)
 		case *benchfmt.Result:
-			side := 0
-			if rec.GetConfig(".file") == labels[1] {
-				side = 1
-			}
-			in := ins[side]
+			in := ins[sideOf(rec.GetConfig(".file"), labels)]
 			_, line := rec.Pos()
 			r := result{config: map[string]string{}, name: string(rec.Name.Full()), values: slices.Clone(rec.Values), boot: in.lines.bootAt(line)}
 			if !slices.Contains(in.boots, r.boot) {

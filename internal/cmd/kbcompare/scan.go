@@ -16,11 +16,12 @@ import (
 // above it), which benchmarks failed or skipped, which packages failed,
 // and the protect pulses that ran earlier in a boot.
 type lineInfo struct {
-	bootFrom []bootStart // in line order
-	failed   []outcome   // "--- FAIL: name" lines
-	skipped  []outcome   // "--- SKIP: name" lines (go test -v prints them)
-	pkgFail  []outcome   // "FAIL\tpkg\t..." lines: the test binary failed
-	pulses   []outcome   // boots with pulse.earlier or a protect pulse.mode; name holds the note
+	bootFrom []bootStart  // in line order
+	failed   []outcome    // "--- FAIL: name" lines, on their own or after a row's name
+	inline   map[int]bool // lines where go test printed the FAIL on the row's name line
+	skipped  []outcome    // "--- SKIP: name" lines (go test -v prints them)
+	pkgFail  []outcome    // "FAIL\tpkg\t..." lines: the test binary failed
+	pulses   []outcome    // boots with pulse.earlier or a protect pulse.mode; name holds the note
 }
 
 type bootStart struct {
@@ -44,7 +45,7 @@ func scanLines(p string) (*lineInfo, error) {
 		return nil, err
 	}
 	defer f.Close()
-	li := &lineInfo{}
+	li := &lineInfo{inline: map[int]bool{}}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
 	var pkg, boot string
@@ -64,6 +65,13 @@ func scanLines(p string) (*lineInfo, error) {
 			li.pulses = append(li.pulses, outcome{"", "this run began with a KBENCH_PULSE=protect sweep", boot, n})
 		case strings.HasPrefix(l, "pkg: "):
 			pkg = strings.TrimSpace(strings.TrimPrefix(l, "pkg: "))
+		case inlineFail.MatchString(l):
+			// A row that failed after go test printed its name (b.Fatal
+			// after the probe run of b.N=1): "BenchmarkX/a=1-2 \t--- FAIL:
+			// BenchmarkX/a=1-2", the message on the lines below.
+			m := inlineFail.FindStringSubmatch(l)
+			li.failed = append(li.failed, outcome{path.Base(pkg), m[1], boot, n})
+			li.inline[n] = true
 		case strings.HasPrefix(l, "--- FAIL: "), strings.HasPrefix(l, "--- SKIP: "):
 			f := strings.Fields(l)
 			if len(f) < 3 {
@@ -93,6 +101,9 @@ func (li *lineInfo) bootAt(n int) string {
 	}
 	return li.bootFrom[i-1].boot
 }
+
+// inlineFail matches go test's FAIL printed on a row's name line.
+var inlineFail = regexp.MustCompile(`^Benchmark\S*\s+--- FAIL: (Benchmark\S+)`)
 
 var procsSuffix = regexp.MustCompile(`-[0-9]+$`)
 

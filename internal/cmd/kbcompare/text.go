@@ -18,6 +18,7 @@ const width = 100
 type cells struct {
 	old, new, change, p, n, verdict string
 	within, between                 string // boot mode only
+	mde, need                       string // compared rows
 }
 
 func formatRow(t *Table, row *Row) cells {
@@ -33,7 +34,10 @@ func formatRow(t *Table, row *Row) cells {
 	}
 	// One scale for the row, as benchstat's RowScaler.
 	scaler := benchunit.CommonScale(centers, benchunit.ClassOf(t.Unit))
-	c := cells{old: "-", new: "-", change: "-", p: "-", verdict: string(row.Verdict), within: "-", between: "-"}
+	c := cells{old: "-", new: "-", change: "-", p: "-", verdict: string(row.Verdict), within: "-", between: "-", mde: "-", need: "-"}
+	if pw := row.Power; pw != nil {
+		c.mde, c.need = formatMDE(pw.MDE), formatNeed(pw.Need)
+	}
 	if b := row.Boot; b != nil {
 		// Boots as samples: centers of the per-boot medians, Welch's p,
 		// n in boots, and the two spreads.
@@ -73,6 +77,40 @@ func formatRow(t *Table, row *Row) cells {
 		c.n += fmt.Sprintf("+%d", row.Cmp.N2)
 	}
 	return c
+}
+
+// geomeanText is a table's geomean line, as benchstat prints one, with
+// the unit's direction: "" for a table without one.
+func geomeanText(t *Table) string {
+	g := t.Geomean
+	if g == nil {
+		return ""
+	}
+	scaler := benchunit.CommonScale([]float64{g.Old, g.New}, benchunit.ClassOf(t.Unit))
+	return fmt.Sprintf("geomean of %d rows: %s -> %s, %+.2f%% (%s)", g.Rows, scaler.Format(g.Old),
+		scaler.Format(g.New), 100*g.Change, t.direction())
+}
+
+// formatMDE formats a minimum detectable effect.
+func formatMDE(m float64) string {
+	switch {
+	case math.IsInf(m, 1):
+		return "∞"
+	case m >= 9.995:
+		return ">999%"
+	case m >= 0.0995:
+		return fmt.Sprintf("%.0f%%", 100*m)
+	}
+	return fmt.Sprintf("%.1f%%", 100*m)
+}
+
+// formatNeed formats how many boots or samples a side would detect the
+// threshold.
+func formatNeed(n int) string {
+	if n == 0 {
+		return fmt.Sprintf(">%d", maxNeed)
+	}
+	return fmt.Sprint(n)
 }
 
 // spread formats a relative standard deviation as benchstat formats ranges.
@@ -193,7 +231,7 @@ func writeTableText(b *strings.Builder, r *Report, t *Table, done attributed) {
 		title += " (" + t.Ident + ")"
 	}
 	fmt.Fprintf(b, "%s  %s (%s)\n", title, t.Unit, t.direction())
-	head := cells{old: "old", new: "new", change: "change", p: "p", n: "n", verdict: "verdict", within: "within", between: "between"}
+	head := cells{old: "old", new: "new", change: "change", p: "p", n: "n", verdict: "verdict", within: "within", between: "between", mde: "mde", need: "need"}
 	if r.BootMode {
 		head.n = "boots"
 	}
@@ -206,16 +244,17 @@ func writeTableText(b *strings.Builder, r *Report, t *Table, done attributed) {
 		rows = append(rows, c)
 		names = append(names, row.Name)
 	}
-	var wo, wn, wc, wp, wN, wv, wi, wb, nameW int
+	var wo, wn, wc, wp, wN, wv, wi, wb, wm, wd, nameW int
 	for i, c := range rows {
+		wm, wd = max(wm, runes(c.mde)), max(wd, runes(c.need))
 		wo, wn, wc = max(wo, runes(c.old)), max(wn, runes(c.new)), max(wc, runes(c.change))
 		wp, wN, wv = max(wp, runes(c.p)), max(wN, runes(c.n)), max(wv, runes(c.verdict))
 		wi, wb = max(wi, runes(c.within)), max(wb, runes(c.between))
 		nameW = max(nameW, runes(names[i]))
 	}
-	extra := 0
+	extra := wm + wd + 4
 	if r.BootMode {
-		extra = wi + wb + 4
+		extra += wi + wb + 4
 	}
 	nums := func(c cells) string {
 		s := pad(c.old, wo, true) + "  " + pad(c.new, wn, true) + "  " + pad(c.change, wc, true) +
@@ -223,7 +262,7 @@ func writeTableText(b *strings.Builder, r *Report, t *Table, done attributed) {
 		if r.BootMode {
 			s += pad(c.within, wi, true) + "  " + pad(c.between, wb, true) + "  "
 		}
-		return s + c.verdict
+		return s + pad(c.mde, wm, true) + "  " + pad(c.need, wd, true) + "  " + c.verdict
 	}
 	if nameW+2+wo+wn+wc+wp+wN+wv+10+extra <= width {
 		for i, c := range rows {
@@ -240,6 +279,9 @@ func writeTableText(b *strings.Builder, r *Report, t *Table, done attributed) {
 			b.WriteString(strings.TrimRight("    "+nums(c), " ") + "\n")
 			writeLines(b, attrText(r, done, t, t.Rows[i]))
 		}
+	}
+	if l := geomeanText(t); l != "" {
+		b.WriteString(l + "\n")
 	}
 	for i, msg := range notes {
 		for j, l := range wrap(fmt.Sprintf("[%d] %s", i+1, msg), width) {
@@ -277,8 +319,20 @@ func writeSummary(b *strings.Builder, r *Report) {
 			r.Opts.Alpha, 100*r.Opts.Threshold)
 		fmt.Fprintf(b, "centers are medians with their %g%% confidence intervals (as benchstat prints them).\n", 100*confidence)
 	}
-	fmt.Fprintf(b, "%d worse, %d better, %d changed, %d ~, %d old only, %d new only\n",
-		r.Count(Worse), r.Count(Better), r.Count(Changed), r.Count(Same), r.Count(OldOnly), r.Count(NewOnly))
+	unit := "samples"
+	if r.BootMode {
+		unit = "boots"
+	}
+	spread := "of samples"
+	if r.BootMode {
+		spread = "between boots"
+	}
+	fmt.Fprintf(b, "mde: the change this test detects with %.0f%% power, from the spread %s and n;\n", 100*targetPower, spread)
+	fmt.Fprintf(b, "need: %s a side to detect %g%%. A ~ row whose mde exceeds %g%% is underpowered: no evidence\n",
+		unit, 100*r.Opts.Threshold, 100*r.Opts.Threshold)
+	b.WriteString("of no change.\n")
+	fmt.Fprintf(b, "%d worse, %d better, %d changed, %d ~, %d underpowered, %d old only, %d new only\n",
+		r.Count(Worse), r.Count(Better), r.Count(Changed), r.Count(Same), r.Count(Underpowered), r.Count(OldOnly), r.Count(NewOnly))
 	if n := r.Failures(); n > 0 {
 		fmt.Fprintf(b, "%d failed, %d skipped on one side, %d other failures: nothing here is \"nothing worse\"\n",
 			r.Count(Failed), r.Count(Skipped), len(r.Problems))
@@ -291,6 +345,15 @@ func writeSummary(b *strings.Builder, r *Report) {
 		for _, row := range t.Rows {
 			if row.Verdict == Worse {
 				line := fmt.Sprintf("worse: %s %s %s %+.2f%%", t.Pkg, row.Name, t.Unit, 100*row.Change)
+				b.WriteString(strings.Join(wrap(line, width), "\n  ") + "\n")
+			}
+		}
+	}
+	for _, t := range r.Tables {
+		for _, row := range t.Rows {
+			if row.Verdict == Underpowered {
+				line := fmt.Sprintf("underpowered: %s %s %s could not have seen %g%%: mde %s, need %s %s",
+					t.Pkg, row.Name, t.Unit, 100*r.Opts.Threshold, formatMDE(row.Power.MDE), formatNeed(row.Power.Need), unit)
 				b.WriteString(strings.Join(wrap(line, width), "\n  ") + "\n")
 			}
 		}

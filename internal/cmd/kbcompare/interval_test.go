@@ -1,0 +1,58 @@
+package main
+
+import (
+	"math"
+	"testing"
+)
+
+// TestChangeInterval: the interval of each test holds the change, and a
+// clear change's interval excludes no change; an A/A's includes it.
+func TestChangeInterval(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		old, new   []bootRun
+		wantNoZero bool // the interval excludes 0
+		welch      bool
+	}{
+		{"boots, worse", runs("a", bootsA, nil), runs("b", bootsB, nil), true, true},
+		{"boots, A/A", runs("a", bootsA, nil), runs("a2", bootsB, nil), false, true},
+		{"per sample, worse", runs("a", oneA, nil), runs("b", oneB, nil), true, false},
+		{"per sample, A/A", runs("a", oneA, nil), runs("a2", oneB, nil), false, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r, err := Compare(assemble(t, "old.txt", c.old...), assemble(t, "new.txt", c.new...), defaults)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, unit := range []string{"sec/op", "loops/s"} {
+				row := rowOf(t, r, unit, syscallRow)
+				if (row.Boot != nil) != c.welch {
+					t.Fatalf("%s: boots as samples %v, want %v", unit, row.Boot != nil, c.welch)
+				}
+				lo, hi := row.ChangeLo, row.ChangeHi
+				if !(lo <= row.Change && row.Change <= hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
+					t.Errorf("%s: change %+.3f outside its interval [%+.3f, %+.3f]", unit, row.Change, lo, hi)
+				}
+				if excludes := lo > 0 || hi < 0; excludes != c.wantNoZero {
+					t.Errorf("%s: interval [%+.3f, %+.3f] excludes 0: %v, want %v (p=%.3f)", unit, lo, hi, excludes, c.wantNoZero, row.Cmp.P)
+				}
+			}
+		})
+	}
+}
+
+// TestHLRank checks the interval's rank against the Mann-Whitney table's
+// two-sided 5% critical values U (the rank is U+1): none for 3+3, 0 for
+// 4+4, 2 for 5+5, 5 for 6+6, 23 for 10+10, 64 for 15+15, 127 for 20+20;
+// and the normal approximation beyond 20 a side within one of the exact
+// rank (143 for 21+21, from U's exact distribution).
+func TestHLRank(t *testing.T) {
+	for _, c := range []struct{ n, k int }{{3, 0}, {4, 1}, {5, 3}, {6, 6}, {10, 24}, {15, 65}, {20, 128}} {
+		if k := hlRank(c.n, c.n); k != c.k {
+			t.Errorf("%d+%d: rank %d, want %d", c.n, c.n, k, c.k)
+		}
+	}
+	if k := hlRank(21, 21); k < 142 || k > 144 {
+		t.Errorf("21+21 (normal approximation): rank %d, want 143 within 1", k)
+	}
+}

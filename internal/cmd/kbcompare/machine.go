@@ -1,0 +1,338 @@
+package main
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"io"
+	"math"
+	"strconv"
+)
+
+// Machine is the report for scripts and dashboards (-format json; csv
+// flattens the same values): docs/kbcompare.md describes each field.
+// Numbers that are infinite or undefined (an interval that too few
+// samples cannot bound, the mde of a test that cannot reach alpha) are
+// null.
+type Machine struct {
+	Schema    string         `json:"schema"` // "kbcompare/1"
+	Old       string         `json:"old"`
+	New       string         `json:"new"`
+	Threshold float64        `json:"threshold"`
+	Alpha     float64        `json:"alpha"`
+	Boots     MachineSides   `json:"boots"`
+	BootMode  bool           `json:"boot_mode"`
+	Setup     []SetupDiff    `json:"setup"`
+	SetupSame int            `json:"setup_equal"`
+	Rows      []MachineRow   `json:"rows"`
+	Geomeans  []MachineGeo   `json:"geomeans"`
+	Problems  []Problem      `json:"problems"`
+	Summary   MachineSummary `json:"summary"`
+}
+
+// MachineSides is a count per side.
+type MachineSides struct {
+	Old int `json:"old"`
+	New int `json:"new"`
+}
+
+// MachineSide is one side of a row: its center (the median, or with
+// boots as samples the geometric mean of boot medians), that center's
+// 95% interval, its samples and its boots.
+type MachineSide struct {
+	Center *float64 `json:"center"`
+	Lo     *float64 `json:"lo"`
+	Hi     *float64 `json:"hi"`
+	N      int      `json:"n"`
+	Boots  int      `json:"boots"`
+}
+
+// MachineRow is one benchmark in one unit.
+type MachineRow struct {
+	Package   string       `json:"package"`
+	Ident     string       `json:"ident,omitempty"`
+	Name      string       `json:"name"`
+	Unit      string       `json:"unit"`
+	Direction string       `json:"direction"` // "higher", "lower" or "unknown" is better
+	Old       *MachineSide `json:"old"`       // null where the old file lacks the row
+	New       *MachineSide `json:"new"`
+	Change    *float64     `json:"change"` // new/old - 1
+	ChangeLo  *float64     `json:"change_lo"`
+	ChangeHi  *float64     `json:"change_hi"`
+	P         *float64     `json:"p"`
+	Test      string       `json:"test"` // "welch" (boots as samples), "utest" (per sample), "" (not compared)
+	Verdict   Verdict      `json:"verdict"`
+	MDE       *float64     `json:"mde"`
+	Need      int          `json:"need"` // boots or samples a side to detect threshold; 0: more than 1000
+	NeedUnit  string       `json:"need_unit"`
+	Within    *float64     `json:"within"`  // boots as samples: spread of samples in a boot
+	Between   *float64     `json:"between"` // and of boot medians
+	Why       string       `json:"why,omitempty"`
+	Warnings  []string     `json:"warnings,omitempty"`
+	Counters  []MachineCtr `json:"counters,omitempty"`
+}
+
+// MachineCtr is one kernel counter listed under a row: "own" (changed as
+// the op's own work), "paced" (changed per op only as the op's time did)
+// or "same" (compared, unchanged).
+type MachineCtr struct {
+	Unit    string   `json:"unit"`
+	Group   string   `json:"group"`
+	Old     *float64 `json:"old"`
+	New     *float64 `json:"new"`
+	Change  *float64 `json:"change"`
+	P       *float64 `json:"p"`
+	Verdict string   `json:"verdict"` // up, down or ~
+	// RateChange is, for event counters, the change per second of the
+	// row's time.
+	RateChange *float64 `json:"rate_change,omitempty"`
+}
+
+// MachineGeo is a table's geomean line.
+type MachineGeo struct {
+	Package   string  `json:"package"`
+	Ident     string  `json:"ident,omitempty"`
+	Unit      string  `json:"unit"`
+	Direction string  `json:"direction"`
+	Old       float64 `json:"old"`
+	New       float64 `json:"new"`
+	Change    float64 `json:"change"`
+	Rows      int     `json:"rows"`
+}
+
+// MachineSummary counts the verdicts, as the text's summary line.
+type MachineSummary struct {
+	Worse        int `json:"worse"`
+	Better       int `json:"better"`
+	Changed      int `json:"changed"`
+	Same         int `json:"same"`
+	Underpowered int `json:"underpowered"`
+	OldOnly      int `json:"old_only"`
+	NewOnly      int `json:"new_only"`
+	Failed       int `json:"failed"`
+	Skipped      int `json:"skipped"`
+	Problems     int `json:"problems"`
+	Exit         int `json:"exit"` // kbcompare's exit status
+}
+
+// num is x, or nil where JSON has no number for it.
+func num(x float64) *float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return &x
+}
+
+func dirWord(better int) string {
+	switch better {
+	case 1:
+		return "higher"
+	case -1:
+		return "lower"
+	}
+	return "unknown"
+}
+
+// machine builds the machine-readable report.
+func machine(r *Report) *Machine {
+	m := &Machine{Schema: "kbcompare/1", Old: r.Old, New: r.New, Threshold: r.Opts.Threshold, Alpha: r.Opts.Alpha,
+		Boots: MachineSides{r.Boots[0], r.Boots[1]}, BootMode: r.BootMode, Setup: r.Setup, SetupSame: r.SetupEqual,
+		Problems: r.Problems}
+	if m.Setup == nil {
+		m.Setup = []SetupDiff{}
+	}
+	if m.Problems == nil {
+		m.Problems = []Problem{}
+	}
+	m.Rows, m.Geomeans = []MachineRow{}, []MachineGeo{}
+	for _, t := range r.Tables {
+		for _, row := range t.Rows {
+			m.Rows = append(m.Rows, machineRow(r, t, row))
+		}
+		if g := t.Geomean; g != nil {
+			m.Geomeans = append(m.Geomeans, MachineGeo{t.Pkg, t.Ident, t.Unit, dirWord(t.Better), g.Old, g.New, g.Change, g.Rows})
+		}
+	}
+	m.Summary = MachineSummary{r.Count(Worse), r.Count(Better), r.Count(Changed), r.Count(Same), r.Count(Underpowered),
+		r.Count(OldOnly), r.Count(NewOnly), r.Count(Failed), r.Count(Skipped), len(r.Problems), exitStatus(r)}
+	return m
+}
+
+func machineRow(r *Report, t *Table, row *Row) MachineRow {
+	mr := MachineRow{Package: t.Pkg, Ident: t.Ident, Name: row.Name, Unit: t.Unit, Direction: dirWord(t.Better),
+		Verdict: row.Verdict, Why: row.Why, Warnings: row.Warnings}
+	sides := [2]*MachineSide{}
+	for i, s := range []struct {
+		present bool
+		sum     func() (c, lo, hi float64, n int)
+	}{
+		{row.Old != nil, func() (float64, float64, float64, int) {
+			return row.OldSum.Center, row.OldSum.Lo, row.OldSum.Hi, len(row.Old.Values)
+		}},
+		{row.New != nil, func() (float64, float64, float64, int) {
+			return row.NewSum.Center, row.NewSum.Lo, row.NewSum.Hi, len(row.New.Values)
+		}},
+	} {
+		if !s.present {
+			continue
+		}
+		c, lo, hi, n := s.sum()
+		sides[i] = &MachineSide{Center: num(c), Lo: num(lo), Hi: num(hi), N: n, Boots: 1}
+	}
+	mr.Old, mr.New = sides[0], sides[1]
+	if row.Old == nil || row.New == nil {
+		return mr
+	}
+	mr.Change, mr.ChangeLo, mr.ChangeHi = num(row.Change), num(row.ChangeLo), num(row.ChangeHi)
+	mr.P, mr.Test = num(row.Cmp.P), "utest"
+	if b := row.Boot; b != nil {
+		mr.P, mr.Test = num(b.P), "welch"
+		for i, v := range [][]float64{b.Old, b.New} {
+			c, lo, hi := bootInterval(v, b.Log)
+			sides[i].Center, sides[i].Lo, sides[i].Hi, sides[i].Boots = num(c), num(lo), num(hi), len(v)
+		}
+		mr.Within, mr.Between = num(b.Within), num(b.Between)
+	} else {
+		mr.Old.Boots, mr.New.Boots = r.Boots[0], r.Boots[1]
+	}
+	if pw := row.Power; pw != nil {
+		mr.MDE, mr.Need, mr.NeedUnit = num(pw.MDE), pw.Need, pw.NeedUnit()
+	}
+	own, paced, same := r.Attribution.For(t.Pkg, t.Ident, row.Name)
+	for _, g := range []struct {
+		name  string
+		lines []AttrLine
+	}{{"own", own}, {"paced", paced}} {
+		for _, l := range g.lines {
+			o, n := l.Row.centers()
+			c := MachineCtr{Unit: l.Unit, Group: g.name, Old: num(o), New: num(n), Change: num(l.Row.Change),
+				P: num(l.Row.Cmp.P), Verdict: attrDirection(l.Row)}
+			if l.Row.Boot != nil {
+				c.P = num(l.Row.Boot.P)
+			}
+			if l.Rate != nil && l.Rate.Old != nil && l.Rate.New != nil {
+				c.RateChange = num(l.Rate.Change)
+			}
+			mr.Counters = append(mr.Counters, c)
+		}
+	}
+	for _, u := range same {
+		mr.Counters = append(mr.Counters, MachineCtr{Unit: u, Group: "same", Verdict: "~"})
+	}
+	return mr
+}
+
+// bootInterval is the center of boot medians v (the geometric mean, or
+// the mean where logs do not apply) and its 95% t interval.
+func bootInterval(v []float64, log bool) (c, lo, hi float64) {
+	tr := func(x float64) float64 { return x }
+	back := tr
+	if log {
+		tr, back = math.Log, math.Exp
+	}
+	xs := make([]float64, len(v))
+	for i, x := range v {
+		xs[i] = tr(x)
+	}
+	m, vr := meanVar(xs)
+	if len(xs) < 2 {
+		return back(m), math.NaN(), math.NaN()
+	}
+	w := tQuantile(1-(1-confidence)/2, float64(len(xs)-1)) * math.Sqrt(vr/float64(len(xs)))
+	return back(m), back(m - w), back(m + w)
+}
+
+func writeJSON(w io.Writer, r *Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(machine(r))
+}
+
+// csvHeader names the csv columns; docs/kbcompare.md describes them.
+var csvHeader = []string{"kind", "package", "ident", "name", "unit", "direction",
+	"old_center", "old_lo", "old_hi", "old_n", "old_boots",
+	"new_center", "new_lo", "new_hi", "new_n", "new_boots",
+	"change", "change_lo", "change_hi", "p", "test", "verdict", "mde", "need", "need_unit",
+	"within", "between", "old_text", "new_text", "count", "note"}
+
+// writeCSV writes one header row, then a record per row ("row"), per
+// counter under a row ("counter", group in note), per geomean line
+// ("geomean", its rows in count), per setup difference ("setup", key in
+// name, values in old_text and new_text), per problem ("problem", side in
+// old_text) and per summary count ("summary", name and count).
+func writeCSV(w io.Writer, r *Report) error {
+	m := machine(r)
+	cw := csv.NewWriter(w)
+	f := func(p *float64) string {
+		if p == nil {
+			return ""
+		}
+		return strconv.FormatFloat(*p, 'g', -1, 64)
+	}
+	g := func(x float64) string { return f(&x) }
+	record := func(kv map[string]string) error {
+		rec := make([]string, len(csvHeader))
+		for i, k := range csvHeader {
+			rec[i] = kv[k]
+		}
+		return cw.Write(rec)
+	}
+	if err := cw.Write(csvHeader); err != nil {
+		return err
+	}
+	for _, row := range m.Rows {
+		kv := map[string]string{"kind": "row", "package": row.Package, "ident": row.Ident, "name": row.Name,
+			"unit": row.Unit, "direction": row.Direction, "change": f(row.Change), "change_lo": f(row.ChangeLo),
+			"change_hi": f(row.ChangeHi), "p": f(row.P), "test": row.Test, "verdict": string(row.Verdict),
+			"mde": f(row.MDE), "need_unit": row.NeedUnit, "within": f(row.Within), "between": f(row.Between), "note": row.Why}
+		if row.Test != "" {
+			kv["need"] = strconv.Itoa(row.Need)
+		}
+		for side, s := range map[string]*MachineSide{"old": row.Old, "new": row.New} {
+			if s != nil {
+				kv[side+"_center"], kv[side+"_lo"], kv[side+"_hi"] = f(s.Center), f(s.Lo), f(s.Hi)
+				kv[side+"_n"], kv[side+"_boots"] = strconv.Itoa(s.N), strconv.Itoa(s.Boots)
+			}
+		}
+		if err := record(kv); err != nil {
+			return err
+		}
+		for _, c := range row.Counters {
+			if err := record(map[string]string{"kind": "counter", "package": row.Package, "ident": row.Ident,
+				"name": row.Name, "unit": c.Unit, "old_center": f(c.Old), "new_center": f(c.New), "change": f(c.Change),
+				"p": f(c.P), "verdict": c.Verdict, "note": c.Group}); err != nil {
+				return err
+			}
+		}
+	}
+	for _, ge := range m.Geomeans {
+		if err := record(map[string]string{"kind": "geomean", "package": ge.Package, "ident": ge.Ident, "unit": ge.Unit,
+			"direction": ge.Direction, "old_center": g(ge.Old), "new_center": g(ge.New), "change": g(ge.Change),
+			"count": strconv.Itoa(ge.Rows)}); err != nil {
+			return err
+		}
+	}
+	for _, d := range m.Setup {
+		if err := record(map[string]string{"kind": "setup", "name": d.Key, "old_text": d.Old, "new_text": d.New}); err != nil {
+			return err
+		}
+	}
+	for _, p := range m.Problems {
+		if err := record(map[string]string{"kind": "problem", "package": p.Pkg, "name": p.Name, "old_text": p.Side, "note": p.What}); err != nil {
+			return err
+		}
+	}
+	s := m.Summary
+	for _, c := range []struct {
+		name string
+		n    int
+	}{{"worse", s.Worse}, {"better", s.Better}, {"changed", s.Changed}, {"same", s.Same},
+		{"underpowered", s.Underpowered}, {"old_only", s.OldOnly}, {"new_only", s.NewOnly}, {"failed", s.Failed},
+		{"skipped", s.Skipped}, {"problems", s.Problems}, {"exit", s.Exit}, {"setup_equal", m.SetupSame},
+		{"boots_old", m.Boots.Old}, {"boots_new", m.Boots.New}} {
+		if err := record(map[string]string{"kind": "summary", "name": c.name, "count": strconv.Itoa(c.n)}); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}

@@ -1,0 +1,366 @@
+package main
+
+import (
+	"cmp"
+	"fmt"
+	"image/color"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"golang.org/x/perf/benchunit"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// Colors: the old side blue, the new one orange (told apart also by
+// their place: old on the left); verdicts in the overview.
+var (
+	oldColor   = color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}
+	newColor   = color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff}
+	worseColor = color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}
+	betterClr  = color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff}
+	grayColor  = color.RGBA{R: 0x88, G: 0x88, B: 0x88, A: 0xff}
+	blackColor = color.RGBA{A: 0xff}
+)
+
+// writePlots draws, into dir, one picture per row that changed or is
+// underpowered, an overview forest plot of every compared row's change
+// with its interval, each as SVG and PNG, and index.md naming them.
+func writePlots(dir string, r *Report) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	var index strings.Builder
+	fmt.Fprintf(&index, "# kbcompare plots\n\nold: `%s`  \nnew: `%s`\n\n", r.Old, r.New)
+	if err := forestPlot(dir, r); err != nil {
+		return err
+	}
+	index.WriteString("## Overview\n\n" +
+		"Each compared row's change (new against old) with its 95% interval, on a log scale turned so that " +
+		"right is better for every unit (sec/op and loops/s of one benchmark fall on the same side); the " +
+		"shaded band is ±threshold; a dashed interval is cut short (its end lies further out). Red is worse, green better, gray " +
+		"underpowered (could not have seen the threshold), black ~.\n\n![overview](overview.png) ([svg](overview.svg))\n\n## Rows\n\n")
+	n := 0
+	for _, t := range r.Tables {
+		for _, row := range t.Rows {
+			if !(moved(row) || row.Verdict == Underpowered) || row.bootsOf[0] == nil || row.bootsOf[1] == nil {
+				continue
+			}
+			n++
+			name := fmt.Sprintf("row-%03d-%s", n, fileSafe(t.Pkg+"-"+row.Name+"-"+t.Unit))
+			if err := rowPlot(dir, name, r, t, row); err != nil {
+				return err
+			}
+			fmt.Fprintf(&index, "### %s %s %s: %s\n\n%s\n\n![%s](%s.png) ([svg](%s.svg))\n\n", t.Pkg, row.Name, t.Unit,
+				row.Verdict, rowCaption(r, t, row), name, name, name)
+		}
+	}
+	if n == 0 {
+		index.WriteString("No row changed or is underpowered.\n")
+	}
+	return os.WriteFile(filepath.Join(dir, "index.md"), []byte(index.String()), 0o644)
+}
+
+var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9_.=-]+`)
+
+func fileSafe(s string) string {
+	s = unsafeChars.ReplaceAllString(s, "_")
+	if len(s) > 80 {
+		s = s[:80]
+	}
+	return s
+}
+
+func rowCaption(r *Report, t *Table, row *Row) string {
+	c := formatRow(t, row)
+	return fmt.Sprintf("old %s, new %s, change %s [%s, %s], p %s (%s), mde %s; %s. Dots are samples, one column per "+
+		"boot; a bar marks each boot's median, the dashed line each side's center.",
+		c.old, c.new, c.change, pct(row.ChangeLo), pct(row.ChangeHi), c.p, testName(row), c.mde, t.direction())
+}
+
+func testName(row *Row) string {
+	if row.Boot != nil {
+		return "Welch, boots as samples"
+	}
+	return "Mann-Whitney U, per sample"
+}
+
+func pct(x float64) string {
+	if math.IsInf(x, 0) || math.IsNaN(x) {
+		return "?"
+	}
+	return fmt.Sprintf("%+.1f%%", 100*x)
+}
+
+// axisUnit is the unit with the scaler's prefix, as benchstat writes it
+// ("ns/op" for sec/op at n).
+func axisUnit(unit string, s benchunit.Scaler) string {
+	if rest, ok := strings.CutPrefix(unit, "sec/"); ok {
+		return s.Prefix + "s/" + rest
+	}
+	return s.Prefix + unit
+}
+
+// rowPlot draws one row: each boot's samples in a column of its own,
+// old's boots on the left, new's on the right, with each boot's median
+// as a bar and each side's center as a dashed line.
+func rowPlot(dir, name string, r *Report, t *Table, row *Row) error {
+	o, n := row.centers()
+	scaler := benchunit.CommonScale([]float64{o, n}, benchunit.ClassOf(t.Unit))
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("%s %s\n%s (%s): new %s, %s (p=%s, mde %s)", t.Pkg, row.Name, t.Unit, t.direction(),
+		pct(row.Change), row.Verdict, formatRow(t, row).p, formatMDE(row.Power.MDE))
+	p.Y.Label.Text = fmt.Sprintf("%s (%s)", axisUnit(t.Unit, scaler), t.direction())
+	p.X.Label.Text = "old boots (blue, left) | new boots (orange, right); bar: a boot's median, dashed: a side's center"
+	var names []string
+	x := 0.0
+	var lo, hi float64 = math.Inf(1), math.Inf(-1)
+	for side, bs := range row.bootsOf {
+		col := []color.Color{oldColor, newColor}[side]
+		label := []string{"old", "new"}[side]
+		var centerX0 float64 = x
+		for i, boot := range bs.order {
+			vals := bs.by[boot]
+			pts := make(plotter.XYs, len(vals))
+			for j, v := range vals {
+				// Spread the dots across the column, in sample order.
+				off := 0.0
+				if len(vals) > 1 {
+					off = -0.25 + 0.5*float64(j)/float64(len(vals)-1)
+				}
+				pts[j] = plotter.XY{X: x + off, Y: v / scaler.Factor}
+				lo, hi = math.Min(lo, pts[j].Y), math.Max(hi, pts[j].Y)
+			}
+			sc, err := plotter.NewScatter(pts)
+			if err != nil {
+				return err
+			}
+			sc.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(2.2), Shape: draw.CircleGlyph{}}
+			m := median(vals) / scaler.Factor
+			bar, err := plotter.NewLine(plotter.XYs{{X: x - 0.35, Y: m}, {X: x + 0.35, Y: m}})
+			if err != nil {
+				return err
+			}
+			bar.LineStyle = draw.LineStyle{Color: blackColor, Width: vg.Points(2.5)}
+			p.Add(sc, bar)
+			names = append(names, fmt.Sprintf("%s %d\n%s", label, i+1, shortBoot(boot)))
+			x++
+		}
+		c := []float64{o, n}[side] / scaler.Factor
+		line, err := plotter.NewLine(plotter.XYs{{X: centerX0 - 0.45, Y: c}, {X: x - 0.55, Y: c}})
+		if err != nil {
+			return err
+		}
+		line.LineStyle = draw.LineStyle{Color: col, Width: vg.Points(1.5), Dashes: []vg.Length{vg.Points(5), vg.Points(3)}}
+		p.Add(line)
+		if side == 0 {
+			names = append(names, "")
+			x++ // a gap between the sides
+		}
+	}
+	p.NominalX(names...)
+	switch {
+	case lo > 0 && hi > 4*lo:
+		// Outliers many times the median (a contended machine) would
+		// squash the rest: a log scale keeps every boot's core readable.
+		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, logTicks{}
+		p.Y.Label.Text += ", log scale"
+	case lo > 0 && lo < 0.5*hi:
+		// Start at zero where the values are all positive and not far
+		// from it, so that a change looks its size.
+		p.Y.Min = 0
+	}
+	w := vg.Length(max(7, 0.9*x)) * vg.Inch
+	return saveBoth(p, dir, name, min(w, 14*vg.Inch), 4.5*vg.Inch)
+}
+
+// forestPlot draws every compared headline row's change with its
+// interval, one line per row, on a log scale of new/old.
+func forestPlot(dir string, r *Report) error {
+	type item struct {
+		label          string
+		ratio, lo, hi  float64
+		verdict        Verdict
+		loOpen, hiOpen bool
+	}
+	var items []item
+	for _, t := range r.Tables {
+		for _, row := range t.Rows {
+			if row.Old == nil || row.New == nil || math.IsInf(row.Change, 0) || row.Change <= -1 {
+				continue
+			}
+			it := item{label: fmt.Sprintf("%s %s %s", t.Pkg, row.Name, t.Unit), ratio: 1 + row.Change,
+				lo: 1 + row.ChangeLo, hi: 1 + row.ChangeHi, verdict: row.Verdict}
+			if t.Better < 0 { // lower is better: the gain is old/new
+				it.ratio, it.lo, it.hi = 1/it.ratio, 1/it.hi, 1/it.lo
+			}
+			if t.Better == 0 {
+				it.label += " (direction unknown: new/old)"
+			}
+			items = append(items, it)
+		}
+	}
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("kbcompare: each row's change, new against old, with its 95%% interval (%s)", modeWord(r))
+	p.X.Label.Text = "<- new is worse  |  new is better ->   (log scale, each unit's better direction; shaded: within ±threshold)"
+	p.X.Scale = plot.LogScale{}
+	if len(items) == 0 {
+		p.Title.Text += ": no compared rows"
+		return saveBoth(p, dir, "overview", 8*vg.Inch, 3*vg.Inch)
+	}
+	// The range: the ratios and finite interval ends, and the threshold.
+	lo, hi := 1/(1+r.Opts.Threshold)/1.02, (1+r.Opts.Threshold)*1.02
+	for _, it := range items {
+		lo, hi = math.Min(lo, it.ratio), math.Max(hi, it.ratio)
+	}
+	for i := range items {
+		it := &items[i]
+		if !(it.lo > 0) || math.IsInf(it.lo, 0) || math.IsNaN(it.lo) || it.lo < lo/1.5 {
+			it.lo, it.loOpen = lo/1.5, true
+		}
+		if math.IsInf(it.hi, 0) || math.IsNaN(it.hi) || it.hi > hi*1.5 {
+			it.hi, it.hiOpen = hi*1.5, true
+		}
+		lo, hi = math.Min(lo, it.lo), math.Max(hi, it.hi)
+	}
+	p.X.Min, p.X.Max = lo/1.05, hi*1.05
+	p.X.Tick.Marker = changeTicks{}
+	// The ±threshold band, and no change.
+	n := float64(len(items))
+	band, err := plotter.NewPolygon(plotter.XYs{{X: 1 / (1 + r.Opts.Threshold), Y: -0.5}, {X: 1 + r.Opts.Threshold, Y: -0.5},
+		{X: 1 + r.Opts.Threshold, Y: n - 0.5}, {X: 1 / (1 + r.Opts.Threshold), Y: n - 0.5}})
+	if err != nil {
+		return err
+	}
+	band.Color = color.RGBA{R: 0xee, G: 0xee, B: 0xee, A: 0xff}
+	band.LineStyle.Width = 0
+	zero, err := plotter.NewLine(plotter.XYs{{X: 1, Y: -0.5}, {X: 1, Y: n - 0.5}})
+	if err != nil {
+		return err
+	}
+	zero.LineStyle = draw.LineStyle{Color: grayColor, Width: vg.Points(1)}
+	p.Add(band, zero)
+	var labels []string
+	for i, it := range items {
+		// Top to bottom in report order.
+		y := n - 1 - float64(i)
+		col := map[Verdict]color.Color{Worse: worseColor, Better: betterClr, Underpowered: grayColor}[it.verdict]
+		if col == nil {
+			col = blackColor
+		}
+		ci, err := plotter.NewLine(plotter.XYs{{X: it.lo, Y: y}, {X: it.hi, Y: y}})
+		if err != nil {
+			return err
+		}
+		ci.LineStyle = draw.LineStyle{Color: col, Width: vg.Points(2)}
+		if it.loOpen || it.hiOpen {
+			ci.LineStyle.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
+		}
+		pt, err := plotter.NewScatter(plotter.XYs{{X: it.ratio, Y: y}})
+		if err != nil {
+			return err
+		}
+		pt.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(4), Shape: draw.CircleGlyph{}}
+		p.Add(ci, pt)
+		labels = append(labels, fmt.Sprintf("%s  [%s]", it.label, it.verdict))
+	}
+	rev := make([]string, len(labels))
+	for i, l := range labels {
+		rev[len(labels)-1-i] = l
+	}
+	p.NominalY(rev...)
+	p.Y.Tick.Label.Font.Size = vg.Points(9)
+	p.Y.Padding = 0
+	h := vg.Length(1.5+0.32*n) * vg.Inch
+	return saveBoth(p, dir, "overview", 11*vg.Inch, h)
+}
+
+func modeWord(r *Report) string {
+	if r.BootMode {
+		return fmt.Sprintf("boots as samples, %d+%d boots", r.Boots[0], r.Boots[1])
+	}
+	return fmt.Sprintf("per sample, %d+%d boots", r.Boots[0], r.Boots[1])
+}
+
+// logTicks mark a log axis at 1, 2, 3 and 5 times each power of ten,
+// labelled, and at the other digits, unlabelled.
+type logTicks struct{}
+
+func (logTicks) Ticks(min, max float64) []plot.Tick {
+	var ticks []plot.Tick
+	for e := math.Floor(math.Log10(min)); e <= math.Ceil(math.Log10(max)); e++ {
+		for d := 1.0; d <= 9; d++ {
+			v := d * math.Pow(10, e)
+			if v < min || v > max {
+				continue
+			}
+			t := plot.Tick{Value: v}
+			if d == 1 || d == 2 || d == 3 || d == 5 {
+				t.Label = strconv.FormatFloat(v, 'g', 4, 64)
+			}
+			ticks = append(ticks, t)
+		}
+	}
+	return ticks
+}
+
+// changeTicks label a log scale of gains (new against old in the
+// unit's better direction: above 1 is better) as "5% better", "2× worse",
+// no closer together than a sixth of the axis.
+type changeTicks struct{}
+
+func (changeTicks) Ticks(min, max float64) []plot.Tick {
+	factors := []float64{1, 1.02, 1.05, 1.1, 1.25, 1.5, 2, 3, 5, 10, 20, 50, 100, 1000}
+	var cands []float64
+	for _, f := range factors {
+		cands = append(cands, f)
+		if f != 1 {
+			cands = append(cands, 1/f)
+		}
+	}
+	slices.Sort(cands)
+	gap := (math.Log(max) - math.Log(min)) / 6
+	var ticks []plot.Tick
+	// Keep 1, then the others in order of closeness to it where they
+	// have room.
+	slices.SortFunc(cands, func(a, b float64) int { return cmp.Compare(math.Abs(math.Log(a)), math.Abs(math.Log(b))) })
+	for _, r := range cands {
+		if r < min || r > max || slices.ContainsFunc(ticks, func(t plot.Tick) bool { return math.Abs(math.Log(t.Value/r)) < gap }) {
+			continue
+		}
+		ticks = append(ticks, plot.Tick{Value: r, Label: gainLabel(r)})
+	}
+	slices.SortFunc(ticks, func(a, b plot.Tick) int { return cmp.Compare(a.Value, b.Value) })
+	return ticks
+}
+
+// gainLabel words a gain g (above 1 better).
+func gainLabel(g float64) string {
+	word, f := "better", g
+	if g < 1 {
+		word, f = "worse", 1/g
+	}
+	switch {
+	case g == 1:
+		return "same"
+	case f >= 2:
+		return fmt.Sprintf("%.3g× %s", f, word)
+	}
+	return fmt.Sprintf("%.3g%% %s", 100*(f-1), word)
+}
+
+func saveBoth(p *plot.Plot, dir, name string, w, h vg.Length) error {
+	for _, ext := range []string{".svg", ".png"} {
+		if err := p.Save(w, h, filepath.Join(dir, name+ext)); err != nil {
+			return fmt.Errorf("drawing %s%s: %w", name, ext, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"bytes"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestPlot: -plot draws an overview and one picture per row that changed
+// or is underpowered, as PNG and SVG, and index.md names each of them.
+func TestPlot(t *testing.T) {
+	old := assemble(t, "old.txt", runs("a", bootsA, nil)...)
+	nw := assemble(t, "new.txt", runs("b", bootsB, nil)...)
+	same := assemble(t, "same.txt", runs("a2", bootsB, []float64{1, 1.3, 1})...)
+	for _, c := range []struct {
+		name     string
+		old, new string
+		rows     int // pictures of rows
+		code     int
+	}{
+		{"worse", old, nw, 2, 1},      // sec/op and loops/s, worse
+		{"odd boot", old, same, 2, 0}, // underpowered: one boot of A' 30% slower
+		{"failed", filepath.Join("testdata", "fail-old.txt"), filepath.Join("testdata", "fail-new.txt"), 1, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "plots")
+			var out, errOut bytes.Buffer
+			if code := run([]string{"-plot", dir, c.old, c.new}, &out, &errOut); code != c.code {
+				t.Fatalf("exit %d, want %d: %s", code, c.code, errOut.String())
+			}
+			index, err := os.ReadFile(filepath.Join(dir, "index.md"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			pngs, _ := filepath.Glob(filepath.Join(dir, "row-*.png"))
+			svgs, _ := filepath.Glob(filepath.Join(dir, "row-*.svg"))
+			if len(pngs) != c.rows || len(svgs) != c.rows {
+				t.Errorf("%d PNG and %d SVG row pictures, want %d", len(pngs), len(svgs), c.rows)
+			}
+			for _, p := range append(pngs, filepath.Join(dir, "overview.png")) {
+				f, err := os.Open(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				img, err := png.Decode(f)
+				f.Close()
+				if err != nil {
+					t.Errorf("%s: %v", p, err)
+					continue
+				}
+				if b := img.Bounds(); b.Dx() < 300 || b.Dy() < 150 {
+					t.Errorf("%s: %v, too small to read", p, b)
+				}
+				name := filepath.Base(p)
+				if !strings.Contains(string(index), "("+name+")") {
+					t.Errorf("index.md does not name %s:\n%s", name, index)
+				}
+				svg, err := os.ReadFile(strings.TrimSuffix(p, ".png") + ".svg")
+				if err != nil || !bytes.Contains(svg, []byte("<svg")) {
+					t.Errorf("%s: no SVG beside it (%v)", p, err)
+				}
+			}
+		})
+	}
+	if code := run([]string{"-plot", "/proc/no/such/dir", old, nw}, &bytes.Buffer{}, &bytes.Buffer{}); code != 2 {
+		t.Errorf("unwritable -plot dir: exit %d, want 2", code)
+	}
+}
