@@ -385,7 +385,7 @@ func bootsHeader(r *Report) []string {
 	case r.Boots[0] == 1 || r.Boots[1] == 1:
 		lines = append(lines, fmt.Sprintf("boots: old %s, new %s. Boot-to-boot variation is unmeasured: "+
 			"samples of one boot share its layout (KASLR, code and data placement), so a change below can be "+
-			"layout, not the kernel. Boot each kernel %d times or more (README, Comparing two kernels).",
+			"layout, not the kernel. Boot each kernel %d times or more (docs/comparing.md).",
 			n(0), n(1), MinBoots))
 	default:
 		lines = append(lines, fmt.Sprintf("boots: old %s, new %s: too few to use boots as samples (%d each); "+
@@ -394,7 +394,7 @@ func bootsHeader(r *Report) []string {
 	for side, name := range []string{"old", "new"} {
 		for _, p := range r.Pulses[side] {
 			lines = append(lines, fmt.Sprintf("warning: %s, %s: later rows of that boot are contaminated "+
-				"(README, Speculation-control pulses)", name, p))
+				"(docs/pulses.md)", name, p))
 		}
 	}
 	return lines
