@@ -261,8 +261,10 @@ func (d *driver) boot(i int, sig <-chan os.Signal) (int, error) {
 	defer logf.Close()
 
 	args := []string{"test", "-exec", d.execCmd(k)}
-	if !setsCount(d.st.Settings.GoTest) {
-		args = append(args, "-count=1")
+	for _, f := range []string{"count", "p"} {
+		if !sets(d.st.Settings.GoTest, f) {
+			args = append(args, "-"+f+"=1")
+		}
 	}
 	args = append(args, d.st.Settings.GoTest...)
 	cmd := exec.Command("go", args...)

@@ -112,8 +112,9 @@ func (c *config) check() error {
 	return nil
 }
 
-// setsCount reports whether the go test flags choose -count themselves.
-func setsCount(goTest []string) bool {
+// sets reports whether the go test flags set flag (-count, -p)
+// themselves.
+func sets(goTest []string, flag string) bool {
 	for _, a := range goTest {
 		if a == "-args" || a == "--args" {
 			return false
@@ -122,7 +123,7 @@ func setsCount(goTest []string) bool {
 			continue
 		}
 		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if name == "count" || name == "test.count" {
+		if name == flag || name == "test."+flag {
 			return true
 		}
 	}

@@ -13,14 +13,16 @@
 // A kernel is an image plus a cmdline: the same image with two cmdlines
 // (`-b-append mitigations=off`, `-b-append sysctl.net.core.bpf_jit_harden=2`)
 // is a valid A/B. Every boot is `go test -exec 'vmexec -kernel IMAGE
-// -append ARGS ...' -count=1 ARGS...`, run in the directory kbab runs in;
+// -append ARGS ...' -count=1 -p=1 ARGS...`, run in the directory kbab runs in;
 // -smp, -memory and -accel go to vmexec as given (unset: vmexec's
 // defaults). vmexec boots one VM per test binary, so a boot of kbab is one
 // VM boot per package; kbcompare tells boots apart by the guests'
 // kernel.boot_id fingerprint lines, which each benchmark package prints,
 // so every row has N boots a side. -count=1 is added unless the flags set
-// -count, so go test never replays a cached result as a boot; a boot whose
-// output has no boot id, or one an earlier boot had, fails.
+// -count, so go test never replays a cached result as a boot (a boot whose
+// output has no boot id, or one an earlier boot had, fails), and -p=1
+// unless they set -p, so one VM runs at a time and no two packages'
+// guests share the host's CPUs.
 //
 // Order: ABBA (A B B A A B ...), not A B A B. Strict alternation always
 // runs A first in each pair, so anything that drifts over the run (a

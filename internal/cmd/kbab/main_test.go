@@ -159,6 +159,9 @@ func TestABBAOrderAppendsAndReportsWorse(t *testing.T) {
 	if !strings.Contains(stdout, "boots: old 3 boots, new 3 boots") || !strings.Contains(stdout, "worse") {
 		t.Errorf("report does not say 3 boots a side and worse:\n%s", stdout)
 	}
+	if l, _ := os.ReadFile(filepath.Join(f.out, "boots", "01-A.log")); !strings.Contains(string(l), " -count=1 -p=1 . -run=^$ -bench=.") {
+		t.Errorf("boot 1's go test lacks -count=1 -p=1 before the user's arguments:\n%s", l)
+	}
 	if rep, _ := os.ReadFile(filepath.Join(f.out, "report.txt")); string(rep) != stdout {
 		t.Errorf("report.txt differs from the report printed")
 	}
@@ -191,12 +194,15 @@ func TestBuildsKbcompareWhenNotGiven(t *testing.T) {
 	self, _ := os.Executable()
 	t.Chdir(pkgDir) // in the kbench module, as the README runs kbab
 	code, stdout, stderr := f.run(nil, "-out", f.out, "-vmexec", self, "-boots", "1",
-		"-a-kernel", f.imgA, "-b-kernel", f.imgA, "--", ".", "-run=^$", "-bench=.")
+		"-a-kernel", f.imgA, "-b-kernel", f.imgA, "--", ".", "-run=^$", "-bench=.", "-count", "2", "-p=2")
 	if code != 0 {
 		t.Fatalf("exit %d, want 0\n%s\n%s", code, stdout, stderr)
 	}
 	if _, err := os.Stat(filepath.Join(f.out, "bin", "kbcompare")); err != nil {
 		t.Errorf("kbcompare was not built into -out/bin: %v", err)
+	}
+	if l, _ := os.ReadFile(filepath.Join(f.out, "boots", "01-A.log")); strings.Contains(string(l), "-count=1") || strings.Contains(string(l), "-p=1") {
+		t.Errorf("kbab added -count=1 or -p=1 to flags that set -count and -p:\n%s", l)
 	}
 }
 
