@@ -14,8 +14,8 @@ const consoleTail = 25
 // its last lines and reports what the host must react to.
 type console struct {
 	mu    sync.Mutex
-	lines []string // the last consoleTail lines
-	init  []string // the guest init's own messages (vmexec-init: ...)
+	lines []string      // the last consoleTail lines
+	init  []string      // the guest init's own messages (vmexec-init: ...)
 	alive chan struct{} // closed at the kernel's first line ("Linux version")
 	panic chan string   // the panic line, once
 	done  chan struct{} // closed at EOF

@@ -20,9 +20,9 @@ import (
 
 // bootResult is how one boot ended.
 type bootResult struct {
-	status      *exitStatus   // the binary's end, when init reported it
-	err         error         // why there is no status
-	probeFailed bool          // a KVM probe boot showed no sign of life in time
+	status      *exitStatus    // the binary's end, when init reported it
+	err         error          // why there is no status
+	probeFailed bool           // a KVM probe boot showed no sign of life in time
 	signal      syscall.Signal // vmexec was interrupted by this signal
 }
 
