@@ -153,6 +153,8 @@ func (d *driver) tools() error {
 	}
 	bin, _ := filepath.Abs(filepath.Join(d.cfg.out, "bin"))
 	cmd := exec.Command("go", append([]string{"build", "-o", bin + "/"}, build...)...)
+	// Static: vmexec is also the guest's init.
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	cmd.Stdout, cmd.Stderr = d.stderr, d.stderr
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("go build %s: %v (kbab builds them from the kbench module, so run it inside the module, or give -vmexec and -kbcompare)",

@@ -31,8 +31,9 @@
 // every four boots alike, which cancels a linear drift, and each kernel
 // still never runs twice in a row more than once per pair.
 //
-// Tools: vmexec and kbcompare are built with `go build` from this module
-// into DIR/bin at every start (the Go build cache makes that quick), so
+// Tools: vmexec and kbcompare are built with `CGO_ENABLED=0 go build` from
+// this module into DIR/bin at every start (the Go build cache makes that
+// quick; static, because vmexec is also the guest's init), so
 // kbab must run inside the kbench module; -vmexec and -kbcompare take
 // prebuilt ones instead.
 //
