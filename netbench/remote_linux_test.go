@@ -10,6 +10,11 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/kbench/kbench/internal/skip"
+	"github.com/kbench/kbench/internal/thread"
 )
 
 // Addresses of the test's own namespaces: a private /24 that exists only
@@ -48,8 +53,11 @@ func TestRemoteNamespaces(t *testing.T) {
 		}
 		return nil
 	}
+	if err := netnsSupport(ipTool); err != nil {
+		t.Skip(err)
+	}
 	if err := ip("netns", "add", nsA); err != nil {
-		t.Skipf("cannot create a network namespace (kernel without CONFIG_NET_NS?): %v", err)
+		t.Fatal(err)
 	}
 	t.Cleanup(func() { ip("netns", "del", nsA) })
 	if err := ip("netns", "add", nsB); err != nil {
@@ -58,7 +66,10 @@ func TestRemoteNamespaces(t *testing.T) {
 	t.Cleanup(func() { ip("netns", "del", nsB) })
 	// Created straight inside the namespaces: the host's never sees it.
 	if err := ip("link", "add", vethA, "netns", nsA, "type", "veth", "peer", "name", vethB, "netns", nsB); err != nil {
-		t.Skipf("cannot create a veth pair (kernel without CONFIG_VETH?): %v", err)
+		if why := vethMissing(err); why != "" {
+			t.Skip(why)
+		}
+		t.Fatal(err)
 	}
 	for _, args := range [][]string{
 		{"-n", nsA, "addr", "add", nsServerIP + "/24", "dev", vethA},
@@ -173,4 +184,46 @@ func waitFor(t *testing.T, lines <-chan string, log *[]string, want string) {
 			t.Fatalf("no %q from the server in 30s:\n%s", want, strings.Join(*log, "\n"))
 		}
 	}
+}
+
+// netnsSupport says why this test cannot make network namespaces with
+// ipTool, or nil: the kernel lacks them (CONFIG_NET_NS), refuses them
+// here (privilege, a seccomp profile or LSM, user.max_net_namespaces), or
+// the ip tool has no netns command (busybox's).
+func netnsSupport(ipTool string) error {
+	if _, err := os.Stat("/proc/self/ns/net"); err != nil {
+		return fmt.Errorf("the kernel has no network namespaces (no /proc/self/ns/net: %v): it needs CONFIG_NET_NS=y", err)
+	}
+	// unshare on a throw-away thread: its namespace dies with it.
+	if err := thread.Run(func() error { return unix.Unshare(unix.CLONE_NEWNET) }); err != nil {
+		switch err {
+		case unix.EINVAL:
+			return fmt.Errorf("unshare(CLONE_NEWNET): %s: the kernel has no network namespaces: it needs CONFIG_NET_NS=y", skip.Errno(err))
+		case unix.ENOSPC:
+			return fmt.Errorf("unshare(CLONE_NEWNET): %s: user.max_net_namespaces is reached or 0 here; raise it", skip.Errno(err))
+		case unix.EPERM, unix.EACCES:
+			return fmt.Errorf("unshare(CLONE_NEWNET): %s: refused here, though root: a container without CAP_SYS_ADMIN, or a seccomp profile or LSM that forbids it", skip.Errno(err))
+		}
+		return fmt.Errorf("unshare(CLONE_NEWNET): %s", skip.Errno(err))
+	}
+	out, _ := exec.Command(ipTool, "netns", "help").CombinedOutput()
+	if !strings.Contains(string(out), "ip netns add") {
+		return fmt.Errorf("%s has no netns command (busybox's ip has none; `ip netns help` said %q): install iproute2's ip", ipTool, firstLine(out))
+	}
+	return nil
+}
+
+// vethMissing says, for an error of `ip link add type veth`, that the
+// kernel has no veth driver and how to get one, or "" for another cause.
+func vethMissing(err error) string {
+	msg := err.Error()
+	if strings.Contains(msg, "Unknown device type") || strings.Contains(msg, "not supported") {
+		return fmt.Sprintf("the kernel has no veth driver: %v; load it (modprobe veth, for CONFIG_VETH=m: veth.ko must be in /lib/modules/$(uname -r)) or build with CONFIG_VETH=y", err)
+	}
+	return ""
+}
+
+func firstLine(b []byte) string {
+	l, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
+	return l
 }

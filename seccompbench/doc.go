@@ -29,6 +29,21 @@
 // lkp runs stress-ng with nr_threads=100%. Reported: ns/op, ops/s and
 // loads/s.
 //
+// With net.core.bpf_jit_harden=2 (or 1, for a loader without CAP_BPF,
+// such as an unprivileged run) the kernel blinds the JIT's constants:
+// bpf_jit_blind_constants rewrites each instruction that holds an
+// immediate into three, one bpf_patch_insn_single at a time, and each
+// patch walks the whole program to fix its jumps (bpf_adj_branches) and
+// may reallocate it. stress-ng's huge filters are nothing but constants
+// (8160 `ret ALLOW` an op, in filters of 32 to 4096), so an op's cost
+// grows with the square of the largest filter, in the loading thread
+// (state R, not exiting): in a Linux 6.1 guest under QEMU's TCG one
+// loaders=1 op took about 19 times as long as with hardening off, about
+// two thirds of it in bpf_adj_branches and most of the rest in vmalloc
+// for the patched copies (ftrace; docs/results.md). That is the kernel's
+// work and what the rows measure; a thread's death, which frees its
+// filters, is waited for however long it takes (package internal/thread).
+//
 // How it differs from stress-ng:
 //   - A thread, not a process: the Go runtime creates it with clone
 //     (CLONE_THREAD, from its template thread) and it leaves with exit(2),

@@ -22,6 +22,8 @@ import (
 	"testing"
 
 	"golang.org/x/perf/benchfmt"
+
+	"github.com/kbench/kbench/internal/gotool"
 )
 
 var (
@@ -407,14 +409,15 @@ log_cmd()
 // under root/kbench, as the PKGBUILD does.
 func buildBenchmarks(t *testing.T) string {
 	t.Helper()
-	needTools(t, "sh", "awk", "go")
+	needTools(t, "sh", "awk")
+	goCmd := gotool.Go(t)
 	root := t.TempDir()
 	dir := filepath.Join(root, "kbench")
 	for _, args := range [][]string{
 		{"test", "-c", "-o", filepath.Join(dir, "seccompbench.test"), "../../seccompbench"},
 		{"build", "-o", filepath.Join(dir, "seccompexec"), "../cmd/seccompexec"},
 	} {
-		if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
+		if out, err := exec.Command(goCmd, args...).CombinedOutput(); err != nil {
 			t.Fatalf("go %v: %v\n%s", args, err, out)
 		}
 	}

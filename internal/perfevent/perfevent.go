@@ -66,7 +66,7 @@ func openError(name string, pid, cpu int, err error) error {
 		}
 		return &skip.Unsupported{Feature: where, Err: err, Hint: hint}
 	case unix.EACCES, unix.EPERM:
-		return fmt.Errorf("%s: %s: counting the kernel, whole CPUs or other users' tasks needs root, CAP_PERFMON or a lower kernel.perf_event_paranoid: %w", where, skip.Errno(err), err)
+		return fmt.Errorf("%s: %s: %s: %w", where, skip.Errno(err), paranoidHint(), err)
 	}
 	return fmt.Errorf("%s: %s: %w", where, skip.Errno(err), err)
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -35,10 +36,7 @@ func openOrSkip(t *testing.T, scope Scope) *Set {
 		}
 	}
 	s, err := OpenSet(swSpecs, scope, os.Getpid(), true)
-	if errors.Is(err, os.ErrPermission) {
-		t.Skipf("perf events refused: %v", err)
-	}
-	skip.IfNotSupported(t, err)
+	SkipIfRefused(t, err)
 	t.Cleanup(func() { s.Close() })
 	return s
 }
@@ -153,7 +151,56 @@ func TestMissingPMUIsNotSupported(t *testing.T) {
 		e.Close()
 		t.Skip("this machine has a PMU that counts instructions")
 	}
+	if errors.Is(err, os.ErrPermission) {
+		// kernel.perf_event_paranoid=3 refuses even that.
+		SkipIfRefused(t, err)
+	}
 	if !errors.Is(err, ErrNotSupported) {
 		t.Errorf("no PMU: %v does not wrap ErrNotSupported", err)
+	}
+}
+
+// TestRefusalNamesParanoid: EACCES and EPERM from perf_event_open (as
+// every unprivileged open gets with Debian's kernel.perf_event_paranoid=3)
+// wrap fs.ErrPermission, say what the setting allows and how to get more,
+// and make SkipIfRefused skip rather than fail.
+func TestRefusalNamesParanoid(t *testing.T) {
+	dir := t.TempDir()
+	defer func(f string) { paranoidFile = f }(paranoidFile)
+	for _, c := range []struct {
+		file string // "" for none
+		want []string
+	}{
+		{"3\n", []string{"perf_event_paranoid is 3", "every perf_event_open", "CAP_PERFMON"}},
+		{"2\n", []string{"perf_event_paranoid is 2", "user space", "CAP_PERFMON"}},
+		{"-1\n", []string{"perf_event_paranoid is -1", "LSM"}},
+		{"", []string{"not readable here", "CAP_PERFMON", "kernel.perf_event_paranoid"}},
+	} {
+		paranoidFile = dir + "/absent"
+		if c.file != "" {
+			paranoidFile = dir + "/paranoid"
+			if err := os.WriteFile(paranoidFile, []byte(c.file), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, errno := range []error{unix.EACCES, unix.EPERM} {
+			err := openError("cycles", 0, -1, errno)
+			if !errors.Is(err, os.ErrPermission) || errors.Is(err, ErrNotSupported) {
+				t.Errorf("paranoid %q, %v: %v should wrap fs.ErrPermission only", c.file, errno, err)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("paranoid %q, %v: %q lacks %q", c.file, errno, err, w)
+				}
+			}
+			var skipped bool
+			t.Run("skip", func(t *testing.T) {
+				defer func() { skipped = t.Skipped() }()
+				SkipIfRefused(t, err)
+			})
+			if !skipped {
+				t.Errorf("SkipIfRefused(%v) did not skip", err)
+			}
+		}
 	}
 }

@@ -67,7 +67,8 @@ func TestYielderOnThread(t *testing.T) {
 // TestYielderSolo yields for real as a solo process's loop does: the lock
 // is released for the yield, the goroutine must come back to its thread,
 // and the thread must still die when Run's function returns (Run waits
-// for that and fails after ExitTimeout), so the lock was restored.
+// for that and fails if the thread went back to the runtime), so the lock
+// was restored.
 func TestYielderSolo(t *testing.T) {
 	yields := 0
 	defer func(f func()) { gosched = f }(gosched)

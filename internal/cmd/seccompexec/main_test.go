@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/kbench/kbench/internal/gotool"
 	"github.com/kbench/kbench/internal/procstatus"
 	"github.com/kbench/kbench/internal/seccompfilter"
 )
@@ -37,11 +37,7 @@ func TestExecUnderFilters(t *testing.T) {
 		t.Skipf("no Seccomp_filters in /proc/self/status (Linux 5.9+): %v", err)
 	}
 	bin := filepath.Join(t.TempDir(), "seccompexec")
-	goCmd, err := exec.LookPath("go")
-	if err != nil {
-		goCmd = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
-	build := exec.Command(goCmd, "build", "-o", bin, ".")
+	build := exec.Command(gotool.Go(t), "build", "-o", bin, ".")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}

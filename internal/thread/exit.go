@@ -1,0 +1,233 @@
+package thread
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kbench/kbench/internal/procstatus"
+	"golang.org/x/sys/unix"
+)
+
+// SlowExit receives a line about a thread that is slow to die: Run calls
+// it once the wait has lasted SlowExitAfter and again each time the wait
+// doubles, and keeps waiting. It prints to stderr; tests replace it. The
+// line starts with a capital, so that benchstat, reading go test's
+// output, never takes it for a "key: value" configuration line.
+var SlowExit = func(msg string) { fmt.Fprintln(os.Stderr, msg) }
+
+// SlowExitAfter is how long Run waits for a thread's death before it says
+// so through SlowExit.
+const SlowExitAfter = 10 * time.Second
+
+// The wait's clockwork, shortened in tests: the first look at a thread
+// still alive after its function returned, and the least time between two
+// looks for it to be found parked (see parked).
+var (
+	slowExitAfter = SlowExitAfter
+	firstLook     = time.Second
+	parkedFor     = time.Second
+)
+
+// alive is waitExit's liveness probe, replaced in tests to slow a death
+// down.
+var alive = tgkillAlive
+
+// waitExit waits until thread tid no longer exists, for as long as that
+// takes. A non-leader thread is released (its task unhashed, then its
+// seccomp filters put) as it exits, after which tgkill with signal 0
+// fails with ESRCH, much as waitpid returns once a forked child is gone.
+// The wait yields the CPU (sched_yield) rather than spinning in Go, so
+// that an exiting thread on the same CPU can finish (1000 times, for at
+// most 1 ms, since on a busy machine a yield can last long), then sleeps, 50 µs at
+// first and longer as the wait grows (at most 1/64 of the time waited, up
+// to 10 ms), so that a slow death is not slowed further by the waiter.
+//
+// No wall-clock limit fails the wait: a kernel whose exit path is slow
+// (see seccompbench's package doc for one) is measured, not failed, and
+// -test.timeout is the user's. From firstLook on, the wait looks at the
+// thread in /proc: a thread the kernel is exiting (PF_EXITING) is waited
+// for; one the runtime kept (asleep outside the exit path, or running
+// other goroutines) is not going to die, and the wait fails (see keptWatch).
+func waitExit(tid int) error {
+	pid := os.Getpid()
+	start := time.Now()
+	nextLook := firstLook
+	nextReport := slowExitAfter
+	var kept keptWatch
+	sleep := 50 * time.Microsecond
+	for spins := 0; ; spins++ {
+		ok, err := alive(tid)
+		if err != nil {
+			return fmt.Errorf("thread: tgkill(%d, %d, 0): %v", pid, tid, err)
+		}
+		if !ok {
+			return nil
+		}
+		waited := time.Since(start)
+		if spins < 1000 && waited < time.Millisecond {
+			unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+			continue
+		}
+		if waited >= nextLook {
+			st := readTaskState(tid)
+			if why := kept.look(st); why != "" {
+				return fmt.Errorf("thread: thread %d is not exiting %v after its function returned: %v, and %s; was its goroutine unlocked (runtime.UnlockOSThread), handing the thread back to the runtime?",
+					tid, waited.Round(time.Millisecond), st, why)
+			}
+			nextLook = waited + parkedFor/2
+			if waited >= nextReport {
+				SlowExit(fmt.Sprintf("Waiting for thread %d: still alive %v after its function returned: %v", tid, waited.Round(time.Millisecond), st))
+				nextReport *= 2
+			}
+		}
+		time.Sleep(sleep)
+		if sleep < 10*time.Millisecond && waited > 64*sleep {
+			sleep *= 2
+		}
+	}
+}
+
+// tgkillAlive probes thread tid with tgkill and signal 0.
+func tgkillAlive(tid int) (bool, error) {
+	switch err := unix.Tgkill(os.Getpid(), tid, 0); err {
+	case nil:
+		return true, nil
+	case unix.ESRCH:
+		return false, nil
+	default:
+		return false, err
+	}
+}
+
+// pfExiting is the kernel's PF_EXITING task flag (include/linux/sched.h),
+// set by do_exit before it tears the task down.
+const pfExiting = 0x4
+
+// taskState is one look at a thread in /proc/self/task/<tid>.
+type taskState struct {
+	at       time.Time
+	err      error  // reading stat failed (gone, or no /proc)
+	state    string // stat's state letter
+	flags    uint64 // stat's task flags
+	wchan    string // where it sleeps, if the kernel says
+	stack    string // its kernel stack, innermost first, if readable (root)
+	switches int64  // voluntary plus involuntary context switches; -1 if unknown
+}
+
+func readTaskState(tid int) *taskState {
+	dir := fmt.Sprintf("/proc/self/task/%d/", tid)
+	st := &taskState{at: time.Now(), switches: -1}
+	b, err := os.ReadFile(dir + "stat")
+	if err != nil {
+		st.err = err
+		return st
+	}
+	st.state, st.flags, st.err = parseStat(string(b))
+	if w, err := os.ReadFile(dir + "wchan"); err == nil {
+		st.wchan = string(w)
+	}
+	if s, err := os.ReadFile(dir + "stack"); err == nil {
+		var frames []string
+		for _, l := range strings.Split(strings.TrimSpace(string(s)), "\n") {
+			if f := strings.Fields(l); len(f) > 0 {
+				frames = append(frames, f[len(f)-1])
+			}
+		}
+		st.stack = strings.Join(frames, " < ")
+	}
+	if s, err := procstatus.Read(dir + "status"); err == nil {
+		v, err1 := s.Int("voluntary_ctxt_switches")
+		n, err2 := s.Int("nonvoluntary_ctxt_switches")
+		if err1 == nil && err2 == nil {
+			st.switches = int64(v + n)
+		}
+	}
+	return st
+}
+
+// parseStat returns the state letter and flags of a stat line
+// ("tid (comm) S ppid ... flags ...", proc(5)); comm may hold spaces and
+// parentheses, so the fields are counted from its last ')'.
+func parseStat(line string) (state string, flags uint64, err error) {
+	i := strings.LastIndexByte(line, ')')
+	if i < 0 {
+		return "", 0, fmt.Errorf("stat line without ')': %q", line)
+	}
+	f := strings.Fields(line[i+1:])
+	if len(f) < 7 {
+		return "", 0, fmt.Errorf("stat line with %d fields after comm: %q", len(f), line)
+	}
+	flags, err = strconv.ParseUint(f[6], 10, 64)
+	if err != nil {
+		return "", 0, fmt.Errorf("stat flags %q: %v", f[6], err)
+	}
+	return f[0], flags, nil
+}
+
+// exiting reports whether the kernel has begun tearing the thread down.
+func (s *taskState) exiting() bool { return s.err == nil && s.flags&pfExiting != 0 }
+
+// keptWatch decides, from looks at a thread whose function returned,
+// whether the runtime kept the thread instead of letting it die. A thread
+// on its way out runs the Go runtime's few instructions from the
+// goroutine's end to exit(2), then is PF_EXITING for all of do_exit
+// however slow. A thread the runtime kept is not exiting and either
+// sleeps in a futex until it has work or runs other goroutines: so the
+// thread is kept when, at looks parkedFor apart, it was not exiting and
+// slept (S) without running in between, or ran keptSwitches times or more
+// (its context-switch counts). Stopped (T) and traced (t) threads are
+// not asleep: they resume when the user or debugger lets them.
+type keptWatch struct {
+	since  *taskState // first of the looks in a row that found it not exiting
+	asleep *taskState // first of the looks in a row that found it asleep, not run since
+}
+
+// keptSwitches is how many context switches a thread that is not exiting
+// makes before it counts as running other goroutines.
+const keptSwitches = 100
+
+// look takes a new look and says why the thread is kept, or "".
+func (w *keptWatch) look(st *taskState) string {
+	if st.err != nil || st.exiting() {
+		*w = keptWatch{}
+		return ""
+	}
+	if w.since == nil {
+		w.since = st
+	}
+	if st.state != "S" || st.switches < 0 {
+		w.asleep = nil
+	} else if w.asleep == nil || w.asleep.switches != st.switches {
+		w.asleep = st
+	}
+	if w.asleep != nil && st.at.Sub(w.asleep.at) >= parkedFor {
+		return fmt.Sprintf("has slept without running for %v", st.at.Sub(w.asleep.at).Round(time.Millisecond))
+	}
+	if n := st.switches - w.since.switches; w.since.switches >= 0 && n >= keptSwitches && st.at.Sub(w.since.at) >= parkedFor {
+		return fmt.Sprintf("has run %d times in %v", n, st.at.Sub(w.since.at).Round(time.Millisecond))
+	}
+	return ""
+}
+
+func (s *taskState) String() string {
+	if s.err != nil {
+		return fmt.Sprintf("state unknown (%v)", s.err)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "state %s", s.state)
+	if s.exiting() {
+		b.WriteString(", exiting (PF_EXITING)")
+	} else {
+		b.WriteString(", not exiting")
+	}
+	if s.wchan != "" && s.wchan != "0" {
+		fmt.Fprintf(&b, ", wchan %s", s.wchan)
+	}
+	if s.stack != "" {
+		fmt.Fprintf(&b, ", kernel stack %s", s.stack)
+	}
+	return b.String()
+}
