@@ -24,7 +24,13 @@ func run(cfg *config) (*exitStatus, syscall.Signal, error) {
 	if err := checkImage(cfg.kernel); err != nil {
 		return nil, 0, err
 	}
-	if c := configFor(cfg.kernel); c != "" {
+	// A link such as /vmlinuz names the image; its config and modules
+	// sit beside the file it points to.
+	real, err := filepath.EvalSymlinks(cfg.kernel)
+	if err != nil {
+		return nil, 0, fmt.Errorf("-kernel: %v", err)
+	}
+	if c := configFor(real); c != "" {
 		wanted, err := checkConfig(c)
 		if err != nil {
 			return nil, 0, err
@@ -307,7 +313,8 @@ func (h *host) makeInitramfs(facts []string) error {
 			}
 		}
 	}
-	if dir, release := modulesFor(h.cfg.kernel); dir != "" && len(h.cfg.modules) > 0 {
+	real, _ := filepath.EvalSymlinks(h.cfg.kernel)
+	if dir, release := modulesFor(real); dir != "" && len(h.cfg.modules) > 0 {
 		mods, err := findModules(dir, h.cfg.modules)
 		if err != nil {
 			return fmt.Errorf("-modules: %w", err)
