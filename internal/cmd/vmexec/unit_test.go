@@ -331,8 +331,8 @@ func TestConsoleScan(t *testing.T) {
 
 func TestHint(t *testing.T) {
 	for lines, want := range map[string]string{
-		"":                                        "console stayed empty",
-		"VFS: Unable to mount root fs on unknown": "CONFIG_BLK_DEV_INITRD",
+		"": "console stayed empty",
+		"VFS: Unable to mount root fs on unknown":            "CONFIG_BLK_DEV_INITRD",
 		"Kernel panic - not syncing: No working init found.": "could not execute the init",
 		"Out of memory: Killed process 1":                    "raise -memory",
 		"all is well":                                        "",

@@ -153,7 +153,12 @@ func (h *host) boot(accel string, probe bool, accelFact string) bootResult {
 				probe = false
 				bootTimer.Stop()
 				h.bootTime = time.Since(started)
-				facts := append([]string{accelFact}, "vm.boot: init ran "+h.bootTime.Round(time.Millisecond).String()+" after QEMU started")
+				boot := "vm.boot: init ran " + h.bootTime.Round(time.Millisecond).String() + " after QEMU started"
+				if t := con.firstLine(); !t.IsZero() {
+					boot += " (the kernel's first console line at " + t.Sub(started).Round(time.Millisecond).String() + ")"
+				}
+				fmt.Fprintf(h.log, "\n=== %s\n", boot)
+				facts := append([]string{accelFact}, boot)
 				facts = append(facts, "vm.pinning: "+h.pin(cmd.Process.Pid))
 				payload, _ := json.Marshal(facts)
 				if err := fw.write(frameStart, payload); err != nil {
