@@ -96,8 +96,9 @@ func (ir *initramfs) file(host, name string) error {
 	return nil
 }
 
-// tree copies a directory (the package directory) to the same path:
-// files, directories and symlinks as they are, owners kept.
+// tree copies a directory (the module holding the package directory) to
+// the same path: files, directories and symlinks as they are, owners
+// kept; .git directories are left out.
 func (ir *initramfs) tree(root string) error {
 	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -109,6 +110,8 @@ func (ir *initramfs) tree(root string) error {
 		}
 		st, _ := fi.Sys().(*syscall.Stat_t)
 		switch {
+		case d.IsDir() && d.Name() == ".git" && p != root:
+			return filepath.SkipDir
 		case d.IsDir():
 			r := cpio.Directory(p, uint64(fi.Mode().Perm()))
 			if st != nil {
@@ -126,7 +129,7 @@ func (ir *initramfs) tree(root string) error {
 				return err
 			}
 			if ir.size > maxTree {
-				return fmt.Errorf("working directory %s holds more than %d MiB; run vmexec from a package directory (go test does)", root, maxTree>>20)
+				return fmt.Errorf("%s holds more than %d MiB; run vmexec from a package directory of a module (go test does)", root, maxTree>>20)
 			}
 		}
 		return nil
@@ -301,4 +304,23 @@ func moduleDepends(p string) []string {
 
 func charDev(name string, perm, major, minor uint64) cpio.Record {
 	return cpio.CharDev(name, perm, major, minor)
+}
+
+// treeRoot is what of the host's files the guest gets around the working
+// directory: the whole module (the nearest directory above with a go.mod),
+// since tests read files of other packages (../../README.md); else the
+// working directory alone; "" for the root directory.
+func treeRoot(cwd string) string {
+	for d := cwd; ; d = filepath.Dir(d) {
+		if exists(filepath.Join(d, "go.mod")) && d != "/" {
+			return d
+		}
+		if d == filepath.Dir(d) {
+			break
+		}
+	}
+	if cwd == "/" {
+		return ""
+	}
+	return cwd
 }

@@ -7,7 +7,8 @@
 //
 // The guest's root is an initramfs made for the run (a newc cpio written
 // with u-root's pkg/cpio): the test binary at its host path with its ELF
-// loader and libraries, the package directory go test runs it in, the
+// loader and libraries, the module around the package directory go test
+// runs it in (tests read ../../README.md; .git is left out), the
 // host's redis-server, redis-benchmark and ip with their libraries, the
 // modules of -modules (veth) when the image has a modules tree beside it
 // (Debian's DIR/boot/vmlinuz-V and DIR/lib/modules/V), and vmexec itself

@@ -295,8 +295,8 @@ func (h *host) makeInitramfs(facts []string) error {
 	if err := ir.executable(bin); err != nil {
 		return err
 	}
-	if spec.Dir != "/" {
-		if err := ir.tree(spec.Dir); err != nil {
+	if root := treeRoot(spec.Dir); root != "" {
+		if err := ir.tree(root); err != nil {
 			return err
 		}
 	}

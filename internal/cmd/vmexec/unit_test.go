@@ -189,6 +189,8 @@ func TestInitramfsContents(t *testing.T) {
 	dir := t.TempDir()
 	pkg := filepath.Join(dir, "pkg")
 	os.MkdirAll(filepath.Join(pkg, "testdata"), 0o750)
+	os.MkdirAll(filepath.Join(pkg, ".git", "objects"), 0o755)
+	os.WriteFile(filepath.Join(pkg, ".git", "objects", "x"), []byte("x"), 0o644)
 	os.WriteFile(filepath.Join(pkg, "testdata", "in.txt"), []byte("hello"), 0o640)
 	os.Symlink("testdata/in.txt", filepath.Join(pkg, "link"))
 	ir := newInitramfs()
@@ -234,6 +236,9 @@ func TestInitramfsContents(t *testing.T) {
 	}
 	if l := byName[rel(filepath.Join(pkg, "link"))]; l.Mode&cpio.S_IFMT != cpio.S_IFLNK {
 		t.Errorf("symlink kept as mode %o", l.Mode)
+	}
+	if _, ok := byName[rel(filepath.Join(pkg, ".git/objects/x"))]; ok {
+		t.Error(".git was copied")
 	}
 	if c := byName["dev/console"]; c.Mode != cpio.S_IFCHR|0o600 || c.Rmajor != 5 || c.Rminor != 1 {
 		t.Errorf("/dev/console: %+v", c.Info)
@@ -355,5 +360,21 @@ func TestPassEnv(t *testing.T) {
 		if passEnv(kv) != want {
 			t.Errorf("passEnv(%q) = %v", kv, !want)
 		}
+	}
+}
+
+func TestTreeRoot(t *testing.T) {
+	dir := t.TempDir()
+	pkg := filepath.Join(dir, "mod", "internal", "p")
+	os.MkdirAll(pkg, 0o755)
+	if got := treeRoot(pkg); got != pkg {
+		t.Errorf("outside a module: %q, want the working directory", got)
+	}
+	os.WriteFile(filepath.Join(dir, "mod", "go.mod"), []byte("module m\n"), 0o644)
+	if got := treeRoot(pkg); got != filepath.Join(dir, "mod") {
+		t.Errorf("in a module: %q, want its root", got)
+	}
+	if got := treeRoot("/"); got != "" {
+		t.Errorf("treeRoot(/) = %q", got)
 	}
 }

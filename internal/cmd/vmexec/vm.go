@@ -108,9 +108,13 @@ func (h *host) boot(accel string, probe bool, accelFact string) bootResult {
 
 	con := newConsole()
 	go con.scan(conR, h.log)
-	frames := make(chan hostFrame, 16)
-	readerDone := make(chan error, 1)
-	go func() { readerDone <- h.readGuest(out, frames) }()
+	frames := make(chan hostFrame, 64)
+	readerDone := make(chan struct{})
+	var readerErr error
+	go func(done chan struct{}) {
+		readerErr = h.readGuest(out, frames)
+		close(done)
+	}(readerDone)
 	fw := &frameWriter{w: in}
 
 	sigs := make(chan os.Signal, 4)
@@ -172,6 +176,13 @@ func (h *host) boot(accel string, probe bool, accelFact string) bootResult {
 				t := time.NewTimer(15 * time.Second)
 				defer t.Stop()
 				afterExit = t.C
+			}
+		case <-readerDone:
+			// Only a corrupt stream ends the reader while QEMU runs.
+			readerDone = nil
+			if status == nil && !errors.Is(readerErr, os.ErrDeadlineExceeded) {
+				kill()
+				return fail("reading the guest's data port: %v", readerErr)
 			}
 		case <-afterExit:
 			// The guest did not power off (no ACPI?): its work is done.
@@ -281,9 +292,11 @@ func lastLine(s string) string {
 
 // finishRead lets the frame reader take what is left in the FIFO, then
 // stops it.
-func (h *host) finishRead(out *os.File, readerDone <-chan error) {
+func (h *host) finishRead(out *os.File, readerDone <-chan struct{}) {
 	out.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
-	<-readerDone
+	if readerDone != nil {
+		<-readerDone
+	}
 }
 
 // readGuest copies the binary's output to vmexec's stdout and stderr as
