@@ -378,3 +378,27 @@ func TestTreeRoot(t *testing.T) {
 		t.Errorf("treeRoot(/) = %q", got)
 	}
 }
+
+func TestElfLibs(t *testing.T) {
+	// Without ldd the ELF files give the same closure.
+	self, _ := os.Executable()
+	viaLdd, err := sharedLibs(self)
+	if err != nil || len(viaLdd) == 0 {
+		t.Skipf("the test binary is static (%v): nothing to resolve", err)
+	}
+	got, err := elfLibs(viaLdd[0], self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range viaLdd {
+		found := false
+		for _, g := range got {
+			a, _ := filepath.EvalSymlinks(g)
+			b, _ := filepath.EvalSymlinks(l)
+			found = found || a == b
+		}
+		if !found {
+			t.Errorf("elfLibs %q lacks ldd's %s", got, l)
+		}
+	}
+}
