@@ -9,7 +9,8 @@
 // with u-root's pkg/cpio): the test binary at its host path with its ELF
 // loader and libraries, the module around the package directory go test
 // runs it in (tests read ../../README.md; .git is left out), the
-// host's redis-server, redis-benchmark and ip with their libraries, the
+// host's redis-server, redis-benchmark, ip, and the sh, awk, sleep, cat,
+// true and false of tests' scripts, with their libraries, the
 // modules of -modules (veth) when the image has a modules tree beside it
 // (Debian's DIR/boot/vmlinuz-V and DIR/lib/modules/V), and vmexec itself
 // as /init. As PID 1 it mounts proc, sysfs, devtmpfs, tmpfs on /tmp, /run

@@ -205,8 +205,10 @@ func hostCPU() string {
 	return "(missing)"
 }
 
-// guestTools are host programs the suite starts, copied in when present.
-var guestTools = []string{"redis-server", "redis-benchmark", "ip"}
+// guestTools are host programs the suite and its tests start, copied in
+// when present: the servers, iproute2's ip (netbench's namespaces), and
+// the shell and tools of the tests' scripts (#!/bin/sh, awk, sleep).
+var guestTools = []string{"redis-server", "redis-benchmark", "ip", "sh", "awk", "sleep", "cat", "true", "false"}
 
 // passEnv says which of vmexec's environment variables the binary gets.
 func passEnv(kv string) bool {
@@ -305,11 +307,19 @@ func (h *host) makeInitramfs(facts []string) error {
 		tools = append(tools, s)
 	}
 	for _, t := range tools {
+		paths := []string{}
 		if p, err := exec.LookPath(t); err == nil {
 			if p, err = filepath.Abs(p); err == nil {
-				if err := ir.executable(p); err != nil {
-					return err
-				}
+				paths = append(paths, p)
+			}
+		}
+		// Scripts name /bin/sh, which usrmerge makes a link to /usr/bin.
+		if !strings.Contains(t, "/") && exists("/bin/"+t) {
+			paths = append(paths, "/bin/"+t)
+		}
+		for _, p := range paths {
+			if err := ir.executable(p); err != nil {
+				return fmt.Errorf("copying %s into the guest: %w", p, err)
 			}
 		}
 	}
