@@ -129,5 +129,6 @@ type host struct {
 	log      io.Writer // the console log
 	logPath  string
 	keepLog  bool
+	accel    string // of the boot under way
 	bootTime time.Duration
 }

@@ -56,6 +56,7 @@ func (h *host) qmpPath() string { return filepath.Join(h.tmp, "qmp.sock") }
 // boot runs the guest once. With probe, it gives up early (probeFailed)
 // when the kernel shows no sign of life within -kvm-probe.
 func (h *host) boot(accel string, probe bool, accelFact string) bootResult {
+	h.accel = accel
 	data := filepath.Join(h.tmp, "data")
 	var in, out *os.File
 	for _, p := range []string{data + ".in", data + ".out"} {
@@ -328,6 +329,8 @@ func (h *host) bootError(what string, con *console, qemuErr *bytes.Buffer) error
 	tail := con.tail()
 	if msgs := con.initMessages(); len(msgs) > 0 {
 		b.WriteString("\nthe guest's init said: " + strings.Join(msgs, "; "))
+	} else if len(tail) == 0 && h.accel == "kvm" {
+		b.WriteString("\nlikely cause: KVM does not run this kernel on this host (nested and PVM hosts hang in the decompressor); try -accel auto or -accel tcg")
 	} else if hn := hint(tail); hn != "" {
 		b.WriteString("\nlikely cause: " + hn)
 	}
