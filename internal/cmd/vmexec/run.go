@@ -96,7 +96,7 @@ func run(cfg *config) (*exitStatus, syscall.Signal, error) {
 }
 
 func tcgFact(reason string) string {
-	return "vm.accel: tcg (" + reason + "; TCG measures emulation, not hardware)"
+	return "vm.accel: tcg (" + reason + "; TCG measures emulation, not hardware), -cpu max"
 }
 
 // chooseAccel decides the accelerator: probe says the first boot is a
@@ -117,13 +117,14 @@ func (h *host) chooseAccel() (accel, fact string, probe bool) {
 	}
 	switch v := h.verdict(); {
 	case v == "kvm":
-		return "kvm", "vm.accel: kvm (-accel auto: KVM booted this image before), -cpu host", false
+		return "kvm", "vm.accel: kvm (-accel auto), -cpu host", false
 	case strings.HasPrefix(v, "tcg: "):
-		reason := strings.TrimPrefix(v, "tcg: ") + ", cached in " + h.verdictPath()
-		fmt.Fprintf(os.Stderr, "vmexec: warning: %s; using TCG: timings measure emulation, not hardware\n", reason)
+		// The same fact as the probing run's, so that runs compare.
+		reason := strings.TrimPrefix(v, "tcg: ")
+		fmt.Fprintf(os.Stderr, "vmexec: warning: %s (cached in %s); using TCG: timings measure emulation, not hardware\n", reason, h.verdictPath())
 		return "tcg", tcgFact(reason), false
 	}
-	return "kvm", "vm.accel: kvm (-accel auto: this boot's probe), -cpu host", true
+	return "kvm", "vm.accel: kvm (-accel auto), -cpu host", true
 }
 
 // verdictPath is where -accel auto remembers whether KVM boots an image
