@@ -72,6 +72,22 @@ func run(cfg *config) (*exitStatus, syscall.Signal, error) {
 	if err != nil {
 		return nil, 0, err
 	}
+	h.image = cfg.kernel
+	entry := "the bzImage's (-pvh off)"
+	if cfg.pvh == "auto" {
+		dir := tmp
+		if c, err := os.UserCacheDir(); err == nil {
+			dir = filepath.Join(c, "kbench", "vmexec")
+		}
+		if p, err := pvhKernel(real, dir); err == nil {
+			h.image = p
+			entry = "PVH, of the vmlinux inside the image"
+			fmt.Fprintf(h.log, "=== vmexec: booting %s, the vmlinux of %s, through its PVH entry\n", p, cfg.kernel)
+		} else {
+			entry = "the bzImage's (no PVH vmlinux: " + err.Error() + ")"
+		}
+	}
+	facts = append(facts, "vm.entry: "+entry)
 	if err := h.makeInitramfs(facts); err != nil {
 		return nil, 0, err
 	}

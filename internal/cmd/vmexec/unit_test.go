@@ -402,3 +402,32 @@ func TestElfLibs(t *testing.T) {
 		}
 	}
 }
+
+func TestPVH(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := pvhKernel(fakeImage(t, dir, 8192), dir); err == nil {
+		t.Error("a garbage bzImage gave a vmlinux")
+	}
+	self, _ := os.Executable()
+	if ok, err := hasPVHEntry(self); ok || err != nil {
+		t.Errorf("the test binary has a PVH note? %v %v", ok, err)
+	}
+	k := os.Getenv("KBENCH_VM_KERNEL")
+	if k == "" {
+		t.Skip("set KBENCH_VM_KERNEL to check a real kernel's PVH vmlinux")
+	}
+	p, err := pvhKernel(k, dir)
+	if err != nil {
+		t.Skipf("%s: no PVH vmlinux: %v", k, err)
+	}
+	if ok, err := hasPVHEntry(p); !ok || err != nil {
+		t.Errorf("%s: no PVH note (%v)", p, err)
+	}
+	// The second call reuses the extracted file.
+	fi, _ := os.Stat(p)
+	p2, err := pvhKernel(k, dir)
+	fi2, _ := os.Stat(p2)
+	if err != nil || p2 != p || !fi2.ModTime().Equal(fi.ModTime()) {
+		t.Errorf("second extraction: %s %v", p2, err)
+	}
+}
