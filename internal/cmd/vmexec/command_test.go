@@ -260,13 +260,13 @@ func TestGuestFacts(t *testing.T) {
 	if !strings.Contains(get("kernel.cmdline"), "nokaslr") || get("vm.vcpus") != "1" || get("vm.memory") != "1G" ||
 		!strings.HasPrefix(get("vm.engine"), "QEMU emulator version") || get("vm.host.kernel") == "" ||
 		get("vm.pinning") == "" || !strings.HasPrefix(get("vm.accel"), "kvm") && !strings.HasPrefix(get("vm.accel"), "tcg") ||
-		!strings.HasPrefix(get("vm.boot"), "init ran") || get("cpu.online") != "0" {
+		!strings.HasPrefix(get("vm.boot"), "init ran") || get("cpu.online") != "0" || get("vm.entry") == "" {
 		t.Errorf("fingerprint:\n%s", r.stdout)
 	}
 	if d, _ := modulesFor(*kernelVar); d != "" && !strings.Contains(get("vm.guest.modules"), "veth (loaded)") {
 		t.Errorf("veth not loaded: %q", get("vm.guest.modules"))
 	}
-	t.Logf("vm fields: accel %q; pinning %q; boot %q; mounts %q", get("vm.accel"), get("vm.pinning"), get("vm.boot"), get("vm.guest.mounts"))
+	t.Logf("vm fields: accel %q; entry %q; pinning %q; boot %q; mounts %q", get("vm.accel"), get("vm.entry"), get("vm.pinning"), get("vm.boot"), get("vm.guest.mounts"))
 	// Each boot is a new boot.
 	r2 := vmexec(t, []string{"GO_VMEXEC_HELPER=facts"}, guestArgs(img, "-smp", "1")...)
 	f2, _ := fingerprint.Parse(strings.NewReader(r2.stdout))
