@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"time"
 )
 
 // consoleTail is how many console lines a failure report shows.
@@ -13,12 +14,13 @@ const consoleTail = 25
 // console reads the kernel console (ttyS0), copies it to the log, keeps
 // its last lines and reports what the host must react to.
 type console struct {
-	mu    sync.Mutex
-	lines []string      // the last consoleTail lines
-	init  []string      // the guest init's own messages (vmexec-init: ...)
-	alive chan struct{} // closed at the kernel's first line ("Linux version")
-	panic chan string   // the panic line, once
-	done  chan struct{} // closed at EOF
+	mu      sync.Mutex
+	lines   []string      // the last consoleTail lines
+	init    []string      // the guest init's own messages (vmexec-init: ...)
+	alive   chan struct{} // closed at the kernel's first line ("Linux version")
+	aliveAt time.Time     // when that line came
+	panic   chan string   // the panic line, once
+	done    chan struct{} // closed at EOF
 }
 
 func newConsole() *console {
@@ -44,6 +46,9 @@ func (c *console) scan(r io.Reader, log io.Writer) {
 		c.mu.Unlock()
 		if !aliveSeen && strings.Contains(l, "Linux version") {
 			aliveSeen = true
+			c.mu.Lock()
+			c.aliveAt = time.Now()
+			c.mu.Unlock()
 			close(c.alive)
 		}
 		if !panicSeen && strings.Contains(l, "Kernel panic - not syncing") {
@@ -52,6 +57,13 @@ func (c *console) scan(r io.Reader, log io.Writer) {
 		}
 	}
 	io.Copy(log, r) // a line over the buffer: keep the log whole
+}
+
+// firstLine is when the kernel's first line came (zero: not yet).
+func (c *console) firstLine() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.aliveAt
 }
 
 func (c *console) tail() []string {

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -294,9 +293,6 @@ func runGuest(fw *frameWriter, ctl <-chan hostFrame) exitStatus {
 		pumps++
 		go pump(fw, frameStderr, errR, done)
 	}
-	// PID 1 gets no default signal actions; keep the ones the binary's
-	// children would want out of the way.
-	signal.Ignore(unix.SIGPIPE)
 	if err := cmd.Start(); err != nil {
 		return exitStatus{Err: err.Error()}
 	}

@@ -96,8 +96,9 @@ func (ir *initramfs) file(host, name string) error {
 	return nil
 }
 
-// tree copies a directory (the package directory) to the same path:
-// files, directories and symlinks as they are, owners kept.
+// tree copies a directory (the module holding the package directory) to
+// the same path: files, directories and symlinks as they are, owners
+// kept; .git directories are left out.
 func (ir *initramfs) tree(root string) error {
 	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -109,6 +110,8 @@ func (ir *initramfs) tree(root string) error {
 		}
 		st, _ := fi.Sys().(*syscall.Stat_t)
 		switch {
+		case d.IsDir() && d.Name() == ".git" && p != root:
+			return filepath.SkipDir
 		case d.IsDir():
 			r := cpio.Directory(p, uint64(fi.Mode().Perm()))
 			if st != nil {
@@ -126,7 +129,7 @@ func (ir *initramfs) tree(root string) error {
 				return err
 			}
 			if ir.size > maxTree {
-				return fmt.Errorf("working directory %s holds more than %d MiB; run vmexec from a package directory (go test does)", root, maxTree>>20)
+				return fmt.Errorf("%s holds more than %d MiB; run vmexec from a package directory of a module (go test does)", root, maxTree>>20)
 			}
 		}
 		return nil
@@ -173,11 +176,64 @@ func sharedLibs(p string) ([]string, error) {
 	if interp == "" {
 		return nil, nil
 	}
+	if _, err := exec.LookPath("ldd"); err != nil {
+		// No ldd (a guest, a minimal container): the ELF files say.
+		return elfLibs(interp, p)
+	}
 	out, err := exec.Command("ldd", p).Output()
 	if err != nil {
-		return nil, fmt.Errorf("%s is dynamically linked and ldd failed on it (%v); install libc-bin or link it statically", p, err)
+		return nil, fmt.Errorf("%s is dynamically linked and ldd failed on it (%v); link it statically", p, err)
 	}
 	return parseLdd(interp, out)
+}
+
+// libDirs are where elfLibs looks for a library no RUNPATH names: the
+// loader's defaults on Debian, Fedora and Arch.
+var libDirs = []string{"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib/aarch64-linux-gnu",
+	"/usr/lib/aarch64-linux-gnu", "/lib64", "/usr/lib64", "/lib", "/usr/lib", "/usr/local/lib"}
+
+// elfLibs resolves an executable's DT_NEEDED libraries, and theirs, as
+// the loader would without ldd: RUNPATH or RPATH ($ORIGIN expanded), then
+// libDirs.
+func elfLibs(interp, p string) ([]string, error) {
+	libs := []string{interp}
+	queue := []string{p}
+	for len(queue) > 0 {
+		cur := queue[0]
+		queue = queue[1:]
+		f, err := elf.Open(cur)
+		if err != nil {
+			return nil, err
+		}
+		needed, _ := f.ImportedLibraries()
+		var dirs []string
+		for _, tag := range []elf.DynTag{elf.DT_RUNPATH, elf.DT_RPATH} {
+			paths, _ := f.DynString(tag)
+			for _, rp := range paths {
+				for _, d := range strings.Split(rp, ":") {
+					dirs = append(dirs, strings.ReplaceAll(d, "$ORIGIN", filepath.Dir(cur)))
+				}
+			}
+		}
+		f.Close()
+		for _, n := range needed {
+			found := ""
+			for _, d := range append(dirs, libDirs...) {
+				if c := filepath.Join(d, n); exists(c) {
+					found = c
+					break
+				}
+			}
+			if found == "" {
+				return nil, fmt.Errorf("%s needs %s, found in none of %s", cur, n, strings.Join(append(dirs, libDirs...), " "))
+			}
+			if !slices.Contains(libs, found) {
+				libs = append(libs, found)
+				queue = append(queue, found)
+			}
+		}
+	}
+	return libs, nil
 }
 
 // parseLdd reads ldd's output: "libc.so.6 => /lib/.../libc.so.6 (0x...)"
@@ -301,4 +357,23 @@ func moduleDepends(p string) []string {
 
 func charDev(name string, perm, major, minor uint64) cpio.Record {
 	return cpio.CharDev(name, perm, major, minor)
+}
+
+// treeRoot is what of the host's files the guest gets around the working
+// directory: the whole module (the nearest directory above with a go.mod),
+// since tests read files of other packages (../../README.md); else the
+// working directory alone; "" for the root directory.
+func treeRoot(cwd string) string {
+	for d := cwd; ; d = filepath.Dir(d) {
+		if exists(filepath.Join(d, "go.mod")) && d != "/" {
+			return d
+		}
+		if d == filepath.Dir(d) {
+			break
+		}
+	}
+	if cwd == "/" {
+		return ""
+	}
+	return cwd
 }

@@ -7,8 +7,10 @@
 //
 // The guest's root is an initramfs made for the run (a newc cpio written
 // with u-root's pkg/cpio): the test binary at its host path with its ELF
-// loader and libraries, the package directory go test runs it in, the
-// host's redis-server, redis-benchmark and ip with their libraries, the
+// loader and libraries, the module around the package directory go test
+// runs it in (tests read ../../README.md; .git is left out), the
+// host's redis-server, redis-benchmark, ip, and the sh, awk, sleep, cat,
+// true and false of tests' scripts, with their libraries, the
 // modules of -modules (veth) when the image has a modules tree beside it
 // (Debian's DIR/boot/vmlinuz-V and DIR/lib/modules/V), and vmexec itself
 // as /init. As PID 1 it mounts proc, sysfs, devtmpfs, tmpfs on /tmp, /run
@@ -36,6 +38,9 @@
 // the run goes to TCG (-accel tcg,thread=multi -cpu max) with a warning
 // on stderr and in the fingerprint; the verdict is cached per image hash
 // in the user cache directory. Under TCG, timings measure emulation.
+// With -pvh auto the vmlinux inside the image is extracted once (cached)
+// and booted through its PVH entry when it has one (CONFIG_PVH): no
+// real-mode setup or decompressor, seconds less per boot under TCG.
 // With -pin auto each vCPU thread is pinned to a CPU vmexec may use, when
 // there are as many; the fingerprint says which, or why not.
 //
@@ -127,5 +132,7 @@ type host struct {
 	log      io.Writer // the console log
 	logPath  string
 	keepLog  bool
+	accel    string // of the boot under way
+	image    string // what QEMU boots: -kernel, or its vmlinux (PVH)
 	bootTime time.Duration
 }

@@ -24,7 +24,13 @@ func run(cfg *config) (*exitStatus, syscall.Signal, error) {
 	if err := checkImage(cfg.kernel); err != nil {
 		return nil, 0, err
 	}
-	if c := configFor(cfg.kernel); c != "" {
+	// A link such as /vmlinuz names the image; its config and modules
+	// sit beside the file it points to.
+	real, err := filepath.EvalSymlinks(cfg.kernel)
+	if err != nil {
+		return nil, 0, fmt.Errorf("-kernel: %v", err)
+	}
+	if c := configFor(real); c != "" {
 		wanted, err := checkConfig(c)
 		if err != nil {
 			return nil, 0, err
@@ -66,6 +72,22 @@ func run(cfg *config) (*exitStatus, syscall.Signal, error) {
 	if err != nil {
 		return nil, 0, err
 	}
+	h.image = cfg.kernel
+	entry := "the bzImage's (-pvh off)"
+	if cfg.pvh == "auto" {
+		dir := tmp
+		if c, err := os.UserCacheDir(); err == nil {
+			dir = filepath.Join(c, "kbench", "vmexec")
+		}
+		if p, err := pvhKernel(real, dir); err == nil {
+			h.image = p
+			entry = "PVH, of the vmlinux inside the image"
+			fmt.Fprintf(h.log, "=== vmexec: booting %s, the vmlinux of %s, through its PVH entry\n", p, cfg.kernel)
+		} else {
+			entry = "the bzImage's (no PVH vmlinux: " + err.Error() + ")"
+		}
+	}
+	facts = append(facts, "vm.entry: "+entry)
 	if err := h.makeInitramfs(facts); err != nil {
 		return nil, 0, err
 	}
@@ -90,7 +112,7 @@ func run(cfg *config) (*exitStatus, syscall.Signal, error) {
 }
 
 func tcgFact(reason string) string {
-	return "vm.accel: tcg (" + reason + "; TCG measures emulation, not hardware)"
+	return "vm.accel: tcg (" + reason + "; TCG measures emulation, not hardware), -cpu max"
 }
 
 // chooseAccel decides the accelerator: probe says the first boot is a
@@ -111,13 +133,14 @@ func (h *host) chooseAccel() (accel, fact string, probe bool) {
 	}
 	switch v := h.verdict(); {
 	case v == "kvm":
-		return "kvm", "vm.accel: kvm (-accel auto: KVM booted this image before), -cpu host", false
+		return "kvm", "vm.accel: kvm (-accel auto), -cpu host", false
 	case strings.HasPrefix(v, "tcg: "):
-		reason := strings.TrimPrefix(v, "tcg: ") + ", cached in " + h.verdictPath()
-		fmt.Fprintf(os.Stderr, "vmexec: warning: %s; using TCG: timings measure emulation, not hardware\n", reason)
+		// The same fact as the probing run's, so that runs compare.
+		reason := strings.TrimPrefix(v, "tcg: ")
+		fmt.Fprintf(os.Stderr, "vmexec: warning: %s (cached in %s); using TCG: timings measure emulation, not hardware\n", reason, h.verdictPath())
 		return "tcg", tcgFact(reason), false
 	}
-	return "kvm", "vm.accel: kvm (-accel auto: this boot's probe), -cpu host", true
+	return "kvm", "vm.accel: kvm (-accel auto), -cpu host", true
 }
 
 // verdictPath is where -accel auto remembers whether KVM boots an image
@@ -199,8 +222,10 @@ func hostCPU() string {
 	return "(missing)"
 }
 
-// guestTools are host programs the suite starts, copied in when present.
-var guestTools = []string{"redis-server", "redis-benchmark", "ip"}
+// guestTools are host programs the suite and its tests start, copied in
+// when present: the servers, iproute2's ip (netbench's namespaces), and
+// the shell and tools of the tests' scripts (#!/bin/sh, awk, sleep).
+var guestTools = []string{"redis-server", "redis-benchmark", "ip", "sh", "awk", "sleep", "cat", "true", "false"}
 
 // passEnv says which of vmexec's environment variables the binary gets.
 func passEnv(kv string) bool {
@@ -289,8 +314,8 @@ func (h *host) makeInitramfs(facts []string) error {
 	if err := ir.executable(bin); err != nil {
 		return err
 	}
-	if spec.Dir != "/" {
-		if err := ir.tree(spec.Dir); err != nil {
+	if root := treeRoot(spec.Dir); root != "" {
+		if err := ir.tree(root); err != nil {
 			return err
 		}
 	}
@@ -299,15 +324,24 @@ func (h *host) makeInitramfs(facts []string) error {
 		tools = append(tools, s)
 	}
 	for _, t := range tools {
+		paths := []string{}
 		if p, err := exec.LookPath(t); err == nil {
 			if p, err = filepath.Abs(p); err == nil {
-				if err := ir.executable(p); err != nil {
-					return err
-				}
+				paths = append(paths, p)
+			}
+		}
+		// Scripts name /bin/sh, which usrmerge makes a link to /usr/bin.
+		if !strings.Contains(t, "/") && exists("/bin/"+t) {
+			paths = append(paths, "/bin/"+t)
+		}
+		for _, p := range paths {
+			if err := ir.executable(p); err != nil {
+				return fmt.Errorf("copying %s into the guest: %w", p, err)
 			}
 		}
 	}
-	if dir, release := modulesFor(h.cfg.kernel); dir != "" && len(h.cfg.modules) > 0 {
+	real, _ := filepath.EvalSymlinks(h.cfg.kernel)
+	if dir, release := modulesFor(real); dir != "" && len(h.cfg.modules) > 0 {
 		mods, err := findModules(dir, h.cfg.modules)
 		if err != nil {
 			return fmt.Errorf("-modules: %w", err)

@@ -40,7 +40,7 @@ func (h *host) qemuArgs(accel string) []string {
 	a := []string{
 		"-nodefaults", "-no-user-config", "-display", "none", "-no-reboot",
 		"-smp", strconv.Itoa(h.cfg.smp), "-m", h.cfg.memory,
-		"-kernel", h.cfg.kernel, "-initrd", h.initrd, "-append", h.cmdline(),
+		"-kernel", h.image, "-initrd", h.initrd, "-append", h.cmdline(),
 		"-chardev", "file,id=con,path=/proc/self/fd/3", "-serial", "chardev:con",
 		"-chardev", "pipe,id=data,path=" + filepath.Join(h.tmp, "data"), "-serial", "chardev:data",
 		"-qmp", "unix:" + h.qmpPath() + ",server=on,wait=off",
@@ -56,6 +56,7 @@ func (h *host) qmpPath() string { return filepath.Join(h.tmp, "qmp.sock") }
 // boot runs the guest once. With probe, it gives up early (probeFailed)
 // when the kernel shows no sign of life within -kvm-probe.
 func (h *host) boot(accel string, probe bool, accelFact string) bootResult {
+	h.accel = accel
 	data := filepath.Join(h.tmp, "data")
 	var in, out *os.File
 	for _, p := range []string{data + ".in", data + ".out"} {
@@ -108,9 +109,13 @@ func (h *host) boot(accel string, probe bool, accelFact string) bootResult {
 
 	con := newConsole()
 	go con.scan(conR, h.log)
-	frames := make(chan hostFrame, 16)
-	readerDone := make(chan error, 1)
-	go func() { readerDone <- h.readGuest(out, frames) }()
+	frames := make(chan hostFrame, 64)
+	readerDone := make(chan struct{})
+	var readerErr error
+	go func(done chan struct{}) {
+		readerErr = h.readGuest(out, frames)
+		close(done)
+	}(readerDone)
 	fw := &frameWriter{w: in}
 
 	sigs := make(chan os.Signal, 4)
@@ -153,7 +158,12 @@ func (h *host) boot(accel string, probe bool, accelFact string) bootResult {
 				probe = false
 				bootTimer.Stop()
 				h.bootTime = time.Since(started)
-				facts := append([]string{accelFact}, "vm.boot: init ran "+h.bootTime.Round(time.Millisecond).String()+" after QEMU started")
+				boot := "vm.boot: init ran " + h.bootTime.Round(time.Millisecond).String() + " after QEMU started"
+				if t := con.firstLine(); !t.IsZero() {
+					boot += " (the kernel's first console line at " + t.Sub(started).Round(time.Millisecond).String() + ")"
+				}
+				fmt.Fprintf(h.log, "\n=== %s\n", boot)
+				facts := append([]string{accelFact}, boot)
 				facts = append(facts, "vm.pinning: "+h.pin(cmd.Process.Pid))
 				payload, _ := json.Marshal(facts)
 				if err := fw.write(frameStart, payload); err != nil {
@@ -167,6 +177,13 @@ func (h *host) boot(accel string, probe bool, accelFact string) bootResult {
 				t := time.NewTimer(15 * time.Second)
 				defer t.Stop()
 				afterExit = t.C
+			}
+		case <-readerDone:
+			// Only a corrupt stream ends the reader while QEMU runs.
+			readerDone = nil
+			if status == nil && !errors.Is(readerErr, os.ErrDeadlineExceeded) {
+				kill()
+				return fail("reading the guest's data port: %v", readerErr)
 			}
 		case <-afterExit:
 			// The guest did not power off (no ACPI?): its work is done.
@@ -276,9 +293,11 @@ func lastLine(s string) string {
 
 // finishRead lets the frame reader take what is left in the FIFO, then
 // stops it.
-func (h *host) finishRead(out *os.File, readerDone <-chan error) {
+func (h *host) finishRead(out *os.File, readerDone <-chan struct{}) {
 	out.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
-	<-readerDone
+	if readerDone != nil {
+		<-readerDone
+	}
 }
 
 // readGuest copies the binary's output to vmexec's stdout and stderr as
@@ -310,6 +329,8 @@ func (h *host) bootError(what string, con *console, qemuErr *bytes.Buffer) error
 	tail := con.tail()
 	if msgs := con.initMessages(); len(msgs) > 0 {
 		b.WriteString("\nthe guest's init said: " + strings.Join(msgs, "; "))
+	} else if len(tail) == 0 && h.accel == "kvm" {
+		b.WriteString("\nlikely cause: KVM does not run this kernel on this host (nested and PVM hosts hang in the decompressor); try -accel auto or -accel tcg")
 	} else if hn := hint(tail); hn != "" {
 		b.WriteString("\nlikely cause: " + hn)
 	}
