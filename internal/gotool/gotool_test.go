@@ -30,6 +30,12 @@ func TestGoSkipsWithoutModule(t *testing.T) {
 		t.Skip("the temporary directory is inside a module")
 	}
 	t.Chdir(dir)
+	// A go command to find, so that what is missing is the module only.
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "go"), []byte("#!/bin/sh\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin)
 	if root, err := ModuleRoot(); err == nil {
 		t.Fatalf("ModuleRoot in %s = %s, want none", dir, root)
 	}

@@ -24,7 +24,7 @@ const SlowExitAfter = 10 * time.Second
 
 // The wait's clockwork, shortened in tests: the first look at a thread
 // still alive after its function returned, and the least time between two
-// looks for it to be found parked (see parked).
+// looks for it to be found kept (see keptWatch).
 var (
 	slowExitAfter = SlowExitAfter
 	firstLook     = time.Second
@@ -36,14 +36,16 @@ var (
 var alive = tgkillAlive
 
 // waitExit waits until thread tid no longer exists, for as long as that
-// takes. A non-leader thread is released (its task unhashed, then its
-// seccomp filters put) as it exits, after which tgkill with signal 0
-// fails with ESRCH, much as waitpid returns once a forked child is gone.
+// takes. A non-leader thread is released (its task unhashed) as it
+// exits, after which tgkill with signal 0 fails with ESRCH, much as
+// waitpid returns once a forked child is gone. (Its seccomp filters are
+// put after that on Linux 6.1, in do_exit before it on later kernels.)
 // The wait yields the CPU (sched_yield) rather than spinning in Go, so
-// that an exiting thread on the same CPU can finish (1000 times, for at
-// most 1 ms, since on a busy machine a yield can last long), then sleeps, 50 µs at
-// first and longer as the wait grows (at most 1/64 of the time waited, up
-// to 10 ms), so that a slow death is not slowed further by the waiter.
+// that an exiting thread on the same CPU can finish: 1000 times, for at
+// most 1 ms, since on a busy machine one yield can last long. Then it
+// sleeps, 50 µs at first and longer as the wait grows (at most 1/64 of
+// the time waited, up to 10 ms), so that the waiter does not slow a slow
+// death further.
 //
 // No wall-clock limit fails the wait: a kernel whose exit path is slow
 // (see seccompbench's package doc for one) is measured, not failed, and
@@ -109,17 +111,18 @@ const pfExiting = 0x4
 // taskState is one look at a thread in /proc/self/task/<tid>.
 type taskState struct {
 	at       time.Time
-	err      error  // reading stat failed (gone, or no /proc)
-	state    string // stat's state letter
-	flags    uint64 // stat's task flags
-	wchan    string // where it sleeps, if the kernel says
-	stack    string // its kernel stack, innermost first, if readable (root)
-	switches int64  // voluntary plus involuntary context switches; -1 if unknown
+	err      error         // reading stat failed (gone, or no /proc)
+	state    string        // stat's state letter
+	flags    uint64        // stat's task flags
+	wchan    string        // where it sleeps, if the kernel says
+	stack    string        // its kernel stack, innermost first, if readable (root)
+	switches int64         // voluntary plus involuntary context switches; -1 if unknown
+	queued   time.Duration // time spent runnable, waiting for a CPU (schedstat); -1 if unknown
 }
 
 func readTaskState(tid int) *taskState {
 	dir := fmt.Sprintf("/proc/self/task/%d/", tid)
-	st := &taskState{at: time.Now(), switches: -1}
+	st := &taskState{at: time.Now(), switches: -1, queued: -1}
 	b, err := os.ReadFile(dir + "stat")
 	if err != nil {
 		st.err = err
@@ -137,6 +140,14 @@ func readTaskState(tid int) *taskState {
 			}
 		}
 		st.stack = strings.Join(frames, " < ")
+	}
+	// schedstat: time on a CPU, time waiting on a run queue (ns), slices.
+	if b, err := os.ReadFile(dir + "schedstat"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 3 {
+			if ns, err := strconv.ParseInt(f[1], 10, 64); err == nil {
+				st.queued = time.Duration(ns)
+			}
+		}
 	}
 	if s, err := procstatus.Read(dir + "status"); err == nil {
 		v, err1 := s.Int("voluntary_ctxt_switches")
@@ -225,6 +236,9 @@ func (s *taskState) String() string {
 	}
 	if s.wchan != "" && s.wchan != "0" {
 		fmt.Fprintf(&b, ", wchan %s", s.wchan)
+	}
+	if s.queued >= 0 {
+		fmt.Fprintf(&b, ", %v waiting for a CPU in its life", s.queued.Round(time.Millisecond))
 	}
 	if s.stack != "" {
 		fmt.Fprintf(&b, ", kernel stack %s", s.stack)
