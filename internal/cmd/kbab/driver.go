@@ -251,6 +251,9 @@ func (d *driver) boot(i int, sig <-chan os.Signal) (int, error) {
 	k := d.kernelOf(s)
 	base := filepath.Join(d.cfg.out, "boots", fmt.Sprintf("%02d-%s", i+1, s))
 	outPath, logPath := base+".txt", base+".log"
+	if err := keepEarlierTry(base); err != nil {
+		return exitUsage, err
+	}
 	out, err := os.Create(outPath)
 	if err != nil {
 		return exitUsage, err
@@ -322,6 +325,26 @@ func (d *driver) boot(i int, sig <-chan os.Signal) (int, error) {
 		return exitUsage, err
 	}
 	return 0, nil
+}
+
+// keepEarlierTry renames the files of a failed or interrupted earlier
+// try of a boot to base.tryN.txt and .log, so a retry keeps them.
+func keepEarlierTry(base string) error {
+	if _, err := os.Stat(base + ".txt"); err != nil {
+		return nil
+	}
+	for n := 1; ; n++ {
+		try := fmt.Sprintf("%s.try%d", base, n)
+		if _, err := os.Stat(try + ".txt"); err == nil {
+			continue
+		}
+		for _, ext := range []string{".txt", ".log"} {
+			if err := os.Rename(base+ext, try+ext); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
+		}
+		return nil
+	}
 }
 
 // stop interrupts the process group of a boot's go test as Ctrl-C would

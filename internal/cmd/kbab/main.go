@@ -49,8 +49,8 @@
 // Ctrl-C (or SIGTERM) interrupts the running boot's go test and its VM,
 // keeps the finished boots and exits 130. A failed boot (go test exited
 // non-zero, or no fresh boot id) stops the run with exit status 3: its
-// files stay in boots/, A.txt and B.txt keep only finished boots, and a
-// rerun retries it. Why stop rather than record and go on: kbcompare
+// files stay in boots/ (a retry renames them NN-A.try1.txt, ...), A.txt
+// and B.txt keep only finished boots, and a rerun retries it. Why stop rather than record and go on: kbcompare
 // never calls a comparison with a failure in it "nothing worse", so the
 // remaining boots (minutes to hours) cannot change the answer, and a
 // failure is the thing to read first; a row a kernel fails is itself the

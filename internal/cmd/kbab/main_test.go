@@ -254,6 +254,9 @@ func TestFailedBootStopsAndRerunRetries(t *testing.T) {
 	if strings.Contains(stderr, "boot 2 of 6: B (") {
 		t.Errorf("resume reran a finished boot:\n%s", stderr)
 	}
+	if b, _ := os.ReadFile(filepath.Join(f.out, "boots", "03-B.try1.txt")); !strings.Contains(string(b), "--- FAIL") {
+		t.Errorf("the retry did not keep the failed try's output as 03-B.try1.txt: %q", b)
+	}
 	if n := len(f.calls()); n != 7 {
 		t.Errorf("%d vmexec calls, want 7 (2 finished, 1 failed, 4 resumed)", n)
 	}
