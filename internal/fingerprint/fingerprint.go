@@ -68,7 +68,35 @@ func Collect(root string) []Field {
 		Field{"thp.defrag", r.selected("sys/kernel/mm/transparent_hugepage/defrag")},
 		Field{"go.version", runtime.Version()},
 	)
+	fields = append(fields, r.vm()...)
 	return append(fields, Process()...)
+}
+
+// VMFile is where a VM wrapper (vmexec) leaves what only the host knows
+// about the guest a binary runs in: accelerator, vCPUs, memory, the
+// engine's version, the host's kernel, vCPU pinning. Each line is
+// "vm.KEY: VALUE"; the file is absent on bare metal.
+const VMFile = "etc/kbench/vm"
+
+// vm returns the VMFile's lines below root, in order; none where the file
+// is absent. Lines whose key does not start with "vm." are ignored, so the
+// file cannot shadow the guest's own fields.
+func (r reader) vm() []Field {
+	s, err := r.read(VMFile)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return []Field{{"vm", missing(err)}}
+	}
+	var fields []Field
+	for _, l := range strings.Split(s, "\n") {
+		key, val, ok := strings.Cut(l, ": ")
+		if ok && strings.HasPrefix(key, "vm.") && !strings.ContainsAny(key, " \t") {
+			fields = append(fields, Field{key, val})
+		}
+	}
+	return fields
 }
 
 // Process records the test binary's own settings that change results:

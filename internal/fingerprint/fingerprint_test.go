@@ -160,3 +160,29 @@ func TestFormatCPUList(t *testing.T) {
 		}
 	}
 }
+
+func TestCollectVM(t *testing.T) {
+	fields := Collect("testdata/vm")
+	var vm []string
+	for _, f := range fields {
+		if strings.HasPrefix(f.Key, "vm") {
+			vm = append(vm, f.Key+": "+f.Value)
+		}
+	}
+	want := []string{
+		"vm.accel: tcg (KVM did not boot this kernel)",
+		"vm.vcpus: 2",
+		"vm.pinning: not pinned (2 vCPUs, 1 host CPU allowed)",
+	}
+	if strings.Join(vm, "\n") != strings.Join(want, "\n") {
+		t.Errorf("vm fields:\n%s\nwant:\n%s", strings.Join(vm, "\n"), strings.Join(want, "\n"))
+	}
+	if v, _ := lookup(fields, "kernel.release"); v != "(missing)" {
+		t.Errorf("the VM file shadowed kernel.release: %q", v)
+	}
+	for _, f := range Collect("testdata/machine") {
+		if strings.HasPrefix(f.Key, "vm") {
+			t.Errorf("bare-metal fixture got a VM field %s: %s", f.Key, f.Value)
+		}
+	}
+}

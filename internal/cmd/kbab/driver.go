@@ -1,0 +1,442 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/kbench/kbench/internal/fingerprint"
+)
+
+// interruptGrace is how long a boot's go test and VM get to stop after
+// SIGINT before they are killed.
+var interruptGrace = 10 * time.Second
+
+// driver holds one invocation's open run directory.
+type driver struct {
+	cfg               *config
+	st                *state
+	statePath         string
+	vmexec, kbcompare string
+	lock              *os.File
+	stderr            io.Writer
+	start             time.Time
+	interruptGrace    time.Duration // between SIGINT and SIGKILL of a boot's go test
+}
+
+func prepare(c *config, stderr io.Writer) (*driver, error) {
+	now, err := newSettings(c)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Join(c.out, "boots"), 0o777); err != nil {
+		return nil, fmt.Errorf("-out: %v", err)
+	}
+	d := &driver{cfg: c, statePath: filepath.Join(c.out, "kbab.json"), stderr: stderr, start: time.Now()}
+	d.lock, err = os.OpenFile(filepath.Join(c.out, "kbab.lock"), os.O_CREATE|os.O_RDWR, 0o666)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(d.lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		d.lock.Close()
+		return nil, fmt.Errorf("-out %s: another kbab is running in it (%v)", c.out, err)
+	}
+	if err := d.tools(); err != nil {
+		d.close()
+		return nil, err
+	}
+	if err := d.open(now); err != nil {
+		d.close()
+		return nil, err
+	}
+	return d, nil
+}
+
+func (d *driver) close() { d.lock.Close() }
+
+// open starts a new run or resumes the one in -out.
+func (d *driver) open(now settings) error {
+	old, err := readState(d.statePath)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		for _, s := range []string{"A", "B"} {
+			p := d.result(s)
+			if fi, err := os.Stat(p); err == nil && fi.Size() > 0 {
+				return fmt.Errorf("-out %s: %s exists without kbab.json, kbab would append to results it did not write; use a new directory", d.cfg.out, p)
+			}
+		}
+		d.st = &state{Settings: now, Size: map[string]int64{"A": 0, "B": 0}}
+		for _, s := range []string{"A", "B"} {
+			if err := os.WriteFile(d.result(s), nil, 0o666); err != nil {
+				return err
+			}
+		}
+		return d.st.write(d.statePath)
+	case err != nil:
+		return err
+	}
+	if diff := differences(old.Settings, now); len(diff) > 0 {
+		return fmt.Errorf("-out %s holds a run with other settings; use a new directory, or the same settings to resume:\n\t%s",
+			d.cfg.out, strings.Join(diff, "\n\t"))
+	}
+	d.st = old
+	for _, s := range []string{"A", "B"} {
+		p := d.result(s)
+		fi, err := os.Stat(p)
+		if err != nil {
+			return err
+		}
+		switch want := old.Size[s]; {
+		case fi.Size() < want:
+			return fmt.Errorf("%s has %d bytes, less than the %d its %d finished boots wrote: it was changed outside kbab; use a new directory",
+				p, fi.Size(), want, d.doneOf(s))
+		case fi.Size() > want:
+			fmt.Fprintf(d.stderr, "kbab: %s: cutting %d bytes past its last finished boot (an append that was cut short)\n", p, fi.Size()-want)
+			if err := os.Truncate(p, want); err != nil {
+				return err
+			}
+		}
+	}
+	if len(d.st.Done) > 0 {
+		fmt.Fprintf(d.stderr, "kbab: resuming %s: %d of %d boots finished\n", d.cfg.out, len(d.st.Done), 2*d.st.Settings.Boots)
+	}
+	return nil
+}
+
+func (d *driver) result(side string) string { return filepath.Join(d.cfg.out, side+".txt") }
+
+func (d *driver) doneOf(side string) int {
+	n := 0
+	for _, b := range d.st.Done {
+		if b.Side == side {
+			n++
+		}
+	}
+	return n
+}
+
+// tools finds vmexec and kbcompare: the paths given, else go build of
+// the module's commands into -out/bin.
+func (d *driver) tools() error {
+	var build []string
+	for _, t := range []struct {
+		name string
+		flag string
+		to   *string
+	}{{"vmexec", d.cfg.vmexec, &d.vmexec}, {"kbcompare", d.cfg.kbcompare, &d.kbcompare}} {
+		if t.flag != "" {
+			p, err := exec.LookPath(t.flag)
+			if err != nil {
+				return fmt.Errorf("-%s %s: %v", t.name, t.flag, err)
+			}
+			if *t.to, err = filepath.Abs(p); err != nil {
+				return err
+			}
+			continue
+		}
+		build = append(build, "github.com/kbench/kbench/internal/cmd/"+t.name)
+		bin, err := filepath.Abs(filepath.Join(d.cfg.out, "bin", t.name))
+		if err != nil {
+			return err
+		}
+		*t.to = bin
+	}
+	if len(build) == 0 {
+		return nil
+	}
+	bin, _ := filepath.Abs(filepath.Join(d.cfg.out, "bin"))
+	cmd := exec.Command("go", append([]string{"build", "-o", bin + "/"}, build...)...)
+	// Static: vmexec is also the guest's init.
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	cmd.Stdout, cmd.Stderr = d.stderr, d.stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("go build %s: %v (kbab builds them from the kbench module, so run it inside the module, or give -vmexec and -kbcompare)",
+			strings.Join(build, " "), err)
+	}
+	return nil
+}
+
+// execCmd is go test's -exec value for kernel k.
+func (d *driver) execCmd(k kernel) string {
+	s := d.st.Settings
+	f := []string{quote(d.vmexec), "-kernel", quote(k.Image)}
+	if k.Append != "" {
+		f = append(f, "-append", quote(k.Append))
+	}
+	for _, o := range []struct{ name, v string }{{"-smp", s.SMP}, {"-memory", s.Memory}, {"-accel", s.Accel}} {
+		if o.v != "" {
+			f = append(f, o.name, quote(o.v))
+		}
+	}
+	return strings.Join(f, " ")
+}
+
+func (d *driver) kernelOf(side string) kernel {
+	if side == "A" {
+		return d.st.Settings.A
+	}
+	return d.st.Settings.B
+}
+
+func describe(k kernel) string {
+	s := filepath.Base(k.Image)
+	if k.Append != "" {
+		s += " " + k.Append
+	}
+	return s
+}
+
+// runAll runs the boots not yet finished, then kbcompare.
+func (d *driver) runAll(stdout io.Writer, sig <-chan os.Signal) int {
+	total := 2 * d.st.Settings.Boots
+	for i := len(d.st.Done); i < total; i++ {
+		s := side(i)
+		select {
+		case got := <-sig:
+			fmt.Fprintf(d.stderr, "kbab: %v before boot %d of %d; %s keeps the %d finished boots; rerun the same command to resume\n",
+				got, i+1, total, d.cfg.out, len(d.st.Done))
+			return exitInterrupted
+		default:
+		}
+		fmt.Fprintf(d.stderr, "kbab: boot %d of %d: %s (%s); elapsed %s%s\n",
+			i+1, total, s, describe(d.kernelOf(s)), d.elapsed(), d.left(total-i))
+		code, err := d.boot(i, sig)
+		if err != nil {
+			fmt.Fprintf(d.stderr, "kbab: %v\n", err)
+			if code == exitInterrupted {
+				fmt.Fprintf(d.stderr, "kbab: %s keeps the %d finished boots; rerun the same command to resume\n", d.cfg.out, len(d.st.Done))
+			} else {
+				fmt.Fprintf(d.stderr, "kbab: A.txt and B.txt keep the %d finished boots; rerun the same command to retry boot %d\n", len(d.st.Done), i+1)
+			}
+			return code
+		}
+		last := d.st.Done[len(d.st.Done)-1]
+		fmt.Fprintf(d.stderr, "kbab: boot %d of %d: %s finished in %s; elapsed %s%s\n",
+			i+1, total, s, round(time.Duration(last.Seconds*float64(time.Second))), d.elapsed(), d.left(total-i-1))
+	}
+	return d.compare(stdout)
+}
+
+func (d *driver) elapsed() string { return round(time.Since(d.start)).String() }
+
+// left estimates the time the remaining boots take from the finished ones.
+func (d *driver) left(remaining int) string {
+	if remaining == 0 {
+		return ", done"
+	}
+	if len(d.st.Done) == 0 {
+		return ""
+	}
+	var sum float64
+	for _, b := range d.st.Done {
+		sum += b.Seconds
+	}
+	mean := sum / float64(len(d.st.Done))
+	return fmt.Sprintf(", about %s left", round(time.Duration(mean*float64(remaining)*float64(time.Second))))
+}
+
+func round(t time.Duration) time.Duration { return t.Round(time.Second) }
+
+// boot runs boot i (0-based) and records it, or returns why it did not
+// finish and kbab's exit status for that.
+func (d *driver) boot(i int, sig <-chan os.Signal) (int, error) {
+	s := side(i)
+	k := d.kernelOf(s)
+	base := filepath.Join(d.cfg.out, "boots", fmt.Sprintf("%02d-%s", i+1, s))
+	outPath, logPath := base+".txt", base+".log"
+	if err := keepEarlierTry(base); err != nil {
+		return exitUsage, err
+	}
+	out, err := os.Create(outPath)
+	if err != nil {
+		return exitUsage, err
+	}
+	defer out.Close()
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return exitUsage, err
+	}
+	defer logf.Close()
+
+	args := []string{"test", "-exec", d.execCmd(k)}
+	for _, f := range []string{"count", "p"} {
+		if !sets(d.st.Settings.GoTest, f) {
+			args = append(args, "-"+f+"=1")
+		}
+	}
+	args = append(args, d.st.Settings.GoTest...)
+	cmd := exec.Command("go", args...)
+	cmd.Dir = d.st.Settings.Dir
+	cmd.Stdout = out
+	cmd.Stderr = io.MultiWriter(logf, d.stderr)
+	// Its own process group, so the group (go test, vmexec, QEMU) can be
+	// signalled as one; it dies with kbab.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	fmt.Fprintf(logf, "kbab: go %s\n", strings.Join(quoteAll(args), " "))
+	began := time.Now()
+	if err := cmd.Start(); err != nil {
+		return exitUsage, fmt.Errorf("boot %d: go test: %v", i+1, err)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	var werr error
+	select {
+	case werr = <-waited:
+	case got := <-sig:
+		d.stop(cmd.Process.Pid, waited)
+		return exitInterrupted, fmt.Errorf("boot %d of %d (%s): %v: stopped its go test and VM", i+1, 2*d.st.Settings.Boots, s, got)
+	}
+	took := time.Since(began)
+	if werr != nil {
+		return exitBootFailed, fmt.Errorf("boot %d of %d (%s, %s) failed: go test: %v; its output is in %s and %s",
+			i+1, 2*d.st.Settings.Boots, s, describe(k), werr, outPath, logPath)
+	}
+	if err := out.Sync(); err != nil {
+		return exitUsage, err
+	}
+	ids, err := bootIDs(outPath)
+	if err != nil {
+		return exitUsage, err
+	}
+	if len(ids) == 0 {
+		return exitBootFailed, fmt.Errorf("boot %d of %d (%s) failed: %s has no %q line, so kbcompare cannot tell boots apart (run benchmark packages: their TestMain prints it)",
+			i+1, 2*d.st.Settings.Boots, s, outPath, bootKey)
+	}
+	for _, id := range ids {
+		if d.st.seen(id) {
+			return exitBootFailed, fmt.Errorf("boot %d of %d (%s) failed: %s has boot id %s, which an earlier boot printed: not a fresh boot (a cached go test result, or an -exec that does not boot?)",
+				i+1, 2*d.st.Settings.Boots, s, outPath, id)
+		}
+	}
+	size, err := appendFile(d.result(s), outPath)
+	if err != nil {
+		return exitUsage, err
+	}
+	d.st.Size[s] = size
+	d.st.Done = append(d.st.Done, done{Boot: i + 1, Side: s, Seconds: took.Seconds(), Finished: time.Now().UTC(), BootIDs: ids})
+	if err := d.st.write(d.statePath); err != nil {
+		return exitUsage, err
+	}
+	return 0, nil
+}
+
+// keepEarlierTry renames the files of a failed or interrupted earlier
+// try of a boot to base.tryN.txt and .log, so a retry keeps them.
+func keepEarlierTry(base string) error {
+	if _, err := os.Stat(base + ".txt"); err != nil {
+		return nil
+	}
+	for n := 1; ; n++ {
+		try := fmt.Sprintf("%s.try%d", base, n)
+		if _, err := os.Stat(try + ".txt"); err == nil {
+			continue
+		}
+		for _, ext := range []string{".txt", ".log"} {
+			if err := os.Rename(base+ext, try+ext); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// stop interrupts the process group of a boot's go test as Ctrl-C would
+// (vmexec stops its VM), then kills what is left after the grace time.
+func (d *driver) stop(pgid int, waited <-chan error) {
+	syscall.Kill(-pgid, syscall.SIGINT)
+	select {
+	case <-waited:
+	case <-time.After(interruptGrace):
+		fmt.Fprintf(d.stderr, "kbab: go test still running %s after SIGINT; killing it\n", interruptGrace)
+		syscall.Kill(-pgid, syscall.SIGKILL)
+		<-waited
+	}
+	// Whatever of the group outlived go test (it does not wait for all).
+	syscall.Kill(-pgid, syscall.SIGKILL)
+}
+
+// appendFile appends src to dst, syncs it and returns dst's new size.
+func appendFile(dst, src string) (int64, error) {
+	in, err := os.Open(src)
+	if err != nil {
+		return 0, err
+	}
+	defer in.Close()
+	f, err := os.OpenFile(dst, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := io.Copy(f, in); err != nil {
+		f.Close()
+		return 0, err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return 0, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return 0, err
+	}
+	return fi.Size(), f.Close()
+}
+
+func quoteAll(a []string) []string {
+	q := make([]string, len(a))
+	for i, s := range a {
+		q[i] = quote(s)
+	}
+	return q
+}
+
+// compare runs kbcompare on A.txt and B.txt; its report goes to stdout
+// and report.txt, its exit status is kbab's.
+func (d *driver) compare(stdout io.Writer) int {
+	report, err := os.Create(filepath.Join(d.cfg.out, "report.txt"))
+	if err != nil {
+		fmt.Fprintf(d.stderr, "kbab: %v\n", err)
+		return exitUsage
+	}
+	defer report.Close()
+	cmd := exec.Command(d.kbcompare, d.result("A"), d.result("B"))
+	cmd.Stdout = io.MultiWriter(stdout, report)
+	cmd.Stderr = d.stderr
+	err = cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee) && ee.Exited():
+		return ee.ExitCode()
+	default:
+		fmt.Fprintf(d.stderr, "kbab: kbcompare: %v\n", err)
+		return exitUsage
+	}
+}
+
+const bootKey = fingerprint.Prefix + "kernel.boot_id: "
+
+// bootIDs lists the distinct boot ids of a boot's output in order.
+func bootIDs(p string) ([]string, error) {
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if id, ok := strings.CutPrefix(l, bootKey); ok {
+			if id = strings.TrimSpace(id); !slices.Contains(ids, id) {
+				ids = append(ids, id)
+			}
+		}
+	}
+	return ids, nil
+}

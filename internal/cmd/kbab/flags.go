@@ -1,0 +1,143 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// config is the command line, checked.
+type config struct {
+	out                string
+	a, b               kernelFlags
+	boots              int
+	smp, memory, accel string // "" leaves vmexec's default
+	vmexec, kbcompare  string // "" builds them from the module
+	goTest             []string
+}
+
+type kernelFlags struct{ image, append string }
+
+var errHelp = errors.New("help requested")
+
+// memoryRE is QEMU's -m size: a number with an optional K, M, G or T
+// suffix (MiB without one).
+var memoryRE = regexp.MustCompile(`^[1-9][0-9]*[KMGT]?$`)
+
+func parseFlags(args []string, stderr io.Writer) (*config, error) {
+	c := &config{}
+	fs := flag.NewFlagSet("kbab", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.out, "out", "", "output `dir`ectory: A.txt, B.txt, boots/, report.txt and the resume state kbab.json")
+	fs.StringVar(&c.a.image, "a-kernel", "", "kernel A's `image` (bzImage or vmlinuz)")
+	fs.StringVar(&c.a.append, "a-append", "", "kernel A's extra `cmdline` arguments")
+	fs.StringVar(&c.b.image, "b-kernel", "", "kernel B's `image` (may be A's, with another -b-append)")
+	fs.StringVar(&c.b.append, "b-append", "", "kernel B's extra `cmdline` arguments")
+	fs.IntVar(&c.boots, "boots", 3, "boots of each kernel (kbcompare uses boots as samples from 3 a side)")
+	fs.StringVar(&c.smp, "smp", "", "vmexec -smp: guest `vCPUs` (unset: vmexec's default)")
+	fs.StringVar(&c.memory, "memory", "", "vmexec -memory: guest memory `size` such as 2G or 2048M (unset: vmexec's default)")
+	fs.StringVar(&c.accel, "accel", "", "vmexec -accel: auto, kvm or tcg (unset: vmexec's default)")
+	fs.StringVar(&c.vmexec, "vmexec", "", "prebuilt vmexec `path` (unset: go build from the module into -out/bin)")
+	fs.StringVar(&c.kbcompare, "kbcompare", "", "prebuilt kbcompare `path` (unset: go build from the module into -out/bin)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: kbab -out DIR -a-kernel IMAGE [-a-append ARGS] -b-kernel IMAGE [-b-append ARGS] [flags] -- PACKAGES [go test flags]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, errHelp
+		}
+		return nil, err // the flag package has printed what is wrong
+	}
+	c.goTest = fs.Args()
+	return c, c.check()
+}
+
+// check names the first bad option and what it accepts.
+func (c *config) check() error {
+	switch {
+	case c.out == "":
+		return errors.New("-out is required: the directory for A.txt, B.txt and the resume state")
+	case c.a.image == "":
+		return errors.New("-a-kernel is required: kernel A's image")
+	case c.b.image == "":
+		return errors.New("-b-kernel is required: kernel B's image (the same as -a-kernel for a cmdline A/B)")
+	case c.boots < 1:
+		return fmt.Errorf("-boots %d: want a number of boots of each kernel >= 1 (3 or more for boots as samples)", c.boots)
+	}
+	if c.smp != "" {
+		if n, err := strconv.Atoi(c.smp); err != nil || n < 1 {
+			return fmt.Errorf("-smp %q: want a number of vCPUs >= 1", c.smp)
+		}
+	}
+	if c.memory != "" && !memoryRE.MatchString(c.memory) {
+		return fmt.Errorf("-memory %q: want a size such as 2G, 2048M or 2048 (MiB)", c.memory)
+	}
+	switch c.accel {
+	case "", "auto", "kvm", "tcg":
+	default:
+		return fmt.Errorf("-accel %q: want auto, kvm or tcg", c.accel)
+	}
+	for _, k := range []struct {
+		name, v string
+	}{{"-a-kernel", c.a.image}, {"-b-kernel", c.b.image}, {"-a-append", c.a.append}, {"-b-append", c.b.append}} {
+		if strings.Contains(k.v, "'") && strings.Contains(k.v, `"`) {
+			return fmt.Errorf("%s %s: holds both ' and \", which go test -exec cannot quote", k.name, k.v)
+		}
+	}
+	if len(c.goTest) == 0 {
+		return errors.New("no packages: give go test's packages and flags after the options, e.g. -- ./seccompbench -run='^$' -bench=Load")
+	}
+	for _, a := range c.goTest {
+		if a == "-args" || a == "--args" {
+			break // the rest is the test binary's
+		}
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") {
+			continue
+		}
+		switch name {
+		case "exec":
+			return fmt.Errorf("go test flag %s: kbab sets -exec to vmexec; use -smp, -memory and -accel for the guest", a)
+		case "json":
+			return fmt.Errorf("go test flag %s: kbcompare reads go test's text output, not -json", a)
+		case "c", "i", "n":
+			return fmt.Errorf("go test flag %s: kbab needs go test to run the tests in each boot", a)
+		}
+	}
+	return nil
+}
+
+// sets reports whether the go test flags set flag (-count, -p)
+// themselves.
+func sets(goTest []string, flag string) bool {
+	for _, a := range goTest {
+		if a == "-args" || a == "--args" {
+			return false
+		}
+		if !strings.HasPrefix(a, "-") {
+			continue
+		}
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if name == flag || name == "test."+flag {
+			return true
+		}
+	}
+	return false
+}
+
+// quote makes s one field of go test's -exec, which splits on spaces and
+// takes '...' or "..." as one field (no escapes inside).
+func quote(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t\n\r'\"") {
+		return s
+	}
+	if !strings.Contains(s, "'") {
+		return "'" + s + "'"
+	}
+	return `"` + s + `"`
+}

@@ -1,0 +1,103 @@
+// Command kbab compares two kernels the way kbench's statistics need it:
+// it boots kernel A and kernel B N times each in QEMU guests, alternated,
+// runs the same go test command in every boot, appends each boot's output
+// to A.txt or B.txt, and ends with kbcompare's report of the two files and
+// its exit status. It is the README's boots procedure (three boots a
+// side, alternated) as one command on a machine nobody has to reboot.
+//
+//	go run ./internal/cmd/kbab -out DIR -a-kernel IMAGE [-a-append ARGS]
+//	    -b-kernel IMAGE [-b-append ARGS] [-boots 3] [-smp N] [-memory SIZE]
+//	    [-accel auto|kvm|tcg] [-vmexec PATH] [-kbcompare PATH]
+//	    -- PACKAGES [go test flags]
+//
+// A kernel is an image plus a cmdline: the same image with two cmdlines
+// (`-b-append mitigations=off`, `-b-append sysctl.net.core.bpf_jit_harden=2`)
+// is a valid A/B. Every boot is `go test -exec 'vmexec -kernel IMAGE
+// -append ARGS ...' -count=1 -p=1 ARGS...`, run in the directory kbab runs in;
+// -smp, -memory and -accel go to vmexec as given (unset: vmexec's
+// defaults). vmexec boots one VM per test binary, so a boot of kbab is one
+// VM boot per package; kbcompare tells boots apart by the guests'
+// kernel.boot_id fingerprint lines, which each benchmark package prints,
+// so every row has N boots a side. -count=1 is added unless the flags set
+// -count, so go test never replays a cached result as a boot (a boot whose
+// output has no boot id, or one an earlier boot had, fails), and -p=1
+// unless they set -p, so one VM runs at a time and no two packages'
+// guests share the host's CPUs.
+//
+// Order: ABBA (A B B A A B ...), not A B A B. Strict alternation always
+// runs A first in each pair, so anything that drifts over the run (a
+// machine warming up, a neighbour's load, a filling page cache) leans on
+// one side; in ABBA each kernel holds the early and the late place of
+// every four boots alike, which cancels a linear drift, and each kernel
+// still never runs twice in a row more than once per pair.
+//
+// Tools: vmexec and kbcompare are built with `CGO_ENABLED=0 go build` from
+// this module into DIR/bin at every start (the Go build cache makes that
+// quick; static, because vmexec is also the guest's init), so
+// kbab must run inside the kbench module; -vmexec and -kbcompare take
+// prebuilt ones instead.
+//
+// Files in DIR: A.txt and B.txt (the finished boots, appended one whole
+// boot at a time), boots/NN-A.txt and boots/NN-A.log (boot NN's go test
+// stdout and stderr), report.txt (kbcompare's report) and kbab.json, the
+// settings and finished boots. Rerunning with the same -out resumes after
+// the last finished boot; kbab refuses when any setting differs (images
+// are compared by SHA-256, so a rebuilt kernel at the same path counts as
+// different) and names it. Run with every boot finished, it prints the
+// report again.
+//
+// Ctrl-C (or SIGTERM) interrupts the running boot's go test and its VM,
+// keeps the finished boots and exits 130. A failed boot (go test exited
+// non-zero, or no fresh boot id) stops the run with exit status 3: its
+// files stay in boots/ (a retry renames them NN-A.try1.txt, ...), A.txt
+// and B.txt keep only finished boots, and a rerun retries it. Why stop rather than record and go on: kbcompare
+// never calls a comparison with a failure in it "nothing worse", so the
+// remaining boots (minutes to hours) cannot change the answer, and a
+// failure is the thing to read first; a row a kernel fails is itself the
+// result of the A/B.
+//
+// Progress goes to stderr: boot i of 2N, which kernel, elapsed time and
+// the time left estimated from the mean of the finished boots.
+//
+// Exit status: kbcompare's (0 nothing worse, 1 something worse or failed,
+// 2 a file it cannot read), 2 for bad options or a setup that cannot run,
+// 3 for a failed boot, 130 when interrupted.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, sig))
+}
+
+// Exit statuses of kbab's own (kbcompare's pass through).
+const (
+	exitUsage       = 2
+	exitBootFailed  = 3
+	exitInterrupted = 130
+)
+
+func run(args []string, stdout, stderr io.Writer, sig <-chan os.Signal) int {
+	cfg, err := parseFlags(args, stderr)
+	if err != nil {
+		if err != errHelp {
+			fmt.Fprintf(stderr, "kbab: %v\n", err)
+		}
+		return exitUsage
+	}
+	d, err := prepare(cfg, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "kbab: %v\n", err)
+		return exitUsage
+	}
+	defer d.close()
+	return d.runAll(stdout, sig)
+}

@@ -1,0 +1,396 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var (
+	pkgDir     string // this package's directory, in the kbench module
+	fakeModule string // a module with one trivial test package
+	kbcompare  string // built once for all tests
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv(fakeEnv) != "" {
+		os.Exit(fakeVMExec())
+	}
+	os.Exit(setupAndRun(m))
+}
+
+func setupAndRun(m *testing.M) int {
+	pkgDir, _ = os.Getwd()
+	tmp, err := os.MkdirTemp("", "kbab-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(tmp)
+	fakeModule = filepath.Join(tmp, "fake")
+	os.MkdirAll(fakeModule, 0o777)
+	os.WriteFile(filepath.Join(fakeModule, "go.mod"), []byte("module fake\n\ngo 1.22\n"), 0o666)
+	os.WriteFile(filepath.Join(fakeModule, "fake_test.go"), []byte("package fake\n\nimport \"testing\"\n\nfunc BenchmarkWork(b *testing.B) {}\n"), 0o666)
+	kbcompare = filepath.Join(tmp, "kbcompare")
+	if out, err := exec.Command("go", "build", "-o", kbcompare, "github.com/kbench/kbench/internal/cmd/kbcompare").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building kbcompare: %v\n%s", err, out)
+		return 1
+	}
+	return m.Run()
+}
+
+// fake is one test's fake vmexec: its knob directory and kernel images.
+type fake struct {
+	t          *testing.T
+	dir, out   string
+	imgA, imgB string
+}
+
+func newFake(t *testing.T) *fake {
+	f := &fake{t: t, dir: t.TempDir(), out: filepath.Join(t.TempDir(), "out")}
+	f.imgA = filepath.Join(f.dir, "bzImage-a")
+	f.imgB = filepath.Join(f.dir, "bzImage-b")
+	os.WriteFile(f.imgA, []byte("kernel a"), 0o666)
+	os.WriteFile(f.imgB, []byte("kernel b"), 0o666)
+	t.Setenv(fakeEnv, f.dir)
+	t.Chdir(fakeModule)
+	return f
+}
+
+func (f *fake) knob(name string, n int) {
+	if err := os.WriteFile(filepath.Join(f.dir, name), []byte(strconv.Itoa(n)), 0o666); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// args is a run of the fake with kernel A, then extra flags, then the go
+// test arguments.
+func (f *fake) args(extra ...string) []string {
+	self, err := os.Executable()
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	a := []string{"-out", f.out, "-vmexec", self, "-kbcompare", kbcompare, "-a-kernel", f.imgA}
+	a = append(a, extra...)
+	return append(a, "--", ".", "-run=^$", "-bench=.")
+}
+
+// run runs kbab in-process; sig, when not nil, is its signal channel.
+func (f *fake) run(sig chan os.Signal, args ...string) (code int, stdout, stderr string) {
+	if sig == nil {
+		sig = make(chan os.Signal, 1)
+	}
+	o, e := tempFile(f.t), tempFile(f.t)
+	code = run(args, o, e, sig)
+	return code, readAll(f.t, o), readAll(f.t, e)
+}
+
+func tempFile(t *testing.T) *os.File {
+	f, err := os.CreateTemp(t.TempDir(), "std")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+func readAll(t *testing.T, f *os.File) string {
+	b, err := os.ReadFile(f.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// calls lists the fake's calls by their -append value.
+func (f *fake) calls() []string {
+	b, _ := os.ReadFile(filepath.Join(f.dir, "calls"))
+	var c []string
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if l != "" {
+			c = append(c, l)
+		}
+	}
+	return c
+}
+
+// boots counts the distinct boot ids in an output file.
+func boots(t *testing.T, p string) int {
+	ids, err := bootIDs(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ids)
+}
+
+func TestABBAOrderAppendsAndReportsWorse(t *testing.T) {
+	f := newFake(t)
+	code, stdout, stderr := f.run(nil, f.args("-b-kernel", f.imgB, "-b-append", "slow down", "-smp", "4", "-memory", "2G", "-accel", "tcg")...)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 (B is worse)\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	var got []string
+	for _, c := range f.calls() {
+		if !strings.HasSuffix(c, "smp=4 memory=2G accel=tcg") {
+			t.Errorf("vmexec call %q: want -smp 4 -memory 2G -accel tcg passed through", c)
+		}
+		got = append(got, strings.Fields(c)[0])
+	}
+	want := "kernel=bzImage-a kernel=bzImage-b kernel=bzImage-b kernel=bzImage-a kernel=bzImage-a kernel=bzImage-b"
+	if strings.Join(got, " ") != want {
+		t.Errorf("boot order %v, want ABBAAB: %s", got, want)
+	}
+	if !strings.Contains(f.calls()[1], `append="slow down"`) {
+		t.Errorf("B's call %q does not carry -b-append as one argument", f.calls()[1])
+	}
+	for _, s := range []string{"A", "B"} {
+		if n := boots(t, filepath.Join(f.out, s+".txt")); n != 3 {
+			t.Errorf("%s.txt holds %d boots, want 3", s, n)
+		}
+	}
+	if !strings.Contains(stdout, "boots: old 3 boots, new 3 boots") || !strings.Contains(stdout, "worse") {
+		t.Errorf("report does not say 3 boots a side and worse:\n%s", stdout)
+	}
+	if l, _ := os.ReadFile(filepath.Join(f.out, "boots", "01-A.log")); !strings.Contains(string(l), " -count=1 -p=1 . -run=^$ -bench=.") {
+		t.Errorf("boot 1's go test lacks -count=1 -p=1 before the user's arguments:\n%s", l)
+	}
+	if rep, _ := os.ReadFile(filepath.Join(f.out, "report.txt")); string(rep) != stdout {
+		t.Errorf("report.txt differs from the report printed")
+	}
+	for _, w := range []string{"boot 1 of 6: A (bzImage-a)", "boot 2 of 6: B (bzImage-b slow down)", "boot 6 of 6: B finished", "left"} {
+		if !strings.Contains(stderr, w) {
+			t.Errorf("progress lacks %q:\n%s", w, stderr)
+		}
+	}
+
+	// With every boot finished, a rerun boots nothing and reports again.
+	code2, stdout2, _ := f.run(nil, f.args("-b-kernel", f.imgB, "-b-append", "slow down", "-smp", "4", "-memory", "2G", "-accel", "tcg")...)
+	if code2 != 1 || stdout2 != stdout || len(f.calls()) != 6 {
+		t.Errorf("rerun of a finished run: exit %d, %d calls, same report %v; want 1, 6, true", code2, len(f.calls()), stdout2 == stdout)
+	}
+}
+
+func TestSameKernelExitsZero(t *testing.T) {
+	f := newFake(t)
+	code, stdout, stderr := f.run(nil, f.args("-b-kernel", f.imgA)...)
+	if code != 0 {
+		t.Fatalf("A/A exit %d, want 0\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "boots: old 3 boots, new 3 boots") {
+		t.Errorf("report does not say 3 boots a side:\n%s", stdout)
+	}
+}
+
+func TestBuildsKbcompareWhenNotGiven(t *testing.T) {
+	f := newFake(t)
+	self, _ := os.Executable()
+	t.Chdir(pkgDir) // in the kbench module, as the README runs kbab
+	code, stdout, stderr := f.run(nil, "-out", f.out, "-vmexec", self, "-boots", "1",
+		"-a-kernel", f.imgA, "-b-kernel", f.imgA, "--", ".", "-run=^$", "-bench=.", "-count", "2", "-p=2")
+	if code != 0 {
+		t.Fatalf("exit %d, want 0\n%s\n%s", code, stdout, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(f.out, "bin", "kbcompare")); err != nil {
+		t.Errorf("kbcompare was not built into -out/bin: %v", err)
+	}
+	if l, _ := os.ReadFile(filepath.Join(f.out, "boots", "01-A.log")); strings.Contains(string(l), "-count=1") || strings.Contains(string(l), "-p=1") {
+		t.Errorf("kbab added -count=1 or -p=1 to flags that set -count and -p:\n%s", l)
+	}
+}
+
+func TestFailedBootStopsAndRerunRetries(t *testing.T) {
+	f := newFake(t)
+	f.knob("fail-at", 3)
+	args := f.args("-b-kernel", f.imgB, "-b-append", "slow")
+	code, _, stderr := f.run(nil, args...)
+	if code != exitBootFailed {
+		t.Fatalf("exit %d, want %d for a failed boot\n%s", code, exitBootFailed, stderr)
+	}
+	for _, w := range []string{"boot 3 of 6 (B, bzImage-b slow) failed", "boots/03-B.txt", "keep the 2 finished boots", "retry boot 3"} {
+		if !strings.Contains(stderr, w) {
+			t.Errorf("stderr lacks %q:\n%s", w, stderr)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(f.out, "boots", "03-B.txt")); !strings.Contains(string(b), "--- FAIL") {
+		t.Errorf("the failed boot's output was not kept: %q", b)
+	}
+	if a, b := boots(t, filepath.Join(f.out, "A.txt")), boots(t, filepath.Join(f.out, "B.txt")); a != 1 || b != 1 {
+		t.Errorf("after the failure A.txt holds %d boots, B.txt %d; want 1 and 1", a, b)
+	}
+
+	// Another setting: refused, naming it.
+	bad := f.args("-b-kernel", f.imgB, "-b-append", "slower")
+	if code, _, stderr := f.run(nil, bad...); code != exitUsage || !strings.Contains(stderr, `-b-append: was "slow", now "slower"`) {
+		t.Errorf("resume with another -b-append: exit %d, stderr:\n%s\nwant %d naming -b-append", code, stderr, exitUsage)
+	}
+	os.WriteFile(f.imgB, []byte("kernel b, rebuilt"), 0o666)
+	if code, _, stderr := f.run(nil, args...); code != exitUsage || !strings.Contains(stderr, "-b-kernel's contents (SHA-256)") {
+		t.Errorf("resume with a rebuilt B: exit %d, stderr:\n%s\nwant %d naming -b-kernel's contents", code, stderr, exitUsage)
+	}
+	os.WriteFile(f.imgB, []byte("kernel b"), 0o666)
+
+	// An append cut short by a crash: cut off on resume.
+	af, _ := os.OpenFile(filepath.Join(f.out, "A.txt"), os.O_WRONLY|os.O_APPEND, 0)
+	af.WriteString("# kbench kernel.boot_id: half-written\n")
+	af.Close()
+
+	code, stdout, stderr := f.run(nil, args...)
+	if code != 1 {
+		t.Fatalf("resumed run: exit %d, want 1\n%s\n%s", code, stdout, stderr)
+	}
+	for _, w := range []string{"resuming", "2 of 6 boots finished", "cutting 38 bytes", "boot 3 of 6: B"} {
+		if !strings.Contains(stderr, w) {
+			t.Errorf("resumed run's stderr lacks %q:\n%s", w, stderr)
+		}
+	}
+	if strings.Contains(stderr, "boot 2 of 6: B (") {
+		t.Errorf("resume reran a finished boot:\n%s", stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(f.out, "boots", "03-B.try1.txt")); !strings.Contains(string(b), "--- FAIL") {
+		t.Errorf("the retry did not keep the failed try's output as 03-B.try1.txt: %q", b)
+	}
+	if n := len(f.calls()); n != 7 {
+		t.Errorf("%d vmexec calls, want 7 (2 finished, 1 failed, 4 resumed)", n)
+	}
+	for _, s := range []string{"A", "B"} {
+		if n := boots(t, filepath.Join(f.out, s+".txt")); n != 3 {
+			t.Errorf("%s.txt holds %d boots, want 3", s, n)
+		}
+	}
+}
+
+func TestRepeatedBootIDFails(t *testing.T) {
+	f := newFake(t)
+	os.WriteFile(filepath.Join(f.dir, "same-id"), nil, 0o666)
+	code, _, stderr := f.run(nil, f.args("-b-kernel", f.imgA)...)
+	if code != exitBootFailed || !strings.Contains(stderr, "boot 2 of 6 (B) failed") || !strings.Contains(stderr, "not a fresh boot") {
+		t.Errorf("exit %d, want %d with boot 2 not a fresh boot:\n%s", code, exitBootFailed, stderr)
+	}
+}
+
+func TestInterruptKillsTheBootAndKeepsFinished(t *testing.T) {
+	f := newFake(t)
+	f.knob("hang-at", 2)
+	sig := make(chan os.Signal, 1)
+	pidFile := filepath.Join(f.dir, "hung.pid")
+	var pid int
+	go func() {
+		for {
+			if b, err := os.ReadFile(pidFile); err == nil && len(b) > 0 {
+				pid, _ = strconv.Atoi(string(b))
+				sig <- syscall.SIGINT
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	grace := interruptGrace
+	interruptGrace = 300 * time.Millisecond
+	defer func() { interruptGrace = grace }()
+	args := f.args("-b-kernel", f.imgA)
+	code, _, stderr := f.run(sig, args...)
+	if code != exitInterrupted {
+		t.Fatalf("exit %d, want %d\n%s", code, exitInterrupted, stderr)
+	}
+	for _, w := range []string{"boot 2 of 6 (B): interrupt", "killing it", "keeps the 1 finished boots"} {
+		if !strings.Contains(stderr, w) {
+			t.Errorf("stderr lacks %q:\n%s", w, stderr)
+		}
+	}
+	if !gone(pid) {
+		t.Errorf("the hung fake vmexec (pid %d) outlived the interrupt", pid)
+	}
+	if a, b := boots(t, filepath.Join(f.out, "A.txt")), boots(t, filepath.Join(f.out, "B.txt")); a != 1 || b != 0 {
+		t.Errorf("after Ctrl-C A.txt holds %d boots, B.txt %d; want 1 and 0", a, b)
+	}
+	os.Remove(filepath.Join(f.dir, "hang-at"))
+	if code, stdout, stderr := f.run(nil, args...); code != 0 || !strings.Contains(stdout, "boots: old 3 boots, new 3 boots") {
+		t.Errorf("resumed after Ctrl-C: exit %d, want 0 with 3 boots a side\n%s\n%s", code, stdout, stderr)
+	}
+}
+
+// gone waits up to 5 s for pid to be gone (or a zombie no one waits for).
+func gone(pid int) bool {
+	for range 250 {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return true
+		}
+		if f := strings.Fields(string(b)); len(f) > 2 && f[2] == "Z" {
+			return true
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return false
+}
+
+func TestBadOptions(t *testing.T) {
+	img := filepath.Join(t.TempDir(), "bzImage")
+	os.WriteFile(img, []byte("k"), 0o666)
+	out := filepath.Join(t.TempDir(), "out")
+	base := []string{"-out", out, "-a-kernel", img, "-b-kernel", img}
+	pk := []string{"--", "./seccompbench"}
+	cat := slices.Concat[[]string]
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{cat([]string{"-a-kernel", img, "-b-kernel", img}, pk), "-out is required"},
+		{cat([]string{"-out", out, "-b-kernel", img}, pk), "-a-kernel is required"},
+		{cat([]string{"-out", out, "-a-kernel", img}, pk), "-b-kernel is required"},
+		{cat(base, []string{"-boots", "0"}, pk), "-boots 0: want a number of boots"},
+		{cat(base, []string{"-boots", "x"}, pk), `invalid value "x" for flag -boots`},
+		{cat(base, []string{"-smp", "0"}, pk), `-smp "0": want a number of vCPUs >= 1`},
+		{cat(base, []string{"-memory", "2GB"}, pk), `-memory "2GB": want a size such as 2G`},
+		{cat(base, []string{"-accel", "hvf"}, pk), `-accel "hvf": want auto, kvm or tcg`},
+		{cat(base, []string{"-frobnicate"}, pk), "flag provided but not defined: -frobnicate"},
+		{base, "no packages"},
+		{cat(base, pk, []string{"-exec", "x"}), "go test flag -exec: kbab sets -exec"},
+		{cat(base, pk, []string{"-json"}), "go test flag -json: kbcompare reads"},
+		{cat(base, pk, []string{"-c"}), "go test flag -c"},
+		{cat([]string{"-out", out, "-a-kernel", img + ".missing", "-b-kernel", img}, pk), "-a-kernel: open " + img + ".missing"},
+		{cat(base, []string{"-vmexec", "/nonexistent/vmexec"}, pk), "-vmexec /nonexistent/vmexec"},
+	} {
+		var stderr bytes.Buffer
+		code := run(c.args, os.Stdout, &stderr, make(chan os.Signal))
+		if code != exitUsage || !strings.Contains(stderr.String(), c.want) {
+			t.Errorf("kbab %s: exit %d, stderr %q; want %d and %q", strings.Join(c.args, " "), code, stderr.String(), exitUsage, c.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(out, "kbab.json")); err == nil {
+		t.Errorf("a bad option left a run in %s", out)
+	}
+}
+
+func TestQuote(t *testing.T) {
+	for in, want := range map[string]string{
+		"a":          "a",
+		"a b":        "'a b'",
+		"it's":       `"it's"`,
+		"":           "''",
+		`x="a b"`:    `'x="a b"'`,
+		"/p/vmlinuz": "/p/vmlinuz",
+	} {
+		if got := quote(in); got != want {
+			t.Errorf("quote(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+func TestABBA(t *testing.T) {
+	var s string
+	for i := range 8 {
+		s += side(i)
+	}
+	if s != "ABBAABBA" {
+		t.Errorf("order %s, want ABBAABBA", s)
+	}
+}

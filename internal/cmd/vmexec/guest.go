@@ -1,0 +1,425 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/kbench/kbench/internal/fingerprint"
+	"golang.org/x/sys/unix"
+)
+
+// dataPort is the serial port the frames travel on; ttyS0 is the console.
+const dataPort = "/dev/ttyS1"
+
+// guestMain is the initramfs's /init (PID 1): it readies the guest, runs
+// the test binary and powers off. It never returns.
+func guestMain() {
+	fw, ctl, err := setupGuest()
+	if err != nil {
+		kmsg("vmexec-init: " + err.Error())
+		if fw != nil {
+			st, _ := json.Marshal(exitStatus{Err: err.Error()})
+			fw.write(frameExit, st)
+			drain(fw)
+		}
+		powerOff()
+	}
+	st := runGuest(fw, ctl)
+	payload, _ := json.Marshal(st)
+	fw.write(frameExit, payload)
+	drain(fw)
+	powerOff()
+}
+
+// kmsg writes a line to the kernel log, which the console shows: the one
+// way out before the data port is open.
+func kmsg(line string) {
+	f, err := os.OpenFile("/dev/kmsg", os.O_WRONLY, 0)
+	if err != nil {
+		return
+	}
+	f.Write([]byte(line + "\n"))
+	f.Close()
+}
+
+func drain(fw *frameWriter) {
+	if f, ok := fw.w.(*os.File); ok {
+		unix.IoctlSetInt(int(f.Fd()), unix.TCSBRK, 1) // tcdrain
+	}
+}
+
+func powerOff() {
+	unix.Sync()
+	unix.Reboot(unix.LINUX_REBOOT_CMD_POWER_OFF)
+	for {
+		time.Sleep(time.Hour)
+	}
+}
+
+// mount mounts a file system; option names the kernel option that
+// provides it, for the error.
+func mount(fstype, target, option string, flags uintptr, data string) error {
+	if err := os.MkdirAll(target, 0o755); err != nil {
+		return err
+	}
+	if err := unix.Mount(fstype, target, fstype, flags, data); err != nil && !errors.Is(err, unix.EBUSY) {
+		return fmt.Errorf("mount %s on %s: %v (the kernel needs %s)", fstype, target, err, option)
+	}
+	return nil
+}
+
+// setupGuest mounts the file systems, opens the data port and says hello;
+// then the optional parts (tmpfs, debugfs, tracefs, lo, modules), each
+// reported as a fact. ctl delivers the host's frames.
+func setupGuest() (*frameWriter, <-chan hostFrame, error) {
+	if err := mount("proc", "/proc", "CONFIG_PROC_FS", 0, ""); err != nil {
+		return nil, nil, err
+	}
+	if err := mount("sysfs", "/sys", "CONFIG_SYSFS", 0, ""); err != nil {
+		return nil, nil, err
+	}
+	devErr := mount("devtmpfs", "/dev", "CONFIG_DEVTMPFS", 0, "")
+	if devErr != nil {
+		// Make the nodes by hand to get the message out, then stop.
+		unix.Mknod("/dev/kmsg", unix.S_IFCHR|0o600, int(unix.Mkdev(1, 11)))
+		unix.Mknod(dataPort, unix.S_IFCHR|0o600, int(unix.Mkdev(4, 65)))
+	}
+	port, err := os.OpenFile(dataPort, os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open %s: %v (the kernel needs CONFIG_SERIAL_8250 with at least 2 ports, 8250.nr_uarts>=2)", dataPort, err)
+	}
+	if err := makeRaw(int(port.Fd())); err != nil {
+		return nil, nil, fmt.Errorf("%s: raw mode: %v", dataPort, err)
+	}
+	fw := &frameWriter{w: port}
+	if devErr != nil {
+		return fw, nil, devErr
+	}
+	fw.write(frameHello, nil)
+	ctl := make(chan hostFrame, 4)
+	go readHost(port, ctl)
+
+	fact := func(key, val string) { appendFacts([]string{"vm.guest." + key + ": " + val}) }
+	for _, m := range []struct{ fs, dir, opt string }{
+		{"tmpfs", "/tmp", "CONFIG_TMPFS"},
+		{"tmpfs", "/run", "CONFIG_TMPFS"},
+		{"tmpfs", "/dev/shm", "CONFIG_TMPFS"},
+	} {
+		if err := mountTmpfs(m.dir, m.opt); err != nil {
+			return fw, ctl, err
+		}
+	}
+	if err := mount("devpts", "/dev/pts", "CONFIG_UNIX98_PTYS", unix.MS_NOSUID|unix.MS_NOEXEC, "mode=0620,ptmxmode=0666"); err != nil {
+		fact("devpts", err.Error())
+	}
+	var mounted, missing []string
+	for _, m := range []struct{ fs, dir, opt string }{
+		{"debugfs", "/sys/kernel/debug", "CONFIG_DEBUG_FS"},
+		{"tracefs", "/sys/kernel/tracing", "CONFIG_TRACING"},
+	} {
+		if err := mount(m.fs, m.dir, m.opt, 0, ""); err != nil {
+			missing = append(missing, err.Error())
+		} else {
+			mounted = append(mounted, m.fs)
+		}
+	}
+	fact("mounts", strings.Join(append([]string{"proc sysfs devtmpfs tmpfs(/tmp,/run,/dev/shm) " + strings.Join(mounted, " ")}, missing...), "; "))
+	if err := linkUp("lo"); err != nil {
+		fact("lo", "down: "+err.Error())
+	}
+	return fw, ctl, nil
+}
+
+// makeRaw turns off every tty translation, so frames pass 8-bit clean.
+func makeRaw(fd int) error {
+	t, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+	if err != nil {
+		return err
+	}
+	t.Iflag &^= unix.IGNBRK | unix.BRKINT | unix.PARMRK | unix.ISTRIP | unix.INLCR | unix.IGNCR | unix.ICRNL | unix.IXON | unix.IXOFF | unix.IXANY
+	t.Oflag &^= unix.OPOST
+	t.Lflag &^= unix.ECHO | unix.ECHONL | unix.ICANON | unix.ISIG | unix.IEXTEN
+	t.Cflag &^= unix.CSIZE | unix.PARENB | unix.CRTSCTS | unix.CBAUD
+	t.Cflag |= unix.CS8 | unix.CLOCAL | unix.CREAD | unix.B115200
+	t.Cc[unix.VMIN] = 1
+	t.Cc[unix.VTIME] = 0
+	return unix.IoctlSetTermios(fd, unix.TCSETS, t)
+}
+
+// linkUp sets IFF_UP on an interface (SIOCSIFFLAGS).
+func linkUp(name string) error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq(name)
+	if err != nil {
+		return err
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return err
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
+}
+
+type hostFrame struct {
+	typ     byte
+	payload []byte
+}
+
+func readHost(r io.Reader, ctl chan<- hostFrame) {
+	for {
+		typ, payload, err := readFrame(r)
+		if err != nil {
+			close(ctl)
+			return
+		}
+		ctl <- hostFrame{typ, payload}
+	}
+}
+
+// loadModules loads each module file (finit_module), compressed ones
+// through the kernel's own decompressor.
+func loadModules(paths []string) string {
+	var res []string
+	for _, p := range paths {
+		name := strings.TrimSuffix(p[strings.LastIndex(p, "/")+1:], ".xz")
+		name = strings.TrimSuffix(strings.TrimSuffix(name, ".zst"), ".gz")
+		name = strings.TrimSuffix(name, ".ko")
+		res = append(res, name+" "+loadModule(p))
+	}
+	return strings.Join(res, ", ")
+}
+
+func loadModule(p string) string {
+	f, err := os.Open(p)
+	if err != nil {
+		return "(" + err.Error() + ")"
+	}
+	defer f.Close()
+	flags := 0
+	if strings.HasSuffix(p, ".xz") || strings.HasSuffix(p, ".zst") || strings.HasSuffix(p, ".gz") {
+		flags = unix.MODULE_INIT_COMPRESSED_FILE
+	}
+	switch err := unix.FinitModule(int(f.Fd()), "", flags); {
+	case err == nil:
+		return "(loaded)"
+	case errors.Is(err, unix.EEXIST):
+		return "(built in or loaded)"
+	case flags != 0 && errors.Is(err, unix.EINVAL):
+		return "(not loaded: " + err.Error() + "; compressed modules need CONFIG_MODULE_DECOMPRESS)"
+	default:
+		return "(not loaded: " + err.Error() + ")"
+	}
+}
+
+// runGuest waits for the host's start frame, then runs the binary as the
+// spec says and pumps its output.
+func runGuest(fw *frameWriter, ctl <-chan hostFrame) exitStatus {
+	data, err := os.ReadFile(specPath)
+	if err != nil {
+		return exitStatus{Err: err.Error()}
+	}
+	var spec guestSpec
+	if err := json.Unmarshal(data, &spec); err != nil {
+		return exitStatus{Err: specPath + ": " + err.Error()}
+	}
+	if len(spec.Modules) > 0 {
+		if err := appendFacts([]string{"vm.guest.modules: " + loadModules(spec.Modules)}); err != nil {
+			return exitStatus{Err: err.Error()}
+		}
+	}
+	start, ok := <-ctl
+	if !ok || start.typ != frameStart {
+		return exitStatus{Err: "the host sent no start frame"}
+	}
+	var facts []string
+	if err := json.Unmarshal(start.payload, &facts); err != nil {
+		return exitStatus{Err: "start frame: " + err.Error()}
+	}
+	if err := appendFacts(facts); err != nil {
+		return exitStatus{Err: err.Error()}
+	}
+	var notes []string
+	for _, rl := range spec.Rlimits {
+		lim := unix.Rlimit{Cur: rl.Cur, Max: rl.Max}
+		if err := unix.Setrlimit(rl.Resource, &lim); err != nil {
+			notes = append(notes, fmt.Sprintf("%s %d/%d: %v", rl.Name, rl.Cur, rl.Max, err))
+		}
+	}
+	if len(notes) > 0 {
+		fw.write(frameNote, []byte("guest kept its own rlimits where the host's were refused: "+strings.Join(notes, "; ")))
+	}
+
+	cmd := exec.Command(spec.Path)
+	cmd.Args = spec.Args
+	cmd.Env = spec.Env
+	cmd.Dir = spec.Dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if spec.UID != 0 || spec.GID != 0 {
+		groups := make([]uint32, len(spec.Groups))
+		for i, g := range spec.Groups {
+			groups[i] = uint32(g)
+		}
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(spec.UID), Gid: uint32(spec.GID), Groups: groups}
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return exitStatus{Err: err.Error()}
+	}
+	cmd.Stdout = outW
+	cmd.Stderr = outW
+	pumps := 1
+	done := make(chan struct{}, 2)
+	go pump(fw, frameStdout, outR, done)
+	var errW *os.File
+	if !spec.OneStream {
+		var errR *os.File
+		if errR, errW, err = os.Pipe(); err != nil {
+			return exitStatus{Err: err.Error()}
+		}
+		cmd.Stderr = errW
+		pumps++
+		go pump(fw, frameStderr, errR, done)
+	}
+	if err := cmd.Start(); err != nil {
+		return exitStatus{Err: err.Error()}
+	}
+	outW.Close()
+	if errW != nil {
+		errW.Close()
+	}
+	go func() {
+		for f := range ctl {
+			if f.typ == frameSignal && len(f.payload) == 1 {
+				cmd.Process.Signal(syscall.Signal(f.payload[0]))
+			}
+		}
+	}()
+	for range pumps {
+		<-done
+	}
+	err = cmd.Wait()
+	st := exitStatus{}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		ws := ee.Sys().(syscall.WaitStatus)
+		if ws.Signaled() {
+			st.Signal = int(ws.Signal())
+		} else {
+			st.Code = ws.ExitStatus()
+		}
+	default:
+		st.Err = err.Error()
+	}
+	return st
+}
+
+func pump(fw *frameWriter, typ byte, r *os.File, done chan<- struct{}) {
+	buf := make([]byte, 32*1024)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			fw.write(typ, buf[:n])
+		}
+		if err != nil {
+			r.Close()
+			done <- struct{}{}
+			return
+		}
+	}
+}
+
+// appendFacts adds the host's late facts to the fingerprint's VM file.
+func appendFacts(facts []string) error {
+	f, err := os.OpenFile("/"+fingerprint.VMFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	for _, l := range facts {
+		fmt.Fprintln(f, l)
+	}
+	return f.Close()
+}
+
+// mountTmpfs mounts a tmpfs on dir and carries over what the initramfs
+// put there (go test's binary lives in /tmp/go-build*): a fresh tmpfs is
+// filled first, then moved onto dir.
+func mountTmpfs(dir, option string) error {
+	entries, _ := os.ReadDir(dir)
+	if len(entries) == 0 {
+		return mount("tmpfs", dir, option, unix.MS_NOSUID|unix.MS_NODEV, "mode=1777")
+	}
+	stage := "/.vmexec-stage"
+	if err := mount("tmpfs", stage, option, unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
+		return err
+	}
+	if err := copyTree(dir, stage); err != nil {
+		return fmt.Errorf("filling the tmpfs for %s: %v", dir, err)
+	}
+	if err := unix.Mount(stage, dir, "", unix.MS_MOVE, ""); err != nil {
+		return fmt.Errorf("moving the tmpfs onto %s: %v", dir, err)
+	}
+	return os.Remove(stage)
+}
+
+// copyTree copies the contents of src into dst, keeping modes, owners
+// and symlinks.
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		to := filepath.Join(dst, rel)
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		st := fi.Sys().(*syscall.Stat_t)
+		switch {
+		case fi.IsDir():
+			if rel != "." {
+				if err := os.Mkdir(to, 0o700); err != nil {
+					return err
+				}
+			}
+		case fi.Mode()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			if err := os.Symlink(target, to); err != nil {
+				return err
+			}
+			return os.Lchown(to, int(st.Uid), int(st.Gid))
+		case fi.Mode().IsRegular():
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(to, data, 0o600); err != nil {
+				return err
+			}
+		default:
+			return nil
+		}
+		if err := os.Lchown(to, int(st.Uid), int(st.Gid)); err != nil {
+			return err
+		}
+		return unix.Chmod(to, st.Mode&0o7777)
+	})
+}

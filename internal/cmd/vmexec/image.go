@@ -1,0 +1,144 @@
+package main
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// checkImage makes sure path is an x86 boot image (bzImage): the setup
+// header's "HdrS" magic at 0x202 and a protocol QEMU can load.
+func checkImage(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("-kernel: %v", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("-kernel: %v", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("-kernel %s: not a regular file", path)
+	}
+	var hdr [0x208]byte
+	if _, err := io.ReadFull(f, hdr[:]); err != nil {
+		return fmt.Errorf("-kernel %s: not a kernel image: %d bytes, too short for a bzImage header", path, fi.Size())
+	}
+	if string(hdr[0x202:0x206]) != "HdrS" {
+		return fmt.Errorf("-kernel %s: not a kernel image: no bzImage header (\"HdrS\" at 0x202); give arch/x86/boot/bzImage or /boot/vmlinuz-*, not vmlinux", path)
+	}
+	if v := binary.LittleEndian.Uint16(hdr[0x206:]); v < 0x0200 {
+		return fmt.Errorf("-kernel %s: boot protocol %#x is older than 2.00 (no initramfs support)", path, v)
+	}
+	return nil
+}
+
+// requiredOptions are the kernel options a guest cannot run without;
+// wantedOptions are ones some rows need (they skip or lose a mount
+// without them).
+var (
+	requiredOptions = []string{
+		"BLK_DEV_INITRD",      // the initramfs is the root
+		"BINFMT_ELF",          // the init and the binary
+		"PROC_FS",             // /proc
+		"SYSFS",               // /sys
+		"DEVTMPFS",            // /dev, with ttyS1 and kmsg
+		"TMPFS",               // /tmp, /run, /dev/shm
+		"SERIAL_8250",         // ttyS0 (console) and ttyS1 (data)
+		"SERIAL_8250_CONSOLE", // kernel messages on ttyS0
+		"TTY",
+		"PRINTK",
+	}
+	wantedOptions = []string{
+		"DEBUG_FS",    // /sys/kernel/debug
+		"TRACING",     // tracefs
+		"NET",         // lo
+		"INET",        // loopback TCP rows
+		"UNIX",        // unix sockets
+		"NET_NS",      // netbench's namespace test
+		"VETH",        // ditto (y or m)
+		"MODULES",     // loading veth and friends
+		"SECCOMP",     // seccompbench
+		"BPF_JIT",     // seccomp filters at JIT speed
+		"PERF_EVENTS", // counters
+		"ACPI",        // power-off at the end (else vmexec kills QEMU after a grace period)
+	}
+)
+
+// configFor finds the kernel config beside an image: config-V beside
+// vmlinuz-V (Debian's /boot), or .config at the top of a build tree
+// (arch/x86/boot/bzImage). "" when there is none.
+func configFor(image string) string {
+	dir, base := filepath.Split(image)
+	if v, ok := strings.CutPrefix(base, "vmlinuz-"); ok {
+		if p := filepath.Join(dir, "config-"+v); exists(p) {
+			return p
+		}
+	}
+	if tree, ok := strings.CutSuffix(filepath.Clean(dir), filepath.Join("arch", "x86", "boot")); ok {
+		if p := filepath.Join(tree, ".config"); exists(p) {
+			return p
+		}
+	}
+	return ""
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// checkConfig reads a kernel config and names the required options it
+// lacks (an error) and the wanted ones it lacks (warnings).
+func checkConfig(path string) (missingWanted []string, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	set := map[string]string{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), "="); ok && strings.HasPrefix(k, "CONFIG_") {
+			set[strings.TrimPrefix(k, "CONFIG_")] = v
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	var missing []string
+	for _, o := range requiredOptions {
+		if set[o] != "y" {
+			missing = append(missing, "CONFIG_"+o+"=y")
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("kernel config %s lacks %s, which a vmexec guest needs", path, strings.Join(missing, ", "))
+	}
+	for _, o := range wantedOptions {
+		if v := set[o]; v != "y" && !(o == "VETH" && v == "m") {
+			missingWanted = append(missingWanted, "CONFIG_"+o)
+		}
+	}
+	return missingWanted, nil
+}
+
+// modulesFor finds the modules tree of an image in Debian's layout,
+// DIR/boot/vmlinuz-V beside DIR/lib/modules/V; "" when there is none.
+func modulesFor(image string) (dir, release string) {
+	bootDir, base := filepath.Split(filepath.Clean(image))
+	v, ok := strings.CutPrefix(base, "vmlinuz-")
+	if !ok || filepath.Base(filepath.Clean(bootDir)) != "boot" {
+		return "", ""
+	}
+	d := filepath.Join(filepath.Dir(filepath.Clean(bootDir)), "lib", "modules", v)
+	if !exists(d) {
+		return "", ""
+	}
+	return d, v
+}

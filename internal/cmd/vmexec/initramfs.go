@@ -1,0 +1,379 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"debug/elf"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/u-root/u-root/pkg/cpio"
+)
+
+// maxTree bounds the package directory copied into the guest: go test's
+// working directory is a package, not a home directory.
+const maxTree = 256 << 20
+
+// initramfs collects the guest's root file system before it is written
+// as a newc cpio archive.
+type initramfs struct {
+	recs  map[string]cpio.Record // by normalized name
+	files []*os.File             // opened contents, closed by close
+	size  int64
+}
+
+func newInitramfs() *initramfs { return &initramfs{recs: map[string]cpio.Record{}} }
+
+func (ir *initramfs) close() {
+	for _, f := range ir.files {
+		f.Close()
+	}
+}
+
+func (ir *initramfs) has(name string) bool {
+	_, ok := ir.recs[cpio.Normalize(name)]
+	return ok
+}
+
+// add puts a record in, with its parent directories (0755, root).
+func (ir *initramfs) add(r cpio.Record) {
+	r.Name = cpio.Normalize(r.Name)
+	for d := path.Dir(r.Name); d != "." && d != "/"; d = path.Dir(d) {
+		if !ir.has(d) {
+			ir.recs[d] = cpio.Directory(d, 0o755)
+		}
+	}
+	ir.recs[r.Name] = r
+}
+
+// dir adds a directory owned by uid:gid.
+func (ir *initramfs) dir(name string, mode uint64, uid, gid int) {
+	r := cpio.Directory(name, mode)
+	r.UID, r.GID = uint64(uid), uint64(gid)
+	ir.add(r)
+}
+
+// static adds a file with the given content.
+func (ir *initramfs) static(name, content string, mode uint64) {
+	ir.add(cpio.StaticFile(name, content, mode))
+}
+
+// file copies a host file (following symlinks) to guest path name,
+// keeping its mode and owner.
+func (ir *initramfs) file(host, name string) error {
+	if ir.has(name) {
+		return nil
+	}
+	f, err := os.Open(host)
+	if err != nil {
+		return err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return fmt.Errorf("%s: not a regular file", host)
+	}
+	ir.files = append(ir.files, f)
+	ir.size += fi.Size()
+	info := cpio.Info{Name: name, Mode: cpio.S_IFREG | uint64(fi.Mode().Perm()), FileSize: uint64(fi.Size()), NLink: 1}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		info.UID, info.GID = uint64(st.Uid), uint64(st.Gid)
+		info.Mode = cpio.S_IFREG | uint64(st.Mode&0o7777)
+	}
+	ir.add(cpio.Record{ReaderAt: f, Info: info})
+	return nil
+}
+
+// tree copies a directory (the module holding the package directory) to
+// the same path: files, directories and symlinks as they are, owners
+// kept; .git directories are left out.
+func (ir *initramfs) tree(root string) error {
+	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		st, _ := fi.Sys().(*syscall.Stat_t)
+		switch {
+		case d.IsDir() && d.Name() == ".git" && p != root:
+			return filepath.SkipDir
+		case d.IsDir():
+			r := cpio.Directory(p, uint64(fi.Mode().Perm()))
+			if st != nil {
+				r.UID, r.GID, r.Mode = uint64(st.Uid), uint64(st.Gid), cpio.S_IFDIR|uint64(st.Mode&0o7777)
+			}
+			ir.add(r)
+		case d.Type()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			ir.add(cpio.Symlink(p, target))
+		case d.Type().IsRegular():
+			if err := ir.file(p, p); err != nil {
+				return err
+			}
+			if ir.size > maxTree {
+				return fmt.Errorf("%s holds more than %d MiB; run vmexec from a package directory of a module (go test does)", root, maxTree>>20)
+			}
+		}
+		return nil
+	})
+}
+
+// executable copies a program to the same path, with its ELF interpreter
+// and the libraries ldd names when it is dynamically linked.
+func (ir *initramfs) executable(p string) error {
+	if err := ir.file(p, p); err != nil {
+		return err
+	}
+	libs, err := sharedLibs(p)
+	if err != nil {
+		return err
+	}
+	for _, l := range libs {
+		if err := ir.file(l, l); err != nil {
+			return fmt.Errorf("%s needs %s: %w", p, l, err)
+		}
+	}
+	return nil
+}
+
+// sharedLibs lists the loader and libraries of a dynamically linked ELF
+// executable (nil for a static one), as ldd resolves them.
+func sharedLibs(p string) ([]string, error) {
+	f, err := elf.Open(p)
+	if err != nil {
+		return nil, fmt.Errorf("%s: not an ELF executable: %w", p, err)
+	}
+	interp := ""
+	for _, prog := range f.Progs {
+		if prog.Type == elf.PT_INTERP {
+			b, err := io.ReadAll(prog.Open())
+			if err != nil {
+				f.Close()
+				return nil, err
+			}
+			interp = string(bytes.TrimRight(b, "\x00"))
+		}
+	}
+	f.Close()
+	if interp == "" {
+		return nil, nil
+	}
+	if _, err := exec.LookPath("ldd"); err != nil {
+		// No ldd (a guest, a minimal container): the ELF files say.
+		return elfLibs(interp, p)
+	}
+	out, err := exec.Command("ldd", p).Output()
+	if err != nil {
+		return nil, fmt.Errorf("%s is dynamically linked and ldd failed on it (%v); link it statically", p, err)
+	}
+	return parseLdd(interp, out)
+}
+
+// libDirs are where elfLibs looks for a library no RUNPATH names: the
+// loader's defaults on Debian, Fedora and Arch.
+var libDirs = []string{"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib/aarch64-linux-gnu",
+	"/usr/lib/aarch64-linux-gnu", "/lib64", "/usr/lib64", "/lib", "/usr/lib", "/usr/local/lib"}
+
+// elfLibs resolves an executable's DT_NEEDED libraries, and theirs, as
+// the loader would without ldd: RUNPATH or RPATH ($ORIGIN expanded), then
+// libDirs.
+func elfLibs(interp, p string) ([]string, error) {
+	libs := []string{interp}
+	queue := []string{p}
+	for len(queue) > 0 {
+		cur := queue[0]
+		queue = queue[1:]
+		f, err := elf.Open(cur)
+		if err != nil {
+			return nil, err
+		}
+		needed, _ := f.ImportedLibraries()
+		var dirs []string
+		for _, tag := range []elf.DynTag{elf.DT_RUNPATH, elf.DT_RPATH} {
+			paths, _ := f.DynString(tag)
+			for _, rp := range paths {
+				for _, d := range strings.Split(rp, ":") {
+					dirs = append(dirs, strings.ReplaceAll(d, "$ORIGIN", filepath.Dir(cur)))
+				}
+			}
+		}
+		f.Close()
+		for _, n := range needed {
+			found := ""
+			for _, d := range append(dirs, libDirs...) {
+				if c := filepath.Join(d, n); exists(c) {
+					found = c
+					break
+				}
+			}
+			if found == "" {
+				return nil, fmt.Errorf("%s needs %s, found in none of %s", cur, n, strings.Join(append(dirs, libDirs...), " "))
+			}
+			if !slices.Contains(libs, found) {
+				libs = append(libs, found)
+				queue = append(queue, found)
+			}
+		}
+	}
+	return libs, nil
+}
+
+// parseLdd reads ldd's output: "libc.so.6 => /lib/.../libc.so.6 (0x...)"
+// and the loader's "/lib64/ld-linux-x86-64.so.2 (0x...)".
+func parseLdd(interp string, out []byte) ([]string, error) {
+	libs := []string{interp}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		l := strings.TrimSpace(sc.Text())
+		if name, rest, ok := strings.Cut(l, " => "); ok {
+			if strings.HasPrefix(rest, "not found") {
+				return nil, fmt.Errorf("ldd: %s not found", name)
+			}
+			if p, _, _ := strings.Cut(rest, " "); strings.HasPrefix(p, "/") && !slices.Contains(libs, p) {
+				libs = append(libs, p)
+			}
+		} else if p, _, _ := strings.Cut(l, " "); strings.HasPrefix(p, "/") && !slices.Contains(libs, p) {
+			libs = append(libs, p)
+		}
+	}
+	return libs, nil
+}
+
+// write writes the archive, sorted so that directories precede what
+// they hold.
+func (ir *initramfs) write(w io.Writer) error {
+	names := slices.Sorted(func(yield func(string) bool) {
+		for n := range ir.recs {
+			if !yield(n) {
+				return
+			}
+		}
+	})
+	rw := cpio.NewDedupWriter(cpio.Newc.Writer(w))
+	for _, n := range names {
+		if err := rw.WriteRecord(ir.recs[n]); err != nil {
+			return fmt.Errorf("initramfs: %s: %w", n, err)
+		}
+	}
+	return cpio.WriteTrailer(rw)
+}
+
+// findModules resolves module names in a modules tree to their files,
+// dependencies first (from each .ko's .modinfo "depends="; a compressed
+// module's are not read). A name not found is an error.
+func findModules(dir string, names []string) ([]string, error) {
+	byName := map[string]string{}
+	err := filepath.WalkDir(filepath.Join(dir, "kernel"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		if n, ok := moduleName(d.Name()); ok {
+			byName[n] = p
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var order []string
+	seen := map[string]bool{}
+	var visit func(string) error
+	visit = func(n string) error {
+		n = strings.ReplaceAll(n, "-", "_")
+		if seen[n] {
+			return nil
+		}
+		seen[n] = true
+		p, ok := byName[n]
+		if !ok {
+			return fmt.Errorf("module %s: not in %s", n, dir)
+		}
+		for _, dep := range moduleDepends(p) {
+			if err := visit(dep); err != nil {
+				return err
+			}
+		}
+		order = append(order, p)
+		return nil
+	}
+	for _, n := range names {
+		if err := visit(n); err != nil {
+			return nil, err
+		}
+	}
+	return order, nil
+}
+
+// moduleName is a module file's name with "-" as "_", as the kernel
+// knows it.
+func moduleName(file string) (string, bool) {
+	for _, ext := range []string{".ko", ".ko.xz", ".ko.zst", ".ko.gz"} {
+		if n, ok := strings.CutSuffix(file, ext); ok {
+			return strings.ReplaceAll(n, "-", "_"), true
+		}
+	}
+	return "", false
+}
+
+func moduleDepends(p string) []string {
+	f, err := elf.Open(p)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	s := f.Section(".modinfo")
+	if s == nil {
+		return nil
+	}
+	data, err := s.Data()
+	if err != nil {
+		return nil
+	}
+	for _, kv := range bytes.Split(data, []byte{0}) {
+		if v, ok := bytes.CutPrefix(kv, []byte("depends=")); ok && len(v) > 0 {
+			return strings.Split(string(v), ",")
+		}
+	}
+	return nil
+}
+
+func charDev(name string, perm, major, minor uint64) cpio.Record {
+	return cpio.CharDev(name, perm, major, minor)
+}
+
+// treeRoot is what of the host's files the guest gets around the working
+// directory: the whole module (the nearest directory above with a go.mod),
+// since tests read files of other packages (../../README.md); else the
+// working directory alone; "" for the root directory.
+func treeRoot(cwd string) string {
+	for d := cwd; ; d = filepath.Dir(d) {
+		if exists(filepath.Join(d, "go.mod")) && d != "/" {
+			return d
+		}
+		if d == filepath.Dir(d) {
+			break
+		}
+	}
+	if cwd == "/" {
+		return ""
+	}
+	return cwd
+}

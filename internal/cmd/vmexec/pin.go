@@ -1,0 +1,122 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/kbench/kbench/internal/fingerprint"
+	"golang.org/x/sys/unix"
+)
+
+// pin binds vCPU i's thread to the i-th CPU vmexec may run on (ktstr's
+// performance mode), when there are at least as many CPUs as vCPUs, and
+// says what it did for the fingerprint.
+func (h *host) pin(qemuPid int) string {
+	if h.cfg.pin == "off" {
+		return "not pinned (-pin off)"
+	}
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		return "not pinned (sched_getaffinity: " + err.Error() + ")"
+	}
+	var allowed []int
+	for c := 0; c < len(set)*64; c++ {
+		if set.IsSet(c) {
+			allowed = append(allowed, c)
+		}
+	}
+	if len(allowed) < h.cfg.smp {
+		return fmt.Sprintf("not pinned (%d vCPUs, %d host CPUs allowed: %s)", h.cfg.smp, len(allowed), fingerprint.FormatCPUList(allowed))
+	}
+	tids, err := vcpuThreads(h.qmpPath())
+	if err != nil {
+		return "not pinned (QMP query-cpus-fast: " + err.Error() + ")"
+	}
+	if len(tids) != h.cfg.smp {
+		return fmt.Sprintf("not pinned (QMP listed %d vCPU threads for %d vCPUs)", len(tids), h.cfg.smp)
+	}
+	var parts []string
+	for i, tid := range tids {
+		var one unix.CPUSet
+		one.Set(allowed[i])
+		if err := unix.SchedSetaffinity(tid, &one); err != nil {
+			return fmt.Sprintf("not pinned (sched_setaffinity of vCPU %d's thread %d: %v)", i, tid, err)
+		}
+		parts = append(parts, fmt.Sprintf("vCPU%d->CPU%d", i, allowed[i]))
+	}
+	return strings.Join(parts, " ") + " (QEMU's other threads unpinned)"
+}
+
+// vcpuThreads asks QEMU's QMP socket for the host thread of each vCPU,
+// in vCPU order.
+func vcpuThreads(sock string) ([]int, error) {
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), sock)
+	defer f.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		err = unix.Connect(fd, &unix.SockaddrUnix{Name: sock})
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			return nil, err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	tv := unix.NsecToTimeval(int64(5 * time.Second))
+	unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
+	dec := json.NewDecoder(f)
+	var greeting map[string]json.RawMessage
+	if err := dec.Decode(&greeting); err != nil {
+		return nil, err
+	}
+	call := func(cmd string, ret any) error {
+		if _, err := fmt.Fprintf(f, `{"execute":%q}`+"\n", cmd); err != nil {
+			return err
+		}
+		for {
+			var msg struct {
+				Return json.RawMessage `json:"return"`
+				Error  *struct {
+					Desc string `json:"desc"`
+				} `json:"error"`
+			}
+			if err := dec.Decode(&msg); err != nil {
+				return err
+			}
+			if msg.Error != nil {
+				return fmt.Errorf("%s: %s", cmd, msg.Error.Desc)
+			}
+			if msg.Return != nil {
+				return json.Unmarshal(msg.Return, ret)
+			}
+			// An event: read on.
+		}
+	}
+	var none struct{}
+	if err := call("qmp_capabilities", &none); err != nil {
+		return nil, err
+	}
+	var cpus []struct {
+		Index  int `json:"cpu-index"`
+		Thread int `json:"thread-id"`
+	}
+	if err := call("query-cpus-fast", &cpus); err != nil {
+		return nil, err
+	}
+	tids := make([]int, len(cpus))
+	for _, c := range cpus {
+		if c.Index < 0 || c.Index >= len(cpus) {
+			return nil, fmt.Errorf("vCPU index %d out of range", c.Index)
+		}
+		tids[c.Index] = c.Thread
+	}
+	return tids, nil
+}

@@ -1,0 +1,396 @@
+package main
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/kbench/kbench/internal/fingerprint"
+	"golang.org/x/sys/unix"
+)
+
+// run boots the guest and returns how the binary ended, or the signal
+// that interrupted vmexec.
+func run(cfg *config) (*exitStatus, syscall.Signal, error) {
+	if err := checkImage(cfg.kernel); err != nil {
+		return nil, 0, err
+	}
+	// A link such as /vmlinuz names the image; its config and modules
+	// sit beside the file it points to.
+	real, err := filepath.EvalSymlinks(cfg.kernel)
+	if err != nil {
+		return nil, 0, fmt.Errorf("-kernel: %v", err)
+	}
+	if c := configFor(real); c != "" {
+		wanted, err := checkConfig(c)
+		if err != nil {
+			return nil, 0, err
+		}
+		if len(wanted) > 0 {
+			fmt.Fprintf(os.Stderr, "vmexec: note: %s lacks %s; rows that need them skip\n", c, strings.Join(wanted, ", "))
+		}
+	}
+	qemu, err := exec.LookPath(cfg.qemu)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s not found in PATH: install QEMU (Debian and Ubuntu: apt-get install qemu-system-x86; Fedora: dnf install qemu-system-x86)", cfg.qemu)
+	}
+	tmp, err := os.MkdirTemp("", "vmexec-")
+	if err != nil {
+		return nil, 0, err
+	}
+	defer os.RemoveAll(tmp)
+	h := &host{cfg: cfg, qemu: qemu, tmp: tmp, initrd: filepath.Join(tmp, "initramfs.cpio")}
+
+	logPath := cfg.console
+	var logFile *os.File
+	if logPath == "" {
+		logFile, err = os.CreateTemp("", "vmexec-console-*.log")
+	} else {
+		logFile, err = os.Create(logPath)
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	h.log, h.logPath = logFile, logFile.Name()
+	defer func() {
+		logFile.Close()
+		if !h.keepLog && cfg.console == "" {
+			os.Remove(h.logPath)
+		}
+	}()
+
+	facts, err := hostFacts(cfg, qemu)
+	if err != nil {
+		return nil, 0, err
+	}
+	h.image = cfg.kernel
+	entry := "the bzImage's (-pvh off)"
+	if cfg.pvh == "auto" {
+		dir := tmp
+		if c, err := os.UserCacheDir(); err == nil {
+			dir = filepath.Join(c, "kbench", "vmexec")
+		}
+		if p, err := pvhKernel(real, dir); err == nil {
+			h.image = p
+			entry = "PVH, of the vmlinux inside the image"
+			fmt.Fprintf(h.log, "=== vmexec: booting %s, the vmlinux of %s, through its PVH entry\n", p, cfg.kernel)
+		} else {
+			entry = "the bzImage's (no PVH vmlinux: " + err.Error() + ")"
+		}
+	}
+	facts = append(facts, "vm.entry: "+entry)
+	if err := h.makeInitramfs(facts); err != nil {
+		return nil, 0, err
+	}
+
+	accel, fact, probe := h.chooseAccel()
+	res := h.boot(accel, probe, fact)
+	if res.probeFailed {
+		reason := fmt.Sprintf("KVM did not boot this kernel (%v)", res.err)
+		h.saveVerdict("tcg: " + reason)
+		fmt.Fprintf(h.log, "=== vmexec: %s; booting again under TCG\n", reason)
+		accel, fact = "tcg", tcgFact(reason)
+		fmt.Fprintf(os.Stderr, "vmexec: warning: %s; using TCG: timings measure emulation, not hardware\n", reason)
+		res = h.boot(accel, false, fact)
+	} else if probe && res.err == nil {
+		h.saveVerdict("kvm")
+	}
+	if res.signal != 0 {
+		fmt.Fprintf(os.Stderr, "vmexec: %v\n", res.err)
+		return nil, res.signal, nil
+	}
+	return res.status, 0, res.err
+}
+
+func tcgFact(reason string) string {
+	return "vm.accel: tcg (" + reason + "; TCG measures emulation, not hardware), -cpu max"
+}
+
+// chooseAccel decides the accelerator: probe says the first boot is a
+// KVM probe that may fall back to TCG.
+func (h *host) chooseAccel() (accel, fact string, probe bool) {
+	switch h.cfg.accel {
+	case "kvm":
+		return "kvm", "vm.accel: kvm (-accel kvm), -cpu host", false
+	case "tcg":
+		return "tcg", "vm.accel: tcg (-accel tcg; TCG measures emulation, not hardware), -cpu max", false
+	}
+	if f, err := os.OpenFile("/dev/kvm", os.O_RDWR, 0); err != nil {
+		reason := "/dev/kvm: " + err.Error()
+		fmt.Fprintf(os.Stderr, "vmexec: warning: %s; using TCG: timings measure emulation, not hardware\n", reason)
+		return "tcg", tcgFact(reason), false
+	} else {
+		f.Close()
+	}
+	switch v := h.verdict(); {
+	case v == "kvm":
+		return "kvm", "vm.accel: kvm (-accel auto), -cpu host", false
+	case strings.HasPrefix(v, "tcg: "):
+		// The same fact as the probing run's, so that runs compare.
+		reason := strings.TrimPrefix(v, "tcg: ")
+		fmt.Fprintf(os.Stderr, "vmexec: warning: %s (cached in %s); using TCG: timings measure emulation, not hardware\n", reason, h.verdictPath())
+		return "tcg", tcgFact(reason), false
+	}
+	return "kvm", "vm.accel: kvm (-accel auto), -cpu host", true
+}
+
+// verdictPath is where -accel auto remembers whether KVM boots an image
+// on this host: keyed by the image's hash, the host's kernel and QEMU.
+func (h *host) verdictPath() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	sum := sha256.New()
+	if f, err := os.Open(h.cfg.kernel); err == nil {
+		io.Copy(sum, f)
+		f.Close()
+	}
+	var u unix.Utsname
+	unix.Uname(&u)
+	fmt.Fprintf(sum, "\x00%s\x00%s\x00%s", unix.ByteSliceToString(u.Release[:]), unix.ByteSliceToString(u.Version[:]), h.qemu)
+	return filepath.Join(dir, "kbench", "vmexec", "accel-"+hex.EncodeToString(sum.Sum(nil))[:24])
+}
+
+func (h *host) verdict() string {
+	p := h.verdictPath()
+	if p == "" {
+		return ""
+	}
+	b, _ := os.ReadFile(p)
+	return strings.TrimSpace(string(b))
+}
+
+func (h *host) saveVerdict(v string) {
+	if p := h.verdictPath(); p != "" && os.MkdirAll(filepath.Dir(p), 0o755) == nil {
+		os.WriteFile(p, []byte(v+"\n"), 0o644)
+	}
+}
+
+// hostFacts are the fingerprint lines only the host knows before boot.
+func hostFacts(cfg *config, qemu string) ([]string, error) {
+	out, err := exec.Command(qemu, "--version").Output()
+	if err != nil {
+		return nil, fmt.Errorf("%s --version: %v", qemu, err)
+	}
+	version := strings.SplitN(strings.TrimSpace(string(out)), "\n", 2)[0]
+	var u unix.Utsname
+	unix.Uname(&u)
+	sum := sha256.New()
+	f, err := os.Open(cfg.kernel)
+	if err != nil {
+		return nil, err
+	}
+	io.Copy(sum, f)
+	f.Close()
+	appendLine := cfg.append
+	if appendLine == "" {
+		appendLine = "(none)"
+	}
+	return []string{
+		"vm.engine: " + version + " (" + qemu + ")",
+		fmt.Sprintf("vm.vcpus: %d", cfg.smp),
+		"vm.memory: " + cfg.memory,
+		"vm.image: " + cfg.kernel + " (sha256 " + hex.EncodeToString(sum.Sum(nil))[:16] + ")",
+		"vm.append: " + appendLine,
+		"vm.host.kernel: " + unix.ByteSliceToString(u.Release[:]) + " " + unix.ByteSliceToString(u.Version[:]),
+		"vm.host.cpu: " + hostCPU(),
+	}, nil
+}
+
+func hostCPU() string {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return "(unreadable: " + err.Error() + ")"
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "(missing)"
+}
+
+// guestTools are host programs the suite and its tests start, copied in
+// when present: the servers, iproute2's ip (netbench's namespaces), and
+// the shell and tools of the tests' scripts (#!/bin/sh, awk, sleep).
+var guestTools = []string{"redis-server", "redis-benchmark", "ip", "sh", "awk", "sleep", "cat", "true", "false"}
+
+// passEnv says which of vmexec's environment variables the binary gets.
+func passEnv(kv string) bool {
+	k, _, _ := strings.Cut(kv, "=")
+	return strings.HasPrefix(k, "KBENCH_") || strings.HasPrefix(k, "GO") || k == "PATH" || k == "HOME"
+}
+
+var rlimitNames = []struct {
+	res  int
+	name string
+}{
+	{unix.RLIMIT_NOFILE, "RLIMIT_NOFILE"}, {unix.RLIMIT_NPROC, "RLIMIT_NPROC"},
+	{unix.RLIMIT_STACK, "RLIMIT_STACK"}, {unix.RLIMIT_MEMLOCK, "RLIMIT_MEMLOCK"},
+	{unix.RLIMIT_CORE, "RLIMIT_CORE"}, {unix.RLIMIT_AS, "RLIMIT_AS"},
+	{unix.RLIMIT_DATA, "RLIMIT_DATA"}, {unix.RLIMIT_FSIZE, "RLIMIT_FSIZE"},
+	{unix.RLIMIT_MSGQUEUE, "RLIMIT_MSGQUEUE"}, {unix.RLIMIT_NICE, "RLIMIT_NICE"},
+	{unix.RLIMIT_RTPRIO, "RLIMIT_RTPRIO"}, {unix.RLIMIT_SIGPENDING, "RLIMIT_SIGPENDING"},
+	{unix.RLIMIT_LOCKS, "RLIMIT_LOCKS"}, {unix.RLIMIT_CPU, "RLIMIT_CPU"},
+	{unix.RLIMIT_RTTIME, "RLIMIT_RTTIME"},
+}
+
+// makeSpec says how the guest runs the binary: as vmexec would have.
+func (h *host) makeSpec(bin string) (*guestSpec, error) {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	spec := &guestSpec{Path: bin, Args: append([]string{bin}, h.cfg.args[1:]...), Dir: cwd,
+		UID: os.Getuid(), GID: os.Getgid(), OneStream: sameFile(os.Stdout, os.Stderr)}
+	if spec.UID != 0 {
+		if spec.Groups, err = os.Getgroups(); err != nil {
+			return nil, err
+		}
+	}
+	for _, kv := range os.Environ() {
+		if passEnv(kv) {
+			spec.Env = append(spec.Env, kv)
+		}
+	}
+	for _, r := range rlimitNames {
+		var lim unix.Rlimit
+		if err := unix.Getrlimit(r.res, &lim); err == nil {
+			spec.Rlimits = append(spec.Rlimits, rlimit{r.res, r.name, lim.Cur, lim.Max})
+		}
+	}
+	return spec, nil
+}
+
+func sameFile(a, b *os.File) bool {
+	fa, errA := a.Stat()
+	fb, errB := b.Stat()
+	return errA == nil && errB == nil && os.SameFile(fa, fb)
+}
+
+// makeInitramfs writes the guest's root.
+func (h *host) makeInitramfs(facts []string) error {
+	bin, err := exec.LookPath(h.cfg.args[0])
+	if err != nil {
+		return err
+	}
+	if bin, err = filepath.Abs(bin); err != nil {
+		return err
+	}
+	spec, err := h.makeSpec(bin)
+	if err != nil {
+		return err
+	}
+	ir := newInitramfs()
+	defer ir.close()
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	if err := ir.file(self, "/init"); err != nil {
+		return err
+	}
+	libs, err := sharedLibs(self)
+	if err != nil {
+		return err
+	}
+	for _, l := range libs {
+		if err := ir.file(l, l); err != nil {
+			return err
+		}
+	}
+	if err := ir.executable(bin); err != nil {
+		return err
+	}
+	if root := treeRoot(spec.Dir); root != "" {
+		if err := ir.tree(root); err != nil {
+			return err
+		}
+	}
+	tools := guestTools
+	if s := os.Getenv("KBENCH_REDIS_SERVER"); s != "" {
+		tools = append(tools, s)
+	}
+	for _, t := range tools {
+		paths := []string{}
+		if p, err := exec.LookPath(t); err == nil {
+			if p, err = filepath.Abs(p); err == nil {
+				paths = append(paths, p)
+			}
+		}
+		// Scripts name /bin/sh, which usrmerge makes a link to /usr/bin.
+		if !strings.Contains(t, "/") && exists("/bin/"+t) {
+			paths = append(paths, "/bin/"+t)
+		}
+		for _, p := range paths {
+			if err := ir.executable(p); err != nil {
+				return fmt.Errorf("copying %s into the guest: %w", p, err)
+			}
+		}
+	}
+	real, _ := filepath.EvalSymlinks(h.cfg.kernel)
+	if dir, release := modulesFor(real); dir != "" && len(h.cfg.modules) > 0 {
+		mods, err := findModules(dir, h.cfg.modules)
+		if err != nil {
+			return fmt.Errorf("-modules: %w", err)
+		}
+		for _, m := range mods {
+			rel, _ := filepath.Rel(dir, m)
+			guest := filepath.Join("/lib/modules", release, rel)
+			if err := ir.file(m, guest); err != nil {
+				return err
+			}
+			spec.Modules = append(spec.Modules, guest)
+		}
+	} else if len(h.cfg.modules) > 0 {
+		facts = append(facts, "vm.modules: none loaded (no lib/modules/RELEASE beside "+h.cfg.kernel+")")
+	}
+	for _, d := range []string{"/proc", "/sys", "/dev", "/tmp", "/run", "/root"} {
+		if !ir.has(d) {
+			ir.dir(d, 0o755, 0, 0)
+		}
+	}
+	ir.add(charDev("/dev/console", 0o600, 5, 1))
+	if home := os.Getenv("HOME"); home != "" && !ir.has(home) {
+		ir.dir(home, 0o755, spec.UID, spec.GID)
+	}
+	user := fmt.Sprintf("u%d", spec.UID)
+	ir.static("/etc/passwd", fmt.Sprintf("root:x:0:0:root:/root:/bin/sh\n%s:x:%d:%d::%s:/bin/sh\n", user, spec.UID, spec.GID, os.Getenv("HOME")), 0o644)
+	ir.static("/etc/group", fmt.Sprintf("root:x:0:\ng%d:x:%d:\n", spec.GID, spec.GID), 0o644)
+	ir.static("/etc/hosts", "127.0.0.1 localhost\n::1 localhost ip6-localhost ip6-loopback\n", 0o644)
+	user = fmt.Sprintf("vm.user: uid %d gid %d (vmexec's)", spec.UID, spec.GID)
+	ir.static("/"+fingerprint.VMFile, strings.Join(append(facts, user), "\n")+"\n", 0o644)
+	specJSON, err := json.Marshal(spec)
+	if err != nil {
+		return err
+	}
+	ir.static(specPath, string(specJSON), 0o644)
+
+	f, err := os.Create(h.initrd)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	if err := ir.write(w); err != nil {
+		f.Close()
+		return err
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	fmt.Fprintf(h.log, "=== vmexec: initramfs %s: %d entries, %.1f MiB, %s\n", h.initrd, len(ir.recs), float64(ir.size)/(1<<20), time.Now().Format(time.RFC3339))
+	return f.Close()
+}

@@ -1,0 +1,433 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/u-root/u-root/pkg/cpio"
+)
+
+func TestParseFlagsContract(t *testing.T) {
+	// The A/B driver's call: go test -exec 'vmexec -kernel PATH -append ARGS -smp N -memory SIZE -accel MODE'.
+	c, err := parseFlags(strings.Fields("-kernel /k -append nokaslr -smp 8 -memory 4G -accel tcg /tmp/x.test -test.v -test.run=^A$"), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.kernel != "/k" || c.append != "nokaslr" || c.smp != 8 || c.memory != "4G" || c.accel != "tcg" {
+		t.Errorf("parsed %+v", c)
+	}
+	if strings.Join(c.args, " ") != "/tmp/x.test -test.v -test.run=^A$" {
+		t.Errorf("program args %q", c.args)
+	}
+	if strings.Join(c.modules, ",") != "veth" || c.timeout != 0 || c.pin != "auto" {
+		t.Errorf("defaults: modules %q timeout %v pin %q", c.modules, c.timeout, c.pin)
+	}
+}
+
+func TestParseFlagsBad(t *testing.T) {
+	for _, tc := range []struct{ args, want string }{
+		{"/tmp/x.test", "-kernel is required"},
+		{"-kernel /k", "no program"},
+		{"-kernel /k -smp 0 x", "-smp accepts 1-256"},
+		{"-kernel /k -memory 2X x", "-memory accepts"},
+		{"-kernel /k -memory 64M x", "at least 128M"},
+		{"-kernel /k -accel xen x", "-accel accepts auto, kvm or tcg"},
+		{"-kernel /k -pin maybe x", "-pin accepts"},
+		{"-kernel /k -boot-timeout 0s x", "-boot-timeout"},
+		{"-kernel /k -nosuch x", "flag provided but not defined"},
+	} {
+		var stderr bytes.Buffer
+		_, err := parseFlags(strings.Fields(tc.args), &stderr)
+		if err == nil || !strings.Contains(err.Error()+stderr.String(), tc.want) {
+			t.Errorf("%q: err %v, want one naming %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+// fakeImage writes a file with a bzImage header and garbage after it.
+func fakeImage(t *testing.T, dir string, size int) string {
+	b := make([]byte, size)
+	for i := range b {
+		b[i] = byte(i * 7)
+	}
+	copy(b[0x202:], "HdrS")
+	binary.LittleEndian.PutUint16(b[0x206:], 0x020f)
+	p := filepath.Join(dir, "vmlinuz-0.0-fake")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestCheckImage(t *testing.T) {
+	dir := t.TempDir()
+	text := filepath.Join(dir, "notes.txt")
+	os.WriteFile(text, bytes.Repeat([]byte("not a kernel\n"), 100), 0o644)
+	short := filepath.Join(dir, "short")
+	os.WriteFile(short, []byte("HdrS"), 0o644)
+	for p, want := range map[string]string{
+		filepath.Join(dir, "none"): "no such file",
+		text:                       `no bzImage header ("HdrS" at 0x202)`,
+		short:                      "too short",
+		dir:                        "not a regular file",
+	} {
+		if err := checkImage(p); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("checkImage(%s) = %v, want %q", p, err, want)
+		}
+	}
+	if err := checkImage(fakeImage(t, dir, 4096)); err != nil {
+		t.Errorf("a bzImage header was refused: %v", err)
+	}
+	if k := os.Getenv("KBENCH_VM_KERNEL"); k != "" {
+		if err := checkImage(k); err != nil {
+			t.Errorf("KBENCH_VM_KERNEL: %v", err)
+		}
+	}
+}
+
+func writeConfig(t *testing.T, path string, drop string) {
+	var b strings.Builder
+	for _, o := range append(append([]string{}, requiredOptions...), wantedOptions...) {
+		if o == drop {
+			b.WriteString("# CONFIG_" + o + " is not set\n")
+		} else {
+			b.WriteString("CONFIG_" + o + "=y\n")
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestConfig(t *testing.T) {
+	dir := t.TempDir()
+	boot := filepath.Join(dir, "boot")
+	os.MkdirAll(boot, 0o755)
+	img := fakeImage(t, boot, 4096)
+	if got := configFor(img); got != "" {
+		t.Errorf("configFor found %q where there is none", got)
+	}
+	writeConfig(t, filepath.Join(boot, "config-0.0-fake"), "DEVTMPFS")
+	if got := configFor(img); got != filepath.Join(boot, "config-0.0-fake") {
+		t.Fatalf("configFor = %q", got)
+	}
+	if _, err := checkConfig(configFor(img)); err == nil || !strings.Contains(err.Error(), "CONFIG_DEVTMPFS=y") {
+		t.Errorf("a config without DEVTMPFS: %v", err)
+	}
+	writeConfig(t, filepath.Join(boot, "config-0.0-fake"), "DEBUG_FS")
+	if wanted, err := checkConfig(configFor(img)); err != nil || strings.Join(wanted, ",") != "CONFIG_DEBUG_FS" {
+		t.Errorf("a config without DEBUG_FS: wanted %q, err %v", wanted, err)
+	}
+	tree := filepath.Join(dir, "linux")
+	writeConfig(t, filepath.Join(tree, ".config"), "")
+	os.MkdirAll(filepath.Join(tree, "arch/x86/boot"), 0o755)
+	bz := filepath.Join(tree, "arch/x86/boot/bzImage")
+	os.WriteFile(bz, nil, 0o644)
+	if got := configFor(bz); got != filepath.Join(tree, ".config") {
+		t.Errorf("configFor(build tree) = %q", got)
+	}
+	if d, _ := modulesFor(img); d != "" {
+		t.Errorf("modulesFor found %q where there is none", d)
+	}
+	os.MkdirAll(filepath.Join(dir, "lib/modules/0.0-fake/kernel/drivers/net"), 0o755)
+	if d, v := modulesFor(img); d != filepath.Join(dir, "lib/modules/0.0-fake") || v != "0.0-fake" {
+		t.Errorf("modulesFor = %q, %q", d, v)
+	}
+}
+
+func TestFindModules(t *testing.T) {
+	dir := t.TempDir()
+	net := filepath.Join(dir, "kernel/drivers/net")
+	os.MkdirAll(net, 0o755)
+	os.WriteFile(filepath.Join(net, "veth.ko"), []byte("x"), 0o644)
+	os.WriteFile(filepath.Join(net, "dummy-thing.ko.xz"), []byte("x"), 0o644)
+	got, err := findModules(dir, []string{"veth", "dummy_thing"})
+	if err != nil || len(got) != 2 || filepath.Base(got[0]) != "veth.ko" || filepath.Base(got[1]) != "dummy-thing.ko.xz" {
+		t.Errorf("findModules = %q, %v", got, err)
+	}
+	if _, err := findModules(dir, []string{"nosuch"}); err == nil || !strings.Contains(err.Error(), "module nosuch: not in") {
+		t.Errorf("a missing module: %v", err)
+	}
+	// Debian's real tree: veth has no dependencies, and is found.
+	if k := os.Getenv("KBENCH_VM_KERNEL"); k != "" {
+		if d, _ := modulesFor(k); d != "" {
+			got, err := findModules(d, []string{"veth"})
+			if err != nil || len(got) == 0 || !strings.HasPrefix(filepath.Base(got[len(got)-1]), "veth.ko") {
+				t.Errorf("veth in %s: %q, %v", d, got, err)
+			}
+		}
+	}
+}
+
+func TestParseLdd(t *testing.T) {
+	out := `	linux-vdso.so.1 (0x00007ffd1c5f2000)
+	libsystemd.so.0 => /lib/x86_64-linux-gnu/libsystemd.so.0 (0x00007f2b1c000000)
+	libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x00007f2b1be00000)
+	/lib64/ld-linux-x86-64.so.2 (0x00007f2b1c2f0000)
+`
+	got, err := parseLdd("/lib64/ld-linux-x86-64.so.2", []byte(out))
+	want := "/lib64/ld-linux-x86-64.so.2 /lib/x86_64-linux-gnu/libsystemd.so.0 /lib/x86_64-linux-gnu/libc.so.6"
+	if err != nil || strings.Join(got, " ") != want {
+		t.Errorf("parseLdd = %q, %v; want %s", got, err, want)
+	}
+	if _, err := parseLdd("/lib64/ld", []byte("\tlibfoo.so.1 => not found\n")); err == nil || !strings.Contains(err.Error(), "libfoo.so.1 not found") {
+		t.Errorf("a missing library: %v", err)
+	}
+}
+
+func TestInitramfsContents(t *testing.T) {
+	dir := t.TempDir()
+	pkg := filepath.Join(dir, "pkg")
+	os.MkdirAll(filepath.Join(pkg, "testdata"), 0o750)
+	os.MkdirAll(filepath.Join(pkg, ".git", "objects"), 0o755)
+	os.WriteFile(filepath.Join(pkg, ".git", "objects", "x"), []byte("x"), 0o644)
+	os.WriteFile(filepath.Join(pkg, "testdata", "in.txt"), []byte("hello"), 0o640)
+	os.Symlink("testdata/in.txt", filepath.Join(pkg, "link"))
+	ir := newInitramfs()
+	defer ir.close()
+	if err := ir.tree(pkg); err != nil {
+		t.Fatal(err)
+	}
+	// A dynamically linked program brings its loader and libraries.
+	self, _ := os.Executable()
+	if err := ir.executable(self); err != nil {
+		t.Fatal(err)
+	}
+	ir.static("/etc/kbench/vm", "vm.vcpus: 2\n", 0o644)
+	ir.add(charDev("/dev/console", 0o600, 5, 1))
+	var buf bytes.Buffer
+	if err := ir.write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := cpio.ReadAllRecords(cpio.Newc.Reader(bytes.NewReader(buf.Bytes())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]cpio.Record{}
+	for i, r := range recs {
+		byName[r.Name] = r
+		// Every parent comes before what it holds.
+		for d := filepath.Dir(r.Name); d != "."; d = filepath.Dir(d) {
+			if _, ok := byName[d]; !ok {
+				t.Errorf("record %d %s precedes its directory %s", i, r.Name, d)
+			}
+		}
+	}
+	rel := func(p string) string { return strings.TrimPrefix(p, "/") }
+	in, ok := byName[rel(filepath.Join(pkg, "testdata/in.txt"))]
+	if !ok {
+		t.Fatalf("package file missing; have %d records", len(recs))
+	}
+	if content, _ := io.ReadAll(io.NewSectionReader(in, 0, int64(in.FileSize))); string(content) != "hello" || in.Mode&0o777 != 0o640 || in.UID != uint64(os.Getuid()) {
+		t.Errorf("package file: %q mode %o uid %d", content, in.Mode, in.UID)
+	}
+	if d := byName[rel(filepath.Join(pkg, "testdata"))]; d.Mode != cpio.S_IFDIR|0o750 {
+		t.Errorf("package dir mode %o", d.Mode)
+	}
+	if l := byName[rel(filepath.Join(pkg, "link"))]; l.Mode&cpio.S_IFMT != cpio.S_IFLNK {
+		t.Errorf("symlink kept as mode %o", l.Mode)
+	}
+	if _, ok := byName[rel(filepath.Join(pkg, ".git/objects/x"))]; ok {
+		t.Error(".git was copied")
+	}
+	if c := byName["dev/console"]; c.Mode != cpio.S_IFCHR|0o600 || c.Rmajor != 5 || c.Rminor != 1 {
+		t.Errorf("/dev/console: %+v", c.Info)
+	}
+	if _, ok := byName[rel(self)]; !ok {
+		t.Errorf("the program %s is missing", self)
+	}
+	libs, err := sharedLibs(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range libs {
+		if _, ok := byName[rel(l)]; !ok {
+			t.Errorf("library %s missing", l)
+		}
+	}
+	t.Logf("%d records, %d bytes, libraries %q", len(recs), buf.Len(), libs)
+}
+
+func TestFrames(t *testing.T) {
+	var b bytes.Buffer
+	fw := &frameWriter{w: &b}
+	big := bytes.Repeat([]byte{0, '\n', 0xff}, maxFrame/2)
+	fw.write(frameStdout, []byte("line\r\n\x00"))
+	fw.write(frameStderr, big)
+	fw.write(frameHello, nil)
+	var got []byte
+	typ, p, err := readFrame(&b)
+	if err != nil || typ != frameStdout || string(p) != "line\r\n\x00" {
+		t.Fatalf("first frame %q %q %v", typ, p, err)
+	}
+	for {
+		typ, p, err = readFrame(&b)
+		if err != nil || typ != frameStderr {
+			break
+		}
+		got = append(got, p...)
+	}
+	if !bytes.Equal(got, big) || typ != frameHello || err != nil {
+		t.Errorf("big payload came back %d of %d bytes, then %q %v", len(got), len(big), typ, err)
+	}
+	if _, _, err := readFrame(&b); !errors.Is(err, io.EOF) {
+		t.Errorf("at the end: %v", err)
+	}
+	corrupt := []byte{frameStdout, 0xff, 0xff, 0xff, 0xff}
+	if _, _, err := readFrame(bytes.NewReader(corrupt)); err == nil || !strings.Contains(err.Error(), "corrupt") {
+		t.Errorf("a corrupt length: %v", err)
+	}
+}
+
+func TestConsoleScan(t *testing.T) {
+	var log bytes.Buffer
+	c := newConsole()
+	r, w := io.Pipe()
+	go c.scan(r, &log)
+	select {
+	case <-c.alive:
+		t.Fatal("alive before any line")
+	default:
+	}
+	io.WriteString(w, "SeaBIOS\r\n[    0.000000] Linux version 6.1.0-57-amd64 (debian-kernel@lists.debian.org)\r\n")
+	select {
+	case <-c.alive:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the kernel's first line did not count as alive")
+	}
+	io.WriteString(w, "[    1.0] vmexec-init: mount devtmpfs on /dev: no such device (the kernel needs CONFIG_DEVTMPFS)\n")
+	for i := range 40 {
+		io.WriteString(w, "[    1.1] noise "+string(rune('a'+i%26))+"\n")
+	}
+	io.WriteString(w, "[    2.0] Kernel panic - not syncing: No working init found.\n")
+	select {
+	case l := <-c.panic:
+		if l != "Kernel panic - not syncing: No working init found." {
+			t.Errorf("panic line %q", l)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no panic reported")
+	}
+	w.Close()
+	<-c.done
+	if tail := c.tail(); len(tail) != consoleTail || !strings.HasPrefix(tail[len(tail)-1], "[    2.0] Kernel panic") {
+		t.Errorf("tail has %d lines, last %q", len(tail), tail[len(tail)-1])
+	}
+	if m := c.initMessages(); len(m) != 1 || !strings.Contains(m[0], "CONFIG_DEVTMPFS") {
+		t.Errorf("init messages %q", m)
+	}
+	if !strings.Contains(log.String(), "SeaBIOS\r\n") {
+		t.Error("the log is not a copy of the console")
+	}
+	if firstPanic(c.tail()) == "" {
+		t.Error("firstPanic missed the panic line")
+	}
+}
+
+func TestHint(t *testing.T) {
+	for lines, want := range map[string]string{
+		"": "console stayed empty",
+		"VFS: Unable to mount root fs on unknown":            "CONFIG_BLK_DEV_INITRD",
+		"Kernel panic - not syncing: No working init found.": "could not execute the init",
+		"Out of memory: Killed process 1":                    "raise -memory",
+		"all is well":                                        "",
+	} {
+		var l []string
+		if lines != "" {
+			l = []string{lines}
+		}
+		if got := hint(l); (want == "") != (got == "") || !strings.Contains(got, want) {
+			t.Errorf("hint(%q) = %q, want %q", lines, got, want)
+		}
+	}
+}
+
+func TestPassEnv(t *testing.T) {
+	for kv, want := range map[string]bool{
+		"KBENCH_PULSE=off": true, "GOMAXPROCS=2": true, "GODEBUG=x": true, "PATH=/bin": true, "HOME=/root": true,
+		"TERM=xterm": false, "SSH_AUTH_SOCK=/x": false, "LD_PRELOAD=x": false,
+	} {
+		if passEnv(kv) != want {
+			t.Errorf("passEnv(%q) = %v", kv, !want)
+		}
+	}
+}
+
+func TestTreeRoot(t *testing.T) {
+	dir := t.TempDir()
+	pkg := filepath.Join(dir, "mod", "internal", "p")
+	os.MkdirAll(pkg, 0o755)
+	if got := treeRoot(pkg); got != pkg {
+		t.Errorf("outside a module: %q, want the working directory", got)
+	}
+	os.WriteFile(filepath.Join(dir, "mod", "go.mod"), []byte("module m\n"), 0o644)
+	if got := treeRoot(pkg); got != filepath.Join(dir, "mod") {
+		t.Errorf("in a module: %q, want its root", got)
+	}
+	if got := treeRoot("/"); got != "" {
+		t.Errorf("treeRoot(/) = %q", got)
+	}
+}
+
+func TestElfLibs(t *testing.T) {
+	// Without ldd the ELF files give the same closure.
+	self, _ := os.Executable()
+	viaLdd, err := sharedLibs(self)
+	if err != nil || len(viaLdd) == 0 {
+		t.Skipf("the test binary is static (%v): nothing to resolve", err)
+	}
+	got, err := elfLibs(viaLdd[0], self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range viaLdd {
+		found := false
+		for _, g := range got {
+			a, _ := filepath.EvalSymlinks(g)
+			b, _ := filepath.EvalSymlinks(l)
+			found = found || a == b
+		}
+		if !found {
+			t.Errorf("elfLibs %q lacks ldd's %s", got, l)
+		}
+	}
+}
+
+func TestPVH(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := pvhKernel(fakeImage(t, dir, 8192), dir); err == nil {
+		t.Error("a garbage bzImage gave a vmlinux")
+	}
+	self, _ := os.Executable()
+	if ok, err := hasPVHEntry(self); ok || err != nil {
+		t.Errorf("the test binary has a PVH note? %v %v", ok, err)
+	}
+	k := os.Getenv("KBENCH_VM_KERNEL")
+	if k == "" {
+		t.Skip("set KBENCH_VM_KERNEL to check a real kernel's PVH vmlinux")
+	}
+	p, err := pvhKernel(k, dir)
+	if err != nil {
+		t.Skipf("%s: no PVH vmlinux: %v", k, err)
+	}
+	if ok, err := hasPVHEntry(p); !ok || err != nil {
+		t.Errorf("%s: no PVH note (%v)", p, err)
+	}
+	// The second call reuses the extracted file.
+	fi, _ := os.Stat(p)
+	p2, err := pvhKernel(k, dir)
+	fi2, _ := os.Stat(p2)
+	if err != nil || p2 != p || !fi2.ModTime().Equal(fi.ModTime()) {
+		t.Errorf("second extraction: %s %v", p2, err)
+	}
+}
