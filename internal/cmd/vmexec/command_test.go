@@ -70,6 +70,17 @@ func helper(mode string) int {
 		syscall.Statfs("/tmp", &st)
 		fmt.Printf("tmp.tmpfs=%v\n", st.Type == 0x01021994)
 		return 0
+	case "write":
+		// What a profiling run leaves: a KBENCH_PROFILE file and a
+		// -test.cpuprofile file.
+		os.MkdirAll(os.Getenv("KBENCH_PROFILE"), 0o755)
+		os.WriteFile(filepath.Join(os.Getenv("KBENCH_PROFILE"), "row.pprof"), bytes.Repeat([]byte("pprof\x00"), 300000), 0o644)
+		for _, a := range os.Args[1:] {
+			if v, ok := strings.CutPrefix(a, "-test.cpuprofile="); ok {
+				os.WriteFile(v, []byte("cpu"), 0o644)
+			}
+		}
+		return 0
 	case "kill":
 		syscall.Kill(os.Getpid(), syscall.SIGKILL)
 	case "sleep":
@@ -283,6 +294,25 @@ func lookupField(fields []fingerprint.Field, key string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+func TestGuestOutputsComeBack(t *testing.T) {
+	img := kernelLink(t, needKernel(t))
+	dir := t.TempDir()
+	prof := filepath.Join(dir, "prof")
+	cpu := filepath.Join(dir, "cpu.out")
+	self, _ := os.Executable()
+	r := vmexec(t, []string{"GO_VMEXEC_HELPER=write", "KBENCH_PROFILE=" + prof}, "-kernel", img, self, "-test.cpuprofile="+cpu)
+	if r.err != nil {
+		t.Fatalf("%v: %s", r.err, r.stderr)
+	}
+	if b, err := os.ReadFile(filepath.Join(prof, "row.pprof")); err != nil || !bytes.Equal(b, bytes.Repeat([]byte("pprof\x00"), 300000)) {
+		t.Errorf("KBENCH_PROFILE file: %d bytes, %v", len(b), err)
+	}
+	if b, err := os.ReadFile(cpu); err != nil || string(b) != "cpu" {
+		t.Errorf("-test.cpuprofile file: %q, %v", b, err)
+	}
+	noQEMULeft(t, img)
 }
 
 func TestGuestKilled(t *testing.T) {

@@ -311,6 +311,7 @@ func runGuest(fw *frameWriter, ctl <-chan hostFrame) exitStatus {
 		<-done
 	}
 	err = cmd.Wait()
+	sendOutputs(fw, spec.Outputs)
 	st := exitStatus{}
 	var ee *exec.ExitError
 	switch {
@@ -422,4 +423,23 @@ func copyTree(src, dst string) error {
 		}
 		return unix.Chmod(to, st.Mode&0o7777)
 	})
+}
+
+// sendOutputs sends the regular files at or below each output path.
+func sendOutputs(fw *frameWriter, outputs []string) {
+	for _, out := range outputs {
+		filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || !d.Type().IsRegular() {
+				return nil
+			}
+			data, err := os.ReadFile(p)
+			if err != nil {
+				fw.write(frameNote, []byte("output "+p+": "+err.Error()))
+				return nil
+			}
+			fw.write(frameFile, []byte(p))
+			fw.write(frameData, data)
+			return nil
+		})
+	}
 }

@@ -17,7 +17,10 @@
 // and /dev/shm, devpts, debugfs and tracefs where the kernel has them,
 // brings up lo, loads the modules, applies vmexec's rlimits, environment
 // (KBENCH_*, GO*, PATH, HOME), working directory and uid/gid, runs the
-// binary and powers off. Build vmexec with CGO_ENABLED=0 for a static
+// binary, sends back the files it wrote for the user (go test's
+// -test.*profile and -test.trace files, the KBENCH_PROFILE directory,
+// GOCOVERDIR) and powers off; nothing else the guest wrote survives.
+// Build vmexec with CGO_ENABLED=0 for a static
 // init; a dynamically linked vmexec brings its own libraries along.
 //
 // The kernel console goes to ttyS0 and into a log file (named when a run
@@ -132,7 +135,8 @@ type host struct {
 	log      io.Writer // the console log
 	logPath  string
 	keepLog  bool
-	accel    string // of the boot under way
-	image    string // what QEMU boots: -kernel, or its vmlinux (PVH)
+	accel    string   // of the boot under way
+	image    string   // what QEMU boots: -kernel, or its vmlinux (PVH)
+	outputs  []string // what the binary writes for the user, sent back
 	bootTime time.Duration
 }

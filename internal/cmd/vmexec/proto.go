@@ -16,6 +16,8 @@ const (
 	frameStdout = 'O' // guest: bytes the binary wrote to stdout
 	frameStderr = 'E' // guest: bytes the binary wrote to stderr
 	frameNote   = 'M' // guest: a message from init for the user (stderr)
+	frameFile   = 'P' // guest: an output file follows (payload: its path)
+	frameData   = 'D' // guest: the next bytes of that file
 	frameExit   = 'X' // guest: the binary's end (JSON exitStatus)
 	frameStart  = 'S' // host: facts known only after QEMU started (JSON []string lines); run the binary
 	frameSignal = 'K' // host: deliver this signal (one byte) to the binary

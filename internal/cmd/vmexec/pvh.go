@@ -19,8 +19,7 @@ import (
 // setup. A kernel built with CONFIG_PVH has a 32-bit entry point that QEMU
 // jumps to directly when given the uncompressed vmlinux, so vmexec
 // extracts it once per image (cached beside the accelerator verdicts) and
-// boots that; on 2026-12-01 under TCG this cut Debian 6.1's boot to a
-// panic from 22-27 s to 7-11 s on a loaded host.
+// boots that (docs/vms.md has the boot times).
 
 // xenNotePhys32Entry is XEN_ELFNOTE_PHYS32_ENTRY, the PVH entry point note.
 const xenNotePhys32Entry = 18

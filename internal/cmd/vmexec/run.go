@@ -265,6 +265,7 @@ func (h *host) makeSpec(bin string) (*guestSpec, error) {
 			spec.Env = append(spec.Env, kv)
 		}
 	}
+	spec.Outputs = outputs(cwd, spec.Args[1:], os.Getenv)
 	for _, r := range rlimitNames {
 		var lim unix.Rlimit
 		if err := unix.Getrlimit(r.res, &lim); err == nil {
@@ -293,6 +294,7 @@ func (h *host) makeInitramfs(facts []string) error {
 	if err != nil {
 		return err
 	}
+	h.outputs = spec.Outputs
 	ir := newInitramfs()
 	defer ir.close()
 	self, err := os.Executable()
@@ -363,6 +365,19 @@ func (h *host) makeInitramfs(facts []string) error {
 		}
 	}
 	ir.add(charDev("/dev/console", 0o600, 5, 1))
+	for _, env := range []string{"KBENCH_PROFILE", "GOCOVERDIR"} {
+		// The binary may create these; as an unprivileged user it could
+		// not below the initramfs's root-owned directories.
+		if v := os.Getenv(env); v != "" {
+			p := v
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(spec.Dir, v)
+			}
+			if p = filepath.Clean(p); !ir.has(p) {
+				ir.dir(p, 0o755, spec.UID, spec.GID)
+			}
+		}
+	}
 	if home := os.Getenv("HOME"); home != "" && !ir.has(home) {
 		ir.dir(home, 0o755, spec.UID, spec.GID)
 	}
@@ -393,4 +408,44 @@ func (h *host) makeInitramfs(facts []string) error {
 	}
 	fmt.Fprintf(h.log, "=== vmexec: initramfs %s: %d entries, %.1f MiB, %s\n", h.initrd, len(ir.recs), float64(ir.size)/(1<<20), time.Now().Format(time.RFC3339))
 	return f.Close()
+}
+
+// profileFlags are the test binary's flags naming a file it writes.
+var profileFlags = []string{"cpuprofile", "memprofile", "blockprofile", "mutexprofile", "trace", "coverprofile"}
+
+// outputs lists what the binary writes for the user, as absolute paths:
+// go test's profile files (relative ones are in -test.outputdir, else the
+// working directory), the KBENCH_PROFILE directory and GOCOVERDIR.
+func outputs(cwd string, args []string, getenv func(string) string) []string {
+	var outs []string
+	outdir := cwd
+	vals := map[string]string{}
+	for _, a := range args {
+		k, v, ok := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !ok || !strings.HasPrefix(a, "-") {
+			continue
+		}
+		k = strings.TrimPrefix(k, "test.")
+		if k == "outputdir" {
+			outdir = v
+		}
+		vals[k] = v
+	}
+	abs := func(base, p string) string {
+		if filepath.IsAbs(p) {
+			return filepath.Clean(p)
+		}
+		return filepath.Join(base, p)
+	}
+	for _, f := range profileFlags {
+		if v := vals[f]; v != "" {
+			outs = append(outs, abs(abs(cwd, outdir), v))
+		}
+	}
+	for _, env := range []string{"KBENCH_PROFILE", "GOCOVERDIR"} {
+		if v := getenv(env); v != "" {
+			outs = append(outs, abs(cwd, v))
+		}
+	}
+	return outs
 }

@@ -19,6 +19,10 @@ type guestSpec struct {
 	// OneStream: the host's stdout and stderr are one file, so the
 	// binary gets one pipe for both and their order is kept exactly.
 	OneStream bool `json:"one_stream"`
+	// Outputs are files and directories the binary writes for the user
+	// (go test's -test.*profile files, KBENCH_PROFILE, GOCOVERDIR): the
+	// init sends them back after the binary ends.
+	Outputs []string `json:"outputs"`
 }
 
 type rlimit struct {

@@ -431,3 +431,23 @@ func TestPVH(t *testing.T) {
 		t.Errorf("second extraction: %s %v", p2, err)
 	}
 }
+
+func TestOutputs(t *testing.T) {
+	env := map[string]string{"KBENCH_PROFILE": "prof", "GOCOVERDIR": "/tmp/cov"}
+	got := outputs("/m/pkg", []string{"-test.cpuprofile=cpu.out", "-test.outputdir=/out", "-test.trace=/abs/trace.out",
+		"-test.memprofile=sub/mem.out", "-test.v", "-test.run=^$", "-test.bench=cpuprofile=x"}, func(k string) string { return env[k] })
+	want := "/out/cpu.out /out/sub/mem.out /abs/trace.out /m/pkg/prof /tmp/cov"
+	if strings.Join(got, " ") != want {
+		t.Errorf("outputs = %q, want %s", got, want)
+	}
+	if got := outputs("/m/pkg", []string{"-test.coverprofile=c.out"}, func(string) string { return "" }); strings.Join(got, " ") != "/m/pkg/c.out" {
+		t.Errorf("without -test.outputdir: %q", got)
+	}
+	h := &host{outputs: []string{"/m/pkg/prof", "/out/cpu.out"}}
+	for p, want := range map[string]bool{"/m/pkg/prof/a.pprof": true, "/out/cpu.out": true, "/m/pkg/profx": false,
+		"/m/pkg/prof/../../etc/passwd": false, "/etc/passwd": false} {
+		if h.isOutput(p) != want {
+			t.Errorf("isOutput(%s) = %v", p, !want)
+		}
+	}
+}

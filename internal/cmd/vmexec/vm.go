@@ -303,12 +303,39 @@ func (h *host) finishRead(out *os.File, readerDone <-chan struct{}) {
 // readGuest copies the binary's output to vmexec's stdout and stderr as
 // it arrives and passes the other frames on.
 func (h *host) readGuest(r io.Reader, frames chan<- hostFrame) error {
+	var out *os.File // the output file being received
+	defer func() {
+		if out != nil {
+			out.Close()
+		}
+	}()
 	for {
 		typ, payload, err := readFrame(r)
 		if err != nil {
 			return err
 		}
 		switch typ {
+		case frameFile:
+			if out != nil {
+				out.Close()
+				out = nil
+			}
+			p := string(payload)
+			if !h.isOutput(p) {
+				fmt.Fprintf(os.Stderr, "vmexec: the guest sent %s, which is no output of the binary; dropped\n", p)
+				continue
+			}
+			os.MkdirAll(filepath.Dir(p), 0o755)
+			if out, err = os.Create(p); err != nil {
+				fmt.Fprintf(os.Stderr, "vmexec: the binary's output %s: %v\n", p, err)
+				out = nil
+			}
+		case frameData:
+			if out != nil {
+				if _, err := out.Write(payload); err != nil {
+					fmt.Fprintf(os.Stderr, "vmexec: the binary's output %s: %v\n", out.Name(), err)
+				}
+			}
 		case frameStdout:
 			os.Stdout.Write(payload)
 		case frameStderr:
@@ -343,4 +370,15 @@ func (h *host) bootError(what string, con *console, qemuErr *bytes.Buffer) error
 	h.keepLog = true
 	b.WriteString("\nfull console log: " + h.logPath)
 	return errors.New(b.String())
+}
+
+// isOutput says whether p is one of the binary's outputs or below one.
+func (h *host) isOutput(p string) bool {
+	p = filepath.Clean(p)
+	for _, o := range h.outputs {
+		if p == o || strings.HasPrefix(p, o+"/") {
+			return true
+		}
+	}
+	return false
 }
