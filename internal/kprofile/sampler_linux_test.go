@@ -132,8 +132,19 @@ func TestSamplerWindows(t *testing.T) {
 	if first < w1 || last > w4 || n == 0 {
 		t.Errorf("%d samples from %d to %d, outside the timed phases %d..%d", n, first, last, w1, w4)
 	}
-	// 150 ms of CPU time at 4 kHz is 600 samples; ask for a third.
-	for fn, min := range map[string]int64{"spinTimed": 200, "spinAfterReset": 200, "spinBefore": 0, "spinPaused": 0} {
+	// 150 ms of CPU time at 4 kHz is 600 samples on a host, far fewer in
+	// an emulated guest, whose timers fire at the pace emulation allows
+	// (72 and 172 seen under TCG). Each timed spin is about half of the
+	// timed CPU time of this process: ask for a quarter of this
+	// process's samples (the scope may be system-wide), and at least 20.
+	var own int64
+	for _, smp := range p.Sample {
+		if l := smp.Label["pid"]; len(l) == 1 && l[0] == strconv.Itoa(os.Getpid()) {
+			own += smp.Value[0]
+		}
+	}
+	timedMin := max(int64(20), own/4)
+	for fn, min := range map[string]int64{"spinTimed": timedMin, "spinAfterReset": timedMin, "spinBefore": 0, "spinPaused": 0} {
 		got := samplesIn(p, "kprofile."+fn)
 		if min == 0 && got != 0 {
 			t.Errorf("%s: %d samples; it ran outside the timed phases", fn, got)
