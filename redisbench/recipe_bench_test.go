@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kbench/kbench/internal/procfs"
 	"github.com/kbench/kbench/internal/rate"
 	"github.com/kbench/kbench/internal/region"
 	"github.com/kbench/kbench/internal/skip"
@@ -70,7 +71,7 @@ type meter struct {
 // framework.
 func (m *meter) start(framework bool) {
 	if m.pid != 0 && m.err == nil {
-		m.mark, m.resolution, m.err = ProcessCPU(m.pid)
+		m.mark, m.resolution, m.err = procfs.Host.ProcessCPU(m.pid)
 	}
 	if framework {
 		m.r.StartTimer()
@@ -94,7 +95,7 @@ func (m *meter) stop() {
 	m.r.StopTimer()
 	if m.pid != 0 && m.err == nil {
 		var now time.Duration
-		now, m.resolution, m.err = ProcessCPU(m.pid)
+		now, m.resolution, m.err = procfs.Host.ProcessCPU(m.pid)
 		m.cpu += now - m.mark
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/kbench/kbench/internal/cpus"
-	"github.com/kbench/kbench/internal/procstatus"
+	"github.com/kbench/kbench/internal/procfs"
 	"github.com/kbench/kbench/internal/rate"
 	"github.com/kbench/kbench/internal/region"
 	"github.com/kbench/kbench/internal/skip"
@@ -105,7 +105,7 @@ func runVictim(b *testing.B, cpu int) (preempted int64, err error) {
 }
 
 func involuntary() (int, error) {
-	s, err := procstatus.ThreadSelf()
+	s, err := procfs.ThreadSelf()
 	if err != nil {
 		return 0, err
 	}

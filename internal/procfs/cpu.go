@@ -1,0 +1,64 @@
+package procfs
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Schedstat reads the run time of thread tid of process pid: the first
+// field of its schedstat (CONFIG_SCHED_INFO, set in distribution
+// kernels), in ns.
+func (fs FS) Schedstat(pid, tid int) (time.Duration, error) {
+	path := fs.taskPath(pid, tid, "schedstat")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 1 {
+		return 0, fmt.Errorf("%s: %q", path, data)
+	}
+	ns, err := strconv.ParseInt(f[0], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %q", path, data)
+	}
+	return time.Duration(ns), nil
+}
+
+// ProcessCPU returns the CPU time process pid's threads have used and
+// the resolution of that figure: the sum of its live threads' Schedstat
+// in ns, else utime+stime of the process's stat (every thread, live or
+// exited) in ClockTicks, too coarse for short runs.
+func (fs FS) ProcessCPU(pid int) (cpu, resolution time.Duration, err error) {
+	if cpu, err := fs.schedstatCPU(pid); err == nil {
+		return cpu, time.Nanosecond, nil
+	}
+	st, err := fs.Stat(pid)
+	return st.CPU(), ClockTick, err
+}
+
+func (fsys FS) schedstatCPU(pid int) (time.Duration, error) {
+	tids, err := fsys.Threads(pid)
+	if err != nil {
+		return 0, err
+	}
+	var sum time.Duration
+	for _, tid := range tids {
+		ns, err := fsys.Schedstat(pid, tid)
+		if errors.Is(err, fs.ErrNotExist) {
+			if _, serr := os.Stat(fsys.taskPath(pid, tid, "")); serr != nil {
+				continue // the thread exited meanwhile
+			}
+		}
+		if err != nil {
+			return 0, err
+		}
+		sum += ns
+	}
+	return sum, nil
+}
