@@ -3,7 +3,6 @@ package procfs
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"strconv"
 	"strings"
@@ -42,16 +41,16 @@ func (fs FS) ProcessCPU(pid int) (cpu, resolution time.Duration, err error) {
 	return st.CPU(), ClockTick, err
 }
 
-func (fsys FS) schedstatCPU(pid int) (time.Duration, error) {
-	tids, err := fsys.Threads(pid)
+func (fs FS) schedstatCPU(pid int) (time.Duration, error) {
+	tids, err := fs.Threads(pid)
 	if err != nil {
 		return 0, err
 	}
 	var sum time.Duration
 	for _, tid := range tids {
-		ns, err := fsys.Schedstat(pid, tid)
-		if errors.Is(err, fs.ErrNotExist) {
-			if _, serr := os.Stat(fsys.taskPath(pid, tid, "")); serr != nil {
+		ns, err := fs.Schedstat(pid, tid)
+		if errors.Is(err, os.ErrNotExist) {
+			if _, serr := os.Stat(fs.taskPath(pid, tid, "")); serr != nil {
 				continue // the thread exited meanwhile
 			}
 		}
