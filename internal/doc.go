@@ -13,7 +13,7 @@
 //
 //	os:         internal/skip internal/cpus internal/procfs internal/thread
 //	            internal/child
-//	harness:    internal/options internal/rate internal/fingerprint
+//	harness:    internal/options internal/unit internal/fingerprint
 //	            internal/region -> os
 //	instrument: internal/perfevent internal/counters internal/kprofile
 //	            -> harness os

@@ -196,7 +196,7 @@ func TestNoSetupNoInstruments(t *testing.T) {
 	}
 }
 
-// badUnit reports in a unit rate.Units lacks.
+// badUnit reports in a unit unit.Units lacks.
 type badUnit struct{ fake }
 
 func (f *badUnit) Open(b *testing.B) (Instrument, error) { return f, nil }
