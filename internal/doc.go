@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package internal holds no code: its doc is the map of kbench's
 // packages, in layers, and layers_test.go checks every import of the
 // module against it.
@@ -32,6 +34,12 @@
 // benchmark's work needs beyond the OS layer (seccomp filters, a
 // redis-server, pulses, UnixBench's loop). benchmain is the TestMain of
 // every benchmark package; the tools are commands and their libraries.
+//
+// # Linux only
+//
+// kbench measures the Linux kernel and builds for GOOS=linux only: every
+// file carries //go:build linux, and on any other GOOS the build stops at
+// internal/notlinux.go, which says so. layers_test.go checks both.
 //
 // An instrument attaches to every row as package region's doc says
 // (section Instruments); no benchmark package names its instruments.

@@ -1,8 +1,11 @@
+//go:build linux
+
 package internal
 
 import (
 	"bytes"
 	"fmt"
+	"go/build/constraint"
 	"go/parser"
 	"go/token"
 	"io/fs"
@@ -126,10 +129,11 @@ type goFile struct {
 	pkg     string // module-relative package path
 	xtest   bool   // an external test package (package x_test)
 	imports []string
+	build   constraint.Expr // its //go:build line, nil if none
 }
 
-// sourceFiles parses the package clause and imports of every .go file of
-// the module, leaving out testdata and hidden directories.
+// sourceFiles parses the package clause, build constraint and imports of
+// every .go file of the module, leaving out testdata and hidden directories.
 func sourceFiles(root string) ([]goFile, error) {
 	var files []goFile
 	fset := token.NewFileSet()
@@ -147,13 +151,22 @@ func sourceFiles(root string) ([]goFile, error) {
 		if !strings.HasSuffix(name, ".go") {
 			return nil
 		}
-		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly|parser.ParseComments)
 		if err != nil {
 			return err
 		}
 		rel, _ := filepath.Rel(root, path)
 		gf := goFile{path: filepath.ToSlash(rel), pkg: filepath.ToSlash(filepath.Dir(rel))}
 		gf.xtest = strings.HasSuffix(name, "_test.go") && strings.HasSuffix(f.Name.Name, "_test")
+		for _, c := range f.Comments {
+			for _, line := range c.List {
+				if c.Pos() < f.Package && constraint.IsGoBuild(line.Text) {
+					if gf.build, err = constraint.Parse(line.Text); err != nil {
+						return fmt.Errorf("%s: %v", gf.path, err)
+					}
+				}
+			}
+		}
 		for _, imp := range f.Imports {
 			p, _ := strconv.Unquote(imp.Path.Value)
 			if rel, ok := strings.CutPrefix(p, modulePath+"/"); ok {
@@ -265,6 +278,113 @@ func TestCheckLayersFires(t *testing.T) {
 		"package internal/newpkg (internal/newpkg/new.go) is in no layer: add it to a layer's line in internal/doc.go",
 		"internal/doc.go: layer harness names internal/gone, which has no Go files",
 	}
+	if len(got) != len(want) {
+		t.Errorf("got %d complaints, want %d:\n%s", len(got), len(want), strings.Join(got, "\n"))
+	}
+	for _, w := range want {
+		if !slices.ContainsFunc(got, func(g string) bool { return strings.Contains(g, w) }) {
+			t.Errorf("no complaint %q in:\n%s", w, strings.Join(got, "\n"))
+		}
+	}
+}
+
+// The build of every GOOS but Linux stops at this file, which says why.
+const notLinuxFile = "internal/notlinux.go"
+
+// applyLinux is the command that gives every file the constraint.
+const applyLinux = `find . -name '*.go' -not -path '*/testdata/*' -exec grep -L '^//go:build' {} + | xargs -r sed -i '1i //go:build linux\n'`
+
+// knownOS are the GOOS values a build tag may name (go tool dist list).
+var knownOS = map[string]bool{
+	"aix": true, "android": true, "darwin": true, "dragonfly": true, "freebsd": true, "hurd": true,
+	"illumos": true, "ios": true, "js": true, "linux": true, "netbsd": true, "openbsd": true,
+	"plan9": true, "solaris": true, "wasip1": true, "windows": true, "zos": true,
+}
+
+// offLinux reports whether expr holds on some GOOS other than Linux:
+// darwin, windows or freebsd, with every other tag set or every one unset.
+func offLinux(expr constraint.Expr) bool {
+	for _, goos := range []string{"darwin", "windows", "freebsd"} {
+		for _, others := range []bool{false, true} {
+			holds := expr.Eval(func(tag string) bool {
+				switch {
+				case tag == goos:
+					return true
+				case tag == "unix":
+					return goos != "windows"
+				case knownOS[tag]:
+					return false
+				}
+				return others
+			})
+			if holds {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// checkLinuxOnly returns the files that break "Linux only, said once":
+// every file but notLinuxFile carries a //go:build line that leaves it
+// out on any other GOOS, and notLinuxFile is built there.
+func checkLinuxOnly(files []goFile) []string {
+	var bad, missing []string
+	stop := false
+	for _, f := range files {
+		switch {
+		case f.path == notLinuxFile:
+			stop = f.build != nil && offLinux(f.build)
+			if !stop {
+				bad = append(bad, fmt.Sprintf("%s must be built on every GOOS but Linux (//go:build !linux), to stop the build there saying why", f.path))
+			}
+		case f.build == nil:
+			missing = append(missing, f.path)
+		case offLinux(f.build):
+			bad = append(bad, fmt.Sprintf("%s: //go:build %s is built on other systems than Linux: kbench builds on Linux only (internal/doc.go)", f.path, f.build))
+		}
+	}
+	if missing != nil {
+		bad = append(bad, fmt.Sprintf("no //go:build linux line in %s: kbench builds on Linux only (internal/doc.go); from the module root run\n\t%s",
+			strings.Join(missing, ", "), applyLinux))
+	}
+	if !stop && !slices.ContainsFunc(files, func(f goFile) bool { return f.path == notLinuxFile }) {
+		bad = append(bad, fmt.Sprintf("no %s: a build for another GOOS would stop with nothing said", notLinuxFile))
+	}
+	return bad
+}
+
+// TestLinuxOnly checks the module's build constraints: Linux only, said
+// once, in every file.
+func TestLinuxOnly(t *testing.T) {
+	files, err := sourceFiles(moduleRoot(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, msg := range checkLinuxOnly(files) {
+		t.Error(msg)
+	}
+}
+
+// TestCheckLinuxOnlyFires: a file without the line, one built off Linux
+// and a missing stop file are each reported.
+func TestCheckLinuxOnlyFires(t *testing.T) {
+	parse := func(s string) constraint.Expr {
+		e, err := constraint.Parse(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	files := []goFile{
+		{path: "a/ok.go", build: parse("//go:build linux")},
+		{path: "a/ok_amd64.go", build: parse("//go:build linux && (amd64 || cgo)")},
+		{path: "a/none.go"},
+		{path: "a/unix.go", build: parse("//go:build unix")},
+		{path: "a/notdarwin.go", build: parse("//go:build !darwin")},
+	}
+	got := checkLinuxOnly(files)
+	want := []string{"no //go:build linux line in a/none.go:", "a/unix.go: //go:build unix is built", "a/notdarwin.go: //go:build !darwin is built", "no internal/notlinux.go"}
 	if len(got) != len(want) {
 		t.Errorf("got %d complaints, want %d:\n%s", len(got), len(want), strings.Join(got, "\n"))
 	}

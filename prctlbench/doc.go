@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package prctlbench reproduces the second half of report 000: short-lived
 // helpers, one per CPU, opt in to indirect-branch protection with
 // prctl(PR_SET_SPECULATION_CTRL, PR_SPEC_INDIRECT_BRANCH,

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package redisbench reproduces the Redis half of report 000: MMTests'
 // redis-benchmark-small recipe, `redis-benchmark --csv -c 1 -r 50000
 // -n 100000 -P 256`, whose ZPOPMIN rate fell 12.9% (999k to 871k

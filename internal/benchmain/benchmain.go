@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package benchmain is the TestMain of every benchmark package: it checks
 // the KBENCH_* options before anything runs, prints the environment
 // fingerprint and the unit metadata once per test binary, then runs the

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package lkpstat says how kbench's rows are named as lkp-tests stats and
 // which direction is better for each, for the lkp-tests program in lkp/
 // (programs/kbench). The direction lines lkp reads (etc/index-perf-all.yaml

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package procfs reads the kernel's account of processes and threads
 // under /proc: a task's status, stat and schedstat, a process's threads,
 // and the tree of its descendant processes. It is the one /proc reader of

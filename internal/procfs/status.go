@@ -1,3 +1,5 @@
+//go:build linux
+
 package procfs
 
 // A thread's status file (/proc/<pid>/task/<tid>/status) is the kernel's

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package region measures the timed region of a benchmark row: the span
 // between the row's ResetTimer (or StartTimer) and its StopTimer, summed
 // over the row's timed phases. A Region drives the benchmark timer and the

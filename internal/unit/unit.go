@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package unit reports per-second metrics next to ns/op and declares, for
 // every unit the suite reports, which direction is better, as benchfmt
 // `Unit` metadata lines that benchstat carries and kbcompare reads.

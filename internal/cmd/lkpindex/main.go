@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command lkpindex writes the direction lines of kbench's lkp-tests stats,
 // generated from kbench's unit table (unit.Units and go test's ns/op), to
 // etc/index-perf-all.yaml and etc/index-latency-all.yaml under the lkp
