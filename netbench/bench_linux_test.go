@@ -1,3 +1,5 @@
+//go:build linux
+
 package netbench
 
 import (
@@ -8,9 +10,9 @@ import (
 
 	"github.com/kbench/kbench/internal/benchmain"
 	"github.com/kbench/kbench/internal/fingerprint"
-	"github.com/kbench/kbench/internal/rate"
 	"github.com/kbench/kbench/internal/region"
 	"github.com/kbench/kbench/internal/skip"
+	"github.com/kbench/kbench/internal/unit"
 	"golang.org/x/sys/unix"
 )
 
@@ -98,11 +100,11 @@ func benchRow(b *testing.B, ip int, cfg Config) {
 		b.Fatalf("%s flows=%d req=%d rsp=%d, %d transactions: %v", cfg.Kind, cfg.Flows, cfg.Req, cfg.Rsp, b.N, err)
 	}
 	tps := float64(res.Txns) / b.Elapsed().Seconds()
-	rate.Report(b, res.Txns, "tps")
-	rate.Metric(b, tps/float64(cfg.Flows), "tps/flow")
-	rate.Metric(b, float64(res.Percentile(50))/1e3, "p50-us")
-	rate.Metric(b, float64(res.Percentile(99))/1e3, "p99-us")
-	rate.Metric(b, float64(res.Slow)/float64(res.Txns), "slow/op")
+	unit.Report(b, res.Txns, "tps")
+	unit.Metric(b, tps/float64(cfg.Flows), "tps/flow")
+	unit.Metric(b, float64(res.Percentile(50))/1e3, "p50-us")
+	unit.Metric(b, float64(res.Percentile(99))/1e3, "p99-us")
+	unit.Metric(b, float64(res.Slow)/float64(res.Txns), "slow/op")
 }
 
 // target returns the control address of the server for family ip: the

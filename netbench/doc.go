@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package netbench reproduces report 004 (docs/reports.md):
 // lkp's netperf TCP_CRR, 16 clients against 127.0.0.1 for 300 s, -11.6%
 // Throughput_tps from a patch that only moved kernel code and data. It

@@ -1,3 +1,5 @@
+//go:build linux
+
 package netbench
 
 import (
@@ -12,9 +14,9 @@ import (
 	"unsafe"
 
 	"github.com/kbench/kbench/internal/child"
-	"github.com/kbench/kbench/internal/rate"
 	"github.com/kbench/kbench/internal/skip"
 	"github.com/kbench/kbench/internal/thread"
+	"github.com/kbench/kbench/internal/unit"
 	"golang.org/x/sys/unix"
 )
 
@@ -49,7 +51,7 @@ type Result struct {
 
 // Percentile returns the p-th percentile latency (nearest rank).
 func (r *Result) Percentile(p float64) time.Duration {
-	return time.Duration(rate.Percentile(r.Lat, p))
+	return time.Duration(unit.Percentile(r.Lat, p))
 }
 
 // timer is the part of *testing.B a run drives: the clock runs only while

@@ -1,5 +1,8 @@
+//go:build linux
+
 // Package prctlbench reproduces the second half of report 000
-// (docs/reports.md): short-lived helpers, one per CPU, opt in to indirect-branch protection with
+// (docs/reports.md): short-lived helpers, one per CPU, opt in to
+// indirect-branch protection with
 // prctl(PR_SET_SPECULATION_CTRL, PR_SPEC_INDIRECT_BRANCH,
 // PR_SPEC_FORCE_DISABLE) and exit, after which Redis ZPOPMIN ran 11-13%
 // slower for the rest of the boot, with more mispredicted returns in

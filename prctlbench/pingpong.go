@@ -1,3 +1,5 @@
+//go:build linux
+
 package prctlbench
 
 import (
@@ -10,7 +12,7 @@ import (
 
 	"github.com/kbench/kbench/internal/child"
 	"github.com/kbench/kbench/internal/cpus"
-	"github.com/kbench/kbench/internal/procstatus"
+	"github.com/kbench/kbench/internal/procfs"
 	"github.com/kbench/kbench/internal/thread"
 )
 
@@ -311,7 +313,7 @@ func countSwitches(work func() error) (int, error) {
 }
 
 // readStatus reads the calling thread's status file; tests substitute it.
-var readStatus = procstatus.ThreadSelf
+var readStatus = procfs.ThreadSelf
 
 // voluntarySwitches reads the calling thread's voluntary context switches:
 // -1 where the kernel prints no such line (the check is then skipped, with
@@ -324,7 +326,7 @@ func voluntarySwitches() (int, error) {
 		return 0, fmt.Errorf("voluntary context switches: %w", err)
 	}
 	n, err := st.Int("voluntary_ctxt_switches")
-	if errors.Is(err, procstatus.ErrMissing) {
+	if errors.Is(err, procfs.ErrMissing) {
 		return -1, nil
 	}
 	if err != nil {

@@ -1,3 +1,5 @@
+//go:build linux
+
 package prctlbench
 
 import (
@@ -14,7 +16,7 @@ import (
 
 	"github.com/kbench/kbench/internal/child"
 	"github.com/kbench/kbench/internal/cpus"
-	"github.com/kbench/kbench/internal/procstatus"
+	"github.com/kbench/kbench/internal/procfs"
 	"github.com/kbench/kbench/internal/skip"
 )
 
@@ -131,14 +133,14 @@ func TestPingPongSwitchReadErrors(t *testing.T) {
 	t.Cleanup(func() { readStatus = saved })
 	for _, c := range []struct {
 		name   string
-		read   func() (*procstatus.Status, error)
+		read   func() (*procfs.Status, error)
 		errSub string // "" = no error, switches -1
 	}{
-		{"unreadable", func() (*procstatus.Status, error) { return nil, errors.New("EMFILE") }, "EMFILE"},
-		{"not a number", func() (*procstatus.Status, error) {
-			return procstatus.Parse("status", []byte("voluntary_ctxt_switches:\tlots\n")), nil
+		{"unreadable", func() (*procfs.Status, error) { return nil, errors.New("EMFILE") }, "EMFILE"},
+		{"not a number", func() (*procfs.Status, error) {
+			return procfs.ParseStatus("status", []byte("voluntary_ctxt_switches:\tlots\n")), nil
 		}, "not a number"},
-		{"no such line", func() (*procstatus.Status, error) { return procstatus.Parse("status", []byte("Name:\tx\n")), nil }, ""},
+		{"no such line", func() (*procfs.Status, error) { return procfs.ParseStatus("status", []byte("Name:\tx\n")), nil }, ""},
 	} {
 		readStatus = c.read
 		switches, err := runPingPong(usable[0], usable[1], 10, true, nil, nil)

@@ -1,3 +1,5 @@
+//go:build linux
+
 package prctlbench
 
 import (
@@ -5,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/kbench/kbench/internal/cpus"
-	"github.com/kbench/kbench/internal/rate"
 	"github.com/kbench/kbench/internal/region"
 	"github.com/kbench/kbench/internal/skip"
+	"github.com/kbench/kbench/internal/unit"
 	"github.com/kbench/kbench/internal/unixbench"
 )
 
@@ -26,7 +28,7 @@ func BenchmarkSyscallMix(b *testing.B) {
 	if err != nil {
 		b.Fatalf("after %d loops asked: %v", b.N, err)
 	}
-	rate.Report(b, int64(b.N), "loops/s")
+	unit.Report(b, int64(b.N), "loops/s")
 }
 
 // BenchmarkPingPong: one op is one round trip of a counter between two
@@ -59,5 +61,5 @@ func benchPingPong(b *testing.B, shared bool) {
 	if switches >= 0 && switches < b.N {
 		b.Fatalf("%d voluntary context switches for %d round trips between CPUs %d and %d: the threads did not sleep", switches, b.N, usable[0], usable[1])
 	}
-	rate.Report(b, int64(b.N), "roundtrips/s")
+	unit.Report(b, int64(b.N), "roundtrips/s")
 }

@@ -1,3 +1,5 @@
+//go:build linux
+
 package prctlbench
 
 import (
@@ -7,9 +9,9 @@ import (
 
 	"github.com/kbench/kbench/internal/cpus"
 	"github.com/kbench/kbench/internal/pulse"
-	"github.com/kbench/kbench/internal/rate"
 	"github.com/kbench/kbench/internal/region"
 	"github.com/kbench/kbench/internal/skip"
+	"github.com/kbench/kbench/internal/unit"
 )
 
 // BenchmarkPulse: one op is one pulse, on the online CPUs in turn.
@@ -27,7 +29,7 @@ func BenchmarkPulse(b *testing.B) {
 				last = res
 			}
 			r.End()
-			rate.Report(b, int64(b.N), "pulses/s")
+			unit.Report(b, int64(b.N), "pulses/s")
 			b.Logf("%d pulses, last %v", b.N, last)
 		})
 	}
@@ -49,7 +51,7 @@ func BenchmarkSweep(b *testing.B) {
 				last = results
 			}
 			r.End()
-			rate.Report(b, int64(b.N)*int64(len(online)), "pulses/s")
+			unit.Report(b, int64(b.N)*int64(len(online)), "pulses/s")
 			b.Logf("%d sweeps of CPUs %v, last %s", b.N, online, pulse.SummarizeStates(last))
 		})
 	}

@@ -1,5 +1,8 @@
+//go:build linux
+
 // Package redisbench reproduces the Redis half of report 000
-// (docs/reports.md): MMTests' redis-benchmark-small recipe, `redis-benchmark --csv -c 1 -r 50000
+// (docs/reports.md): MMTests' redis-benchmark-small recipe,
+// `redis-benchmark --csv -c 1 -r 50000
 // -n 100000 -P 256`, whose ZPOPMIN rate fell 12.9% (999k to 871k
 // requests/s) after "x86/bugs: Enable IBPB flush on BPF JIT allocation"
 // while GET stayed flat. The server is real, unmodified redis-server.

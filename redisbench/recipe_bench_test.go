@@ -1,3 +1,5 @@
+//go:build linux
+
 package redisbench
 
 import (
@@ -6,9 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kbench/kbench/internal/rate"
+	"github.com/kbench/kbench/internal/procfs"
 	"github.com/kbench/kbench/internal/region"
 	"github.com/kbench/kbench/internal/skip"
+	"github.com/kbench/kbench/internal/unit"
 )
 
 // need returns the session, skipping when there is no server and failing
@@ -70,7 +73,7 @@ type meter struct {
 // framework.
 func (m *meter) start(framework bool) {
 	if m.pid != 0 && m.err == nil {
-		m.mark, m.resolution, m.err = ProcessCPU(m.pid)
+		m.mark, m.resolution, m.err = procfs.Host.ProcessCPU(m.pid)
 	}
 	if framework {
 		m.r.StartTimer()
@@ -94,7 +97,7 @@ func (m *meter) stop() {
 	m.r.StopTimer()
 	if m.pid != 0 && m.err == nil {
 		var now time.Duration
-		now, m.resolution, m.err = ProcessCPU(m.pid)
+		now, m.resolution, m.err = procfs.Host.ProcessCPU(m.pid)
 		m.cpu += now - m.mark
 	}
 }
@@ -197,13 +200,13 @@ func benchRecipe(b *testing.B, s *Session, client Client, cmd string, p int) {
 	if m.elapsed <= 0 {
 		b.Fatalf("no time measured over %d requests", t.Sent)
 	}
-	rate.Metric(b, float64(t.Sent)/m.elapsed.Seconds(), "req/s")
+	unit.Metric(b, float64(t.Sent)/m.elapsed.Seconds(), "req/s")
 	// ns/op per request sent, over the same time: the testing package's
 	// own figure divides its timer's time by b.N.
 	b.ReportMetric(float64(m.elapsed.Nanoseconds())/float64(t.Sent), "ns/op")
 	slices.Sort(lat)
-	rate.Metric(b, float64(rate.Percentile(lat, 50))/1e3, "p50-us/batch")
-	rate.Metric(b, float64(rate.Percentile(lat, 99))/1e3, "p99-us/batch")
+	unit.Metric(b, float64(unit.Percentile(lat, 50))/1e3, "p50-us/batch")
+	unit.Metric(b, float64(unit.Percentile(lat, 99))/1e3, "p99-us/batch")
 	switch {
 	case m.pid == 0: // an external server's CPU time is not ours to read
 	case m.err != nil:
@@ -211,6 +214,6 @@ func benchRecipe(b *testing.B, s *Session, client Client, cmd string, p int) {
 	case m.resolution > time.Nanosecond && m.elapsed < 100*m.resolution:
 		b.Logf("no server-us/req: /proc/%d/stat counts CPU time in %v ticks, too coarse for a %v run (the kernel offers no schedstat)", m.pid, m.resolution, m.elapsed)
 	default:
-		rate.Metric(b, m.cpu.Seconds()*1e6/float64(t.Sent), "server-us/req")
+		unit.Metric(b, m.cpu.Seconds()*1e6/float64(t.Sent), "server-us/req")
 	}
 }

@@ -1,3 +1,5 @@
+//go:build linux
+
 package redisbench
 
 import (
@@ -5,17 +7,13 @@ import (
 	"flag"
 	"fmt"
 	"math"
-	"os"
 	"os/exec"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/redis/go-redis/v9"
-	"golang.org/x/sys/unix"
 )
 
 // sideClient is a second connection to the benchmark's database, for
@@ -299,42 +297,6 @@ func selfChecksFire(t *testing.T, s *Session, client Client) {
 			t.Fatalf("after error replies: %v", err)
 		}
 	})
-}
-
-// TestProcessCPU burns 100ms of this thread's CPU time, by the kernel's
-// own per-thread clock, and requires both sources to see it. Spinning for
-// wall time instead would fail on a loaded machine.
-func TestProcessCPU(t *testing.T) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	threadCPU := func() time.Duration {
-		var ts unix.Timespec
-		if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
-			t.Fatal(err)
-		}
-		return time.Duration(ts.Nano())
-	}
-	pid := os.Getpid()
-	cpu0, res, err := ProcessCPU(pid)
-	stat0, serr := statCPU(pid)
-	if err != nil || serr != nil {
-		t.Fatal(err, serr)
-	}
-	for start := threadCPU(); threadCPU()-start < 100*time.Millisecond; {
-	}
-	cpu1, _, err := ProcessCPU(pid)
-	stat1, serr := statCPU(pid)
-	if err != nil || serr != nil {
-		t.Fatal(err, serr)
-	}
-	// The process's other threads may add CPU; none can take it away.
-	if d := cpu1 - cpu0; d < 90*time.Millisecond || d > 5*time.Second {
-		t.Errorf("ProcessCPU (resolution %v) grew by %v over 100ms of CPU", res, d)
-	}
-	// stat counts in clock ticks (10ms), so allow a few ticks of rounding.
-	if d := stat1 - stat0; d < 60*time.Millisecond || d > 5*time.Second {
-		t.Errorf("/proc/%d/stat grew by %v over 100ms of CPU", pid, d)
-	}
 }
 
 // TestWholeRounds: every round a benchmark sends is a whole recipe round,

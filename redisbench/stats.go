@@ -1,16 +1,14 @@
+//go:build linux
+
 package redisbench
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"maps"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -75,73 +73,4 @@ func CheckCalls(before, after map[string]CmdStat, want map[string]int64) error {
 		return fmt.Errorf("INFO commandstats disagrees with the requests sent: %s", strings.Join(bad, "; "))
 	}
 	return nil
-}
-
-// ClockTick is USER_HZ, the unit of utime and stime in /proc/<pid>/stat
-// (100 on every Linux architecture Go supports).
-const ClockTick = 10 * time.Millisecond
-
-// ProcessCPU returns the CPU time pid's threads have used and the
-// resolution of that figure: the sum of each thread's
-// /proc/<pid>/task/<tid>/schedstat run time in ns (CONFIG_SCHED_INFO, in
-// distribution kernels), else utime+stime from /proc/<pid>/stat in 10 ms
-// ticks, too coarse for short runs.
-func ProcessCPU(pid int) (cpu, resolution time.Duration, err error) {
-	if cpu, err := schedstatCPU(pid); err == nil {
-		return cpu, time.Nanosecond, nil
-	}
-	cpu, err = statCPU(pid)
-	return cpu, ClockTick, err
-}
-
-func schedstatCPU(pid int) (time.Duration, error) {
-	dir := "/proc/" + strconv.Itoa(pid) + "/task"
-	tids, err := os.ReadDir(dir)
-	if err != nil {
-		return 0, err
-	}
-	var sum time.Duration
-	for _, tid := range tids {
-		data, err := os.ReadFile(dir + "/" + tid.Name() + "/schedstat")
-		if errors.Is(err, fs.ErrNotExist) {
-			if _, serr := os.Stat(dir + "/" + tid.Name()); serr != nil {
-				continue // the thread exited meanwhile
-			}
-		}
-		if err != nil {
-			return 0, err
-		}
-		f := strings.Fields(string(data))
-		if len(f) < 1 {
-			return 0, fmt.Errorf("%s/%s/schedstat: %q", dir, tid.Name(), data)
-		}
-		ns, err := strconv.ParseInt(f[0], 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("%s/%s/schedstat: %q", dir, tid.Name(), data)
-		}
-		sum += time.Duration(ns)
-	}
-	return sum, nil
-}
-
-func statCPU(pid int) (time.Duration, error) {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, err
-	}
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("/proc/%d/stat: no ')' in %q", pid, s)
-	}
-	f := strings.Fields(s[i+1:]) // f[0] is field 3 (state)
-	if len(f) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f)+2)
-	}
-	utime, err1 := strconv.ParseInt(f[11], 10, 64)
-	stime, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("/proc/%d/stat: utime %q stime %q", pid, f[11], f[12])
-	}
-	return time.Duration(utime+stime) * ClockTick, nil
 }

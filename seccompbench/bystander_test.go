@@ -1,3 +1,5 @@
+//go:build linux
+
 package seccompbench
 
 import (
@@ -10,11 +12,11 @@ import (
 	"time"
 
 	"github.com/kbench/kbench/internal/cpus"
-	"github.com/kbench/kbench/internal/procstatus"
-	"github.com/kbench/kbench/internal/rate"
+	"github.com/kbench/kbench/internal/procfs"
 	"github.com/kbench/kbench/internal/region"
 	"github.com/kbench/kbench/internal/skip"
 	"github.com/kbench/kbench/internal/thread"
+	"github.com/kbench/kbench/internal/unit"
 	"github.com/kbench/kbench/internal/unixbench"
 )
 
@@ -59,13 +61,13 @@ func BenchmarkBystander(b *testing.B) {
 				if lerr := loaders.stop(); lerr != nil {
 					b.Fatalf("loaders: %v", lerr)
 				}
-				rate.Metric(b, loaders.rate(), "loader-ops/s")
+				unit.Metric(b, loaders.rate(), "loader-ops/s")
 			}
 			if err != nil {
 				b.Fatal(err)
 			}
-			rate.Report(b, int64(b.N), "loops/s")
-			rate.Report(b, preempted, "victim-preempt/s")
+			unit.Report(b, int64(b.N), "loops/s")
+			unit.Report(b, preempted, "victim-preempt/s")
 		})
 	}
 }
@@ -105,7 +107,7 @@ func runVictim(b *testing.B, cpu int) (preempted int64, err error) {
 }
 
 func involuntary() (int, error) {
-	s, err := procstatus.ThreadSelf()
+	s, err := procfs.ThreadSelf()
 	if err != nil {
 		return 0, err
 	}

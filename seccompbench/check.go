@@ -1,3 +1,5 @@
+//go:build linux
+
 package seccompbench
 
 import (
@@ -7,7 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/kbench/kbench/internal/procstatus"
+	"github.com/kbench/kbench/internal/procfs"
 	"github.com/kbench/kbench/internal/thread"
 )
 
@@ -27,7 +29,7 @@ func (s threadState) String() string {
 	return fmt.Sprintf("Seccomp %d, Seccomp_filters %s, NoNewPrivs %d", s.Mode, f, s.NoNewPrivs)
 }
 
-func parseThreadState(s *procstatus.Status) (threadState, error) {
+func parseThreadState(s *procfs.Status) (threadState, error) {
 	var st threadState
 	var err error
 	if st.Mode, err = s.Int("Seccomp"); err != nil {
@@ -40,7 +42,7 @@ func parseThreadState(s *procstatus.Status) (threadState, error) {
 	switch {
 	case err == nil:
 		st.FiltersKnown = true
-	case errors.Is(err, procstatus.ErrMissing):
+	case errors.Is(err, procfs.ErrMissing):
 	default:
 		return st, err
 	}
@@ -50,7 +52,7 @@ func parseThreadState(s *procstatus.Status) (threadState, error) {
 // readThreadState reads the calling thread's state; the caller must hold
 // its thread.
 func readThreadState() (threadState, error) {
-	s, err := procstatus.ThreadSelf()
+	s, err := procfs.ThreadSelf()
 	if err != nil {
 		return threadState{}, err
 	}
@@ -99,7 +101,7 @@ type Containment struct {
 // ReadContainment reads the main thread's status and a fresh thread's.
 func ReadContainment() (Containment, error) {
 	var c Containment
-	s, err := procstatus.MainThread()
+	s, err := procfs.MainThread()
 	if err != nil {
 		return c, err
 	}

@@ -1,15 +1,17 @@
+//go:build linux
+
 package seccompbench
 
 import (
 	"strings"
 	"testing"
 
-	"github.com/kbench/kbench/internal/procstatus"
+	"github.com/kbench/kbench/internal/procfs"
 	"github.com/kbench/kbench/internal/thread"
 )
 
-func status(text string) *procstatus.Status {
-	return procstatus.Parse("fixture", []byte(text))
+func status(text string) *procfs.Status {
+	return procfs.ParseStatus("fixture", []byte(text))
 }
 
 func TestWantLoadedFiresOnWrongCount(t *testing.T) {

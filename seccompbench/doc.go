@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package seccompbench loads and runs seccomp filters as two kernel
 // performance reports did.
 //

@@ -1,3 +1,5 @@
+//go:build linux
+
 package seccompbench
 
 import (
@@ -5,8 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/kbench/kbench/internal/rate"
 	"github.com/kbench/kbench/internal/region"
+	"github.com/kbench/kbench/internal/unit"
 )
 
 // loadShape is one of BenchmarkLoad's ops.
@@ -80,6 +82,6 @@ func benchLoad(b *testing.B, shape loadShape, loaders string) {
 	if p := firstErr.Load(); p != nil {
 		b.Fatal(*p)
 	}
-	rate.Report(b, ops.Load(), "ops/s")
-	rate.Report(b, loads.Load(), "loads/s")
+	unit.Report(b, ops.Load(), "ops/s")
+	unit.Report(b, loads.Load(), "loads/s")
 }

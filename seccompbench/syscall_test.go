@@ -1,13 +1,15 @@
+//go:build linux
+
 package seccompbench
 
 import (
 	"fmt"
 	"testing"
 
-	"github.com/kbench/kbench/internal/rate"
 	"github.com/kbench/kbench/internal/region"
 	"github.com/kbench/kbench/internal/seccompfilter"
 	"github.com/kbench/kbench/internal/thread"
+	"github.com/kbench/kbench/internal/unit"
 	"github.com/kbench/kbench/internal/unixbench"
 )
 
@@ -87,5 +89,5 @@ func benchSyscall(b *testing.B, work unixbench.Work, kind Kind, n int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	rate.Report(b, int64(b.N), "loops/s")
+	unit.Report(b, int64(b.N), "loops/s")
 }

@@ -1,3 +1,5 @@
+//go:build linux
+
 package sockfdbench
 
 import (
@@ -9,10 +11,10 @@ import (
 
 	"github.com/kbench/kbench/internal/benchmain"
 	"github.com/kbench/kbench/internal/fingerprint"
-	"github.com/kbench/kbench/internal/rate"
 	"github.com/kbench/kbench/internal/region"
 	"github.com/kbench/kbench/internal/skip"
 	"github.com/kbench/kbench/internal/thread"
+	"github.com/kbench/kbench/internal/unit"
 )
 
 func TestMain(m *testing.M) {
@@ -53,8 +55,8 @@ func benchSockfd(b *testing.B, cfg Config) {
 	if res.Retries > 0 {
 		b.Logf("%d sends repeated after ETOOMANYREFS (unprivileged fds-in-flight limit)", res.Retries)
 	}
-	rate.Report(b, res.Ops, "ops/s")
-	rate.Report(b, res.FdsRecv, "fds/s")
+	unit.Report(b, res.Ops, "ops/s")
+	unit.Report(b, res.FdsRecv, "fds/s")
 }
 
 // BenchmarkSockfdGC makes socket cycles that only the unix garbage
@@ -88,6 +90,6 @@ func BenchmarkSockfdGC(b *testing.B) {
 	if c.cycles != int64(b.N) {
 		b.Fatalf("SockfdGC: made %d cycles, want %d", c.cycles, b.N)
 	}
-	rate.Report(b, c.cycles, "ops/s")
-	rate.Report(b, 2*c.cycles, "fds/s")
+	unit.Report(b, c.cycles, "ops/s")
+	unit.Report(b, 2*c.cycles, "fds/s")
 }

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package sockfdbench reproduces report 003 (docs/reports.md):
 // stress-ng's sockfd stressor moved 6.1% with the cache-line placement of
 // the global unix_gc_lock, which every SCM_RIGHTS send (unix_add_edges)

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package benchmain is the TestMain of every benchmark package: it checks
 // the KBENCH_* options before anything runs, prints the environment
 // fingerprint and the unit metadata once per test binary, then runs the
@@ -20,9 +22,9 @@ import (
 	_ "github.com/kbench/kbench/internal/kprofile" // the profile instrument (KBENCH_PROFILE)
 	"github.com/kbench/kbench/internal/options"
 	"github.com/kbench/kbench/internal/pulse"
-	"github.com/kbench/kbench/internal/rate"
 	"github.com/kbench/kbench/internal/region"
 	_ "github.com/kbench/kbench/internal/thread" // holds the main thread from init
+	"github.com/kbench/kbench/internal/unit"
 )
 
 // Extra adds package-specific facts (a server's version, a pulse sweep)
@@ -71,7 +73,7 @@ func setup(stdout, stderr io.Writer, extra []Extra) int {
 		fmt.Fprintf(stderr, "kbench: %v\n", err)
 		return 1
 	}
-	if err := rate.WriteMetadata(stdout); err != nil {
+	if err := unit.WriteMetadata(stdout); err != nil {
 		fmt.Fprintf(stderr, "kbench: %v\n", err)
 		return 1
 	}

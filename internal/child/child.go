@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package child runs one side of a benchmark in a child process, as the
 // reference tools do (netperf and netserver, stress-ng's fork, UnixBench's
 // context1), so that a switch between the two sides is a switch between

@@ -1,3 +1,5 @@
+//go:build linux
+
 package child_test
 
 import (
@@ -17,6 +19,7 @@ import (
 	"github.com/kbench/kbench/internal/benchmain"
 	"github.com/kbench/kbench/internal/child"
 	"github.com/kbench/kbench/internal/cpus"
+	"github.com/kbench/kbench/internal/procfs"
 	"github.com/kbench/kbench/internal/skip"
 	"github.com/kbench/kbench/internal/thread"
 )
@@ -387,13 +390,8 @@ func TestSolo(t *testing.T) {
 
 // alive reports whether pid runs (a zombie does not).
 func alive(pid int) bool {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+	st, err := procfs.Host.Stat(pid)
+	return err == nil && st.State != 'Z'
 }
 
 func noProcess(t *testing.T, pid int) {

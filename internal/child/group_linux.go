@@ -1,3 +1,5 @@
+//go:build linux
+
 package child
 
 import (
@@ -6,7 +8,7 @@ import (
 	"os"
 	"sync"
 
-	"github.com/kbench/kbench/internal/perfevent"
+	"github.com/kbench/kbench/internal/procfs"
 )
 
 // Group is the children of one run. Its waits fail on the first child's
@@ -110,13 +112,13 @@ func (g *Group) each(fn func(*Proc) error) error {
 }
 
 // Children lists this process's descendant processes: for tests and
-// checks that no child is left. It shares perfevent's walk of the process
-// tree, which reads every thread's /proc/<pid>/task/<tid>/children (a
-// child is listed under the thread that forked it) and, on kernels built
-// without that file (CONFIG_PROC_CHILDREN), scans /proc/*/stat for the
-// parent id, so that a check never passes by reading nothing.
+// checks that no child is left. procfs walks the process tree: every
+// thread's /proc/<pid>/task/<tid>/children (a child is listed under the
+// thread that forked it) and, on kernels built without that file
+// (CONFIG_PROC_CHILDREN), a scan of /proc/*/stat for the parent id, so
+// that a check never passes by reading nothing.
 func Children() ([]int, error) {
-	procs, err := perfevent.Processes(os.Getpid())
+	procs, err := procfs.Host.Processes(os.Getpid())
 	if err != nil {
 		return nil, err
 	}

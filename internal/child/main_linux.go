@@ -1,3 +1,5 @@
+//go:build linux
+
 package child
 
 import (
@@ -9,7 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/kbench/kbench/internal/cpus"
-	"github.com/kbench/kbench/internal/procstatus"
+	"github.com/kbench/kbench/internal/procfs"
 	"github.com/kbench/kbench/internal/thread"
 	"golang.org/x/sys/unix"
 )
@@ -53,7 +55,7 @@ func (c *Ctx) Ready(info any) error {
 		return errors.New("child: Ready called twice")
 	}
 	c.ready = true
-	st, err := procstatus.ThreadSelf()
+	st, err := procfs.ThreadSelf()
 	if err != nil {
 		return fmt.Errorf("child: reading /proc/thread-self/status: %v", err)
 	}

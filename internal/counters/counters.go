@@ -1,3 +1,5 @@
+//go:build linux
+
 package counters
 
 import (
@@ -14,9 +16,9 @@ import (
 	"github.com/kbench/kbench/internal/fingerprint"
 	"github.com/kbench/kbench/internal/options"
 	"github.com/kbench/kbench/internal/perfevent"
-	"github.com/kbench/kbench/internal/rate"
 	"github.com/kbench/kbench/internal/region"
 	"github.com/kbench/kbench/internal/skip"
+	"github.com/kbench/kbench/internal/unit"
 )
 
 var requested = options.String("KBENCH_COUNTERS", "on, off, or a comma-separated list of "+strings.Join(names(), ", "),
@@ -131,7 +133,7 @@ func (p *provider) Setup() ([]fingerprint.Field, error) {
 				continue
 			}
 			for _, l := range pc {
-				if _, ok := rate.Units[l.unit]; !ok {
+				if _, ok := unit.Units[l.unit]; !ok {
 					unknown = append(unknown, l.unit)
 				}
 			}
@@ -180,7 +182,7 @@ func (p *provider) Setup() ([]fingerprint.Field, error) {
 		fields = append(fields, fingerprint.Field{Key: "counters.skipped", Value: skipped.String()})
 	}
 	if len(unknown) > 0 {
-		fields = append(fields, fingerprint.Field{Key: "counters.unknown", Value: strings.Join(unknown, ", ") + " (lines this kbench does not know, not reported; add them to rate.Units)"})
+		fields = append(fields, fingerprint.Field{Key: "counters.unknown", Value: strings.Join(unknown, ", ") + " (lines this kbench does not know, not reported; add them to unit.Units)"})
 	}
 	if !slices.ContainsFunc(sel, func(c counter) bool { return c.kind == hardware }) {
 		return fields, nil
@@ -429,7 +431,7 @@ func (in *instrument) Report(ops int64, r region.Reporter) {
 	}
 	for _, d := range in.procs {
 		for _, pc := range d.sum {
-			if _, ok := rate.Units[pc.unit]; !ok {
+			if _, ok := unit.Units[pc.unit]; !ok {
 				continue // named in the fingerprint's counters.unknown
 			}
 			r.Metric(float64(pc.total)/float64(ops), pc.unit)

@@ -1,3 +1,5 @@
+//go:build linux
+
 package counters
 
 import (
@@ -6,14 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/kbench/kbench/internal/perfevent"
+	"github.com/kbench/kbench/internal/procfs"
 )
 
 // A tally is a counter read as running totals at the region's edges,
@@ -130,7 +131,7 @@ func processTotal(fromRusage func(*unix.Rusage) uint64, perChild func(pid int) (
 
 // eachChild sets t[pid] to f(pid) for every live descendant process.
 func eachChild(t totals, f func(pid int) (uint64, error)) error {
-	procs, err := perfevent.Processes(os.Getpid())
+	procs, err := procfs.Host.Processes(os.Getpid())
 	if err != nil {
 		return err
 	}
@@ -149,16 +150,12 @@ func eachChild(t totals, f func(pid int) (uint64, error)) error {
 
 // sumThreads adds f over the live threads of process pid.
 func sumThreads(pid int, f func(pid, tid int) (uint64, error)) (uint64, error) {
-	entries, err := os.ReadDir(filepath.Join("/proc", strconv.Itoa(pid), "task"))
+	tids, err := procfs.Host.Threads(pid)
 	if err != nil {
 		return 0, err
 	}
 	var n uint64
-	for _, e := range entries {
-		tid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
+	for _, tid := range tids {
 		v, err := f(pid, tid)
 		if errors.Is(err, os.ErrNotExist) {
 			continue // the thread exited
@@ -179,64 +176,33 @@ func processSwitches(pid int) (uint64, error) { return sumThreads(pid, threadSwi
 // processFaults is a child process's minor and major page faults, every
 // thread's, from /proc/<pid>/stat.
 func processFaults(pid int) (uint64, error) {
-	f, err := statFields(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	// After the comm: state(0) ... minflt(7) cminflt(8) majflt(9).
-	minflt, err1 := strconv.ParseUint(f[7], 10, 64)
-	majflt, err2 := strconv.ParseUint(f[9], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("/proc/%d/stat: bad minflt or majflt", pid)
-	}
-	return minflt + majflt, nil
+	st, err := procfs.Host.Stat(pid)
+	return st.MinFlt + st.MajFlt, err
 }
 
 // threadSwitches is a thread's voluntary and involuntary context switches.
 func threadSwitches(pid, tid int) (uint64, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/status", pid, tid))
+	st, err := procfs.Host.TaskStatus(pid, tid)
 	if err != nil {
 		return 0, err
 	}
 	var n uint64
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), ":")
-		if ok && (k == "voluntary_ctxt_switches" || k == "nonvoluntary_ctxt_switches") {
-			x, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
-			if err != nil {
-				return 0, fmt.Errorf("/proc/%d/task/%d/status: %s: %v", pid, tid, k, err)
-			}
-			n += x
+	for _, k := range []string{"voluntary_ctxt_switches", "nonvoluntary_ctxt_switches"} {
+		v, err := st.Int(k)
+		if err != nil {
+			return 0, err
 		}
+		n += uint64(v)
 	}
 	return n, nil
-}
-
-// statFields returns the fields of a /proc stat file after the comm,
-// which may hold spaces and parentheses.
-func statFields(path string) ([]string, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	rest := string(data)
-	if i := strings.LastIndexByte(rest, ')'); i >= 0 {
-		rest = rest[i+1:]
-	}
-	f := strings.Fields(rest)
-	if len(f) < 13 {
-		return nil, fmt.Errorf("%s: too few fields", path)
-	}
-	return f, nil
 }
 
 // readCPU reads task-clock, the CPU time in ns of this process
 // (CLOCK_PROCESS_CPUTIME_ID: every thread, live or exited), of its
 // children reaped meanwhile (RUSAGE_CHILDREN) and of each thread of its
-// live child processes (its live threads' /proc/<tid>/schedstat; utime+
-// stime in ticks where the kernel has no schedstat). This process's clock is read last when a
-// region starts and first when it stops, so that reading the children's
+// live child processes (procfs's ProcessCPU: its live threads'
+// schedstat; utime+stime in ticks where the kernel has no schedstat).
+// This process's clock is read last when a region starts and first when it stops, so that reading the children's
 // /proc files is not counted as the row's CPU time.
 func readCPU(starting bool) (t totals, err error) {
 	t = totals{}
@@ -265,38 +231,8 @@ func readCPU(starting bool) (t totals, err error) {
 	}
 	t["reaped"] = uint64(ru.Utime.Nano() + ru.Stime.Nano())
 	err = eachChild(t, func(pid int) (uint64, error) {
-		return sumThreads(pid, func(pid, tid int) (uint64, error) {
-			d, err := threadCPU(pid, tid)
-			return uint64(d), err
-		})
+		d, _, err := procfs.Host.ProcessCPU(pid)
+		return uint64(d), err
 	})
 	return t, err
-}
-
-// clockTick is USER_HZ, the unit of utime and stime in /proc stat files.
-const clockTick = 100
-
-// threadCPU is a thread's run time: the first field of its schedstat,
-// else utime+stime of its stat.
-func threadCPU(pid, tid int) (time.Duration, error) {
-	dir := fmt.Sprintf("/proc/%d/task/%d/", pid, tid)
-	data, err := os.ReadFile(dir + "schedstat")
-	if err == nil {
-		if f := strings.Fields(string(data)); len(f) > 0 {
-			if ns, err := strconv.ParseInt(f[0], 10, 64); err == nil {
-				return time.Duration(ns), nil
-			}
-		}
-	}
-	f, err := statFields(dir + "stat")
-	if err != nil {
-		return 0, err
-	}
-	// After the comm: state(0) ... utime(11) stime(12).
-	u, err1 := strconv.ParseInt(f[11], 10, 64)
-	st, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("%sstat: bad utime or stime", dir)
-	}
-	return time.Duration(u+st) * time.Second / clockTick, nil
 }

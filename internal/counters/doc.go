@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package counters measures, in every row's timed region (package
 // region), the kernel work behind the headline number, as LKP puts
 // perf-stat, /proc/interrupts and /proc/softirqs deltas beside each

@@ -1,3 +1,5 @@
+//go:build linux
+
 package counters
 
 import (
@@ -6,7 +8,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/kbench/kbench/internal/rate"
+	"github.com/kbench/kbench/internal/unit"
 )
 
 func readFixture(t *testing.T, name string) []byte {
@@ -49,8 +51,8 @@ func TestParseSoftirqs(t *testing.T) {
 			var units []string
 			for _, c := range pc {
 				units = append(units, c.unit)
-				if _, ok := rate.Units[c.unit]; !ok {
-					t.Errorf("%s is not in rate.Units", c.unit)
+				if _, ok := unit.Units[c.unit]; !ok {
+					t.Errorf("%s is not in unit.Units", c.unit)
 				}
 			}
 			if !slices.Equal(units, tc.units) {

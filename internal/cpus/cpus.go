@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package cpus discovers the CPUs a benchmark may use and pins the calling
 // thread to one of them, verifying the pin as ibpb-pulse.c does: the
 // affinity mask holds exactly that CPU and sched_getcpu reports it.

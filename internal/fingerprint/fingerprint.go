@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package fingerprint records the machine and kernel setup a result was
 // measured on: what lkp and MMTests print above their tables, and what a
 // kernel reviewer reads first (release, cmdline, microcode, mitigations).

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package gotool finds the Go toolchain and the module's source for tests
 // that build or run Go code (go build, go test -c), and skips them, naming
 // what is missing, where either is absent: a test binary copied to

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package kprofile samples kernel and user call chains with perf events
 // and writes them as pprof profiles, so that `go tool pprof -diff_base`
 // shows which kernel functions got hotter between two runs, as LKP's

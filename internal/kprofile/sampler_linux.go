@@ -1,3 +1,5 @@
+//go:build linux
+
 package kprofile
 
 import (
@@ -16,6 +18,7 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/kbench/kbench/internal/cpus"
 	"github.com/kbench/kbench/internal/perfevent"
+	"github.com/kbench/kbench/internal/procfs"
 	"golang.org/x/sys/unix"
 )
 
@@ -97,7 +100,7 @@ func Open(o Options) (*Sampler, error) {
 			errs = append(errs, err)
 		}
 	}
-	tids, err := perfevent.Tasks(os.Getpid())
+	tids, err := procfs.Host.Tasks(os.Getpid())
 	if err != nil {
 		return nil, err
 	}

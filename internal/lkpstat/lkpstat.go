@@ -1,7 +1,9 @@
+//go:build linux
+
 // Package lkpstat says how kbench's rows are named as lkp-tests stats and
 // which direction is better for each, for the lkp-tests program in lkp/
 // (programs/kbench). The direction lines lkp reads (etc/index-perf-all.yaml
-// and etc/index-latency-all.yaml) are generated from rate.Units here, so a
+// and etc/index-latency-all.yaml) are generated from unit.Units here, so a
 // unit added to the suite needs `go generate ./internal/lkpstat` and no
 // hand edit.
 package lkpstat
@@ -15,7 +17,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kbench/kbench/internal/rate"
+	"github.com/kbench/kbench/internal/unit"
 )
 
 // Program is kbench's name in lkp: its directory under programs/ and the
@@ -25,18 +27,18 @@ const Program = "kbench"
 // Builtin holds the units go test prints itself on every kbench row.
 // B/op and allocs/op (-test.benchmem) measure the Go runtime, not the
 // kernel, and lkp's run never asks for them, so they get no direction.
-var Builtin = map[string]rate.Better{
-	"ns/op": rate.Lower,
+var Builtin = map[string]unit.Better{
+	"ns/op": unit.Lower,
 }
 
 // Units returns every unit a kbench row reports, with its direction:
-// Builtin and rate.Units, less the kernel counters (rate.Counters). Those
+// Builtin and unit.Units, less the kernel counters (unit.Counters). Those
 // are evidence beside a result, not a measure of its performance, so they
 // get no direction line and count in no lkp index, as lkp's own
 // perf-stat stats do not; parse still prints them as stats.
-func Units() map[string]rate.Better {
-	u := maps.Clone(rate.Units)
-	for c := range rate.Counters {
+func Units() map[string]unit.Better {
+	u := maps.Clone(unit.Units)
+	for c := range unit.Counters {
 		delete(u, c)
 	}
 	maps.Copy(u, Builtin)
@@ -57,8 +59,8 @@ var timeUnit = regexp.MustCompile(`^([^/]*-)?(s|sec|ms|us|ns)(/|$)`)
 // Latency reports whether a unit is a time per event where lower is
 // better, the stats lkp keeps in etc/index-latency-all.yaml; every other
 // unit goes to etc/index-perf-all.yaml.
-func Latency(unit string, better rate.Better) bool {
-	return better == rate.Lower && timeUnit.MatchString(unit)
+func Latency(name string, better unit.Better) bool {
+	return better == unit.Lower && timeUnit.MatchString(name)
 }
 
 // Line is one direction line of an lkp etc/index-*.yaml file: a regexp
@@ -89,9 +91,9 @@ func Lines() (perf, latency []Line) {
 		switch {
 		case Latency(u, b):
 			latency = append(latency, Line{Pattern(u), "-0.1", u})
-		case b == rate.Higher:
+		case b == unit.Higher:
 			perf = append(perf, Line{Pattern(u), "1", u})
-		case b == rate.Lower:
+		case b == unit.Lower:
 			perf = append(perf, Line{Pattern(u), "-1", u})
 		default:
 			panic(fmt.Sprintf("lkpstat: unit %q has direction %q", u, b))

@@ -1,3 +1,5 @@
+//go:build linux
+
 package lkpstat
 
 import (
@@ -9,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kbench/kbench/internal/rate"
+	"github.com/kbench/kbench/internal/unit"
 )
 
 // lkpDir is the lkp folder from this package's directory.
@@ -71,12 +73,12 @@ func sampleKeys(unit string) []string {
 
 // Every unit of the suite has exactly one direction line, in the right
 // direction, and every committed line matches some unit: a unit added
-// to rate.Units without rerunning the generator fails here.
+// to unit.Units without rerunning the generator fails here.
 func TestIndexLinesCoverUnits(t *testing.T) {
 	lines := committedLines(t)
 	used := make([]bool, len(lines))
-	for unit, better := range Units() {
-		for _, key := range sampleKeys(unit) {
+	for u, better := range Units() {
+		for _, key := range sampleKeys(u) {
 			var hits []int
 			for i, l := range lines {
 				if l.re.MatchString(key) {
@@ -84,16 +86,16 @@ func TestIndexLinesCoverUnits(t *testing.T) {
 				}
 			}
 			if len(hits) != 1 {
-				t.Errorf("unit %s: stat %s matches %d direction lines, want 1 (run go run ./internal/cmd/lkpindex)", unit, key, len(hits))
+				t.Errorf("unit %s: stat %s matches %d direction lines, want 1 (run go run ./internal/cmd/lkpindex)", u, key, len(hits))
 				continue
 			}
 			l := lines[hits[0]]
 			used[hits[0]] = true
-			if (l.weight > 0) != (better == rate.Higher) {
-				t.Errorf("unit %s (better=%s): %s says %v", unit, better, l.file, l.weight)
+			if (l.weight > 0) != (better == unit.Higher) {
+				t.Errorf("unit %s (better=%s): %s says %v", u, better, l.file, l.weight)
 			}
-			if wantLatency := Latency(unit, better); wantLatency != (l.file == "index-latency-all.yaml") {
-				t.Errorf("unit %s: in %s, latency=%v", unit, l.file, wantLatency)
+			if wantLatency := Latency(u, better); wantLatency != (l.file == "index-latency-all.yaml") {
+				t.Errorf("unit %s: in %s, latency=%v", u, l.file, wantLatency)
 			}
 		}
 	}
@@ -131,16 +133,16 @@ func TestFunctionStats(t *testing.T) {
 }
 
 func TestLatency(t *testing.T) {
-	for unit, want := range map[string]bool{
+	for u, want := range map[string]bool{
 		"ns/op": true, "p99-us": true, "p50-us/batch": true, "server-us/req": true,
 		"cpu-ns/op": true, "sec/op": true,
 		"ops/s": false, "victim-preempt/s": false, "slow/op": false, "tps": false, "cs/op": false,
 	} {
-		if got := Latency(unit, rate.Lower); got != want {
-			t.Errorf("Latency(%q, lower) = %v, want %v", unit, got, want)
+		if got := Latency(u, unit.Lower); got != want {
+			t.Errorf("Latency(%q, lower) = %v, want %v", u, got, want)
 		}
 	}
-	if Latency("ns/op", rate.Higher) {
+	if Latency("ns/op", unit.Higher) {
 		t.Error("a higher-is-better time taken for a latency")
 	}
 }

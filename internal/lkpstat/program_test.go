@@ -1,3 +1,5 @@
+//go:build linux
+
 package lkpstat
 
 // Tests of the lkp-tests program in lkp/programs/kbench: parse on lkp's

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package options reads the KBENCH_* environment variables that tune the
 // benchmarks. Each package declares its variables at package level; Parse,
 // called from TestMain before any benchmark, checks every KBENCH_* variable

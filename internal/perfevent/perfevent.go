@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package perfevent opens perf_event_open(2) events and reads them: one
 // event on one CPU or task (Event), or the same events on every online CPU
 // (system-wide) or on every thread of a process and its children (Set),

@@ -1,17 +1,16 @@
+//go:build linux
+
 package perfevent
 
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/kbench/kbench/internal/cpus"
+	"github.com/kbench/kbench/internal/procfs"
 )
 
 // Spec is one event of a Set.
@@ -60,7 +59,7 @@ func OpenSet(specs []Spec, scope Scope, pid int, group bool) (*Set, error) {
 	case Process:
 		seen := map[int]bool{}
 		for round := 0; ; round++ {
-			tids, err := Tasks(pid)
+			tids, err := procfs.Host.Tasks(pid)
 			if err != nil {
 				s.Close()
 				return nil, err
@@ -220,120 +219,4 @@ func (s *Set) Close() error {
 	}
 	s.events = nil
 	return errors.Join(errs...)
-}
-
-// Tasks lists the thread ids of process pid and of every descendant
-// process (see Processes).
-func Tasks(pid int) ([]int, error) {
-	procs, err := Processes(pid)
-	if err != nil {
-		return nil, err
-	}
-	var tids []int
-	for _, p := range procs {
-		ts, err := threads(p)
-		if err != nil {
-			if p == pid {
-				return nil, err
-			}
-			continue // the child exited
-		}
-		tids = append(tids, ts...)
-	}
-	return tids, nil
-}
-
-// Processes lists process pid and its descendant processes, pid first,
-// from each thread's "children" file (CONFIG_PROC_CHILDREN), else a scan
-// of /proc for parent ids.
-func Processes(pid int) ([]int, error) {
-	var out []int
-	seen := map[int]bool{}
-	queue := []int{pid}
-	for len(queue) > 0 {
-		p := queue[0]
-		queue = queue[1:]
-		if seen[p] {
-			continue
-		}
-		seen[p] = true
-		ts, err := threads(p)
-		if err != nil {
-			if p == pid {
-				return nil, err
-			}
-			continue // the child exited
-		}
-		out = append(out, p)
-		kids, err := children(p, ts)
-		if err != nil {
-			return nil, err
-		}
-		queue = append(queue, kids...)
-	}
-	return out, nil
-}
-
-func threads(pid int) ([]int, error) {
-	entries, err := os.ReadDir(filepath.Join("/proc", strconv.Itoa(pid), "task"))
-	if err != nil {
-		return nil, err
-	}
-	var tids []int
-	for _, e := range entries {
-		if tid, err := strconv.Atoi(e.Name()); err == nil {
-			tids = append(tids, tid)
-		}
-	}
-	return tids, nil
-}
-
-func children(pid int, tids []int) ([]int, error) {
-	var kids []int
-	for _, tid := range tids {
-		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, tid))
-		if errors.Is(err, os.ErrNotExist) && tid == pid {
-			if _, statErr := os.Stat(fmt.Sprintf("/proc/%d/task/%d", pid, tid)); statErr == nil {
-				return scanChildren(pid)
-			}
-		}
-		if err != nil {
-			continue // the thread exited
-		}
-		for f := range strings.FieldsSeq(string(data)) {
-			if k, err := strconv.Atoi(f); err == nil {
-				kids = append(kids, k)
-			}
-		}
-	}
-	return kids, nil
-}
-
-// scanChildren finds pid's children by the parent id in /proc/*/stat.
-func scanChildren(pid int) ([]int, error) {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil, err
-	}
-	var kids []int
-	for _, e := range entries {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...: comm may hold spaces and parens.
-		rest := string(data)
-		if i := strings.LastIndexByte(rest, ')'); i >= 0 {
-			rest = rest[i+1:]
-		}
-		f := strings.Fields(rest)
-		if len(f) >= 2 && f[1] == strconv.Itoa(pid) {
-			kids = append(kids, p)
-		}
-	}
-	return kids, nil
 }

@@ -1,17 +1,19 @@
+//go:build linux
+
 package pulse
 
 import (
 	"errors"
 	"fmt"
 
-	"github.com/kbench/kbench/internal/procstatus"
+	"github.com/kbench/kbench/internal/procfs"
 	"github.com/kbench/kbench/internal/skip"
 	"github.com/kbench/kbench/internal/thread"
 )
 
 // statusField is the main thread's indirect-branch line in
 // /proc/<pid>/task/<pid>/status (Linux 5.11+).
-const statusField = procstatus.IndirectBranch
+const statusField = procfs.IndirectBranch
 
 // CheckContained checks that protection stayed on the throw-away threads:
 // the main thread (from its status file, which prints what
@@ -31,7 +33,7 @@ func CheckContained() (note string, err error) {
 		return "", err
 	}
 	var text string
-	st, mainErr := procstatus.MainThread()
+	st, mainErr := procfs.MainThread()
 	if mainErr == nil {
 		text, mainErr = st.String(statusField)
 	}
@@ -46,7 +48,7 @@ func compareContained(initial, fresh State, freshErr error, mainText string, mai
 	if fresh != initial {
 		return "", fmt.Errorf("containment: a new thread reads %s, the main thread started with %s: protection leaked past the throw-away threads", fresh.Describe(), initial.Describe())
 	}
-	if errors.Is(mainErr, procstatus.ErrMissing) {
+	if errors.Is(mainErr, procfs.ErrMissing) {
 		return fmt.Sprintf("containment: main thread not checked, its status file has no %s line (Linux 5.11+); a new thread reads %s as at start", statusField, fresh), nil
 	}
 	if mainErr != nil {

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package pulse does what ibpb-pulse.c, attached to report 000, does: on a
 // throw-away thread pinned to one CPU it reads the indirect-branch
 // speculation state and, in protect mode, opts that thread in to

@@ -1,3 +1,5 @@
+//go:build linux
+
 package pulse
 
 import (
@@ -12,7 +14,7 @@ import (
 
 	"github.com/kbench/kbench/internal/cpus"
 	"github.com/kbench/kbench/internal/options"
-	"github.com/kbench/kbench/internal/procstatus"
+	"github.com/kbench/kbench/internal/procfs"
 	"github.com/kbench/kbench/internal/skip"
 	"github.com/kbench/kbench/internal/thread"
 )
@@ -218,7 +220,7 @@ func TestCompareContained(t *testing.T) {
 			t.Errorf("%+v: err = %v, want one naming %q", c, err, c.word)
 		}
 	}
-	note, err := compareContained(Enable, Enable, nil, "", fmt.Errorf("status: %w", procstatus.ErrMissing))
+	note, err := compareContained(Enable, Enable, nil, "", fmt.Errorf("status: %w", procfs.ErrMissing))
 	if err != nil || !strings.Contains(note, "5.11") {
 		t.Errorf("old kernel: note %q, err %v; want a note naming Linux 5.11", note, err)
 	}

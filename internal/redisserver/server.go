@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package redisserver starts a private, throw-away redis-server for a
 // benchmark binary: loopback only, an ephemeral port, persistence off, its
 // own temporary directory. The server can never outlive the test binary: it

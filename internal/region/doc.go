@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package region measures the timed region of a benchmark row: the span
 // between the row's ResetTimer (or StartTimer) and its StopTimer, summed
 // over the row's timed phases. A Region drives the benchmark timer and the
@@ -64,7 +66,7 @@
 //     the timer runs.
 //   - Report is called once, after the last Stop, with the run's op count;
 //     the instrument reports its per-op values with Reporter.Metric, in
-//     units listed in rate.Units (a unit missing there is a bug and fails
+//     units listed in unit.Units (a unit missing there is a bug and fails
 //     the row), and may Log a note. Metrics reported in the last run of a
 //     row are the ones go test prints.
 //   - Close releases the instrument; it is called exactly once, after

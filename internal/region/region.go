@@ -1,3 +1,5 @@
+//go:build linux
+
 package region
 
 import (
@@ -7,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/kbench/kbench/internal/fingerprint"
-	"github.com/kbench/kbench/internal/rate"
+	"github.com/kbench/kbench/internal/unit"
 )
 
 // Instrument measures one run of a row while the region is started. See
@@ -22,7 +24,7 @@ type Instrument interface {
 
 // Reporter receives an instrument's per-op results for the row.
 type Reporter interface {
-	// Metric reports v in unit, which must be listed in rate.Units.
+	// Metric reports v in unit, which must be listed in unit.Units.
 	Metric(v float64, unit string)
 	// Log adds a note to the row's output (shown with -v or on failure).
 	Log(args ...any)
@@ -268,19 +270,19 @@ func (r *Region) closeSlot(s *slot) {
 	}
 }
 
-// reporter checks units against rate.Units. It reports failures with
+// reporter checks units against unit.Units. It reports failures with
 // Errorf, not Fatalf, since End may run on a thread other than the row's.
 type reporter struct {
 	b    *testing.B
 	name string
 }
 
-func (p reporter) Metric(v float64, unit string) {
-	if _, ok := rate.Units[unit]; !ok {
-		p.b.Errorf("region: %s: unit %q has no entry in rate.Units", p.name, unit)
+func (p reporter) Metric(v float64, name string) {
+	if _, ok := unit.Units[name]; !ok {
+		p.b.Errorf("region: %s: unit %q has no entry in unit.Units", p.name, name)
 		return
 	}
-	p.b.ReportMetric(v, unit)
+	p.b.ReportMetric(v, name)
 }
 
 func (p reporter) Log(args ...any) {

@@ -1,3 +1,5 @@
+//go:build linux
+
 package region
 
 import (
@@ -196,7 +198,7 @@ func TestNoSetupNoInstruments(t *testing.T) {
 	}
 }
 
-// badUnit reports in a unit rate.Units lacks.
+// badUnit reports in a unit unit.Units lacks.
 type badUnit struct{ fake }
 
 func (f *badUnit) Open(b *testing.B) (Instrument, error) { return f, nil }

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package seccompfilter holds classic-BPF seccomp filters in the form
 // seccomp(2) takes, assembled once outside any timed loop, and says
 // whether a filter's answer depends on the call's arguments: the one

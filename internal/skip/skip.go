@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package skip holds the feature probes' error type and the helpers that
 // turn a missing kernel feature, privilege, CPU or server into a b.Skip
 // whose message says what is missing and how to get it.

@@ -1,13 +1,14 @@
+//go:build linux
+
 package thread
 
 import (
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/kbench/kbench/internal/procstatus"
+	"github.com/kbench/kbench/internal/procfs"
 	"golang.org/x/sys/unix"
 )
 
@@ -121,14 +122,15 @@ type taskState struct {
 }
 
 func readTaskState(tid int) *taskState {
+	pid := os.Getpid()
 	dir := fmt.Sprintf("/proc/self/task/%d/", tid)
 	st := &taskState{at: time.Now(), switches: -1, queued: -1}
-	b, err := os.ReadFile(dir + "stat")
+	s, err := procfs.Host.TaskStat(pid, tid)
 	if err != nil {
 		st.err = err
 		return st
 	}
-	st.state, st.flags, st.err = parseStat(string(b))
+	st.state, st.flags = string(s.State), s.Flags
 	if w, err := os.ReadFile(dir + "wchan"); err == nil {
 		st.wchan = string(w)
 	}
@@ -141,15 +143,10 @@ func readTaskState(tid int) *taskState {
 		}
 		st.stack = strings.Join(frames, " < ")
 	}
-	// schedstat: time on a CPU, time waiting on a run queue (ns), slices.
-	if b, err := os.ReadFile(dir + "schedstat"); err == nil {
-		if f := strings.Fields(string(b)); len(f) == 3 {
-			if ns, err := strconv.ParseInt(f[1], 10, 64); err == nil {
-				st.queued = time.Duration(ns)
-			}
-		}
+	if _, wait, err := procfs.Host.SchedTimes(pid, tid); err == nil {
+		st.queued = wait
 	}
-	if s, err := procstatus.Read(dir + "status"); err == nil {
+	if s, err := procfs.Host.TaskStatus(pid, tid); err == nil {
 		v, err1 := s.Int("voluntary_ctxt_switches")
 		n, err2 := s.Int("nonvoluntary_ctxt_switches")
 		if err1 == nil && err2 == nil {
@@ -157,25 +154,6 @@ func readTaskState(tid int) *taskState {
 		}
 	}
 	return st
-}
-
-// parseStat returns the state letter and flags of a stat line
-// ("tid (comm) S ppid ... flags ...", proc(5)); comm may hold spaces and
-// parentheses, so the fields are counted from its last ')'.
-func parseStat(line string) (state string, flags uint64, err error) {
-	i := strings.LastIndexByte(line, ')')
-	if i < 0 {
-		return "", 0, fmt.Errorf("stat line without ')': %q", line)
-	}
-	f := strings.Fields(line[i+1:])
-	if len(f) < 7 {
-		return "", 0, fmt.Errorf("stat line with %d fields after comm: %q", len(f), line)
-	}
-	flags, err = strconv.ParseUint(f[6], 10, 64)
-	if err != nil {
-		return "", 0, fmt.Errorf("stat flags %q: %v", f[6], err)
-	}
-	return f[0], flags, nil
 }
 
 // exiting reports whether the kernel has begun tearing the thread down.

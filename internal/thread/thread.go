@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package thread runs functions on throw-away OS threads: fresh threads,
 // locked to their goroutine, that the Go runtime destroys when the function
 // returns. Per-thread kernel state that cannot be undone (seccomp filters,

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package unixbench reproduces the loop of UnixBench's `syscall` test
 // (src/syscall.c), the workload of seccomp report 001 and one of the
 // probes of the speculation-control report 000.

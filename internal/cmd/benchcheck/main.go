@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command benchcheck checks a smoke run of the suite: the output must parse
 // with golang.org/x/perf/benchfmt, and every sub-benchmark named in the
 // expectation file must have a result row (and no row may be unlisted, so

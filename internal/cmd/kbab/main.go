@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command kbab compares two kernels the way kbench's statistics need it:
 // it boots kernel A and kernel B N times each in QEMU guests, alternated,
 // runs the same go test command in every boot, appends each boot's output

@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 import (
@@ -8,11 +10,11 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/kbench/kbench/internal/rate"
+	"github.com/kbench/kbench/internal/unit"
 )
 
 // Attribution is what kbcompare says about the kernel counters each row
-// reports per op (package counters, rate.Counters): evidence that explains
+// reports per op (package counters, unit.Counters): evidence that explains
 // a change, as LKP lists perf-stat and /proc deltas under a result, not a
 // verdict. Counter tables are moved out of Report.Tables, so they never
 // count among the worse or better rows nor decide the exit status, and
@@ -66,7 +68,7 @@ func deriveRates(ins [2]*input) {
 			}
 			var add []benchfmt.Value
 			for _, v := range res.values {
-				if rate.IsCounter(v.Unit) && !workCounter(v.Unit) {
+				if unit.IsCounter(v.Unit) && !workCounter(v.Unit) {
 					add = append(add, benchfmt.Value{Value: v.Value / secPerOp, Unit: v.Unit + rateSuffix})
 				}
 			}
@@ -83,7 +85,7 @@ func (r *Report) attribute() {
 		switch {
 		case strings.HasSuffix(t.Unit, rateSuffix):
 			r.Attribution.Rates = append(r.Attribution.Rates, t)
-		case rate.IsCounter(t.Unit):
+		case unit.IsCounter(t.Unit):
 			r.Attribution.Tables = append(r.Attribution.Tables, t)
 		default:
 			head = append(head, t)

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command kbcompare compares two kbench result files the way a kernel
 // reviewer reads an lkp report: first what differs between the two
 // machines' setups (the "# kbench" fingerprint lines and file

@@ -1,5 +1,7 @@
+//go:build linux
+
 // Command lkpindex writes the direction lines of kbench's lkp-tests stats,
-// generated from kbench's unit table (rate.Units and go test's ns/op), to
+// generated from kbench's unit table (unit.Units and go test's ns/op), to
 // etc/index-perf-all.yaml and etc/index-latency-all.yaml under the lkp
 // folder; each file holds kbench's lines only, to be merged into an
 // lkp-tests tree (README: "Running on a fleet with lkp-tests"). Run it

@@ -1,18 +1,18 @@
+//go:build linux
+
 package main
 
 import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"unsafe"
 
 	seccomp "github.com/elastic/go-seccomp-bpf"
 	"golang.org/x/sys/unix"
 
-	"github.com/kbench/kbench/internal/procstatus"
+	"github.com/kbench/kbench/internal/procfs"
 	"github.com/kbench/kbench/internal/seccompfilter"
 )
 
@@ -67,17 +67,13 @@ type threadState struct{ mode, filters int }
 
 // filterCounts reads the seccomp state of every thread of this process.
 func filterCounts() (map[int]threadState, error) {
-	dirs, err := filepath.Glob("/proc/self/task/*")
-	if err != nil || len(dirs) == 0 {
+	tids, err := procfs.Host.Threads(os.Getpid())
+	if err != nil || len(tids) == 0 {
 		return nil, fmt.Errorf("listing /proc/self/task: %v", err)
 	}
 	states := map[int]threadState{}
-	for _, d := range dirs {
-		tid, err := strconv.Atoi(filepath.Base(d))
-		if err != nil {
-			continue
-		}
-		s, err := procstatus.Read(filepath.Join(d, "status"))
+	for _, tid := range tids {
+		s, err := procfs.Host.TaskStatus(os.Getpid(), tid)
 		if os.IsNotExist(err) {
 			continue // the thread exited
 		}
@@ -90,7 +86,7 @@ func filterCounts() (map[int]threadState, error) {
 		}
 		st.filters, err = s.Int("Seccomp_filters")
 		switch {
-		case errors.Is(err, procstatus.ErrMissing):
+		case errors.Is(err, procfs.ErrMissing):
 			st.filters = -1 // before Linux 5.9
 		case err != nil:
 			return nil, err

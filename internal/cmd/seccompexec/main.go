@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command seccompexec runs a program under N seccomp filters that read a
 // system call argument, so that every system call the program makes pays
 // for running all N filters: a real kernel-side slowdown injected from

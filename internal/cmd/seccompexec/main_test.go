@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 import (
@@ -8,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/kbench/kbench/internal/gotool"
-	"github.com/kbench/kbench/internal/procstatus"
+	"github.com/kbench/kbench/internal/procfs"
 	"github.com/kbench/kbench/internal/seccompfilter"
 )
 
@@ -28,7 +30,7 @@ func TestFilterReadsArgs(t *testing.T) {
 // checks, in the program's own /proc status, that it carries the filters
 // and no_new_privs, and that the fingerprint line came first.
 func TestExecUnderFilters(t *testing.T) {
-	st, err := procstatus.Read("/proc/self/status")
+	st, err := procfs.ReadStatus("/proc/self/status")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +51,7 @@ func TestExecUnderFilters(t *testing.T) {
 	if want := "# kbench inject.seccomp: 7 filters reading args[0], TSYNC (seccompexec)"; lines[0] != want {
 		t.Errorf("first line %q, want %q", lines[0], want)
 	}
-	child := procstatus.Parse("child", []byte(strings.Join(lines[1:], "\n")))
+	child := procfs.ParseStatus("child", []byte(strings.Join(lines[1:], "\n")))
 	for field, want := range map[string]int{"Seccomp": 2, "Seccomp_filters": base + 7, "NoNewPrivs": 1} {
 		if got, err := child.Int(field); err != nil || got != want {
 			t.Errorf("the program's %s is %d (%v), want %d", field, got, err, want)

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command vmexec is a `go test -exec` wrapper that boots a kernel image
 // in QEMU and runs the test binary there, one fresh boot per binary:
 //

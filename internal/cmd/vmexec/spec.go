@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 // specPath is where vmexec leaves the guest's init its instructions.

@@ -1,4 +1,6 @@
-package procstatus
+//go:build linux
+
+package procfs
 
 import (
 	"errors"
@@ -17,8 +19,8 @@ Seccomp_filters:	9
 SpeculationIndirectBranch:	conditional force disabled
 `
 
-func TestParse(t *testing.T) {
-	s := Parse("fixture", []byte(fixture))
+func TestParseStatus(t *testing.T) {
+	s := ParseStatus("fixture", []byte(fixture))
 	if n, err := s.Int("Seccomp_filters"); err != nil || n != 9 {
 		t.Errorf("Seccomp_filters = %d, %v; want 9", n, err)
 	}
@@ -35,7 +37,7 @@ func TestParse(t *testing.T) {
 
 func TestMissingField(t *testing.T) {
 	// A 5.4 kernel prints no Seccomp_filters line.
-	s := Parse("fixture", []byte("Seccomp:\t0\n"))
+	s := ParseStatus("fixture", []byte("Seccomp:\t0\n"))
 	if _, err := s.Int("Seccomp_filters"); !errors.Is(err, ErrMissing) {
 		t.Fatalf("err = %v, want ErrMissing", err)
 	}

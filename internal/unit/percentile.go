@@ -1,4 +1,6 @@
-package rate
+//go:build linux
+
+package unit
 
 import "math"
 

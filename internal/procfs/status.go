@@ -1,13 +1,16 @@
-// Package procstatus reads fields of /proc/<pid>/task/<tid>/status, the
-// kernel's own account of a thread's seccomp mode, filter count,
-// no_new_privs bit and speculation controls.
+//go:build linux
+
+package procfs
+
+// A thread's status file (/proc/<pid>/task/<tid>/status) is the kernel's
+// own account of its seccomp mode, filter count, no_new_privs bit,
+// speculation controls and context switches.
 //
 // Fields appear in different kernel releases (Seccomp_filters since 5.9;
 // SpeculationIndirectBranch, fs/proc/array.c's indirect-branch line, since
 // 5.11, commit fe719888344c "proc: provide details on indirect branch
 // speculation"), so a missing field is reported as ErrMissing, which
 // callers turn into a degraded check with a note.
-package procstatus
 
 import (
 	"bufio"
@@ -15,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -33,17 +37,17 @@ type Status struct {
 	fields map[string]string
 }
 
-// Read parses a status file.
-func Read(path string) (*Status, error) {
+// ReadStatus parses the status file at path.
+func ReadStatus(path string) (*Status, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	return Parse(path, data), nil
+	return ParseStatus(path, data), nil
 }
 
-// Parse parses the contents of a status file read from path.
-func Parse(path string, data []byte) *Status {
+// ParseStatus parses the contents of a status file read from path.
+func ParseStatus(path string, data []byte) *Status {
 	s := &Status{Path: path, fields: make(map[string]string)}
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for sc.Scan() {
@@ -55,14 +59,24 @@ func Parse(path string, data []byte) *Status {
 	return s
 }
 
-// ThreadSelf reads the calling thread's status. Callers must hold their OS
-// thread (runtime.LockOSThread) for the answer to mean anything.
-func ThreadSelf() (*Status, error) { return Read("/proc/thread-self/status") }
+// Status reads process pid's status: its main thread's fields, with the
+// memory and signal lines of the whole process.
+func (fs FS) Status(pid int) (*Status, error) { return ReadStatus(fs.procPath(pid, "status")) }
 
-// Thread reads the status of thread tid of this process.
-func Thread(tid int) (*Status, error) {
-	return Read(fmt.Sprintf("/proc/%d/task/%d/status", os.Getpid(), tid))
+// TaskStatus reads the status of thread tid of process pid.
+func (fs FS) TaskStatus(pid, tid int) (*Status, error) {
+	return ReadStatus(fs.taskPath(pid, tid, "status"))
 }
+
+// ThreadSelf reads the calling thread's status from Host. Callers must
+// hold their OS thread (runtime.LockOSThread) for the answer to mean
+// anything.
+func ThreadSelf() (*Status, error) {
+	return ReadStatus(filepath.Join(Host.Dir, "thread-self", "status"))
+}
+
+// Thread reads the status of thread tid of this process from Host.
+func Thread(tid int) (*Status, error) { return Host.TaskStatus(os.Getpid(), tid) }
 
 // MainThread reads the status of the process's main thread (tid == pid).
 func MainThread() (*Status, error) { return Thread(os.Getpid()) }

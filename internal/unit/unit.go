@@ -1,7 +1,9 @@
-// Package rate reports per-second metrics next to ns/op and declares, for
+//go:build linux
+
+// Package unit reports per-second metrics next to ns/op and declares, for
 // every unit the suite reports, which direction is better, as benchfmt
 // `Unit` metadata lines that benchstat carries and kbcompare reads.
-package rate
+package unit
 
 import (
 	"fmt"
@@ -98,7 +100,7 @@ func IsCounter(unit string) bool {
 func Report(b *testing.B, count int64, unit string) {
 	b.Helper()
 	if _, ok := Units[unit]; !ok {
-		b.Fatalf("rate: unit %q has no entry in rate.Units", unit)
+		b.Fatalf("rate: unit %q has no entry in unit.Units", unit)
 	}
 	sec := b.Elapsed().Seconds()
 	if sec <= 0 {
@@ -111,7 +113,7 @@ func Report(b *testing.B, count int64, unit string) {
 func Metric(b *testing.B, v float64, unit string) {
 	b.Helper()
 	if _, ok := Units[unit]; !ok {
-		b.Fatalf("rate: unit %q has no entry in rate.Units", unit)
+		b.Fatalf("rate: unit %q has no entry in unit.Units", unit)
 	}
 	b.ReportMetric(v, unit)
 }

@@ -1,0 +1,46 @@
+//go:build linux
+
+// Package internal holds no code: its doc is the map of kbench's
+// packages, in layers, and layers_test.go checks every import of the
+// module against it.
+//
+// # Layers
+//
+// Lowest first. A package may import the packages of its own layer and of
+// the layers named after "->" on its layer's line, and no other package
+// of this module. Test files of a package follow its layer; an external
+// test package (package x_test) may import what a benchmark may. A
+// package in no layer fails the test: add it here. A pattern ending in
+// "/*" takes every package below it.
+//
+//	os:         internal/skip internal/cpus internal/procfs internal/thread
+//	            internal/child internal/gotool
+//	harness:    internal/options internal/unit internal/fingerprint
+//	            internal/region -> os
+//	instrument: internal/perfevent internal/counters internal/kprofile
+//	            -> harness os
+//	workload:   internal/seccompfilter internal/redisserver internal/pulse
+//	            internal/unixbench -> harness os
+//	driver:     internal/benchmain -> instrument workload harness os
+//	benchmark:  netbench prctlbench redisbench seccompbench sockfdbench
+//	            -> driver instrument workload harness os
+//	tool:       internal/cmd/* internal/lkpstat -> instrument workload
+//	            harness os
+//
+// The OS and runtime layer is one package per kernel or runtime interface
+// (threads, child processes, CPUs, /proc, skips). The harness runs rows:
+// options, the fingerprint, the unit registry, the timed region. The
+// instruments measure inside a region. Workload helpers are what a
+// benchmark's work needs beyond the OS layer (seccomp filters, a
+// redis-server, pulses, UnixBench's loop). benchmain is the TestMain of
+// every benchmark package; the tools are commands and their libraries.
+//
+// # Linux only
+//
+// kbench measures the Linux kernel and builds for GOOS=linux only: every
+// file carries //go:build linux, and on any other GOOS the build stops at
+// internal/notlinux.go, which says so. layers_test.go checks both.
+//
+// An instrument attaches to every row as package region's doc says
+// (section Instruments); no benchmark package names its instruments.
+package internal
