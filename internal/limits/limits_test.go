@@ -77,9 +77,13 @@ func TestTasksNow(t *testing.T) {
 }
 
 func TestCheckSkips(t *testing.T) {
-	ok := "BenchmarkA\n--- SKIP: BenchmarkA/x=1\n    a.go:1: RLIMIT_NOFILE too low for x\nPASS\n"
-	if n, err := checkSkips([]byte(ok)); n != 1 || err != nil {
-		t.Errorf("one RLIMIT_NOFILE skip: %d, %v", n, err)
+	for _, ok := range []string{
+		"BenchmarkA\nBenchmarkA/x=1\n    a.go:1: RLIMIT_NOFILE too low for x\n--- SKIP: BenchmarkA/x=1\nPASS\n",
+		"=== RUN TestA\n--- SKIP: TestA\n    a.go:1: RLIMIT_NOFILE too low for x\nPASS\n",
+	} {
+		if n, err := checkSkips([]byte(ok)); n != 1 || err != nil {
+			t.Errorf("one RLIMIT_NOFILE skip: %d, %v", n, err)
+		}
 	}
 	for name, out := range map[string]string{
 		"other skip": "--- SKIP: BenchmarkA/x=1\n    a.go:1: no IPv6\nPASS\n",

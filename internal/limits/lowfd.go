@@ -1,8 +1,6 @@
 package limits
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -17,8 +15,10 @@ import (
 // unless the copy passes, runs at least one row, and every row it runs
 // skips naming RLIMIT_NOFILE: a row that runs, fails or skips for another
 // reason fails the test. It is how each benchmark package shows that a
-// low fd limit skips its rows instead of failing them.
-func SkipsUnderNofile(t *testing.T, n int, bench string) {
+// low fd limit skips its rows instead of failing them. env, KEY=value
+// each, is added to the copy's environment (to choose the row's
+// parameters).
+func SkipsUnderNofile(t *testing.T, n int, bench string, env ...string) {
 	t.Helper()
 	_, hard, err := Nofile()
 	if err != nil {
@@ -33,6 +33,7 @@ func SkipsUnderNofile(t *testing.T, n int, bench string) {
 	}
 	cmd := exec.Command("/bin/sh", "-c", `ulimit -n "$1" || exit 97; shift; exec "$@"`, "sh", strconv.Itoa(n),
 		exe, "-test.run=^$", "-test.bench="+bench, "-test.benchtime=1x", "-test.count=1", "-test.v=true")
+	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("under ulimit -n %d, -test.bench=%s: %v\n%s", n, bench, err, out)
@@ -45,46 +46,37 @@ func SkipsUnderNofile(t *testing.T, n int, bench string) {
 }
 
 // checkSkips reads a verbose benchmark run's output and returns how many
-// rows skipped naming RLIMIT_NOFILE; any other outcome of a leaf row (a
-// result line, a failure, a skip for another reason) is an error. A row's
-// skip message is on the indented lines after its "--- SKIP:" line.
+// rows skipped naming RLIMIT_NOFILE; any other outcome of a row (a result
+// line, a failure, a skip for another reason) is an error. A benchmark's
+// skip message is on the indented lines before its "--- SKIP:" line (a
+// test's, after it).
 func checkSkips(out []byte) (int, error) {
+	lines := strings.Split(string(out), "\n")
+	indented := func(l string) bool { return strings.HasPrefix(l, " ") }
 	var skipped int
 	var errs []string
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	var row string
-	var msg strings.Builder
-	flush := func() {
-		if row == "" {
-			return
-		}
-		if strings.Contains(msg.String(), "RLIMIT_NOFILE") {
-			skipped++
-		} else {
-			errs = append(errs, fmt.Sprintf("%s skipped without naming RLIMIT_NOFILE:%s", row, msg.String()))
-		}
-		row = ""
-		msg.Reset()
-	}
-	for sc.Scan() {
-		line := sc.Text()
+	for i, line := range lines {
 		trimmed := strings.TrimSpace(line)
 		switch {
 		case strings.HasPrefix(trimmed, "--- SKIP: "):
-			flush()
-			row = strings.TrimPrefix(trimmed, "--- SKIP: ")
-		case row != "" && strings.HasPrefix(line, " "):
-			msg.WriteString(" " + trimmed)
-		default:
-			flush()
-			if strings.HasPrefix(trimmed, "--- FAIL: ") {
-				errs = append(errs, "a row failed: "+trimmed)
-			} else if strings.HasPrefix(trimmed, "Benchmark") && strings.Contains(trimmed, " ns/op") {
-				errs = append(errs, "a row ran: "+trimmed)
+			var msg []string
+			for j := i - 1; j >= 0 && indented(lines[j]) && !strings.HasPrefix(strings.TrimSpace(lines[j]), "---"); j-- {
+				msg = append(msg, strings.TrimSpace(lines[j]))
 			}
+			for j := i + 1; j < len(lines) && indented(lines[j]) && !strings.HasPrefix(strings.TrimSpace(lines[j]), "---"); j++ {
+				msg = append(msg, strings.TrimSpace(lines[j]))
+			}
+			if text := strings.Join(msg, " "); strings.Contains(text, "RLIMIT_NOFILE") {
+				skipped++
+			} else {
+				errs = append(errs, fmt.Sprintf("%s skipped without naming RLIMIT_NOFILE: %s", strings.TrimPrefix(trimmed, "--- SKIP: "), text))
+			}
+		case strings.HasPrefix(trimmed, "--- FAIL: "):
+			errs = append(errs, "a row failed: "+trimmed)
+		case strings.HasPrefix(trimmed, "Benchmark") && strings.Contains(trimmed, " ns/op"):
+			errs = append(errs, "a row ran: "+trimmed)
 		}
 	}
-	flush()
 	if len(errs) == 0 && skipped == 0 {
 		errs = append(errs, "no row skipped: does the pattern match a row?")
 	}
