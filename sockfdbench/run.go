@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/kbench/kbench/internal/limits"
 	"github.com/kbench/kbench/internal/skip"
 	"golang.org/x/sys/unix"
 )
@@ -57,7 +58,7 @@ func Run(cfg Config, start, stop func()) (res Result, err error) {
 	if err := cfg.validate(); err != nil {
 		return res, err
 	}
-	procBefore, err := countFds()
+	procBefore, err := limits.OpenFds()
 	if err != nil {
 		return res, err
 	}
@@ -66,7 +67,7 @@ func Run(cfg Config, start, stop func()) (res Result, err error) {
 		if err != nil {
 			return
 		}
-		procAfter, cerr := countFds()
+		procAfter, cerr := limits.OpenFds()
 		if cerr == nil {
 			cerr = checkFdsBack("sockfd process", procBefore, procAfter)
 		}
@@ -101,16 +102,19 @@ func Run(cfg Config, start, stop func()) (res Result, err error) {
 		pairs[i] = &pair{cfg: &cfg, lfd: lfd, path: path}
 	}
 
-	limit, err := nofile()
+	limit, _, err := limits.Nofile()
 	if err != nil {
 		return res, err
 	}
-	open, err := countFds()
+	open, err := limits.OpenFds()
 	if err != nil {
 		return res, err
 	}
 	pl, err := makePlan(limit, open, cfg.FdsPerMsg, cfg.Pairs, unix.Geteuid() == 0)
 	if err != nil {
+		return res, err
+	}
+	if err := checkSides(cfg.Pairs); err != nil {
 		return res, err
 	}
 	if cfg.badFD != 0 {
