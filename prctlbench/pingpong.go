@@ -10,6 +10,7 @@ import (
 
 	"github.com/kbench/kbench/internal/child"
 	"github.com/kbench/kbench/internal/cpus"
+	"github.com/kbench/kbench/internal/limits"
 	"github.com/kbench/kbench/internal/procstatus"
 	"github.com/kbench/kbench/internal/thread"
 )
@@ -187,6 +188,29 @@ func pingPongSide(c *child.Ctx, ping bool) error {
 		return err
 	}
 	return c.Result(ppResult{sw})
+}
+
+// checkPingPong checks the fds and tasks a PingPong row takes here: its
+// two pipes and, in mm=separate, a child process per side, each
+// inheriting two pipe ends (child.Fds(2, 2)), of at least child.MinTasks
+// tasks; in mm=shared two throw-away threads, each reading its
+// /proc/thread-self/status (one fd each, maybe at once).
+//
+//	fds:   4 + child.Fds(2, 2) (separate), 4 + 2 (shared)
+//	tasks: 2*child.MinTasks (separate), 2 (shared)
+func checkPingPong(shared bool) error {
+	if shared {
+		const what = "a ping-pong between two threads"
+		if err := limits.Fds(what, 4+2, "2 pipes + 2 status files"); err != nil {
+			return err
+		}
+		return limits.Tasks(what, 2, "2 threads")
+	}
+	const what = "a ping-pong between two child processes"
+	if err := limits.Fds(what, 4+child.Fds(2, 2), fmt.Sprintf("2 pipes + 2 child processes x %d + %d while the second starts", child.ParentFds, child.StartFds(2))); err != nil {
+		return err
+	}
+	return limits.Tasks(what, 2*child.MinTasks, fmt.Sprintf("2 child processes x at least %d tasks", child.MinTasks))
 }
 
 func runPingPongProcs(cpuA, cpuB, n int, started, stopped func()) (int, error) {

@@ -4,7 +4,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/kbench/kbench/internal/cpus"
+	"github.com/kbench/kbench/internal/limits"
 	"github.com/kbench/kbench/internal/rate"
 	"github.com/kbench/kbench/internal/region"
 	"github.com/kbench/kbench/internal/skip"
@@ -16,11 +16,11 @@ import (
 func BenchmarkSyscallMix(b *testing.B) {
 	checkContainedAfter(b)
 	l, err := unixbench.New()
-	if err != nil {
-		b.Fatal(err)
-	}
+	skip.IfNotSupported(b, err)
 	defer l.Close()
-	r := region.Begin(b)
+	r := region.New(b)
+	skip.IfNotSupported(b, l.CheckFds()) // the instruments' fds are open now
+	r.ResetTimer()
 	err = l.Run(unixbench.Mix, b.N)
 	r.End()
 	if err != nil {
@@ -39,13 +39,10 @@ func BenchmarkPingPong(b *testing.B) {
 
 func benchPingPong(b *testing.B, shared bool) {
 	checkContainedAfter(b)
-	usable, err := cpus.Usable()
-	if err != nil {
-		b.Fatal(err)
-	}
-	skip.NeedCPUs(b, 2, usable)
+	usable := limits.NeedCPUs(b, "two sides pinned to CPUs of their own", 2)
 	skip.NeedProcs(b, 2, runtime.GOMAXPROCS(0))
 	r := region.New(b)
+	skip.IfNotSupported(b, checkPingPong(shared))                                              // the instruments' fds are open now
 	switches, err := runPingPong(usable[0], usable[1], b.N, shared, r.ResetTimer, r.StopClock) // counted until End: see region.ClockTimer
 	r.End()
 	if err != nil {
@@ -60,4 +57,11 @@ func benchPingPong(b *testing.B, shared bool) {
 		b.Fatalf("%d voluntary context switches for %d round trips between CPUs %d and %d: the threads did not sleep", switches, b.N, usable[0], usable[1])
 	}
 	rate.Report(b, int64(b.N), "roundtrips/s")
+}
+
+// TestLowFdLimit runs the mm=separate PingPong row under ulimit -n 20: it
+// must skip naming RLIMIT_NOFILE.
+func TestLowFdLimit(t *testing.T) {
+	limits.NeedCPUs(t, "the row's two sides, which it checks before its fds", 2)
+	limits.SkipsUnderNofile(t, 20, "^BenchmarkPingPong$/^mm=separate$")
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kbench/kbench/internal/cpus"
+	"github.com/kbench/kbench/internal/limits"
 	"github.com/kbench/kbench/internal/pulse"
 	"github.com/kbench/kbench/internal/rate"
 	"github.com/kbench/kbench/internal/region"
@@ -55,11 +56,15 @@ func BenchmarkSweep(b *testing.B) {
 	}
 }
 
+// onlineCPUs returns the online CPUs, which the rows pulse in turn,
+// skipping when the affinity mask or cpuset leaves some of them out: a
+// pulse pins its thread to each.
 func onlineCPUs(b *testing.B) []int {
 	online, err := cpus.Online()
 	if err != nil {
 		b.Fatalf("online CPUs: %v", err)
 	}
+	limits.NeedCPUs(b, "a pulse on every online CPU", len(online))
 	return online
 }
 

@@ -1,6 +1,7 @@
 package seccompbench
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kbench/kbench/internal/cpus"
+	"github.com/kbench/kbench/internal/limits"
 	"github.com/kbench/kbench/internal/procstatus"
 	"github.com/kbench/kbench/internal/rate"
 	"github.com/kbench/kbench/internal/region"
@@ -25,11 +27,7 @@ import (
 // pinned there; with loaders=idle they do nothing. One op is one victim
 // loop; compare the two rows.
 func BenchmarkBystander(b *testing.B) {
-	usable, err := cpus.Usable()
-	if err != nil {
-		b.Fatal(err)
-	}
-	skip.NeedCPUs(b, 2, usable)
+	usable := limits.NeedCPUs(b, "a victim and a loader on CPUs of their own", 2)
 	skip.NeedProcs(b, 2, runtime.GOMAXPROCS(0))
 	victim := usable[0]
 	if *victimCPU >= 0 {
@@ -46,12 +44,21 @@ func BenchmarkBystander(b *testing.B) {
 	}
 	for _, mode := range []string{"idle", "stress-ng"} {
 		b.Run("loaders="+mode, func(b *testing.B) {
+			n := 0
+			if mode == "stress-ng" {
+				n = len(loaderCPUs)
+			}
+			// The victim's loop, and per loader one fd (its op's
+			// /dev/null, or its status file) and one thread at a time.
+			what := fmt.Sprintf("a victim loop and %d loaders", n)
+			skip.IfNotSupported(b, limits.Fds(what, unixbench.Fds+n, fmt.Sprintf("%d for the loop + %d loaders x 1", unixbench.Fds, n)))
+			skip.IfNotSupported(b, limits.Tasks(what, 1+n, fmt.Sprintf("1 victim thread + %d loader threads", n)))
 			var loaders *loaderSet
 			if mode == "stress-ng" {
 				loaders = startLoaders(b, newLoader(b), loaderCPUs)
 			}
 			b.Cleanup(func() { contained(b) })
-			preempted, err := runVictim(b, victim)
+			preempted, err := runVictim(b, victim, n)
 			if loaders != nil {
 				// Every loader completed an op before the victim started
 				// and must complete another after it ended, so they were
@@ -60,6 +67,9 @@ func BenchmarkBystander(b *testing.B) {
 					b.Fatalf("loaders: %v", lerr)
 				}
 				rate.Metric(b, loaders.rate(), "loader-ops/s")
+			}
+			if errors.Is(err, skip.ErrNotSupported) {
+				skip.IfNotSupported(b, err)
 			}
 			if err != nil {
 				b.Fatal(err)
@@ -73,7 +83,8 @@ func BenchmarkBystander(b *testing.B) {
 // runVictim runs b.N mix loops pinned to cpu and returns how often the
 // victim was preempted meanwhile (nonvoluntary context switches): a
 // victim slowed by sharing its CPU rather than by interrupts shows here.
-func runVictim(b *testing.B, cpu int) (preempted int64, err error) {
+// loaders is how many loaders run meanwhile, each holding an fd at times.
+func runVictim(b *testing.B, cpu, loaders int) (preempted int64, err error) {
 	loop, err := unixbench.New()
 	if err != nil {
 		return 0, err
@@ -87,7 +98,13 @@ func runVictim(b *testing.B, cpu int) (preempted int64, err error) {
 		if err != nil {
 			return err
 		}
-		r := region.Begin(b)
+		r := region.New(b)
+		// The instruments' fds are open now: room for the loop's dup
+		// and the loaders' fds.
+		if err := limits.Fds(fmt.Sprintf("a victim loop and %d loaders", loaders), 1+loaders, fmt.Sprintf("the loop's dup + %d loaders x 1", loaders)); err != nil {
+			return err
+		}
+		r.ResetTimer()
 		err = loop.Run(unixbench.Mix, b.N)
 		r.End()
 		if err != nil {

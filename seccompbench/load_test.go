@@ -2,11 +2,14 @@ package seccompbench
 
 import (
 	"fmt"
+	"runtime"
 	"sync/atomic"
 	"testing"
 
+	"github.com/kbench/kbench/internal/limits"
 	"github.com/kbench/kbench/internal/rate"
 	"github.com/kbench/kbench/internal/region"
+	"github.com/kbench/kbench/internal/skip"
 )
 
 // loadShape is one of BenchmarkLoad's ops.
@@ -38,6 +41,14 @@ func BenchmarkLoad(b *testing.B) {
 
 // benchLoad runs b.N ops of shape with one loader or one per GOMAXPROCS.
 func benchLoad(b *testing.B, shape loadShape, loaders string) {
+	// One op's thread at a time per loader, holding at most one fd (its
+	// /dev/null, or its status file).
+	par := 1
+	if loaders != "1" {
+		par = runtime.GOMAXPROCS(0)
+	}
+	what := fmt.Sprintf("%d loader(s)", par)
+	skip.IfNotSupported(b, limits.Tasks(what, par, fmt.Sprintf("%d loader threads", par)))
 	l := newLoader(b)
 	b.Cleanup(func() { contained(b) })
 	var ops, loads atomic.Int64
@@ -60,7 +71,10 @@ func benchLoad(b *testing.B, shape loadShape, loaders string) {
 		}
 		return true
 	}
-	r := region.Begin(b)
+	r := region.New(b)
+	// The instruments' fds are open now.
+	skip.IfNotSupported(b, limits.Fds(what, par, fmt.Sprintf("%d loaders x 1", par)))
+	r.ResetTimer()
 	if loaders == "1" {
 		for range b.N {
 			if !do() {
@@ -82,4 +96,10 @@ func benchLoad(b *testing.B, shape loadShape, loaders string) {
 	}
 	rate.Report(b, ops.Load(), "ops/s")
 	rate.Report(b, loads.Load(), "loads/s")
+}
+
+// TestLowFdLimit runs the loaders=gomaxprocs row with 64 loaders under
+// ulimit -n 32: it must skip naming RLIMIT_NOFILE.
+func TestLowFdLimit(t *testing.T) {
+	limits.SkipsUnderNofile(t, 32, "^BenchmarkLoad$/^shape=stress-ng$/^loaders=gomaxprocs$", "GOMAXPROCS=64")
 }

@@ -1,12 +1,14 @@
 package seccompbench
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 
 	"github.com/kbench/kbench/internal/rate"
 	"github.com/kbench/kbench/internal/region"
 	"github.com/kbench/kbench/internal/seccompfilter"
+	"github.com/kbench/kbench/internal/skip"
 	"github.com/kbench/kbench/internal/thread"
 	"github.com/kbench/kbench/internal/unixbench"
 )
@@ -47,9 +49,7 @@ func benchSyscall(b *testing.B, work unixbench.Work, kind Kind, n int) {
 		b.Fatal(err)
 	}
 	loop, err := unixbench.New()
-	if err != nil {
-		b.Fatal(err)
-	}
+	skip.IfNotSupported(b, err)
 	defer loop.Close()
 	// The whole timed loop runs on one throw-away thread that dies with
 	// its filters; its state is checked before and after the loop.
@@ -76,7 +76,11 @@ func benchSyscall(b *testing.B, work unixbench.Work, kind Kind, n int) {
 		if err := check("before"); err != nil {
 			return err
 		}
-		r := region.Begin(b)
+		r := region.New(b)
+		if err := loop.CheckFds(); err != nil { // the instruments' fds are open now
+			return err
+		}
+		r.ResetTimer()
 		err := loop.Run(work, b.N)
 		r.End()
 		if err != nil {
@@ -84,6 +88,9 @@ func benchSyscall(b *testing.B, work unixbench.Work, kind Kind, n int) {
 		}
 		return check("after")
 	})
+	if errors.Is(err, skip.ErrNotSupported) {
+		skip.IfNotSupported(b, err)
+	}
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 	"math"
 	"os"
 	"strconv"
+	"testing"
 
 	"github.com/kbench/kbench/internal/cpus"
 	"github.com/kbench/kbench/internal/skip"
@@ -239,4 +240,14 @@ func CPUs(what string, need int) ([]int, error) {
 		}
 	}
 	return usable, nil
+}
+
+// NeedCPUs returns the usable CPUs, skipping tb (naming the affinity mask
+// or cpuset) when there are fewer than n, for what, such as "two sides
+// pinned to CPUs of their own".
+func NeedCPUs(tb testing.TB, what string, n int) []int {
+	tb.Helper()
+	usable, err := CPUs(what, n)
+	skip.IfNotSupported(tb, err)
+	return usable
 }

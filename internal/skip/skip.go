@@ -90,14 +90,6 @@ func mustHave(err error) bool {
 	return !Kernel().Less(u.Since)
 }
 
-// NeedCPUs skips tb unless at least n CPUs are usable.
-func NeedCPUs(tb testing.TB, n int, usable []int) {
-	tb.Helper()
-	if len(usable) < n {
-		tb.Skipf("needs %d usable CPUs, have %d (%v); run on a machine with more CPUs or widen the affinity (taskset -c)", n, len(usable), usable)
-	}
-}
-
 // NeedProcs skips tb unless GOMAXPROCS is at least n.
 func NeedProcs(tb testing.TB, n, gomaxprocs int) {
 	tb.Helper()
