@@ -56,6 +56,10 @@ type Target struct {
 	session *Session
 }
 
+// serverClients is the connections the benchmark opens to the server: the
+// go-redis client's one and the wire client's (NewSession).
+const serverClients = 2
+
 // Open starts the local server, or connects to the external one and
 // checks that its database is empty. Errors land in t.Err.
 func Open() *Target {
@@ -69,7 +73,11 @@ func Open() *Target {
 		return t
 	}
 	t.Started = "local: " + redisserver.Describe(path)
-	s, err := redisserver.Start(redisserver.Config{Path: path})
+	if err := redisserver.CheckLimits(serverClients); err != nil {
+		t.Err = err
+		return t
+	}
+	s, err := redisserver.Start(redisserver.Config{Path: path, Clients: serverClients})
 	if err != nil {
 		t.Err = err
 		return t

@@ -187,16 +187,7 @@ func tasksFit(what string, soft uint64, now, extra int, why string) error {
 // real uid is root, or it has CAP_SYS_RESOURCE or CAP_SYS_ADMIN (the
 // kernel's check in copy_process).
 func exempt() bool {
-	if os.Getuid() == 0 {
-		return true
-	}
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var data [2]unix.CapUserData
-	if err := unix.Capget(&hdr, &data[0]); err != nil {
-		return false
-	}
-	has := func(c int) bool { return data[c/32].Effective&(1<<(c%32)) != 0 }
-	return has(unix.CAP_SYS_RESOURCE) || has(unix.CAP_SYS_ADMIN)
+	return os.Getuid() == 0 || hasCap(unix.CAP_SYS_RESOURCE) || hasCap(unix.CAP_SYS_ADMIN)
 }
 
 // userTasks counts the tasks (threads) of the processes in /proc owned by
@@ -250,4 +241,19 @@ func NeedCPUs(tb testing.TB, what string, n int) []int {
 	usable, err := CPUs(what, n)
 	skip.IfNotSupported(tb, err)
 	return usable
+}
+
+// MayRaise reports whether this process may raise its hard limits
+// (CAP_SYS_RESOURCE in its effective set), as a child it starts may then
+// too.
+func MayRaise() bool { return hasCap(unix.CAP_SYS_RESOURCE) }
+
+// hasCap reports whether capability c is in this thread's effective set.
+func hasCap(c int) bool {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return false
+	}
+	return data[c/32].Effective&(1<<(c%32)) != 0
 }
