@@ -30,7 +30,8 @@ func BenchmarkSyscallMix(b *testing.B) {
 }
 
 // BenchmarkPingPong: one op is one round trip of a counter between two
-// threads pinned to different CPUs, over two pipes.
+// sides pinned to different CPUs, over two pipes: two child processes
+// (mm=separate) or two threads of the test binary (mm=shared).
 func BenchmarkPingPong(b *testing.B) {
 	for _, mm := range []string{"separate", "shared"} {
 		b.Run("mm="+mm, func(b *testing.B) { benchPingPong(b, mm == "shared") })
@@ -54,7 +55,7 @@ func benchPingPong(b *testing.B, shared bool) {
 		b.Log("no voluntary_ctxt_switches line in /proc/thread-self/status: context switches not checked")
 	}
 	if switches >= 0 && switches < b.N {
-		b.Fatalf("%d voluntary context switches for %d round trips between CPUs %d and %d: the threads did not sleep", switches, b.N, usable[0], usable[1])
+		b.Fatalf("%d voluntary context switches for %d round trips between CPUs %d and %d: the sides did not sleep", switches, b.N, usable[0], usable[1])
 	}
 	rate.Report(b, int64(b.N), "roundtrips/s")
 }
