@@ -57,19 +57,20 @@ func makePlan(nofile uint64, open, fdsPerMsg, pairs int, root bool) (plan, error
 	return plan{perConn: int(perConn), badFD: badFD}, nil
 }
 
-// checkSides checks that this process, its listeners open, can start
-// the sides of pairs pairs (runSeparate): the shared state's memfd, and
-// a child process per side, started server then client, each holding
-// child.ParentFds here and child.StartFds of its inherited fds while it
-// starts (the server inherits the memfd and its listener, the client the
-// memfd; the last to start is a client):
+// checkSides checks, before Run opens anything, that this process can
+// run pairs pairs: a listening socket per pair, the shared state's memfd,
+// and a child process per side (runSeparate), started server then
+// client, each holding child.ParentFds here and child.StartFds of its
+// inherited fds while it starts (the server inherits the memfd and its
+// listener, the client the memfd; the last to start is a client). The
+// fds a client holds per connection are its own table's (makePlan).
 //
-//	fds:   1 + child.Fds(2*pairs, 1)
+//	fds:   pairs + 1 + child.Fds(2*pairs, 1)
 //	tasks: 2*pairs*child.MinTasks
 func checkSides(pairs int) error {
 	what := fmt.Sprintf("%d server/client pair(s) as child processes", pairs)
-	err := limits.Fds(what, 1+child.Fds(2*pairs, 1),
-		fmt.Sprintf("1 memfd + %d child processes x %d + %d while the last starts", 2*pairs, child.ParentFds, child.StartFds(1)))
+	err := limits.Fds(what, pairs+1+child.Fds(2*pairs, 1),
+		fmt.Sprintf("%d listeners + 1 memfd + %d child processes x %d + %d while the last starts", pairs, 2*pairs, child.ParentFds, child.StartFds(1)))
 	if err != nil {
 		return err
 	}

@@ -58,6 +58,9 @@ func Run(cfg Config, start, stop func()) (res Result, err error) {
 	if err := cfg.validate(); err != nil {
 		return res, err
 	}
+	if err := checkSides(cfg.Pairs); err != nil {
+		return res, err
+	}
 	procBefore, err := limits.OpenFds()
 	if err != nil {
 		return res, err
@@ -112,9 +115,6 @@ func Run(cfg Config, start, stop func()) (res Result, err error) {
 	}
 	pl, err := makePlan(limit, open, cfg.FdsPerMsg, cfg.Pairs, unix.Geteuid() == 0)
 	if err != nil {
-		return res, err
-	}
-	if err := checkSides(cfg.Pairs); err != nil {
 		return res, err
 	}
 	if cfg.badFD != 0 {

@@ -96,3 +96,41 @@ func TestCheckSkips(t *testing.T) {
 		}
 	}
 }
+
+// TestUsedFull fills the fd table up to a lowered soft limit: Used must
+// count it as full rather than fail to look, and Fds must report the
+// shortfall.
+func TestUsedFull(t *testing.T) {
+	var old unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &old); err != nil {
+		t.Fatal(err)
+	}
+	open, err := Used(64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim := unix.Rlimit{Cur: uint64(open + 4), Max: old.Max}
+	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+		t.Fatal(err)
+	}
+	var fds []int
+	for {
+		fd, err := unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			break
+		}
+		fds = append(fds, fd)
+	}
+	n, uerr := Used(lim.Cur)
+	ferr := Fds("a row", 1, "one more")
+	for _, fd := range fds {
+		unix.Close(fd)
+	}
+	unix.Setrlimit(unix.RLIMIT_NOFILE, &old)
+	if uerr != nil || n != int(lim.Cur) {
+		t.Errorf("Used(%d) of a full table = %d, %v; want %d", lim.Cur, n, uerr, lim.Cur)
+	}
+	if !errors.Is(ferr, skip.ErrNotSupported) {
+		t.Errorf("Fds of a full table: %v, want a Shortfall", ferr)
+	}
+}
