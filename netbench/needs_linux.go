@@ -30,7 +30,7 @@ import (
 //	shared:  2 + 3*flows (local), 1 + flows (remote)
 //
 // Tasks: mm=separate starts a client process per flow, and locally a
-// server process per flow, of at least child.MinTasks each; mm=shared a
+// server process per flow, of child.Tasks() each (child.CheckTasks); mm=shared a
 // throw-away thread per client flow and, locally, per server flow.
 func checkLimits(cfg Config, local bool) error {
 	what := fmt.Sprintf("%d flow(s) with mm=%s", cfg.Flows, map[bool]string{false: "separate", true: "shared"}[cfg.Shared])
@@ -45,8 +45,7 @@ func checkLimits(cfg Config, local bool) error {
 	if cfg.Shared {
 		return limits.Tasks(what, sides*cfg.Flows, fmt.Sprintf("%d flow threads", sides*cfg.Flows))
 	}
-	return limits.Tasks(what, sides*cfg.Flows*child.MinTasks,
-		fmt.Sprintf("%d flow processes x at least %d tasks", sides*cfg.Flows, child.MinTasks))
+	return child.CheckTasks(what, sides*cfg.Flows)
 }
 
 // fdsNeeded is the fds row cfg opens in this process (see checkLimits),

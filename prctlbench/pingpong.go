@@ -192,12 +192,12 @@ func pingPongSide(c *child.Ctx, ping bool) error {
 
 // checkPingPong checks the fds and tasks a PingPong row takes here: its
 // two pipes and, in mm=separate, a child process per side, each
-// inheriting two pipe ends (child.Fds(2, 2)), of at least child.MinTasks
-// tasks; in mm=shared two throw-away threads, each reading its
+// inheriting two pipe ends (child.Fds(2, 2)), of child.Tasks() tasks
+// (child.CheckTasks); in mm=shared two throw-away threads, each reading its
 // /proc/thread-self/status (one fd each, maybe at once).
 //
 //	fds:   4 + child.Fds(2, 2) (separate), 4 + 2 (shared)
-//	tasks: 2*child.MinTasks (separate), 2 (shared)
+//	tasks: 2*child.Tasks() (separate), 2 (shared)
 func checkPingPong(shared bool) error {
 	if shared {
 		const what = "a ping-pong between two threads"
@@ -210,7 +210,7 @@ func checkPingPong(shared bool) error {
 	if err := limits.Fds(what, 4+child.Fds(2, 2), fmt.Sprintf("2 pipes + 2 child processes x %d + %d while the second starts", child.ParentFds, child.StartFds(2))); err != nil {
 		return err
 	}
-	return limits.Tasks(what, 2*child.MinTasks, fmt.Sprintf("2 child processes x at least %d tasks", child.MinTasks))
+	return child.CheckTasks(what, 2)
 }
 
 func runPingPongProcs(cpuA, cpuB, n int, started, stopped func()) (int, error) {

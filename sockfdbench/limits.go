@@ -66,7 +66,7 @@ func makePlan(nofile uint64, open, fdsPerMsg, pairs int, root bool) (plan, error
 // fds a client holds per connection are its own table's (makePlan).
 //
 //	fds:   pairs + 1 + child.Fds(2*pairs, 1)
-//	tasks: 2*pairs*child.MinTasks
+//	tasks: 2*pairs*child.Tasks() (child.CheckTasks)
 func checkSides(pairs int) error {
 	what := fmt.Sprintf("%d server/client pair(s) as child processes", pairs)
 	err := limits.Fds(what, pairs+1+child.Fds(2*pairs, 1),
@@ -74,7 +74,7 @@ func checkSides(pairs int) error {
 	if err != nil {
 		return err
 	}
-	return limits.Tasks(what, 2*pairs*child.MinTasks, fmt.Sprintf("%d child processes x at least %d tasks", 2*pairs, child.MinTasks))
+	return child.CheckTasks(what, 2*pairs)
 }
 
 // plannedPerConn is the fds a client of a row with pairs pairs and

@@ -103,3 +103,16 @@ func settled(t *testing.T, want int) int {
 		}
 	}
 }
+
+// TestTasks checks the probe's count against the floor any child has: a
+// main thread, sysmon and the role's thread.
+func TestTasks(t *testing.T) {
+	n, err := child.Tasks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 3 {
+		t.Errorf("a child runs %d tasks once ready, want at least its main thread, sysmon and the role's thread", n)
+	}
+	t.Logf("a child runs %d tasks once ready", n)
+}

@@ -190,6 +190,13 @@ func tasksFit(what string, soft uint64, now, extra int, why string) error {
 	}
 }
 
+// TasksLimited reports whether RLIMIT_NPROC applies to this process: it
+// is finite, and the process is not exempt (see Tasks).
+func TasksLimited() bool {
+	var r unix.Rlimit
+	return unix.Getrlimit(unix.RLIMIT_NPROC, &r) == nil && r.Cur != unix.RLIM_INFINITY && !exempt()
+}
+
 // exempt reports whether RLIMIT_NPROC does not apply to this process: its
 // real uid is root, or it has CAP_SYS_RESOURCE or CAP_SYS_ADMIN (the
 // kernel's check in copy_process).
