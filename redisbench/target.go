@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/kbench/kbench/internal/fingerprint"
+	"github.com/kbench/kbench/internal/limits"
 	"github.com/kbench/kbench/internal/options"
 	"github.com/kbench/kbench/internal/redisserver"
 )
@@ -92,6 +93,11 @@ func Open() *Target {
 // keys: the benchmark deletes what it wrote, and never anything else.
 func OpenExternal(addr string, db int) *Target {
 	t := &Target{Addr: addr, DB: db, Started: fmt.Sprintf("external: KBENCH_REDIS_ADDR=%s, database %d", addr, db)}
+	// The probe's connection, then the benchmark's.
+	if err := limits.Fds("connecting to redis", serverClients, "go-redis's connection and the wire client's"); err != nil {
+		t.Err = err
+		return t
+	}
 	info, err := redisserver.Probe(addr, 5*time.Second)
 	if err != nil {
 		t.Err = fmt.Errorf("KBENCH_REDIS_ADDR=%s: no Redis server answers PING there: %v", addr, err)
