@@ -22,9 +22,11 @@ import (
 //
 // mm=shared: the control connection, locally the listening sockets, and
 // the flows' data sockets. Where flow threads have private fd tables
-// (privateFiles), each thread's table is a copy of the process's with the
-// other sockets closed, plus its one data socket; where they share the
-// process's, every client socket and accepted socket is in it:
+// (privateFiles), each thread's table is a copy of the process's, in
+// which its sweep (closeSocketsExcept) opens one fd, the listing of
+// /proc/thread-self/fd, before it closes the other sockets, whose slots
+// its data socket then takes; where they share the process's, every
+// client socket and accepted socket is in it:
 //
 //	private: 2 + flows + 1 (local), 1 + 1 (remote)
 //	shared:  2 + 3*flows (local), 1 + flows (remote)
@@ -60,10 +62,10 @@ func fdsNeeded(cfg Config, local bool) (fds int, why string) {
 		why = fmt.Sprintf("1 control + 1 memfd + %d child processes x %d + %d while one starts", cfg.Flows, child.ParentFds, child.StartFds(1))
 	case privateFiles() == nil && local:
 		fds = 2 + cfg.Flows + 1
-		why = fmt.Sprintf("2 control + %d listeners + 1 data socket in each flow thread's copy of the table", cfg.Flows)
+		why = fmt.Sprintf("2 control + %d listeners + 1 for the sweep in each flow thread's copy of the table", cfg.Flows)
 	case privateFiles() == nil:
 		fds = 1 + 1
-		why = "1 control + 1 data socket in each flow thread's copy of the table"
+		why = "1 control + 1 for the sweep in each flow thread's copy of the table"
 	case local:
 		fds = 2 + 3*cfg.Flows
 		why = fmt.Sprintf("2 control + %d flows x 3 (listener, client socket, accepted socket) in the shared table", cfg.Flows)
@@ -76,11 +78,12 @@ func fdsNeeded(cfg Config, local bool) (fds int, why string) {
 
 // flowFds is what one flow's server takes in the server's process: its
 // listening socket and, in mm=separate, its child process (inheriting
-// the listening socket); in mm=shared, its thread's accepted socket,
-// which a private table holds apart.
+// the listening socket); in mm=shared one more in its thread's table (its
+// sweep's listing in a private copy, the accepted socket in a shared
+// table).
 func flowFds(separate bool) (int, string) {
 	if separate {
 		return 1 + child.Fds(1, 1), fmt.Sprintf("1 listener + 1 child process x %d + %d while it starts", child.ParentFds, child.StartFds(1))
 	}
-	return 2, "1 listener + 1 accepted socket"
+	return 2, "1 listener + 1 in its thread's table"
 }
