@@ -134,3 +134,25 @@ func TestUsedFull(t *testing.T) {
 		t.Errorf("Fds of a full table: %v, want a Shortfall", ferr)
 	}
 }
+
+// TestTasksExempt: the kernel does not hold root to RLIMIT_NPROC, so
+// neither does Tasks, however low the limit.
+func TestTasksExempt(t *testing.T) {
+	if unix.Getuid() != 0 {
+		t.Skip("needs root: checks that root is exempt")
+	}
+	var old unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NPROC, &old); err != nil {
+		t.Fatal(err)
+	}
+	low := unix.Rlimit{Cur: 1, Max: old.Max}
+	if err := unix.Setrlimit(unix.RLIMIT_NPROC, &low); err != nil {
+		t.Fatal(err)
+	}
+	err := Tasks("a row", 1000, "1000 threads")
+	limited := TasksLimited()
+	unix.Setrlimit(unix.RLIMIT_NPROC, &old)
+	if err != nil || limited {
+		t.Errorf("as root under RLIMIT_NPROC 1: Tasks = %v, TasksLimited = %v; want nil, false", err, limited)
+	}
+}
