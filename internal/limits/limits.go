@@ -83,17 +83,9 @@ func Used(limit uint64) (int, error) {
 		return 0, fmt.Errorf("open %s: %s", dir, skip.Errno(err))
 	}
 	defer unix.Close(dfd)
-	buf := make([]byte, 8192)
-	var names []string
-	for {
-		nb, err := unix.Getdents(dfd, buf)
-		if err != nil {
-			return 0, fmt.Errorf("getdents %s: %s", dir, skip.Errno(err))
-		}
-		if nb == 0 {
-			break
-		}
-		_, _, names = unix.ParseDirent(buf[:nb], -1, names)
+	names, err := dirNames(dfd, dir)
+	if err != nil {
+		return 0, err
 	}
 	n := 0
 	for _, name := range names {
@@ -112,18 +104,24 @@ func countDir(dir string) (int, error) {
 		return 0, fmt.Errorf("open %s: %s", dir, skip.Errno(err))
 	}
 	defer unix.Close(dfd)
+	names, err := dirNames(dfd, dir)
+	return len(names), err
+}
+
+// dirNames lists the open directory dfd (named dir in errors) with raw
+// getdents calls, leaving out "." and "..".
+func dirNames(dfd int, dir string) ([]string, error) {
 	buf := make([]byte, 8192)
-	n := 0
+	var names []string
 	for {
 		nb, err := unix.Getdents(dfd, buf)
 		if err != nil {
-			return 0, fmt.Errorf("getdents %s: %s", dir, skip.Errno(err))
+			return nil, fmt.Errorf("getdents %s: %s", dir, skip.Errno(err))
 		}
 		if nb == 0 {
-			return n, nil
+			return names, nil
 		}
-		_, c, _ := unix.ParseDirent(buf[:nb], -1, nil)
-		n += c
+		_, _, names = unix.ParseDirent(buf[:nb], -1, names)
 	}
 }
 
