@@ -158,9 +158,11 @@ func CheckFds(what string, soft uint64, open, extra int, why string) error {
 // Tasks checks that the real user may have extra more tasks (processes
 // and threads: the kernel counts every clone against RLIMIT_NPROC) than
 // it has now. The limit is not enforced for root or with CAP_SYS_RESOURCE
-// or CAP_SYS_ADMIN, and then Tasks returns nil at once. The tasks now are
-// those of the user visible in /proc; in a PID namespace the kernel may
-// count more (the user's tasks outside it), which no row can see.
+// or CAP_SYS_ADMIN, and then Tasks returns nil at once (in a user
+// namespace the kernel holds its root to the limit all the same, which
+// Tasks does not see). The tasks now are those of the user visible in
+// /proc; in a PID namespace the kernel may count more (the user's tasks
+// outside it), which no row can see.
 func Tasks(what string, extra int, why string) error {
 	var r unix.Rlimit
 	if err := unix.Getrlimit(unix.RLIMIT_NPROC, &r); err != nil {
@@ -238,7 +240,7 @@ func CPUs(what string, need int) ([]int, error) {
 	if len(usable) < need {
 		return usable, &Shortfall{
 			Limit: "CPU affinity (cpuset)", What: what, Need: int64(need), Have: int64(len(usable)),
-			Why:  fmt.Sprintf("one CPU per side; usable now: %v", usable),
+			Why:  fmt.Sprintf("CPUs usable now: %v", usable),
 			Hint: "run on a machine with more CPUs or widen the affinity mask or cpuset (taskset -c, docker --cpuset-cpus)",
 		}
 	}
