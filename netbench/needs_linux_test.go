@@ -40,7 +40,10 @@ func TestNeedIsExact(t *testing.T) {
 			// The fds of the last run's children are closed by the
 			// runtime on its own time.
 			time.Sleep(100 * time.Millisecond)
-			open, soft := fitted(t, need+slack, old.Cur)
+			soft, err := limits.SoftLimitFor(need + slack)
+			if err != nil {
+				t.Fatal(err)
+			}
 			lim := unix.Rlimit{Cur: soft, Max: old.Max}
 			if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
 				t.Fatal(err)
@@ -49,30 +52,11 @@ func TestNeedIsExact(t *testing.T) {
 			unix.Setrlimit(unix.RLIMIT_NOFILE, &old)
 			srv.Close()
 			if slack == 0 && err != nil {
-				t.Errorf("shared=%v, soft limit %d = %d open + %d needed: %v", shared, lim.Cur, open, need, err)
+				t.Errorf("shared=%v, soft limit %d, the need (%d) exactly: %v", shared, lim.Cur, need, err)
 			}
 			if slack < 0 && err == nil {
-				t.Errorf("shared=%v, soft limit %d, one below %d open + %d needed: the row ran; the need is padded", shared, lim.Cur, open, need)
+				t.Errorf("shared=%v, soft limit %d, one below the need (%d): the row ran; the need is padded", shared, lim.Cur, need)
 			}
 		}
-	}
-}
-
-// fitted returns the soft limit that leaves exactly extra fd numbers free
-// below it, and the fds open below it: fds above it (go test leaves one
-// far up) take none.
-func fitted(t *testing.T, extra int, from uint64) (open int, soft uint64) {
-	t.Helper()
-	soft = from
-	for {
-		n, err := limits.Used(soft)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if next := uint64(n + extra); next != soft {
-			soft = next
-			continue
-		}
-		return n, soft
 	}
 }

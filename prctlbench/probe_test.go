@@ -3,12 +3,14 @@ package prctlbench
 import (
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/kbench/kbench/internal/limits"
 	"github.com/kbench/kbench/internal/rate"
 	"github.com/kbench/kbench/internal/region"
 	"github.com/kbench/kbench/internal/skip"
 	"github.com/kbench/kbench/internal/unixbench"
+	"golang.org/x/sys/unix"
 )
 
 // BenchmarkSyscallMix: one op is one loop of UnixBench's `syscall` mix
@@ -65,4 +67,38 @@ func benchPingPong(b *testing.B, shared bool) {
 func TestLowFdLimit(t *testing.T) {
 	limits.NeedCPUs(t, "the row's two sides, which it checks before its fds", 2)
 	limits.SkipsUnderNofile(t, 20, "^BenchmarkPingPong$/^mm=separate$")
+}
+
+// TestPingPongNeedIsExact runs mm=separate PingPong with the soft
+// RLIMIT_NOFILE at exactly the fds open plus what checkPingPong counts,
+// and at one fewer: it must pass at the first and fail at the second.
+func TestPingPongNeedIsExact(t *testing.T) {
+	usable := limits.NeedCPUs(t, "two sides pinned to CPUs of their own", 2)
+	var old unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &old); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Setrlimit(unix.RLIMIT_NOFILE, &old)
+	need, _ := pingPongFds(false)
+	for _, slack := range []int{0, -1} {
+		// The last run's children's fds are closed by the runtime on
+		// its own time.
+		time.Sleep(100 * time.Millisecond)
+		soft, err := limits.SoftLimitFor(need + slack)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lim := unix.Rlimit{Cur: soft, Max: old.Max}
+		if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+			t.Fatal(err)
+		}
+		_, err = runPingPong(usable[0], usable[1], 10, false, nil, nil)
+		unix.Setrlimit(unix.RLIMIT_NOFILE, &old)
+		if slack == 0 && err != nil {
+			t.Errorf("soft limit %d, the need exactly: %v", soft, err)
+		}
+		if slack < 0 && err == nil {
+			t.Errorf("soft limit %d, one below the need: the row ran; the need is padded", soft)
+		}
+	}
 }

@@ -271,3 +271,26 @@ func hasCap(c int) bool {
 	}
 	return data[c/32].Effective&(1<<(c%32)) != 0
 }
+
+// SoftLimitFor returns the soft RLIMIT_NOFILE that would leave exactly
+// extra fd numbers free in the calling thread's table, for tests that
+// show a row's count is exact: it runs at that limit and fails one
+// below. Fds above the result (go test leaves one far up) take no room.
+func SoftLimitFor(extra int) (uint64, error) {
+	soft, _, err := Nofile()
+	if err != nil {
+		return 0, err
+	}
+	// Used(s) only falls as s does, so this settles.
+	for {
+		n, err := Used(soft)
+		if err != nil {
+			return 0, err
+		}
+		next := uint64(n + extra)
+		if next == soft {
+			return soft, nil
+		}
+		soft = next
+	}
+}
