@@ -1,7 +1,6 @@
 package netbench
 
 import (
-	"errors"
 	"fmt"
 	"net/netip"
 	"os"
@@ -96,10 +95,7 @@ func benchRow(b *testing.B, ip int, cfg Config) {
 	skip.IfNotSupported(b, checkLimits(cfg, *serverAddr == ""))
 	res, err := runFlows(ctl, cfg, b.N, region.ClockTimer{Region: r}, netperfPorts)
 	r.End()
-	if errors.Is(err, skip.ErrNotSupported) {
-		// The remote server's machine has no room for a flow.
-		b.Skip(err)
-	}
+	skip.OnlyIfNotSupported(b, err) // the remote server's machine has no room for a flow
 	if err != nil {
 		b.Fatalf("%s flows=%d req=%d rsp=%d, %d transactions: %v", cfg.Kind, cfg.Flows, cfg.Req, cfg.Rsp, b.N, err)
 	}

@@ -1,7 +1,6 @@
 package seccompbench
 
 import (
-	"errors"
 	"fmt"
 	"runtime"
 	"slices"
@@ -68,9 +67,7 @@ func BenchmarkBystander(b *testing.B) {
 				}
 				rate.Metric(b, loaders.rate(), "loader-ops/s")
 			}
-			if errors.Is(err, skip.ErrNotSupported) {
-				skip.IfNotSupported(b, err)
-			}
+			skip.OnlyIfNotSupported(b, err)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -1,7 +1,6 @@
 package seccompbench
 
 import (
-	"errors"
 	"fmt"
 	"testing"
 
@@ -88,9 +87,7 @@ func benchSyscall(b *testing.B, work unixbench.Work, kind Kind, n int) {
 		}
 		return check("after")
 	})
-	if errors.Is(err, skip.ErrNotSupported) {
-		skip.IfNotSupported(b, err)
-	}
+	skip.OnlyIfNotSupported(b, err)
 	if err != nil {
 		b.Fatal(err)
 	}

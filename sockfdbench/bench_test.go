@@ -1,7 +1,6 @@
 package sockfdbench
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -86,9 +85,7 @@ func BenchmarkSockfdGC(b *testing.B) {
 		r.End()
 		return err
 	})
-	if errors.Is(err, skip.ErrNotSupported) {
-		skip.IfNotSupported(b, err)
-	}
+	skip.OnlyIfNotSupported(b, err)
 	if err != nil {
 		b.Fatalf("SockfdGC: %v", err)
 	}

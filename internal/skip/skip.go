@@ -81,6 +81,16 @@ func IfNotSupported(tb testing.TB, err error) {
 	tb.Skip(err)
 }
 
+// OnlyIfNotSupported skips tb, as IfNotSupported does, when err wraps
+// ErrNotSupported, and otherwise returns: any other error is the
+// caller's to report, with its own context.
+func OnlyIfNotSupported(tb testing.TB, err error) {
+	tb.Helper()
+	if errors.Is(err, ErrNotSupported) {
+		IfNotSupported(tb, err)
+	}
+}
+
 // mustHave reports whether a missing feature should be a failure here.
 func mustHave(err error) bool {
 	var u *Unsupported
