@@ -32,8 +32,9 @@ import (
 //	shared:  2 + 3*flows (local), 1 + flows (remote)
 //
 // Tasks: mm=separate starts a client process per flow, and locally a
-// server process per flow, of child.Tasks() each (child.CheckTasks); mm=shared a
-// throw-away thread per client flow and, locally, per server flow.
+// server process per flow, of child.Tasks() each (child.CheckTasks);
+// mm=shared a throw-away thread per client flow and, locally, per server
+// flow.
 func checkLimits(cfg Config, local bool) error {
 	what := fmt.Sprintf("%d flow(s) with mm=%s", cfg.Flows, map[bool]string{false: "separate", true: "shared"}[cfg.Shared])
 	fds, why := fdsNeeded(cfg, local)
