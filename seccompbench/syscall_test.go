@@ -12,21 +12,6 @@ import (
 	"github.com/kbench/kbench/internal/unixbench"
 )
 
-// BenchmarkSyscall is UnixBench's syscall test on a thread carrying N
-// identical filters (report 001). One op is one loop: five calls for
-// work=mix, one for work=getpid.
-func BenchmarkSyscall(b *testing.B) {
-	for _, work := range []unixbench.Work{unixbench.Mix, unixbench.Getpid} {
-		for _, kind := range []Kind{Cached, Full} {
-			for _, n := range *filterCounts {
-				b.Run(fmt.Sprintf("work=%s/kind=%s/filters=%d", work, kind, n), func(b *testing.B) {
-					benchSyscall(b, work, kind, n)
-				})
-			}
-		}
-	}
-}
-
 // syscallFilters assembles filters 1..n of kind k.
 func syscallFilters(k Kind, n int) ([]*seccompfilter.Program, error) {
 	progs := make([]*seccompfilter.Program, n)

@@ -3,6 +3,7 @@ package seccompbench
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"sync/atomic"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/kbench/kbench/internal/rate"
 	"github.com/kbench/kbench/internal/region"
 	"github.com/kbench/kbench/internal/skip"
+	"github.com/kbench/kbench/internal/unixbench"
 )
 
 // loadShape is one of BenchmarkLoad's ops.
@@ -102,4 +104,77 @@ func benchLoad(b *testing.B, shape loadShape, loaders string) {
 // ulimit -n 32: it must skip naming RLIMIT_NOFILE.
 func TestLowFdLimit(t *testing.T) {
 	limits.SkipsUnderNofile(t, 32, "^BenchmarkLoad$/^shape=stress-ng$/^loaders=gomaxprocs$", "GOMAXPROCS=64")
+}
+
+// BenchmarkBystander measures what filter loading costs the other CPUs
+// (report 000: the IBPB flush on BPF JIT allocation interrupts every CPU).
+// A victim pinned to one CPU runs the UnixBench syscall mix; with
+// loaders=stress-ng, every other usable CPU runs stress-ng's op in a loop,
+// pinned there; with loaders=idle they do nothing. One op is one victim
+// loop; compare the two rows.
+func BenchmarkBystander(b *testing.B) {
+	usable := limits.NeedCPUs(b, "a victim and a loader on CPUs of their own", 2)
+	skip.NeedProcs(b, 2, runtime.GOMAXPROCS(0))
+	victim := usable[0]
+	if *victimCPU >= 0 {
+		if !slices.Contains(usable, *victimCPU) {
+			b.Fatalf("KBENCH_VICTIM_CPU=%d is not a usable CPU; usable: %v", *victimCPU, usable)
+		}
+		victim = *victimCPU
+	}
+	var loaderCPUs []int
+	for _, c := range usable {
+		if c != victim && len(loaderCPUs) < runtime.GOMAXPROCS(0)-1 {
+			loaderCPUs = append(loaderCPUs, c)
+		}
+	}
+	for _, mode := range []string{"idle", "stress-ng"} {
+		b.Run("loaders="+mode, func(b *testing.B) {
+			n := 0
+			if mode == "stress-ng" {
+				n = len(loaderCPUs)
+			}
+			// The victim's loop, and per loader one fd (its op's
+			// /dev/null, or its status file) and one thread at a time.
+			what := fmt.Sprintf("a victim loop and %d loaders", n)
+			skip.IfNotSupported(b, limits.Fds(what, unixbench.Fds+n, fmt.Sprintf("%d for the loop + %d loaders x 1", unixbench.Fds, n)))
+			skip.IfNotSupported(b, limits.Tasks(what, 1+n, fmt.Sprintf("1 victim thread + %d loader threads", n)))
+			var loaders *loaderSet
+			if mode == "stress-ng" {
+				loaders = startLoaders(b, newLoader(b), loaderCPUs)
+			}
+			b.Cleanup(func() { contained(b) })
+			preempted, err := runVictim(b, victim, n)
+			if loaders != nil {
+				// Every loader completed an op before the victim started
+				// and must complete another after it ended, so they were
+				// all at work for its whole run.
+				if lerr := loaders.stop(); lerr != nil {
+					b.Fatalf("loaders: %v", lerr)
+				}
+				rate.Metric(b, loaders.rate(), "loader-ops/s")
+			}
+			skip.OnlyIfNotSupported(b, err)
+			if err != nil {
+				b.Fatal(err)
+			}
+			rate.Report(b, int64(b.N), "loops/s")
+			rate.Report(b, preempted, "victim-preempt/s")
+		})
+	}
+}
+
+// BenchmarkSyscall is UnixBench's syscall test on a thread carrying N
+// identical filters (report 001). One op is one loop: five calls for
+// work=mix, one for work=getpid.
+func BenchmarkSyscall(b *testing.B) {
+	for _, work := range []unixbench.Work{unixbench.Mix, unixbench.Getpid} {
+		for _, kind := range []Kind{Cached, Full} {
+			for _, n := range *filterCounts {
+				b.Run(fmt.Sprintf("work=%s/kind=%s/filters=%d", work, kind, n), func(b *testing.B) {
+					benchSyscall(b, work, kind, n)
+				})
+			}
+		}
+	}
 }
