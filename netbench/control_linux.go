@@ -14,6 +14,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/kbench/kbench/internal/limits"
+	"github.com/kbench/kbench/internal/skip"
 )
 
 // The control connection plays netperf's control channel: the client asks
@@ -172,6 +175,13 @@ func (s *Server) handle(c net.Conn) {
 			}
 			var fs *flowServer
 			if err == nil {
+				n, why := flowFds(mm == "separate")
+				if lerr := limits.Fds("one more server flow", n, why); lerr != nil {
+					if !reply("%s%v", limitReply, lerr) {
+						return
+					}
+					continue
+				}
 				fs, err = startFlowServer(ip, kind, req, rsp, mm == "separate", s.hooks)
 			}
 			if err != nil {
@@ -318,6 +328,17 @@ func (cc *controlClient) readLine() (string, error) {
 	return strings.TrimSuffix(line, "\n"), nil
 }
 
+// limitReply starts the server's refusal of a flow its process has no
+// room for (limits.Fds): the client skips the row.
+const limitReply = "ERR limit: "
+
+// serverLimit is the server's limitReply: a limit of the server's
+// machine, which skips the row.
+type serverLimit struct{ msg string }
+
+func (e *serverLimit) Error() string        { return "the netbench server's machine: " + e.msg }
+func (e *serverLimit) Is(target error) bool { return target == skip.ErrNotSupported }
+
 // open asks for one flow, its server a process of its own unless shared,
 // and returns its data port.
 func (cc *controlClient) open(kind Kind, req, rsp int, shared bool) (int, error) {
@@ -328,6 +349,9 @@ func (cc *controlClient) open(kind Kind, req, rsp int, shared bool) (int, error)
 	line, err := cc.roundTrip(fmt.Sprintf("OPEN %s %d %d %s", kind, req, rsp, mm))
 	if err != nil {
 		return 0, err
+	}
+	if msg, ok := strings.CutPrefix(line, limitReply); ok {
+		return 0, &serverLimit{msg}
 	}
 	var port int
 	if _, err := fmt.Sscanf(line, "OK %d", &port); err != nil || port < 1 || port > 65535 {

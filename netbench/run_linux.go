@@ -413,7 +413,8 @@ func checkRetrans(retrans, total int64) error {
 	return nil
 }
 
-// serverFailures joins the errors the server's flow threads reported.
+// serverFailures joins the errors the server's flows (processes or
+// threads) reported.
 func serverFailures(server []flowReport) error {
 	var errs []error
 	for i, s := range server {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kbench/kbench/internal/child"
 	"github.com/kbench/kbench/internal/cpus"
+	"github.com/kbench/kbench/internal/limits"
 	"github.com/kbench/kbench/internal/procfs"
 	"github.com/kbench/kbench/internal/thread"
 )
@@ -189,6 +190,38 @@ func pingPongSide(c *child.Ctx, ping bool) error {
 		return err
 	}
 	return c.Result(ppResult{sw})
+}
+
+// checkPingPong checks the fds and tasks a PingPong row takes here: its
+// two pipes and, in mm=separate, a child process per side, each
+// inheriting two pipe ends (child.Fds(2, 2)), of child.Tasks() tasks
+// (child.CheckTasks); in mm=shared two throw-away threads, each reading its
+// /proc/thread-self/status (one fd each, maybe at once).
+//
+//	fds:   4 + child.Fds(2, 2) (separate), 4 + 2 (shared)
+//	tasks: 2*child.Tasks() (separate), 2 (shared)
+func checkPingPong(shared bool) error {
+	fds, why := pingPongFds(shared)
+	if shared {
+		const what = "a ping-pong between two threads"
+		if err := limits.Fds(what, fds, why); err != nil {
+			return err
+		}
+		return limits.Tasks(what, 2, "2 threads")
+	}
+	const what = "a ping-pong between two child processes"
+	if err := limits.Fds(what, fds, why); err != nil {
+		return err
+	}
+	return child.CheckTasks(what, 2)
+}
+
+// pingPongFds is checkPingPong's count of fds, and how it is made up.
+func pingPongFds(shared bool) (int, string) {
+	if shared {
+		return 4 + 2, "2 pipes + 2 status files"
+	}
+	return 4 + child.Fds(2, 2), fmt.Sprintf("2 pipes + 2 child processes x %d + %d while the second starts", child.ParentFds, child.StartFds(2))
 }
 
 func runPingPongProcs(cpuA, cpuB, n int, started, stopped func()) (int, error) {

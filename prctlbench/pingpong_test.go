@@ -16,6 +16,7 @@ import (
 
 	"github.com/kbench/kbench/internal/child"
 	"github.com/kbench/kbench/internal/cpus"
+	"github.com/kbench/kbench/internal/limits"
 	"github.com/kbench/kbench/internal/procfs"
 	"github.com/kbench/kbench/internal/skip"
 )
@@ -27,11 +28,7 @@ func TestPingPongSwitchesEveryRoundTrip(t *testing.T) {
 }
 
 func testPingPongSwitches(t *testing.T, shared bool) {
-	usable, err := cpus.Usable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	skip.NeedCPUs(t, 2, usable)
+	usable := limits.NeedCPUs(t, "two sides pinned to CPUs of their own", 2)
 	skip.NeedProcs(t, 2, runtime.GOMAXPROCS(0))
 	fds := countFds(t)
 	const n = 2000
@@ -93,11 +90,7 @@ func TestPingPongFailedPinDoesNotHang(t *testing.T) {
 // A pong process killed in the middle fails the run, saying so, and
 // leaves no process.
 func TestPingPongKilledSideFails(t *testing.T) {
-	usable, err := cpus.Usable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	skip.NeedCPUs(t, 2, usable)
+	usable := limits.NeedCPUs(t, "two sides pinned to CPUs of their own", 2)
 	kill := func() {
 		time.Sleep(50 * time.Millisecond)
 		pids, err := child.Children()
@@ -109,7 +102,7 @@ func TestPingPongKilledSideFails(t *testing.T) {
 	}
 	// Bounded (seconds of round trips), so that a kill that finds no
 	// child ends in a failure rather than a hang.
-	_, err = runPingPong(usable[0], usable[1], 1<<18, false, func() { go kill() }, nil)
+	_, err := runPingPong(usable[0], usable[1], 1<<18, false, func() { go kill() }, nil)
 	if err == nil || !strings.Contains(err.Error(), "SIGKILL") {
 		t.Fatalf("side killed mid-run: %v, want an error naming SIGKILL", err)
 	}
@@ -124,11 +117,7 @@ func TestPingPongKilledSideFails(t *testing.T) {
 // note). readStatus is substituted in this process, so the sides run as
 // threads; the processes' sides count through the same countSwitches.
 func TestPingPongSwitchReadErrors(t *testing.T) {
-	usable, err := cpus.Usable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	skip.NeedCPUs(t, 2, usable)
+	usable := limits.NeedCPUs(t, "two sides pinned to CPUs of their own", 2)
 	saved := readStatus
 	t.Cleanup(func() { readStatus = saved })
 	for _, c := range []struct {

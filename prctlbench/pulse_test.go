@@ -8,60 +8,20 @@ import (
 	"testing"
 
 	"github.com/kbench/kbench/internal/cpus"
+	"github.com/kbench/kbench/internal/limits"
 	"github.com/kbench/kbench/internal/pulse"
-	"github.com/kbench/kbench/internal/region"
 	"github.com/kbench/kbench/internal/skip"
-	"github.com/kbench/kbench/internal/unit"
 )
 
-// BenchmarkPulse: one op is one pulse, on the online CPUs in turn.
-func BenchmarkPulse(b *testing.B) {
-	online := onlineCPUs(b)
-	for _, mode := range pulse.Modes {
-		b.Run("mode="+string(mode), func(b *testing.B) {
-			checkContainedAfter(b)
-			mayPulse(b, mode)
-			var last pulse.Result
-			r := region.Begin(b)
-			for i := range b.N {
-				res, err := pulse.Pulse(online[i%len(online)], mode)
-				skip.IfNotSupported(b, err)
-				last = res
-			}
-			r.End()
-			unit.Report(b, int64(b.N), "pulses/s")
-			b.Logf("%d pulses, last %v", b.N, last)
-		})
-	}
-}
-
-// BenchmarkSweep: one op is one pulse on every online CPU, as the report's
-// shell loop ran ibpb-pulse.c once per CPU.
-func BenchmarkSweep(b *testing.B) {
-	online := onlineCPUs(b)
-	for _, mode := range pulse.Modes {
-		b.Run("mode="+string(mode), func(b *testing.B) {
-			checkContainedAfter(b)
-			mayPulse(b, mode)
-			var last []pulse.Result
-			r := region.Begin(b)
-			for range b.N {
-				results, err := pulse.Sweep(online, mode)
-				skip.IfNotSupported(b, err)
-				last = results
-			}
-			r.End()
-			unit.Report(b, int64(b.N)*int64(len(online)), "pulses/s")
-			b.Logf("%d sweeps of CPUs %v, last %s", b.N, online, pulse.SummarizeStates(last))
-		})
-	}
-}
-
+// onlineCPUs returns the online CPUs, which the rows pulse in turn,
+// skipping when the affinity mask or cpuset leaves some of them out: a
+// pulse pins its thread to each.
 func onlineCPUs(b *testing.B) []int {
 	online, err := cpus.Online()
 	if err != nil {
 		b.Fatalf("online CPUs: %v", err)
 	}
+	limits.NeedCPUs(b, "a pulse on every online CPU", len(online))
 	return online
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/kbench/kbench/internal/fingerprint"
+	"github.com/kbench/kbench/internal/limits"
 	"github.com/kbench/kbench/internal/options"
 	"github.com/kbench/kbench/internal/redisserver"
 )
@@ -58,6 +59,10 @@ type Target struct {
 	session *Session
 }
 
+// serverClients is the connections the benchmark opens to the server: the
+// go-redis client's one and the wire client's (NewSession).
+const serverClients = 2
+
 // Open starts the local server, or connects to the external one and
 // checks that its database is empty. Errors land in t.Err.
 func Open() *Target {
@@ -71,7 +76,11 @@ func Open() *Target {
 		return t
 	}
 	t.Started = "local: " + redisserver.Describe(path)
-	s, err := redisserver.Start(redisserver.Config{Path: path})
+	if err := redisserver.CheckLimits(serverClients); err != nil {
+		t.Err = err
+		return t
+	}
+	s, err := redisserver.Start(redisserver.Config{Path: path, Clients: serverClients})
 	if err != nil {
 		t.Err = err
 		return t
@@ -86,6 +95,11 @@ func Open() *Target {
 // keys: the benchmark deletes what it wrote, and never anything else.
 func OpenExternal(addr string, db int) *Target {
 	t := &Target{Addr: addr, DB: db, Started: fmt.Sprintf("external: KBENCH_REDIS_ADDR=%s, database %d", addr, db)}
+	// The probe's connection, then the benchmark's.
+	if err := limits.Fds("connecting to redis", serverClients, "go-redis's connection and the wire client's"); err != nil {
+		t.Err = err
+		return t
+	}
 	info, err := redisserver.Probe(addr, 5*time.Second)
 	if err != nil {
 		t.Err = fmt.Errorf("KBENCH_REDIS_ADDR=%s: no Redis server answers PING there: %v", addr, err)

@@ -4,78 +4,24 @@ package seccompbench
 
 import (
 	"fmt"
-	"runtime"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/kbench/kbench/internal/cpus"
+	"github.com/kbench/kbench/internal/limits"
 	"github.com/kbench/kbench/internal/procfs"
 	"github.com/kbench/kbench/internal/region"
-	"github.com/kbench/kbench/internal/skip"
 	"github.com/kbench/kbench/internal/thread"
-	"github.com/kbench/kbench/internal/unit"
 	"github.com/kbench/kbench/internal/unixbench"
 )
-
-// BenchmarkBystander measures what filter loading costs the other CPUs
-// (report 000: the IBPB flush on BPF JIT allocation interrupts every CPU).
-// A victim pinned to one CPU runs the UnixBench syscall mix; with
-// loaders=stress-ng, every other usable CPU runs stress-ng's op in a loop,
-// pinned there; with loaders=idle they do nothing. One op is one victim
-// loop; compare the two rows.
-func BenchmarkBystander(b *testing.B) {
-	usable, err := cpus.Usable()
-	if err != nil {
-		b.Fatal(err)
-	}
-	skip.NeedCPUs(b, 2, usable)
-	skip.NeedProcs(b, 2, runtime.GOMAXPROCS(0))
-	victim := usable[0]
-	if *victimCPU >= 0 {
-		if !slices.Contains(usable, *victimCPU) {
-			b.Fatalf("KBENCH_VICTIM_CPU=%d is not a usable CPU; usable: %v", *victimCPU, usable)
-		}
-		victim = *victimCPU
-	}
-	var loaderCPUs []int
-	for _, c := range usable {
-		if c != victim && len(loaderCPUs) < runtime.GOMAXPROCS(0)-1 {
-			loaderCPUs = append(loaderCPUs, c)
-		}
-	}
-	for _, mode := range []string{"idle", "stress-ng"} {
-		b.Run("loaders="+mode, func(b *testing.B) {
-			var loaders *loaderSet
-			if mode == "stress-ng" {
-				loaders = startLoaders(b, newLoader(b), loaderCPUs)
-			}
-			b.Cleanup(func() { contained(b) })
-			preempted, err := runVictim(b, victim)
-			if loaders != nil {
-				// Every loader completed an op before the victim started
-				// and must complete another after it ended, so they were
-				// all at work for its whole run.
-				if lerr := loaders.stop(); lerr != nil {
-					b.Fatalf("loaders: %v", lerr)
-				}
-				unit.Metric(b, loaders.rate(), "loader-ops/s")
-			}
-			if err != nil {
-				b.Fatal(err)
-			}
-			unit.Report(b, int64(b.N), "loops/s")
-			unit.Report(b, preempted, "victim-preempt/s")
-		})
-	}
-}
 
 // runVictim runs b.N mix loops pinned to cpu and returns how often the
 // victim was preempted meanwhile (nonvoluntary context switches): a
 // victim slowed by sharing its CPU rather than by interrupts shows here.
-func runVictim(b *testing.B, cpu int) (preempted int64, err error) {
+// loaders is how many loaders run meanwhile, each holding an fd at times.
+func runVictim(b *testing.B, cpu, loaders int) (preempted int64, err error) {
 	loop, err := unixbench.New()
 	if err != nil {
 		return 0, err
@@ -89,7 +35,13 @@ func runVictim(b *testing.B, cpu int) (preempted int64, err error) {
 		if err != nil {
 			return err
 		}
-		r := region.Begin(b)
+		r := region.New(b)
+		// The instruments' fds are open now: room for the loop's dup
+		// and the loaders' fds.
+		if err := limits.Fds(fmt.Sprintf("a victim loop and %d loaders", loaders), 1+loaders, fmt.Sprintf("the loop's dup + %d loaders x 1", loaders)); err != nil {
+			return err
+		}
+		r.ResetTimer()
 		err = loop.Run(unixbench.Mix, b.N)
 		r.End()
 		if err != nil {

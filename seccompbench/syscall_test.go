@@ -8,25 +8,11 @@ import (
 
 	"github.com/kbench/kbench/internal/region"
 	"github.com/kbench/kbench/internal/seccompfilter"
+	"github.com/kbench/kbench/internal/skip"
 	"github.com/kbench/kbench/internal/thread"
 	"github.com/kbench/kbench/internal/unit"
 	"github.com/kbench/kbench/internal/unixbench"
 )
-
-// BenchmarkSyscall is UnixBench's syscall test on a thread carrying N
-// identical filters (report 001). One op is one loop: five calls for
-// work=mix, one for work=getpid.
-func BenchmarkSyscall(b *testing.B) {
-	for _, work := range []unixbench.Work{unixbench.Mix, unixbench.Getpid} {
-		for _, kind := range []Kind{Cached, Full} {
-			for _, n := range *filterCounts {
-				b.Run(fmt.Sprintf("work=%s/kind=%s/filters=%d", work, kind, n), func(b *testing.B) {
-					benchSyscall(b, work, kind, n)
-				})
-			}
-		}
-	}
-}
 
 // syscallFilters assembles filters 1..n of kind k.
 func syscallFilters(k Kind, n int) ([]*seccompfilter.Program, error) {
@@ -49,9 +35,7 @@ func benchSyscall(b *testing.B, work unixbench.Work, kind Kind, n int) {
 		b.Fatal(err)
 	}
 	loop, err := unixbench.New()
-	if err != nil {
-		b.Fatal(err)
-	}
+	skip.IfNotSupported(b, err)
 	defer loop.Close()
 	// The whole timed loop runs on one throw-away thread that dies with
 	// its filters; its state is checked before and after the loop.
@@ -78,7 +62,11 @@ func benchSyscall(b *testing.B, work unixbench.Work, kind Kind, n int) {
 		if err := check("before"); err != nil {
 			return err
 		}
-		r := region.Begin(b)
+		r := region.New(b)
+		if err := loop.CheckFds(); err != nil { // the instruments' fds are open now
+			return err
+		}
+		r.ResetTimer()
 		err := loop.Run(work, b.N)
 		r.End()
 		if err != nil {
@@ -86,6 +74,7 @@ func benchSyscall(b *testing.B, work unixbench.Work, kind Kind, n int) {
 		}
 		return check("after")
 	})
+	skip.OnlyIfNotSupported(b, err)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -13,12 +13,12 @@
 // socket (SO_REUSEADDR, bound to a path in a private temporary directory,
 // listen backlog 10), then:
 //
-//   - server thread: accept(fd, NULL, NULL); per op open("/dev/zero",
+//   - server: accept(fd, NULL, NULL); per op open("/dev/zero",
 //     O_RDWR), sendmsg of one byte 'M' with that fd in SCM_RIGHTS,
 //     close(fd), and a sendmsg whose SCM_RIGHTS fd is RLIMIT_NOFILE+1,
 //     which must fail with EBADF; after the client's per-connection limit
 //     close the connection and accept the next; at the end unlink the path.
-//   - client thread: socket, SO_REUSEADDR, connect; per message recvmsg
+//   - client: socket, SO_REUSEADDR, connect; per message recvmsg
 //     (control buffer sized for the fds), FIONREAD on each received fd and
 //     a one-byte read if it reports any (/dev/zero answers ENOTTY), keeping
 //     the fds; once it holds the per-connection limit, close them all,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kbench/kbench/internal/limits"
 	"github.com/kbench/kbench/internal/skip"
 	"golang.org/x/sys/unix"
 )
@@ -97,7 +98,7 @@ func (c *cycler) waitCollected(fds int, timeout time.Duration) error {
 		}
 		open := fds
 		if fds >= 0 {
-			if open, err = countFds(); err != nil {
+			if open, err = limits.OpenFds(); err != nil {
 				return err
 			}
 		}

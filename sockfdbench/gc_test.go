@@ -7,13 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kbench/kbench/internal/limits"
 	"github.com/kbench/kbench/internal/thread"
 	"golang.org/x/sys/unix"
 )
 
 func TestGCCollectsCycles(t *testing.T) {
 	err := thread.Run(func() error {
-		before, err := countFds()
+		before, err := limits.OpenFds()
 		if err != nil {
 			return err
 		}
@@ -37,7 +38,7 @@ func TestGCCollectsCycles(t *testing.T) {
 // by its inode in /proc/net/unix and by the fd table.
 func TestGCWaitFires(t *testing.T) {
 	err := thread.Run(func() error {
-		before, err := countFds()
+		before, err := limits.OpenFds()
 		if err != nil {
 			return err
 		}

@@ -8,7 +8,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kbench/kbench/internal/skip"
+	"github.com/kbench/kbench/internal/child"
+	"github.com/kbench/kbench/internal/limits"
 	"golang.org/x/sys/unix"
 )
 
@@ -34,7 +35,7 @@ type plan struct {
 // (stress_sockfd: max_fd = RLIMIT_NOFILE minus the fds already open; as
 // root, 64 fewer and divided among the instances), then keeps headroom
 // free and rounds down to whole messages. A limit too low for even one
-// message is an error that wraps skip.ErrNotSupported and names the limit.
+// message is a limits.Shortfall naming RLIMIT_NOFILE.
 func makePlan(nofile uint64, open, fdsPerMsg, pairs int, root bool) (plan, error) {
 	if fdsPerMsg < 1 || fdsPerMsg > scmMaxFD || pairs < 1 {
 		return plan{}, fmt.Errorf("sockfd: bad plan request: %d fds per message (1-%d), %d pairs", fdsPerMsg, scmMaxFD, pairs)
@@ -43,12 +44,9 @@ func makePlan(nofile uint64, open, fdsPerMsg, pairs int, root bool) (plan, error
 	free := limit - int64(open) - headroom
 	// The server needs fdsPerMsg slots for one message; the client one
 	// message's worth to receive it.
-	if free < int64(fdsPerMsg) {
-		return plan{}, &skip.Unsupported{
-			Feature: fmt.Sprintf("passing %d fds per SCM_RIGHTS message", fdsPerMsg),
-			Err:     fmt.Errorf("RLIMIT_NOFILE soft limit is %d with %d fds open, leaving %d free after %d headroom", nofile, open, max(free, 0), headroom),
-			Hint:    fmt.Sprintf("raise the soft limit to at least %d (ulimit -n)", int64(open)+headroom+int64(fdsPerMsg)),
-		}
+	if err := limits.CheckFds(fmt.Sprintf("passing %d fds per SCM_RIGHTS message", fdsPerMsg), nofile, open, headroom+fdsPerMsg,
+		fmt.Sprintf("%d headroom + one message of %d fds", headroom, fdsPerMsg)); err != nil {
+		return plan{}, err
 	}
 	perConn := limit - int64(open)
 	if root {
@@ -61,40 +59,24 @@ func makePlan(nofile uint64, open, fdsPerMsg, pairs int, root bool) (plan, error
 	return plan{perConn: int(perConn), badFD: badFD}, nil
 }
 
-// nofile returns the RLIMIT_NOFILE soft limit.
-func nofile() (uint64, error) {
-	var r unix.Rlimit
-	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &r); err != nil {
-		return 0, fmt.Errorf("getrlimit(RLIMIT_NOFILE): %s", skip.Errno(err))
-	}
-	return r.Cur, nil
-}
-
-// countFds counts the open fds of the calling thread's fd table, not
-// counting the directory fd it opens to look. It uses raw syscalls so that
-// it works on a thread with a private fd table, which the netpoller must
-// never see.
-func countFds() (int, error) {
-	dfd, err := unix.Open("/proc/thread-self/fd", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+// checkSides checks, before Run opens anything, that this process can
+// run pairs pairs: a listening socket per pair, the shared state's memfd,
+// and a child process per side (runSeparate), started server then
+// client, each holding child.ParentFds here and child.StartFds of its
+// inherited fds while it starts (the server inherits the memfd and its
+// listener, the client the memfd; the last to start is a client). The
+// fds a client holds per connection are its own table's (makePlan).
+//
+//	fds:   pairs + 1 + child.Fds(2*pairs, 1)
+//	tasks: 2*pairs*child.Tasks() (child.CheckTasks)
+func checkSides(pairs int) error {
+	what := fmt.Sprintf("%d server/client pair(s) as child processes", pairs)
+	err := limits.Fds(what, pairs+1+child.Fds(2*pairs, 1),
+		fmt.Sprintf("%d listeners + 1 memfd + %d child processes x %d + %d while the last starts", pairs, 2*pairs, child.ParentFds, child.StartFds(1)))
 	if err != nil {
-		return 0, fmt.Errorf("open /proc/thread-self/fd: %s", skip.Errno(err))
+		return err
 	}
-	defer unix.Close(dfd)
-	buf := make([]byte, 8192)
-	n := 0
-	for {
-		nb, err := unix.Getdents(dfd, buf)
-		if err != nil {
-			return 0, fmt.Errorf("getdents /proc/thread-self/fd: %s", skip.Errno(err))
-		}
-		if nb == 0 {
-			break
-		}
-		_, c, _ := unix.ParseDirent(buf[:nb], -1, nil)
-		n += c
-	}
-	// ParseDirent skips "." and ".."; the directory fd itself is listed.
-	return n - 1, nil
+	return child.CheckTasks(what, 2*pairs)
 }
 
 // plannedPerConn is the fds a client of a row with pairs pairs and
@@ -102,11 +84,11 @@ func countFds() (int, error) {
 // it: from RLIMIT_NOFILE, the fds open now plus the row's listeners, and
 // whether the process runs as root.
 func plannedPerConn(fdsPerMsg, pairs int) (int, error) {
-	limit, err := nofile()
+	limit, _, err := limits.Nofile()
 	if err != nil {
 		return 0, err
 	}
-	open, err := countFds()
+	open, err := limits.OpenFds()
 	if err != nil {
 		return 0, err
 	}

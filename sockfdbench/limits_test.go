@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kbench/kbench/internal/limits"
 	"github.com/kbench/kbench/internal/skip"
 	"golang.org/x/sys/unix"
 )
@@ -89,7 +90,7 @@ func lowerNofile(t *testing.T, cur uint64) {
 // reconnect more), or skip with the limit named when one message does not
 // fit; it never fails midway.
 func TestLowNofile(t *testing.T) {
-	open, err := countFds()
+	open, err := limits.OpenFds()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +118,7 @@ func TestLowNofile(t *testing.T) {
 }
 
 func TestCountFds(t *testing.T) {
-	before, err := countFds()
+	before, err := limits.OpenFds()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,12 +126,12 @@ func TestCountFds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	during, err := countFds()
+	during, err := limits.OpenFds()
 	unix.Close(fd)
 	if err != nil {
 		t.Fatal(err)
 	}
-	after, err := countFds()
+	after, err := limits.OpenFds()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,4 +160,10 @@ func TestPlannedPerConn(t *testing.T) {
 	if !strings.HasPrefix(s, "serial: fds=1 ") || !strings.Contains(s, "; parallel (2 pairs): fds=1 ") || strings.Count(s, "fds=") != 6 {
 		t.Errorf("summary %q", s)
 	}
+}
+
+// TestLowFdLimit runs the rows of 16 and 253 fds per message under ulimit
+// -n 32: each must skip naming RLIMIT_NOFILE.
+func TestLowFdLimit(t *testing.T) {
+	limits.SkipsUnderNofile(t, 32, "^BenchmarkSockfd$/^shape=stress-ng$/^kind=file$/^fds=(16|253)$/^run=serial$")
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kbench/kbench/internal/limits"
 	"golang.org/x/sys/unix"
 )
 
@@ -93,7 +94,7 @@ func TestBadSendQueuesNothing(t *testing.T) {
 	}
 	defer unix.Close(sv[0])
 	defer unix.Close(sv[1])
-	limit, err := nofile()
+	limit, _, err := limits.Nofile()
 	if err != nil {
 		t.Fatal(err)
 	}

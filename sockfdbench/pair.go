@@ -10,6 +10,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/kbench/kbench/internal/limits"
 	"github.com/kbench/kbench/internal/skip"
 	"github.com/kbench/kbench/internal/thread"
 	"golang.org/x/sys/unix"
@@ -20,8 +21,7 @@ import (
 type pair struct {
 	cfg    *Config
 	plan   plan
-	lfd    int   // the listening socket, made before the threads start
-	lfds   []int // every pair's listening socket, to close in private fd tables
+	lfd    int // the listening socket, made before the sides start
 	path   string
 	budget *atomic.Int64
 	left   int64 // ops this server has taken from budget and not done
@@ -103,18 +103,14 @@ func (p *pair) refuse() {
 }
 
 // private gives the calling thread its own copy of the fd table, as a
-// forked stress-ng process has, and closes the other pairs' listening
-// sockets in it so only the coordinator and this pair hold this pair's.
+// forked stress-ng process has, and returns the fds in it. No other
+// pair's listening socket is there to close: each side is a child
+// process that inherits only its own pair's (child.Spec.Fds).
 func (p *pair) private() (int, error) {
 	if err := thread.UnshareFiles(); err != nil {
 		return 0, err
 	}
-	for _, fd := range p.lfds {
-		if fd != p.lfd {
-			unix.Close(fd)
-		}
-	}
-	return countFds()
+	return limits.OpenFds()
 }
 
 // serve is stress_socket_server: accept a connection, then per op open
@@ -212,7 +208,7 @@ func (p *pair) serve() (err error) {
 	if p.failed.Load() {
 		return nil
 	}
-	after, err := countFds()
+	after, err := limits.OpenFds()
 	if err == nil {
 		err = checkFdsBack("sockfd server", before, after)
 	}
@@ -347,7 +343,7 @@ func (p *pair) receive() (err error) {
 	if p.failed.Load() {
 		return nil
 	}
-	after, err := countFds()
+	after, err := limits.OpenFds()
 	if err == nil {
 		err = checkFdsBack("sockfd client", before, after)
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/kbench/kbench/internal/limits"
 	"github.com/kbench/kbench/internal/skip"
 	"golang.org/x/sys/unix"
 )
@@ -59,7 +60,10 @@ func Run(cfg Config, start, stop func()) (res Result, err error) {
 	if err := cfg.validate(); err != nil {
 		return res, err
 	}
-	procBefore, err := countFds()
+	if err := checkSides(cfg.Pairs); err != nil {
+		return res, err
+	}
+	procBefore, err := limits.OpenFds()
 	if err != nil {
 		return res, err
 	}
@@ -68,7 +72,7 @@ func Run(cfg Config, start, stop func()) (res Result, err error) {
 		if err != nil {
 			return
 		}
-		procAfter, cerr := countFds()
+		procAfter, cerr := limits.OpenFds()
 		if cerr == nil {
 			cerr = checkFdsBack("sockfd process", procBefore, procAfter)
 		}
@@ -103,11 +107,11 @@ func Run(cfg Config, start, stop func()) (res Result, err error) {
 		pairs[i] = &pair{cfg: &cfg, lfd: lfd, path: path}
 	}
 
-	limit, err := nofile()
+	limit, _, err := limits.Nofile()
 	if err != nil {
 		return res, err
 	}
-	open, err := countFds()
+	open, err := limits.OpenFds()
 	if err != nil {
 		return res, err
 	}

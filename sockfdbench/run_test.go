@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kbench/kbench/internal/limits"
 	"golang.org/x/sys/unix"
 )
 
@@ -81,7 +82,7 @@ func TestRunBadFDFires(t *testing.T) {
 
 // Runs leave no fd in the process and no socket path or directory behind.
 func TestRunCleansUp(t *testing.T) {
-	before, err := countFds()
+	before, err := limits.OpenFds()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +102,7 @@ func TestRunCleansUp(t *testing.T) {
 	if left, _ := os.ReadDir(parent); len(left) != 0 {
 		t.Errorf("%s holds %d entries after the run", parent, len(left))
 	}
-	after, err := countFds()
+	after, err := limits.OpenFds()
 	if err != nil {
 		t.Fatal(err)
 	}

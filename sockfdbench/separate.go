@@ -145,7 +145,6 @@ func runSide(c *child.Ctx, server bool) error {
 	side, counts := p.receive, &p.client
 	if server {
 		p.lfd = c.File(1)
-		p.lfds = []int{p.lfd}
 		side, counts = p.serve, &p.server
 	}
 	if err := side(); err != nil {

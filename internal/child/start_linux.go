@@ -145,7 +145,7 @@ func Start(spec Spec) (*Proc, error) {
 				Hint:    "a seccomp profile or LSM refused it; run where the test binary may execute itself, or use the mm=shared rows",
 			}
 		}
-		return nil, fmt.Errorf("child: starting %s: %v", spec.Role, err)
+		return nil, fmt.Errorf("child: starting %s: %w", spec.Role, err)
 	}
 	p.Pid = cmd.Process.Pid
 	hello := msg{K: "hello", Token: token(), Role: spec.Role, Parent: os.Getpid(), D: args}

@@ -24,6 +24,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/kbench/kbench/internal/limits"
 	"github.com/kbench/kbench/internal/options"
 	"github.com/kbench/kbench/internal/skip"
 )
@@ -74,6 +75,7 @@ var Args = []string{"--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "
 type Config struct {
 	Path         string        // redis-server executable
 	ReadyTimeout time.Duration // bound on the wait for PING; 0 means 10s
+	Clients      int           // connections the caller will open; more than maxclients is a limits.Shortfall
 }
 
 // Server is a running redis-server.
@@ -170,7 +172,23 @@ func start(cfg Config) (*Server, error) {
 	if err := s.waitReady(cfg.ReadyTimeout); err != nil {
 		tail := s.LogTail(20)
 		s.Stop()
+		if have, ok := tooFewFds(tail); ok {
+			// It raised its soft limit as far as it could from the one
+			// it inherited, and that was not enough.
+			need := int64(ReservedFds + max(cfg.Clients, 1))
+			return nil, &limits.Shortfall{
+				Limit: "RLIMIT_NOFILE", What: "redis-server", Need: need, Have: have,
+				Why:  fmt.Sprintf("%d it keeps for itself (CONFIG_MIN_RESERVED_FDS) + %d clients; it exited saying so", ReservedFds, max(cfg.Clients, 1)),
+				Hint: fmt.Sprintf("raise the open file limit to at least %d (ulimit -n %d)", need, need),
+			}
+		}
 		return nil, fmt.Errorf("%w: %s %s: %v; last lines of its log:\n%s", ErrNotReady, cfg.Path, strings.Join(quoteArgs(args), " "), err, tail)
+	}
+	if cfg.Clients > 0 {
+		if err := s.checkMaxClients(cfg.Clients); err != nil {
+			s.Stop()
+			return nil, err
+		}
 	}
 	return s, nil
 }

@@ -83,6 +83,16 @@ func IfNotSupported(tb testing.TB, err error) {
 	tb.Skip(err)
 }
 
+// OnlyIfNotSupported skips tb, as IfNotSupported does, when err wraps
+// ErrNotSupported, and otherwise returns: any other error is the
+// caller's to report, with its own context.
+func OnlyIfNotSupported(tb testing.TB, err error) {
+	tb.Helper()
+	if errors.Is(err, ErrNotSupported) {
+		IfNotSupported(tb, err)
+	}
+}
+
 // mustHave reports whether a missing feature should be a failure here.
 func mustHave(err error) bool {
 	var u *Unsupported
@@ -90,14 +100,6 @@ func mustHave(err error) bool {
 		return false
 	}
 	return !Kernel().Less(u.Since)
-}
-
-// NeedCPUs skips tb unless at least n CPUs are usable.
-func NeedCPUs(tb testing.TB, n int, usable []int) {
-	tb.Helper()
-	if len(usable) < n {
-		tb.Skipf("needs %d usable CPUs, have %d (%v); run on a machine with more CPUs or widen the affinity (taskset -c)", n, len(usable), usable)
-	}
 }
 
 // NeedProcs skips tb unless GOMAXPROCS is at least n.

@@ -68,3 +68,20 @@ func TestMustHave(t *testing.T) {
 		t.Error("outside CI, a missing feature must skip")
 	}
 }
+
+// TestOnlyIfNotSupported: a not-supported error skips; any other error and
+// nil return for the caller to handle.
+func TestOnlyIfNotSupported(t *testing.T) {
+	t.Run("other", func(t *testing.T) {
+		OnlyIfNotSupported(t, errors.New("a bug"))
+		OnlyIfNotSupported(t, nil)
+	})
+	var skipped bool
+	t.Run("unsupported", func(t *testing.T) {
+		defer func() { skipped = t.Skipped() }()
+		OnlyIfNotSupported(t, &Unsupported{Feature: "x", Err: unix.ENOSYS})
+	})
+	if !skipped {
+		t.Error("a not-supported error did not skip")
+	}
+}

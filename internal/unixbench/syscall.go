@@ -21,6 +21,7 @@ import (
 	"os"
 	"sync"
 
+	"github.com/kbench/kbench/internal/limits"
 	"golang.org/x/sys/unix"
 )
 
@@ -50,8 +51,17 @@ var processUmask = sync.OnceValue(func() int {
 
 func init() { processUmask() }
 
-// New opens the pipe.
+// Fds is how many fds a Loop holds at most: its pipe's two ends and, in
+// the mix, the copy each loop's dup makes and closes.
+const Fds = 3
+
+// New opens the pipe, once it has checked that the calling thread's fd
+// table has room for Fds more (limits.Fds); if not, the error is a
+// limits.Shortfall.
 func New() (*Loop, error) {
+	if err := limits.Fds("UnixBench's syscall loop", Fds, "a pipe + the copy each loop's dup makes"); err != nil {
+		return nil, err
+	}
 	var p [2]int
 	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
 		return nil, fmt.Errorf("pipe2: %w", err)
@@ -63,6 +73,13 @@ func New() (*Loop, error) {
 		uid:   uintptr(os.Getuid()),
 		umask: uintptr(processUmask()),
 	}, nil
+}
+
+// CheckFds checks, for a row that has opened more fds since New (its
+// instruments', say), that the fd table still has room for the copy each
+// loop's dup makes; if not, the error is a limits.Shortfall.
+func (l *Loop) CheckFds() error {
+	return limits.Fds("UnixBench's syscall loop", 1, "the copy each loop's dup makes; its pipe is open")
 }
 
 // Close closes the pipe.

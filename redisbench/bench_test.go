@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kbench/kbench/internal/limits"
 	"github.com/kbench/kbench/internal/procfs"
+	"github.com/kbench/kbench/internal/redisserver"
 	"github.com/kbench/kbench/internal/region"
 	"github.com/kbench/kbench/internal/skip"
 	"github.com/kbench/kbench/internal/unit"
@@ -216,4 +218,17 @@ func benchRecipe(b *testing.B, s *Session, client Client, cmd string, p int) {
 	default:
 		unit.Metric(b, m.cpu.Seconds()*1e6/float64(t.Sent), "server-us/req")
 	}
+}
+
+// TestLowFdLimit runs the SET rows under ulimit -n 32, too few for
+// redis-server to serve the benchmark's two connections: they must skip
+// naming RLIMIT_NOFILE.
+func TestLowFdLimit(t *testing.T) {
+	if *externalAddr != "" {
+		t.Skip("KBENCH_REDIS_ADDR is set: the copy would use that server, whose limits are its own")
+	}
+	if _, err := redisserver.Find(); err != nil {
+		t.Skip(err)
+	}
+	limits.SkipsUnderNofile(t, 32, "^BenchmarkRecipe$/^cmd=SET$")
 }

@@ -94,8 +94,10 @@ func sharedRow(ip int, cfg Config) bool {
 func benchRow(b *testing.B, ip int, cfg Config) {
 	ctl := target(b, ip)
 	r := region.New(b)
+	skip.IfNotSupported(b, checkLimits(cfg, *serverAddr == ""))
 	res, err := runFlows(ctl, cfg, b.N, region.ClockTimer{Region: r}, netperfPorts)
 	r.End()
+	skip.OnlyIfNotSupported(b, err) // the remote server's machine has no room for a flow
 	if err != nil {
 		b.Fatalf("%s flows=%d req=%d rsp=%d, %d transactions: %v", cfg.Kind, cfg.Flows, cfg.Req, cfg.Rsp, b.N, err)
 	}

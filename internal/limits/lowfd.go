@@ -1,0 +1,89 @@
+//go:build linux
+
+package limits
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// SkipsUnderNofile runs the benchmark rows matching bench (a -test.bench
+// pattern) once in a copy of this test binary whose RLIMIT_NOFILE is n,
+// soft and hard, set by the shell's ulimit -n as a user would, and fails t
+// unless the copy passes, runs at least one row, and every row it runs
+// skips naming RLIMIT_NOFILE: a row that runs, fails or skips for another
+// reason fails the test. It is how each benchmark package shows that a
+// low fd limit skips its rows instead of failing them. env, KEY=value
+// each, is added to the copy's environment (to choose the row's
+// parameters).
+func SkipsUnderNofile(t *testing.T, n int, bench string, env ...string) {
+	t.Helper()
+	_, hard, err := Nofile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hard < uint64(n) {
+		t.Skipf("the hard RLIMIT_NOFILE is %d, below the %d this test sets", hard, n)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("/bin/sh", "-c", `ulimit -n "$1" || exit 97; shift; exec "$@"`, "sh", strconv.Itoa(n),
+		exe, "-test.run=^$", "-test.bench="+bench, "-test.benchtime=1x", "-test.count=1", "-test.v=true")
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("under ulimit -n %d, -test.bench=%s: %v\n%s", n, bench, err, out)
+	}
+	skipped, err := checkSkips(out)
+	if err != nil {
+		t.Fatalf("under ulimit -n %d, -test.bench=%s: %v\n%s", n, bench, err, out)
+	}
+	t.Logf("under ulimit -n %d: %d rows skipped naming RLIMIT_NOFILE", n, skipped)
+}
+
+// checkSkips reads a verbose benchmark run's output and returns how many
+// rows skipped naming RLIMIT_NOFILE; any other outcome of a row (a result
+// line, a failure, a skip for another reason) is an error. A benchmark's
+// skip message is on the indented lines before its "--- SKIP:" line (a
+// test's, after it).
+func checkSkips(out []byte) (int, error) {
+	lines := strings.Split(string(out), "\n")
+	indented := func(l string) bool { return strings.HasPrefix(l, " ") }
+	var skipped int
+	var errs []string
+	for i, line := range lines {
+		trimmed := strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(trimmed, "--- SKIP: "):
+			var msg []string
+			for j := i - 1; j >= 0 && indented(lines[j]) && !strings.HasPrefix(strings.TrimSpace(lines[j]), "---"); j-- {
+				msg = append(msg, strings.TrimSpace(lines[j]))
+			}
+			for j := i + 1; j < len(lines) && indented(lines[j]) && !strings.HasPrefix(strings.TrimSpace(lines[j]), "---"); j++ {
+				msg = append(msg, strings.TrimSpace(lines[j]))
+			}
+			if text := strings.Join(msg, " "); strings.Contains(text, "RLIMIT_NOFILE") {
+				skipped++
+			} else {
+				errs = append(errs, fmt.Sprintf("%s skipped without naming RLIMIT_NOFILE: %s", strings.TrimPrefix(trimmed, "--- SKIP: "), text))
+			}
+		case strings.HasPrefix(trimmed, "--- FAIL: "):
+			errs = append(errs, "a row failed: "+trimmed)
+		case strings.HasPrefix(trimmed, "Benchmark") && strings.Contains(trimmed, " ns/op"):
+			errs = append(errs, "a row ran: "+trimmed)
+		}
+	}
+	if len(errs) == 0 && skipped == 0 {
+		errs = append(errs, "no row skipped: does the pattern match a row?")
+	}
+	if len(errs) > 0 {
+		return skipped, fmt.Errorf("%s", strings.Join(errs, "\n"))
+	}
+	return skipped, nil
+}

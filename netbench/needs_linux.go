@@ -1,0 +1,92 @@
+//go:build linux
+
+package netbench
+
+import (
+	"fmt"
+
+	"github.com/kbench/kbench/internal/child"
+	"github.com/kbench/kbench/internal/limits"
+)
+
+// checkLimits works out the fds and tasks row cfg needs in this process,
+// with the server in it (local) or on another host, and returns a
+// limits.Shortfall when the machine cannot give them.
+//
+// Fds, mm=separate: the control connection (2 local: both ends; 1
+// remote), the shared work's memfd, and per flow a child process for the
+// client (child.ParentFds each, child.StartFds(1) while the last starts:
+// it inherits the memfd); locally also per flow the server's listening
+// socket and its child process (inheriting the listening socket):
+//
+//	local:  2 + 1 + flows + child.Fds(2*flows, 1)
+//	remote: 1 + 1 + child.Fds(flows, 1)
+//
+// mm=shared: the control connection, locally the listening sockets, and
+// the flows' data sockets. Where flow threads have private fd tables
+// (privateFiles), each thread's table is a copy of the process's, in
+// which its sweep (closeSocketsExcept) opens one fd, the listing of
+// /proc/thread-self/fd, before it closes the other sockets, whose slots
+// its data socket then takes; where they share the process's, every
+// client socket and accepted socket is in it:
+//
+//	private: 2 + flows + 1 (local), 1 + 1 (remote)
+//	shared:  2 + 3*flows (local), 1 + flows (remote)
+//
+// Tasks: mm=separate starts a client process per flow, and locally a
+// server process per flow, of child.Tasks() each (child.CheckTasks);
+// mm=shared a throw-away thread per client flow and, locally, per server
+// flow.
+func checkLimits(cfg Config, local bool) error {
+	what := fmt.Sprintf("%d flow(s) with mm=%s", cfg.Flows, map[bool]string{false: "separate", true: "shared"}[cfg.Shared])
+	fds, why := fdsNeeded(cfg, local)
+	if err := limits.Fds(what, fds, why); err != nil {
+		return err
+	}
+	sides := 1
+	if local {
+		sides = 2
+	}
+	if cfg.Shared {
+		return limits.Tasks(what, sides*cfg.Flows, fmt.Sprintf("%d flow threads", sides*cfg.Flows))
+	}
+	return child.CheckTasks(what, sides*cfg.Flows)
+}
+
+// fdsNeeded is the fds row cfg opens in this process (see checkLimits),
+// and how they are made up.
+func fdsNeeded(cfg Config, local bool) (fds int, why string) {
+	switch {
+	case !cfg.Shared && local:
+		fds = 2 + 1 + cfg.Flows + child.Fds(2*cfg.Flows, 1)
+		why = fmt.Sprintf("2 control + 1 memfd + %d listeners + %d child processes x %d + %d while one starts", cfg.Flows, 2*cfg.Flows, child.ParentFds, child.StartFds(1))
+	case !cfg.Shared:
+		fds = 1 + 1 + child.Fds(cfg.Flows, 1)
+		why = fmt.Sprintf("1 control + 1 memfd + %d child processes x %d + %d while one starts", cfg.Flows, child.ParentFds, child.StartFds(1))
+	case privateFiles() == nil && local:
+		fds = 2 + cfg.Flows + 1
+		why = fmt.Sprintf("2 control + %d listeners + 1 for the sweep in each flow thread's copy of the table", cfg.Flows)
+	case privateFiles() == nil:
+		fds = 1 + 1
+		why = "1 control + 1 for the sweep in each flow thread's copy of the table"
+	case local:
+		fds = 2 + 3*cfg.Flows
+		why = fmt.Sprintf("2 control + %d flows x 3 (listener, client socket, accepted socket) in the shared table", cfg.Flows)
+	default:
+		fds = 1 + cfg.Flows
+		why = fmt.Sprintf("1 control + %d client sockets in the shared table", cfg.Flows)
+	}
+	return fds, why
+}
+
+// flowFds is what one flow's server takes in the server's process: its
+// listening socket and, in mm=separate, its child process (inheriting
+// the listening socket); in mm=shared one more in its thread's table (its
+// sweep's listing in a private copy, the accepted socket in a shared
+// table).
+func flowFds(separate bool) (int, string) {
+	if separate {
+		return 1 + child.Fds(1, 1), fmt.Sprintf("1 listener + 1 child process x %d + %d while it starts", child.ParentFds, child.StartFds(1))
+	}
+	return 2, "1 listener + 1 in its thread's table"
+}

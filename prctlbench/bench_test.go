@@ -1,0 +1,150 @@
+//go:build linux
+
+package prctlbench
+
+import (
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/kbench/kbench/internal/limits"
+	"github.com/kbench/kbench/internal/pulse"
+	"github.com/kbench/kbench/internal/region"
+	"github.com/kbench/kbench/internal/skip"
+	"github.com/kbench/kbench/internal/unit"
+	"github.com/kbench/kbench/internal/unixbench"
+	"golang.org/x/sys/unix"
+)
+
+// BenchmarkSyscallMix: one op is one loop of UnixBench's `syscall` mix
+// (close(dup(fd)), getpid, getuid, umask), five kernel entries and returns.
+func BenchmarkSyscallMix(b *testing.B) {
+	checkContainedAfter(b)
+	l, err := unixbench.New()
+	skip.IfNotSupported(b, err)
+	defer l.Close()
+	r := region.New(b)
+	skip.IfNotSupported(b, l.CheckFds()) // the instruments' fds are open now
+	r.ResetTimer()
+	err = l.Run(unixbench.Mix, b.N)
+	r.End()
+	if err != nil {
+		b.Fatalf("after %d loops asked: %v", b.N, err)
+	}
+	unit.Report(b, int64(b.N), "loops/s")
+}
+
+// BenchmarkPingPong: one op is one round trip of a counter between two
+// sides pinned to different CPUs, over two pipes: two child processes
+// (mm=separate) or two threads of the test binary (mm=shared).
+func BenchmarkPingPong(b *testing.B) {
+	for _, mm := range []string{"separate", "shared"} {
+		b.Run("mm="+mm, func(b *testing.B) { benchPingPong(b, mm == "shared") })
+	}
+}
+
+func benchPingPong(b *testing.B, shared bool) {
+	checkContainedAfter(b)
+	usable := limits.NeedCPUs(b, "two sides pinned to CPUs of their own", 2)
+	skip.NeedProcs(b, 2, runtime.GOMAXPROCS(0))
+	r := region.New(b)
+	skip.IfNotSupported(b, checkPingPong(shared))                                              // the instruments' fds are open now
+	switches, err := runPingPong(usable[0], usable[1], b.N, shared, r.ResetTimer, r.StopClock) // counted until End: see region.ClockTimer
+	r.End()
+	if err != nil {
+		b.Fatalf("CPUs %d and %d, %d round trips: %v", usable[0], usable[1], b.N, err)
+	}
+	// Each round trip blocks both sides once; a run with fewer switches
+	// than round trips did not measure context switches.
+	if switches < 0 {
+		b.Log("no voluntary_ctxt_switches line in /proc/thread-self/status: context switches not checked")
+	}
+	if switches >= 0 && switches < b.N {
+		b.Fatalf("%d voluntary context switches for %d round trips between CPUs %d and %d: the sides did not sleep", switches, b.N, usable[0], usable[1])
+	}
+	unit.Report(b, int64(b.N), "roundtrips/s")
+}
+
+// TestLowFdLimit runs the mm=separate PingPong row under ulimit -n 20: it
+// must skip naming RLIMIT_NOFILE.
+func TestLowFdLimit(t *testing.T) {
+	limits.NeedCPUs(t, "the row's two sides, which it checks before its fds", 2)
+	limits.SkipsUnderNofile(t, 20, "^BenchmarkPingPong$/^mm=separate$")
+}
+
+// TestPingPongNeedIsExact runs mm=separate PingPong with the soft
+// RLIMIT_NOFILE at exactly the fds open plus what checkPingPong counts,
+// and at one fewer: it must pass at the first and fail at the second.
+func TestPingPongNeedIsExact(t *testing.T) {
+	usable := limits.NeedCPUs(t, "two sides pinned to CPUs of their own", 2)
+	var old unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &old); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Setrlimit(unix.RLIMIT_NOFILE, &old)
+	need, _ := pingPongFds(false)
+	for _, slack := range []int{0, -1} {
+		// The last run's children's fds are closed by the runtime on
+		// its own time.
+		time.Sleep(100 * time.Millisecond)
+		soft, err := limits.SoftLimitFor(need + slack)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lim := unix.Rlimit{Cur: soft, Max: old.Max}
+		if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+			t.Fatal(err)
+		}
+		_, err = runPingPong(usable[0], usable[1], 10, false, nil, nil)
+		unix.Setrlimit(unix.RLIMIT_NOFILE, &old)
+		if slack == 0 && err != nil {
+			t.Errorf("soft limit %d, the need exactly: %v", soft, err)
+		}
+		if slack < 0 && err == nil {
+			t.Errorf("soft limit %d, one below the need: the row ran; the need is padded", soft)
+		}
+	}
+}
+
+// BenchmarkPulse: one op is one pulse, on the online CPUs in turn.
+func BenchmarkPulse(b *testing.B) {
+	online := onlineCPUs(b)
+	for _, mode := range pulse.Modes {
+		b.Run("mode="+string(mode), func(b *testing.B) {
+			checkContainedAfter(b)
+			mayPulse(b, mode)
+			var last pulse.Result
+			r := region.Begin(b)
+			for i := range b.N {
+				res, err := pulse.Pulse(online[i%len(online)], mode)
+				skip.IfNotSupported(b, err)
+				last = res
+			}
+			r.End()
+			unit.Report(b, int64(b.N), "pulses/s")
+			b.Logf("%d pulses, last %v", b.N, last)
+		})
+	}
+}
+
+// BenchmarkSweep: one op is one pulse on every online CPU, as the report's
+// shell loop ran ibpb-pulse.c once per CPU.
+func BenchmarkSweep(b *testing.B) {
+	online := onlineCPUs(b)
+	for _, mode := range pulse.Modes {
+		b.Run("mode="+string(mode), func(b *testing.B) {
+			checkContainedAfter(b)
+			mayPulse(b, mode)
+			var last []pulse.Result
+			r := region.Begin(b)
+			for range b.N {
+				results, err := pulse.Sweep(online, mode)
+				skip.IfNotSupported(b, err)
+				last = results
+			}
+			r.End()
+			unit.Report(b, int64(b.N)*int64(len(online)), "pulses/s")
+			b.Logf("%d sweeps of CPUs %v, last %s", b.N, online, pulse.SummarizeStates(last))
+		})
+	}
+}
