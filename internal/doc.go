@@ -14,7 +14,7 @@
 // "/*" takes every package below it.
 //
 //	os:         internal/skip internal/cpus internal/procfs internal/thread
-//	            internal/child internal/gotool
+//	            internal/child internal/gotool internal/limits
 //	harness:    internal/options internal/unit internal/fingerprint
 //	            internal/region -> os
 //	instrument: internal/perfevent internal/counters internal/kprofile
