@@ -230,5 +230,10 @@ func TestLowFdLimit(t *testing.T) {
 	if _, err := redisserver.Find(); err != nil {
 		t.Skip(err)
 	}
+	if limits.MayRaise() {
+		// As the guest's root under vmexec: redis-server raises its own
+		// hard limit, so the row rightly runs under any ulimit -n.
+		t.Skip("this process has CAP_SYS_RESOURCE: redis-server may raise its own hard RLIMIT_NOFILE, so a low limit does not stop the row")
+	}
 	limits.SkipsUnderNofile(t, 32, "^BenchmarkRecipe$/^cmd=SET$")
 }

@@ -163,7 +163,9 @@ func TestPlannedPerConn(t *testing.T) {
 }
 
 // TestLowFdLimit runs the rows of 16 and 253 fds per message under ulimit
-// -n 32: each must skip naming RLIMIT_NOFILE.
+// -n 24: each must skip naming RLIMIT_NOFILE. (At 32 the 16-fd row fits
+// where the binary starts with 8 fds open, as in a vmexec guest: 8 + 8
+// headroom + 16.)
 func TestLowFdLimit(t *testing.T) {
-	limits.SkipsUnderNofile(t, 32, "^BenchmarkSockfd$/^shape=stress-ng$/^kind=file$/^fds=(16|253)$/^run=serial$")
+	limits.SkipsUnderNofile(t, 24, "^BenchmarkSockfd$/^shape=stress-ng$/^kind=file$/^fds=(16|253)$/^run=serial$")
 }
