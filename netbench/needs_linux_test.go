@@ -5,7 +5,6 @@ package netbench
 import (
 	"net/netip"
 	"testing"
-	"time"
 
 	"github.com/kbench/kbench/internal/limits"
 	"golang.org/x/sys/unix"
@@ -39,9 +38,10 @@ func TestNeedIsExact(t *testing.T) {
 				t.Fatal(err)
 			}
 			go srv.Serve()
-			// The fds of the last run's children are closed by the
-			// runtime on its own time.
-			time.Sleep(100 * time.Millisecond)
+			// The last run's children's fds close on the runtime's time.
+			if err := limits.SettleFds(); err != nil {
+				t.Fatal(err)
+			}
 			soft, err := limits.SoftLimitFor(need + slack)
 			if err != nil {
 				t.Fatal(err)

@@ -5,7 +5,6 @@ package prctlbench
 import (
 	"runtime"
 	"testing"
-	"time"
 
 	"github.com/kbench/kbench/internal/limits"
 	"github.com/kbench/kbench/internal/pulse"
@@ -84,9 +83,10 @@ func TestPingPongNeedIsExact(t *testing.T) {
 	defer unix.Setrlimit(unix.RLIMIT_NOFILE, &old)
 	need, _ := pingPongFds(false)
 	for _, slack := range []int{0, -1} {
-		// The last run's children's fds are closed by the runtime on
-		// its own time.
-		time.Sleep(100 * time.Millisecond)
+		// The last run's children's fds close on the runtime's time.
+		if err := limits.SettleFds(); err != nil {
+			t.Fatal(err)
+		}
 		soft, err := limits.SoftLimitFor(need + slack)
 		if err != nil {
 			t.Fatal(err)

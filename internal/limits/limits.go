@@ -23,6 +23,7 @@ import (
 	"os"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/kbench/kbench/internal/cpus"
 	"github.com/kbench/kbench/internal/skip"
@@ -295,4 +296,26 @@ func SoftLimitFor(extra int) (uint64, error) {
 		}
 		soft = next
 	}
+}
+
+// SettleFds waits until the calling thread's fd table has held the same
+// number of fds for four looks 50 ms apart, for tests that measure a
+// row's need right after another run: that run's child processes and
+// sockets are closed by the runtime on its own time, which a slow or
+// emulated machine stretches. It waits as long as that takes.
+func SettleFds() error {
+	last, same := -1, 0
+	for same < 4 {
+		n, err := Used(^uint64(0))
+		if err != nil {
+			return err
+		}
+		if n == last {
+			same++
+		} else {
+			last, same = n, 0
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return nil
 }
