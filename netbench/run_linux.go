@@ -94,6 +94,14 @@ func runFlows(ctl netip.AddrPort, cfg Config, n int, t timer, ports portRange) (
 		// is restored.
 		defer restoreProcs(ensureProcs(2*cfg.Flows + 2))
 	}
+	// The counter is read before any flow thread exists and after all
+	// have ended: a flow thread's private fd table is a copy of the
+	// process's, and the netstat file open during the copy would take a
+	// slot the row's fd count does not give it.
+	retrans0, err := synRetrans(netstatPath)
+	if err != nil {
+		return nil, fmt.Errorf("netbench: counting SYN retransmits: %w", err)
+	}
 	cc, err := dialControl(ctl)
 	if err != nil {
 		return nil, fmt.Errorf("no netbench server at %v: %w", ctl, err)
@@ -115,16 +123,7 @@ func runFlows(ctl netip.AddrPort, cfg Config, n int, t timer, ports portRange) (
 	if cfg.Shared {
 		run = runClientThreads
 	}
-	retrans0, err := synRetrans(netstatPath)
-	if err != nil {
-		return nil, fmt.Errorf("netbench: counting SYN retransmits: %w", err)
-	}
 	counts, lat, errs := run(specs, n, t)
-	retrans1, err := synRetrans(netstatPath)
-	if err != nil {
-		return nil, fmt.Errorf("netbench: counting SYN retransmits: %w", err)
-	}
-	res.SynRetrans = retrans1 - retrans0
 	for i, c := range counts {
 		res.Client[i] = c.Txns
 		res.Txns += c.Txns
@@ -132,6 +131,11 @@ func runFlows(ctl netip.AddrPort, cfg Config, n int, t timer, ports portRange) (
 	}
 	reports, stopErr := cc.stop()
 	res.Server = reports
+	retrans1, err := synRetrans(netstatPath)
+	if err != nil {
+		return res, fmt.Errorf("netbench: counting SYN retransmits: %w", err)
+	}
+	res.SynRetrans = retrans1 - retrans0
 	if err := errors.Join(errs, stopErr); err != nil {
 		// A client's error is often the echo of its server's (a refused
 		// connect after the server flow failed): report both.
