@@ -12,7 +12,6 @@ import (
 	"github.com/kbench/kbench/internal/skip"
 	"github.com/kbench/kbench/internal/unit"
 	"github.com/kbench/kbench/internal/unixbench"
-	"golang.org/x/sys/unix"
 )
 
 // BenchmarkSyscallMix: one op is one loop of UnixBench's `syscall` mix
@@ -76,34 +75,14 @@ func TestLowFdLimit(t *testing.T) {
 // and at one fewer: it must pass at the first and fail at the second.
 func TestPingPongNeedIsExact(t *testing.T) {
 	usable := limits.NeedCPUs(t, "two sides pinned to CPUs of their own", 2)
-	var old unix.Rlimit
-	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &old); err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Setrlimit(unix.RLIMIT_NOFILE, &old)
 	need, _ := pingPongFds(false)
-	for _, slack := range []int{0, -1} {
-		// The last run's children's fds close on the runtime's time.
-		if err := limits.SettleFds(); err != nil {
-			t.Fatal(err)
+	limits.NeedIsExact(t, "PingPong mm=separate", need, func() (func() error, func()) {
+		run := func() error {
+			_, err := runPingPong(usable[0], usable[1], 10, false, nil, nil)
+			return err
 		}
-		soft, err := limits.SoftLimitFor(need + slack)
-		if err != nil {
-			t.Fatal(err)
-		}
-		lim := unix.Rlimit{Cur: soft, Max: old.Max}
-		if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
-			t.Fatal(err)
-		}
-		_, err = runPingPong(usable[0], usable[1], 10, false, nil, nil)
-		unix.Setrlimit(unix.RLIMIT_NOFILE, &old)
-		if slack == 0 && err != nil {
-			t.Errorf("soft limit %d, the need exactly: %v", soft, err)
-		}
-		if slack < 0 && err == nil {
-			t.Errorf("soft limit %d, one below the need: the row ran; the need is padded", soft)
-		}
-	}
+		return run, func() {}
+	})
 }
 
 // BenchmarkPulse: one op is one pulse, on the online CPUs in turn.

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // SkipsUnderNofile runs the benchmark rows matching bench (a -test.bench
@@ -86,4 +88,47 @@ func checkSkips(out []byte) (int, error) {
 		return skipped, fmt.Errorf("%s", strings.Join(errs, "\n"))
 	}
 	return skipped, nil
+}
+
+// NeedIsExact shows that a row's fd count is exact: it runs the row with
+// the soft RLIMIT_NOFILE leaving exactly need fds free, then one fewer,
+// and fails t unless the first run passes and the second fails (a padded
+// count would pass both). start sets up what a run needs beside the
+// row's own count (a server) and returns the run and its cleanup; it is
+// called before each limit is worked out, so that what it opens counts
+// as open. what names the row in messages.
+func NeedIsExact(t *testing.T, what string, need int, start func() (run func() error, stop func())) {
+	t.Helper()
+	var old unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &old); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Setrlimit(unix.RLIMIT_NOFILE, &old)
+	for _, slack := range []int{0, -1} {
+		run, stop := start()
+		// The last run's children's fds close on the runtime's time.
+		if err := SettleFds(); err != nil {
+			stop()
+			t.Fatal(err)
+		}
+		soft, err := SoftLimitFor(need + slack)
+		if err != nil {
+			stop()
+			t.Fatal(err)
+		}
+		lim := unix.Rlimit{Cur: soft, Max: old.Max}
+		if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+			stop()
+			t.Fatal(err)
+		}
+		err = run()
+		unix.Setrlimit(unix.RLIMIT_NOFILE, &old)
+		stop()
+		if slack == 0 && err != nil {
+			t.Errorf("%s, soft limit %d, the need (%d) exactly: %v", what, soft, need, err)
+		}
+		if slack < 0 && err == nil {
+			t.Errorf("%s, soft limit %d, one below the need (%d): the row ran; the need is padded", what, soft, need)
+		}
+	}
 }
