@@ -29,16 +29,17 @@ type bootResult struct {
 }
 
 // cmdline is the guest's kernel command line: the console on ttyS0,
-// panics and reboots end QEMU at once, no_timer_check (a guest on a busy
-// host, under TCG most of all, can miss the IO-APIC timer check's
-// deadline and panic with "IO-APIC + timer doesn't work!", as one CI-sized
-// run here did), softlockup_panic=1 as lkp boots its kernels (a guest
+// panics and reboots end QEMU at once (a guest on a busy host, under TCG
+// most of all, can miss the IO-APIC timer check's deadline and panic with
+// "IO-APIC + timer doesn't work!": vm-check's rerun of kbab retries such a boot; the check is
+// kept, since skipping it with no_timer_check coincided with guests that
+// hung silently), softlockup_panic=1 as lkp boots its kernels (a guest
 // whose CPUs are stuck in the kernel, as one TCG guest's were for over 9
 // minutes in text patching and a TLB-flush IPI, panics, which vmexec
 // reports with its console, instead of hanging the run), then the
 // user's -append.
 func (h *host) cmdline() string {
-	s := "console=ttyS0,115200 8250.nr_uarts=4 panic=-1 no_timer_check softlockup_panic=1 rdinit=/init"
+	s := "console=ttyS0,115200 8250.nr_uarts=4 panic=-1 softlockup_panic=1 rdinit=/init"
 	if h.cfg.append != "" {
 		s += " " + h.cfg.append
 	}
