@@ -41,14 +41,7 @@ func TestGoSkipsWithoutModule(t *testing.T) {
 	if root, err := ModuleRoot(); err == nil {
 		t.Fatalf("ModuleRoot in %s = %s, want none", dir, root)
 	}
-	var skipped bool
-	var msg string
-	t.Run("skip", func(t *testing.T) {
-		defer func() { skipped = t.Skipped() }()
-		rec := &recorder{T: t}
-		defer func() { msg = rec.msg }()
-		Go(rec)
-	})
+	skipped, msg := runGo(t)
 	if !skipped || !strings.Contains(msg, "go.mod") {
 		t.Errorf("Go outside a module: skipped=%v, message %q; want a skip naming go.mod", skipped, msg)
 	}
@@ -61,14 +54,7 @@ func TestGoSkipsWithoutToolchain(t *testing.T) {
 	nogo := filepath.Join(t.TempDir(), "nogo")
 	defer func(f func() string) { goroot = f }(goroot)
 	goroot = func() string { return nogo }
-	var skipped bool
-	var msg string
-	t.Run("skip", func(t *testing.T) {
-		defer func() { skipped = t.Skipped() }()
-		rec := &recorder{T: t}
-		defer func() { msg = rec.msg }()
-		Go(rec)
-	})
+	skipped, msg := runGo(t)
 	if !skipped || !strings.Contains(msg, "needs the Go toolchain") {
 		t.Errorf("Go without a toolchain: skipped=%v, message %q; want a skip naming the toolchain", skipped, msg)
 	}
@@ -86,3 +72,14 @@ func (r *recorder) Skipf(format string, args ...any) {
 }
 
 var sprintf = fmt.Sprintf
+
+// runGo calls Go in a subtest and says whether it skipped, and with what.
+func runGo(t *testing.T) (skipped bool, msg string) {
+	t.Run("skip", func(t *testing.T) {
+		defer func() { skipped = t.Skipped() }()
+		rec := &recorder{T: t}
+		defer func() { msg = rec.msg }()
+		Go(rec)
+	})
+	return skipped, msg
+}
