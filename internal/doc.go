@@ -20,7 +20,7 @@
 //	instrument: internal/perfevent internal/counters internal/kprofile
 //	            -> harness os
 //	workload:   internal/seccompfilter internal/redisserver internal/pulse
-//	            internal/unixbench -> harness os
+//	            internal/unixbench internal/peer -> harness os
 //	driver:     internal/benchmain -> instrument workload harness os
 //	benchmark:  netbench prctlbench redisbench seccompbench sockfdbench
 //	            -> driver instrument workload harness os

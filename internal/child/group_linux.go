@@ -56,6 +56,29 @@ func (g *Group) Go() error {
 	return nil
 }
 
+// Round starts a further round in every child (Proc.Round); args returns
+// child i's arguments (nil: none).
+func (g *Group) Round(args func(i int) any) error {
+	for i, p := range g.Procs {
+		if err := p.Round(args(i)); err != nil {
+			g.Close()
+			return err
+		}
+	}
+	return nil
+}
+
+// Stop ends every child's rounds (Proc.Stop); Wait then reaps them.
+func (g *Group) Stop() error {
+	for _, p := range g.Procs {
+		if err := p.Stop(); err != nil {
+			g.Close()
+			return err
+		}
+	}
+	return nil
+}
+
 // Results waits for every child's result; into returns where to decode
 // child i's (nil: nothing).
 func (g *Group) Results(into func(i int) any) error {

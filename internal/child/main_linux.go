@@ -28,8 +28,10 @@ type Ctx struct {
 	hello msg
 	w     *os.File
 	r     *bufio.Reader
-	ready bool
-	sent  bool
+	tgid  int  // the role thread's, read at the first Ready
+	ready bool // Ready was called this round
+	sent  bool // Result was sent this round
+	ran   bool // Ready was called at all
 }
 
 // ErrStopped is returned by Ready when the parent ended the run before
@@ -49,21 +51,25 @@ func (c *Ctx) File(i int) int { return ctlFd + 1 + i }
 
 // Ready tells the parent the role is set up, with info (nil for none),
 // and waits for the parent's go. It reports the calling thread's tgid from
-// /proc, so call it on the role's thread.
+// /proc, so call it on the role's thread. A role that runs several rounds
+// (Next) calls it once per round.
 func (c *Ctx) Ready(info any) error {
 	if c.ready {
-		return errors.New("child: Ready called twice")
+		return errors.New("child: Ready called twice in one round")
 	}
-	c.ready = true
-	st, err := procfs.ThreadSelf()
-	if err != nil {
-		return fmt.Errorf("child: reading /proc/thread-self/status: %v", err)
+	c.ready, c.ran, c.sent = true, true, false
+	if c.tgid == 0 {
+		st, err := procfs.ThreadSelf()
+		if err != nil {
+			return fmt.Errorf("child: reading /proc/thread-self/status: %v", err)
+		}
+		tgid, err := st.Int("Tgid")
+		if err != nil {
+			return fmt.Errorf("child: Tgid from %s: %v", st.Path, err)
+		}
+		c.tgid = tgid
 	}
-	tgid, err := st.Int("Tgid")
-	if err != nil {
-		return fmt.Errorf("child: Tgid from %s: %v", st.Path, err)
-	}
-	if err := c.send(msg{K: "ready", Pid: os.Getpid(), Tgid: tgid}, info); err != nil {
+	if err := c.send(msg{K: "ready", Pid: os.Getpid(), Tgid: c.tgid}, info); err != nil {
 		return err
 	}
 	m, err := c.recv()
@@ -79,11 +85,38 @@ func (c *Ctx) Ready(info any) error {
 	return fmt.Errorf("child: parent sent %q, want go or stop", m.K)
 }
 
-// Result sends the role's counts to the parent, once, after its loop; the
-// parent's clock stops when every child of a group has sent one.
+// Next waits for the parent's next round (Proc.Round) and decodes its
+// arguments into v (nil: none); it returns false when the parent ends the
+// run instead (Proc.Stop). A role that runs rounds calls Next before each
+// round's Ready, and after the round's Result.
+func (c *Ctx) Next(v any) (bool, error) {
+	if c.ready && !c.sent {
+		return false, errors.New("child: Next called in a round that has sent no Result")
+	}
+	c.ready = false
+	m, err := c.recv()
+	if err != nil {
+		return false, err
+	}
+	switch m.K {
+	case "round":
+		if v != nil {
+			if err := json.Unmarshal(m.D, v); err != nil {
+				return false, fmt.Errorf("child: role %s: bad round %s: %v", c.hello.Role, m.D, err)
+			}
+		}
+		return true, nil
+	case "stop":
+		return false, nil
+	}
+	return false, fmt.Errorf("child: parent sent %q, want round or stop", m.K)
+}
+
+// Result sends the role's counts to the parent, once per round, after its
+// loop; the parent's clock stops when every child of a group has sent one.
 func (c *Ctx) Result(v any) error {
-	if c.sent {
-		return errors.New("child: Result called twice")
+	if c.sent || !c.ready {
+		return errors.New("child: Result called twice in a round, or before Ready")
 	}
 	c.sent = true
 	return c.send(msg{K: "result"}, v)
@@ -197,7 +230,7 @@ func Main() int {
 		}
 		return role(c)
 	})
-	if err == nil && !c.ready {
+	if err == nil && !c.ran {
 		err = fmt.Errorf("child: role %s returned without calling Ready", hello.Role)
 	}
 	if err != nil {

@@ -295,6 +295,32 @@ func (p *Proc) Go() error {
 	return nil
 }
 
+// Round starts a further round of a role that runs rounds (Ctx.Next),
+// with arguments v: the child sets up and sends ready again (Ready).
+func (p *Proc) Round(v any) error {
+	m := msg{K: "round"}
+	if v != nil {
+		d, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("child: round for %s: %v", p.Role, err)
+		}
+		m.D = d
+	}
+	if err := p.send(m); err != nil {
+		return p.explain(fmt.Errorf("sending round: %v", err))
+	}
+	return nil
+}
+
+// Stop ends a role that runs rounds, after a round's result: its Next
+// returns false, and the child ends (Wait).
+func (p *Proc) Stop() error {
+	if err := p.send(msg{K: "stop"}); err != nil {
+		return p.explain(fmt.Errorf("sending stop: %v", err))
+	}
+	return nil
+}
+
 // Result waits for the child's result message and decodes it into v.
 func (p *Proc) Result(v any) error {
 	m, err := p.next("result", 0)
@@ -387,3 +413,7 @@ func (t *tail) String() string {
 	}
 	return string(t.head) + string(t.last)
 }
+
+// Killed reports whether this package killed the child (Kill, or a
+// sibling's failure), so that its own failure then is an echo.
+func (p *Proc) Killed() bool { return p.killedHere() }

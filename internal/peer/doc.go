@@ -1,0 +1,54 @@
+//go:build linux
+
+// Package peer runs a row's sides: the processes or threads that do a
+// benchmark's work against each other (netperf's client and netserver's
+// flow, stress-ng sockfd's server and client, UnixBench context1's two
+// ends of a pipe), so that each benchmark package keeps only what its
+// workload does.
+//
+// A side's body is a function of a Link, written once and run either as a
+// child process (internal/child: a registered role, the reference tools'
+// process structure, mm=separate) or on a throw-away thread of the test
+// binary (internal/thread, mm=shared):
+//
+//	var pongRole = peer.Register("pingpong-pong", func(l peer.Link) error {
+//		... set up once ...
+//		for {
+//			ok, err := l.Next(&round) // the parent's next round, or the end
+//			if !ok || err != nil {
+//				return err
+//			}
+//			... set up the round ...
+//			if err := l.Ready(nil); err != nil { // wait for the go
+//				return err
+//			}
+//			... round.N ops ...
+//			if err := l.Result(counts); err != nil {
+//				return err
+//			}
+//		}
+//	})
+//
+// The parent starts the sides once (Start) and runs rounds on them
+// (Run.Round): each round sends its arguments, waits until every side is
+// ready, starts the timer, says go, waits for every side's result and
+// stops the timer; Close ends the sides and reaps them. A row keeps its
+// Run across the testing package's trials of it (Kept): the first trial
+// starts the sides, every trial is one round of b.N ops, and the sides
+// end when the row does. A row's children, servers and threads are so set
+// up once per row, not once per b.N trial (issue 23): the kernel sees the
+// same work per op, and the setup (a fork and exec of the test binary per
+// side, a Go runtime's start) is paid once.
+//
+// The timer contract is internal/region's: the Timer a row passes is its
+// Region (or region.ClockTimer, whose StopTimer leaves the instruments
+// counting until End). The live sides' CPU time is counted by the
+// counters' per-process totals, and the sides' processes are found by the
+// process-tree walk of internal/procfs.
+//
+// Shared state between the sides is a memfd mapping (Mem): the op budget
+// a round's sides take tickets from a chunk at a time (Budget, Taker), so
+// that sides do not bounce one cache line per op, and whatever per-op
+// slots the workload keeps. Threads map the same memfd, so a side's code
+// is the same in both shapes.
+package peer

@@ -1,0 +1,222 @@
+//go:build linux
+
+package peer
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/kbench/kbench/internal/child"
+)
+
+func TestMain(m *testing.M) {
+	if child.Selected() {
+		os.Exit(child.Main())
+	}
+	os.Exit(m.Run())
+}
+
+type takeArgs struct{ Fail int } // fail in this round (1-based); 0: never
+type takeRound struct{ Round int }
+type takeCounts struct {
+	Ops, Sum int64
+	Pid      int
+}
+
+// taker takes tickets from the budget in fd 0's Mem and counts them.
+var _ = Register("peer-test-taker", func(l Link) error {
+	var a takeArgs
+	if err := l.Args(&a); err != nil {
+		return err
+	}
+	m, err := MapMem(l.File(0), BudgetSize)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	b := NewBudget(m, 0)
+	for {
+		var r takeRound
+		ok, err := l.Next(&r)
+		if !ok || err != nil {
+			return err
+		}
+		if err := l.Ready(nil); err != nil {
+			return err
+		}
+		if r.Round == a.Fail {
+			b.Abort()
+			return fmt.Errorf("failing in round %d as asked", r.Round)
+		}
+		t := NewTaker(b, 7)
+		var c takeCounts
+		for i, ok := t.Next(); ok; i, ok = t.Next() {
+			c.Ops++
+			c.Sum += i
+		}
+		c.Pid = os.Getpid()
+		if err := l.Result(c); err != nil {
+			return err
+		}
+	}
+})
+
+func sides(m *Mem, thread bool, fail ...int) []Side {
+	s := make([]Side, 3)
+	for i := range s {
+		a := takeArgs{}
+		if i < len(fail) {
+			a.Fail = fail[i]
+		}
+		s[i] = Side{Role: "peer-test-taker", Args: a, Fds: []int{m.Fd()}, Thread: thread}
+	}
+	return s
+}
+
+type countTimer struct{ resets, stops int }
+
+func (c *countTimer) ResetTimer() { c.resets++ }
+func (c *countTimer) StopTimer()  { c.stops++ }
+
+// TestRounds runs three rounds on the same sides, processes and threads:
+// every ticket is taken exactly once per round, by the same processes.
+func TestRounds(t *testing.T) {
+	for _, thread := range []bool{false, true} {
+		t.Run(fmt.Sprintf("thread=%v", thread), func(t *testing.T) {
+			m, err := NewMem("kbench-peer-test", BudgetSize)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			b := NewBudget(m, 0)
+			run, err := Start(sides(m, thread))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer run.Close()
+			var tm countTimer
+			pids := map[int]bool{}
+			for round, n := range []int64{1, 1000, 12345} {
+				b.Reset(n)
+				counts := make([]takeCounts, 3)
+				err := run.Round(func(int) any { return takeRound{round + 1} }, &tm, func(i int) any { return &counts[i] })
+				if err != nil {
+					t.Fatalf("round %d: %v", round, err)
+				}
+				var ops, sum int64
+				for _, c := range counts {
+					ops += c.Ops
+					sum += c.Sum
+					pids[c.Pid] = true
+				}
+				if ops != n || sum != n*(n-1)/2 {
+					t.Errorf("round %d: sides took %d tickets summing to %d, want %d summing to %d", round, ops, sum, n, n*(n-1)/2)
+				}
+			}
+			if tm.resets != 3 || tm.stops != 3 {
+				t.Errorf("timer reset %d and stopped %d times over 3 rounds, want 3 and 3", tm.resets, tm.stops)
+			}
+			want := 3
+			if thread {
+				want = 1 // this process
+				if !pids[os.Getpid()] {
+					t.Errorf("thread sides reported pids %v, want this process's %d", pids, os.Getpid())
+				}
+			}
+			if len(pids) != want {
+				t.Errorf("sides ran in %d processes over 3 rounds, want %d: %v", len(pids), want, pids)
+			}
+			if err := run.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if left, err := child.Children(); err != nil || len(left) != 0 {
+				t.Errorf("after Close: children %v (%v), want none", left, err)
+			}
+		})
+	}
+}
+
+// TestFailedRound: a side that fails in round 2 fails that round with its
+// error, breaks the run, and Close returns the same error and leaves
+// nothing running.
+func TestFailedRound(t *testing.T) {
+	for _, thread := range []bool{false, true} {
+		t.Run(fmt.Sprintf("thread=%v", thread), func(t *testing.T) {
+			m, err := NewMem("kbench-peer-test", BudgetSize)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			b := NewBudget(m, 0)
+			run, err := Start(sides(m, thread, 0, 2))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.Reset(100)
+			if err := run.Round(func(int) any { return takeRound{1} }, nil, nil); err != nil {
+				t.Fatalf("round 1: %v", err)
+			}
+			b.Reset(100000)
+			err = run.Round(func(int) any { return takeRound{2} }, nil, nil)
+			if err == nil || !strings.Contains(err.Error(), "failing in round 2 as asked") {
+				t.Fatalf("round 2: %v, want the side's failure", err)
+			}
+			if err3 := run.Round(func(int) any { return takeRound{3} }, nil, nil); !errors.Is(err3, err) && err3 != err {
+				t.Errorf("round 3 on a broken run: %v, want round 2's error", err3)
+			}
+			if cerr := run.Close(); cerr != err {
+				t.Errorf("Close: %v, want round 2's error", cerr)
+			}
+			if left, err := child.Children(); err != nil || len(left) != 0 {
+				t.Errorf("after a failed round: children %v (%v), want none", left, err)
+			}
+		})
+	}
+}
+
+// TestKept starts sides once for many Gets with one key, again for a
+// new key, and again after a failed round.
+func TestKept(t *testing.T) {
+	m, err := NewMem("kbench-peer-test", BudgetSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	b := NewBudget(m, 0)
+	var k Kept
+	defer k.Close()
+	starts := 0
+	start := func(fail ...int) func() (*Run, error) {
+		return func() (*Run, error) { starts++; return Start(sides(m, true, fail...)) }
+	}
+	for range 3 {
+		run, err := k.Get("a", start())
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Reset(10)
+		if err := run.Round(func(int) any { return takeRound{1} }, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if starts != 1 {
+		t.Errorf("3 Gets of one key started the sides %d times, want 1", starts)
+	}
+	run, err := k.Get("b", start(1))
+	if err != nil || starts != 2 {
+		t.Fatalf("a new key: %v, %d starts, want 2", err, starts)
+	}
+	b.Reset(10)
+	if err := run.Round(func(int) any { return takeRound{1} }, nil, nil); err == nil {
+		t.Fatal("a side asked to fail did not fail its round")
+	}
+	if _, err := k.Get("b", start()); err != nil || starts != 3 {
+		t.Errorf("Get after a failed round: %v, %d starts, want a fresh run (3)", err, starts)
+	}
+	if err := k.Close(); err != nil {
+		t.Error(err)
+	}
+}

@@ -1,0 +1,482 @@
+//go:build linux
+
+package peer
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/kbench/kbench/internal/child"
+	"github.com/kbench/kbench/internal/cpus"
+	"github.com/kbench/kbench/internal/thread"
+)
+
+// Link is a side's end of its row: the same whether the side is a child
+// process (a *child.Ctx) or a thread of the test binary.
+type Link interface {
+	// Args decodes the side's arguments (Side.Args).
+	Args(v any) error
+	// File is the side's inherited file i (Side.Fds[i]).
+	File(i int) int
+	// Next waits for the next round and decodes its arguments into v; it
+	// returns false when the row ends instead.
+	Next(v any) (bool, error)
+	// Ready says the side is set up for the round, with info (nil for
+	// none), and waits for the go.
+	Ready(info any) error
+	// Result sends the round's counts; the clock stops once every side
+	// has sent its own.
+	Result(v any) error
+}
+
+// Body is a side's code: see the package doc for its loop.
+type Body func(Link) error
+
+var (
+	bodiesMu sync.Mutex
+	bodies   = map[string]Body{}
+)
+
+// Register makes body runnable as a side named role, in a child process
+// (it is registered with internal/child too) or on a thread. Call it from
+// package init (var _ = peer.Register(...)); a name registered twice
+// panics.
+func Register(role string, body Body) string {
+	bodiesMu.Lock()
+	defer bodiesMu.Unlock()
+	if _, dup := bodies[role]; dup {
+		panic("peer: role " + role + " registered twice")
+	}
+	bodies[role] = body
+	child.Register(role, func(c *child.Ctx) error { return body(c) })
+	return role
+}
+
+// Side is one side of a row.
+type Side struct {
+	Role   string // a Register'ed body
+	Args   any    // JSON-encoded for Link.Args
+	Fds    []int  // Link.File(i): inherited by a process, shared by a thread
+	Pin    bool   // pin the side's thread to CPU
+	CPU    int
+	Thread bool // run on a throw-away thread of this process, not in a child
+}
+
+// Timer is the part of a benchmark's timer a round drives: a Region, or
+// region.ClockTimer for sides whose CPU time is counted after the clock.
+type Timer interface {
+	ResetTimer()
+	StopTimer()
+}
+
+// Run is a row's started sides.
+type Run struct {
+	sides  []Side
+	group  child.Group
+	ends   []end // in Side order
+	broken error
+	closed bool
+}
+
+// end is the parent's view of one side.
+type end interface {
+	round(v any) error
+	ready() error
+	goNow() error
+	result(v any) error
+	stop() error
+	wait() error
+	kill()
+}
+
+// Start starts every side; none does its ops before the first Round. A
+// refused fork or exec is a skip.Unsupported (internal/child).
+func Start(sides []Side) (*Run, error) {
+	r := &Run{sides: sides}
+	for _, s := range sides {
+		bodiesMu.Lock()
+		body, ok := bodies[s.Role]
+		bodiesMu.Unlock()
+		if !ok {
+			r.kill()
+			return nil, fmt.Errorf("peer: no side %q registered", s.Role)
+		}
+		if s.Thread {
+			t, err := startThread(s, body)
+			if err != nil {
+				r.kill()
+				return nil, err
+			}
+			r.ends = append(r.ends, t)
+			continue
+		}
+		p, err := r.group.Start(child.Spec{Role: s.Role, Args: s.Args, Fds: s.Fds, Pin: s.Pin, CPU: s.CPU})
+		if err != nil {
+			r.kill()
+			return nil, err
+		}
+		r.ends = append(r.ends, procEnd{p})
+	}
+	return r, nil
+}
+
+// Pids lists the sides' child processes (none for threads).
+func (r *Run) Pids() []int {
+	var pids []int
+	for _, p := range r.group.Procs {
+		pids = append(pids, p.Pid)
+	}
+	return pids
+}
+
+// Round runs one round: it sends args(i) to side i (args nil: none),
+// waits until every side is ready, calls t.ResetTimer, says go, waits for
+// every side's result (into(i) is where side i's is decoded; nil: none)
+// and calls t.StopTimer. t may be nil. A failed round kills the sides and
+// breaks the Run: later rounds return the same error.
+func (r *Run) Round(args func(i int) any, t Timer, into func(i int) any) error {
+	if r.broken != nil {
+		return r.broken
+	}
+	if r.closed {
+		return errors.New("peer: round on a closed run")
+	}
+	fail := func(err error) error {
+		r.broken = err
+		r.kill()
+		return err
+	}
+	for i, e := range r.ends {
+		var a any
+		if args != nil {
+			a = args(i)
+		}
+		if err := e.round(a); err != nil {
+			return fail(err)
+		}
+	}
+	if err := r.each(func(_ int, e end) error { return e.ready() }); err != nil {
+		return fail(err)
+	}
+	if t != nil {
+		t.ResetTimer()
+	}
+	for _, e := range r.ends {
+		if err := e.goNow(); err != nil {
+			return fail(err)
+		}
+	}
+	err := r.each(func(i int, e end) error {
+		var v any
+		if into != nil {
+			v = into(i)
+		}
+		return e.result(v)
+	})
+	if t != nil {
+		t.StopTimer()
+	}
+	if err != nil {
+		return fail(err)
+	}
+	return nil
+}
+
+// Close ends the sides after their last round and reaps them: their
+// errors, or the failed round's. It may be called more than once.
+func (r *Run) Close() error {
+	if r.closed {
+		return r.broken
+	}
+	r.closed = true
+	defer r.join()
+	if r.broken != nil {
+		r.kill()
+		return r.broken
+	}
+	for _, e := range r.ends {
+		if err := e.stop(); err != nil {
+			r.broken = err
+			r.kill()
+			return err
+		}
+	}
+	if err := r.each(func(_ int, e end) error { return e.wait() }); err != nil {
+		r.broken = err
+		r.kill()
+	}
+	return r.broken
+}
+
+// join waits for every thread side's thread to end, so that none
+// outlives its row.
+func (r *Run) join() {
+	for _, e := range r.ends {
+		if t, ok := e.(*threadEnd); ok {
+			<-t.done
+		}
+	}
+}
+
+// kill kills the child processes and stops the threads that wait for the
+// parent; threads in their loop end by the workload's own abort.
+func (r *Run) kill() {
+	for _, e := range r.ends {
+		e.kill()
+	}
+}
+
+// each runs fn on every side at once and returns the first failure, after
+// killing the rest; failures that follow from that kill are left out.
+func (r *Run) each(fn func(int, end) error) error {
+	errs := make([]error, len(r.ends))
+	var wg sync.WaitGroup
+	var once sync.Once
+	first := -1
+	for i, e := range r.ends {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := fn(i, e); err != nil {
+				errs[i] = err
+				once.Do(func() {
+					first = i
+					r.kill()
+				})
+			}
+		}()
+	}
+	wg.Wait()
+	if first < 0 {
+		return nil
+	}
+	out := []error{errs[first]}
+	for i, err := range errs {
+		if err != nil && i != first && !killedHere(r.ends[i]) && !errors.Is(err, errKilled) && !errors.Is(err, child.ErrStopped) {
+			out = append(out, err)
+		}
+	}
+	return errors.Join(out...)
+}
+
+func killedHere(e end) bool {
+	p, ok := e.(procEnd)
+	return ok && p.Killed()
+}
+
+// procEnd is a side in a child process.
+type procEnd struct{ *child.Proc }
+
+func (p procEnd) round(v any) error  { return p.Proc.Round(v) }
+func (p procEnd) ready() error       { return p.Proc.Ready() }
+func (p procEnd) goNow() error       { return p.Proc.Go() }
+func (p procEnd) result(v any) error { return p.Proc.Result(v) }
+func (p procEnd) stop() error        { return p.Proc.Stop() }
+func (p procEnd) wait() error        { return p.Proc.Wait() }
+func (p procEnd) kill()              { p.Proc.Kill() }
+
+// errKilled is what a thread side's parent end returns after kill.
+var errKilled = errors.New("peer: side stopped after another side failed")
+
+// threadEnd is a side on a throw-away thread: the child protocol over
+// channels, with JSON for the arguments and results so that the side's
+// code sees what a child would.
+type threadEnd struct {
+	side   Side
+	to     chan tmsg // parent -> side: round, go, stop
+	from   chan tmsg // side -> parent: ready, result, end
+	killed chan struct{}
+	once   sync.Once
+	done   chan struct{}
+	err    error // the side's, once done
+}
+
+type tmsg struct {
+	k   string
+	d   []byte
+	err error
+}
+
+func startThread(s Side, body Body) (*threadEnd, error) {
+	t := &threadEnd{side: s, to: make(chan tmsg, 1), from: make(chan tmsg, 1), killed: make(chan struct{}), done: make(chan struct{})}
+	l := &threadLink{t: t}
+	go func() {
+		defer close(t.done)
+		t.err = thread.Run(func() error {
+			if s.Pin {
+				if err := cpus.Pin(s.CPU); err != nil {
+					return err
+				}
+			}
+			return body(l)
+		})
+		if t.err == nil && l.inRound {
+			t.err = fmt.Errorf("peer: side %s returned in a round without its result", s.Role)
+		}
+		t.send(tmsg{k: "end", err: t.err})
+	}()
+	return t, nil
+}
+
+// send delivers m to the parent unless it has given the side up.
+func (t *threadEnd) send(m tmsg) {
+	select {
+	case t.from <- m:
+	case <-t.killed:
+	}
+}
+
+func (t *threadEnd) recvSide() (tmsg, bool) {
+	select {
+	case m := <-t.to:
+		return m, true
+	case <-t.killed:
+		return tmsg{}, false
+	}
+}
+
+func (t *threadEnd) put(k string, v any) error {
+	var d []byte
+	if v != nil {
+		var err error
+		if d, err = json.Marshal(v); err != nil {
+			return fmt.Errorf("peer: %s for side %s: %v", k, t.side.Role, err)
+		}
+	}
+	select {
+	case t.to <- tmsg{k: k, d: d}:
+		return nil
+	case <-t.done:
+		return t.ended(k)
+	}
+}
+
+func (t *threadEnd) ended(want string) error {
+	<-t.done
+	if t.err != nil {
+		return fmt.Errorf("side %s (thread): %w", t.side.Role, t.err)
+	}
+	return fmt.Errorf("side %s (thread) ended before its %s", t.side.Role, want)
+}
+
+func (t *threadEnd) get(want string, v any) error {
+	select {
+	case m := <-t.from:
+		if m.k == "end" {
+			if m.err != nil {
+				return fmt.Errorf("side %s (thread): %w", t.side.Role, m.err)
+			}
+			if want == "end" {
+				return nil
+			}
+			return fmt.Errorf("side %s (thread) ended before its %s", t.side.Role, want)
+		}
+		if m.k != want {
+			return fmt.Errorf("side %s (thread) sent %s, want %s", t.side.Role, m.k, want)
+		}
+		if v != nil {
+			if err := json.Unmarshal(m.d, v); err != nil {
+				return fmt.Errorf("side %s (thread): bad %s %s: %v", t.side.Role, want, m.d, err)
+			}
+		}
+		return nil
+	case <-t.killed:
+		return errKilled
+	}
+}
+
+func (t *threadEnd) round(v any) error  { return t.put("round", v) }
+func (t *threadEnd) ready() error       { return t.get("ready", nil) }
+func (t *threadEnd) goNow() error       { return t.put("go", nil) }
+func (t *threadEnd) result(v any) error { return t.get("result", v) }
+func (t *threadEnd) stop() error        { return t.put("stop", nil) }
+func (t *threadEnd) wait() error {
+	err := t.get("end", nil)
+	<-t.done
+	return err
+}
+
+// kill gives the side up: a side waiting for the parent gets
+// child.ErrStopped; the thread is waited for in wait, and a side in its
+// loop ends by the workload's abort.
+func (t *threadEnd) kill() { t.once.Do(func() { close(t.killed) }) }
+
+// threadLink is a thread side's Link.
+type threadLink struct {
+	t              *threadEnd
+	ready, inRound bool
+}
+
+func (l *threadLink) Args(v any) error {
+	d, err := json.Marshal(l.t.side.Args)
+	if err == nil {
+		err = json.Unmarshal(d, v)
+	}
+	if err != nil {
+		return fmt.Errorf("peer: side %s: arguments: %v", l.t.side.Role, err)
+	}
+	return nil
+}
+
+func (l *threadLink) File(i int) int { return l.t.side.Fds[i] }
+
+func (l *threadLink) Next(v any) (bool, error) {
+	if l.inRound {
+		return false, errors.New("peer: Next in a round that has sent no Result")
+	}
+	m, ok := l.t.recvSide()
+	if !ok {
+		return false, child.ErrStopped
+	}
+	switch m.k {
+	case "round":
+		l.inRound, l.ready = true, false
+		if v != nil {
+			if err := json.Unmarshal(m.d, v); err != nil {
+				return false, fmt.Errorf("peer: side %s: bad round %s: %v", l.t.side.Role, m.d, err)
+			}
+		}
+		return true, nil
+	case "stop":
+		return false, nil
+	}
+	return false, fmt.Errorf("peer: side %s got %s, want round or stop", l.t.side.Role, m.k)
+}
+
+func (l *threadLink) Ready(info any) error {
+	if !l.inRound || l.ready {
+		return errors.New("peer: Ready outside a round, or twice in one")
+	}
+	l.ready = true
+	var d []byte
+	if info != nil {
+		var err error
+		if d, err = json.Marshal(info); err != nil {
+			return err
+		}
+	}
+	l.t.send(tmsg{k: "ready", d: d})
+	m, ok := l.t.recvSide()
+	if !ok || m.k == "stop" {
+		return child.ErrStopped
+	}
+	if m.k != "go" {
+		return fmt.Errorf("peer: side %s got %s, want go", l.t.side.Role, m.k)
+	}
+	return nil
+}
+
+func (l *threadLink) Result(v any) error {
+	if !l.inRound || !l.ready {
+		return errors.New("peer: Result outside a round, or before Ready")
+	}
+	l.inRound = false
+	d, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	l.t.send(tmsg{k: "result", d: d})
+	return nil
+}
