@@ -76,6 +76,16 @@ func sides(m *Mem, thread bool, fail ...int) []Side {
 	return s
 }
 
+// testBudget is a Mem holding one Budget, closed when t ends.
+func testBudget(t *testing.T) (*Mem, *Budget) {
+	m, err := NewMem("kbench-peer-test", BudgetSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m, NewBudget(m, 0)
+}
+
 type countTimer struct{ resets, stops int }
 
 func (c *countTimer) ResetTimer() { c.resets++ }
@@ -86,12 +96,7 @@ func (c *countTimer) StopTimer()  { c.stops++ }
 func TestRounds(t *testing.T) {
 	for _, thread := range []bool{false, true} {
 		t.Run(fmt.Sprintf("thread=%v", thread), func(t *testing.T) {
-			m, err := NewMem("kbench-peer-test", BudgetSize)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer m.Close()
-			b := NewBudget(m, 0)
+			m, b := testBudget(t)
 			run, err := Start(sides(m, thread))
 			if err != nil {
 				t.Fatal(err)
@@ -145,12 +150,7 @@ func TestRounds(t *testing.T) {
 func TestFailedRound(t *testing.T) {
 	for _, thread := range []bool{false, true} {
 		t.Run(fmt.Sprintf("thread=%v", thread), func(t *testing.T) {
-			m, err := NewMem("kbench-peer-test", BudgetSize)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer m.Close()
-			b := NewBudget(m, 0)
+			m, b := testBudget(t)
 			run, err := Start(sides(m, thread, 0, 2))
 			if err != nil {
 				t.Fatal(err)
@@ -180,12 +180,7 @@ func TestFailedRound(t *testing.T) {
 // TestKept starts sides once for many Gets with one key, again for a
 // new key, and again after a failed round.
 func TestKept(t *testing.T) {
-	m, err := NewMem("kbench-peer-test", BudgetSize)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	b := NewBudget(m, 0)
+	m, b := testBudget(t)
 	var k Kept
 	defer k.Close()
 	starts := 0
