@@ -83,17 +83,27 @@ func TestLowFdLimit(t *testing.T) {
 	limits.SkipsUnderNofile(t, 20, "^BenchmarkPingPong$/^mm=separate$")
 }
 
-// TestPingPongNeedIsExact starts mm=separate PingPong's sides and runs a
-// round with the soft RLIMIT_NOFILE at exactly the fds open plus what
-// checkPingPong counts, and at one fewer: it must pass at the first and
-// fail at the second.
+// TestPingPongNeedIsExact starts mm=separate PingPong's sides and runs
+// three rounds on them, as a row's trials do, with the soft RLIMIT_NOFILE
+// at exactly the fds open plus what checkPingPong counts, and at one
+// fewer: it must pass at the first and fail at the second. The kept
+// sides take no more fds in later rounds than while they start.
 func TestPingPongNeedIsExact(t *testing.T) {
 	usable := limits.NeedCPUs(t, "two sides pinned to CPUs of their own", 2)
 	need, _ := pingPongFds(false)
 	limits.NeedIsExact(t, "PingPong mm=separate", need, func() (func() error, func()) {
 		run := func() error {
-			_, err := pingPongOnce(usable[0], usable[1], 10, false, nil)
-			return err
+			s, err := startPingPong(usable[0], usable[1], false)
+			if err != nil {
+				return err
+			}
+			for range 3 {
+				if _, err := s.round(10, nil); err != nil {
+					s.close() // the round's error again
+					return err
+				}
+			}
+			return s.close()
 		}
 		return run, func() {}
 	})
