@@ -197,9 +197,10 @@ func expect(fd int, want uint32) error {
 type pingPongSides struct {
 	run    *peer.Run
 	shared bool
-	// held are the pipes and budgets while threads use them (mm=shared);
-	// in mm=separate the children hold their own copies and the parent
-	// closes its own once they are started.
+	// held and mem are the pipes and the memfd with the budgets while
+	// threads use them (mm=shared); in mm=separate the children hold
+	// their own copies and the parent closes its own once they are
+	// started.
 	held *pingPong
 	mem  *peer.Mem
 }
@@ -245,10 +246,11 @@ func (s *pingPongSides) round(n int, t peer.Timer) (int, error) {
 	if err != nil {
 		if s.shared {
 			// The side that failed has returned; the other may be
-			// blocked reading the pipe the first writes to, which ends
-			// only at EOF. Neither can be about to write (the one
-			// counter in flight is with the side that failed, or was
-			// read by it), so closing the write ends is safe.
+			// blocked reading what the failed one would have written
+			// next, which ends only at EOF. The failed side writes no
+			// more, and the other is not about to write (the one
+			// counter in flight is with the failed side, or was read
+			// by it), so closing the write ends is safe.
 			s.held.closeWriters()
 		}
 		return 0, err
@@ -285,7 +287,7 @@ func (s *pingPongSides) release() error {
 type pingPongRow struct {
 	kept   peer.Kept
 	sides  *pingPongSides // the kept Run's
-	failed bool           // a round failed, and said why
+	failed bool           // a round of the kept sides failed, and said why
 }
 
 // get returns the row's sides, starting them when none are kept (the
@@ -307,7 +309,7 @@ func (row *pingPongRow) get(cpuA, cpuB int, shared bool) (*pingPongSides, error)
 		if err != nil {
 			return nil, err
 		}
-		row.sides = s
+		row.sides, row.failed = s, false
 		return s.run, nil
 	})
 	if err != nil {
