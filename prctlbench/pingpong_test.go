@@ -78,7 +78,7 @@ func testPingPongRounds(t *testing.T, shared bool) {
 		t.Errorf("%d child processes %v with the sides started, want %d", len(kids), kids, want)
 	}
 	var tm hookTimer
-	for round, n := range []int{1, 2000, 3000} {
+	for round, n := range []int{100, 2000, 3000} {
 		switches, err := s.round(n, &tm)
 		if err != nil {
 			t.Fatalf("round %d of %d round trips: %v", round, n, err)
