@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/kbench/kbench/internal/limits"
+	"github.com/kbench/kbench/internal/peer"
 	"github.com/kbench/kbench/internal/pulse"
 	"github.com/kbench/kbench/internal/region"
 	"github.com/kbench/kbench/internal/skip"
@@ -34,25 +35,37 @@ func BenchmarkSyscallMix(b *testing.B) {
 
 // BenchmarkPingPong: one op is one round trip of a counter between two
 // sides pinned to different CPUs, over two pipes: two child processes
-// (mm=separate) or two threads of the test binary (mm=shared).
+// (mm=separate) or two threads of the test binary (mm=shared). The sides
+// live for the row; each trial is one round of b.N round trips.
 func BenchmarkPingPong(b *testing.B) {
 	for _, mm := range []string{"separate", "shared"} {
-		b.Run("mm="+mm, func(b *testing.B) { benchPingPong(b, mm == "shared") })
+		var row pingPongRow
+		b.Run("mm="+mm, func(b *testing.B) { benchPingPong(b, &row, mm == "shared") })
+		if err := row.close(); err != nil {
+			b.Errorf("mm=%s: ending the sides: %v", mm, err)
+		}
 	}
 }
 
-func benchPingPong(b *testing.B, shared bool) {
+func benchPingPong(b *testing.B, row *pingPongRow, shared bool) {
 	checkContainedAfter(b)
 	usable := limits.NeedCPUs(b, "two sides pinned to CPUs of their own", 2)
 	skip.NeedProcs(b, 2, runtime.GOMAXPROCS(0))
 	r := region.New(b)
-	skip.IfNotSupported(b, checkPingPong(shared))                                              // the instruments' fds are open now
-	switches, err := runPingPong(usable[0], usable[1], b.N, shared, r.ResetTimer, r.StopClock) // counted until End: see region.ClockTimer
+	// On the trial that starts the sides, get checks their fds: the
+	// instruments' are open now.
+	sides, err := row.get(usable[0], usable[1], shared)
+	skip.IfNotSupported(b, err)
+	var timer peer.Timer = r
+	if !shared {
+		timer = region.ClockTimer{Region: r} // the children's CPU time is counted until End
+	}
+	switches, err := row.round(sides, b.N, timer)
 	r.End()
 	if err != nil {
 		b.Fatalf("CPUs %d and %d, %d round trips: %v", usable[0], usable[1], b.N, err)
 	}
-	// Each round trip blocks both sides once; a run with fewer switches
+	// Each round trip blocks both sides once; a round with fewer switches
 	// than round trips did not measure context switches.
 	if switches < 0 {
 		b.Log("no voluntary_ctxt_switches line in /proc/thread-self/status: context switches not checked")
@@ -70,16 +83,27 @@ func TestLowFdLimit(t *testing.T) {
 	limits.SkipsUnderNofile(t, 20, "^BenchmarkPingPong$/^mm=separate$")
 }
 
-// TestPingPongNeedIsExact runs mm=separate PingPong with the soft
-// RLIMIT_NOFILE at exactly the fds open plus what checkPingPong counts,
-// and at one fewer: it must pass at the first and fail at the second.
+// TestPingPongNeedIsExact starts mm=separate PingPong's sides and runs
+// three rounds on them, as a row's trials do, with the soft RLIMIT_NOFILE
+// at exactly the fds open plus what checkPingPong counts, and at one
+// fewer: it must pass at the first and fail at the second. The kept
+// sides take no more fds in later rounds than while they start.
 func TestPingPongNeedIsExact(t *testing.T) {
 	usable := limits.NeedCPUs(t, "two sides pinned to CPUs of their own", 2)
 	need, _ := pingPongFds(false)
 	limits.NeedIsExact(t, "PingPong mm=separate", need, func() (func() error, func()) {
 		run := func() error {
-			_, err := runPingPong(usable[0], usable[1], 10, false, nil, nil)
-			return err
+			s, err := startPingPong(usable[0], usable[1], false)
+			if err != nil {
+				return err
+			}
+			for range 3 {
+				if _, err := s.round(10, nil); err != nil {
+					s.close() // the round's error again
+					return err
+				}
+			}
+			return s.close()
 		}
 		return run, func() {}
 	})

@@ -25,7 +25,11 @@ func TestPingPongCountsSwitches(t *testing.T) {
 	if len(usable) < 2 || runtime.GOMAXPROCS(0) < 2 {
 		t.Skipf("PingPong needs two usable CPUs and GOMAXPROCS >= 2; have %v and %d", usable, runtime.GOMAXPROCS(0))
 	}
-	res := region.Measure(t, 500, func(b *testing.B) { benchPingPong(b, false) })
+	var row pingPongRow
+	res := region.Measure(t, 500, func(b *testing.B) { benchPingPong(b, &row, false) })
+	if err := row.close(); err != nil {
+		t.Error(err)
+	}
 	if res.N == 0 {
 		t.Fatal("BenchmarkPingPong failed or skipped (run it for its message)")
 	}

@@ -34,10 +34,16 @@
 // switches keep the mm. The difference isolates switch_mm on this kernel
 // and CPU: the CR3/PCID switch, the conditional IBPB on a switch to
 // another mm (cond_mitigation, what PR_SPEC_FORCE_DISABLE arms),
-// mm_cpumask updates and per-mm TLB work. Each side counts its thread's
-// voluntary context switches (/proc/thread-self/status); fewer than one
-// per round trip fails the row, a kernel without the line is noted in the
-// log, and a status file that cannot be read fails the row.
+// mm_cpumask updates and per-mm TLB work. The sides are one body per
+// role in both shapes (internal/peer) and live for the row: its first
+// trial starts them, after checking the fds and tasks they take, and
+// each trial is one round of b.N round trips, so a trial pays no fork,
+// exec or thread start. Pong checks that each counter is the next one
+// and ping that each echo is the counter it sent. Each side counts its
+// thread's voluntary context switches (/proc/thread-self/status) in the
+// round; fewer than one per round trip fails the row, a kernel without
+// the line is noted in the log, and a status file that cannot be read
+// fails the row.
 // After every benchmark the main thread and a new thread must still read
 // the process's initial state.
 //

@@ -11,15 +11,16 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/kbench/kbench/internal/child"
-	"github.com/kbench/kbench/internal/cpus"
 	"github.com/kbench/kbench/internal/limits"
+	"github.com/kbench/kbench/internal/peer"
 	"github.com/kbench/kbench/internal/procfs"
 	"github.com/kbench/kbench/internal/thread"
 )
 
-// pingPong is UnixBench's context1: ping writes a counter to one pipe and blocks reading the
-// other; pong reads it, checks it and writes it back. Every round trip
-// wakes each side once, so the kernel switches context on both CPUs.
+// pingPong is UnixBench's context1's two pipes: ping writes a counter to
+// one and blocks reading the other; pong reads it, checks it and writes it
+// back. Every round trip wakes each side once, so the kernel switches
+// context on both CPUs.
 type pingPong struct {
 	toPong, toPing [2]int // [read, write] fds; -1 once closed
 }
@@ -39,11 +40,13 @@ func newPingPong() (*pingPong, error) {
 
 // close closes every fd still open.
 func (p *pingPong) close() error {
-	var errs []error
-	for _, fd := range []*int{&p.toPong[0], &p.toPong[1], &p.toPing[0], &p.toPing[1]} {
-		errs = append(errs, closeFd(fd))
-	}
-	return errors.Join(errs...)
+	return errors.Join(p.closeWriters(), closeFd(&p.toPong[0]), closeFd(&p.toPing[0]))
+}
+
+// closeWriters closes the write ends, so that a side blocked in a read
+// sees EOF.
+func (p *pingPong) closeWriters() error {
+	return errors.Join(closeFd(&p.toPong[1]), closeFd(&p.toPing[1]))
 }
 
 func closeFd(fd *int) error {
@@ -55,48 +58,98 @@ func closeFd(fd *int) error {
 	return err
 }
 
-// yieldCheck is how many round trips ping and pong make between readings
-// of the clock for their thread.Yielder, which keeps the Go runtime's
-// monitor from taking their Ps while they block in read.
-const yieldCheck = 16
+// The sides share a memfd holding a budget for each: a side takes its
+// round's counters 0..N-1 from its own budget, pingPongChunk at a time
+// (peer.Taker), and its thread's Yielder ticks at each take, which keeps
+// the Go runtime's monitor from taking its P while it blocks in read. A
+// chunk of round trips is some tens of microseconds, well under
+// thread.YieldEvery.
+const (
+	pingBudget    = 0
+	pongBudget    = 64 // a cache line away from ping's
+	pingPongMem   = 128
+	pingPongChunk = 16
+)
 
-// ping sends 0..n-1 and checks each echo. It closes its write end when it
-// returns, so a pong still waiting sees EOF instead of hanging.
-func (p *pingPong) ping(n int) (err error) {
-	defer closeFd(&p.toPong[1])
-	var y thread.Yielder
-	defer func() { err = errors.Join(err, y.Err()) }()
-	for i := range n {
-		if i%yieldCheck == 0 {
-			y.Tick(thread.Clock())
-		}
-		if err := put(p.toPong[1], uint32(i)); err != nil {
-			return fmt.Errorf("ping %d: %w", i, err)
-		}
-		if err := expect(p.toPing[0], uint32(i)); err != nil {
-			return fmt.Errorf("ping %d: %w", i, err)
-		}
+// ppArgs is a side's arguments, ppRound its round's and ppResult its
+// counts: the voluntary context switches its thread made in the round's
+// round trips, -1 where the kernel's status file lacks the count.
+type (
+	ppArgs   struct{ Budget int }
+	ppRound  struct{ N int }
+	ppResult struct{ Switches int }
+)
+
+// The sides' bodies, the same as child processes (mm=separate) and as
+// threads (mm=shared). A side's files: 0 its read end, 1 its write end,
+// 2 the memfd with the budgets.
+var (
+	pingRole = peer.Register("pingpong-ping", func(l peer.Link) error { return pingPongSide(l, ping) })
+	pongRole = peer.Register("pingpong-pong", func(l peer.Link) error { return pingPongSide(l, pong) })
+)
+
+// ping sends counter i and checks its echo.
+func ping(rd, wr int, i uint32) error {
+	if err := put(wr, i); err != nil {
+		return fmt.Errorf("ping %d: %w", i, err)
+	}
+	if err := expect(rd, i); err != nil {
+		return fmt.Errorf("ping %d: %w", i, err)
 	}
 	return nil
 }
 
-// pong echoes n counters, checking each is the next one.
-func (p *pingPong) pong(n int) (err error) {
-	defer closeFd(&p.toPing[1])
-	var y thread.Yielder
-	defer func() { err = errors.Join(err, y.Err()) }()
-	for i := range n {
-		if i%yieldCheck == 0 {
-			y.Tick(thread.Clock())
-		}
-		if err := expect(p.toPong[0], uint32(i)); err != nil {
-			return fmt.Errorf("pong %d: %w", i, err)
-		}
-		if err := put(p.toPing[1], uint32(i)); err != nil {
-			return fmt.Errorf("pong %d: %w", i, err)
-		}
+// pong checks that the counter it reads is i, the next one, and echoes it.
+func pong(rd, wr int, i uint32) error {
+	if err := expect(rd, i); err != nil {
+		return fmt.Errorf("pong %d: %w", i, err)
+	}
+	if err := put(wr, i); err != nil {
+		return fmt.Errorf("pong %d: %w", i, err)
 	}
 	return nil
+}
+
+// pingPongSide runs one side's rounds: each is the round's N round trips,
+// step(counter) each, counting the thread's voluntary context switches.
+func pingPongSide(l peer.Link, step func(rd, wr int, i uint32) error) error {
+	var a ppArgs
+	if err := l.Args(&a); err != nil {
+		return err
+	}
+	rd, wr := l.File(0), l.File(1)
+	m, err := peer.MapMem(l.File(2), pingPongMem)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	budget := peer.NewBudget(m, a.Budget)
+	t := peer.NewTaker(budget, pingPongChunk)
+	for {
+		var r ppRound
+		ok, err := l.Next(&r)
+		if !ok || err != nil {
+			return err
+		}
+		budget.Reset(int64(r.N))
+		if err := l.Ready(nil); err != nil {
+			return err
+		}
+		sw, err := countSwitches(func() error {
+			for i, ok := t.Next(); ok; i, ok = t.Next() {
+				if err := step(rd, wr, uint32(i)); err != nil {
+					return err
+				}
+			}
+			return t.Err()
+		})
+		if err != nil {
+			return err
+		}
+		if err := l.Result(ppResult{sw}); err != nil {
+			return err
+		}
+	}
 }
 
 func put(fd int, v uint32) error {
@@ -139,66 +192,165 @@ func expect(fd int, want uint32) error {
 	}
 }
 
-// runPingPong runs n round trips between ping, pinned to cpuA, and pong,
-// pinned to cpuB: two child processes (internal/child), as UnixBench's
-// context1 forks, or with shared two throw-away threads of this process.
-// started is called once both sides are pinned, just before they begin (a
-// benchmark resets its timer there), and stopped once both have done their
-// round trips, before the processes or threads exit (it stops the timer
-// there, so that exits are not timed). It returns the voluntary context
-// switches the two sides' threads made during the round trips, or -1
-// where the kernel's status file lacks the count; a status file that
-// cannot be read or parsed is an error.
-func runPingPong(cpuA, cpuB, n int, shared bool, started, stopped func()) (switches int, err error) {
-	if shared {
-		return runPingPongThreads(cpuA, cpuB, n, started, stopped)
-	}
-	return runPingPongProcs(cpuA, cpuB, n, started, stopped)
+// pingPongSides is a row's started ping and pong and what the parent
+// holds for them.
+type pingPongSides struct {
+	run    *peer.Run
+	shared bool
+	// held and mem are the pipes and the memfd with the budgets while
+	// threads use them (mm=shared); in mm=separate the children hold
+	// their own copies and the parent closes its own once they are
+	// started.
+	held *pingPong
+	mem  *peer.Mem
 }
 
-// ppArgs and ppResult are a side's arguments and counts in a child.
-type (
-	ppArgs   struct{ N int }
-	ppResult struct{ Switches int }
-)
-
-// The roles: fd 4 is the side's read end, fd 5 its write end.
-var (
-	_ = child.Register("pingpong-ping", func(c *child.Ctx) error { return pingPongSide(c, true) })
-	_ = child.Register("pingpong-pong", func(c *child.Ctx) error { return pingPongSide(c, false) })
-)
-
-func pingPongSide(c *child.Ctx, ping bool) error {
-	var a ppArgs
-	if err := c.Args(&a); err != nil {
-		return err
-	}
-	p := &pingPong{toPong: [2]int{-1, -1}, toPing: [2]int{-1, -1}}
-	work := p.pong
-	if ping {
-		p.toPing[0], p.toPong[1] = c.File(0), c.File(1)
-		work = p.ping
-	} else {
-		p.toPong[0], p.toPing[1] = c.File(0), c.File(1)
-	}
-	defer p.close()
-	if err := c.Ready(nil); err != nil {
-		return err
-	}
-	sw, err := countSwitches(func() error { return work(a.N) })
+// startPingPong starts ping, pinned to cpuA, and pong, pinned to cpuB: two
+// child processes (internal/child), as UnixBench's context1 forks, or with
+// shared two throw-away threads of this process. They wait for rounds.
+func startPingPong(cpuA, cpuB int, shared bool) (*pingPongSides, error) {
+	p, err := newPingPong()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return c.Result(ppResult{sw})
+	mem, err := peer.NewMem("kbench-pingpong", pingPongMem)
+	if err != nil {
+		p.close()
+		return nil, err
+	}
+	run, err := peer.Start([]peer.Side{
+		{Role: pingRole, Args: ppArgs{pingBudget}, Fds: []int{p.toPing[0], p.toPong[1], mem.Fd()}, Pin: true, CPU: cpuA, Thread: shared},
+		{Role: pongRole, Args: ppArgs{pongBudget}, Fds: []int{p.toPong[0], p.toPing[1], mem.Fd()}, Pin: true, CPU: cpuB, Thread: shared},
+	})
+	if err != nil {
+		return nil, errors.Join(err, p.close(), mem.Close())
+	}
+	s := &pingPongSides{run: run, shared: shared, held: p, mem: mem}
+	if !shared {
+		// Only the children hold the pipes now, so one that ends gives
+		// the other EOF.
+		if err := s.release(); err != nil {
+			return nil, errors.Join(err, run.Close())
+		}
+	}
+	return s, nil
 }
 
-// checkPingPong checks the fds and tasks a PingPong row takes here: its
-// two pipes and, in mm=separate, a child process per side, each
-// inheriting two pipe ends (child.Fds(2, 2)), of child.Tasks() tasks
-// (child.CheckTasks); in mm=shared two throw-away threads, each reading its
-// /proc/thread-self/status (one fd each, maybe at once).
+// round runs n round trips on the sides, timed by t, and returns the
+// voluntary context switches the two sides' threads made in them, or -1
+// where the kernel's status file lacks the count; a status file that
+// cannot be read or parsed is an error. A failed round ends the sides.
+func (s *pingPongSides) round(n int, t peer.Timer) (int, error) {
+	res := make([]ppResult, 2)
+	err := s.run.Round(func(int) any { return ppRound{n} }, t, func(i int) any { return &res[i] })
+	if err != nil {
+		if s.shared {
+			// The side that failed has returned; the other may be
+			// blocked reading what the failed one would have written
+			// next, which ends only at EOF. The failed side writes no
+			// more, and the other is not about to write (the one
+			// counter in flight is with the failed side, or was read
+			// by it), so closing the write ends is safe.
+			s.held.closeWriters()
+		}
+		return 0, err
+	}
+	if res[0].Switches < 0 || res[1].Switches < 0 {
+		return -1, nil
+	}
+	return res[0].Switches + res[1].Switches, nil
+}
+
+// close ends the sides, reaps them and closes what the parent holds.
+func (s *pingPongSides) close() error {
+	err := s.run.Close()
+	return errors.Join(err, s.release())
+}
+
+// release closes the pipes and the memfd the parent holds.
+func (s *pingPongSides) release() error {
+	var errs []error
+	if s.held != nil {
+		errs = append(errs, s.held.close())
+		s.held = nil
+	}
+	if s.mem != nil {
+		errs = append(errs, s.mem.Close())
+		s.mem = nil
+	}
+	return errors.Join(errs...)
+}
+
+// pingPongRow is a PingPong row's sides, kept across the testing
+// package's trials of the row: the first trial starts them, every trial
+// is one round.
+type pingPongRow struct {
+	kept   peer.Kept
+	sides  *pingPongSides // the kept Run's
+	failed bool           // a round of the kept sides failed, and said why
+}
+
+// get returns the row's sides, starting them when none are kept (the
+// first trial, or the one after a failed round) or cpuA and cpuB changed.
+// It checks the fds and tasks the sides take just before it starts them,
+// with the row's instruments open.
+func (row *pingPongRow) get(cpuA, cpuB int, shared bool) (*pingPongSides, error) {
+	_, err := row.kept.Get(fmt.Sprint(cpuA, cpuB), func() (*peer.Run, error) {
+		if row.sides != nil {
+			if err := row.sides.release(); err != nil {
+				return nil, err
+			}
+			row.sides = nil
+		}
+		if err := checkPingPong(shared); err != nil {
+			return nil, err
+		}
+		s, err := startPingPong(cpuA, cpuB, shared)
+		if err != nil {
+			return nil, err
+		}
+		row.sides, row.failed = s, false
+		return s.run, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return row.sides, nil // the kept Run's, or the one started now
+}
+
+// round is one round on the row's sides; a failure is remembered, so that
+// close does not report it again.
+func (row *pingPongRow) round(s *pingPongSides, n int, t peer.Timer) (int, error) {
+	sw, err := s.round(n, t)
+	if err != nil {
+		row.failed = true
+	}
+	return sw, err
+}
+
+// close ends the row's sides, once its trials are over.
+func (row *pingPongRow) close() error {
+	err := row.kept.Close()
+	if row.failed {
+		err = nil // the failed round's error, reported there
+	}
+	if row.sides != nil {
+		err = errors.Join(err, row.sides.release())
+		row.sides = nil
+	}
+	return err
+}
+
+// checkPingPong checks the fds and tasks a PingPong row's sides take here
+// while they start: its two pipes and memfd and, in mm=separate, a child
+// process per side, each inheriting two pipe ends and the memfd
+// (child.Fds(2, 3)), of child.Tasks() tasks (child.CheckTasks); in
+// mm=shared two throw-away threads, each reading its
+// /proc/thread-self/status (one fd each, maybe at once). The parent keeps
+// fewer once the sides are started (mm=separate: child.ParentFds each) or
+// as many (mm=shared), so later rounds need no check.
 //
-//	fds:   4 + child.Fds(2, 2) (separate), 4 + 2 (shared)
+//	fds:   5 + child.Fds(2, 3) (separate), 5 + 2 (shared)
 //	tasks: 2*child.Tasks() (separate), 2 (shared)
 func checkPingPong(shared bool) error {
 	fds, why := pingPongFds(shared)
@@ -219,112 +371,9 @@ func checkPingPong(shared bool) error {
 // pingPongFds is checkPingPong's count of fds, and how it is made up.
 func pingPongFds(shared bool) (int, string) {
 	if shared {
-		return 4 + 2, "2 pipes + 2 status files"
+		return 5 + 2, "2 pipes + a memfd + 2 status files"
 	}
-	return 4 + child.Fds(2, 2), fmt.Sprintf("2 pipes + 2 child processes x %d + %d while the second starts", child.ParentFds, child.StartFds(2))
-}
-
-func runPingPongProcs(cpuA, cpuB, n int, started, stopped func()) (int, error) {
-	p, err := newPingPong()
-	if err != nil {
-		return 0, err
-	}
-	defer p.close()
-	var g child.Group
-	defer g.Close()
-	if _, err := g.Start(child.Spec{Role: "pingpong-ping", Args: ppArgs{n}, Fds: []int{p.toPing[0], p.toPong[1]}, Pin: true, CPU: cpuA}); err != nil {
-		return 0, err
-	}
-	if _, err := g.Start(child.Spec{Role: "pingpong-pong", Args: ppArgs{n}, Fds: []int{p.toPong[0], p.toPing[1]}, Pin: true, CPU: cpuB}); err != nil {
-		return 0, err
-	}
-	// Only the children hold the pipes now, so one that ends gives the
-	// other EOF.
-	if err := p.close(); err != nil {
-		return 0, err
-	}
-	if err := g.Ready(); err != nil {
-		return 0, err
-	}
-	if started != nil {
-		started()
-	}
-	if err := g.Go(); err != nil {
-		return 0, err
-	}
-	res := make([]ppResult, 2)
-	if err := g.Results(func(i int) any { return &res[i] }); err != nil {
-		return 0, err
-	}
-	if stopped != nil {
-		stopped()
-	}
-	if err := g.Wait(); err != nil {
-		return 0, err
-	}
-	if res[0].Switches < 0 || res[1].Switches < 0 {
-		return -1, nil
-	}
-	return res[0].Switches + res[1].Switches, nil
-}
-
-// runPingPongThreads is runPingPong on two throw-away threads of this
-// process (mm=shared).
-func runPingPongThreads(cpuA, cpuB, n int, started, stopped func()) (switches int, err error) {
-	p, err := newPingPong()
-	if err != nil {
-		return 0, err
-	}
-	defer p.close()
-	ready := make(chan struct{}, 2)
-	begin := make(chan struct{})
-	type end struct {
-		switches int
-		err      error
-	}
-	ends := make(chan end, 2)
-	finished := make(chan struct{}, 2) // a side's work is over; its thread has yet to exit
-	side := func(cpu int, work func(int) error, closeOnFail *int) {
-		var sw int
-		err := thread.Run(func() error {
-			defer func() { finished <- struct{}{} }()
-			if err := cpus.Pin(cpu); err != nil {
-				closeFd(closeOnFail)
-				ready <- struct{}{}
-				return err
-			}
-			ready <- struct{}{}
-			<-begin
-			var err error
-			sw, err = countSwitches(func() error { return work(n) })
-			return err
-		})
-		ends <- end{sw, err}
-	}
-	go side(cpuA, p.ping, &p.toPong[1])
-	go side(cpuB, p.pong, &p.toPing[1])
-	<-ready
-	<-ready
-	if started != nil {
-		started()
-	}
-	close(begin)
-	<-finished
-	<-finished
-	if stopped != nil {
-		stopped()
-	}
-	var errs []error
-	for range 2 {
-		e := <-ends
-		errs = append(errs, e.err)
-		if e.switches < 0 || switches < 0 {
-			switches = -1
-		} else {
-			switches += e.switches
-		}
-	}
-	return switches, errors.Join(errs...)
+	return 5 + child.Fds(2, 3), fmt.Sprintf("2 pipes + a memfd + 2 child processes x %d + %d while the second starts", child.ParentFds, child.StartFds(3))
 }
 
 // countSwitches runs work and returns the voluntary context switches the

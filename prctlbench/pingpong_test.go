@@ -17,43 +17,170 @@ import (
 	"github.com/kbench/kbench/internal/child"
 	"github.com/kbench/kbench/internal/cpus"
 	"github.com/kbench/kbench/internal/limits"
+	"github.com/kbench/kbench/internal/peer"
 	"github.com/kbench/kbench/internal/procfs"
 	"github.com/kbench/kbench/internal/skip"
 )
 
-func TestPingPongSwitchesEveryRoundTrip(t *testing.T) {
+// pingPongOnce starts the sides, runs one round of n round trips timed
+// by t and ends them.
+func pingPongOnce(cpuA, cpuB, n int, shared bool, t peer.Timer) (int, error) {
+	s, err := startPingPong(cpuA, cpuB, shared)
+	if err != nil {
+		return 0, err
+	}
+	sw, err := s.round(n, t)
+	if err != nil {
+		s.close() // the round's error again
+		return 0, err
+	}
+	return sw, s.close()
+}
+
+// hookTimer is a peer.Timer that records its calls and runs reset, if
+// set, at each ResetTimer.
+type hookTimer struct {
+	calls []string
+	reset func()
+}
+
+func (h *hookTimer) ResetTimer() {
+	h.calls = append(h.calls, "reset")
+	if h.reset != nil {
+		h.reset()
+	}
+}
+func (h *hookTimer) StopTimer() { h.calls = append(h.calls, "stop") }
+
+// TestPingPongRounds runs three rounds on the same sides in each shape:
+// each round is timed once, switches at least once per round trip, and
+// in mm=separate runs in the same two children; ending the sides leaves
+// no process and no fd.
+func TestPingPongRounds(t *testing.T) {
 	for _, shared := range []bool{false, true} {
-		t.Run(fmt.Sprintf("shared=%v", shared), func(t *testing.T) { testPingPongSwitches(t, shared) })
+		t.Run(fmt.Sprintf("shared=%v", shared), func(t *testing.T) { testPingPongRounds(t, shared) })
 	}
 }
 
-func testPingPongSwitches(t *testing.T, shared bool) {
+func testPingPongRounds(t *testing.T, shared bool) {
 	usable := limits.NeedCPUs(t, "two sides pinned to CPUs of their own", 2)
 	skip.NeedProcs(t, 2, runtime.GOMAXPROCS(0))
 	fds := countFds(t)
-	const n = 2000
-	var calls []string
-	switches, err := runPingPong(usable[0], usable[1], n, shared,
-		func() { calls = append(calls, "started") }, func() { calls = append(calls, "stopped") })
+	s, err := startPingPong(usable[0], usable[1], shared)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(calls, []string{"started", "stopped"}) {
-		t.Errorf("calls %v, want started then stopped", calls)
+	kids, err := child.Children()
+	if err != nil {
+		t.Fatal(err)
 	}
-	if switches < 0 {
-		t.Skip("no voluntary_ctxt_switches in /proc/thread-self/status")
+	if want := map[bool]int{false: 2, true: 0}[shared]; len(kids) != want {
+		t.Errorf("%d child processes %v with the sides started, want %d", len(kids), kids, want)
 	}
-	if switches < n {
-		t.Errorf("%d voluntary switches for %d round trips", switches, n)
+	var tm hookTimer
+	for round, n := range []int{100, 2000, 3000} {
+		switches, err := s.round(n, &tm)
+		if err != nil {
+			t.Fatalf("round %d of %d round trips: %v", round, n, err)
+		}
+		if switches < 0 {
+			s.close()
+			t.Skip("no voluntary_ctxt_switches in /proc/thread-self/status")
+		}
+		if switches < n {
+			t.Errorf("round %d: %d voluntary switches for %d round trips", round, switches, n)
+		}
+		t.Logf("round %d: %d round trips, %d voluntary context switches", round, n, switches)
 	}
-	t.Logf("%d round trips, %d voluntary context switches", n, switches)
+	if want := []string{"reset", "stop", "reset", "stop", "reset", "stop"}; !slices.Equal(tm.calls, want) {
+		t.Errorf("timer calls %v, want %v", tm.calls, want)
+	}
+	if now, err := child.Children(); err != nil || !slices.Equal(now, kids) {
+		t.Errorf("children %v after the rounds (%v), want the same as at the start, %v", now, err, kids)
+	}
+	if err := s.close(); err != nil {
+		t.Fatal(err)
+	}
+	if left, err := child.Children(); err != nil || len(left) != 0 {
+		t.Errorf("processes left: %v (%v)", left, err)
+	}
+	if err := limits.SettleFds(); err != nil {
+		t.Fatal(err)
+	}
 	if after := countFds(t); after != fds {
 		t.Errorf("fds: %d before, %d after", fds, after)
 	}
 }
 
-func TestPingPongDetectsWrongEcho(t *testing.T) {
+// TestPingPongRowKeepsSides: a row's gets return the sides it started
+// first until the CPUs change; a failed round makes the next get start
+// new ones.
+func TestPingPongRowKeepsSides(t *testing.T) {
+	usable := limits.NeedCPUs(t, "two sides pinned to CPUs of their own", 2)
+	skip.NeedProcs(t, 2, runtime.GOMAXPROCS(0))
+	var row pingPongRow
+	first, err := row.get(usable[0], usable[1], true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		s, err := row.get(usable[0], usable[1], true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s != first {
+			t.Fatal("a second get with the same CPUs started new sides")
+		}
+		if _, err := row.round(s, 100, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	swapped, err := row.get(usable[1], usable[0], true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if swapped == first {
+		t.Error("a get with other CPUs kept the old sides")
+	}
+	put(swapped.held.toPong[1], 99) // pong expects 0 first
+	if _, err := row.round(swapped, 100, nil); err == nil {
+		t.Fatal("a round with a wrong counter passed")
+	}
+	again, err := row.get(usable[1], usable[0], true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again == swapped {
+		t.Error("a get after a failed round kept the failed sides")
+	}
+	if _, err := row.round(again, 100, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := row.close(); err != nil {
+		t.Fatalf("closing a row whose failed round was reported: %v", err)
+	}
+}
+
+// TestPingPongDetectsWrongCounter: a counter that is not the next one
+// fails the round, in pong (a stray counter in its pipe, mm=shared,
+// where the parent holds the pipes) and in ping (an echo that is not the
+// counter sent), and a side left waiting for the failed one ends.
+func TestPingPongDetectsWrongCounter(t *testing.T) {
+	usable := limits.NeedCPUs(t, "two sides pinned to CPUs of their own", 2)
+	skip.NeedProcs(t, 2, runtime.GOMAXPROCS(0))
+	s, err := startPingPong(usable[0], usable[1], true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	put(s.held.toPong[1], 41)
+	_, err = s.round(10, nil)
+	if err == nil || !strings.Contains(err.Error(), "pong 0: read counter 41, want 0") {
+		t.Errorf("a stray counter before pong's first: %v, want pong's error", err)
+	}
+	if cerr := s.close(); cerr == nil {
+		t.Error("ending sides whose round failed returned no error")
+	}
+
 	p, err := newPingPong()
 	if err != nil {
 		t.Fatal(err)
@@ -67,27 +194,30 @@ func TestPingPongDetectsWrongEcho(t *testing.T) {
 			put(out, 41) // not the 0 that was sent
 		}
 	}()
-	if err := p.ping(3); err == nil || !strings.Contains(err.Error(), "read counter 41, want 0") {
+	if err := ping(p.toPing[0], p.toPong[1], 0); err == nil || !strings.Contains(err.Error(), "ping 0: read counter 41, want 0") {
 		t.Fatalf("wrong echo not detected: %v", err)
 	}
 }
 
 // TestPingPongFailedPinDoesNotHang pins one side to a CPU that does not
-// exist; the other must see the pipe close and return.
+// exist; the other must see the round fail and end.
 func TestPingPongFailedPinDoesNotHang(t *testing.T) {
 	usable, err := cpus.Usable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, shared := range []bool{false, true} {
-		_, err = runPingPong(usable[0], 1<<12, 10, shared, nil, nil)
+		_, err = pingPongOnce(usable[0], 1<<12, 10, shared, nil)
 		if err == nil || !strings.Contains(err.Error(), "sched_setaffinity") {
 			t.Fatalf("shared=%v: err = %v, want the failed pin", shared, err)
 		}
 	}
+	if left, err := child.Children(); err != nil || len(left) != 0 {
+		t.Fatalf("processes left: %v (%v)", left, err)
+	}
 }
 
-// A pong process killed in the middle fails the run, saying so, and
+// A pong process killed in the middle fails the round, saying so, and
 // leaves no process.
 func TestPingPongKilledSideFails(t *testing.T) {
 	usable := limits.NeedCPUs(t, "two sides pinned to CPUs of their own", 2)
@@ -102,9 +232,9 @@ func TestPingPongKilledSideFails(t *testing.T) {
 	}
 	// Bounded (seconds of round trips), so that a kill that finds no
 	// child ends in a failure rather than a hang.
-	_, err := runPingPong(usable[0], usable[1], 1<<18, false, func() { go kill() }, nil)
+	_, err := pingPongOnce(usable[0], usable[1], 1<<18, false, &hookTimer{reset: func() { go kill() }})
 	if err == nil || !strings.Contains(err.Error(), "SIGKILL") {
-		t.Fatalf("side killed mid-run: %v, want an error naming SIGKILL", err)
+		t.Fatalf("side killed mid-round: %v, want an error naming SIGKILL", err)
 	}
 	if left, err := child.Children(); err != nil || len(left) != 0 {
 		t.Fatalf("processes left: %v (%v)", left, err)
@@ -132,7 +262,7 @@ func TestPingPongSwitchReadErrors(t *testing.T) {
 		{"no such line", func() (*procfs.Status, error) { return procfs.ParseStatus("status", []byte("Name:\tx\n")), nil }, ""},
 	} {
 		readStatus = c.read
-		switches, err := runPingPong(usable[0], usable[1], 10, true, nil, nil)
+		switches, err := pingPongOnce(usable[0], usable[1], 10, true, nil)
 		switch {
 		case c.errSub == "" && (err != nil || switches != -1):
 			t.Errorf("%s: switches %d, err %v; want -1 and no error", c.name, switches, err)
