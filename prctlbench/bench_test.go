@@ -66,11 +66,14 @@ func benchPingPong(b *testing.B, row *pingPongRow, shared bool) {
 		b.Fatalf("CPUs %d and %d, %d round trips: %v", usable[0], usable[1], b.N, err)
 	}
 	// Each round trip blocks both sides once; a round with fewer switches
-	// than round trips did not measure context switches.
+	// than round trips did not measure context switches. The round's
+	// first round trip is let off: both sides start at the go, so ping's
+	// counter can be in the pipe before pong reads, and its echo before
+	// ping does (seen 3 times in 392 rows at b.N = 1).
 	if switches < 0 {
 		b.Log("no voluntary_ctxt_switches line in /proc/thread-self/status: context switches not checked")
 	}
-	if switches >= 0 && switches < b.N {
+	if switches >= 0 && switches < b.N-1 {
 		b.Fatalf("%d voluntary context switches for %d round trips between CPUs %d and %d: the sides did not sleep", switches, b.N, usable[0], usable[1])
 	}
 	unit.Report(b, int64(b.N), "roundtrips/s")
