@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/kbench/kbench/internal/child"
@@ -42,7 +44,18 @@ func Main(m *testing.M, extra ...Extra) int {
 	if code := setup(os.Stdout, os.Stderr, extra); code != 0 {
 		return code
 	}
-	return m.Run()
+	return finish(m.Run(), os.Stderr)
+}
+
+// finish is the test binary's exit status: m.Run's, or 1 where a row's
+// run failed though m.Run passed (a failure in a later -count).
+func finish(code int, stderr io.Writer) int {
+	if rows := region.Failed(); code == 0 && len(rows) > 0 {
+		fmt.Fprintf(stderr, "kbench: %d run(s) of rows failed (%s), though go test's own status passed them: it does not fail the test binary for a failure in a later -count\n",
+			len(rows), strings.Join(slices.Compact(rows), ", "))
+		return 1
+	}
+	return code
 }
 
 func setup(stdout, stderr io.Writer, extra []Extra) int {

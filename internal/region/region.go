@@ -5,6 +5,7 @@ package region
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 
@@ -124,7 +125,34 @@ func New(b *testing.B) *Region {
 	if len(r.insts) > 0 {
 		b.Cleanup(r.close)
 	}
+	b.Cleanup(func() {
+		if b.Failed() {
+			noteFailed(b.Name())
+		}
+	})
 	return r
+}
+
+var (
+	failedMu sync.Mutex
+	failed   []string
+)
+
+func noteFailed(name string) {
+	failedMu.Lock()
+	defer failedMu.Unlock()
+	failed = append(failed, name)
+}
+
+// Failed lists the rows whose run failed, each as often as it failed.
+// The testing package prints a failure in a row's second or later -count
+// but does not fail the test binary for it (Go 1.26: it runs those counts
+// apart from the row's parent), so benchmain checks this list after the
+// run.
+func Failed() []string {
+	failedMu.Lock()
+	defer failedMu.Unlock()
+	return slices.Clone(failed)
 }
 
 // Begin opens the instruments and starts the region: b.ResetTimer with
