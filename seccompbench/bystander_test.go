@@ -17,9 +17,11 @@ import (
 	"github.com/kbench/kbench/internal/unixbench"
 )
 
-// runVictim runs b.N mix loops pinned to cpu and returns how often the
-// victim was preempted meanwhile (nonvoluntary context switches): a
-// victim slowed by sharing its CPU rather than by interrupts shows here.
+// runVictim runs mix loops pinned to cpu, as many as b.Loop asks for (so
+// the loaders run once per -count, not once per trial b.N), and returns
+// how often the victim was preempted meanwhile (nonvoluntary context
+// switches): a victim slowed by sharing its CPU rather than by
+// interrupts shows here.
 // loaders is how many loaders run meanwhile, each holding an fd at times.
 func runVictim(b *testing.B, cpu, loaders int) (preempted int64, err error) {
 	loop, err := unixbench.New()
@@ -42,7 +44,7 @@ func runVictim(b *testing.B, cpu, loaders int) (preempted int64, err error) {
 			return err
 		}
 		r.ResetTimer()
-		err = loop.Run(unixbench.Mix, b.N)
+		err = loopOn(b, loop, unixbench.Mix)
 		r.End()
 		if err != nil {
 			return err

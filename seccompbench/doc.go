@@ -27,10 +27,11 @@
 // stress-ng's two variants are; open, write 5 bytes to, close /dev/null.
 // That is 9 successful loads, each translated to eBPF and JIT-compiled,
 // and freed when the thread dies. shape=single is one thread loading one
-// small filter: the per-load cost. loaders=1 runs ops one after another;
-// loaders=gomaxprocs runs one loader per GOMAXPROCS (b.RunParallel), as
-// lkp runs stress-ng with nr_threads=100%. Reported: ns/op, ops/s and
-// loads/s.
+// small filter: the per-load cost. loaders=1 runs ops one after another,
+// as many as b.Loop asks for, in one call per -count (so no trial's ops
+// are thrown away); loaders=gomaxprocs runs one loader per GOMAXPROCS
+// (b.RunParallel, once per trial b.N), as lkp runs stress-ng with
+// nr_threads=100%. Reported: ns/op, ops/s and loads/s.
 //
 // With net.core.bpf_jit_harden=2 (or 1, for a loader without CAP_BPF,
 // such as an unprivileged run) the kernel blinds the JIT's constants:
@@ -81,8 +82,12 @@
 // the cost grows with N. On kernels before 5.11 both kinds run every
 // filter. Reported: ns/op and loops/s.
 //
-// How it differs from UnixBench: it runs b.N loops rather than for 10
-// seconds; umask is called with the process's current mask rather than
+// The thread loads its filters once per -count and runs as many loops as
+// b.Loop asks for (-benchtime's worth, all of them timed), rather than
+// once for every trial b.N go test tries.
+//
+// How it differs from UnixBench: it runs -benchtime's worth of loops
+// rather than for 10 seconds; umask is called with the process's current mask rather than
 // 022, so the test binary's umask never changes; the calls go through
 // RawSyscall, as a C program's through libc.
 //
@@ -94,7 +99,8 @@
 // first usable CPU) runs the syscall mix; with loaders=stress-ng every
 // other usable CPU, up to GOMAXPROCS-1 of them, runs stress-ng ops in a
 // loop, each op on a fresh thread pinned there; with loaders=idle they do
-// nothing. One op is one victim loop; compare the rows. Every loader must
+// nothing. One op is one victim loop, as many as b.Loop asks for, so the
+// loaders start once per -count; compare the rows. Every loader must
 // complete an op before the victim starts and another after it ends.
 // victim-preempt/s counts the victim's involuntary context switches: the
 // Go runtime creates each loader thread from its template thread, which
@@ -109,7 +115,9 @@
 // (no filters, no no_new_privs). At the first and the last op of each
 // run, /proc/thread-self/status must show Seccomp: 2 and exactly the
 // filters loaded (plus any a fresh thread starts with, inside a
-// container). BenchmarkSyscall checks the count before and after its
+// container); BenchmarkLoad's loaders=1 rows, whose b.Loop does not say
+// in advance which op is the last, check the first op and one more op
+// after the run, untimed and not counted. BenchmarkSyscall checks the count before and after its
 // loop, and that getppid fails with errno N, which proves filter N is on
 // the thread. After each benchmark the main thread and a fresh thread
 // must show the seccomp state and no_new_privs bit they started with.
