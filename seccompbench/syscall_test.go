@@ -83,20 +83,13 @@ func benchSyscall(b *testing.B, work unixbench.Work, kind Kind, n int) {
 	unit.Report(b, int64(b.N), "loops/s")
 }
 
-// loopOn runs one loop of w per b.Loop iteration on the calling thread,
-// until b.Loop has found its op count, and stops at the first loop whose
-// result is wrong. b.Loop may be called from a throw-away thread: the
-// row's goroutine waits in thread.Run meanwhile, so calls on b stay
-// ordered. The timer runs from the first b.Loop call, which resets it, to
-// the last, which stops it; b.N is the op count once it returns nil.
-// Each loop is a call of Run(w, 1), about 5 ns more an op than one call
-// of Run(w, b.N) (+5-7% on the getpid rows, docs/results.md): a loop that
-// b.Loop drives belongs in package unixbench, beside Run.
+// loopOn runs one loop of w per b.Loop iteration on the calling thread
+// (unixbench.Loop.For, with b.Loop's fast path inline), until b.Loop has
+// found its op count, and stops at the first loop whose result is wrong.
+// b.Loop may be called from a throw-away thread: the row's goroutine
+// waits in thread.Run meanwhile, so calls on b stay ordered. The timer
+// runs from the first b.Loop call, which resets it, to the last, which
+// stops it; b.N is the op count once it returns nil.
 func loopOn(b *testing.B, loop *unixbench.Loop, w unixbench.Work) error {
-	for i := 1; b.Loop(); i++ {
-		if err := loop.Run(w, 1); err != nil {
-			return fmt.Errorf("op %d: %w", i, err)
-		}
-	}
-	return nil
+	return loop.For(w, b)
 }

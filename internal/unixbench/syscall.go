@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"testing"
 
 	"github.com/kbench/kbench/internal/limits"
 	"golang.org/x/sys/unix"
@@ -88,18 +89,27 @@ func (l *Loop) Close() error {
 }
 
 // Run runs n loops of w and stops at the first call whose result is wrong.
-func (l *Loop) Run(w Work, n int) error {
+func (l *Loop) Run(w Work, n int) error { return l.run(w, n, nil) }
+
+// For runs loops of w on the calling thread for as long as b.Loop asks
+// (one loop per b.Loop iteration, with b.Loop's fast path inline), and
+// stops at the first call whose result is wrong.
+func (l *Loop) For(w Work, b *testing.B) error { return l.run(w, 0, b) }
+
+func (l *Loop) run(w Work, n int, b *testing.B) error {
 	switch w {
 	case Mix:
-		return l.mix(n)
+		return l.mix(n, b)
 	case Getpid:
-		return l.getpid(n)
+		return l.getpid(n, b)
 	}
 	return fmt.Errorf("unixbench: unknown work %q", w)
 }
 
-func (l *Loop) mix(n int) error {
-	for i := 0; i < n; i++ {
+// mix and getpid run loop i while i < n, or while b.Loop() where b is
+// not nil (inline, so that b.Loop's fast path costs no call).
+func (l *Loop) mix(n int, b *testing.B) error {
+	for i := 0; b == nil && i < n || b != nil && b.Loop(); i++ {
 		fd, _, e := unix.RawSyscall(unix.SYS_DUP, uintptr(l.rfd), 0, 0)
 		if e != 0 {
 			return fmt.Errorf("loop %d: dup(%d): %w", i, l.rfd, e)
@@ -120,8 +130,8 @@ func (l *Loop) mix(n int) error {
 	return nil
 }
 
-func (l *Loop) getpid(n int) error {
-	for i := 0; i < n; i++ {
+func (l *Loop) getpid(n int, b *testing.B) error {
+	for i := 0; b == nil && i < n || b != nil && b.Loop(); i++ {
 		if pid, _, _ := unix.RawSyscall(unix.SYS_GETPID, 0, 0, 0); pid != l.pid {
 			return fmt.Errorf("loop %d: getpid returned %d, want %d", i, pid, l.pid)
 		}
