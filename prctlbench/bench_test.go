@@ -24,8 +24,9 @@ func BenchmarkSyscallMix(b *testing.B) {
 	defer l.Close()
 	r := region.New(b)
 	skip.IfNotSupported(b, l.CheckFds()) // the instruments' fds are open now
+	// One call per -count: b.Loop ramps up inside it, every loop timed.
 	r.ResetTimer()
-	err = l.Run(unixbench.Mix, b.N)
+	err = l.For(unixbench.Mix, b)
 	r.End()
 	if err != nil {
 		b.Fatalf("after %d loops asked: %v", b.N, err)
