@@ -22,16 +22,16 @@ import (
 //	local:  2 + 1 + flows + child.Fds(2*flows, 1)
 //	remote: 1 + 1 + child.Fds(flows, 1)
 //
-// mm=shared: the control connection, locally the listening sockets, and
-// the flows' data sockets. Where flow threads have private fd tables
-// (privateFiles), each thread's table is a copy of the process's, in
-// which its sweep (closeSocketsExcept) opens one fd, the listing of
-// /proc/thread-self/fd, before it closes the other sockets, whose slots
-// its data socket then takes; where they share the process's, every
-// client socket and accepted socket is in it:
+// mm=shared: the control connection, the shared work's memfd, locally the
+// listening sockets, and the flows' data sockets. Where flow threads have
+// private fd tables (privateFiles), each thread's table is a copy of the
+// process's, in which its sweep (closeSocketsExcept) opens one fd, the
+// listing of /proc/thread-self/fd, before it closes the other sockets,
+// whose slots its data socket then takes; where they share the
+// process's, every client socket and accepted socket is in it:
 //
-//	private: 2 + flows + 1 (local), 1 + 1 (remote)
-//	shared:  2 + 3*flows (local), 1 + flows (remote)
+//	private: 2 + 1 + flows + 1 (local), 1 + 1 + 1 (remote)
+//	shared:  2 + 1 + 3*flows (local), 1 + 1 + flows (remote)
 //
 // The private count holds on a quiet process only: a fd another thread
 // holds open for a moment (a /proc read) when a flow thread's copy is
@@ -70,17 +70,17 @@ func fdsNeeded(cfg Config, local bool) (fds int, why string) {
 		fds = 1 + 1 + child.Fds(cfg.Flows, 1)
 		why = fmt.Sprintf("1 control + 1 memfd + %d child processes x %d + %d while one starts", cfg.Flows, child.ParentFds, child.StartFds(1))
 	case privateFiles() == nil && local:
-		fds = 2 + cfg.Flows + 1
-		why = fmt.Sprintf("2 control + %d listeners + 1 for the sweep in each flow thread's copy of the table", cfg.Flows)
+		fds = 2 + 1 + cfg.Flows + 1
+		why = fmt.Sprintf("2 control + 1 memfd + %d listeners + 1 for the sweep in each flow thread's copy of the table", cfg.Flows)
 	case privateFiles() == nil:
-		fds = 1 + 1
-		why = "1 control + 1 for the sweep in each flow thread's copy of the table"
+		fds = 1 + 1 + 1
+		why = "1 control + 1 memfd + 1 for the sweep in each flow thread's copy of the table"
 	case local:
-		fds = 2 + 3*cfg.Flows
-		why = fmt.Sprintf("2 control + %d flows x 3 (listener, client socket, accepted socket) in the shared table", cfg.Flows)
+		fds = 2 + 1 + 3*cfg.Flows
+		why = fmt.Sprintf("2 control + 1 memfd + %d flows x 3 (listener, client socket, accepted socket) in the shared table", cfg.Flows)
 	default:
-		fds = 1 + cfg.Flows
-		why = fmt.Sprintf("1 control + %d client sockets in the shared table", cfg.Flows)
+		fds = 1 + 1 + cfg.Flows
+		why = fmt.Sprintf("1 control + 1 memfd + %d client sockets in the shared table", cfg.Flows)
 	}
 	return fds, why
 }
