@@ -61,7 +61,10 @@ const latOff = peer.BudgetSize
 
 // flows is a row's flows: the control connection with the server flows it
 // opened, and the client flows as sides (processes, or threads for
-// mm=shared) that take their transactions from one shared budget.
+// mm=shared) that take their transactions from one shared budget. They
+// are set up once per row and run a round per trial (keptFlows): the RR
+// connections, the server flows and the client processes live for the
+// row, as netperf's do for its run.
 type flows struct {
 	cfg     Config
 	cc      *controlClient
@@ -69,16 +72,23 @@ type flows struct {
 	mem     *peer.Mem
 	budget  *peer.Budget
 	run     *peer.Run
-	retrans int64 // TCPSynRetrans at the last reading
+	retrans int64        // TCPSynRetrans at the last reading
+	server  []flowReport // the server's counts at the last reading
+	final   []flowReport // the server's counts at STOP
+	closed  bool
 }
 
 // startFlows opens cfg.Flows flows against the netbench server at ctl and
-// starts their clients; none transacts before a round.
-func startFlows(ctl netip.AddrPort, cfg Config, ports portRange) (fl *flows, err error) {
+// starts their clients; none transacts before a round. after (nil for
+// none) runs once the flows have ended: the in-process server's Close.
+func startFlows(ctl netip.AddrPort, cfg Config, ports portRange, after func() error) (fl *flows, err error) {
 	if cfg.Flows < 1 || cfg.Req < 1 || cfg.Rsp < 1 {
 		return nil, fmt.Errorf("netbench: bad run %+v", cfg)
 	}
 	var undo []func() error
+	if after != nil {
+		undo = append(undo, after)
+	}
 	defer func() {
 		if err != nil {
 			for i := len(undo) - 1; i >= 0; i-- {
@@ -94,11 +104,12 @@ func startFlows(ctl netip.AddrPort, cfg Config, ports portRange) (fl *flows, err
 		old := ensureProcs(2*cfg.Flows + 2)
 		undo = append(undo, func() error { restoreProcs(old); return nil })
 	}
-	fl = &flows{cfg: cfg, ports: make([]int, cfg.Flows)}
-	// The counter is read before any flow thread exists: a flow thread's
-	// private fd table is a copy of the process's, and the netstat file
-	// open during the copy would take a slot the row's fd count does not
-	// give it.
+	fl = &flows{cfg: cfg, ports: make([]int, cfg.Flows), server: make([]flowReport, cfg.Flows)}
+	// The counter is read before any flow thread exists, and then after
+	// each round, once every flow thread has made its fd table: a flow
+	// thread's private table is a copy of the process's, and the netstat
+	// file open during the copy would take a slot the row's fd count does
+	// not give it.
 	if fl.retrans, err = synRetrans(netstatPath); err != nil {
 		return nil, fmt.Errorf("netbench: counting SYN retransmits: %w", err)
 	}
@@ -129,24 +140,31 @@ func startFlows(ctl netip.AddrPort, cfg Config, ports portRange) (fl *flows, err
 	for _, fn := range undo {
 		fl.run.Defer(fn)
 	}
+	// The server's flows end after the clients' (a server flow serving an
+	// RR connection ends when its client closes it).
+	fl.run.Defer(func() error {
+		var err error
+		fl.final, err = fl.cc.stop()
+		return errors.Join(err, serverFailures(fl.final))
+	})
 	return fl, nil
 }
 
-// close ends the client flows, then the server's (a server flow serving
-// an RR connection ends when its client closes it), and returns the
-// server's final counts.
-func (fl *flows) close() ([]flowReport, error) {
-	var reports []flowReport
-	fl.run.Defer(func() error {
-		var err error
-		reports, err = fl.cc.stop()
-		return err
-	})
-	return reports, fl.run.Close()
+// close ends the client flows, then the server's, and returns their
+// errors; after the first call it returns nil.
+func (fl *flows) close() error {
+	if fl.closed {
+		return nil
+	}
+	fl.closed = true
+	return fl.run.Close()
 }
 
 // round runs n transactions over the flows, with the clock running only
-// while the flows do them, and returns what the clients did.
+// while the flows do them, and checks them: the clients' counts against
+// what the server answered in the round, flow by flow, and the SYNs the
+// kernel retransmitted. A failed side ends the flows (close); a failed
+// check leaves them to the caller.
 func (fl *flows) round(n int, t peer.Timer) (*Result, error) {
 	if n < 0 {
 		return nil, fmt.Errorf("netbench: %d transactions", n)
@@ -170,8 +188,29 @@ func (fl *flows) round(n int, t peer.Timer) (*Result, error) {
 		res.Skips += c.Skips
 	}
 	if err != nil {
+		// A client's error is often the echo of its server's (a refused
+		// connect after the server flow failed): ending the flows
+		// reports both.
+		return res, fl.close()
+	}
+	retrans, err := synRetrans(netstatPath)
+	if err != nil {
+		return res, fmt.Errorf("netbench: counting SYN retransmits: %w", err)
+	}
+	res.SynRetrans, fl.retrans = retrans-fl.retrans, retrans
+	now, err := fl.cc.counts()
+	if err != nil {
 		return res, err
 	}
+	res.Server = make([]flowReport, len(now))
+	for i, r := range now {
+		res.Server[i] = r
+		if i < len(fl.server) {
+			res.Server[i].txns -= fl.server[i].txns
+			res.Server[i].badReqs -= fl.server[i].badReqs
+		}
+	}
+	fl.server = now
 	if res.Txns != int64(n) {
 		return res, fmt.Errorf("clients completed %d transactions, want %d", res.Txns, n)
 	}
@@ -179,33 +218,58 @@ func (fl *flows) round(n int, t peer.Timer) (*Result, error) {
 	slices.Sort(res.Lat)
 	i, _ := slices.BinarySearch(res.Lat, int64(SlowAfter)+1)
 	res.Slow = int64(len(res.Lat) - i)
-	return res, nil
+	return res, errors.Join(checkCounts(res.Client, res.Server), checkRetrans(res.SynRetrans, res.Txns))
 }
 
 // runFlows runs n transactions over cfg.Flows flows against the netbench
 // server at ctl, in one round of flows started for it, and checks them.
 func runFlows(ctl netip.AddrPort, cfg Config, n int, t peer.Timer, ports portRange) (*Result, error) {
-	fl, err := startFlows(ctl, cfg, ports)
+	fl, err := startFlows(ctl, cfg, ports, nil)
 	if err != nil {
 		return nil, err
 	}
-	res, rerr := fl.round(n, t)
-	if res == nil {
-		res = &Result{}
+	res, err := fl.round(n, t)
+	return res, errors.Join(err, fl.close())
+}
+
+// keptFlows holds a row's flows across the testing package's trials of it
+// (peer.Kept): the row's parent declares one beside its b.Run and closes
+// it when b.Run returns.
+type keptFlows struct {
+	k  peer.Kept
+	fl *flows
+}
+
+// get returns the kept flows for key, starting them with start when
+// there are none, when key changed or when the kept ones failed.
+func (kf *keptFlows) get(key string, start func() (*flows, error)) (*flows, error) {
+	if kf.fl != nil && kf.fl.closed {
+		kf.Close() // a failed round's error was reported there
 	}
-	reports, err := fl.close()
-	res.Server = reports
-	retrans, nerr := synRetrans(netstatPath)
-	if nerr != nil {
-		return res, fmt.Errorf("netbench: counting SYN retransmits: %w", nerr)
+	run, err := kf.k.Get(key, func() (*peer.Run, error) {
+		fl, err := start()
+		if err != nil {
+			return nil, err
+		}
+		kf.fl = fl
+		return fl.run, nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	res.SynRetrans = retrans - fl.retrans
-	if err := errors.Join(rerr, err); err != nil {
-		// A client's error is often the echo of its server's (a refused
-		// connect after the server flow failed): report both.
-		return res, errors.Join(err, serverFailures(reports))
+	if kf.fl == nil || kf.fl.run != run {
+		return nil, errors.New("netbench: kept sides without their flows")
 	}
-	return res, errors.Join(checkCounts(res.Client, res.Server), checkRetrans(res.SynRetrans, res.Txns))
+	return kf.fl, nil
+}
+
+// Close ends the kept flows, if any, and returns their errors.
+func (kf *keptFlows) Close() error {
+	if kf.fl != nil {
+		kf.fl.closed = true
+	}
+	kf.fl = nil
+	return kf.k.Close()
 }
 
 // clientArgs is one client flow, as its side gets it.
