@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -253,6 +254,31 @@ func TestRoundsKeepFlows(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestSharedRoundsHaveTheirPs: every round of mm=shared flows runs with
+// a P for each flow thread, though the testing package sets GOMAXPROCS
+// back after a row's first trial, and leaves GOMAXPROCS as it found it.
+func TestSharedRoundsHaveTheirPs(t *testing.T) {
+	ctl := localServer(t, nil)
+	cfg := Config{Kind: RR, Flows: 3, Req: 1, Rsp: 1, Shared: true}
+	before := runtime.GOMAXPROCS(0)
+	fl, err := startFlows(ctl, cfg, netperfPorts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fl.close()
+	for round := range 2 {
+		runtime.GOMAXPROCS(1) // as testing's -cpu value might be
+		var during int
+		if _, err := fl.round(10, timerFunc{reset: func() { during = runtime.GOMAXPROCS(0) }}); err != nil {
+			t.Fatal(err)
+		}
+		if after := runtime.GOMAXPROCS(0); during < 2*cfg.Flows+2 || after != 1 {
+			t.Errorf("round %d: GOMAXPROCS %d in the round, %d after; want >= %d, then 1", round, during, after, 2*cfg.Flows+2)
+		}
+	}
+	runtime.GOMAXPROCS(before)
 }
 
 // TestLaterRoundChecked makes the server leave out a transaction of the

@@ -97,12 +97,9 @@ func startFlows(ctl netip.AddrPort, cfg Config, ports portRange, after func() er
 		}
 	}()
 	if cfg.Shared {
-		// A P for every client thread, every local server thread, and
-		// two to spare (see ensureProcs); raised before the in-process
-		// server raises it for its own threads, so that the old value
-		// is restored.
-		old := ensureProcs(2*cfg.Flows + 2)
-		undo = append(undo, func() error { restoreProcs(old); return nil })
+		// Raised before the in-process server raises it for its own
+		// threads, so that the old value is restored (see round).
+		defer restoreProcs(ensureProcs(2*cfg.Flows + 2))
 	}
 	fl = &flows{cfg: cfg, ports: make([]int, cfg.Flows), server: make([]flowReport, cfg.Flows)}
 	// The counter is read before any flow thread exists, and then after
@@ -168,6 +165,13 @@ func (fl *flows) close() error {
 func (fl *flows) round(n int, t peer.Timer) (*Result, error) {
 	if n < 0 {
 		return nil, fmt.Errorf("netbench: %d transactions", n)
+	}
+	if fl.cfg.Shared {
+		// A P for every client thread, every local server thread, and
+		// two to spare (see ensureProcs), for the round only: the
+		// testing package sets GOMAXPROCS back to its -cpu value after
+		// a row's first trial, and warns of one a row leaves changed.
+		defer restoreProcs(ensureProcs(2*fl.cfg.Flows + 2))
 	}
 	// The latency slots grow with the round, before the sides map them
 	// (their Ready), so that no flow takes a page fault in the round.
