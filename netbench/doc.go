@@ -88,7 +88,9 @@
 //	KBENCH_NET_LISTEN=ip:port go test ./netbench -run='^TestServe$' -v -timeout=0
 //
 // and stopped with Ctrl-C. Its flows listen on the address the control
-// connection arrived at. The fingerprint records the TCP settings that
+// connection arrived at. Run the same netbench on both hosts: a server
+// from before the COUNTS verb answers a row's first round with "server
+// answered COUNTS with \"ERR unknown request ...\"". The fingerprint records the TCP settings that
 // change a TCP_CRR result (TIME_WAIT limits and reuse, timestamps, SYN
 // cookies, somaxconn) on this machine as sysctl.*, and in remote mode also
 // the server's, where TIME_WAIT piles up, as netbench.server.sysctl.*. TestRemoteNamespaces runs both ends in two network
