@@ -3,6 +3,7 @@
 package netbench
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 	"os"
@@ -76,9 +77,14 @@ func benchKind(b *testing.B, kind Kind) {
 					if cfg.Shared && !sharedRow(ip, cfg) {
 						continue
 					}
-					b.Run(fmt.Sprintf("ip=%d/flows=%d/req=%d/rsp=%d/mm=%s", ip, flows, sz.req, sz.rsp, mm), func(b *testing.B) {
-						benchRow(b, ip, cfg)
-					})
+					// The row's flows and its in-process server are
+					// set up by its first trial and kept for the rest.
+					var kept keptFlows
+					name := fmt.Sprintf("ip=%d/flows=%d/req=%d/rsp=%d/mm=%s", ip, flows, sz.req, sz.rsp, mm)
+					b.Run(name, func(b *testing.B) { benchRow(b, ip, cfg, &kept) })
+					if err := kept.Close(); err != nil {
+						b.Errorf("%s: ending the row's flows: %v", name, err)
+					}
 				}
 			}
 		}
@@ -91,13 +97,29 @@ func sharedRow(ip int, cfg Config) bool {
 	return ip == 4 && cfg.Req == 1
 }
 
-func benchRow(b *testing.B, ip int, cfg Config) {
-	ctl := target(b, ip)
+// benchRow runs one trial of a row: a round of b.N transactions on the
+// row's kept flows, which the first trial starts after checking the
+// limits (later trials find the flows' fds and tasks taken already).
+func benchRow(b *testing.B, ip int, cfg Config, kept *keptFlows) {
 	r := region.New(b)
-	skip.IfNotSupported(b, checkLimits(cfg, *serverAddr == ""))
-	res, err := runFlows(ctl, cfg, b.N, region.ClockTimer{Region: r}, netperfPorts)
+	fl, err := kept.get(fmt.Sprint(ip, cfg), func() (*flows, error) {
+		ctl, stop := target(b, ip)
+		if err := checkLimits(cfg, *serverAddr == ""); err != nil {
+			stop()
+			return nil, err
+		}
+		return startFlows(ctl, cfg, netperfPorts, stop)
+	})
+	var res *Result
+	if err == nil {
+		res, err = fl.round(b.N, region.ClockTimer{Region: r})
+	}
 	r.End()
-	skip.OnlyIfNotSupported(b, err) // the remote server's machine has no room for a flow
+	if err != nil {
+		// Whatever failed, the next trial (another -count) starts anew.
+		err = errors.Join(err, kept.Close())
+	}
+	skip.OnlyIfNotSupported(b, err) // a limit here, or the remote server's machine has no room for a flow
 	if err != nil {
 		b.Fatalf("%s flows=%d req=%d rsp=%d, %d transactions: %v", cfg.Kind, cfg.Flows, cfg.Req, cfg.Rsp, b.N, err)
 	}
@@ -111,15 +133,15 @@ func benchRow(b *testing.B, ip int, cfg Config) {
 
 // target returns the control address of the server for family ip: the
 // remote one named by KBENCH_NET_SERVER, or an in-process one on loopback
-// that lives until the benchmark ends.
-func target(b *testing.B, ip int) netip.AddrPort {
+// that lives until stop.
+func target(b *testing.B, ip int) (ctl netip.AddrPort, stop func() error) {
 	b.Helper()
 	if *serverAddr != "" {
 		ap := netip.MustParseAddrPort(*serverAddr)
 		if is4 := ap.Addr().Unmap().Is4(); is4 != (ip == 4) {
 			b.Skipf("KBENCH_NET_SERVER=%s is not an IPv%d address; run a server on one to get these rows", *serverAddr, ip)
 		}
-		return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+		return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()), func() error { return nil }
 	}
 	lo := netip.MustParseAddr("127.0.0.1")
 	if ip == 6 {
@@ -131,8 +153,7 @@ func target(b *testing.B, ip int) netip.AddrPort {
 		b.Fatalf("in-process netbench server on %v: %v", lo, err)
 	}
 	go srv.Serve()
-	b.Cleanup(func() { srv.Close() })
-	return srv.Addr()
+	return srv.Addr(), srv.Close
 }
 
 // probeLoopback6 checks that a TCP socket can bind ::1.

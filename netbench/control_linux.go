@@ -20,21 +20,27 @@ import (
 )
 
 // The control connection plays netperf's control channel: the client asks
-// the server for flows, learns their data ports, and after the run asks for
-// the server's counts. It is plain line-based text over TCP through Go's
-// net package; no transaction goes over it.
+// the server for flows, learns their data ports, after each round asks for
+// the server's counts so far, and at the end of the row stops the flows.
+// It is plain line-based text over TCP through Go's net package; no
+// transaction goes over it.
 //
 //	client: OPEN crr|rr <req> <rsp> [separate|shared]
 //	                                    server: OK <port> | ERR <text>
-//	client: STOP                        server: FLOW <i> <txns> <badreqs> <error or ->
+//	client: COUNTS                      server: FLOW <i> <txns> <badreqs> <error or ->
 //	                                            ... one line per flow, then END
+//	client: STOP                        server: FLOW ... as for COUNTS, then END
 //	client: SYSCTL                      server: SYSCTL <name> <value>
 //	                                            ... one line per tcpSysctls, then END
 //
 // OPEN's last word is the flow server's shape: its own process (separate,
 // the default, as netserver forks one per test) or a thread of the
-// server's (shared). STOP ends every flow opened on the connection. A control connection that
-// closes stops its flows too, so a client that dies leaves nothing behind.
+// server's (shared). COUNTS reports each flow's counts since it opened,
+// while the flows run on (a flow process keeps them in memory it shares
+// with the server), and the error of a flow that has ended with one. STOP
+// ends every flow opened on the connection and reports their final
+// counts. A control connection that closes stops its flows too, so a
+// client that dies leaves nothing behind.
 
 // Kind is the netperf test: a connection per transaction, or one
 // persistent connection.
@@ -195,16 +201,19 @@ func (s *Server) handle(c net.Conn) {
 			if !reply("OK %d", fs.port) {
 				return
 			}
-		case len(f) == 1 && f[0] == "STOP":
-			errs := stopFlows(flows, time.Minute)
+		case len(f) == 1 && f[0] == "COUNTS":
+			errs := make([]error, len(flows))
 			for i, fs := range flows {
-				err := errs[i]
-				msg := "-"
-				if err != nil {
-					msg = err.Error()
+				if isDone(fs.done) {
+					errs[i] = fs.err
 				}
-				fmt.Fprintf(w, "FLOW %d %d %d %s\n", i, fs.txns.Load(), fs.badReqs.Load(), msg)
 			}
+			writeFlows(w, flows, errs)
+			if !reply("END") {
+				return
+			}
+		case len(f) == 1 && f[0] == "STOP":
+			writeFlows(w, flows, stopFlows(flows, time.Minute))
 			s.addLive(flows, -1)
 			if s.logf != nil {
 				var txns int64
@@ -213,6 +222,7 @@ func (s *Server) handle(c net.Conn) {
 				}
 				s.logf("netbench server: %v: %d flow(s), %d transactions", c.RemoteAddr(), len(flows), txns)
 			}
+			releaseFlows(flows)
 			flows = nil
 			if !reply("END") {
 				return
@@ -232,6 +242,23 @@ func (s *Server) handle(c net.Conn) {
 	}
 }
 
+// writeFlows writes a FLOW line for each flow, with errs[i] its error.
+func writeFlows(w *bufio.Writer, flows []*flowServer, errs []error) {
+	for i, fs := range flows {
+		msg := "-"
+		if errs[i] != nil {
+			msg = strings.ReplaceAll(errs[i].Error(), "\n", "; ")
+		}
+		fmt.Fprintf(w, "FLOW %d %d %d %s\n", i, fs.txns.Load(), fs.badReqs.Load(), msg)
+	}
+}
+
+func releaseFlows(flows []*flowServer) {
+	for _, fs := range flows {
+		fs.release()
+	}
+}
+
 // stopFlows ends the flows of a control connection that closed: within a
 // minute, or, when the whole server is closing (Ctrl-C on TestServe),
 // within a few seconds, after which the process's exit ends any thread
@@ -243,6 +270,7 @@ func (s *Server) stopFlows(flows []*flowServer) {
 	}
 	stopFlows(flows, wait)
 	s.addLive(flows, -1)
+	releaseFlows(flows)
 }
 
 // addLive adds (sign 1) or removes (-1) flows from the live count and
@@ -362,11 +390,17 @@ func (cc *controlClient) open(kind Kind, req, rsp int, shared bool) (int, error)
 
 // stop ends the flows and returns the server's counts, one per flow in
 // the order they were opened.
-func (cc *controlClient) stop() ([]flowReport, error) {
-	line, err := cc.roundTrip("STOP")
+func (cc *controlClient) stop() ([]flowReport, error) { return cc.flowReports("STOP") }
+
+// counts returns the server's counts so far, one per flow in the order
+// they were opened; the flows run on.
+func (cc *controlClient) counts() ([]flowReport, error) { return cc.flowReports("COUNTS") }
+
+func (cc *controlClient) flowReports(verb string) ([]flowReport, error) {
+	line, err := cc.roundTrip(verb)
 	var out []flowReport
 	for ; err == nil && line != "END"; line, err = cc.readLine() {
-		r, perr := parseFlowReport(line, len(out))
+		r, perr := parseFlowReport(verb, line, len(out))
 		if perr != nil {
 			return nil, perr
 		}
@@ -390,11 +424,11 @@ func (cc *controlClient) sysctls() ([][2]string, error) {
 }
 
 // parseFlowReport reads "FLOW <i> <txns> <badreqs> <error or ->", which
-// must be flow i.
-func parseFlowReport(line string, i int) (flowReport, error) {
+// must be flow i, from the answer to verb.
+func parseFlowReport(verb, line string, i int) (flowReport, error) {
 	var r flowReport
 	f := strings.SplitN(line, " ", 5)
-	bad := fmt.Errorf("server answered STOP with %q", line)
+	bad := fmt.Errorf("server answered %s with %q", verb, line)
 	if len(f) != 5 || f[0] != "FLOW" || f[1] != strconv.Itoa(i) {
 		return r, bad
 	}

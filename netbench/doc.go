@@ -13,7 +13,8 @@
 // response, reads until EOF and closes; the server accepts, receives,
 // sends and closes first, so TIME_WAIT lands on the server side.
 // BenchmarkTCPRR: request and response on one connection per flow, made
-// before the clock starts. Rows: ip=4|6 (6 where ::1 binds),
+// before the row's first trial and kept for the row, as netperf keeps it
+// for its run. Rows: ip=4|6 (6 where ::1 binds),
 // flows=1|16 (KBENCH_NET_FLOWS), req=1/rsp=1 (netperf's default, lkp's
 // report) and req=64/rsp=1024. Each row reports tps (lkp
 // Throughput_total_tps), tps/flow (Throughput_tps), p50-us and p99-us
@@ -34,13 +35,22 @@
 // (thread.Solo, as every child does): one P, and the calls that wait for
 // the peer (connect, accept4, sendto, recvfrom) raw, so the Go runtime
 // adds no work around them and no thread handoffs to the process. The
-// clients share the transaction budget and the latency slots through a
-// shared mapping, taken 16 tickets at a time; a flow server process
-// reports its count when its listening socket is shut down at STOP, and
-// one still serving a client that neither finishes nor closes is killed
-// then. A line-based control connection
-// (Go net, off the measured path) opens the flows and collects the
-// server's counts, as netperf's control connection does.
+// client flows are internal/peer sides (one body, run as a process or a
+// thread): they share the transaction budget and the latency slots
+// through a shared mapping, taken 16 tickets at a time. A line-based
+// control connection (Go net, off the measured path) opens the flows,
+// asks for the server's counts after each round (COUNTS: a flow server
+// process keeps them in memory it shares with the server) and stops the
+// flows at the end of the row (STOP), as netperf's control connection
+// does; a flow server process still serving a client that neither
+// finishes nor closes is killed then.
+//
+// A row is set up once: its first trial checks the limits and starts the
+// server (in-process), the server flows, the client flows and their RR
+// connections, and every trial of the row (b.N = 1, then larger, and
+// each -count) is one round of b.N transactions on them; they end when
+// the row does (peer.Kept). A row whose round fails ends its flows, and
+// its next trial starts anew.
 //
 // mm=separate is that shape, the default and the rows that reproduce the
 // report. mm=shared (ip=4, req=1 rows) runs every flow's client and
@@ -59,17 +69,18 @@
 // exits, which Ctrl-C on TestServe brings about within 5 s. Tests that
 // inject server faults (hooks) run their server flows as threads.
 //
-// Checks: the server checks every request byte and counts transactions per
-// flow; the client checks every response byte (each transaction's bytes
-// depend on its number, so a stale or echoed message fails) and the EOF
-// after it; the two counts must match flow by flow. A run whose clients'
-// kernel retransmitted SYNs (TcpExt TCPSynRetrans, a TIME_WAIT collision
-// or a full backlog) for more than 1% of its transactions fails with the
-// count. Transactions slower than 200 ms are reported as slow/op, as
+// Checks, every round: the server checks every request byte and counts
+// transactions per flow; the client checks every response byte (each
+// transaction's bytes depend on its number, so a stale or echoed message
+// fails) and the EOF after it; the two counts of the round must match flow
+// by flow. A round whose clients' kernel retransmitted SYNs (TcpExt
+// TCPSynRetrans, a TIME_WAIT collision or a full backlog) for more than 1%
+// of its transactions fails with the count. Transactions slower than 200 ms are reported as slow/op, as
 // evidence only: a fixed latency limit would fail every row of a slow
 // kernel or an emulated guest, which is what the suite measures.
 // TIME_WAIT build-up never fails a run: ports refused by bind or connect
-// are walked past, as netperf does.
+// are walked past, as netperf does, and each flow's walk goes on from
+// round to round.
 //
 // Remote mode: KBENCH_NET_SERVER=ip:port sends the clients to a netbench
 // server on another host, started there with
@@ -77,7 +88,9 @@
 //	KBENCH_NET_LISTEN=ip:port go test ./netbench -run='^TestServe$' -v -timeout=0
 //
 // and stopped with Ctrl-C. Its flows listen on the address the control
-// connection arrived at. The fingerprint records the TCP settings that
+// connection arrived at. Run the same netbench on both hosts: a server
+// from before the COUNTS verb answers a row's first round with "server
+// answered COUNTS with \"ERR unknown request ...\"". The fingerprint records the TCP settings that
 // change a TCP_CRR result (TIME_WAIT limits and reuse, timestamps, SYN
 // cookies, somaxconn) on this machine as sysctl.*, and in remote mode also
 // the server's, where TIME_WAIT piles up, as netbench.server.sysctl.*. TestRemoteNamespaces runs both ends in two network
@@ -113,11 +126,13 @@
 //   - Sockets are opened with SOCK_CLOEXEC and accepted with accept4
 //     (SOCK_CLOEXEC) so that none leaks into a child process; netserver
 //     calls accept(2), which runs the same __sys_accept4 in the kernel.
-//   - A run is b.N transactions shared by the flows (each takes the next
-//     block of 16 tickets), not a fixed time; every transaction's latency
-//     is timed with one reading of the vDSO clock (two after a yield),
-//     its end being the next one's start (netperf times transactions only with histograms
-//     enabled).
+//   - A trial is a round of b.N transactions shared by the flows (each
+//     takes the next block of 16 tickets), not a fixed time, and a row's
+//     trials are rounds on the same flows, between which the flows wait
+//     (an RR connection idle, a CRR flow server in accept); every
+//     transaction's latency is timed with one reading of the vDSO clock
+//     (two after a yield), its end being the next one's start (netperf
+//     times transactions only with histograms enabled).
 //   - netperf's -c -C CPU accounting is not done.
 //
 // The rows' rates and context switches next to netperf 2.7's (the README

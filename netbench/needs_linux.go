@@ -17,21 +17,28 @@ import (
 // remote), the shared work's memfd, and per flow a child process for the
 // client (child.ParentFds each, child.StartFds(1) while the last starts:
 // it inherits the memfd); locally also per flow the server's listening
-// socket and its child process (inheriting the listening socket):
+// socket, the memfd of its counts and its child process (inheriting
+// both, but started before the clients, so the last client's start is
+// the peak):
 //
-//	local:  2 + 1 + flows + child.Fds(2*flows, 1)
+//	local:  2 + 1 + 2*flows + child.Fds(2*flows, 1)
 //	remote: 1 + 1 + child.Fds(flows, 1)
 //
-// mm=shared: the control connection, locally the listening sockets, and
-// the flows' data sockets. Where flow threads have private fd tables
-// (privateFiles), each thread's table is a copy of the process's, in
-// which its sweep (closeSocketsExcept) opens one fd, the listing of
-// /proc/thread-self/fd, before it closes the other sockets, whose slots
-// its data socket then takes; where they share the process's, every
-// client socket and accepted socket is in it:
+// The flows are kept for the row's trials: the first trial checks, and
+// the later ones open nothing more.
 //
-//	private: 2 + flows + 1 (local), 1 + 1 (remote)
-//	shared:  2 + 3*flows (local), 1 + flows (remote)
+// mm=shared: the control connection, the shared work's memfd, locally the
+// listening sockets, and the flows' data sockets. Where flow threads have
+// private fd tables (privateFiles), each thread's table is a copy of the
+// process's, in which its sweep (closeSocketsExcept) opens one fd, the
+// listing of /proc/thread-self/fd, before it closes the other sockets,
+// whose slots its data socket then takes; where they share the
+// process's, every client socket and accepted socket is in it, and the
+// netstat counters read after each round (RR's connections open) take
+// one more:
+//
+//	private: 2 + 1 + flows + 1 (local), 1 + 1 + 1 (remote)
+//	shared:  2 + 1 + 3*flows + 1 (local), 1 + 1 + flows + 1 (remote)
 //
 // The private count holds on a quiet process only: a fd another thread
 // holds open for a moment (a /proc read) when a flow thread's copy is
@@ -64,35 +71,35 @@ func checkLimits(cfg Config, local bool) error {
 func fdsNeeded(cfg Config, local bool) (fds int, why string) {
 	switch {
 	case !cfg.Shared && local:
-		fds = 2 + 1 + cfg.Flows + child.Fds(2*cfg.Flows, 1)
-		why = fmt.Sprintf("2 control + 1 memfd + %d listeners + %d child processes x %d + %d while one starts", cfg.Flows, 2*cfg.Flows, child.ParentFds, child.StartFds(1))
+		fds = 2 + 1 + 2*cfg.Flows + child.Fds(2*cfg.Flows, 1)
+		why = fmt.Sprintf("2 control + 1 memfd + %d listeners + %d server memfds + %d child processes x %d + %d while one starts", cfg.Flows, cfg.Flows, 2*cfg.Flows, child.ParentFds, child.StartFds(1))
 	case !cfg.Shared:
 		fds = 1 + 1 + child.Fds(cfg.Flows, 1)
 		why = fmt.Sprintf("1 control + 1 memfd + %d child processes x %d + %d while one starts", cfg.Flows, child.ParentFds, child.StartFds(1))
 	case privateFiles() == nil && local:
-		fds = 2 + cfg.Flows + 1
-		why = fmt.Sprintf("2 control + %d listeners + 1 for the sweep in each flow thread's copy of the table", cfg.Flows)
+		fds = 2 + 1 + cfg.Flows + 1
+		why = fmt.Sprintf("2 control + 1 memfd + %d listeners + 1 for the sweep in each flow thread's copy of the table", cfg.Flows)
 	case privateFiles() == nil:
-		fds = 1 + 1
-		why = "1 control + 1 for the sweep in each flow thread's copy of the table"
+		fds = 1 + 1 + 1
+		why = "1 control + 1 memfd + 1 for the sweep in each flow thread's copy of the table"
 	case local:
-		fds = 2 + 3*cfg.Flows
-		why = fmt.Sprintf("2 control + %d flows x 3 (listener, client socket, accepted socket) in the shared table", cfg.Flows)
+		fds = 2 + 1 + 3*cfg.Flows + 1
+		why = fmt.Sprintf("2 control + 1 memfd + %d flows x 3 (listener, client socket, accepted socket) in the shared table + 1 netstat read between rounds", cfg.Flows)
 	default:
-		fds = 1 + cfg.Flows
-		why = fmt.Sprintf("1 control + %d client sockets in the shared table", cfg.Flows)
+		fds = 1 + 1 + cfg.Flows + 1
+		why = fmt.Sprintf("1 control + 1 memfd + %d client sockets in the shared table + 1 netstat read between rounds", cfg.Flows)
 	}
 	return fds, why
 }
 
 // flowFds is what one flow's server takes in the server's process: its
-// listening socket and, in mm=separate, its child process (inheriting
-// the listening socket); in mm=shared one more in its thread's table (its
-// sweep's listing in a private copy, the accepted socket in a shared
-// table).
+// listening socket and, in mm=separate, the memfd of its counts and its
+// child process (inheriting both); in mm=shared one more in its thread's
+// table (its sweep's listing in a private copy, the accepted socket in a
+// shared table).
 func flowFds(separate bool) (int, string) {
 	if separate {
-		return 1 + child.Fds(1, 1), fmt.Sprintf("1 listener + 1 child process x %d + %d while it starts", child.ParentFds, child.StartFds(1))
+		return 2 + child.Fds(1, 2), fmt.Sprintf("1 listener + 1 memfd + 1 child process x %d + %d while it starts", child.ParentFds, child.StartFds(2))
 	}
 	return 2, "1 listener + 1 in its thread's table"
 }

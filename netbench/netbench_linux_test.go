@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -200,6 +201,104 @@ func TestCountsMatch(t *testing.T) {
 			if client != 401 || server != 401 || len(res.Lat) != 401 || res.Lat[0] <= 0 {
 				t.Fatalf("%v shared=%v: clients %d, server %d, %d latencies from %d ns; want 401 each", kind, shared, client, server, len(res.Lat), res.Lat[0])
 			}
+		}
+	}
+}
+
+// TestRoundsKeepFlows runs rounds of several sizes on one set of flows,
+// as a row's trials do: every round's counts match flow by flow (the
+// server's COUNTS, less the last round's), the client processes are the
+// same throughout, and an RR flow's one connection serves every round
+// (its server flow serves one connection and then ends).
+func TestRoundsKeepFlows(t *testing.T) {
+	ctl := localServer(t, nil)
+	for _, kind := range []Kind{CRR, RR} {
+		for _, shared := range []bool{false, true} {
+			cfg := Config{Kind: kind, Flows: 3, Req: 1, Rsp: 1, Shared: shared}
+			fl, err := startFlows(ctl, cfg, netperfPorts, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var pids []int
+			for _, n := range []int{1, 100, 1000, 10} {
+				res, err := fl.round(n, nopTimer{})
+				if err != nil {
+					fl.close()
+					t.Fatalf("%v shared=%v, round of %d: %v", kind, shared, n, err)
+				}
+				var server int64
+				for _, r := range res.Server {
+					server += r.txns
+				}
+				if res.Txns != int64(n) || server != int64(n) || len(res.Lat) != n {
+					t.Errorf("%v shared=%v, round of %d: clients %d, server %d, %d latencies", kind, shared, n, res.Txns, server, len(res.Lat))
+				}
+				now := fl.run.Pids()
+				if pids != nil && fmt.Sprint(now) != fmt.Sprint(pids) {
+					t.Errorf("%v shared=%v: client processes %v, then %v", kind, shared, pids, now)
+				}
+				pids = now
+			}
+			if err := fl.close(); err != nil {
+				t.Fatalf("%v shared=%v: %v", kind, shared, err)
+			}
+			if len(pids) != map[bool]int{false: 3, true: 0}[shared] {
+				t.Errorf("%v shared=%v: client processes %v", kind, shared, pids)
+			}
+			var total int64
+			for _, r := range fl.final {
+				total += r.txns
+			}
+			if total != 1111 {
+				t.Errorf("%v shared=%v: server's final count %d, want 1111", kind, shared, total)
+			}
+		}
+	}
+}
+
+// TestSharedRoundsHaveTheirPs: every round of mm=shared flows runs with
+// a P for each flow thread, though the testing package sets GOMAXPROCS
+// back after a row's first trial, and leaves GOMAXPROCS as it found it.
+func TestSharedRoundsHaveTheirPs(t *testing.T) {
+	ctl := localServer(t, nil)
+	cfg := Config{Kind: RR, Flows: 3, Req: 1, Rsp: 1, Shared: true}
+	before := runtime.GOMAXPROCS(0)
+	fl, err := startFlows(ctl, cfg, netperfPorts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fl.close()
+	for round := range 2 {
+		runtime.GOMAXPROCS(1) // as testing's -cpu value might be
+		var during int
+		if _, err := fl.round(10, timerFunc{reset: func() { during = runtime.GOMAXPROCS(0) }}); err != nil {
+			t.Fatal(err)
+		}
+		if after := runtime.GOMAXPROCS(0); during < 2*cfg.Flows+2 || after != 1 {
+			t.Errorf("round %d: GOMAXPROCS %d in the round, %d after; want >= %d, then 1", round, during, after, 2*cfg.Flows+2)
+		}
+	}
+	runtime.GOMAXPROCS(before)
+}
+
+// TestLaterRoundChecked makes the server leave out a transaction of the
+// second round: that round fails naming both counts of the round.
+func TestLaterRoundChecked(t *testing.T) {
+	for _, kind := range []Kind{CRR, RR} {
+		ctl := localServer(t, &serverHooks{uncounted: func(n int64) bool { return n == 150 }})
+		fl, err := startFlows(ctl, Config{Kind: kind, Flows: 1, Req: 1, Rsp: 1}, netperfPorts, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := fl.round(100, nopTimer{}); err != nil {
+			t.Fatalf("%v: round 1: %v", kind, err)
+		}
+		_, err = fl.round(100, nopTimer{})
+		if err == nil || !strings.Contains(err.Error(), "client completed 100 transactions, server answered 99") {
+			t.Errorf("%v: round 2 with a miscounting server: %v", kind, err)
+		}
+		if err := fl.close(); err != nil {
+			t.Error(err)
 		}
 	}
 }

@@ -8,16 +8,11 @@ import (
 	"math/rand/v2"
 	"net/netip"
 	"slices"
-	"sync"
-	"sync/atomic"
 	"time"
-	"unsafe"
 
-	"github.com/kbench/kbench/internal/child"
-	"github.com/kbench/kbench/internal/skip"
+	"github.com/kbench/kbench/internal/peer"
 	"github.com/kbench/kbench/internal/thread"
 	"github.com/kbench/kbench/internal/unit"
-	"golang.org/x/sys/unix"
 )
 
 // SlowAfter is the latency above which a transaction counts as slow
@@ -54,110 +49,249 @@ func (r *Result) Percentile(p float64) time.Duration {
 	return time.Duration(unit.Percentile(r.Lat, p))
 }
 
-// timer is the part of *testing.B a run drives: the clock runs only while
-// the flows do their transactions.
-type timer interface {
-	ResetTimer()
-	StopTimer()
-}
-
 // portRange is the client's local port range; tests shrink it.
 type portRange struct{ min, max int }
 
 var netperfPorts = portRange{PortMin, PortMax}
 
-// work is the run's shared budget: a flow takes tickets a block at a time
-// (ticketBlock), and each transaction's latency goes in its ticket's slot.
-// In mm=separate it lives in a
-// memfd mapping every client process shares.
-type work struct {
-	n     int64
-	next  *atomic.Int64
-	abort *atomic.Bool
-	lat   []int64
+// The shared memory of a row's client flows (peer.Mem): the round's
+// budget of transactions, which a flow takes a block at a time
+// (ticketBlock), then one latency slot per transaction, by ticket.
+const latOff = peer.BudgetSize
+
+// flows is a row's flows: the control connection with the server flows it
+// opened, and the client flows as sides (processes, or threads for
+// mm=shared) that take their transactions from one shared budget. They
+// are set up once per row and run a round per trial (keptFlows): the RR
+// connections, the server flows and the client processes live for the
+// row, as netperf's do for its run.
+type flows struct {
+	cfg     Config
+	cc      *controlClient
+	ports   []int // per flow: the server's data port
+	mem     *peer.Mem
+	budget  *peer.Budget
+	run     *peer.Run
+	retrans int64        // TCPSynRetrans at the last reading
+	server  []flowReport // the server's counts at the last reading
+	final   []flowReport // the server's counts at STOP
+	closed  bool
 }
 
-func newWork(n int) *work {
-	return &work{n: int64(n), next: new(atomic.Int64), abort: new(atomic.Bool), lat: make([]int64, n)}
-}
-
-// runFlows runs n transactions over cfg.Flows flows against the netbench
-// server at ctl and checks them.
-func runFlows(ctl netip.AddrPort, cfg Config, n int, t timer, ports portRange) (*Result, error) {
-	if cfg.Flows < 1 || cfg.Req < 1 || cfg.Rsp < 1 || n < 0 {
-		return nil, fmt.Errorf("netbench: bad run %+v, n=%d", cfg, n)
+// startFlows opens cfg.Flows flows against the netbench server at ctl and
+// starts their clients; none transacts before a round. after (nil for
+// none) runs once the flows have ended: the in-process server's Close.
+func startFlows(ctl netip.AddrPort, cfg Config, ports portRange, after func() error) (fl *flows, err error) {
+	if cfg.Flows < 1 || cfg.Req < 1 || cfg.Rsp < 1 {
+		return nil, fmt.Errorf("netbench: bad run %+v", cfg)
 	}
+	var undo []func() error
+	if after != nil {
+		undo = append(undo, after)
+	}
+	defer func() {
+		if err != nil {
+			for i := len(undo) - 1; i >= 0; i-- {
+				undo[i]()
+			}
+		}
+	}()
 	if cfg.Shared {
-		// A P for every client thread, every local server thread, and
-		// two to spare (see ensureProcs); raised before the in-process
-		// server raises it for its own threads, so that the old value
-		// is restored.
+		// Raised before the in-process server raises it for its own
+		// threads, so that the old value is restored (see round).
 		defer restoreProcs(ensureProcs(2*cfg.Flows + 2))
 	}
-	// The counter is read before any flow thread exists and after all
-	// have ended: a flow thread's private fd table is a copy of the
-	// process's, and the netstat file open during the copy would take a
-	// slot the row's fd count does not give it.
-	retrans0, err := synRetrans(netstatPath)
-	if err != nil {
+	fl = &flows{cfg: cfg, ports: make([]int, cfg.Flows), server: make([]flowReport, cfg.Flows)}
+	// The counter is read before any flow thread exists, and then after
+	// each round, once every flow thread has made its fd table: a flow
+	// thread's private table is a copy of the process's, and the netstat
+	// file open during the copy would take a slot the row's fd count does
+	// not give it.
+	if fl.retrans, err = synRetrans(netstatPath); err != nil {
 		return nil, fmt.Errorf("netbench: counting SYN retransmits: %w", err)
 	}
-	cc, err := dialControl(ctl)
-	if err != nil {
+	if fl.cc, err = dialControl(ctl); err != nil {
 		return nil, fmt.Errorf("no netbench server at %v: %w", ctl, err)
 	}
-	defer cc.Close()
-	res := &Result{Client: make([]int64, cfg.Flows), Ports: make([]int, cfg.Flows)}
-	specs := make([]clientArgs, cfg.Flows)
-	for i := range specs {
-		port, err := cc.open(cfg.Kind, cfg.Req, cfg.Rsp, cfg.Shared)
+	undo = append(undo, fl.cc.Close)
+	if fl.mem, err = peer.NewMem("kbench-netbench", latOff); err != nil {
+		return nil, err
+	}
+	undo = append(undo, fl.mem.Close)
+	fl.budget = peer.NewBudget(fl.mem, 0)
+	sides := make([]peer.Side, cfg.Flows)
+	for i := range sides {
+		port, err := fl.cc.open(cfg.Kind, cfg.Req, cfg.Rsp, cfg.Shared)
 		if err != nil {
 			return nil, err
 		}
-		res.Ports[i] = port
+		fl.ports[i] = port
 		// netperf: srand(getpid()); start = min + rand() % (max - min).
-		specs[i] = clientArgs{Kind: int(cfg.Kind), Req: cfg.Req, Rsp: cfg.Rsp, Addr: ctl.Addr().String(), Port: port,
-			Min: ports.min, Max: ports.max, Start: ports.min + rand.IntN(ports.max-ports.min), N: int64(n)}
+		a := clientArgs{Kind: int(cfg.Kind), Req: cfg.Req, Rsp: cfg.Rsp, Addr: ctl.Addr().String(), Port: port,
+			Min: ports.min, Max: ports.max, Start: ports.min + rand.IntN(ports.max-ports.min), Sweep: cfg.Shared}
+		sides[i] = peer.Side{Role: clientRole, Args: a, Fds: []int{fl.mem.Fd()}, Thread: cfg.Shared}
 	}
-	run := runClientProcs
-	if cfg.Shared {
-		run = runClientThreads
+	if fl.run, err = peer.Start(sides); err != nil {
+		return nil, err
 	}
-	counts, lat, errs := run(specs, n, t)
+	for _, fn := range undo {
+		fl.run.Defer(fn)
+	}
+	// The server's flows end after the clients' (a server flow serving an
+	// RR connection ends when its client closes it).
+	fl.run.Defer(func() error {
+		var err error
+		fl.final, err = fl.cc.stop()
+		return errors.Join(err, serverFailures(fl.final))
+	})
+	return fl, nil
+}
+
+// close ends the client flows, then the server's, and returns their
+// errors; after the first call it returns nil.
+func (fl *flows) close() error {
+	if fl.closed {
+		return nil
+	}
+	fl.closed = true
+	return fl.run.Close()
+}
+
+// round runs n transactions over the flows, with the clock running only
+// while the flows do them, and checks them: the clients' counts against
+// what the server answered in the round, flow by flow, and the SYNs the
+// kernel retransmitted. A failed side ends the flows (close); a failed
+// check leaves them to the caller.
+func (fl *flows) round(n int, t peer.Timer) (*Result, error) {
+	if n < 0 {
+		return nil, fmt.Errorf("netbench: %d transactions", n)
+	}
+	if fl.cfg.Shared {
+		// A P for every client thread, every local server thread, and
+		// two to spare (see ensureProcs), for the round only: the
+		// testing package sets GOMAXPROCS back to its -cpu value after
+		// a row's first trial, and warns of one a row leaves changed.
+		defer restoreProcs(ensureProcs(2*fl.cfg.Flows + 2))
+	}
+	// The latency slots grow with the round, before the sides map them
+	// (their Ready), so that no flow takes a page fault in the round.
+	if size := latOff + 8*n; size > fl.mem.Len() {
+		if err := fl.mem.Resize(size); err != nil {
+			return nil, err
+		}
+		fl.budget = peer.NewBudget(fl.mem, 0) // in the new mapping
+	}
+	fl.budget.Reset(int64(n))
+	counts := make([]clientCounts, fl.cfg.Flows)
+	res := &Result{Client: make([]int64, fl.cfg.Flows), Ports: fl.ports}
+	err := fl.run.Round(func(int) any { return clientRound{N: int64(n), Size: fl.mem.Len()} }, t,
+		func(i int) any { return &counts[i] })
 	for i, c := range counts {
 		res.Client[i] = c.Txns
 		res.Txns += c.Txns
 		res.Skips += c.Skips
 	}
-	reports, stopErr := cc.stop()
-	res.Server = reports
-	retrans1, err := synRetrans(netstatPath)
+	if err != nil {
+		// A client's error is often the echo of its server's (a refused
+		// connect after the server flow failed): ending the flows
+		// reports both.
+		return res, fl.close()
+	}
+	retrans, err := synRetrans(netstatPath)
 	if err != nil {
 		return res, fmt.Errorf("netbench: counting SYN retransmits: %w", err)
 	}
-	res.SynRetrans = retrans1 - retrans0
-	if err := errors.Join(errs, stopErr); err != nil {
-		// A client's error is often the echo of its server's (a refused
-		// connect after the server flow failed): report both.
-		return res, errors.Join(err, serverFailures(reports))
+	res.SynRetrans, fl.retrans = retrans-fl.retrans, retrans
+	now, err := fl.cc.counts()
+	if err != nil {
+		return res, err
 	}
+	res.Server = make([]flowReport, len(now))
+	for i, r := range now {
+		res.Server[i] = r
+		if i < len(fl.server) {
+			res.Server[i].txns -= fl.server[i].txns
+			res.Server[i].badReqs -= fl.server[i].badReqs
+		}
+	}
+	fl.server = now
 	if res.Txns != int64(n) {
 		return res, fmt.Errorf("clients completed %d transactions, want %d", res.Txns, n)
 	}
-	res.Lat = lat
+	res.Lat = slices.Clone(fl.mem.Int64s(latOff, n))
 	slices.Sort(res.Lat)
 	i, _ := slices.BinarySearch(res.Lat, int64(SlowAfter)+1)
 	res.Slow = int64(len(res.Lat) - i)
 	return res, errors.Join(checkCounts(res.Client, res.Server), checkRetrans(res.SynRetrans, res.Txns))
 }
 
-// clientArgs is one client flow, as a child process gets it.
+// runFlows runs n transactions over cfg.Flows flows against the netbench
+// server at ctl, in one round of flows started for it, and checks them.
+func runFlows(ctl netip.AddrPort, cfg Config, n int, t peer.Timer, ports portRange) (*Result, error) {
+	fl, err := startFlows(ctl, cfg, ports, nil)
+	if err != nil {
+		return nil, err
+	}
+	res, err := fl.round(n, t)
+	return res, errors.Join(err, fl.close())
+}
+
+// keptFlows holds a row's flows across the testing package's trials of it
+// (peer.Kept): the row's parent declares one beside its b.Run and closes
+// it when b.Run returns.
+type keptFlows struct {
+	k  peer.Kept
+	fl *flows
+}
+
+// get returns the kept flows for key, starting them with start when
+// there are none, when key changed or when the kept ones failed.
+func (kf *keptFlows) get(key string, start func() (*flows, error)) (*flows, error) {
+	if kf.fl != nil && kf.fl.closed {
+		kf.Close() // a failed round's error was reported there
+	}
+	run, err := kf.k.Get(key, func() (*peer.Run, error) {
+		fl, err := start()
+		if err != nil {
+			return nil, err
+		}
+		kf.fl = fl
+		return fl.run, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if kf.fl == nil || kf.fl.run != run {
+		return nil, errors.New("netbench: kept sides without their flows")
+	}
+	return kf.fl, nil
+}
+
+// Close ends the kept flows, if any, and returns their errors.
+func (kf *keptFlows) Close() error {
+	if kf.fl != nil {
+		kf.fl.closed = true
+	}
+	kf.fl = nil
+	return kf.k.Close()
+}
+
+// clientArgs is one client flow, as its side gets it.
 type clientArgs struct {
 	Kind, Req, Rsp  int
 	Addr            string // the server's address
 	Port            int    // the flow's server data port
 	Min, Max, Start int    // the local port walk
-	N               int64  // transactions in the whole run
+	// Sweep closes the process's other sockets in the flow's fd table
+	// (a thread's copy holds them; a child process has none).
+	Sweep bool
+}
+
+// clientRound is a round of the flows: N transactions, and the shared
+// memory's size, which holds their latency slots.
+type clientRound struct {
+	N    int64
+	Size int
 }
 
 // flow builds the client flow a.
@@ -173,141 +307,8 @@ func (a clientArgs) flow() (*clientFlow, error) {
 	return newClientFlow(Kind(a.Kind), newPatterns(a.Req, a.Rsp), ip, a.Port, walk), nil
 }
 
-// clientCounts is what a client flow did.
+// clientCounts is what a client flow did in a round.
 type clientCounts struct{ Txns, Skips int64 }
-
-// runClientThreads runs the flows as throw-away threads of this process
-// (mm=shared).
-func runClientThreads(specs []clientArgs, n int, t timer) ([]clientCounts, []int64, error) {
-	counts := make([]clientCounts, len(specs))
-	flows := make([]*clientFlow, len(specs))
-	for i, a := range specs {
-		f, err := a.flow()
-		if err != nil {
-			return counts, nil, err
-		}
-		flows[i] = f
-	}
-	w := newWork(n)
-	start := make(chan struct{})
-	// looped: a flow's last transaction is done (the timer stops there,
-	// before RR's disconnect and the threads' exit); done: its thread is
-	// gone.
-	var ready, looped, done sync.WaitGroup
-	errs := make([]error, len(flows))
-	for i, f := range flows {
-		ready.Add(1)
-		looped.Add(1)
-		done.Add(1)
-		sync := flowSync{
-			sweep:  true,
-			ready:  ready.Done,
-			begin:  func() error { <-start; return nil },
-			looped: func() error { looped.Done(); return nil },
-			failed: looped.Done,
-		}
-		go func() {
-			defer done.Done()
-			errs[i] = thread.Run(func() error { return f.run(w, sync) })
-		}()
-	}
-	ready.Wait()
-	t.ResetTimer()
-	close(start)
-	looped.Wait()
-	t.StopTimer()
-	done.Wait()
-	for i, f := range flows {
-		counts[i] = clientCounts{f.txns, f.skips}
-	}
-	return counts, w.lat, errors.Join(errs...)
-}
-
-// The client flow's role: fd 4 is the shared work.
-var _ = child.Register("netbench-client", func(c *child.Ctx) error {
-	var a clientArgs
-	if err := c.Args(&a); err != nil {
-		return err
-	}
-	f, err := a.flow()
-	if err != nil {
-		return err
-	}
-	w, unmap, err := mapWork(c.File(0), a.N)
-	if err != nil {
-		return err
-	}
-	defer unmap()
-	return f.run(w, flowSync{
-		ready:  func() {},
-		begin:  func() error { return c.Ready(nil) },
-		looped: func() error { return c.Result(clientCounts{f.txns, f.skips}) },
-		failed: func() {},
-	})
-})
-
-// workSize is the shared work's mapping: the next ticket, the abort flag,
-// then one latency per transaction.
-func workSize(n int64) int { return 16 + 8*int(n) }
-
-// mapWork maps the shared work of n transactions from fd. The pages are
-// populated now (MAP_POPULATE), before the clock runs: a page fault per
-// process per page of latencies would be work netperf does not do.
-func mapWork(fd int, n int64) (*work, func(), error) {
-	mem, err := unix.Mmap(fd, 0, workSize(n), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE)
-	if err != nil {
-		return nil, nil, fmt.Errorf("mmap of the shared work: %s", skip.Errno(err))
-	}
-	w := &work{
-		n:     n,
-		next:  (*atomic.Int64)(unsafe.Pointer(&mem[0])),
-		abort: (*atomic.Bool)(unsafe.Pointer(&mem[8])),
-		lat:   unsafe.Slice((*int64)(unsafe.Pointer(&mem[16])), n),
-	}
-	return w, func() { unix.Munmap(mem) }, nil
-}
-
-// runClientProcs runs each flow as a child process, as lkp runs one
-// netperf process per client (mm=separate).
-func runClientProcs(specs []clientArgs, n int, t timer) ([]clientCounts, []int64, error) {
-	counts := make([]clientCounts, len(specs))
-	fd, err := unix.MemfdCreate("kbench-netbench", unix.MFD_CLOEXEC)
-	if err != nil {
-		return counts, nil, fmt.Errorf("memfd_create: %s", skip.Errno(err))
-	}
-	defer unix.Close(fd)
-	if err := unix.Ftruncate(fd, int64(workSize(int64(n)))); err != nil {
-		return counts, nil, fmt.Errorf("ftruncate of the shared work: %s", skip.Errno(err))
-	}
-	w, unmap, err := mapWork(fd, int64(n))
-	if err != nil {
-		return counts, nil, err
-	}
-	defer unmap()
-	var g child.Group
-	defer g.Close()
-	for _, a := range specs {
-		if _, err := g.Start(child.Spec{Role: "netbench-client", Args: a, Fds: []int{fd}}); err != nil {
-			return counts, nil, err
-		}
-	}
-	if err := g.Ready(); err != nil {
-		return counts, nil, err
-	}
-	t.ResetTimer()
-	if err := g.Go(); err != nil {
-		return counts, nil, err
-	}
-	err = g.Results(func(i int) any { return &counts[i] })
-	t.StopTimer()
-	if err == nil {
-		err = g.Wait()
-	}
-	if err != nil {
-		return counts, nil, err
-	}
-	return counts, slices.Clone(w.lat), nil
-}
 
 // ticketBlock is how many tickets a flow takes at once. Blocks keep the
 // shared counter and the latency slots of one flow off the cache lines
@@ -316,71 +317,91 @@ func runClientProcs(specs []clientArgs, n int, t timer) ([]clientCounts, []int64
 // nothing. A flow that fails stops the others within a block.
 const ticketBlock = 16
 
-// flowSync is how a client flow meets the others: ready once set up,
-// begin to wait for the start, looped once its last transaction is done.
-// sweep closes the process's other sockets in the flow's fd table (a
-// thread's copy holds them; a child process has none).
-type flowSync struct {
-	sweep  bool
-	ready  func()
-	begin  func() error
-	looped func() error
-	failed func() // instead of looped when the flow fails before its loop
-}
-
-// run is one flow's thread: set up (RR connects), wait for the start,
-// then take tickets until the budget is spent.
-func (f *clientFlow) run(w *work, s flowSync) error {
-	err := ownFiles(-1, s.sweep)
-	if err == nil && f.kind == RR {
-		err = f.rrOpen()
-	}
-	s.ready()
-	if err != nil {
-		w.abort.Store(true)
-		s.failed()
+// clientRole is a client flow, a child process (mm=separate) or a thread
+// (mm=shared): it sets up (RR connects), then runs rounds, each taking
+// tickets from the shared budget in file 0 until it is spent.
+var clientRole = peer.Register("netbench-client", func(l peer.Link) error {
+	var a clientArgs
+	if err := l.Args(&a); err != nil {
 		return err
 	}
-	if err := s.begin(); err != nil {
-		w.abort.Store(true)
-		s.failed()
-		return errors.Join(err, f.rrClose())
+	f, err := a.flow()
+	if err != nil {
+		return err
 	}
+	if err := ownFiles(-1, a.Sweep); err != nil {
+		return err
+	}
+	m, err := peer.MapMem(l.File(0), latOff)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	if f.kind == RR {
+		if err := f.rrOpen(); err != nil {
+			return err
+		}
+	}
+	err = f.rounds(l, m)
+	if f.kind == RR {
+		err = errors.Join(err, f.rrClose())
+	}
+	return err
+})
+
+// rounds runs the flow's rounds until the row ends. A flow that fails
+// aborts the round's budget, so that the others stop within a block.
+func (f *clientFlow) rounds(l peer.Link, m *peer.Mem) error {
+	for {
+		var r clientRound
+		if ok, err := l.Next(&r); !ok || err != nil {
+			return err
+		}
+		// The parent grew the memory for this round's latency slots.
+		if err := m.Remap(r.Size); err != nil {
+			return err
+		}
+		b, lat := peer.NewBudget(m, 0), m.Int64s(latOff, int(r.N))
+		if err := l.Ready(nil); err != nil {
+			return err
+		}
+		txns, skips := f.txns, f.skips
+		if err := f.loop(peer.NewTaker(b, ticketBlock), lat); err != nil {
+			b.Abort()
+			return err
+		}
+		if err := l.Result(clientCounts{f.txns - txns, f.skips - skips}); err != nil {
+			return err
+		}
+	}
+}
+
+// loop takes tickets until the round's budget is spent or aborted, and
+// does a transaction for each.
+func (f *clientFlow) loop(t *peer.Taker, lat []int64) error {
 	once := f.crr
 	if f.kind == RR {
 		once = f.rr
 	}
 	// One clock reading per transaction: its end is the next one's start,
 	// so a latency also holds a block's take (an atomic add) when one
-	// starts. A yield is left out.
-	var y thread.Yielder
+	// starts. A yield (at a take) is left out.
 	t0 := thread.Clock()
-	for err == nil && !w.abort.Load() {
-		i := w.next.Add(ticketBlock) - ticketBlock
-		if i >= w.n {
-			break
+	for {
+		i, ok := t.Next()
+		if !ok {
+			return t.Err()
 		}
-		for end := min(i+ticketBlock, w.n); i < end; i++ {
-			if err = once(); err != nil {
-				w.abort.Store(true)
-				break
-			}
-			t1 := thread.Clock()
-			w.lat[i] = int64(t1 - t0)
-			t0 = t1
-			if y.Tick(t1) {
-				t0 = thread.Clock()
-			}
+		if t.Ticked() {
+			t0 = thread.Clock()
 		}
+		if err := once(); err != nil {
+			return err
+		}
+		t1 := thread.Clock()
+		lat[i] = int64(t1 - t0)
+		t0 = t1
 	}
-	err = errors.Join(err, y.Err())
-	if lerr := s.looped(); err == nil {
-		err = lerr
-	}
-	if f.kind == RR {
-		err = errors.Join(err, f.rrClose())
-	}
-	return err
 }
 
 // checkCounts compares, flow by flow, the transactions the clients

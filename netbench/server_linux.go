@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kbench/kbench/internal/child"
+	"github.com/kbench/kbench/internal/peer"
 	"github.com/kbench/kbench/internal/thread"
 	"golang.org/x/sys/unix"
 )
@@ -29,11 +30,16 @@ type flowServer struct {
 	proc    *child.Proc // the flow's process in mm=separate
 	inChild bool        // loop runs in the child: the listening socket's shutdown is the stop
 
-	txns    atomic.Int64 // responses sent
-	badReqs atomic.Int64 // requests with a wrong byte
-	served  int64        // transactions answered, for hooks; the thread's own
+	// The flow's counts so far, which the control connection reads
+	// while the flow runs (COUNTS): in memory this process shares with
+	// the flow's process (counts) in mm=separate.
+	txns    *atomic.Int64 // responses sent
+	badReqs *atomic.Int64 // requests with a wrong byte
+	counts  *peer.Mem
+	served  int64 // transactions answered, for hooks; the thread's own
 
 	stopping atomic.Bool
+	files    chan struct{} // a thread's: closed once it has its fd table
 
 	hooks *serverHooks
 	err   error // the thread's result, once done is closed
@@ -67,6 +73,8 @@ func startFlowServer(ip netip.Addr, kind Kind, req, rsp int, separate bool, hook
 		}
 		return s, nil
 	}
+	s.txns, s.badReqs = new(atomic.Int64), new(atomic.Int64)
+	s.files = make(chan struct{})
 	go func() {
 		s.err = thread.Run(s.loop)
 		if s.err != nil {
@@ -76,6 +84,14 @@ func startFlowServer(ip netip.Addr, kind Kind, req, rsp int, separate bool, hook
 		}
 		close(s.done)
 	}()
+	// The thread's fd table is copied from the process's when it starts:
+	// it is made before the flow is the client's, so that a file the
+	// client side opens later (the netstat counters it reads between
+	// rounds) is never in the copy.
+	select {
+	case <-s.files:
+	case <-s.done:
+	}
 	return s, nil
 }
 
@@ -86,17 +102,28 @@ type (
 	serverCounts struct{ Txns, BadReqs int64 }
 )
 
-// The flow server's role: fd 4 is its listening socket.
+// countsSize is a flow process's counts in the memory it shares with the
+// server: responses sent, then requests with a wrong byte.
+const countsSize = 16
+
+// The flow server's role: file 0 is its listening socket, file 1 the
+// memory its counts go in.
 var _ = child.Register("netbench-server", func(c *child.Ctx) error {
 	var a serverArgs
 	if err := c.Args(&a); err != nil {
 		return err
 	}
-	s := &flowServer{kind: Kind(a.Kind), pat: newPatterns(a.Req, a.Rsp), lfd: c.File(0), inChild: true}
+	m, err := peer.MapMem(c.File(1), countsSize)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	s := &flowServer{kind: Kind(a.Kind), pat: newPatterns(a.Req, a.Rsp), lfd: c.File(0), inChild: true,
+		txns: m.Int64(0), badReqs: m.Int64(8)}
 	if err := c.Ready(nil); err != nil {
 		return err
 	}
-	err := s.loop()
+	err = s.loop()
 	if rerr := c.Result(serverCounts{s.txns.Load(), s.badReqs.Load()}); err == nil {
 		err = rerr
 	}
@@ -106,7 +133,12 @@ var _ = child.Register("netbench-server", func(c *child.Ctx) error {
 // startProc starts the flow's process and, once it has ended, takes its
 // counts and its error.
 func (s *flowServer) startProc(req, rsp int) error {
-	p, err := child.Start(child.Spec{Role: "netbench-server", Args: serverArgs{int(s.kind), req, rsp}, Fds: []int{s.lfd}})
+	m, err := peer.NewMem("kbench-netbench-server", countsSize)
+	if err != nil {
+		return err
+	}
+	s.counts, s.txns, s.badReqs = m, m.Int64(0), m.Int64(8)
+	p, err := child.Start(child.Spec{Role: "netbench-server", Args: serverArgs{int(s.kind), req, rsp}, Fds: []int{s.lfd, m.Fd()}})
 	if err == nil {
 		if err = p.Ready(); err == nil {
 			err = p.Go()
@@ -116,6 +148,7 @@ func (s *flowServer) startProc(req, rsp int) error {
 		if p != nil {
 			p.Kill()
 		}
+		m.Close()
 		return err
 	}
 	s.proc = p
@@ -150,6 +183,9 @@ const yieldCheck = 16
 func (s *flowServer) loop() (err error) {
 	if err := ownFiles(s.lfd, !s.inChild); err != nil {
 		return err
+	}
+	if s.files != nil {
+		close(s.files)
 	}
 	if h := s.hooks; h != nil && h.start != nil {
 		if err := h.start(); err != nil {
@@ -237,12 +273,13 @@ func (s *flowServer) serve(fd int, req []byte) (bool, error) {
 		}
 	}
 	s.served++
+	// Counted before the response, so a client that has its response
+	// (and a parent that has the client's count) knows the server has
+	// counted its transaction.
+	s.txns.Add(count)
 	if err := sendAll(fd, rsp); err != nil {
 		return false, err
 	}
-	// Counted before close, so a client that has seen EOF knows the
-	// server has counted its transaction.
-	s.txns.Add(count)
 	return true, nil
 }
 
@@ -291,6 +328,15 @@ func stopFlows(flows []*flowServer, wait time.Duration) []error {
 		}
 	}
 	return errs
+}
+
+// release frees the flow's counts once the server has reported them for
+// the last time.
+func (s *flowServer) release() {
+	if s.counts != nil {
+		s.counts.Close()
+		s.counts = nil
+	}
 }
 
 func isDone(c <-chan struct{}) bool {

@@ -53,7 +53,8 @@ func (m *Mem) Fd() int { return m.fd }
 func (m *Mem) Len() int { return len(m.b) }
 
 // Resize makes the memfd size bytes long (the parent) and maps it anew.
-// A side that sees a larger round calls Remap with the same size.
+// A side that sees a larger round calls Remap with the same size. Both
+// move the mapping: make the Budgets and slices of it anew after them.
 func (m *Mem) Resize(size int) error {
 	if m.own {
 		if err := unix.Ftruncate(m.fd, int64(size)); err != nil {

@@ -215,3 +215,48 @@ func TestKept(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestDefer: Close runs the deferred functions once, after the sides
+// have ended, last first, and returns their errors; a failed round's
+// error comes first.
+func TestDefer(t *testing.T) {
+	for _, fail := range []bool{false, true} {
+		m, err := NewMem("kbench-peer-test", BudgetSize)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := NewBudget(m, 0)
+		var failAt []int
+		if fail {
+			failAt = []int{1}
+		}
+		run, err := Start(sides(m, false, failAt...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var order []string
+		run.Defer(func() error {
+			order = append(order, "first")
+			if left, err := child.Children(); err != nil || len(left) != 0 {
+				t.Errorf("deferred function ran with children %v (%v) left", left, err)
+			}
+			return m.Close()
+		})
+		run.Defer(func() error { order = append(order, "second"); return errors.New("deferred failure") })
+		b.Reset(100)
+		rerr := run.Round(func(int) any { return takeRound{1} }, nil, nil)
+		if fail != (rerr != nil) {
+			t.Fatalf("fail=%v: round: %v", fail, rerr)
+		}
+		err = run.Close()
+		if err == nil || !strings.Contains(err.Error(), "deferred failure") || fail && !strings.Contains(err.Error(), "failing in round 1 as asked") {
+			t.Errorf("fail=%v: Close: %v, want the round's and the deferred function's errors", fail, err)
+		}
+		if err2 := run.Close(); err2 != err {
+			t.Errorf("second Close: %v, want the first's %v", err2, err)
+		}
+		if fmt.Sprint(order) != "[second first]" {
+			t.Errorf("deferred functions ran as %v, want [second first], once each", order)
+		}
+	}
+}

@@ -78,6 +78,7 @@ type Run struct {
 	ends   []end // in Side order
 	broken error
 	closed bool
+	defers []func() error
 }
 
 // end is the parent's view of one side.
@@ -184,30 +185,53 @@ func (r *Run) Round(args func(i int) any, t Timer, into func(i int) any) error {
 	return nil
 }
 
+// Defer has Close call fn after the sides have ended: what a row set up
+// beside its sides and keeps as long as they live (a control connection,
+// a server). Close calls them last deferred first and joins their errors
+// to its own.
+func (r *Run) Defer(fn func() error) { r.defers = append(r.defers, fn) }
+
 // Close ends the sides after their last round and reaps them: their
-// errors, or the failed round's. It may be called more than once.
+// errors, or the failed round's, joined with the deferred functions'. It
+// may be called more than once; the sides end and the deferred functions
+// run once.
 func (r *Run) Close() error {
 	if r.closed {
 		return r.broken
 	}
 	r.closed = true
+	r.closeSides()
+	var errs []error
+	for i := len(r.defers) - 1; i >= 0; i-- {
+		if err := r.defers[i](); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	r.defers = nil
+	if len(errs) > 0 {
+		r.broken = errors.Join(append([]error{r.broken}, errs...)...)
+	}
+	return r.broken
+}
+
+// closeSides stops and reaps the sides, leaving their error in r.broken.
+func (r *Run) closeSides() {
 	defer r.join()
 	if r.broken != nil {
 		r.kill()
-		return r.broken
+		return
 	}
 	for _, e := range r.ends {
 		if err := e.stop(); err != nil {
 			r.broken = err
 			r.kill()
-			return err
+			return
 		}
 	}
 	if err := r.each(func(_ int, e end) error { return e.wait() }); err != nil {
 		r.broken = err
 		r.kill()
 	}
-	return r.broken
 }
 
 // join waits for every thread side's thread to end, so that none
