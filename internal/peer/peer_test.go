@@ -220,3 +220,47 @@ func TestKept(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestOnClose: Close runs the OnClose functions once, after the sides are
+// reaped, with nil after clean rounds and the failed round's error after
+// a failed one; what they return is Close's error.
+func TestOnClose(t *testing.T) {
+	m, err := NewMem("kbench-peer-test", BudgetSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	b := NewBudget(m, 0)
+	for _, fail := range []int{0, 1} {
+		run, err := Start(sides(m, false, fail))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Reset(10)
+		roundErr := run.Round(func(int) any { return takeRound{1} }, nil, nil)
+		if (roundErr != nil) != (fail == 1) {
+			t.Fatalf("fail=%d: round: %v", fail, roundErr)
+		}
+		calls := 0
+		var got error
+		mine := errors.New("left behind")
+		run.OnClose(func(err error) error {
+			calls++
+			got = err
+			if left, cerr := child.Children(); cerr != nil || len(left) != 0 {
+				t.Errorf("fail=%d: in OnClose, children %v (%v), want none", fail, left, cerr)
+			}
+			return errors.Join(err, mine)
+		})
+		cerr := run.Close()
+		if again := run.Close(); again != cerr {
+			t.Errorf("fail=%d: second Close: %v, want the first's %v", fail, again, cerr)
+		}
+		if calls != 1 || got != roundErr {
+			t.Errorf("fail=%d: OnClose ran %d times with %v, want once with the round's %v", fail, calls, got, roundErr)
+		}
+		if !errors.Is(cerr, mine) || (roundErr != nil && !errors.Is(cerr, roundErr)) {
+			t.Errorf("fail=%d: Close: %v, want OnClose's error joined to the round's %v", fail, cerr, roundErr)
+		}
+	}
+}

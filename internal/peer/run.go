@@ -73,11 +73,12 @@ type Timer interface {
 
 // Run is a row's started sides.
 type Run struct {
-	sides  []Side
-	group  child.Group
-	ends   []end // in Side order
-	broken error
-	closed bool
+	sides   []Side
+	group   child.Group
+	ends    []end // in Side order
+	broken  error
+	closed  bool
+	onClose []func(error) error
 }
 
 // end is the parent's view of one side.
@@ -184,13 +185,30 @@ func (r *Run) Round(args func(i int) any, t Timer, into func(i int) any) error {
 	return nil
 }
 
-// Close ends the sides after their last round and reaps them: their
-// errors, or the failed round's. It may be called more than once.
+// Close ends the sides after their last round and reaps them, then runs
+// the OnClose functions: their errors, or the failed round's. It may be
+// called more than once.
 func (r *Run) Close() error {
 	if r.closed {
 		return r.broken
 	}
 	r.closed = true
+	r.broken = r.stop()
+	for _, f := range r.onClose {
+		r.broken = f(r.broken)
+	}
+	return r.broken
+}
+
+// OnClose adds f to what Close does once every side has ended and been
+// reaped, also after a failed round: a row's own cleanup and its checks
+// of what the sides leave behind, at the row's end rather than per round.
+// f gets the error Close has so far (nil after a clean run) and returns
+// the one it is to return.
+func (r *Run) OnClose(f func(error) error) { r.onClose = append(r.onClose, f) }
+
+// stop says stop to every side and reaps them all.
+func (r *Run) stop() error {
 	defer r.join()
 	if r.broken != nil {
 		r.kill()
@@ -198,16 +216,15 @@ func (r *Run) Close() error {
 	}
 	for _, e := range r.ends {
 		if err := e.stop(); err != nil {
-			r.broken = err
 			r.kill()
 			return err
 		}
 	}
 	if err := r.each(func(_ int, e end) error { return e.wait() }); err != nil {
-		r.broken = err
 		r.kill()
+		return err
 	}
-	return r.broken
+	return nil
 }
 
 // join waits for every thread side's thread to end, so that none
