@@ -103,13 +103,7 @@ func TestRunCleansUp(t *testing.T) {
 	if left, _ := os.ReadDir(parent); len(left) != 0 {
 		t.Errorf("%s holds %d entries after the run", parent, len(left))
 	}
-	after, err := limits.OpenFds()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := checkFdsBack("process", before, after); err != nil {
-		t.Error(err)
-	}
+	fdsBack(t, before)
 }
 
 // A socket path too long for sun_path stops the run with a message naming
@@ -124,6 +118,18 @@ func TestRunLongPath(t *testing.T) {
 		t.Fatalf("socket path over 107 bytes: %v, want an error naming TMPDIR", err)
 	}
 	noDir(t, res.Dir)
+}
+
+// fdsBack fails t unless this process holds before fds again.
+func fdsBack(t *testing.T, before int) {
+	t.Helper()
+	after, err := limits.OpenFds()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := checkFdsBack("process", before, after); err != nil {
+		t.Error(err)
+	}
 }
 
 func noDir(t *testing.T, dir string) {
@@ -178,13 +184,7 @@ func TestRounds(t *testing.T) {
 			noDir(t, dir)
 		})
 	}
-	after, err := limits.OpenFds()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := checkFdsBack("process", before, after); err != nil {
-		t.Error(err)
-	}
+	fdsBack(t, before)
 }
 
 // A row's kept sides start once for its trials and again for another
