@@ -135,11 +135,11 @@ func startFlows(ctl netip.AddrPort, cfg Config, ports portRange, after func() er
 		return nil, err
 	}
 	for _, fn := range undo {
-		fl.run.Defer(fn)
+		fl.run.Defer(func(error) error { return fn() })
 	}
 	// The server's flows end after the clients' (a server flow serving an
 	// RR connection ends when its client closes it).
-	fl.run.Defer(func() error {
+	fl.run.Defer(func(error) error {
 		var err error
 		fl.final, err = fl.cc.stop()
 		return errors.Join(err, serverFailures(fl.final))

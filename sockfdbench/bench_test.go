@@ -29,28 +29,36 @@ func TestMain(m *testing.M) {
 // clients receive every message. run=serial is one pair, run=parallel one
 // pair per GOMAXPROCS (lkp's nr_threads=100%). mm=separate: each side is
 // a child process, as stress-ng forks (the package doc says why there is
-// no mm=shared row).
+// no mm=shared row). A row's sides start once and each trial is one
+// round of b.N ops on them.
 func BenchmarkSockfd(b *testing.B) {
 	for _, kind := range []Kind{KindFile, KindUnix} {
 		for _, fds := range rowFds {
 			for _, run := range []string{"serial", "parallel"} {
 				name := fmt.Sprintf("shape=stress-ng/kind=%s/fds=%d/run=%s/mm=separate", kind, fds, run)
+				k, err := newKept()
+				if err != nil {
+					b.Fatal(err)
+				}
 				b.Run(name, func(b *testing.B) {
 					pairs := 1
 					if run == "parallel" {
 						pairs = runtime.GOMAXPROCS(0)
 					}
-					benchSockfd(b, Config{Kind: kind, FdsPerMsg: fds, Pairs: pairs})
+					benchSockfd(b, k, Config{Kind: kind, FdsPerMsg: fds, Pairs: pairs})
 				})
+				if err := k.close(); err != nil {
+					b.Errorf("%s: at the row's end: %v", name, err)
+				}
 			}
 		}
 	}
 }
 
-func benchSockfd(b *testing.B, cfg Config) {
+func benchSockfd(b *testing.B, k *kept, cfg Config) {
 	cfg.Ops = int64(b.N)
 	r := region.New(b)
-	res, err := Run(cfg, r.ResetTimer, r.StopClock) // counted until End: see region.ClockTimer
+	res, err := k.round(cfg, region.ClockTimer{Region: r}) // counted until End: see region.ClockTimer
 	r.End()
 	skip.IfNotSupported(b, err)
 	if res.Retries > 0 {

@@ -17,7 +17,8 @@
 //     O_RDWR), sendmsg of one byte 'M' with that fd in SCM_RIGHTS,
 //     close(fd), and a sendmsg whose SCM_RIGHTS fd is RLIMIT_NOFILE+1,
 //     which must fail with EBADF; after the client's per-connection limit
-//     close the connection and accept the next; at the end unlink the path.
+//     close the connection and accept the next; at the end unlink the path
+//     (here at the row's end: the listener serves every round).
 //   - client: socket, SO_REUSEADDR, connect; per message recvmsg
 //     (control buffer sized for the fds), FIONREAD on each received fd and
 //     a one-byte read if it reports any (/dev/zero answers ENOTTY), keeping
@@ -41,10 +42,12 @@
 // machine with one pair per CPU.
 //
 // Differences from stress-ng:
-//   - mm=separate, every row: a server and its client are two child processes of the test binary
-//     (internal/child), as stress-ng's server and its fork are, where
-//     stress-ng's parent is itself the server; they share only the op
-//     budget and a done flag in a small shared mapping. Each is a solo Go
+//   - mm=separate, every row: a server and its client are two child
+//     processes of the test binary (internal/peer, internal/child), as
+//     stress-ng's server and its fork are, where stress-ng's parent is
+//     itself the server; they share only the op budget (peer.Budget) and
+//     per pair the round each side has finished and a failed flag, in a
+//     small shared mapping (peer.Mem). Each is a solo Go
 //     process (thread.Solo): one P, accept, sendmsg and recvmsg raw.
 //     Its loop runs on one thread, which unshares its fd table
 //     (unshare(CLONE_FILES)) from the runtime's other threads, so, as in
@@ -64,10 +67,22 @@
 //     errno; here every op is a successful send. An unprivileged user may
 //     have at most RLIMIT_NOFILE fds in flight (ETOOMANYREFS); the server
 //     then yields and sends again, and the run logs how often.
-//   - A run is b.N ops shared among the pairs (taken in chunks of 64),
-//     not a fixed time; each loop passes through the Go scheduler every
-//     9 ms (thread.Yielder), so that the runtime's monitor does not
-//     preempt it by signal.
+//   - A row's sides, listeners and socket paths are set up once, by its
+//     first trial (which also checks the fds and tasks they need), and
+//     each of the testing package's trials is one round of b.N ops
+//     shared among the pairs (taken in chunks of 64, peer.Taker), not a
+//     fixed time. A round ends when the servers have done its ops: each
+//     server closes the connection it serves; its client takes EOF with
+//     the server's done word at this round as the round's end, closes
+//     the fds it holds as at a reconnect and says so in its ack word;
+//     until then the server, its counts sent, accepts and closes any
+//     connection the client made meanwhile, so none is left queued for
+//     the next round, whose first connect then meets its server's first
+//     accept. The clock (region.ClockTimer) runs from every side's ready
+//     to every side's counts.
+//   - Each loop passes through the Go scheduler every 9 ms
+//     (thread.Yielder), so that the runtime's monitor does not preempt it
+//     by signal.
 //
 // Next to stress-ng (docs/results.md has the figures), the parallel row,
 // report 003's configuration, runs near stress-ng's rate and the serial
@@ -88,13 +103,14 @@
 //
 // # Checks
 //
-// Every run fails with the numbers when: the clients did not receive
+// Every round fails with the numbers when: the clients did not receive
 // exactly the messages and fds the servers sent, each message one byte
 // 'M' with exactly fds fds and no MSG_CTRUNC (so a failed EBADF send
 // queued nothing); a sampled received fd
 // (every fd of the first message, the first of every 64th) is not char
 // device 1:5 (/dev/zero) or an AF_UNIX socket; an EBADF send did not fail
-// with EBADF; a thread's fd table or the process's does not return to its
-// starting size; a socket path is left behind. Both benchmarks report
-// ops/s and fds/s.
+// with EBADF; a side's fd table does not return to its size before the
+// round. At the row's end it fails when a server left its socket path
+// behind or the test binary's fd table is not back to its size before the
+// row. Both benchmarks report ops/s and fds/s.
 package sockfdbench

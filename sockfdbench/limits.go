@@ -59,9 +59,9 @@ func makePlan(nofile uint64, open, fdsPerMsg, pairs int, root bool) (plan, error
 	return plan{perConn: int(perConn), badFD: badFD}, nil
 }
 
-// checkSides checks, before Run opens anything, that this process can
+// checkSides checks, before Start opens anything, that this process can
 // run pairs pairs: a listening socket per pair, the shared state's memfd,
-// and a child process per side (runSeparate), started server then
+// and a child process per side (Start, once per row), started server then
 // client, each holding child.ParentFds here and child.StartFds of its
 // inherited fds while it starts (the server inherits the memfd and its
 // listener, the client the memfd; the last to start is a client). The

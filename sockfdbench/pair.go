@@ -11,33 +11,43 @@ import (
 	"unsafe"
 
 	"github.com/kbench/kbench/internal/limits"
+	"github.com/kbench/kbench/internal/peer"
 	"github.com/kbench/kbench/internal/skip"
 	"github.com/kbench/kbench/internal/thread"
 	"golang.org/x/sys/unix"
 )
 
 // pair is one stress-ng sockfd instance: a server process that accepts
-// and sends fds, and a client process that connects and receives them.
+// and sends fds, and a client process that connects and receives them,
+// for every round of a row.
 type pair struct {
 	cfg    *Config
 	plan   plan
-	lfd    int // the listening socket, made before the sides start
+	lfd    int // the listening socket, made before the sides start and kept for the row
 	path   string
-	budget *atomic.Int64
-	left   int64 // ops this server has taken from budget and not done
+	budget *peer.Budget
+	round  int64 // the round running, from 1
 
-	// done is set by the server when it has finished (or either side has
-	// failed) before it closes its end, so that EOF, ECONNRESET or a
-	// refused connect then mean the end of the run, not an error.
-	// Both live in the mapping the two processes share.
-	done   *atomic.Bool
-	failed *atomic.Bool
+	// done holds the last round the server has finished (or either side
+	// failed in), stored before it closes its end, so that EOF,
+	// ECONNRESET or a refused connect then mean the end of the round, not
+	// an error. ack holds the last round the client has finished, after
+	// which it holds no connection (settle). All three live in the
+	// mapping the sides share.
+	done, ack *atomic.Int64
+	failed    *atomic.Bool
 
-	// begin reports the side ready and waits for the start of the run:
-	// the child's Ready.
-	begin func() error
+	// ready reports the side ready and waits for the round's go: the
+	// Link's Ready.
+	ready func() error
 
-	server, client Counts
+	before int // the side's fd table after setUp, which each round returns to
+
+	// The server's messages and the path it opens; the client's message
+	// and the fds it holds.
+	msg, bad *rightsMsg
+	cpath    *byte
+	held     []int32
 }
 
 // yieldCheck is how many fds a thread passes between readings of the
@@ -48,34 +58,17 @@ const yieldCheck = 32
 // tickEvery is how many messages of n fds make about yieldCheck fds.
 func tickEvery(n int) int64 { return int64(max(1, yieldCheck/n)) }
 
-// take takes one op from the shared budget.
-func (p *pair) take() bool {
-	if p.left > 0 {
-		p.left--
-		return true
-	}
-	for {
-		cur := p.budget.Load()
-		if cur <= 0 {
-			return false
-		}
-		n := min(cur, budgetChunk)
-		if p.budget.CompareAndSwap(cur, cur-n) {
-			p.left = n - 1
-			return true
-		}
-	}
-}
-
 // fail records that this pair failed, so that the other side treats the
-// end of its connection as the end, and wakes a server blocked in accept.
-// It returns err for the side that failed first and nil for the other.
+// end of its connection as the end, wakes a server blocked in accept and
+// stops the other pairs' servers within a chunk (the round is lost). It
+// returns err for the side that failed first and nil for the other.
 func (p *pair) fail(err error) error {
 	if err == nil {
 		return nil
 	}
 	first := p.failed.CompareAndSwap(false, true)
-	p.done.Store(true)
+	p.done.Store(p.round)
+	p.budget.Abort()
 	p.refuse()
 	if !first {
 		return nil
@@ -102,53 +95,66 @@ func (p *pair) refuse() {
 	}
 }
 
-// private gives the calling thread its own copy of the fd table, as a
-// forked stress-ng process has, and returns the fds in it. No other
+// setUp gives the side's thread its own copy of the fd table, as a
+// forked stress-ng process has, counts the fds in it for each round's
+// check, and makes the messages the side reuses for the row. No other
 // pair's listening socket is there to close: each side is a child
-// process that inherits only its own pair's (child.Spec.Fds).
-func (p *pair) private() (int, error) {
+// process that inherits only its own pair's (peer.Side.Fds).
+func (p *pair) setUp(server bool) error {
+	what := "sockfd client"
+	if server {
+		what = "sockfd server"
+	}
 	if err := thread.UnshareFiles(); err != nil {
-		return 0, err
+		return fmt.Errorf("%s: %w", what, err)
 	}
-	return limits.OpenFds()
-}
-
-// serve is stress_socket_server: accept a connection, then per op open
-// FdsPerMsg fds, send them with one byte 'M' in SCM_RIGHTS, close them and
-// send the invalid fd (EBADF); after plan.perConn fds close the connection
-// and accept the next. Runs on a throw-away thread.
-func (p *pair) serve() (err error) {
-	before, err := p.private()
+	before, err := limits.OpenFds()
 	if err != nil {
-		return p.fail(fmt.Errorf("sockfd server: %w", err))
+		return fmt.Errorf("%s: %w", what, err)
 	}
-	n := p.cfg.FdsPerMsg
-	msg := newRightsMsg(n)
-	msg.prepareSend()
-	slots := msg.slots()
-	bad := newRightsMsg(1)
-	bad.prepareSend()
-	bad.slots()[0] = int32(p.plan.badFD)
+	p.before = before
+	if !server {
+		p.msg = newRightsMsg(p.cfg.FdsPerMsg)
+		p.held = make([]int32, 0, p.plan.perConn)
+		return nil
+	}
+	p.msg = newRightsMsg(p.cfg.FdsPerMsg)
+	p.msg.prepareSend()
+	p.bad = newRightsMsg(1)
+	p.bad.prepareSend()
+	p.bad.slots()[0] = int32(p.plan.badFD)
 	path := p.cfg.path
 	if path == "" {
 		path = "/dev/zero"
 	}
-	cpath, err := unix.BytePtrFromString(path)
-	if err != nil {
-		return p.fail(err)
-	}
+	p.cpath, err = unix.BytePtrFromString(path)
+	return err
+}
+
+// serve is one round of stress_socket_server: accept a connection, then
+// per op open FdsPerMsg fds, send them with one byte 'M' in SCM_RIGHTS,
+// close them and send the invalid fd (EBADF); after plan.perConn fds close
+// the connection and accept the next. At the round's end it closes the
+// connection it serves; the listener stays for the next round. Runs on
+// the child's throw-away thread.
+func (p *pair) serve() (c Counts, err error) {
+	n := p.cfg.FdsPerMsg
+	msg, bad, cpath := p.msg, p.bad, p.cpath
+	slots := msg.slots()
 	perConn := p.plan.perConn / n
 
-	if err := p.begin(); err != nil {
-		return p.fail(err)
+	if err := p.ready(); err != nil {
+		return c, p.fail(err)
 	}
 
-	c := &p.server
-	var y thread.Yielder
-	defer func() { err = errors.Join(err, y.Err()) }()
+	t := peer.NewTaker(p.budget, budgetChunk)
+	defer func() { err = errors.Join(err, t.Err()) }()
 	every := tickEvery(n)
 	sfd, sent := -1, 0
-	for p.take() {
+	for {
+		if _, ok := t.Next(); !ok {
+			break
+		}
 		if sfd < 0 {
 			r, _, e := thread.Syscall6(unix.SYS_ACCEPT4, uintptr(p.lfd), 0, 0, 0, 0, 0)
 			for e == unix.EINTR {
@@ -158,7 +164,7 @@ func (p *pair) serve() (err error) {
 				if p.failed.Load() {
 					break
 				}
-				return p.fail(fmt.Errorf("sockfd server: accept: %s", skip.Errno(e)))
+				return c, p.fail(fmt.Errorf("sockfd server: accept: %s", skip.Errno(e)))
 			}
 			sfd = int(r)
 			c.Connections++
@@ -169,11 +175,11 @@ func (p *pair) serve() (err error) {
 				err = p.fail(fmt.Errorf("sockfd server: op %d: %v", c.Ops, err))
 				p.closeSlots(slots[:i])
 				unix.Close(sfd)
-				return err
+				return c, err
 			}
 			slots[i] = int32(fd)
 		}
-		err := p.sendRetrying(msg, sfd, c)
+		err := p.sendRetrying(msg, sfd, &c)
 		p.closeSlots(slots)
 		if err != nil {
 			if p.failed.Load() {
@@ -181,38 +187,66 @@ func (p *pair) serve() (err error) {
 			}
 			err = p.fail(fmt.Errorf("sockfd server: sendmsg with %d fds: %v", n, err))
 			unix.Close(sfd)
-			return err
+			return c, err
 		}
 		if _, err := bad.sendBad(sfd); err != unix.EBADF {
 			err = p.fail(fmt.Errorf("sockfd server: sendmsg with invalid fd %d returned %v, want EBADF", p.plan.badFD, errOrSuccess(err)))
 			unix.Close(sfd)
-			return err
+			return c, err
 		}
 		c.Ops++
-		if c.Ops%every == 0 {
-			y.Tick(thread.Clock())
+		if c.Ops%every == 0 && !t.Ticked() {
+			t.Y.Tick(thread.Clock())
 		}
 		if sent++; sent == perConn {
 			unix.Close(sfd)
 			sfd, sent = -1, 0
 		}
 	}
-	// The end: refuse new connections and close queued ones, so the
-	// client sees EOF or a refused connect with done set.
-	p.done.Store(true)
+	// The round's end: the client sees EOF with done set on the
+	// connection served, or on one it makes meanwhile (settle).
+	p.done.Store(p.round)
 	if sfd >= 0 {
 		unix.Close(sfd)
 	}
-	p.refuse()
-	unix.Unlink(p.path)
 	if p.failed.Load() {
-		return nil
+		return c, nil
 	}
 	after, err := limits.OpenFds()
 	if err == nil {
-		err = checkFdsBack("sockfd server", before, after)
+		err = checkFdsBack("sockfd server", p.before, after)
 	}
-	return p.fail(err)
+	return c, p.fail(err)
+}
+
+// settle is the server's part of a round's end, after its Result: until
+// the client has finished the round (ack), it accepts and closes any
+// connection the client made after the last op, so that the client sees
+// EOF with done set instead of waiting in recvmsg for an accept that only
+// the next round would do. No connection is then left queued on the
+// listener, and the next round's first accept takes the client's first
+// connect. The wait is outside the timed section: the round's clock stops
+// at the client's Result, which follows its ack.
+func (p *pair) settle() error {
+	fds := []unix.PollFd{{Fd: int32(p.lfd), Events: unix.POLLIN}}
+	for p.ack.Load() < p.round && !p.failed.Load() {
+		n, err := unix.Poll(fds, 1)
+		if err == unix.EINTR || n == 0 {
+			continue
+		}
+		if err != nil {
+			return p.fail(fmt.Errorf("sockfd server: poll on the listener after round %d: %s", p.round, skip.Errno(err)))
+		}
+		r, _, e := thread.Syscall6(unix.SYS_ACCEPT4, uintptr(p.lfd), 0, 0, 0, 0, 0)
+		if e == unix.EINTR {
+			continue
+		}
+		if e != 0 {
+			return p.fail(fmt.Errorf("sockfd server: accept after round %d: %s", p.round, skip.Errno(e)))
+		}
+		unix.Close(int(r))
+	}
+	return nil
 }
 
 // make opens one fd to pass: /dev/zero O_RDWR as stress-ng does, or an
@@ -270,30 +304,26 @@ func errOrSuccess(err error) string {
 	return skip.Errno(err)
 }
 
-// receive is stress_socket_client: connect, then receive messages,
-// FIONREAD on each received fd (reading a byte if any) and keep the fds
-// until plan.perConn are held; then close them all, shut the connection
-// down and reconnect. Runs on a throw-away thread.
-func (p *pair) receive() (err error) {
-	before, err := p.private()
-	if err != nil {
-		return p.fail(fmt.Errorf("sockfd client: %w", err))
-	}
-	msg := newRightsMsg(p.cfg.FdsPerMsg)
-	held := make([]int32, 0, p.plan.perConn)
-	if err := p.begin(); err != nil {
-		return p.fail(err)
+// receive is one round of stress_socket_client: connect, then receive
+// messages, FIONREAD on each received fd (reading a byte if any) and keep
+// the fds until plan.perConn are held; then close them all, shut the
+// connection down and reconnect. The round ends at EOF once done holds
+// it: the fds held are closed, as at a reconnect, and ack says so. Runs
+// on the child's throw-away thread.
+func (p *pair) receive() (c Counts, err error) {
+	msg, held := p.msg, p.held[:0]
+	if err := p.ready(); err != nil {
+		return c, p.fail(err)
 	}
 
-	c := &p.client
 	var y thread.Yielder
 	defer func() { err = errors.Join(err, y.Err()) }()
 	every := tickEvery(p.cfg.FdsPerMsg)
 	end := false
-	for !end && !p.done.Load() {
+	for !end && p.done.Load() < p.round {
 		fd, err := p.connect()
 		if err != nil {
-			return p.fail(err)
+			return c, p.fail(err)
 		}
 		if fd < 0 { // the server has finished
 			break
@@ -302,14 +332,14 @@ func (p *pair) receive() (err error) {
 			fds, err := msg.recv(fd)
 			held = append(held, fds...)
 			if err != nil {
-				if (err == errEOF || err == unix.ECONNRESET) && p.done.Load() {
+				if (err == errEOF || err == unix.ECONNRESET) && p.done.Load() >= p.round {
 					end = true
 					break
 				}
 				err = p.fail(fmt.Errorf("sockfd client: message %d: %v", c.MsgsRecv, err))
 				p.closeSlots(held)
 				unix.Close(fd)
-				return err
+				return c, err
 			}
 			if c.MsgsRecv%sampleEvery == 0 {
 				check := fds[:1]
@@ -321,7 +351,7 @@ func (p *pair) receive() (err error) {
 						err = p.fail(fmt.Errorf("sockfd client: message %d: %v", c.MsgsRecv, err))
 						p.closeSlots(held)
 						unix.Close(fd)
-						return err
+						return c, err
 					}
 					c.Sampled++
 				}
@@ -341,13 +371,14 @@ func (p *pair) receive() (err error) {
 		unix.Close(fd)
 	}
 	if p.failed.Load() {
-		return nil
+		return c, nil
 	}
 	after, err := limits.OpenFds()
 	if err == nil {
-		err = checkFdsBack("sockfd client", before, after)
+		err = checkFdsBack("sockfd client", p.before, after)
 	}
-	return p.fail(err)
+	p.ack.Store(p.round)
+	return c, p.fail(err)
 }
 
 // closeHeld closes the fds a client held for one connection, one close(2)
@@ -406,7 +437,7 @@ func (p *pair) connect() (int, error) {
 			return fd, nil
 		}
 		unix.Close(fd)
-		if p.done.Load() {
+		if p.done.Load() >= p.round {
 			return -1, nil
 		}
 		if err == unix.EINTR {

@@ -9,16 +9,17 @@ import (
 	"path/filepath"
 
 	"github.com/kbench/kbench/internal/limits"
+	"github.com/kbench/kbench/internal/peer"
 	"github.com/kbench/kbench/internal/skip"
 	"golang.org/x/sys/unix"
 )
 
-// Config is one run of the stress-ng sockfd sequence.
+// Config is a row of the stress-ng sockfd sequence.
 type Config struct {
 	Kind      Kind
 	FdsPerMsg int   // fds per SCM_RIGHTS message, 1 to scmMaxFD; stress-ng sends 1
 	Pairs     int   // server/client pairs running at once (stress-ng instances)
-	Ops       int64 // server ops over all pairs
+	Ops       int64 // server ops over all pairs, for Run's one round
 
 	// Test hooks; zero values mean the benchmark's behaviour.
 	path    string // what the server opens for KindFile instead of /dev/zero
@@ -26,113 +27,251 @@ type Config struct {
 	tempDir string // parent of the private socket directory instead of os.TempDir()
 }
 
-// Result is what a run did.
+// Result is what a round did.
 type Result struct {
 	Counts
 	PerConn int    // fds a client held before closing them and reconnecting
-	Dir     string // the private directory that held the socket paths; removed
+	Dir     string // the private directory that held the socket paths; removed at Close
 }
 
 // sampleEvery is how often, in received messages, the client fstats a
-// received fd (and the first message's every fd) to prove it is what was
-// sent.
+// received fd (and the first message's every fd, each round) to prove it
+// is what was sent.
 const sampleEvery = 64
 
 // budgetChunk is how many ops a server takes from the shared budget at a
-// time, so pairs do not bounce one counter's cache line per op.
+// time (peer.Taker), so pairs do not bounce one counter's cache line per
+// op.
 const budgetChunk = 64
 
 // sunPathMax is sizeof(sockaddr_un.sun_path) less the terminating NUL.
 const sunPathMax = 107
 
-// Run runs cfg.Pairs server/client pairs until the servers have done
-// cfg.Ops ops between them, then checks the counts, the fd tables and the
-// socket paths. start and stop, when not nil, are called from the calling
-// goroutine once every side is ready and once every side has finished its
-// loop, to bracket a benchmark's timed section.
+// Sides are a row's started pairs: each pair's listening socket, bound
+// in a private directory, its server and client child processes
+// (internal/peer), and the state they share. They run rounds until Close.
 //
 // Each side is a child process (internal/child), as stress-ng's server
 // and its forked client are; each runs solo (thread.Solo). The side's
 // loop thread unshares its fd table (CLONE_FILES) from the Go runtime's
 // other threads, so fd lookups take the single-owner path as in
 // stress-ng's single-threaded processes.
-func Run(cfg Config, start, stop func()) (res Result, err error) {
+type Sides struct {
+	cfg   Config
+	dir   string
+	lfds  []int
+	plan  plan
+	mem   *peer.Mem
+	sh    *shared
+	run   *peer.Run
+	round int64
+}
+
+// Start checks that the process can run cfg.Pairs pairs (fds, tasks;
+// RLIMIT_NOFILE for one message), makes the private socket directory and
+// the listening sockets, plans the fds a client holds per connection and
+// starts the sides. Nothing is counted against the limits after this:
+// the rounds open only what the plan left room for.
+func Start(cfg Config) (*Sides, error) {
+	s := &Sides{}
+	if err := s.start(cfg); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Sides) start(cfg Config) (err error) {
 	if err := cfg.validate(); err != nil {
-		return res, err
+		return err
 	}
 	if err := checkSides(cfg.Pairs); err != nil {
-		return res, err
+		return err
 	}
-	procBefore, err := limits.OpenFds()
+	s.cfg = cfg
+	s.dir, err = os.MkdirTemp(cfg.tempDir, "kbench-sockfd-")
 	if err != nil {
-		return res, err
+		return fmt.Errorf("sockfd: private socket directory: %v", err)
 	}
 	defer func() {
-		// Runs last, after the listeners are closed.
 		if err != nil {
-			return
+			err = errors.Join(err, s.cleanup(err))
 		}
-		procAfter, cerr := limits.OpenFds()
-		if cerr == nil {
-			cerr = checkFdsBack("sockfd process", procBefore, procAfter)
-		}
-		err = cerr
 	}()
-	dir, err := os.MkdirTemp(cfg.tempDir, "kbench-sockfd-")
-	if err != nil {
-		return res, fmt.Errorf("sockfd: private socket directory: %v", err)
-	}
-	res.Dir = dir
-	defer func() {
-		err = errors.Join(err, removeDir(dir))
-	}()
-
 	pairs := make([]*pair, cfg.Pairs)
-	var lfds []int
-	defer func() {
-		for _, fd := range lfds {
-			unix.Close(fd)
-		}
-	}()
 	for i := range pairs {
-		path := filepath.Join(dir, fmt.Sprintf("sockfd-%d", i))
+		path := filepath.Join(s.dir, fmt.Sprintf("sockfd-%d", i))
 		if len(path) > sunPathMax {
-			return res, fmt.Errorf("sockfd: socket path %q is %d bytes, more than sun_path's %d; set TMPDIR to a shorter directory", path, len(path), sunPathMax)
+			return fmt.Errorf("sockfd: socket path %q is %d bytes, more than sun_path's %d; set TMPDIR to a shorter directory", path, len(path), sunPathMax)
 		}
 		lfd, err := listen(path)
 		if err != nil {
-			return res, err
+			return err
 		}
-		lfds = append(lfds, lfd)
-		pairs[i] = &pair{cfg: &cfg, lfd: lfd, path: path}
+		s.lfds = append(s.lfds, lfd)
+		pairs[i] = &pair{lfd: lfd, path: path}
 	}
 
 	limit, _, err := limits.Nofile()
 	if err != nil {
-		return res, err
+		return err
 	}
 	open, err := limits.OpenFds()
 	if err != nil {
-		return res, err
+		return err
 	}
-	pl, err := makePlan(limit, open, cfg.FdsPerMsg, cfg.Pairs, unix.Geteuid() == 0)
+	s.plan, err = makePlan(limit, open, cfg.FdsPerMsg, cfg.Pairs, unix.Geteuid() == 0)
 	if err != nil {
-		return res, err
+		return err
 	}
 	if cfg.badFD != 0 {
-		pl.badFD = cfg.badFD
+		s.plan.badFD = cfg.badFD
 	}
-	res.PerConn = pl.perConn
+	if s.mem, err = peer.NewMem("kbench-sockfd", sharedSize(cfg.Pairs)); err != nil {
+		return err
+	}
+	s.sh = newShared(s.mem)
+	if s.run, err = peer.Start(sides(&cfg, pairs, s.plan, s.mem.Fd())); err != nil {
+		return err
+	}
+	s.run.Defer(s.cleanup)
+	return nil
+}
 
-	counts, err := runSeparate(&cfg, pairs, pl, start, stop)
+// Round runs one round of ops server ops over the pairs and checks its
+// counts. t, when not nil, is started once every side is ready and
+// stopped once every side has sent its counts (a benchmark's
+// region.ClockTimer). A failed round ends the sides; Close then returns
+// its error.
+func (s *Sides) Round(ops int64, t peer.Timer) (Result, error) {
+	res := Result{PerConn: s.plan.perConn, Dir: s.dir}
+	if ops < 0 {
+		return res, fmt.Errorf("sockfd: %d ops", ops)
+	}
+	s.round++
+	s.sh.budget.Reset(ops)
+	counts := make([]Counts, 2*s.cfg.Pairs)
+	err := s.run.Round(func(int) any { return roundArgs{s.round} }, t, func(i int) any { return &counts[i] })
 	if err != nil {
 		return res, err
 	}
-	res.Counts = counts
-	if err := checkDirEmpty(dir); err != nil {
+	for _, c := range counts {
+		res.add(c)
+	}
+	return res, res.check(ops, s.cfg.FdsPerMsg)
+}
+
+// Close ends the sides and reaps them; then (cleanup) it closes the
+// listeners, checks that every server unlinked its socket path and
+// removes the private directory.
+func (s *Sides) Close() error { return s.run.Close() }
+
+// cleanup is the row's end, after the sides (Run.Defer), or a failed
+// Start's: after clean sides (sides nil) it fails when a socket path is
+// left; it always closes what Start opened and removes the directory.
+func (s *Sides) cleanup(sides error) error {
+	for _, fd := range s.lfds {
+		unix.Close(fd)
+	}
+	s.lfds = nil
+	var err error
+	if sides == nil {
+		err = checkDirEmpty(s.dir)
+	}
+	err = errors.Join(err, removeDir(s.dir))
+	if s.mem != nil {
+		err = errors.Join(err, s.mem.Close())
+	}
+	return err
+}
+
+// Run starts cfg.Pairs pairs, runs one round of cfg.Ops ops and ends
+// them, then checks that this process's fd table is back to its size
+// before.
+func Run(cfg Config) (res Result, err error) {
+	before, err := limits.OpenFds()
+	if err != nil {
 		return res, err
 	}
-	return res, res.check(cfg.Ops, cfg.FdsPerMsg)
+	s := &Sides{}
+	err = s.start(cfg)
+	res.Dir = s.dir
+	if err != nil {
+		return res, err
+	}
+	res, err = s.Round(cfg.Ops, nil)
+	if cerr := s.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return res, err
+	}
+	after, err := limits.OpenFds()
+	if err == nil {
+		err = checkFdsBack("sockfd process", before, after)
+	}
+	return res, err
+}
+
+// kept holds a row's Sides across the testing package's trials of it
+// (peer.Kept): the first trial starts them, every trial is one Round,
+// and close ends them when the row does. A row keeps one Config: the
+// key is all of it but Ops, so a -cpu list's GOMAXPROCS (Pairs) starts
+// new sides.
+type kept struct {
+	k      peer.Kept
+	s      *Sides
+	before int  // this process's fds before the row
+	failed bool // a round failed, and said so in its trial
+}
+
+// newKept counts this process's fds before the row, for close's check.
+func newKept() (*kept, error) {
+	before, err := limits.OpenFds()
+	return &kept{before: before}, err
+}
+
+// round runs a trial's round on the row's sides, starting them first if
+// there are none (the first trial, or after a failed round).
+func (k *kept) round(cfg Config, t peer.Timer) (Result, error) {
+	ops := cfg.Ops
+	cfg.Ops = 0
+	run, err := k.k.Get(fmt.Sprintf("%+v", cfg), func() (*peer.Run, error) {
+		s, err := Start(cfg)
+		if err != nil {
+			return nil, err
+		}
+		k.s = s
+		return s.run, nil
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	if run != k.s.run {
+		return Result{}, errors.New("sockfd: the kept run is not the kept sides'")
+	}
+	res, err := k.s.Round(ops, t)
+	if err != nil {
+		k.failed = true
+	}
+	return res, err
+}
+
+// close ends the row's sides (their cleanup and its checks) and checks
+// that this process's fd table is back to its size before the row. A
+// failed round's error was its trial's.
+func (k *kept) close() error {
+	err := k.k.Close()
+	if k.failed {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	after, err := limits.OpenFds()
+	if err == nil {
+		err = checkFdsBack("sockfd process", k.before, after)
+	}
+	return err
 }
 
 func (cfg *Config) validate() error {
@@ -173,8 +312,8 @@ func listen(path string) (int, error) {
 }
 
 // checkDirEmpty fails when a socket path is left in the private
-// directory after the servers, which unlink theirs as stress-ng does, have
-// finished.
+// directory after the servers, which unlink theirs at the row's end as
+// stress-ng does at the end of its run, have ended.
 func checkDirEmpty(dir string) error {
 	left, err := os.ReadDir(dir)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kbench/kbench/internal/child"
 	"github.com/kbench/kbench/internal/limits"
 	"golang.org/x/sys/unix"
 )
@@ -21,7 +22,7 @@ func TestRunVariants(t *testing.T) {
 			for _, pairs := range []int{1, 3} {
 				t.Run(fmt.Sprintf("kind=%s/fds=%d/pairs=%d", kind, fds, pairs), func(t *testing.T) {
 					const ops = 130
-					res, err := Run(Config{Kind: kind, FdsPerMsg: fds, Pairs: pairs, Ops: ops}, nil, nil)
+					res, err := Run(Config{Kind: kind, FdsPerMsg: fds, Pairs: pairs, Ops: ops})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -38,7 +39,7 @@ func TestRunVariants(t *testing.T) {
 }
 
 func TestRunZeroOps(t *testing.T) {
-	res, err := Run(Config{Kind: KindFile, FdsPerMsg: 1, Pairs: 2, Ops: 0}, nil, nil)
+	res, err := Run(Config{Kind: KindFile, FdsPerMsg: 1, Pairs: 2, Ops: 0})
 	if err != nil || res.Ops != 0 {
 		t.Fatalf("zero ops: %+v, %v", res.Counts, err)
 	}
@@ -51,7 +52,7 @@ func TestRunBadConfig(t *testing.T) {
 		{Kind: KindFile, FdsPerMsg: scmMaxFD + 1, Pairs: 1},
 		{Kind: KindFile, FdsPerMsg: 1, Pairs: 0},
 	} {
-		if _, err := Run(cfg, nil, nil); err == nil {
+		if _, err := Run(cfg); err == nil {
 			t.Errorf("%+v accepted", cfg)
 		}
 	}
@@ -59,7 +60,7 @@ func TestRunBadConfig(t *testing.T) {
 
 // The client's fstat sample catches a server that sends the wrong file.
 func TestRunWrongFileFires(t *testing.T) {
-	res, err := Run(Config{Kind: KindFile, FdsPerMsg: 16, Pairs: 1, Ops: 50, path: "/dev/null"}, nil, nil)
+	res, err := Run(Config{Kind: KindFile, FdsPerMsg: 16, Pairs: 1, Ops: 50, path: "/dev/null"})
 	if err == nil || !strings.Contains(err.Error(), "device 1:3, want /dev/zero") {
 		t.Fatalf("server sending /dev/null: %v, want the fstat check to fire", err)
 	}
@@ -73,7 +74,7 @@ func TestRunBadFDFires(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer unix.Close(fd)
-	res, err := Run(Config{Kind: KindFile, FdsPerMsg: 1, Pairs: 2, Ops: 50, badFD: fd}, nil, nil)
+	res, err := Run(Config{Kind: KindFile, FdsPerMsg: 1, Pairs: 2, Ops: 50, badFD: fd})
 	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("invalid fd %d returned success, want EBADF", fd)) {
 		t.Fatalf("EBADF send with an open fd: %v, want the EBADF check to fire", err)
 	}
@@ -88,7 +89,7 @@ func TestRunCleansUp(t *testing.T) {
 	}
 	parent := t.TempDir()
 	procs := runtime.GOMAXPROCS(0)
-	res, err := Run(Config{Kind: KindUnix, FdsPerMsg: 16, Pairs: 2, Ops: 300, tempDir: parent}, nil, nil)
+	res, err := Run(Config{Kind: KindUnix, FdsPerMsg: 16, Pairs: 2, Ops: 300, tempDir: parent})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,13 +103,7 @@ func TestRunCleansUp(t *testing.T) {
 	if left, _ := os.ReadDir(parent); len(left) != 0 {
 		t.Errorf("%s holds %d entries after the run", parent, len(left))
 	}
-	after, err := limits.OpenFds()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := checkFdsBack("process", before, after); err != nil {
-		t.Error(err)
-	}
+	fdsBack(t, before)
 }
 
 // A socket path too long for sun_path stops the run with a message naming
@@ -118,11 +113,23 @@ func TestRunLongPath(t *testing.T) {
 	if err := os.Mkdir(parent, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	res, err := Run(Config{Kind: KindFile, FdsPerMsg: 1, Pairs: 1, Ops: 10, tempDir: parent}, nil, nil)
+	res, err := Run(Config{Kind: KindFile, FdsPerMsg: 1, Pairs: 1, Ops: 10, tempDir: parent})
 	if err == nil || !strings.Contains(err.Error(), "TMPDIR") {
 		t.Fatalf("socket path over 107 bytes: %v, want an error naming TMPDIR", err)
 	}
 	noDir(t, res.Dir)
+}
+
+// fdsBack fails t unless this process holds before fds again.
+func fdsBack(t *testing.T, before int) {
+	t.Helper()
+	after, err := limits.OpenFds()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := checkFdsBack("process", before, after); err != nil {
+		t.Error(err)
+	}
 }
 
 func noDir(t *testing.T, dir string) {
@@ -132,5 +139,80 @@ func noDir(t *testing.T, dir string) {
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("private directory %s still exists after the run (%v)", dir, err)
+	}
+}
+
+// The sides of a row run many rounds: each round moves exactly its ops'
+// fds, in the same child processes, with the listeners and socket paths
+// kept between rounds; a low RLIMIT_NOFILE makes clients reconnect often,
+// so rounds end with a client between connections too. Close leaves no
+// path, directory or fd.
+func TestRounds(t *testing.T) {
+	before, err := limits.OpenFds()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lowerNofile(t, uint64(before+2+headroom+40))
+	for _, kind := range []Kind{KindFile, KindUnix} {
+		t.Run(fmt.Sprintf("kind=%s", kind), func(t *testing.T) {
+			s, err := Start(Config{Kind: kind, FdsPerMsg: 16, Pairs: 2, tempDir: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pids := s.run.Pids()
+			var dir string
+			for i, ops := range []int64{1, 0, 130, 7, 1000, 64, 3, 129, 0, 500} {
+				res, err := s.Round(ops, nil)
+				if err != nil {
+					s.Close()
+					t.Fatalf("round %d of %d ops: %v", i+1, ops, err)
+				}
+				if res.Ops != ops || res.MsgsRecv != ops || res.FdsRecv != 16*ops {
+					t.Errorf("round %d: counts %+v, want %d ops moving %d fds", i+1, res.Counts, ops, 16*ops)
+				}
+				if left, err := os.ReadDir(res.Dir); err != nil || len(left) != 2 {
+					t.Errorf("round %d: %s holds %d paths (%v) between rounds, want the 2 listeners'", i+1, res.Dir, len(left), err)
+				}
+				dir = res.Dir
+			}
+			if now := s.run.Pids(); fmt.Sprint(now) != fmt.Sprint(pids) {
+				t.Errorf("sides ran as %v after 10 rounds, started as %v", now, pids)
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			noDir(t, dir)
+		})
+	}
+	fdsBack(t, before)
+}
+
+// A row's kept sides start once for its trials and again for another
+// Config (a -cpu list's Pairs); the row's end leaves nothing behind.
+func TestKeptStartsOnce(t *testing.T) {
+	k, err := newKept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []string
+	for i, pairs := range []int{1, 1, 1, 2, 2} {
+		res, err := k.round(Config{Kind: KindFile, FdsPerMsg: 1, Pairs: pairs, Ops: int64(100 * (i + 1))}, nil)
+		if err != nil {
+			k.close()
+			t.Fatalf("trial %d: %v", i+1, err)
+		}
+		if res.Ops != int64(100*(i+1)) {
+			t.Errorf("trial %d: %d ops, want %d", i+1, res.Ops, 100*(i+1))
+		}
+		pids = append(pids, fmt.Sprint(k.s.run.Pids()))
+	}
+	if pids[0] != pids[1] || pids[1] != pids[2] || pids[3] != pids[4] || pids[2] == pids[3] || strings.Count(pids[3], " ") != 3 {
+		t.Errorf("sides per trial %v, want one start for the 3 trials of 1 pair and one for the 2 of 2 pairs", pids)
+	}
+	if err := k.close(); err != nil {
+		t.Fatal(err)
+	}
+	if left, err := child.Children(); err != nil || len(left) != 0 {
+		t.Errorf("after the row: children %v (%v), want none", left, err)
 	}
 }

@@ -5,10 +5,8 @@ package sockfdbench
 import (
 	"fmt"
 	"sync/atomic"
-	"unsafe"
 
-	"github.com/kbench/kbench/internal/child"
-	"github.com/kbench/kbench/internal/skip"
+	"github.com/kbench/kbench/internal/peer"
 	"golang.org/x/sys/unix"
 )
 
@@ -25,130 +23,108 @@ type sideArgs struct {
 
 type planArgs struct{ PerConn, BadFD int }
 
-// The roles: fd 4 is the shared state; the server's fd 5 its listening
-// socket.
+// roundArgs is a round's number, 1 up: the pairs' done and ack words hold
+// the last round each side finished, so no flag needs clearing between
+// rounds.
+type roundArgs struct{ Round int64 }
+
+// The roles, each a child process (peer.Side): file 0 is the shared
+// state; the server's file 1 its listening socket.
 var (
-	_ = child.Register("sockfd-server", func(c *child.Ctx) error { return runSide(c, true) })
-	_ = child.Register("sockfd-client", func(c *child.Ctx) error { return runSide(c, false) })
+	serverRole = peer.Register("sockfd-server", func(l peer.Link) error { return runSide(l, true) })
+	clientRole = peer.Register("sockfd-client", func(l peer.Link) error { return runSide(l, false) })
 )
 
-// shared is the state the sides of every pair share across processes, in
-// a memfd mapping: the op budget, then per pair its done and failed flags.
+// shared is the state a row's sides share, in a peer.Mem: the op budget,
+// then per pair the round its server has finished (done), the round its
+// client has finished (ack) and whether either side failed.
 type shared struct {
-	mem []byte
+	m      *peer.Mem
+	budget *peer.Budget
 }
 
-func sharedSize(pairs int) int { return 8 + 8*pairs }
+// pairSlot is the bytes of one pair's words: done, ack, failed (padded).
+const pairSlot = 24
 
-// mapShared maps fd's first sharedSize(pairs) bytes.
-func mapShared(fd, pairs int) (*shared, error) {
-	mem, err := unix.Mmap(fd, 0, sharedSize(pairs), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
-	if err != nil {
-		return nil, fmt.Errorf("sockfd: mmap of the shared state: %s", skip.Errno(err))
-	}
-	return &shared{mem}, nil
-}
+func sharedSize(pairs int) int { return peer.BudgetSize + pairSlot*pairs }
 
-func newShared(pairs int) (int, *shared, error) {
-	fd, err := unix.MemfdCreate("kbench-sockfd", unix.MFD_CLOEXEC)
-	if err != nil {
-		return -1, nil, fmt.Errorf("sockfd: memfd_create: %s", skip.Errno(err))
-	}
-	if err := unix.Ftruncate(fd, int64(sharedSize(pairs))); err != nil {
-		unix.Close(fd)
-		return -1, nil, fmt.Errorf("sockfd: ftruncate of the shared state: %s", skip.Errno(err))
-	}
-	sh, err := mapShared(fd, pairs)
-	if err != nil {
-		unix.Close(fd)
-		return -1, nil, err
-	}
-	return fd, sh, nil
-}
+func newShared(m *peer.Mem) *shared { return &shared{m: m, budget: peer.NewBudget(m, 0)} }
 
-func (s *shared) budget() *atomic.Int64 { return (*atomic.Int64)(unsafe.Pointer(&s.mem[0])) }
-func (s *shared) done(i int) *atomic.Bool {
-	return (*atomic.Bool)(unsafe.Pointer(&s.mem[8+8*i]))
-}
+func (s *shared) done(i int) *atomic.Int64 { return s.m.Int64(peer.BudgetSize + pairSlot*i) }
+func (s *shared) ack(i int) *atomic.Int64  { return s.m.Int64(peer.BudgetSize + pairSlot*i + 8) }
 func (s *shared) failed(i int) *atomic.Bool {
-	return (*atomic.Bool)(unsafe.Pointer(&s.mem[8+8*i+4]))
+	return s.m.Bool(peer.BudgetSize + pairSlot*i + 16)
 }
-func (s *shared) unmap() { unix.Munmap(s.mem) }
 
-// runSeparate runs every pair's server and client as child processes.
-func runSeparate(cfg *Config, pairs []*pair, pl plan, start, stop func()) (Counts, error) {
-	var total Counts
-	memfd, sh, err := newShared(len(pairs))
-	if err != nil {
-		return total, err
-	}
-	defer unix.Close(memfd)
-	defer sh.unmap()
-	sh.budget().Store(cfg.Ops)
-
-	var g child.Group
-	defer g.Close()
+// sides lists every pair's server and client, in that order.
+func sides(cfg *Config, pairs []*pair, pl plan, memfd int) []peer.Side {
+	var s []peer.Side
 	for i, p := range pairs {
 		a := sideArgs{Kind: cfg.Kind, FdsPerMsg: cfg.FdsPerMsg, Pairs: len(pairs), Pair: i, Path: p.path, File: cfg.path,
 			Plan: planArgs{pl.perConn, pl.badFD}}
-		if _, err := g.Start(child.Spec{Role: "sockfd-server", Args: a, Fds: []int{memfd, p.lfd}}); err != nil {
-			return total, err
-		}
-		if _, err := g.Start(child.Spec{Role: "sockfd-client", Args: a, Fds: []int{memfd}}); err != nil {
-			return total, err
-		}
+		s = append(s,
+			peer.Side{Role: serverRole, Args: a, Fds: []int{memfd, p.lfd}},
+			peer.Side{Role: clientRole, Args: a, Fds: []int{memfd}})
 	}
-	if err := g.Ready(); err != nil {
-		return total, err
-	}
-	if start != nil {
-		start()
-	}
-	if err := g.Go(); err != nil {
-		return total, err
-	}
-	counts := make([]Counts, len(g.Procs))
-	err = g.Results(func(i int) any { return &counts[i] })
-	if stop != nil {
-		stop()
-	}
-	if err != nil {
-		return total, err
-	}
-	if err := g.Wait(); err != nil {
-		return total, err
-	}
-	for _, c := range counts {
-		total.add(c)
-	}
-	return total, nil
+	return s
 }
 
-// runSide is one side of one pair in a child process.
-func runSide(c *child.Ctx, server bool) error {
+// runSide is one side of one pair in a child process, for every round
+// of the row. The server unlinks its socket path when the row ends, as
+// stress-ng's does at the end of its run.
+func runSide(l peer.Link, server bool) error {
 	var a sideArgs
-	if err := c.Args(&a); err != nil {
+	if err := l.Args(&a); err != nil {
 		return err
 	}
-	sh, err := mapShared(c.File(0), a.Pairs)
+	m, err := peer.MapMem(l.File(0), sharedSize(a.Pairs))
 	if err != nil {
 		return err
 	}
-	defer sh.unmap()
+	defer m.Close()
+	sh := newShared(m)
 	cfg := &Config{Kind: a.Kind, FdsPerMsg: a.FdsPerMsg, Pairs: a.Pairs, path: a.File}
 	p := &pair{
 		cfg: cfg, plan: plan{perConn: a.Plan.PerConn, badFD: a.Plan.BadFD},
-		lfd: -1, path: a.Path, budget: sh.budget(),
-		done: sh.done(a.Pair), failed: sh.failed(a.Pair),
-		begin: func() error { return c.Ready(nil) },
+		lfd: -1, path: a.Path, budget: sh.budget,
+		done: sh.done(a.Pair), ack: sh.ack(a.Pair), failed: sh.failed(a.Pair),
+		ready: func() error { return l.Ready(nil) },
 	}
-	side, counts := p.receive, &p.client
+	side := p.receive
 	if server {
-		p.lfd = c.File(1)
-		side, counts = p.serve, &p.server
+		p.lfd = l.File(1)
+		side = p.serve
 	}
-	if err := side(); err != nil {
+	if err := p.setUp(server); err != nil {
 		return err
 	}
-	return c.Result(counts)
+	for {
+		var r roundArgs
+		ok, err := l.Next(&r)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			if server {
+				unix.Unlink(p.path)
+			}
+			return nil
+		}
+		if r.Round <= p.round {
+			return fmt.Errorf("sockfd: round %d after round %d", r.Round, p.round)
+		}
+		p.round = r.Round
+		c, err := side()
+		if err != nil {
+			return err
+		}
+		if err := l.Result(c); err != nil {
+			return err
+		}
+		if server {
+			if err := p.settle(); err != nil {
+				return err
+			}
+		}
+	}
 }

@@ -217,8 +217,9 @@ func TestKept(t *testing.T) {
 }
 
 // TestDefer: Close runs the deferred functions once, after the sides
-// have ended, last first, and returns their errors; a failed round's
-// error comes first.
+// have ended and been reaped, last first, with the sides' error (nil
+// after clean rounds, the failed round's after a failed one), and joins
+// their errors to its own.
 func TestDefer(t *testing.T) {
 	for _, fail := range []bool{false, true} {
 		m, err := NewMem("kbench-peer-test", BudgetSize)
@@ -235,14 +236,20 @@ func TestDefer(t *testing.T) {
 			t.Fatal(err)
 		}
 		var order []string
-		run.Defer(func() error {
+		var got []error
+		run.Defer(func(sides error) error {
 			order = append(order, "first")
+			got = append(got, sides)
 			if left, err := child.Children(); err != nil || len(left) != 0 {
 				t.Errorf("deferred function ran with children %v (%v) left", left, err)
 			}
 			return m.Close()
 		})
-		run.Defer(func() error { order = append(order, "second"); return errors.New("deferred failure") })
+		run.Defer(func(sides error) error {
+			order = append(order, "second")
+			got = append(got, sides)
+			return errors.New("deferred failure")
+		})
 		b.Reset(100)
 		rerr := run.Round(func(int) any { return takeRound{1} }, nil, nil)
 		if fail != (rerr != nil) {
@@ -257,6 +264,11 @@ func TestDefer(t *testing.T) {
 		}
 		if fmt.Sprint(order) != "[second first]" {
 			t.Errorf("deferred functions ran as %v, want [second first], once each", order)
+		}
+		for _, g := range got {
+			if g != rerr {
+				t.Errorf("fail=%v: a deferred function got the sides' error %v, want the round's %v", fail, g, rerr)
+			}
 		}
 	}
 }

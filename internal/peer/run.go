@@ -78,7 +78,7 @@ type Run struct {
 	ends   []end // in Side order
 	broken error
 	closed bool
-	defers []func() error
+	defers []func(error) error
 }
 
 // end is the parent's view of one side.
@@ -185,11 +185,14 @@ func (r *Run) Round(args func(i int) any, t Timer, into func(i int) any) error {
 	return nil
 }
 
-// Defer has Close call fn after the sides have ended: what a row set up
-// beside its sides and keeps as long as they live (a control connection,
-// a server). Close calls them last deferred first and joins their errors
-// to its own.
-func (r *Run) Defer(fn func() error) { r.defers = append(r.defers, fn) }
+// Defer has Close call fn once the sides have ended and been reaped, also
+// after a failed round: what a row set up beside its sides and keeps as
+// long as they live (a control connection, a server, listening sockets),
+// and its checks of what the sides leave behind, at the row's end rather
+// than per round. fn gets the sides' error (nil after clean rounds), so
+// that it can leave out checks a failure makes moot. Close calls them
+// last deferred first and joins their errors to its own.
+func (r *Run) Defer(fn func(sides error) error) { r.defers = append(r.defers, fn) }
 
 // Close ends the sides after their last round and reaps them: their
 // errors, or the failed round's, joined with the deferred functions'. It
@@ -201,9 +204,10 @@ func (r *Run) Close() error {
 	}
 	r.closed = true
 	r.closeSides()
+	sides := r.broken
 	var errs []error
 	for i := len(r.defers) - 1; i >= 0; i-- {
-		if err := r.defers[i](); err != nil {
+		if err := r.defers[i](sides); err != nil {
 			errs = append(errs, err)
 		}
 	}
