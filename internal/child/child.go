@@ -29,10 +29,11 @@
 // life of the binary (spawn); a child forked from a throw-away thread
 // would be killed when that thread ends. The child checks before its role
 // runs that the signal is set and its parent is still the one that
-// started it. The parent kills (the whole group) and reaps every child in
-// Group.Close, which rows defer, so a failed row (b.Fatal) or a child's
-// error kills the others; if the test binary dies (Ctrl-C, SIGKILL) the
-// kernel kills its children.
+// started it. The parent kills (its whole process group) and reaps every
+// child with Kill, which internal/peer's Run does for a row's sides when
+// one fails or the row ends, so a failed row (b.Fatal) or a child's error
+// kills the others; if the test binary dies (Ctrl-C, SIGKILL) the kernel
+// kills its children.
 //
 // Control protocol, one JSON object per line over fd 3 (a SOCK_STREAM
 // socketpair): parent "hello" (token, role, arguments, CPU), child

@@ -156,17 +156,23 @@ var _ = child.Register("test-noexec", func(c *child.Ctx) error {
 })
 
 func TestRoundTrip(t *testing.T) {
-	var g child.Group
-	defer g.Close()
+	var procs []*child.Proc
+	defer func() {
+		for _, p := range procs {
+			p.Kill()
+		}
+	}()
 	for i := range 3 {
-		if _, err := g.Start(child.Spec{Role: "test-echo", Args: echoArgs{i + 1}}); err != nil {
+		p, err := child.Start(child.Spec{Role: "test-echo", Args: echoArgs{i + 1}})
+		if err != nil {
 			t.Fatal(err)
 		}
+		procs = append(procs, p)
 	}
-	if err := g.Ready(); err != nil {
-		t.Fatal(err)
-	}
-	for i, p := range g.Procs {
+	for i, p := range procs {
+		if err := p.Ready(); err != nil {
+			t.Fatal(err)
+		}
 		var got echoArgs
 		if err := p.Info(&got); err != nil || got.N != i+1 {
 			t.Errorf("child %d ready with %+v, %v", i, got, err)
@@ -175,61 +181,56 @@ func TestRoundTrip(t *testing.T) {
 			t.Errorf("child %d: tgid %d, pid %d, this process %d", i, p.Tgid, p.Pid, os.Getpid())
 		}
 	}
-	if err := g.Go(); err != nil {
-		t.Fatal(err)
-	}
-	res := make([]int, 3)
-	if err := g.Results(func(i int) any { return &res[i] }); err != nil {
-		t.Fatal(err)
-	}
-	if err := g.Wait(); err != nil {
-		t.Fatal(err)
-	}
-	for i, r := range res {
+	for i, p := range procs {
+		if err := p.Go(); err != nil {
+			t.Fatal(err)
+		}
+		var r int
+		if err := p.Result(&r); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Wait(); err != nil {
+			t.Fatal(err)
+		}
 		if r != 2*(i+1) {
 			t.Errorf("child %d result %d, want %d", i, r, 2*(i+1))
 		}
-		noProcess(t, g.Procs[i].Pid)
-	}
-}
-
-func TestRoleErrorFailsWithItsMessage(t *testing.T) {
-	var g child.Group
-	defer g.Close()
-	g.Start(child.Spec{Role: "test-fail"})
-	g.Start(child.Spec{Role: "test-sleep"})
-	if err := g.Ready(); err != nil {
-		t.Fatal(err)
-	}
-	if err := g.Go(); err != nil {
-		t.Fatal(err)
-	}
-	err := g.Results(func(int) any { return nil })
-	if err == nil || !strings.Contains(err.Error(), "boom 42") || !strings.Contains(err.Error(), "test-fail") {
-		t.Fatalf("failing role: %v, want its message", err)
-	}
-	if strings.Contains(err.Error(), "test-sleep") {
-		t.Errorf("the error also blames the child killed because of it: %v", err)
-	}
-	for _, p := range g.Procs {
 		noProcess(t, p.Pid)
 	}
 }
 
-// A child killed in the middle of a run fails it, saying so, and is gone.
-func TestKilledChildFailsTheRun(t *testing.T) {
-	var g child.Group
-	defer g.Close()
-	p, err := g.Start(child.Spec{Role: "test-sleep"})
+func TestRoleErrorFailsWithItsMessage(t *testing.T) {
+	p, err := child.Start(child.Spec{Role: "test-fail"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := g.Ready(); err != nil {
+	defer p.Kill()
+	if err := p.Ready(); err != nil {
 		t.Fatal(err)
 	}
-	g.Go()
+	if err := p.Go(); err != nil {
+		t.Fatal(err)
+	}
+	err = p.Result(nil)
+	if err == nil || !strings.Contains(err.Error(), "boom 42") || !strings.Contains(err.Error(), "test-fail") {
+		t.Fatalf("failing role: %v, want its message", err)
+	}
+	noProcess(t, p.Pid)
+}
+
+// A child killed in the middle of a run fails it, saying so, and is gone.
+func TestKilledChildFailsTheRun(t *testing.T) {
+	p, err := child.Start(child.Spec{Role: "test-sleep"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Kill()
+	if err := p.Ready(); err != nil {
+		t.Fatal(err)
+	}
+	p.Go()
 	time.AfterFunc(50*time.Millisecond, func() { unix.Kill(p.Pid, unix.SIGKILL) })
-	err = g.Results(func(int) any { return nil })
+	err = p.Result(nil)
 	if err == nil || !strings.Contains(err.Error(), "killed by signal SIGKILL") {
 		t.Fatalf("killed child: %v, want a message naming SIGKILL", err)
 	}

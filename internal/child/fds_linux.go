@@ -13,7 +13,7 @@ import (
 )
 
 // ParentFds is how many fds one started child holds open in this process
-// until it is reaped (Wait, Kill or Group.Close): its control socket, the
+// until it is reaped (Wait or Kill): its control socket, the
 // read end of its stderr pipe, and the pidfd os.StartProcess keeps for it.
 const ParentFds = 3
 

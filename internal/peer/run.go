@@ -74,7 +74,7 @@ type Timer interface {
 // Run is a row's started sides.
 type Run struct {
 	sides  []Side
-	group  child.Group
+	procs  []*child.Proc
 	ends   []end // in Side order
 	broken error
 	closed bool
@@ -113,11 +113,12 @@ func Start(sides []Side) (*Run, error) {
 			r.ends = append(r.ends, t)
 			continue
 		}
-		p, err := r.group.Start(child.Spec{Role: s.Role, Args: s.Args, Fds: s.Fds, Pin: s.Pin, CPU: s.CPU})
+		p, err := child.Start(child.Spec{Role: s.Role, Args: s.Args, Fds: s.Fds, Pin: s.Pin, CPU: s.CPU})
 		if err != nil {
 			r.kill()
 			return nil, err
 		}
+		r.procs = append(r.procs, p)
 		r.ends = append(r.ends, procEnd{p})
 	}
 	return r, nil
@@ -126,7 +127,7 @@ func Start(sides []Side) (*Run, error) {
 // Pids lists the sides' child processes (none for threads).
 func (r *Run) Pids() []int {
 	var pids []int
-	for _, p := range r.group.Procs {
+	for _, p := range r.procs {
 		pids = append(pids, p.Pid)
 	}
 	return pids
