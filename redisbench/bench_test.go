@@ -57,43 +57,42 @@ func BenchmarkRecipe(b *testing.B) {
 	}
 }
 
-// meter times the rounds on its own clock, sums the server's CPU time
-// over them, and runs the testing package's timer over the first b.N
-// requests only (see benchRecipe).
+// meter times the rounds on the row's own clock and sums the server's CPU
+// time over them; it starts and stops the region with each round.
 type meter struct {
 	b          *testing.B
 	r          *region.Region
 	pid        int
 	t0         time.Time
+	e0         time.Duration // b.Elapsed() at t0
 	elapsed    time.Duration // every request of every round
 	cpu, mark  time.Duration
 	resolution time.Duration
 	err        error
 }
 
-// start starts a round, and the testing package's timer with it if
-// framework.
-func (m *meter) start(framework bool) {
+// start starts a round: the region (the testing package's timer and the
+// instruments) and the row's own clock.
+func (m *meter) start() {
 	if m.pid != 0 && m.err == nil {
 		m.mark, m.resolution, m.err = procfs.Host.ProcessCPU(m.pid)
 	}
-	if framework {
-		m.r.StartTimer()
-	} else {
-		m.r.Count()
-	}
+	m.r.StartTimer()
 	m.t0 = time.Now()
+	m.e0 = m.b.Elapsed()
 }
 
-// stopFramework stops the testing package's timer within a round, leaving
-// its cost (runtime.ReadMemStats) out of the round's time; the region's
-// instruments go on counting to the end of the round.
-func (m *meter) stopFramework() {
-	t := time.Now()
-	m.r.StopClock()
-	m.t0 = m.t0.Add(time.Since(t))
+// loopStopped takes out of the round's own clock the time since b.Loop,
+// ending within the round, stopped the testing package's timer (its
+// StopTimer reads runtime.MemStats, a stop-the-world); the region's
+// instruments go on counting to the end of the round. The timer ran
+// without a break since start, so it stopped at t0 plus what it added.
+func (m *meter) loopStopped() {
+	stopped := m.t0.Add(m.b.Elapsed() - m.e0)
+	m.t0 = m.t0.Add(time.Since(stopped))
 }
 
+// stop ends a round: the row's own clock, the region, the server's CPU.
 func (m *meter) stop() {
 	m.elapsed += time.Since(m.t0)
 	m.r.StopTimer()
@@ -104,17 +103,19 @@ func (m *meter) stop() {
 	}
 }
 
-// benchRecipe sends, with client, b.N requests of cmd rounded up to whole
-// rounds of RoundRequests(p), and reports what it sent, timed on its own
-// clock: req/s, ns/op and server-us/req cover every request of every
-// round. The testing package's timer runs over the first b.N requests
-// only (rounded up to whole batches): it predicts the next b.N from its
-// time per op, and a timer over whole rounds, which cost the same for
-// every b.N below a round, would make it creep up one round per try (tens
-// of tries when a round takes just under -benchtime). Before each ZPOPMIN
-// round, outside the timers, myzset is emptied and refilled by one recipe
-// ZADD round; each ZADD round starts from an empty myzset, as after the
-// recipe's ZPOPMIN; GET runs after one SET round, as in the recipe.
+// benchRecipe sends, with client, one request per b.Loop iteration, in
+// whole rounds of RoundRequests(p), and reports what it sent, timed on
+// its own clock: req/s, ns/op and server-us/req cover every request of
+// every round. b.Loop ramps up within this one call, its timer over the
+// requests it iterated; when it stops within a round, the rest of the
+// round is sent and checked after it, on the row's own clock and the
+// region's instruments only. A round starts in the iteration of its first
+// request, with the testing package's timer stopped around its untimed
+// setup: before each ZPOPMIN round, myzset is emptied and refilled by one
+// recipe ZADD round; each ZADD round starts from an empty myzset, as
+// after the recipe's ZPOPMIN. GET runs after one SET round, as in the
+// recipe. Between rounds the timer runs (b.Loop requires it) but not the
+// region.
 func benchRecipe(b *testing.B, s *Session, client Client, cmd string, p int) {
 	ctx, c := s.ctx, s.c
 	want := map[string]int64{}
@@ -132,17 +133,17 @@ func benchRecipe(b *testing.B, s *Session, client Client, cmd string, p int) {
 		want["set"] = t.Sent
 	}
 	m := &meter{b: b, r: r, pid: target.PID}
-	var t Tally
-	sizes := RoundSizes(b.N, p)
-	total := 0
-	for _, n := range sizes {
-		total += n
-	}
-	lat := make([]int64, 0, total/p+1)
-	timed := b.N
-	r.ResetTimer()
-	for round, n := range sizes {
-		var members int64
+	size := RoundRequests(p)
+	var (
+		t       Tally
+		lat     []int64
+		q       *sender // the round under way; nil between rounds
+		rounds  int     // rounds sent and checked
+		members int64   // in myzset when the ZPOPMIN round began
+		last    Tally   // t when the round began
+		iters   int
+	)
+	begin := func() { // outside the timer and the region
 		switch cmd {
 		case ZPOPMIN:
 			if members, err = s.Fill(); err != nil {
@@ -156,32 +157,56 @@ func benchRecipe(b *testing.B, s *Session, client Client, cmd string, p int) {
 			}
 			want["del"]++
 		}
-		r := t
-		framework := min(n, (timed+p-1)/p*p) // requests under the testing package's timer
-		timed -= framework
-		var split func()
-		if framework < n {
-			split = m.stopFramework
+		lat = slices.Grow(lat, size/p+1)
+		last = t
+		if q, err = s.sender(client, cmd, p, size, &t, &lat); err != nil {
+			b.Fatal(err)
 		}
-		m.start(framework > 0)
-		err := s.round(client, cmd, p, n, &t, &lat, framework, split)
+		m.start()
+	}
+	end := func() {
 		m.stop()
-		if err != nil {
-			b.Fatalf("round %d: %v", round, err)
-		}
 		switch cmd {
 		case ZPOPMIN:
-			if err := CheckPops(members, n, t.NonEmpty-r.NonEmpty, t.Empty-r.Empty); err != nil {
-				b.Fatalf("round %d: %v", round, err)
+			if err := CheckPops(members, size, t.NonEmpty-last.NonEmpty, t.Empty-last.Empty); err != nil {
+				b.Fatalf("round %d: %v", rounds, err)
 			}
 		case ZADD:
 			card, err := c.ZCard(ctx, ZSetKey).Result()
-			if err != nil || card != t.Added-r.Added {
-				b.Fatalf("round %d: ZADD replies counted %d new members, ZCARD says %d (%v)", round, t.Added-r.Added, card, err)
+			if err != nil || card != t.Added-last.Added {
+				b.Fatalf("round %d: ZADD replies counted %d new members, ZCARD says %d (%v)", rounds, t.Added-last.Added, card, err)
 			}
 			want["zcard"]++
 		}
+		q = nil
+		rounds++
 	}
+	// b.Loop must find the timer running; the region starts with a round.
+	b.StartTimer()
+	for b.Loop() {
+		iters++
+		if q == nil {
+			b.StopTimer()
+			begin()
+		}
+		if err := q.queue(); err != nil {
+			b.Fatalf("round %d: %v", rounds, err)
+		}
+		if q.done() {
+			end()
+			b.StartTimer()
+		}
+	}
+	if q != nil {
+		m.loopStopped()
+		for !q.done() {
+			if err := q.queue(); err != nil {
+				b.Fatalf("round %d: %v", rounds, err)
+			}
+		}
+		end()
+	}
+	total := rounds * size
 	// The counters cover every request of every round, as req/s does.
 	r.EndOps(int64(total))
 	want[map[string]string{SET: "set", GET: "get", ZADD: "zadd", ZPOPMIN: "zpopmin"}[cmd]] += t.Sent
@@ -193,8 +218,9 @@ func benchRecipe(b *testing.B, s *Session, client Client, cmd string, p int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if t.Sent != int64(total) || t.Replies != t.Sent {
-		b.Fatalf("sent %d requests and checked %d replies; b.N = %d in %d whole rounds is %d", t.Sent, t.Replies, b.N, len(sizes), total)
+	if iters != b.N || rounds != len(RoundSizes(b.N, p)) || t.Sent != int64(total) || t.Replies != t.Sent {
+		b.Fatalf("sent %d requests and checked %d replies in %d rounds of %d for %d b.Loop iterations; b.N = %d is %d whole rounds",
+			t.Sent, t.Replies, rounds, size, iters, b.N, len(RoundSizes(b.N, p)))
 	}
 	if err := CheckCalls(before, after, want); err != nil {
 		b.Fatal(err)

@@ -41,20 +41,29 @@
 // rounds, the external-server refusal and clean-up. Both clients use
 // blockingConn, a blocking TCP socket with TCP_NODELAY (see Differences).
 //
-// Rounds and b.N: redis-benchmark sends whole pipelines while fewer than
-// -n requests went out, so one test is 391 x 256 = 100,096 requests (at
-// pipeline=1, 100,000). The benchmark rounds b.N up to whole rounds of that
-// size (RoundSizes) and reports what it sent, timed on its own clock:
-// req/s, ns/op and server-us/req cover every request of every round (the
-// N column stays the testing package's b.N). The testing package's timer
-// runs over the first b.N requests only: it predicts the next b.N from its
-// time per op, and over whole rounds, which cost the same for every b.N
-// below a round, it would creep up one round per try. Each ZPOPMIN round
-// starts, outside the timer, from myzset emptied and refilled by one
-// recipe ZADD round (~43k members, by the wire client), so it pops ~43k
-// members and then ~57k times from an empty set, as the recipe does,
-// whatever b.N the machine's speed led to; each ZADD round starts from an
-// empty myzset, as after the recipe's ZPOPMIN; GET runs after a SET round.
+// Rounds and b.Loop: redis-benchmark sends whole pipelines while fewer
+// than -n requests went out, so one test is 391 x 256 = 100,096 requests
+// (at pipeline=1, 100,000). One op is one request: each b.Loop iteration
+// queues one request (writes its random fields into the pipeline), and
+// every 256th (at pipeline=1, every one) or a round's last sends the batch
+// and checks its replies, so the server sees the batches and bytes a
+// round sent at once would send. b.Loop ramps up within one call of the
+// row's function, so no round is sent for a discarded trial of b.N.
+// Rounds stay whole: b.N is rounded up to whole rounds (RoundSizes), and
+// when b.Loop stops within a round the rest of it is sent and checked
+// after the loop, outside the testing package's timer. The row reports
+// what it sent, timed on its own clock: req/s, ns/op, server-us/req and
+// the region's counters cover every request of every round (the N column
+// stays b.N, the iterations b.Loop ran). A round begins in the iteration
+// of its first request, with the testing package's timer stopped around
+// its untimed setup: each ZPOPMIN round starts from myzset emptied and
+// refilled by one recipe ZADD round (~43k members, by the wire client), so
+// it pops ~43k members and then ~57k times from an empty set, as the
+// recipe does, whatever b.N the machine's speed led to; each ZADD round
+// starts from an empty myzset, as after the recipe's ZPOPMIN; GET runs
+// after a SET round, sent before the loop. Between rounds the timer runs
+// (b.Loop requires it running) and the region and the row's clock do not,
+// so a b.Loop that stops at a round's end begins no round.
 // -benchtime=500480x is MMTests' five repetitions at pipeline=256 (at
 // pipeline=1, 500000x); -benchtime=1x or 100x sends one round.
 //

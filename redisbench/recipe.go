@@ -160,10 +160,11 @@ type fields struct {
 	r    []int    // for SET/GET: the key number of each command
 }
 
-// randomize gives every 12-digit field of the first n commands an
+// randomize gives every 12-digit field of commands [from, to) an
 // independent random()%KeySpace, zero-padded as redis-benchmark prints it.
-func (s *Session) randomize(f *fields, n int) {
-	for i, d := range f.rand[:n*f.per] {
+func (s *Session) randomize(f *fields, from, to int) {
+	for i := from * f.per; i < to*f.per; i++ {
+		d := f.rand[i]
 		r := s.rng.IntN(KeySpace)
 		if f.per == 1 {
 			f.r[i] = r
@@ -183,49 +184,82 @@ func (s *Session) randomize(f *fields, n int) {
 // read and checked, in ns, is appended to it. Between batches the
 // goroutine yields to the Go scheduler every thread.YieldEvery.
 func (s *Session) Round(client Client, cmd string, p, n int, t *Tally, lat *[]int64) error {
-	return s.round(client, cmd, p, n, t, lat, 0, nil)
+	q, err := s.sender(client, cmd, p, n, t, lat)
+	if err != nil {
+		return err
+	}
+	for !q.done() {
+		if err := q.queue(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-// round is Round, calling at(), when not nil, once between batches after
-// split requests were sent.
-func (s *Session) round(client Client, cmd string, p, n int, t *Tally, lat *[]int64, split int, at func()) error {
-	var f *fields
-	var batch func(k int, c *checker) error
+// sender sends one round of n requests a request at a time, so that a
+// b.Loop iteration can be one request: queue writes the next request's
+// random fields into the pipeline, and the p-th queued request (or the
+// round's last) sends the batch and checks its replies. The requests go
+// out in the same batches, as the same bytes, as Round's.
+type sender struct {
+	s      *Session
+	f      *fields
+	batch  func(k int, c *checker) error
+	c      checker
+	y      thread.Yielder
+	t      *Tally
+	lat    *[]int64
+	p, n   int
+	sent   int // requests of the round sent and checked
+	queued int // requests of the next batch queued
+	k      int // requests in the next batch: min(p, n-sent)
+}
+
+func (s *Session) sender(client Client, cmd string, p, n int, t *Tally, lat *[]int64) (*sender, error) {
+	q := &sender{s: s, c: newChecker(s, t), t: t, lat: lat, p: p, n: n, k: min(p, n)}
 	switch client {
 	case Wire:
 		l := s.wireLoad(cmd, p)
-		f, batch = &l.fields, func(k int, c *checker) error { return s.wireBatch(l, cmd, k, c) }
+		q.f, q.batch = &l.fields, func(k int, c *checker) error { return s.wireBatch(l, cmd, k, c) }
 	case GoRedis:
 		l := s.load(cmd, p)
-		f, batch = &l.fields, func(k int, c *checker) error { return s.goRedisBatch(l, k, c) }
+		q.f, q.batch = &l.fields, func(k int, c *checker) error { return s.goRedisBatch(l, k, c) }
 	default:
-		return fmt.Errorf("redisbench: unknown client %q", client)
+		return nil, fmt.Errorf("redisbench: unknown client %q", client)
 	}
-	c := newChecker(s, t)
-	var y thread.Yielder
-	for sent := 0; sent < n; {
-		if at != nil && sent >= split {
-			at()
-			at = nil
-		}
-		k := min(p, n-sent)
-		s.randomize(f, k)
-		t0 := thread.Clock()
-		err := batch(k, &c)
-		t1 := thread.Clock()
-		t.Sent += int64(k)
-		if err != nil {
-			return err
-		}
-		if lat != nil {
-			*lat = append(*lat, int64(t1-t0))
-		}
-		y.Tick(t1) // outside the batch's time
-		sent += k
+	return q, nil
+}
+
+// done reports whether every request of the round was sent and checked.
+func (q *sender) done() bool { return q.sent == q.n }
+
+// queue adds the round's next request to the batch, and sends the batch
+// when it is whole. It must not be called once done.
+func (q *sender) queue() error {
+	q.s.randomize(q.f, q.queued, q.queued+1)
+	q.queued++
+	if q.queued < q.k {
+		return nil
 	}
-	if at != nil {
-		at()
+	return q.flush()
+}
+
+// flush sends the queued batch and checks its replies.
+func (q *sender) flush() error {
+	k := q.queued
+	t0 := thread.Clock()
+	err := q.batch(k, &q.c)
+	t1 := thread.Clock()
+	q.t.Sent += int64(k)
+	if err != nil {
+		return err
 	}
+	if q.lat != nil {
+		*q.lat = append(*q.lat, int64(t1-t0))
+	}
+	q.y.Tick(t1) // outside the batch's time
+	q.sent += k
+	q.queued, q.k = 0, min(q.p, q.n-q.sent)
 	return nil
 }
 

@@ -322,35 +322,51 @@ func TestWholeRounds(t *testing.T) {
 	}
 }
 
-// TestRowReportsRequestsSent runs rows at b.N = 1, which sends one whole
-// round: ns/op and req/s must describe the 100,096 requests sent, while
-// the testing package's timer covers only the first batch, so that it
-// predicts b.N from the time of b.N requests.
+// TestRowReportsRequestsSent runs a ZPOPMIN row at -benchtime=300x (less
+// than a round), one round's worth and one request more: the server must
+// have answered whole rounds (one, one, two), and ns/op and req/s must
+// describe the requests sent, while at 300x the testing package's timer
+// covers only the 300 b.Loop iterations (one batch sent, 44 requests
+// queued), not the round.
 func TestRowReportsRequestsSent(t *testing.T) {
 	s := need(t)
 	bt := flag.Lookup("test.benchtime")
 	old := bt.Value.String()
-	if err := bt.Value.Set("1x"); err != nil {
-		t.Fatal(err)
-	}
 	defer bt.Value.Set(old)
+	round := RoundRequests(Pipeline)
 	for _, client := range clients {
-		r := testing.Benchmark(func(b *testing.B) { benchRecipe(b, s, client, ZPOPMIN, Pipeline) })
-		if r.N != 1 {
-			t.Fatalf("client=%s: the row failed or ran %d times; want b.N = 1", client, r.N)
-		}
-		ns, ok := r.Extra["ns/op"]
-		if !ok {
-			ns = float64(r.T.Nanoseconds()) / float64(r.N) // the testing package's own
-		}
-		if x := ns * r.Extra["req/s"]; math.Abs(x/1e9-1) > 1e-6 {
-			t.Errorf("client=%s: ns/op x req/s = %v; want 1e9 (both per request sent)", client, x)
-		}
-		// The timer's time is one batch of 256 requests: tens to
-		// thousands of ns/op, even with a stall in it; not 1 (ns/op per
-		// b.N), nor 100,096 (a timer over the whole round).
-		if k := float64(r.T.Nanoseconds()) / ns; k < 16 || k > 50000 {
-			t.Errorf("client=%s: the testing package's timer ran %v, %.0f times ns/op (%.1f ns); want one batch's worth", client, r.T, k, ns)
+		for _, c := range []struct{ n, rounds int }{{300, 1}, {round, 1}, {round + 1, 2}} {
+			if err := bt.Value.Set(fmt.Sprintf("%dx", c.n)); err != nil {
+				t.Fatal(err)
+			}
+			before, err := CommandStats(s.ctx, s.c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := testing.Benchmark(func(b *testing.B) { benchRecipe(b, s, client, ZPOPMIN, Pipeline) })
+			after, err := CommandStats(s.ctx, s.c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.N != c.n {
+				t.Fatalf("client=%s: the row failed or ran %d b.Loop iterations; want b.N = %d", client, r.N, c.n)
+			}
+			if got := after["zpopmin"].Calls - before["zpopmin"].Calls; got != int64(c.rounds*round) {
+				t.Errorf("client=%s, %dx: the server answered %d ZPOPMIN; want %d whole rounds of %d", client, c.n, got, c.rounds, round)
+			}
+			ns, ok := r.Extra["ns/op"]
+			if !ok {
+				ns = float64(r.T.Nanoseconds()) / float64(r.N) // the testing package's own
+			}
+			if x := ns * r.Extra["req/s"]; math.Abs(x/1e9-1) > 1e-6 {
+				t.Errorf("client=%s, %dx: ns/op x req/s = %v; want 1e9 (both per request sent)", client, c.n, x)
+			}
+			// At 300x the timer's time is about 300 requests: tens to
+			// thousands of ns/op, even with a stall in it; not 1 (ns/op
+			// per b.N), nor 100,096 (a timer over the whole round).
+			if k := float64(r.T.Nanoseconds()) / ns; c.n == 300 && (k < 16 || k > 50000) {
+				t.Errorf("client=%s: the testing package's timer ran %v, %.0f times ns/op (%.1f ns); want about 300 requests' worth", client, r.T, k, ns)
+			}
 		}
 	}
 }
