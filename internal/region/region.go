@@ -192,11 +192,6 @@ func (r *Region) StopTimer() {
 	r.stopInstruments()
 }
 
-// Count starts the instruments without the benchmark timer, for a row
-// whose own clock covers ops the testing package's timer does not
-// (redisbench times whole rounds, the testing package only b.N requests).
-func (r *Region) Count() { r.startInstruments() }
-
 // StopClock stops the benchmark timer and leaves the instruments counting;
 // StopTimer stops both.
 func (r *Region) StopClock() {
