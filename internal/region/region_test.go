@@ -215,7 +215,7 @@ func TestUnknownUnitFailsRow(t *testing.T) {
 
 // TestCountWithoutClock checks that StopClock lets a row count work the
 // testing package's timer does not cover (redisbench's rest of a round
-// after b.Loop, netbench's reap of its children): the instruments see
+// after b.Loop; region.ClockTimer's rows): the instruments see
 // every tick between StartTimer and StopTimer, the benchmark timer only
 // those before StopClock.
 func TestCountWithoutClock(t *testing.T) {
