@@ -54,9 +54,19 @@ func CommandStats(ctx context.Context, c *redis.Conn) (map[string]CmdStat, error
 }
 
 // CheckCalls compares the calls between two INFO commandstats snapshots
-// with want, per command, and requires no failed or rejected calls.
+// with want, per command, and requires no failed or rejected calls. A
+// command the server counted that want does not name fails too (the
+// server is the row's own), except info: the snapshots' own calls.
 func CheckCalls(before, after map[string]CmdStat, want map[string]int64) error {
 	var bad []string
+	for _, name := range slices.Sorted(maps.Keys(after)) {
+		if _, ok := want[name]; ok || name == "info" {
+			continue
+		}
+		if d := after[name].Calls - before[name].Calls; d != 0 {
+			bad = append(bad, fmt.Sprintf("%s: server counted %d calls, benchmark sent none", name, d))
+		}
+	}
 	for _, name := range slices.Sorted(maps.Keys(want)) {
 		d := after[name].Calls - before[name].Calls
 		if d != want[name] {
