@@ -32,7 +32,10 @@
 // The parent starts the sides once (Start) and runs rounds on them
 // (Run.Round): each round sends its arguments, waits until every side is
 // ready, starts the timer, says go, waits for every side's result and
-// stops the timer; Close ends the sides and reaps them. A row keeps its
+// stops the timer; Close ends the sides and reaps them, then runs what the
+// row handed to Run.Defer (a control connection, a server, listening
+// sockets, and the checks of what the sides leave behind, which belong to
+// the row's end once the sides outlive a trial). A row keeps its
 // Run across the testing package's trials of it (Kept): the first trial
 // starts the sides, every trial is one round of b.N ops, and the sides
 // end when the row does. A row's children, servers and threads are so set
