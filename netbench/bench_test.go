@@ -117,7 +117,12 @@ func benchRow(b *testing.B, ip int, cfg Config, kept *keptFlows) {
 	r.End()
 	if err != nil {
 		// Whatever failed, the next trial (another -count) starts anew.
-		err = errors.Join(err, kept.Close())
+		// A failed round has ended the flows and returned their errors
+		// already: Close would give the same again.
+		ended := fl != nil && fl.closed
+		if cerr := kept.Close(); !ended {
+			err = errors.Join(err, cerr)
+		}
 	}
 	skip.OnlyIfNotSupported(b, err) // a limit here, or the remote server's machine has no room for a flow
 	if err != nil {

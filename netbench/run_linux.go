@@ -56,8 +56,12 @@ var netperfPorts = portRange{PortMin, PortMax}
 
 // The shared memory of a row's client flows (peer.Mem): the round's
 // budget of transactions, which a flow takes a block at a time
-// (ticketBlock), then one latency slot per transaction, by ticket.
-const latOff = peer.BudgetSize
+// (ticketBlock), then one latency slot per transaction, by ticket. The
+// slots start on a cache line of their own, so that a block of 16 (two
+// lines) shares no line with the budget's counter or another flow's block.
+const latOff = 64
+
+var _ [latOff - peer.BudgetSize]struct{} // the budget fits before the slots
 
 // flows is a row's flows: the control connection with the server flows it
 // opened, and the client flows as sides (processes, or threads for
