@@ -66,11 +66,12 @@ func benchPingPong(b *testing.B, row *pingPongRow, shared bool) {
 	if err != nil {
 		b.Fatalf("CPUs %d and %d, %d round trips: %v", usable[0], usable[1], b.N, err)
 	}
-	// Each round trip blocks both sides once; a round with fewer switches
-	// than round trips did not measure context switches. The round's
-	// first round trip is let off: both sides start at the go, so ping's
-	// counter can be in the pipe before pong reads, and its echo before
-	// ping does (seen 3 times in 392 rows at b.N = 1).
+	// Each round trip on blocking pipes sleeps at least one side (both,
+	// in the steady state); a round whose two sides together switched
+	// fewer times than round trips did not measure context switches. The
+	// round's first round trip is let off: both sides start at the go,
+	// so ping's counter can be in the pipe before pong reads, and its
+	// echo before ping does (docs/results.md, the PingPong section).
 	if switches < 0 {
 		b.Log("no voluntary_ctxt_switches line in /proc/thread-self/status: context switches not checked")
 	}

@@ -41,9 +41,11 @@
 // exec or thread start. Pong checks that each counter is the next one
 // and ping that each echo is the counter it sent. Each side counts its
 // thread's voluntary context switches (/proc/thread-self/status) in the
-// round; fewer than one per round trip fails the row, a kernel without
-// the line is noted in the log, and a status file that cannot be read
-// fails the row.
+// round: a round trip on blocking pipes sleeps at least one of the two
+// (both, in the steady state), so fewer switches between them than round
+// trips, less the round's first, which both sides start at once, fails
+// the row; a kernel without the line is noted in the log, and a status
+// file that cannot be read fails the row.
 // After every benchmark the main thread and a new thread must still read
 // the process's initial state.
 //

@@ -135,6 +135,9 @@ func pingPongSide(l peer.Link, step func(rd, wr int, i uint32) error) error {
 		if err := l.Ready(nil); err != nil {
 			return err
 		}
+		// The first reading is after the go, inside the timed round (one
+		// status file read a round): taken before Ready, it would count
+		// the side's own wait for the go.
 		sw, err := countSwitches(func() error {
 			for i, ok := t.Next(); ok; i, ok = t.Next() {
 				if err := step(rd, wr, uint32(i)); err != nil {

@@ -125,23 +125,36 @@ func New(b *testing.B) *Region {
 	if len(r.insts) > 0 {
 		b.Cleanup(r.close)
 	}
-	b.Cleanup(func() {
-		if b.Failed() {
-			noteFailed(b.Name())
-		}
-	})
+	watch(b)
 	return r
 }
 
 var (
 	failedMu sync.Mutex
 	failed   []string
+	watched  = map[*testing.B]bool{}
 )
 
-func noteFailed(name string) {
+// watch notes b's failure when its run ends, once per run however many
+// Regions it opens. It sees what fails before its cleanup runs: the row
+// itself and the cleanups registered after its first Region; a row that
+// fails before it opens one, or in a cleanup registered earlier, is not
+// noted.
+func watch(b *testing.B) {
 	failedMu.Lock()
 	defer failedMu.Unlock()
-	failed = append(failed, name)
+	if watched[b] {
+		return
+	}
+	watched[b] = true
+	b.Cleanup(func() {
+		failedMu.Lock()
+		defer failedMu.Unlock()
+		delete(watched, b)
+		if b.Failed() {
+			failed = append(failed, b.Name())
+		}
+	})
 }
 
 // Failed lists the rows whose run failed, each as often as it failed.

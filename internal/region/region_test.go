@@ -214,10 +214,9 @@ func TestUnknownUnitFailsRow(t *testing.T) {
 }
 
 // TestCountWithoutClock checks that StopClock lets a row count work the
-// testing package's timer does not cover (redisbench's rest of a round
-// after b.Loop; region.ClockTimer's rows): the instruments see
-// every tick between StartTimer and StopTimer, the benchmark timer only
-// those before StopClock.
+// testing package's timer does not cover (region.ClockTimer's rows):
+// the instruments see every tick between StartTimer and StopTimer, the
+// benchmark timer only those before StopClock.
 func TestCountWithoutClock(t *testing.T) {
 	var calls []string
 	a := &fake{name: "a", calls: &calls}
@@ -236,6 +235,6 @@ func TestCountWithoutClock(t *testing.T) {
 		r.EndOps(2)
 	})
 	if v := res.Extra["loops/s"]; v != 1 {
-		t.Errorf("per-op value %v, want 1 (4 counted ticks over 4 ops)", v)
+		t.Errorf("per-op value %v, want 1 (2 counted ticks over 2 ops)", v)
 	}
 }
