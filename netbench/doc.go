@@ -135,7 +135,7 @@
 //     times transactions only with histograms enabled).
 //   - netperf's -c -C CPU accounting is not done.
 //
-// The rows' rates and context switches next to netperf 2.7's (the README
-// says how to compare them), and what each of the differences above was
+// The rows' rates and context switches next to netperf 2.7's
+// (docs/references.md says how to compare them), and what each of the differences above was
 // measured to cost, are in docs/results.md ("Solo child processes").
 package netbench

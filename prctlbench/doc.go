@@ -54,7 +54,7 @@
 // root). The kernel keys the barrier on the task, not the process or user:
 // PR_SPEC_FORCE_DISABLE on the current task issues an IBPB at once
 // ("x86/bugs: Flush IBP in ib_prctl_set()", Linux 6.2 and stable), and the
-// task's flag makes the next switch to another mm issue one. The report used 20 CPUs and a per-boot
-// A/B with Redis; the README gives the procedure for the probes and
-// redisbench.
+// task's flag makes the next switch to another mm issue one. The report
+// used 20 CPUs and a per-boot A/B with Redis; docs/pulses.md gives the
+// procedure for the probes and redisbench.
 package prctlbench

@@ -225,8 +225,11 @@ func (p *pair) serve() (c Counts, err error) {
 // EOF with done set instead of waiting in recvmsg for an accept that only
 // the next round would do. No connection is then left queued on the
 // listener, and the next round's first accept takes the client's first
-// connect. The wait is outside the timed section: the round's clock stops
-// at the client's Result, which follows its ack.
+// connect. It is the end of the round's timed section: the clock stops at
+// the last Result, the client's, which follows its ack, so a connection
+// the client made after the last op is accepted and closed on the clock,
+// as the end of stress-ng's run closes its sockets. The poll wakes as a
+// connection comes; its 1 ms timeout only bounds the look at ack.
 func (p *pair) settle() error {
 	fds := []unix.PollFd{{Fd: int32(p.lfd), Events: unix.POLLIN}}
 	for p.ack.Load() < p.round && !p.failed.Load() {

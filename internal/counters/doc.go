@@ -13,8 +13,8 @@
 //
 //   - cpu-ns/op (task-clock): the CPU time of the test process and its
 //     child processes (redis-server, the peer processes of the
-//     mm=separate rows, counted until they are reaped: see package
-//     region's ClockTimer), whatever the scope below: a
+//     mm=separate rows: a live child from its /proc totals, a reaped one
+//     from RUSAGE_CHILDREN), whatever the scope below: a
 //     system-wide task-clock would count every CPU's wall time, idle
 //     included, as perf stat -a's "2.000 CPUs utilized" shows;
 //   - cs/op, migrations/op, faults/op: context switches, CPU migrations

@@ -26,9 +26,12 @@
 // A row whose other side runs in child processes passes
 // region.ClockTimer{r} (or r.StopClock) instead: its StopTimer stops the
 // benchmark clock when the children have reported, and the instruments
-// run on until End, after the children are reaped. A child's threads take
-// their CPU time with them when they exit, and only the reaped child's
-// rusage holds it; so the children's exit is counted, but not timed.
+// run on until End. The counters read a live child's CPU time from its
+// /proc totals and a reaped one's from RUSAGE_CHILDREN (a child's threads
+// take their CPU time with them when they exit); a row whose children
+// end within the trial so has their exit counted, but not timed, and a
+// row whose sides outlive the trial (internal/peer) has them counted
+// while alive.
 //
 // Every method may be called from any goroutine or OS thread, including a
 // throw-away locked thread of package thread (the instruments count the

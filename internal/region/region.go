@@ -214,10 +214,9 @@ func (r *Region) StopClock() {
 
 // ClockTimer is a Region whose StopTimer stops the benchmark clock only
 // (StopClock): the instruments count on until End. Rows whose peers are
-// child processes pass it where they take a timer, so that the children's
-// CPU time is counted after all: a child's threads take their CPU time
-// with them when they exit, and only the reaped child's rusage, read at
-// End, holds it. The children's exit is then counted but not timed.
+// child processes pass it where they take a timer, so that what the
+// children do after their last result (the end of a round, an exit) is
+// counted but not timed: see the package doc.
 type ClockTimer struct{ *Region }
 
 // StopTimer stops the benchmark clock and leaves the instruments counting.

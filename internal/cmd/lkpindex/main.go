@@ -4,7 +4,7 @@
 // generated from kbench's unit table (unit.Units and go test's ns/op), to
 // etc/index-perf-all.yaml and etc/index-latency-all.yaml under the lkp
 // folder; each file holds kbench's lines only, to be merged into an
-// lkp-tests tree (README: "Running on a fleet with lkp-tests"). Run it
+// lkp-tests tree (lkp/README.md). Run it
 // from the repository root after adding a unit:
 //
 //	go run ./internal/cmd/lkpindex
