@@ -44,7 +44,7 @@ func runVictim(b *testing.B, cpu, loaders int) (preempted int64, err error) {
 			return err
 		}
 		r.ResetTimer()
-		err = loopOn(b, loop, unixbench.Mix)
+		err = loop.For(unixbench.Mix, b)
 		r.End()
 		if err != nil {
 			return err

@@ -69,7 +69,7 @@ func benchSyscall(b *testing.B, work unixbench.Work, kind Kind, n int) {
 			return err
 		}
 		r.ResetTimer()
-		err := loopOn(b, loop, work)
+		err := loop.For(work, b)
 		r.End()
 		if err != nil {
 			return err
@@ -81,15 +81,4 @@ func benchSyscall(b *testing.B, work unixbench.Work, kind Kind, n int) {
 		b.Fatal(err)
 	}
 	unit.Report(b, int64(b.N), "loops/s")
-}
-
-// loopOn runs one loop of w per b.Loop iteration on the calling thread
-// (unixbench.Loop.For, with b.Loop's fast path inline), until b.Loop has
-// found its op count, and stops at the first loop whose result is wrong.
-// b.Loop may be called from a throw-away thread: the row's goroutine
-// waits in thread.Run meanwhile, so calls on b stay ordered. The timer
-// runs from the first b.Loop call, which resets it, to the last, which
-// stops it; b.N is the op count once it returns nil.
-func loopOn(b *testing.B, loop *unixbench.Loop, w unixbench.Work) error {
-	return loop.For(w, b)
 }

@@ -93,7 +93,11 @@ func (l *Loop) Run(w Work, n int) error { return l.run(w, n, nil) }
 
 // For runs loops of w on the calling thread for as long as b.Loop asks
 // (one loop per b.Loop iteration, with b.Loop's fast path inline), and
-// stops at the first call whose result is wrong.
+// stops at the first call whose result is wrong. b.Loop may be called
+// from a throw-away thread while the row's goroutine waits for it in
+// thread.Run, so calls on b stay ordered; the timer runs from the first
+// b.Loop call, which resets it, to the last, which stops it, and b.N is
+// the op count once For returns nil.
 func (l *Loop) For(w Work, b *testing.B) error { return l.run(w, 0, b) }
 
 func (l *Loop) run(w Work, n int, b *testing.B) error {
