@@ -181,11 +181,15 @@ func TestFailedRound(t *testing.T) {
 // new key, and again after a failed round.
 func TestKept(t *testing.T) {
 	m, b := testBudget(t)
-	var k Kept
+	var k Kept[*Run]
 	defer k.Close()
 	starts := 0
-	start := func(fail ...int) func() (*Run, error) {
-		return func() (*Run, error) { starts++; return Start(sides(m, true, fail...)) }
+	start := func(fail ...int) func() (*Run, *Run, error) {
+		return func() (*Run, *Run, error) {
+			starts++
+			run, err := Start(sides(m, true, fail...))
+			return run, run, err
+		}
 	}
 	for range 3 {
 		run, err := k.Get("a", start())
