@@ -74,6 +74,9 @@ func NewMeter(m *Mem, off, pairs int, pair, end0, end1 string) (*Meter, error) {
 	return &Meter{mem: view, fd: m.Fd(), off: off, pairs: pairs, names: [3]string{pair, end0, end1}, last: make([]slotCounts, 2*pairs)}, nil
 }
 
+// Pairs is the number of pairs the meter watches.
+func (mt *Meter) Pairs() int { return mt.pairs }
+
 // Close unmaps the meter's view (the Mem is its owner's to close).
 func (mt *Meter) Close() error { return mt.mem.Close() }
 

@@ -157,7 +157,7 @@ func TestMeter(t *testing.T) {
 // fails the meter's Read, which names the side, its pin and where it
 // was seen.
 func TestMeterCatchesMovedSide(t *testing.T) {
-	usable := limits.NeedCPUs(t, "a side pinned to one CPU that moves to another", 2)
+	limits.NeedCPUs(t, "a side pinned to one CPU that moves to another", 2)
 	for _, thread := range []bool{false, true} {
 		for _, p := range []Placement{Same, Cross} {
 			t.Run(fmt.Sprintf("thread=%v/cpu=%s", thread, p), func(t *testing.T) {
@@ -165,11 +165,7 @@ func TestMeterCatchesMovedSide(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				_, pin := pl.End(0, 1)
-				to := usable[0]
-				if to == pin {
-					to = usable[1]
-				}
+				pin, to := pl.Away(0, 1)
 				run, mt := meterRun(t, pl, 1, thread, map[int]lookArgs{1: {Move: true, To: to}})
 				if err := run.Round(func(int) any { return lookRound{10} }, nil, nil); err != nil {
 					t.Fatal(err)
@@ -288,13 +284,7 @@ func TestKeptRound(t *testing.T) {
 	m, b := testBudget(t)
 	var k Kept[*Run]
 	starts := 0
-	start := func(fail ...int) func() (*Run, *Run, error) {
-		return func() (*Run, *Run, error) {
-			starts++
-			run, err := Start(sides(m, false, fail...))
-			return run, run, err
-		}
-	}
+	start := keptStart(m, &starts, false)
 	if _, err := k.Get("a", start(1)); err != nil {
 		t.Fatal(err)
 	}

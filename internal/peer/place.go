@@ -85,6 +85,18 @@ func (pl Plan) End(pair, end int) (pin bool, cpu int) {
 	return false, 0
 }
 
+// Away is where end of pair i is pinned and another of the plan's CPUs,
+// for tests that move a side off its pin to show the pin check firing.
+// It needs a pinned plan of two CPUs or more.
+func (pl Plan) Away(pair, end int) (pin, away int) {
+	_, pin = pl.End(pair, end)
+	away = pl.ring[0]
+	if away == pin {
+		away = pl.ring[1]
+	}
+	return pin, away
+}
+
 // Pin places side s as end of pair i.
 func (pl Plan) Pin(s *Side, pair, end int) { s.Pin, s.CPU = pl.End(pair, end) }
 
