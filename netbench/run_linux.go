@@ -80,7 +80,7 @@ func latOff(flows int) int { return meterOff + peer.MeterSize(flows) }
 // flows is a row's flows: the control connection with the server flows it
 // opened, and the client flows as sides (processes, or threads for
 // mm=shared) that take their transactions from one shared budget. They
-// are set up once per row and run a round per trial (keptFlows): the RR
+// are set up once per row and run a round per trial (peer.Kept): the RR
 // connections, the server flows and the client processes live for the
 // row, as netperf's do for its run.
 type flows struct {
