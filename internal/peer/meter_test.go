@@ -9,6 +9,7 @@ import (
 
 	"github.com/kbench/kbench/internal/cpus"
 	"github.com/kbench/kbench/internal/limits"
+	"github.com/kbench/kbench/internal/thread"
 	"golang.org/x/sys/unix"
 )
 
@@ -150,6 +151,40 @@ func TestMeter(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestPinsStayOnTheSides: after pinned thread sides have run and ended,
+// the test binary's main thread and a new thread may still run on every
+// CPU they could before: a pin lives and dies with its side's
+// throw-away thread.
+func TestPinsStayOnTheSides(t *testing.T) {
+	before, err := cpus.Usable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := Place(Same)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, _ := meterRun(t, pl, 1, true, nil)
+	if err := run.Round(func(int) any { return lookRound{10} }, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := run.Close(); err != nil {
+		t.Fatal(err)
+	}
+	after, err := cpus.Usable() // the process's affinity, its main thread's
+	if err != nil {
+		t.Fatal(err)
+	}
+	var set unix.CPUSet
+	err = thread.Run(func() error { return unix.SchedGetaffinity(0, &set) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(after) != fmt.Sprint(before) || set.Count() < len(before) {
+		t.Errorf("after pinned sides: main thread may use %v (before %v), a new thread %d CPUs", after, before, set.Count())
 	}
 }
 
