@@ -21,7 +21,7 @@ import (
 
 func TestMain(m *testing.M) {
 	os.Exit(benchmain.Main(m, func() []fingerprint.Field {
-		return []fingerprint.Field{{Key: "sockfd.fds_per_conn", Value: PerConnSummary(runtime.GOMAXPROCS(0))}}
+		return []fingerprint.Field{{Key: "sockfd.fds_per_conn", Value: PerConnSummary(runtime.GOMAXPROCS(0))}, peer.Fingerprint()}
 	}))
 }
 
