@@ -377,11 +377,22 @@ type tmsg struct {
 func startThread(s Side, body Body) (*threadEnd, error) {
 	t := &threadEnd{side: s, to: make(chan tmsg, 1), from: make(chan tmsg, 1), killed: make(chan struct{}), done: make(chan struct{})}
 	l := &threadLink{t: t}
+	var view *Mem
 	if w := s.Watch; w != nil {
-		l.looker = newLooker(w.m.mem, w.m.off, w.slot)
+		// The side's own view of the meter, as a process has: a thread
+		// still running when its row gives it up (netbench's server
+		// flows after STOP) never looks into a meter unmapped.
+		var err error
+		if view, err = MapMem(w.m.fd, w.m.off+MeterSize(w.m.pairs)); err != nil {
+			return nil, err
+		}
+		l.looker = newLooker(view, w.m.off, w.slot)
 	}
 	go func() {
 		defer close(t.done)
+		if view != nil {
+			defer view.Close()
+		}
 		t.err = thread.Run(func() error {
 			if s.Pin {
 				if err := cpus.Pin(s.CPU); err != nil {
@@ -485,7 +496,7 @@ func (t *threadEnd) kill() { t.once.Do(func() { close(t.killed) }) }
 type threadLink struct {
 	t              *threadEnd
 	ready, inRound bool
-	looker         *looker // the parent's view of the side's Watch
+	looker         *looker // the side's Watch, in a mapping of its own
 }
 
 func (l *threadLink) Look() { l.looker.look() }
