@@ -222,7 +222,7 @@ func (s *flowLoop) loop() (err error) {
 	for conns := 1; ; conns++ {
 		y.Tick(thread.Clock())
 		if conns%yieldCheck == 0 {
-			s.link.Look()
+			s.link.Look(s.served)
 		}
 		fd, err := ac.accept(s.lfd)
 		if err != nil {
@@ -244,7 +244,7 @@ func (s *flowLoop) loop() (err error) {
 			for n := 0; ; n++ {
 				if n%yieldCheck == 0 {
 					y.Tick(thread.Clock())
-					s.link.Look()
+					s.link.Look(s.served)
 				}
 				var more bool
 				more, err = s.serve(fd, req)

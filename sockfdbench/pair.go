@@ -364,7 +364,7 @@ func (p *pair) receive() (c Counts, err error) {
 			c.MsgsRecv++
 			if c.MsgsRecv%every == 0 {
 				y.Tick(thread.Clock())
-				p.link.Look()
+				p.link.Look(c.MsgsRecv)
 			}
 			c.FdsRecv += int64(len(fds))
 			for _, f := range fds {

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"github.com/kbench/kbench/internal/cpus"
+	"github.com/kbench/kbench/internal/thread"
 )
 
 // A Meter is a row's placement meter: for each pair of sides (a flow's
@@ -16,20 +18,24 @@ import (
 // round trips in which both ends were last seen on one CPU (same-cpu/op)
 // and a pinned row proves that each end ran where it was pinned.
 //
-// Each end looks (Link.Look: getcpu(2), one store, one load of the other
-// end's word) at its round's go and then every chunk of ops (a Taker's
-// take, or the side's own yield check: every 16 to 64 round trips), never
-// per op; the parent sums the looks after the round, outside the timed
-// region. A look publishes the end's CPU, counts whether the other end's
-// last published CPU is the same, and, for an end pinned to a CPU, counts
-// a look that finds it elsewhere. The words live in a memfd mapping the
-// sides share (Mem), one cache line per end.
+// Each end looks (Link.Look: getcpu(2), its own words' stores, one load
+// of the other end's CPU) at its round's go and then at its chunk
+// boundaries (a Taker's take, or the side's own yield check), at most
+// once a millisecond (lookEvery); the parent sums the looks after the
+// round, outside the timed region. A look publishes the end's CPU,
+// counts the ops the end did since its previous look as ops with the
+// other end on the same CPU or not (by the other end's last published
+// CPU), and, for an end pinned to a CPU, counts a look that finds it
+// elsewhere. The words live in a memfd mapping the sides share (Mem), one
+// cache line per end.
 //
 // A look samples: an end that migrates and comes back between two looks
-// is not seen, and the other end's CPU is as old as its last look (a
-// chunk). That is enough to tell the modes of an unpinned row apart (a
-// pair that shares a CPU, one that keeps two) and to catch a pin that
-// does not hold, at a cost of one getcpu per chunk on each end.
+// is not seen, and the other end's CPU is as old as its last look. That
+// is enough to tell the modes of an unpinned row apart (a pair that
+// shares a CPU, one that keeps two) and to catch a pin that does not
+// hold. A look costs about a quarter of a microsecond (a system call, and
+// a cache line from the other end's CPU); at most one a millisecond per
+// side keeps it under a few ten-thousandths of the row's time.
 type Meter struct {
 	mem   *Mem // the parent's own mapping of the region
 	fd    int
@@ -44,9 +50,9 @@ func MeterSize(pairs int) int { return pairs * 2 * slotSize }
 
 // slotSize is one end's words, a cache line of their own: the CPU last
 // seen (+1; 0 before the first look), the CPU pinned to (+1; 0: not
-// pinned), looks, looks that found the other end's CPU (paired), of them
-// on this end's CPU (same), looks off the pin (off) and the last CPU
-// found off it (+1).
+// pinned), looks, the ops counted while the other end's CPU was known
+// (paired), of them with it on this end's CPU (same), looks off the pin
+// (off) and the last CPU found off it (+1).
 const slotSize = 64
 
 const (
@@ -110,11 +116,19 @@ func (w *Watch) expect(pin bool, cpu int) {
 	w.m.mem.Int64(w.m.off + w.slot*slotSize + wPin).Store(v)
 }
 
+// lookEvery is the least time between two looks of a side after the
+// first of its round; tests set it to 0, so that every Look looks.
+var lookEvery = time.Millisecond
+
 // looker is a side's end of its Watch: its own words and the other end's
-// CPU word, in the side's mapping.
+// CPU word, in the side's mapping, and its last look: when, at how many
+// of the side's ops, and whether the round has one (based).
 type looker struct {
 	cpu, pin, looks, paired, same, off, offCPU *atomic.Int64
 	other                                      *atomic.Int64
+	last                                       time.Duration
+	ops                                        int64
+	based                                      bool
 }
 
 func newLooker(m *Mem, off, slot int) *looker {
@@ -125,29 +139,63 @@ func newLooker(m *Mem, off, slot int) *looker {
 	}
 }
 
-// look reads the CPU the side runs on now and records it; only its end
-// writes these words, so the counts are plain stores.
-func (l *looker) look() {
+// goLook is the look at a round's go: it publishes the side's CPU and
+// checks its pin; the round's first Look then takes its count of ops.
+func (l *looker) goLook() {
 	if l == nil {
 		return
 	}
-	c, err := cpus.Current()
-	if err != nil {
+	l.based = false
+	l.read()
+}
+
+// look is Link.Look: the side has done ops ops (any origin; only
+// differences count). The first look of a round takes the count, and
+// later ones, at least lookEvery apart, count the ops since.
+func (l *looker) look(ops int64) {
+	if l == nil {
 		return
 	}
-	me := int64(c) + 1
+	now := thread.Clock()
+	if l.based && now-l.last < lookEvery {
+		return
+	}
+	l.last = now
+	me, other, ok := l.read()
+	if !ok {
+		return
+	}
+	d := ops - l.ops
+	l.ops = ops
+	if !l.based || d <= 0 {
+		l.based = true
+		return
+	}
+	if other != 0 {
+		l.paired.Store(l.paired.Load() + d)
+		if other == me {
+			l.same.Store(l.same.Load() + d)
+		}
+	}
+}
+
+// read reads the CPU the side runs on now (+1) and records it, checks
+// it against the pin, and returns it with the other end's last (+1; 0:
+// none yet). Only its end writes these words, so the counts are plain
+// stores.
+func (l *looker) read() (me, other int64, ok bool) {
+	c, err := cpus.Current()
+	if err != nil {
+		return 0, 0, false
+	}
+	me = int64(c) + 1
 	l.cpu.Store(me)
 	l.looks.Store(l.looks.Load() + 1)
 	if pin := l.pin.Load(); pin != 0 && pin != me {
 		l.off.Store(l.off.Load() + 1)
 		l.offCPU.Store(me)
 	}
-	if other := l.other.Load(); other != 0 {
-		l.paired.Store(l.paired.Load() + 1)
-		if other == me {
-			l.same.Store(l.same.Load() + 1)
-		}
-	}
+	return me, l.other.Load(), true
 }
 
 // slotCounts is a snapshot of one end's counts.
@@ -155,8 +203,8 @@ type slotCounts struct{ looks, paired, same, off int64 }
 
 // Reading is what a meter saw since its previous Read.
 type Reading struct {
-	Paired int64 // looks that found the other end's CPU
-	Same   int64 // of them, on the looking end's CPU
+	Paired int64 // ops counted at looks that found the other end's CPU
+	Same   int64 // of them, with it on the looking end's CPU
 	Looks  int64 // all looks
 }
 

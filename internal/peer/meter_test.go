@@ -6,12 +6,16 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kbench/kbench/internal/cpus"
 	"github.com/kbench/kbench/internal/limits"
 	"github.com/kbench/kbench/internal/thread"
 	"golang.org/x/sys/unix"
 )
+
+// Every Look looks in this package's tests, so that they can count.
+func init() { lookEvery = 0 }
 
 // lookArgs: a side that moves itself to CPU To (sched_setaffinity on its
 // own thread) once set up, when Move is set: a pin that does not hold.
@@ -47,13 +51,13 @@ var _ = Register("peer-test-looker", func(l Link) error {
 			return err
 		}
 		b := []byte{0}
-		for range r.N {
+		for i := range r.N {
 			if a.Turns && a.Second {
 				if _, err := unix.Read(l.File(0), b); err != nil {
 					return err
 				}
 			}
-			l.Look()
+			l.Look(int64(i + 1))
 			if a.Turns {
 				if _, err := unix.Write(l.File(0), b); err != nil {
 					return err
@@ -135,11 +139,13 @@ func TestMeter(t *testing.T) {
 					if want := int64(2 * pairs * (n + 1)); r.Looks != want {
 						t.Errorf("round %d: %d looks, want %d", round, r.Looks, want)
 					}
-					// Per pair, the looks at the go and the first end's
-					// first turn may come before the other end's first.
+					// An end's first look of the round takes its count,
+					// each later one counts one op: n-1 per end, less,
+					// per pair, the first end's first turn, which may
+					// come before the other end's first look.
 					share, ok := r.Share()
-					if !ok || r.Paired > r.Looks || r.Paired < r.Looks-3*pairs {
-						t.Errorf("round %d: %d of %d looks found the other end, want at least %d", round, r.Paired, r.Looks, r.Looks-3*pairs)
+					if most := int64(2 * pairs * (n - 1)); !ok || r.Paired > most || r.Paired < most-int64(pairs) {
+						t.Errorf("round %d: %d ops counted with the other end's CPU known, want %d or at most %d fewer", round, r.Paired, most, pairs)
 					}
 					want := map[Placement]float64{Same: 1, Cross: 0}
 					if w, pinned := want[p]; pinned && share != w {
@@ -245,7 +251,8 @@ func TestMeterInTwoRuns(t *testing.T) {
 		runs = append(runs, run)
 	}
 	// The first run's side looks alone: it finds no other end at any of
-	// its 21 looks; the second run's finds the first's last CPU at each.
+	// its 21 looks; the second run's finds the first's last CPU at each,
+	// and counts the 19 ops after its first look.
 	for _, run := range runs {
 		if err := run.Round(func(int) any { return lookRound{20} }, nil, nil); err != nil {
 			t.Fatal(err)
@@ -255,8 +262,8 @@ func TestMeterInTwoRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Looks != 42 || r.Paired != 21 || r.Same != 21 {
-		t.Errorf("looks %d, paired %d, same %d; want 42, 21, 21", r.Looks, r.Paired, r.Same)
+	if r.Looks != 42 || r.Paired != 19 || r.Same != 19 {
+		t.Errorf("looks %d, paired %d, same %d; want 42, 19, 19", r.Looks, r.Paired, r.Same)
 	}
 }
 
@@ -349,5 +356,29 @@ func TestKeptRound(t *testing.T) {
 	}
 	if err := k.Round(func(*Run) error { return nil }); err == nil {
 		t.Error("a round with no kept sides ran")
+	}
+}
+
+// TestLookEvery: after a round's first look, a side looks at most once
+// every lookEvery, however often it calls Look.
+func TestLookEvery(t *testing.T) {
+	lookEvery = time.Hour
+	defer func() { lookEvery = 0 }()
+	pl, err := Place(Same)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, mt := meterRun(t, pl, 1, true, nil)
+	if err := run.Round(func(int) any { return lookRound{1000} }, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	r, err := mt.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each end: its look at the go and its first Look, which takes the
+	// count; the 999 Looks after it do not look.
+	if r.Looks != 4 || r.Paired != 0 {
+		t.Errorf("%d looks counting %d ops for 2 x 1000 Looks within lookEvery, want 4 looks and none counted", r.Looks, r.Paired)
 	}
 }

@@ -82,8 +82,8 @@ func (l *procLink) Ready(info any) error {
 	if err := l.Ctx.Ready(info); err != nil {
 		return err
 	}
-	l.Look()
+	l.looker.goLook()
 	return nil
 }
 
-func (l *procLink) Look() { l.looker.look() }
+func (l *procLink) Look(ops int64) { l.looker.look(ops) }

@@ -30,10 +30,13 @@ type Link interface {
 	// has sent its own.
 	Result(v any) error
 	// Look records the CPU the side runs on now in its Side.Watch (for
-	// the row's placement meter and the check of its pin); a side calls
-	// it every chunk of ops (a Taker does at each take), Ready at the
-	// go. Without a Watch it does nothing.
-	Look()
+	// the row's placement meter and the check of its pin), after ops of
+	// the side's ops (a count from any origin; the meter weighs each look
+	// by the ops since the previous one). A side calls it at its chunk
+	// boundaries (a Taker does at each take), and it looks at most once
+	// a millisecond; Ready looks at the go. Without a Watch it does
+	// nothing.
+	Look(ops int64)
 }
 
 // Body is a side's code: see the package doc for its loop.
@@ -499,7 +502,7 @@ type threadLink struct {
 	looker         *looker // the side's Watch, in a mapping of its own
 }
 
-func (l *threadLink) Look() { l.looker.look() }
+func (l *threadLink) Look(ops int64) { l.looker.look(ops) }
 
 func (l *threadLink) Args(v any) error {
 	d, err := json.Marshal(l.t.side.Args)
@@ -557,7 +560,7 @@ func (l *threadLink) Ready(info any) error {
 	if m.k != "go" {
 		return fmt.Errorf("peer: side %s got %s, want go", l.t.side.Role, m.k)
 	}
-	l.Look()
+	l.looker.goLook()
 	return nil
 }
 
