@@ -35,13 +35,17 @@
 // fingerprint's cpu.cross line). On a small machine an unpinned sample
 // flips a coin between a pair that shares a CPU and one that keeps two
 // (docs/results.md: TCP_RR flows=1 ran 27.6k-63.9k tps in one -count=10 run,
-// the IPI to a halted vCPU in every wakeup of the second mode), so the
-// pinned rows are the stable ones for an A/B of the code path, and
-// cpu=any says what the whole kernel, scheduler included, does. Each row
+// a cross-CPU wakeup in every transaction of the second mode), so the
+// pinned rows are the ones for an A/B of the code path, and cpu=any says
+// what the whole kernel, scheduler included, does. cpu=same is the
+// steadiest (1.09-1.22 max/min in a -count=10 run on a 2-vCPU VM); a
+// cpu=cross row is as steady as the machine's cross-CPU wakeups, which
+// on that VM varied 2-4x from minute to minute, for netperf -T0,1 too
+// (docs/results.md, "Placement"). Each row
 // reports same-cpu/op: the share of transactions whose client and server
-// were last seen on one CPU, each side reading its CPU (getcpu) every 16
-// transactions into a meter the in-process server's flows share
-// (peer.Meter); a pinned row fails when a side was seen off its CPU. The
+// were last seen on one CPU, each side reading its CPU (getcpu) at most
+// once a millisecond, between blocks of 16 transactions, into a meter the
+// in-process server's flows share (peer.Meter); a pinned row fails when a side was seen off its CPU. The
 // pinned rows need both ends on this machine: with KBENCH_NET_SERVER
 // they skip, and the other rows report no same-cpu/op.
 //

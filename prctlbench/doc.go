@@ -37,7 +37,8 @@
 // key existed (PingPong/mm=separate then); cpu=any's samples are those of
 // whichever of the two the scheduler chose (same-cpu/op, the share of
 // round trips in which both sides were last seen on one CPU, says which:
-// each side reads its CPU at each take of 16 round trips, peer.Meter),
+// each side reads its CPU at most once a millisecond, between takes of 16
+// round trips, peer.Meter),
 // and a pinned row fails when a side was seen off its CPU.
 // mm=separate (the default shape) runs the sides as two child processes
 // (internal/child), as context1 forks, so every wakeup switches to another

@@ -53,9 +53,10 @@
 // pinned rows take the scheduler's coin out of each sample (below) and
 // are the ones for an A/B of the code path. Every row reports
 // same-cpu/op, the share of ops in which the pair's two sides were last
-// seen on one CPU (peer.Meter: the server reads its CPU at each take of
-// 64 ops, the client every 32 messages); a pinned row fails when a side
-// was seen off its CPU.
+// seen on one CPU (peer.Meter: each side reads its CPU at most once a
+// millisecond, the server between takes of 64 ops, the client between
+// batches of 32 messages); a pinned row fails when a side was seen off
+// its CPU.
 //
 // Differences from stress-ng:
 //   - mm=separate, every row: a server and its client are two child

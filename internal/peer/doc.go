@@ -59,8 +59,8 @@
 // machine with one usable CPU skips cross rows, naming the affinity mask.
 //
 // A row's Meter watches its pairs: each side looks (Link.Look: getcpu at
-// its round's go and at every chunk of ops, a Taker's take) and the
-// parent sums the looks after each round into the share of round trips
+// its round's go and then at most once a millisecond, between chunks of
+// ops, a Taker's takes) and the parent sums the looks after each round into the share of round trips
 // in which both ends were last seen on one CPU (same-cpu/op, a counter
 // that kbcompare lists under a row that moved) and fails a pinned side
 // that was seen off its CPU.

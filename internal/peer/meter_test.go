@@ -113,6 +113,21 @@ func meterRun(t *testing.T, pl Plan, pairs int, thread bool, move map[int]lookAr
 	return run, mt
 }
 
+// sameRound starts a pair of threads pinned to one CPU and runs a round
+// of n looks each on them.
+func sameRound(t *testing.T, n int) (*Run, *Meter) {
+	t.Helper()
+	pl, err := Place(Same)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, mt := meterRun(t, pl, 1, true, nil)
+	if err := run.Round(func(int) any { return lookRound{n} }, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	return run, mt
+}
+
 // TestMeter: in processes and in threads, pinned pairs are seen where
 // their placement put them: same-CPU looks are all of them with
 // cpu=same and none with cpu=cross; every look is counted, round by
@@ -169,14 +184,7 @@ func TestPinsStayOnTheSides(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl, err := Place(Same)
-	if err != nil {
-		t.Fatal(err)
-	}
-	run, _ := meterRun(t, pl, 1, true, nil)
-	if err := run.Round(func(int) any { return lookRound{10} }, nil, nil); err != nil {
-		t.Fatal(err)
-	}
+	run, _ := sameRound(t, 10)
 	if err := run.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -364,14 +372,7 @@ func TestKeptRound(t *testing.T) {
 func TestLookEvery(t *testing.T) {
 	lookEvery = time.Hour
 	defer func() { lookEvery = 0 }()
-	pl, err := Place(Same)
-	if err != nil {
-		t.Fatal(err)
-	}
-	run, mt := meterRun(t, pl, 1, true, nil)
-	if err := run.Round(func(int) any { return lookRound{1000} }, nil, nil); err != nil {
-		t.Fatal(err)
-	}
+	_, mt := sameRound(t, 1000)
 	r, err := mt.Read()
 	if err != nil {
 		t.Fatal(err)
