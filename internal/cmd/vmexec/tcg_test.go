@@ -10,7 +10,7 @@ import (
 )
 
 // TestTCGAppend: TCG boots get -tcg-append (tsc=unstable by default) after
-// vmexec's command line and -append; KVM boots and -tcg-append=” do not.
+// vmexec's command line and -append; KVM boots and an empty -tcg-append do not.
 func TestTCGAppend(t *testing.T) {
 	appendOf := func(flags []string, accel string) string {
 		cfg, err := parseFlags(append(flags, "-kernel", "k", "true"), io.Discard)
