@@ -204,3 +204,18 @@ func TestGoTestNoBoot(t *testing.T) {
 		t.Errorf("go test -bench=B under vmexec with no such QEMU: %v, want a failed boot\n%s", err, out)
 	}
 }
+
+// FuzzTopLevel: any pattern's top level is a prefix of it (spaces made
+// underscores) that ends before a slash or at its end.
+func FuzzTopLevel(f *testing.F) {
+	for _, s := range []string{"^BenchmarkLoad$/^shape=x$", "(A|B/C)/x", `a\/b`, "[/]x/y", "Test A/b", "/"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, pattern string) {
+		top := topLevel(pattern)
+		rest, ok := strings.CutPrefix(strings.ReplaceAll(pattern, " ", "_"), top)
+		if !ok || rest != "" && rest[0] != '/' {
+			t.Fatalf("topLevel(%q) = %q: not a prefix ending at a slash", pattern, top)
+		}
+	})
+}
