@@ -11,8 +11,10 @@ import (
 )
 
 // stream is a kernel's go test -json output, cut down: a package whose
-// test skips and whose benchmark runs one row and skips another, and a
-// package whose test fails; vmexec's own line is not JSON.
+// test skips and whose benchmark runs one row (its line in two parts, as
+// test2json passes on partial lines) and skips another, a package whose
+// test fails, and one whose row has no pkg line before it; vmexec's own
+// line is not JSON.
 const stream = `{"Action":"start","Package":"github.com/kbench/kbench/seccompbench"}
 {"Action":"output","Package":"github.com/kbench/kbench/seccompbench","Output":"# kbench kernel.release: 6.12.117+deb13-amd64\n"}
 {"Action":"run","Package":"github.com/kbench/kbench/seccompbench","Test":"TestProbe"}
@@ -23,13 +25,16 @@ const stream = `{"Action":"start","Package":"github.com/kbench/kbench/seccompben
 {"Action":"output","Package":"github.com/kbench/kbench/seccompbench","Output":"pkg: github.com/kbench/kbench/seccompbench\n"}
 {"Action":"output","Package":"github.com/kbench/kbench/seccompbench","Test":"BenchmarkLoad/x=1","Output":"=== RUN   BenchmarkLoad/x=1\n"}
 {"Action":"output","Package":"github.com/kbench/kbench/seccompbench","Test":"BenchmarkLoad/x=1","Output":"BenchmarkLoad/x=1\n"}
-{"Action":"output","Package":"github.com/kbench/kbench/seccompbench","Test":"BenchmarkLoad/x=1","Output":"BenchmarkLoad/x=1-2   \t       1\t     5000 ns/op\t  12.0 cpu-ns/op\n"}
+{"Action":"output","Package":"github.com/kbench/kbench/seccompbench","Test":"BenchmarkLoad/x=1","Output":"BenchmarkLoad/x=1-2   \t"}
+{"Action":"output","Package":"github.com/kbench/kbench/seccompbench","Test":"BenchmarkLoad/x=1","Output":"       1\t     5000 ns/op\t  12.0 cpu-ns/op\n"}
 {"Action":"output","Package":"github.com/kbench/kbench/seccompbench","Test":"BenchmarkLoad/x=2","Output":"    bench_test.go:9: needs 2 CPUs\n"}
 {"Action":"output","Package":"github.com/kbench/kbench/seccompbench","Test":"BenchmarkLoad/x=2","Output":"--- SKIP: BenchmarkLoad/x=2\n"}
 {"Action":"skip","Package":"github.com/kbench/kbench/seccompbench","Test":"BenchmarkLoad/x=2"}
 {"Action":"output","Package":"github.com/kbench/kbench/seccompbench","Output":"PASS\n"}
 {"Action":"pass","Package":"github.com/kbench/kbench/seccompbench","Elapsed":3.5}
 vmexec: note: config lacks CONFIG_VETH
+{"Action":"output","Package":"github.com/kbench/kbench/netbench","Test":"BenchmarkTCPRR/x=1","Output":"BenchmarkTCPRR/x=1-2   \t       1\t     9000 ns/op\n"}
+{"Action":"pass","Package":"github.com/kbench/kbench/netbench","Elapsed":2}
 {"Action":"output","Package":"github.com/kbench/kbench/internal/counters","Test":"TestCPU","Output":"    cputime_test.go:52: counted twice?\n"}
 {"Action":"fail","Package":"github.com/kbench/kbench/internal/counters","Test":"TestCPU"}
 {"Action":"fail","Package":"github.com/kbench/kbench/internal/counters","Elapsed":1}
@@ -40,14 +45,15 @@ func TestRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if k.name() != "6.12.117+deb13-amd64" || k.rows != 1 {
-		t.Errorf("release %q, %d rows; want the fingerprint's release and 1 row", k.name(), k.rows)
+	if k.name() != "6.12.117+deb13-amd64" || k.rows != 2 {
+		t.Errorf("release %q, %d rows; want the fingerprint's release and 2 rows", k.name(), k.rows)
 	}
 	want := map[string]outcome{
 		"github.com/kbench/kbench/seccompbench TestProbe":         {"skip", "seccomp not supported | really"},
 		"github.com/kbench/kbench/seccompbench BenchmarkLoad/x=1": {"pass", ""},
 		"github.com/kbench/kbench/seccompbench BenchmarkLoad/x=2": {"skip", "needs 2 CPUs"},
 		"github.com/kbench/kbench/internal/counters TestCPU":      {"fail", "counted twice?"},
+		"github.com/kbench/kbench/netbench BenchmarkTCPRR/x=1":    {"pass", ""},
 	}
 	for key, w := range want {
 		if o := k.results[key]; o == nil || *o != w {
@@ -58,7 +64,9 @@ func TestRead(t *testing.T) {
 		t.Errorf("%d results, want %d: %v", len(k.results), len(want), k.results)
 	}
 	text := k.benchText.String()
-	for _, line := range []string{"# kbench kernel.release: 6.12.117+deb13-amd64\n", "pkg: github.com/kbench/kbench/seccompbench\n", "BenchmarkLoad/x=1-2   \t       1\t     5000 ns/op\t  12.0 cpu-ns/op\n"} {
+	for _, line := range []string{"# kbench kernel.release: 6.12.117+deb13-amd64\n", "pkg: github.com/kbench/kbench/seccompbench\n", "BenchmarkLoad/x=1-2   \t       1\t     5000 ns/op\t  12.0 cpu-ns/op\n",
+		// netbench printed no labels (a test ran testing.Benchmark first): its rows get a pkg line.
+		"pkg: github.com/kbench/kbench/netbench\nBenchmarkTCPRR/x=1-2"} {
 		if !strings.Contains(text, line) {
 			t.Errorf("benchmark text lacks %q:\n%s", line, text)
 		}
@@ -88,8 +96,8 @@ func TestTableAndDoc(t *testing.T) {
 	b, _ := os.ReadFile(doc)
 	got := string(b)
 	for _, want := range []string{
-		"| 5.10.0-32-amd64 | 2 | 0 | 1 | 1 | 0 | 1 | 1 | 0 | — |",
-		"| 6.12.117+deb13-amd64 | 1 | 1 (internal/counters) | 0 | 1 | 1 | 1 | 1 | 0 | 201 s |",
+		"| 5.10.0-32-amd64 | 3 | 0 | 1 | 1 | 0 | 2 | 1 | 0 | — |",
+		"| 6.12.117+deb13-amd64 | 2 | 1 (internal/counters) | 0 | 1 | 1 | 2 | 1 | 0 | 201 s |",
 		"| internal/counters | `TestCPU` | runs | **FAIL** | counted twice? |",
 		`| seccompbench | ` + "`TestProbe`" + ` | skip | skip | seccomp not supported \| really |`,
 		"\n\nafter\n",

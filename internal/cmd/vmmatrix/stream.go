@@ -54,6 +54,12 @@ var (
 func read(label string, r io.Reader) (*kernel, error) {
 	k := &kernel{label: label, packages: map[string]string{}, results: map[string]*outcome{}}
 	last := map[string]string{} // key -> last message line
+	// The package the benchmark text's last "pkg:" line names: the
+	// testing package prints its labels once a process, and not at all
+	// when a test already ran a benchmark (testing.Benchmark), so a
+	// package's rows get their own "pkg:" line where it is missing.
+	pkgLine := ""
+	partial := map[string]string{} // key -> output after its last newline
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
 	for sc.Scan() {
@@ -71,22 +77,18 @@ func read(label string, r io.Reader) (*kernel, error) {
 		key := e.Package + " " + e.Test
 		switch e.Action {
 		case "output":
-			out := strings.TrimRight(e.Output, "\n")
-			if rel, ok := strings.CutPrefix(out, "# kbench kernel.release: "); ok && k.release == "" {
-				k.release = strings.TrimSpace(rel)
-			}
-			if m := messageLine.FindStringSubmatch(out); m != nil && e.Test != "" {
-				last[key] = m[1]
-			}
-			switch {
-			case e.Test == "":
-				if !strings.HasPrefix(out, "=== ") && !strings.HasPrefix(out, "--- ") {
-					k.benchText.WriteString(e.Output)
+			// test2json passes on partial lines (a benchmark's name and
+			// tab, then its figures): each test's output is joined into
+			// whole lines first.
+			partial[key] += e.Output
+			for {
+				i := strings.IndexByte(partial[key], '\n')
+				if i < 0 {
+					break
 				}
-			case resultLine.MatchString(out):
-				k.benchText.WriteString(e.Output)
-				k.rows++
-				k.results[key] = &outcome{action: "pass"}
+				line := partial[key][:i+1]
+				partial[key] = partial[key][i+1:]
+				k.outputLine(e.Package, e.Test, line, last, &pkgLine)
 			}
 		case "pass", "skip", "fail":
 			if e.Test == "" {
@@ -103,6 +105,35 @@ func read(label string, r io.Reader) (*kernel, error) {
 		return nil, fmt.Errorf("%s: %v", label, err)
 	}
 	return k, nil
+}
+
+// outputLine takes one whole line of test's output in pkg.
+func (k *kernel) outputLine(pkg, test, line string, last map[string]string, pkgLine *string) {
+	key := pkg + " " + test
+	out := strings.TrimRight(line, "\n")
+	if rel, ok := strings.CutPrefix(out, "# kbench kernel.release: "); ok && k.release == "" {
+		k.release = strings.TrimSpace(rel)
+	}
+	if m := messageLine.FindStringSubmatch(out); m != nil && test != "" {
+		last[key] = m[1]
+	}
+	switch {
+	case test == "":
+		if !strings.HasPrefix(out, "=== ") && !strings.HasPrefix(out, "--- ") {
+			k.benchText.WriteString(line)
+		}
+		if p, ok := strings.CutPrefix(out, "pkg: "); ok {
+			*pkgLine = p
+		}
+	case resultLine.MatchString(out):
+		if *pkgLine != pkg {
+			*pkgLine = pkg
+			k.benchText.WriteString("pkg: " + pkg + "\n")
+		}
+		k.benchText.WriteString(line)
+		k.rows++
+		k.results[key] = &outcome{action: "pass"}
+	}
 }
 
 func truncate(s string) string {
