@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
 // render writes the summary table (one line per kernel) and the table of
@@ -94,9 +95,21 @@ func render(ks []*kernel) string {
 				whys = append(whys, o.why)
 			}
 		}
-		fmt.Fprintf(&b, " %s |\n", cell(strings.Join(whys, "; ")))
+		fmt.Fprintf(&b, " %s |\n", cell(clip(strings.Join(whys, "; "), 240)))
 	}
 	return b.String()
+}
+
+// clip shortens a why to about n bytes, at a rune boundary: the whole
+// message is in the matrix's go test -json output.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + " ..."
 }
 
 func containsWhy(whys []string, w string) bool {
