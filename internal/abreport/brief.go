@@ -45,7 +45,7 @@ func WriteBrief(w io.Writer, r *abstat.Report) error {
 
 	var setup []abstat.SetupDiff
 	for _, d := range r.Setup {
-		if d.Key != "kernel.boot_id" { // differs by nature: one per boot
+		if d.Key != abstat.BootIDKey { // differs by nature: one per boot
 			setup = append(setup, d)
 		}
 	}

@@ -20,18 +20,25 @@ type BootSamples struct {
 	IDs []string
 	// Values[i] are boot IDs[i]'s samples, in file order.
 	Values [][]float64
+	// Iters[i][j] is the iteration count (b.N) of sample Values[i][j], 0
+	// where unknown: with sec/op, a sample's timed cost is Iters × value.
+	Iters [][]int
 }
 
-// Add appends sample v of boot id.
-func (b *BootSamples) Add(id string, v float64) {
+// Add appends sample v of boot id, of an unknown iteration count.
+func (b *BootSamples) Add(id string, v float64) { b.AddN(id, v, 0) }
+
+// AddN appends sample v of boot id, measured over n iterations.
+func (b *BootSamples) AddN(id string, v float64, n int) {
 	i := len(b.IDs) - 1
 	if i < 0 || b.IDs[i] != id {
 		i = slices.Index(b.IDs, id)
 	}
 	if i < 0 {
-		b.IDs, b.Values, i = append(b.IDs, id), append(b.Values, nil), len(b.IDs)
+		b.IDs, b.Values, b.Iters, i = append(b.IDs, id), append(b.Values, nil), append(b.Iters, nil), len(b.IDs)
 	}
 	b.Values[i] = append(b.Values[i], v)
+	b.Iters[i] = append(b.Iters[i], n)
 }
 
 // Boots is the number of boots.

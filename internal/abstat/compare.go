@@ -446,7 +446,7 @@ func (r *Report) group(files []*File) {
 				if row.Samples[side] == nil {
 					row.Samples[side] = &BootSamples{}
 				}
-				row.Samples[side].Add(res.Boot, v.Value)
+				row.Samples[side].AddN(res.Boot, v.Value, res.Iters)
 			}
 			b.addProducts(side, res.Values)
 		}

@@ -127,7 +127,7 @@ func checkReport(t *testing.T, r *Report) {
 				if s == nil {
 					continue
 				}
-				if len(s.IDs) != len(s.Values) || len(s.IDs) > r.Boots[side] {
+				if len(s.IDs) != len(s.Values) || len(s.Iters) != len(s.Values) || len(s.IDs) > r.Boots[side] {
 					t.Fatalf("%s %s: %d boots of %d values, file has %d boots", tab.Unit, row.Name, len(s.IDs), len(s.Values), r.Boots[side])
 				}
 			}

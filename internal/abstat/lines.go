@@ -13,11 +13,14 @@ import (
 	"github.com/kbench/kbench/internal/fingerprint"
 )
 
-// BootIDLine starts the fingerprint line that names the boot a result
-// file's following results ran in: each benchmark package's TestMain
-// prints it, and boots are told apart by it (kbab checks that each of
-// its boots printed a fresh one).
-const BootIDLine = fingerprint.Prefix + "kernel.boot_id: "
+// BootIDKey is the fingerprint key of the boot a result file's
+// following results ran in, and BootIDLine starts its line: each
+// benchmark package's TestMain prints it, and boots are told apart by it
+// (kbab checks that each of its boots printed a fresh one).
+const (
+	BootIDKey  = "kernel.boot_id"
+	BootIDLine = fingerprint.Prefix + BootIDKey + ": "
+)
 
 // maxLine is the longest line a result file may have: benchfmt's
 // reader (bufio.Scanner's default) stops at 64 KiB.
