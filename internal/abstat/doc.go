@@ -15,7 +15,10 @@
 // concern is a file: read.go and lines.go read, compare.go groups and
 // judges, boots.go, welch.go, interval.go and power.go test, family.go
 // decides which unit is a row's verdict and its q-value, scale.go is the
-// one Scale every test uses, attribution.go the counters under a row.
+// one Scale every test uses, attribution.go the counters under a row,
+// setup.go, outcomes.go and geomean.go the setup lines, failures and
+// geomeans. Package sim holds the fixtures and draws simulated
+// comparisons of the whole suite from its real run.
 //
 // docs/kbcompare.md gives the formulas, the choices and why.
 package abstat

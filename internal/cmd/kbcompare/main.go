@@ -78,7 +78,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	threshold := percent(5)
 	flags.Var(&threshold, "threshold", "smallest change called better or worse, in `percent`")
 	alpha := flags.Float64("alpha", abstat.DefaultOptions.Alpha,
-		"a change is significant when its q `α` or below (-bisect: its p); p is Welch's t-test with 3+ boots a side, else the U-test's")
+		"significance `level`: a change is significant when its q (-bisect: its p) is at most this; p is Welch's t-test's with 3+ boots a side, else the U-test's")
 	format := flags.String("format", "text", "output `format`: text (every row, 100 columns), brief (what changed, 80 columns, one screen), markdown, json or csv (docs/kbcompare.md)")
 	flags.Usage = func() {
 		fmt.Fprintln(stderr, "usage: kbcompare [flags] old.txt new.txt\n       kbcompare -bisect [-row REGEXP] [flags] GOOD.txt BAD.txt CANDIDATE.txt")
