@@ -15,11 +15,13 @@ import (
 // what a review thread quotes without rewrapping.
 const BriefWidth = 80
 
-// The brief form lists this many setup lines and changed rows in full
-// and counts the rest, so that it stays one screen whatever changed.
+// The brief form lists this many setup lines, changed rows (up to 5
+// lines each) and failures without a row in full and counts the rest, so
+// that it stays within 40 lines whatever changed.
 const (
-	briefSetup = 6
-	briefRows  = 4
+	briefSetup    = 5
+	briefRows     = 4
+	briefProblems = 2
 )
 
 // WriteBrief writes the brief form, for a reviewer to paste: the setup
@@ -73,14 +75,14 @@ func WriteBrief(w io.Writer, r *abstat.Report) error {
 		r.Count(abstat.Changed), total, rule, 100*r.Opts.Threshold))
 	for i, f := range listed {
 		if i == briefRows {
-			add(fmt.Sprintf("  ... %d more rows (-format text lists them)", len(listed)-i))
+			add(fmt.Sprintf("  ... %s (-format text lists them)", plural(len(listed)-i, "more row", "more rows")))
 			break
 		}
 		f()
 	}
 	for i, p := range r.Problems {
-		if i == briefRows {
-			add(fmt.Sprintf("  ... %d more failures (-format text lists them)", len(r.Problems)-i))
+		if i == briefProblems {
+			add(fmt.Sprintf("  ... %s (-format text lists them)", plural(len(r.Problems)-i, "more failure", "more failures")))
 			break
 		}
 		add(fmt.Sprintf("  failed  %s %s %s: %s", p.Side, p.Pkg, p.Name, p.What))

@@ -4,7 +4,9 @@ package abreport
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -102,5 +104,54 @@ func TestTextWholeSuite(t *testing.T) {
 func TestPrintable(t *testing.T) {
 	if got := printable("a\x1b[2Jb\tc\x00\n\u0085é"); got != "a?[2Jb c?\n?é" {
 		t.Errorf("printable: %q", got)
+	}
+}
+
+// TestBriefManyChanges: with many rows changed, a package failed on one
+// side and many setup lines different, the brief form still fits 80
+// columns and 40 lines, counting what it does not list.
+func TestBriefManyChanges(t *testing.T) {
+	s := sim.LoadSuite(t)
+	change := map[string]float64{}
+	for _, r := range s.Rows[:30] {
+		change[r.Key()] = 1
+	}
+	fp := [2]map[string]string{{}, {}}
+	for i := range 12 {
+		k := fmt.Sprintf("setting.%02d", i)
+		fp[0][k], fp[1][k] = "old value "+strings.Repeat("x", 90), "new value"
+	}
+	a, b := s.Files(t, rand.New(rand.NewPCG(27, 7)), sim.Design{Boots: [2]int{3, 3}, Count: 10, Between: 0.35, Change: change}, fp)
+	data, err := os.ReadFile(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The new side's redisbench binary failed, in every boot.
+	broken := strings.ReplaceAll(string(data), "ok  \tgithub.com/kbench/kbench/redisbench", "FAIL\tgithub.com/kbench/kbench/redisbench")
+	if err := os.WriteFile(b, []byte(broken), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := abstat.Compare(a, b, abstat.DefaultOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := WriteBrief(&out, r); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	t.Logf("%d lines:\n%s", len(lines), out.String())
+	if len(lines) > 40 {
+		t.Errorf("%d lines, want at most 40", len(lines))
+	}
+	for _, l := range lines {
+		if n := utf8.RuneCountInString(l); n > BriefWidth {
+			t.Errorf("line of %d columns (max %d): %q", n, BriefWidth, l)
+		}
+	}
+	for _, want := range []string{"... 7 more (-format text lists them)", "more rows (-format text lists them)", "1 more failure (-format text lists them)", "other failures: not \"nothing worse\""} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("brief form lacks %q", want)
+		}
 	}
 }
