@@ -320,7 +320,7 @@ func (r *Report) test(t *Table, row *Row) {
 		row.P = row.Cmp.P
 		row.Change = change(row.OldSum.Center, row.NewSum.Center)
 		if all := slices.Concat(row.Old.Values, row.New.Values); flat(all) {
-			row.Warnings = append(row.Warnings, fmt.Sprintf("no spread: every sample of both sides is %g", all[0]))
+			row.Warnings = append(row.Warnings, fmt.Sprintf("no spread: every sample of both sides is %.4g", all[0]))
 		}
 	}
 	row.ChangeLo, row.ChangeHi = changeInterval(row)
@@ -332,9 +332,9 @@ func (row *Row) spreadNotes() {
 	b := row.Boot
 	switch o, n := flat(b.Old), flat(b.New); {
 	case o && n && b.P == 1:
-		row.Warnings = append(row.Warnings, fmt.Sprintf("no spread: every boot of both sides has the median %g, so p is 1, not a test", b.Old[0]))
+		row.Warnings = append(row.Warnings, fmt.Sprintf("no spread: every boot of both sides has the median %.4g, so p is 1, not a test", b.Old[0]))
 	case o && n:
-		row.Warnings = append(row.Warnings, fmt.Sprintf("no spread: each side's boots share one median (%g, %g), so p is 0, not a test", b.Old[0], b.New[0]))
+		row.Warnings = append(row.Warnings, fmt.Sprintf("no spread: each side's boots share one median (%.4g, %.4g), so p is 0, not a test", b.Old[0], b.New[0]))
 	case o:
 		row.Warnings = append(row.Warnings, "no spread between old's boots: Welch's test rests on new's spread alone")
 	case n:
