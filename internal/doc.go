@@ -24,8 +24,8 @@
 //	driver:     internal/benchmain -> instrument workload harness os
 //	benchmark:  netbench prctlbench redisbench seccompbench sockfdbench
 //	            -> driver instrument workload harness os
-//	tool:       internal/cmd/* internal/lkpstat -> instrument workload
-//	            harness os
+//	tool:       internal/cmd/* internal/lkpstat internal/vmflags
+//	            -> instrument workload harness os
 //
 // The OS and runtime layer is one package per kernel or runtime interface
 // (threads, child processes, CPUs, /proc, skips). The harness runs rows:

@@ -72,11 +72,21 @@ func newFake(t *testing.T) *fake {
 	f := &fake{t: t, dir: t.TempDir(), out: filepath.Join(t.TempDir(), "out")}
 	f.imgA = filepath.Join(f.dir, "bzImage-a")
 	f.imgB = filepath.Join(f.dir, "bzImage-b")
-	os.WriteFile(f.imgA, []byte("kernel a"), 0o666)
-	os.WriteFile(f.imgB, []byte("kernel b"), 0o666)
+	writeImage(t, f.imgA, "kernel a")
+	writeImage(t, f.imgB, "kernel b")
 	t.Setenv(fakeEnv, f.dir)
 	t.Chdir(fakeModule)
 	return f
+}
+
+// writeImage writes a file that passes vmexec's kernel image check (a
+// bzImage header), tagged so that two images differ.
+func writeImage(t *testing.T, p, tag string) {
+	b := make([]byte, 0x208)
+	copy(b[0x202:], "HdrS\x0f\x02")
+	if err := os.WriteFile(p, append(b, tag...), 0o666); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func (f *fake) knob(name string, n int) {
@@ -245,11 +255,11 @@ func TestFailedBootStopsAndRerunRetries(t *testing.T) {
 	if code, _, stderr := f.run(nil, bad...); code != exitUsage || !strings.Contains(stderr, `-b-append: was "slow", now "slower"`) {
 		t.Errorf("resume with another -b-append: exit %d, stderr:\n%s\nwant %d naming -b-append", code, stderr, exitUsage)
 	}
-	os.WriteFile(f.imgB, []byte("kernel b, rebuilt"), 0o666)
+	writeImage(t, f.imgB, "kernel b, rebuilt")
 	if code, _, stderr := f.run(nil, args...); code != exitUsage || !strings.Contains(stderr, "-b-kernel's contents (SHA-256)") {
 		t.Errorf("resume with a rebuilt B: exit %d, stderr:\n%s\nwant %d naming -b-kernel's contents", code, stderr, exitUsage)
 	}
-	os.WriteFile(f.imgB, []byte("kernel b"), 0o666)
+	writeImage(t, f.imgB, "kernel b")
 
 	// An append cut short by a crash: cut off on resume.
 	af, _ := os.OpenFile(filepath.Join(f.out, "A.txt"), os.O_WRONLY|os.O_APPEND, 0)
@@ -348,7 +358,9 @@ func gone(pid int) bool {
 
 func TestBadOptions(t *testing.T) {
 	img := filepath.Join(t.TempDir(), "bzImage")
-	os.WriteFile(img, []byte("k"), 0o666)
+	writeImage(t, img, "k")
+	notKernel := filepath.Join(t.TempDir(), "vmlinux")
+	os.WriteFile(notKernel, make([]byte, 4096), 0o666)
 	out := filepath.Join(t.TempDir(), "out")
 	base := []string{"-out", out, "-a-kernel", img, "-b-kernel", img}
 	pk := []string{"--", "./seccompbench"}
@@ -362,9 +374,15 @@ func TestBadOptions(t *testing.T) {
 		{cat([]string{"-out", out, "-a-kernel", img}, pk), "-b-kernel is required"},
 		{cat(base, []string{"-boots", "0"}, pk), "-boots 0: want a number of boots"},
 		{cat(base, []string{"-boots", "x"}, pk), `invalid value "x" for flag -boots`},
-		{cat(base, []string{"-smp", "0"}, pk), `-smp "0": want a number of vCPUs >= 1`},
-		{cat(base, []string{"-memory", "2GB"}, pk), `-memory "2GB": want a size such as 2G`},
-		{cat(base, []string{"-accel", "hvf"}, pk), `-accel "hvf": want auto, kvm or tcg`},
+		{cat(base, []string{"-smp", "0"}, pk), `-smp accepts 1-256 vCPUs (got "0")`},
+		{cat(base, []string{"-smp", "999"}, pk), `-smp accepts 1-256 vCPUs (got "999")`},
+		{cat(base, []string{"-memory", "2GB"}, pk), `-memory accepts a size in M or G (MiB, GiB) of at least 128M, such as 512M or 2G (got "2GB")`},
+		{cat(base, []string{"-memory", "2048"}, pk), `-memory accepts a size in M or G (MiB, GiB) of at least 128M, such as 512M or 2G (got "2048")`},
+		{cat(base, []string{"-memory", "64M"}, pk), `-memory accepts at least 128M`},
+		{cat(base, []string{"-accel", "hvf"}, pk), `-accel accepts auto, kvm or tcg (got "hvf")`},
+		{cat(base, []string{"-b-append", "a\nb"}, pk), `-b-append accepts printable text`},
+		{cat(base, []string{"-a-append", strings.Repeat("x", 1792)}, pk), `-a-append accepts at most 1791 bytes`},
+		{cat([]string{"-out", out, "-a-kernel", img, "-b-kernel", notKernel}, pk), "-b-kernel " + notKernel + ": not a kernel image"},
 		{cat(base, []string{"-frobnicate"}, pk), "flag provided but not defined: -frobnicate"},
 		{base, "no packages"},
 		{cat(base, pk, []string{"-exec", "x"}), "go test flag -exec: kbab sets -exec"},
