@@ -27,6 +27,9 @@ var kernelVar = options.String("KBENCH_VM_KERNEL", "a kernel image (bzImage)", "
 var vmexecBin string
 
 func TestMain(m *testing.M) {
+	if os.Getenv(fakeQEMUEnv) != "" {
+		os.Exit(fakeQEMU(os.Args[1:]))
+	}
 	if mode := os.Getenv("GO_VMEXEC_HELPER"); mode != "" {
 		os.Exit(helper(mode))
 	}
@@ -354,24 +357,33 @@ func TestGuestTimeout(t *testing.T) {
 func TestGuestInterrupted(t *testing.T) {
 	img := kernelLink(t, needKernel(t))
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
-		cmd := exec.Command(vmexecBin, guestArgs(img)...)
-		cmd.Env = append(os.Environ(), "GO_VMEXEC_HELPER=sleep")
-		stdout, _ := cmd.StdoutPipe()
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		line, err := bufio.NewReader(stdout).ReadString('\n')
-		if line != "ready\n" {
-			t.Fatalf("guest said %q (%v): %s", line, err, stderr.String())
-		}
-		cmd.Process.Signal(sig)
-		cmd.Wait()
-		ws := cmd.ProcessState.Sys().(syscall.WaitStatus)
+		ws, stderr := signalWhenReady(t, []string{"GO_VMEXEC_HELPER=sleep"}, sig, guestArgs(img)...)
 		if !ws.Signaled() || ws.Signal() != sig {
-			t.Errorf("after %v vmexec ended %v: %s", sig, ws, stderr.String())
+			t.Errorf("after %v vmexec ended %v: %s", sig, ws, stderr)
 		}
 		noQEMULeft(t, img)
 	}
+}
+
+// signalWhenReady runs vmexec, sends it sig once the binary in the guest
+// printed "ready", and returns how vmexec ended and its stderr.
+func signalWhenReady(t *testing.T, env []string, sig syscall.Signal, args ...string) (syscall.WaitStatus, string) {
+	t.Helper()
+	cmd := exec.Command(vmexecBin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	stdout, _ := cmd.StdoutPipe()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if line != "ready\n" {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("guest said %q (%v): %s", line, err, stderr.String())
+	}
+	cmd.Process.Signal(sig)
+	cmd.Wait()
+	return cmd.ProcessState.Sys().(syscall.WaitStatus), stderr.String()
 }
