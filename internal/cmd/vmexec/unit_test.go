@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -168,22 +169,6 @@ func TestFindModules(t *testing.T) {
 				t.Errorf("veth in %s: %q, %v", d, got, err)
 			}
 		}
-	}
-}
-
-func TestParseLdd(t *testing.T) {
-	out := `	linux-vdso.so.1 (0x00007ffd1c5f2000)
-	libsystemd.so.0 => /lib/x86_64-linux-gnu/libsystemd.so.0 (0x00007f2b1c000000)
-	libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x00007f2b1be00000)
-	/lib64/ld-linux-x86-64.so.2 (0x00007f2b1c2f0000)
-`
-	got, err := parseLdd("/lib64/ld-linux-x86-64.so.2", []byte(out))
-	want := "/lib64/ld-linux-x86-64.so.2 /lib/x86_64-linux-gnu/libsystemd.so.0 /lib/x86_64-linux-gnu/libc.so.6"
-	if err != nil || strings.Join(got, " ") != want {
-		t.Errorf("parseLdd = %q, %v; want %s", got, err, want)
-	}
-	if _, err := parseLdd("/lib64/ld", []byte("\tlibfoo.so.1 => not found\n")); err == nil || !strings.Contains(err.Error(), "libfoo.so.1 not found") {
-		t.Errorf("a missing library: %v", err)
 	}
 }
 
@@ -451,27 +436,79 @@ func TestTreeRoot(t *testing.T) {
 	}
 }
 
-func TestElfLibs(t *testing.T) {
-	// Without ldd the ELF files give the same closure.
+// sharedLibs finds every library ldd names, for the test binary and the
+// programs the guest gets (redis-server's list is long, ip's has libbpf),
+// and names a library that cannot be found.
+func TestSharedLibs(t *testing.T) {
 	self, _ := os.Executable()
-	viaLdd, err := sharedLibs(self)
-	if err != nil || len(viaLdd) == 0 {
-		t.Skipf("the test binary is static (%v): nothing to resolve", err)
+	progs := []string{self}
+	for _, p := range []string{"redis-server", "ip", "true"} {
+		if path, err := exec.LookPath(p); err == nil {
+			progs = append(progs, path)
+		}
 	}
-	got, err := elfLibs(viaLdd[0], self)
+	lddPath, lddErr := exec.LookPath("ldd")
+	for _, p := range progs {
+		libs, err := sharedLibs(p)
+		if err != nil {
+			t.Errorf("%s: %v", p, err)
+			continue
+		}
+		if len(libs) == 0 {
+			t.Logf("%s is static", p)
+			continue
+		}
+		if !strings.Contains(libs[0], "ld-") {
+			t.Errorf("%s: the loader is not first: %q", p, libs)
+		}
+		if lddErr != nil {
+			t.Logf("no ldd to check %s's %d libraries against", p, len(libs))
+			continue
+		}
+		out, err := exec.Command(lddPath, p).Output()
+		if err != nil {
+			t.Fatalf("ldd %s: %v", p, err)
+		}
+		for _, f := range strings.Fields(string(out)) {
+			if !strings.HasPrefix(f, "/") {
+				continue
+			}
+			found := false
+			for _, l := range libs {
+				a, _ := filepath.EvalSymlinks(l)
+				b, _ := filepath.EvalSymlinks(f)
+				found = found || a == b
+			}
+			if !found {
+				t.Errorf("%s: sharedLibs %q lacks ldd's %s", p, libs, f)
+			}
+		}
+		t.Logf("%s: %d libraries", p, len(libs))
+	}
+	// A static program has none.
+	if vmexecBin != "" {
+		if libs, err := sharedLibs(vmexecBin); libs != nil || err != nil {
+			t.Errorf("the static vmexec: %q, %v", libs, err)
+		}
+	}
+	if _, err := sharedLibs("unit_test.go"); err == nil || !strings.Contains(err.Error(), "not an ELF executable") {
+		t.Errorf("a text file: %v", err)
+	}
+	// A library that is nowhere: true with libc.so.6 renamed libq.so.6.
+	truePath, err := exec.LookPath("true")
 	if err != nil {
-		t.Fatal(err)
+		t.Skip("no true on PATH to break")
 	}
-	for _, l := range viaLdd {
-		found := false
-		for _, g := range got {
-			a, _ := filepath.EvalSymlinks(g)
-			b, _ := filepath.EvalSymlinks(l)
-			found = found || a == b
-		}
-		if !found {
-			t.Errorf("elfLibs %q lacks ldd's %s", got, l)
-		}
+	b, _ := os.ReadFile(truePath)
+	i := bytes.Index(b, []byte("libc.so.6\x00"))
+	if i < 0 {
+		t.Skipf("%s names no libc.so.6", truePath)
+	}
+	copy(b[i:], "libq.so.6")
+	broken := filepath.Join(t.TempDir(), "true")
+	os.WriteFile(broken, b, 0o755)
+	if _, err := sharedLibs(broken); err == nil || !strings.Contains(err.Error(), "libq.so.6") {
+		t.Errorf("a missing library: %v", err)
 	}
 }
 
