@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -19,7 +20,13 @@ import (
 var (
 	pkgDir     string // this package's directory, in the kbench module
 	fakeModule string // a module with one trivial test package
-	kbcompare  string // built once for all tests
+	testDir    string // removed when the tests end
+
+	// kbcompare is built by the first test that runs kbab (a fuzzing
+	// worker never does).
+	kbcompare     string
+	kbcompareOnce sync.Once
+	kbcompareErr  string
 )
 
 func TestMain(m *testing.M) {
@@ -41,18 +48,29 @@ func setupAndRun(m *testing.M) int {
 	os.MkdirAll(fakeModule, 0o777)
 	os.WriteFile(filepath.Join(fakeModule, "go.mod"), []byte("module fake\n\ngo 1.22\n"), 0o666)
 	os.WriteFile(filepath.Join(fakeModule, "fake_test.go"), []byte("package fake\n\nimport \"testing\"\n\nfunc BenchmarkWork(b *testing.B) {}\n"), 0o666)
-	kbcompare = filepath.Join(tmp, "kbcompare")
+	testDir = tmp
 	if _, err := exec.LookPath("go"); err != nil {
 		// kbab drives go test: without the toolchain (a copied test
 		// binary, go test -exec vmexec) every test that runs it skips.
 		noGo = fmt.Sprintf("kbab runs go test, and this test needs the Go toolchain, which is not here (%v): install Go or run the test with go test where it is", err)
-		return m.Run()
-	}
-	if out, err := exec.Command("go", "build", "-o", kbcompare, "github.com/kbench/kbench/internal/cmd/kbcompare").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building kbcompare: %v\n%s", err, out)
-		return 1
 	}
 	return m.Run()
+}
+
+// builtKbcompare builds kbcompare once.
+func builtKbcompare(t *testing.T) string {
+	kbcompareOnce.Do(func() {
+		bin := filepath.Join(testDir, "kbcompare")
+		if out, err := exec.Command("go", "build", "-o", bin, "github.com/kbench/kbench/internal/cmd/kbcompare").CombinedOutput(); err != nil {
+			kbcompareErr = fmt.Sprintf("building kbcompare: %v\n%s", err, out)
+			return
+		}
+		kbcompare = bin
+	})
+	if kbcompareErr != "" {
+		t.Fatal(kbcompareErr)
+	}
+	return kbcompare
 }
 
 // fake is one test's fake vmexec: its knob directory and kernel images.
@@ -102,7 +120,7 @@ func (f *fake) args(extra ...string) []string {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	a := []string{"-out", f.out, "-vmexec", self, "-kbcompare", kbcompare, "-a-kernel", f.imgA}
+	a := []string{"-out", f.out, "-vmexec", self, "-kbcompare", builtKbcompare(f.t), "-a-kernel", f.imgA}
 	a = append(a, extra...)
 	return append(a, "--", ".", "-run=^$", "-bench=.")
 }
@@ -424,5 +442,56 @@ func TestABBA(t *testing.T) {
 	}
 	if s != "ABBAABBA" {
 		t.Errorf("order %s, want ABBAABBA", s)
+	}
+}
+
+// A kbab.json or result file that a crash or an edit left broken is
+// refused, naming the file, where and what was expected, and boots
+// nothing; bytes past the last finished boot are cut off (see
+// TestFailedBootStopsAndRerunRetries).
+func TestBrokenResumeStateRefused(t *testing.T) {
+	f := newFake(t)
+	f.knob("fail-at", 4)
+	args := f.args("-b-kernel", f.imgA)
+	if code, _, stderr := f.run(nil, args...); code != exitBootFailed {
+		t.Fatalf("exit %d, want %d after 3 boots\n%s", code, exitBootFailed, stderr)
+	}
+	state := filepath.Join(f.out, "kbab.json")
+	good, _ := os.ReadFile(state)
+	goodA, _ := os.ReadFile(filepath.Join(f.out, "A.txt"))
+	st, err := parseState(good)
+	if err != nil || len(st.Done) != 3 || st.Done[0].Bytes != int64(len(goodA)) {
+		t.Fatalf("state after 3 boots: %+v, %v; A.txt %d bytes", st, err, len(goodA))
+	}
+	calls := len(f.calls())
+	for _, c := range []struct {
+		name         string
+		json, a      []byte
+		want, wantAt string
+	}{
+		{"kbab.json cut short", good[:len(good)/2], goodA, "the JSON ends there, inside its object: cut short", "kbab.json: line "},
+		{"kbab.json empty", nil, goodA, "the file is empty (0 bytes)", "kbab.json: "},
+		{"kbab.json not JSON", []byte("\x00\x00\x00"), goodA, "want a JSON object", "kbab.json: line 1, column 1 (byte 0)"},
+		{"a boot's side changed", bytes.Replace(good, []byte(`"side": "B"`), []byte(`"side": "A"`), 1), goodA,
+			`is side "A": want "B", its place in the ABBA order`, "kbab.json: done[1] (boot 2)"},
+		{"A.txt cut mid-boot", good, goodA[:len(goodA)/2], fmt.Sprintf("ends at byte %d, inside boot 1's output (bytes 0-%d): it was cut mid-boot", len(goodA)/2, len(goodA)), "A.txt"},
+		{"A.txt changed", good, bytes.Replace(goodA, []byte("BenchmarkWork"), []byte("BenchmarkWorm"), 1), "boot 1's output, are not what it appended", "A.txt: bytes 0-"},
+	} {
+		os.WriteFile(state, c.json, 0o666)
+		os.WriteFile(filepath.Join(f.out, "A.txt"), c.a, 0o666)
+		code, _, stderr := f.run(nil, args...)
+		if code != exitUsage || !strings.Contains(stderr, c.want) || !strings.Contains(stderr, c.wantAt) || !strings.HasPrefix(stderr, "kbab: ") {
+			t.Errorf("%s: exit %d, stderr %q; want %d, naming %q and %q", c.name, code, stderr, exitUsage, c.wantAt, c.want)
+		}
+		if n := len(f.calls()); n != calls {
+			t.Errorf("%s: %d boots ran", c.name, n-calls)
+		}
+	}
+	// Restored, the run resumes and finishes.
+	os.WriteFile(state, good, 0o666)
+	os.WriteFile(filepath.Join(f.out, "A.txt"), goodA, 0o666)
+	os.Remove(filepath.Join(f.dir, "fail-at"))
+	if code, stdout, stderr := f.run(nil, args...); code != 0 || !strings.Contains(stdout, "boots: old 3 boots, new 3 boots") || !strings.Contains(stderr, "3 of 6 boots finished") {
+		t.Errorf("restored: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 }
