@@ -36,7 +36,7 @@ var (
 
 // needTools skips, naming what is missing, where the shell tools lkp's
 // programs use are absent.
-func needTools(t *testing.T, tools ...string) {
+func needTools(t testing.TB, tools ...string) {
 	t.Helper()
 	for _, tool := range tools {
 		if _, err := exec.LookPath(tool); err != nil {
@@ -529,4 +529,26 @@ func TestRun(t *testing.T) {
 			}
 		}
 	})
+}
+
+// Two rows or units that would print one stat stop parse, naming the
+// input lines, with nothing on stdout for dump-stat to merge.
+func TestParseRefusesMergedStats(t *testing.T) {
+	needTools(t, "sh", "awk")
+	for in, want := range map[string]string{
+		"pkg: x\nBenchmarkR\t10\t5 ns/op\t7 pass\n":                    "parse: line 2: stat x.R.pass again (line 2 gave it first)",
+		"pkg: a\nBenchmarkb.c\t10\t5 u\nBenchmarkb\t10\t6 c.u\n":       "parse: line 3: stat a.b.c.u again (line 2 gave it first)",
+		"pkg: a\n--- FAIL: BenchmarkR\nBenchmarkR\t10\t5 fail\n":       "parse: line 2: stat a.R.fail again (line 3 gave it first)",
+		"--- FAIL: BenchmarkR\npkg: a\nBenchmarkR\t10\t5 fail\n":       "parse: line 1: stat a.R.fail again (line 3 gave it first)",
+		"pkg: a.b\nBenchmarkc\t1\t1 u\npkg: a\nBenchmarkb.c\t1\t2 u\n": "parse: line 4: stat a.b.c.u again (line 2 gave it first)",
+	} {
+		cmd := exec.Command("sh", parseScript)
+		cmd.Stdin = strings.NewReader(in)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err == nil || len(out) > 0 || !strings.HasPrefix(stderr.String(), want) {
+			t.Errorf("%q: %v, stdout %q, stderr %q; want exit 1 and %q", in, err, out, stderr.String(), want)
+		}
+	}
 }
