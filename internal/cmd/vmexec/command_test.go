@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -23,8 +24,14 @@ var kernelVar = options.String("KBENCH_VM_KERNEL", "a kernel image (bzImage)", "
 	"internal/cmd/vmexec's tests: the kernel their real guest boots use; unset, they skip")
 
 // vmexecBin is vmexec built for the command tests (CGO_ENABLED=0: a
-// static init, as the package doc recommends).
-var vmexecBin string
+// static init, as the package doc recommends), by the first test that
+// needs it (a fuzzing worker never does).
+var (
+	vmexecBin   string
+	vmexecOnce  sync.Once
+	vmexecBuild string // why it could not be built
+	testDir     string // removed when the tests end
+)
 
 func TestMain(m *testing.M) {
 	if os.Getenv(fakeQEMUEnv) != "" {
@@ -37,23 +44,36 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	dir, err := os.MkdirTemp("", "vmexec-test-")
-	if err != nil {
+	var err error
+	if testDir, err = os.MkdirTemp("", "vmexec-test-"); err != nil {
 		panic(err)
 	}
-	if goTool, err := exec.LookPath("go"); err == nil {
-		bin := filepath.Join(dir, "vmexec")
+	code := m.Run()
+	os.RemoveAll(testDir)
+	os.Exit(code)
+}
+
+// builtVMExec builds vmexec once; "" when there is no go tool.
+func builtVMExec(t *testing.T) string {
+	t.Helper()
+	vmexecOnce.Do(func() {
+		goTool, err := exec.LookPath("go")
+		if err != nil {
+			return
+		}
+		bin := filepath.Join(testDir, "vmexec")
 		cmd := exec.Command(goTool, "build", "-o", bin, ".")
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "building vmexec: %v\n%s", err, out)
-			os.Exit(1)
+			vmexecBuild = fmt.Sprintf("building vmexec: %v\n%s", err, out)
+			return
 		}
 		vmexecBin = bin
+	})
+	if vmexecBuild != "" {
+		t.Fatal(vmexecBuild)
 	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	return vmexecBin
 }
 
 // helper is what the test binary does when vmexec runs it in a guest.
@@ -97,7 +117,7 @@ func helper(mode string) int {
 
 func needVMExec(t *testing.T) {
 	t.Helper()
-	if vmexecBin == "" {
+	if builtVMExec(t) == "" {
 		t.Skip("no go tool to build vmexec with")
 	}
 }

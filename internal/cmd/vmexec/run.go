@@ -161,9 +161,12 @@ func (h *host) chooseAccel() (accel, fact string, probe bool) {
 	case v == "kvm":
 		return "kvm", "vm.accel: kvm (-accel auto), -cpu host", false
 	case strings.HasPrefix(v, "tcg: "):
-		// The same fact as the probing run's, so that runs compare.
+		// The same fact and warning as the probing run's, so that runs
+		// compare (the warning lands in go test's output); the log says
+		// where the verdict came from.
 		reason := strings.TrimPrefix(v, "tcg: ")
-		fmt.Fprintf(h.stderr, "vmexec: warning: %s (cached in %s); using TCG: timings measure emulation, not hardware\n", reason, h.verdictPath())
+		fmt.Fprintf(h.log, "=== vmexec: the verdict cached in %s: %s\n", h.verdictPath(), v)
+		fmt.Fprintf(h.stderr, "vmexec: warning: %s; using TCG: timings measure emulation, not hardware\n", reason)
 		return "tcg", tcgFact(reason), false
 	}
 	return "kvm", "vm.accel: kvm (-accel auto), -cpu host", true

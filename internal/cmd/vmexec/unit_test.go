@@ -486,8 +486,8 @@ func TestSharedLibs(t *testing.T) {
 		t.Logf("%s: %d libraries", p, len(libs))
 	}
 	// A static program has none.
-	if vmexecBin != "" {
-		if libs, err := sharedLibs(vmexecBin); libs != nil || err != nil {
+	if bin := builtVMExec(t); bin != "" {
+		if libs, err := sharedLibs(bin); libs != nil || err != nil {
 			t.Errorf("the static vmexec: %q, %v", libs, err)
 		}
 	}
