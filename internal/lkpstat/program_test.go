@@ -552,3 +552,25 @@ func TestParseRefusesMergedStats(t *testing.T) {
 		}
 	}
 }
+
+// A log with CRLF line ends, or a form feed or vertical tab between
+// fields (benchfmt splits there too), gives the stats of the plain log.
+func TestParseOtherSpaces(t *testing.T) {
+	needTools(t, "sh", "awk")
+	dir := filepath.Dir(must(exec.LookPath("awk")))
+	name := fixtures(t)[0]
+	raw, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden, _ := os.ReadFile(name + ".yaml")
+	for sep, in := range map[string][]byte{
+		"CRLF":         bytes.ReplaceAll(raw, []byte("\n"), []byte("\r\n")),
+		"form feed":    bytes.ReplaceAll(raw, []byte(" ns/op"), []byte("\fns/op")),
+		"vertical tab": bytes.ReplaceAll(raw, []byte("\t"), []byte("\v")),
+	} {
+		if got := runParse(t, dir, in); strings.TrimSuffix(got, "\n") != strings.TrimSuffix(string(golden), "\n") {
+			t.Errorf("%s: parse printed\n%s\nwant %s.yaml", sep, got, filepath.Base(name))
+		}
+	}
+}
