@@ -11,6 +11,7 @@ package lkpstat
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"maps"
 	"math"
 	"os"
@@ -572,5 +573,35 @@ func TestParseOtherSpaces(t *testing.T) {
 		if got := runParse(t, dir, in); strings.TrimSuffix(got, "\n") != strings.TrimSuffix(string(golden), "\n") {
 			t.Errorf("%s: parse printed\n%s\nwant %s.yaml", sep, got, filepath.Base(name))
 		}
+	}
+}
+
+// A value too large for a float64 (awk would print its median as inf,
+// which dump-stat cannot read) stops parse naming the line; two values
+// below the largest whose sum is past it still give their median.
+func TestParseHugeValues(t *testing.T) {
+	needTools(t, "sh", "awk")
+	huge := "1" + strings.Repeat("0", 309) // 1e309
+	big := "1" + strings.Repeat("0", 308)  // 1e308
+	for _, in := range []string{
+		"pkg: a\nBenchmarkR\t10\t" + huge + " ns/op\n",
+		"pkg: a\nBenchmarkR\t10\t5 ns/op\nBenchmarkR\t10\t-" + huge + " ns/op\n",
+	} {
+		cmd := exec.Command("sh", parseScript)
+		cmd.Stdin = strings.NewReader(in)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		line := strings.Count(in, "\n")
+		want := fmt.Sprintf("parse: line %d: a ns/op value of %d digits: want a measurement a float64 holds", line, len(huge)+line-2)
+		if err == nil || len(out) > 0 || !strings.HasPrefix(stderr.String(), want) {
+			t.Errorf("%.40q...: %v, stdout %q, stderr %q; want exit 1 and %q", in, err, out, stderr.String(), want)
+		}
+	}
+	dir := filepath.Dir(must(exec.LookPath("awk")))
+	got := runParse(t, dir, []byte("pkg: a\nBenchmarkR\t10\t"+big+" u\nBenchmarkR\t10\t"+big+" u\n"))
+	stats := readStats(t, got)
+	if v := stats["a.R.u"]; v != 1e308 {
+		t.Errorf("the median of 1e308 and 1e308: %v, want 1e308; parse printed\n%.200s", v, got)
 	}
 }

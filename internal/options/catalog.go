@@ -23,6 +23,7 @@ var Catalog = map[string]string{
 	"KBENCH_NET_SERVER":   "netbench: ip:port of a netbench server on another host; unset runs the server in-process on loopback.",
 	"KBENCH_PROFILE":      "every binary: a directory; each benchmark row's every -count run writes a pprof profile of its timed region there (kernel and user call chains, system-wide where permitted).",
 	"KBENCH_VM_KERNEL":    "internal/cmd/vmexec's tests: a kernel image (bzImage, /boot/vmlinuz-*) their real guest boots use; unset, those tests skip.",
+	"KBENCH_SINCE":        "every test binary: skip or fail; what a missing kernel feature does on a kernel at or above the release that brought it (skip.Unsupported's Since); unset, fail where CI is set, else skip.",
 	"KBENCH_PROFILE_HZ":   "every binary: samples per second per CPU for KBENCH_PROFILE (default 4000, perf's).",
 }
 

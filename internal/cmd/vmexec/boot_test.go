@@ -164,7 +164,7 @@ func TestBootOutputAndStatus(t *testing.T) {
 		t.Errorf("-test.cpuprofile file: %q, %v", b, err)
 	}
 	log, _ := os.ReadFile(r.cfg.console)
-	for _, w := range []string{"=== vmexec: " + r.cfg.qemu + " -nodefaults", "rdinit=/init nokaslr -chardev", "Linux version 0.0.0-fake", "=== vm.boot: init ran "} {
+	for _, w := range []string{"=== vmexec: " + r.cfg.qemu + " -nodefaults", "rdinit=/init nokaslr tsc=unstable -chardev", "Linux version 0.0.0-fake", "=== vm.boot: init ran "} {
 		if !strings.Contains(string(log), w) {
 			t.Errorf("console log lacks %q:\n%s", w, log)
 		}
@@ -174,7 +174,7 @@ func TestBootOutputAndStatus(t *testing.T) {
 // flagArgs gives back a config's vmexec flags, to run it again with other
 // program arguments.
 func (c *config) flagArgs() []string {
-	return []string{"-kernel", c.kernel, "-qemu", c.qemu, "-accel", c.accel, "-pvh", c.pvh, "-console", c.console,
+	return []string{"-kernel", c.kernel, "-qemu", c.qemu, "-accel", c.accel, "-pvh", c.pvh, "-tcg-append", c.tcgAppend, "-console", c.console,
 		"-boot-timeout", c.bootTimeout.String(), "-kvm-probe", c.kvmProbe.String(), "-timeout", c.timeout.String(), "-pin", c.pin}
 }
 

@@ -40,6 +40,9 @@ func main() {
 		}
 		os.Exit(2)
 	}
+	if skipBoot(cfg) { // nothing.go: no guest for a binary with nothing to run
+		os.Exit(0)
+	}
 	// SIGINT, SIGTERM and SIGHUP end the guest, then vmexec by the same
 	// signal; SIGQUIT (go test's own timeout) goes to the binary.
 	sigs := make(chan os.Signal, 4)
