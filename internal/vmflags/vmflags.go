@@ -34,11 +34,14 @@ const MaxSMP = 256
 // initramfs (the test binary, its module's tree) and the test's own use.
 const MinMemoryMiB = 128
 
-// MaxAppend is how long -append may be. An x86 kernel keeps 2048 bytes of
-// command line (COMMAND_LINE_SIZE, its NUL included) and silently drops
-// the rest; vmexec keeps 256 of them for its own arguments (console,
-// panic and init settings, under 100 bytes today).
-const MaxAppend = 2048 - 1 - 256
+// Reserved is how much of an x86 kernel's 2048 bytes of command line
+// (COMMAND_LINE_SIZE, its NUL included; the kernel silently drops the
+// rest) vmexec keeps for its own arguments: console, panic and init
+// settings and, on a TCG boot, -tcg-append (about 100 bytes today).
+const Reserved = 256
+
+// MaxAppend is how long -append may be: what vmexec leaves of the 2048.
+const MaxAppend = 2048 - 1 - Reserved
 
 // Accels are the accelerators -accel accepts.
 var Accels = []string{"auto", "kvm", "tcg"}
@@ -132,13 +135,17 @@ func Accel(s string) error {
 // Append checks -append: at most MaxAppend bytes of printable text (a NUL
 // would end the command line where QEMU copies it; other control bytes
 // reach no parameter intact).
-func Append(s string) error {
-	if len(s) > MaxAppend {
-		return &Error{"-append", fmt.Sprintf("at most %d bytes, of the x86 kernel command line's 2048 that vmexec leaves", MaxAppend), fmt.Sprintf("%d bytes", len(s))}
+func Append(s string) error { return AppendAs("-append", s, MaxAppend) }
+
+// AppendAs checks a piece of kernel command line given by flag name: at
+// most max bytes of printable text, as Append.
+func AppendAs(name, s string, max int) error {
+	if len(s) > max {
+		return &Error{name, fmt.Sprintf("at most %d bytes, of the x86 kernel command line's 2048 that vmexec leaves", max), fmt.Sprintf("%d bytes", len(s))}
 	}
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < ' ' && c != '\t' || c == 0x7f {
-			return &Error{"-append", "printable text: kernel parameters separated by spaces", fmt.Sprintf("control byte %#02x at byte %d of %q", c, i, s)}
+			return &Error{name, "printable text: kernel parameters separated by spaces", fmt.Sprintf("control byte %#02x at byte %d of %q", c, i, s)}
 		}
 	}
 	return nil

@@ -69,16 +69,14 @@ func (c *config) check() error {
 	}
 	// What goes to vmexec is checked by vmexec's own rules, so that a
 	// value it would refuse stops kbab here, before any build or boot.
+	if err := (vmflags.Guest{SMP: c.smp, Memory: c.memory, Accel: c.accel}).WithDefaults().Check(); err != nil {
+		return err
+	}
 	for _, k := range []struct {
 		side string
 		k    kernelFlags
 	}{{"a", c.a}, {"b", c.b}} {
-		g := vmflags.Guest{SMP: c.smp, Memory: c.memory, Accel: c.accel, Append: k.k.append}
-		if err := g.WithDefaults().Check(); err != nil {
-			var e *vmflags.Error
-			if errors.As(err, &e) && e.Flag == "-append" {
-				e.Flag = "-" + k.side + "-append"
-			}
+		if err := vmflags.AppendAs("-"+k.side+"-append", k.k.append, vmflags.MaxAppend); err != nil {
 			return err
 		}
 		if err := vmflags.Kernel("-"+k.side+"-kernel", k.k.image); err != nil {

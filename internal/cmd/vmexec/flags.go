@@ -70,6 +70,11 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	if err := (vmflags.Guest{SMP: *smp, Memory: c.memory, Accel: c.accel, Append: c.append}).Check(); err != nil {
 		return nil, err
 	}
+	// -tcg-append shares vmexec's part of the command line with its own
+	// arguments (vmflags.Reserved), each after a space.
+	if err := vmflags.AppendAs("-tcg-append", c.tcgAppend, vmflags.Reserved-len(ownCmdline)-2); err != nil {
+		return nil, err
+	}
 	c.smp, _ = strconv.Atoi(*smp)
 	switch {
 	case c.pin != "auto" && c.pin != "off":

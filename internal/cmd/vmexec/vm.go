@@ -32,8 +32,10 @@ type bootResult struct {
 // guest that panics or whose CPUs are stuck in the kernel ends QEMU at
 // once and vmexec reports its console instead of hanging; then the user's
 // -append. docs/vms.md says which guests made each of them needed.
+const ownCmdline = "console=ttyS0,115200 8250.nr_uarts=4 panic=-1 softlockup_panic=1 rdinit=/init"
+
 func (h *host) cmdline() string {
-	s := "console=ttyS0,115200 8250.nr_uarts=4 panic=-1 softlockup_panic=1 rdinit=/init"
+	s := ownCmdline
 	if h.cfg.append != "" {
 		s += " " + h.cfg.append
 	}
