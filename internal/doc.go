@@ -25,8 +25,8 @@
 //	benchmark:  netbench prctlbench redisbench seccompbench sockfdbench
 //	            -> driver instrument workload harness os
 //	tool:       internal/cmd/* internal/lkpstat internal/abstat
-//	            internal/abstat/sim internal/abreport -> instrument
-//	            workload harness os
+//	            internal/abstat/sim internal/abreport internal/vmflags
+//	            -> instrument workload harness os
 //
 // The OS and runtime layer is one package per kernel or runtime interface
 // (threads, child processes, CPUs, /proc, skips). The harness runs rows:

@@ -11,6 +11,7 @@ package lkpstat
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"maps"
 	"math"
 	"os"
@@ -36,7 +37,7 @@ var (
 
 // needTools skips, naming what is missing, where the shell tools lkp's
 // programs use are absent.
-func needTools(t *testing.T, tools ...string) {
+func needTools(t testing.TB, tools ...string) {
 	t.Helper()
 	for _, tool := range tools {
 		if _, err := exec.LookPath(tool); err != nil {
@@ -529,4 +530,78 @@ func TestRun(t *testing.T) {
 			}
 		}
 	})
+}
+
+// Two rows or units that would print one stat stop parse, naming the
+// input lines, with nothing on stdout for dump-stat to merge.
+func TestParseRefusesMergedStats(t *testing.T) {
+	needTools(t, "sh", "awk")
+	for in, want := range map[string]string{
+		"pkg: x\nBenchmarkR\t10\t5 ns/op\t7 pass\n":                    "parse: line 2: stat x.R.pass again (line 2 gave it first)",
+		"pkg: a\nBenchmarkb.c\t10\t5 u\nBenchmarkb\t10\t6 c.u\n":       "parse: line 3: stat a.b.c.u again (line 2 gave it first)",
+		"pkg: a\n--- FAIL: BenchmarkR\nBenchmarkR\t10\t5 fail\n":       "parse: line 2: stat a.R.fail again (line 3 gave it first)",
+		"--- FAIL: BenchmarkR\npkg: a\nBenchmarkR\t10\t5 fail\n":       "parse: line 1: stat a.R.fail again (line 3 gave it first)",
+		"pkg: a.b\nBenchmarkc\t1\t1 u\npkg: a\nBenchmarkb.c\t1\t2 u\n": "parse: line 4: stat a.b.c.u again (line 2 gave it first)",
+	} {
+		cmd := exec.Command("sh", parseScript)
+		cmd.Stdin = strings.NewReader(in)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err == nil || len(out) > 0 || !strings.HasPrefix(stderr.String(), want) {
+			t.Errorf("%q: %v, stdout %q, stderr %q; want exit 1 and %q", in, err, out, stderr.String(), want)
+		}
+	}
+}
+
+// A log with CRLF line ends, or a form feed or vertical tab between
+// fields (benchfmt splits there too), gives the stats of the plain log.
+func TestParseOtherSpaces(t *testing.T) {
+	needTools(t, "sh", "awk")
+	dir := filepath.Dir(must(exec.LookPath("awk")))
+	name := fixtures(t)[0]
+	raw, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden, _ := os.ReadFile(name + ".yaml")
+	for sep, in := range map[string][]byte{
+		"CRLF":         bytes.ReplaceAll(raw, []byte("\n"), []byte("\r\n")),
+		"form feed":    bytes.ReplaceAll(raw, []byte(" ns/op"), []byte("\fns/op")),
+		"vertical tab": bytes.ReplaceAll(raw, []byte("\t"), []byte("\v")),
+	} {
+		if got := runParse(t, dir, in); strings.TrimSuffix(got, "\n") != strings.TrimSuffix(string(golden), "\n") {
+			t.Errorf("%s: parse printed\n%s\nwant %s.yaml", sep, got, filepath.Base(name))
+		}
+	}
+}
+
+// A value too large for a float64 (awk would print its median as inf,
+// which dump-stat cannot read) stops parse naming the line; two values
+// below the largest whose sum is past it still give their median.
+func TestParseHugeValues(t *testing.T) {
+	needTools(t, "sh", "awk")
+	huge := "1" + strings.Repeat("0", 309) // 1e309
+	big := "1" + strings.Repeat("0", 308)  // 1e308
+	for _, in := range []string{
+		"pkg: a\nBenchmarkR\t10\t" + huge + " ns/op\n",
+		"pkg: a\nBenchmarkR\t10\t5 ns/op\nBenchmarkR\t10\t-" + huge + " ns/op\n",
+	} {
+		cmd := exec.Command("sh", parseScript)
+		cmd.Stdin = strings.NewReader(in)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		line := strings.Count(in, "\n")
+		want := fmt.Sprintf("parse: line %d: a ns/op value of %d digits: want a measurement a float64 holds", line, len(huge)+line-2)
+		if err == nil || len(out) > 0 || !strings.HasPrefix(stderr.String(), want) {
+			t.Errorf("%.40q...: %v, stdout %q, stderr %q; want exit 1 and %q", in, err, out, stderr.String(), want)
+		}
+	}
+	dir := filepath.Dir(must(exec.LookPath("awk")))
+	got := runParse(t, dir, []byte("pkg: a\nBenchmarkR\t10\t"+big+" u\nBenchmarkR\t10\t"+big+" u\n"))
+	stats := readStats(t, got)
+	if v := stats["a.R.u"]; v != 1e308 {
+		t.Errorf("the median of 1e308 and 1e308: %v, want 1e308; parse printed\n%.200s", v, got)
+	}
 }

@@ -4,6 +4,8 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -25,14 +27,13 @@ var interruptGrace = 10 * time.Second
 
 // driver holds one invocation's open run directory.
 type driver struct {
-	cfg            *config
-	st             *state
-	statePath      string
-	vmexec         string
-	lock           *os.File
-	stderr         io.Writer
-	start          time.Time
-	interruptGrace time.Duration // between SIGINT and SIGKILL of a boot's go test
+	cfg       *config
+	st        *state
+	statePath string
+	vmexec    string
+	lock      *os.File
+	stderr    io.Writer
+	start     time.Time
 }
 
 func prepare(c *config, stderr io.Writer) (*driver, error) {
@@ -76,7 +77,7 @@ func (d *driver) open(now settings) error {
 				return fmt.Errorf("-out %s: %s exists without kbab.json, kbab would append to results it did not write; use a new directory", d.cfg.out, p)
 			}
 		}
-		d.st = &state{Settings: now, Size: map[string]int64{"A": 0, "B": 0}}
+		d.st = &state{Settings: now}
 		for _, s := range []string{"A", "B"} {
 			if err := os.WriteFile(d.result(s), nil, 0o666); err != nil {
 				return err
@@ -92,20 +93,8 @@ func (d *driver) open(now settings) error {
 	}
 	d.st = old
 	for _, s := range []string{"A", "B"} {
-		p := d.result(s)
-		fi, err := os.Stat(p)
-		if err != nil {
+		if err := d.st.checkResult(d.result(s), s, d.stderr); err != nil {
 			return err
-		}
-		switch want := old.Size[s]; {
-		case fi.Size() < want:
-			return fmt.Errorf("%s has %d bytes, less than the %d its %d finished boots wrote: it was changed outside kbab; use a new directory",
-				p, fi.Size(), want, d.doneOf(s))
-		case fi.Size() > want:
-			fmt.Fprintf(d.stderr, "kbab: %s: cutting %d bytes past its last finished boot (an append that was cut short)\n", p, fi.Size()-want)
-			if err := os.Truncate(p, want); err != nil {
-				return err
-			}
 		}
 	}
 	if len(d.st.Done) > 0 {
@@ -115,16 +104,6 @@ func (d *driver) open(now settings) error {
 }
 
 func (d *driver) result(side string) string { return filepath.Join(d.cfg.out, side+".txt") }
-
-func (d *driver) doneOf(side string) int {
-	n := 0
-	for _, b := range d.st.Done {
-		if b.Side == side {
-			n++
-		}
-	}
-	return n
-}
 
 // tools finds vmexec: the path given, else go build of the module's
 // command into -out/bin. The comparison needs no tool: it runs
@@ -309,12 +288,13 @@ func (d *driver) boot(i int, sig <-chan os.Signal) (int, error) {
 				i+1, 2*d.st.Settings.Boots, s, outPath, id)
 		}
 	}
-	size, err := appendFile(d.result(s), outPath)
+	offset := d.st.size(s)
+	n, sum, err := appendFile(d.result(s), outPath, offset)
 	if err != nil {
 		return exitUsage, err
 	}
-	d.st.Size[s] = size
-	d.st.Done = append(d.st.Done, done{Boot: i + 1, Side: s, Seconds: took.Seconds(), Finished: time.Now().UTC(), BootIDs: ids})
+	d.st.Done = append(d.st.Done, done{Boot: i + 1, Side: s, Seconds: took.Seconds(), Finished: time.Now().UTC(), BootIDs: ids,
+		Offset: offset, Bytes: n, SHA256: sum})
 	if err := d.st.write(d.statePath); err != nil {
 		return exitUsage, err
 	}
@@ -356,31 +336,33 @@ func (d *driver) stop(pgid int, waited <-chan error) {
 	syscall.Kill(-pgid, syscall.SIGKILL)
 }
 
-// appendFile appends src to dst, syncs it and returns dst's new size.
-func appendFile(dst, src string) (int64, error) {
+// appendFile appends src to dst, which must end at offset, syncs it and
+// returns the bytes appended and their SHA-256.
+func appendFile(dst, src string, offset int64) (int64, string, error) {
 	in, err := os.Open(src)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	defer in.Close()
 	f, err := os.OpenFile(dst, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
-	if _, err := io.Copy(f, in); err != nil {
-		f.Close()
-		return 0, err
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil {
+		return 0, "", err
+	} else if fi.Size() != offset {
+		return 0, "", fmt.Errorf("%s has %d bytes, not the %d of its finished boots: changed while kbab ran", dst, fi.Size(), offset)
+	}
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(f, h), in)
+	if err != nil {
+		return 0, "", err
 	}
 	if err := f.Sync(); err != nil {
-		f.Close()
-		return 0, err
+		return 0, "", err
 	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return 0, err
-	}
-	return fi.Size(), f.Close()
+	return n, hex.EncodeToString(h.Sum(nil)), nil
 }
 
 func quoteAll(a []string) []string {

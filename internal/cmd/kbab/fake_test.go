@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/kbench/kbench/internal/vmflags"
 )
 
 // The test binary is also a fake vmexec, selected by fakeEnv: go test
@@ -21,7 +23,8 @@ import (
 // would: a new boot id, the cmdline, and rows that are 50% slower when the
 // cmdline holds "slow". Each call appends its settings to calls in the
 // directory fakeEnv names, and numbered knobs there make the n-th call
-// fail or hang.
+// fail or hang. It checks what kbab passes by vmexec's rules (package
+// vmflags) and exits 2 on a value vmexec would refuse.
 const fakeEnv = "KBAB_FAKE_VMEXEC"
 
 // fakeVMExec is the fake's main; it returns the exit status.
@@ -38,6 +41,14 @@ func fakeVMExec() int {
 	}
 	if fs.NArg() == 0 {
 		fmt.Fprintln(os.Stderr, "fake vmexec: no test binary")
+		return 2
+	}
+	if err := (vmflags.Guest{SMP: *smp, Memory: *mem, Accel: *accel, Append: *app}).WithDefaults().Check(); err != nil {
+		fmt.Fprintf(os.Stderr, "fake vmexec: %v\n", err)
+		return 2
+	}
+	if err := vmflags.Kernel("-kernel", *kernel); err != nil {
+		fmt.Fprintf(os.Stderr, "fake vmexec: %v\n", err)
 		return 2
 	}
 	calls := filepath.Join(dir, "calls")

@@ -7,9 +7,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"regexp"
-	"strconv"
 	"strings"
+
+	"github.com/kbench/kbench/internal/vmflags"
 )
 
 // config is the command line, checked.
@@ -26,10 +26,6 @@ type kernelFlags struct{ image, append string }
 
 var errHelp = errors.New("help requested")
 
-// memoryRE is QEMU's -m size: a number with an optional K, M, G or T
-// suffix (MiB without one).
-var memoryRE = regexp.MustCompile(`^[1-9][0-9]*[KMGT]?$`)
-
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	c := &config{}
 	fs := flag.NewFlagSet("kbab", flag.ContinueOnError)
@@ -41,7 +37,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.b.append, "b-append", "", "kernel B's extra `cmdline` arguments")
 	fs.IntVar(&c.boots, "boots", 3, "boots of each kernel (kbcompare uses boots as samples from 3 a side)")
 	fs.StringVar(&c.smp, "smp", "", "vmexec -smp: guest `vCPUs` (unset: vmexec's default)")
-	fs.StringVar(&c.memory, "memory", "", "vmexec -memory: guest memory `size` such as 2G or 2048M (unset: vmexec's default)")
+	fs.StringVar(&c.memory, "memory", "", "vmexec -memory: guest memory `size` such as 2G or 2048M, at least 128M (unset: vmexec's default)")
 	fs.StringVar(&c.accel, "accel", "", "vmexec -accel: auto, kvm or tcg (unset: vmexec's default)")
 	fs.StringVar(&c.vmexec, "vmexec", "", "prebuilt vmexec `path` (unset: go build from the module into -out/bin)")
 	fs.StringVar(&c.kbcompare, "kbcompare", "", "prebuilt kbcompare `path` (unset: go build from the module into -out/bin)")
@@ -71,18 +67,21 @@ func (c *config) check() error {
 	case c.boots < 1:
 		return fmt.Errorf("-boots %d: want a number of boots of each kernel >= 1 (3 or more for boots as samples)", c.boots)
 	}
-	if c.smp != "" {
-		if n, err := strconv.Atoi(c.smp); err != nil || n < 1 {
-			return fmt.Errorf("-smp %q: want a number of vCPUs >= 1", c.smp)
+	// What goes to vmexec is checked by vmexec's own rules, so that a
+	// value it would refuse stops kbab here, before any build or boot.
+	if err := (vmflags.Guest{SMP: c.smp, Memory: c.memory, Accel: c.accel}).WithDefaults().Check(); err != nil {
+		return err
+	}
+	for _, k := range []struct {
+		side string
+		k    kernelFlags
+	}{{"a", c.a}, {"b", c.b}} {
+		if err := vmflags.AppendAs("-"+k.side+"-append", k.k.append, vmflags.MaxAppend); err != nil {
+			return err
 		}
-	}
-	if c.memory != "" && !memoryRE.MatchString(c.memory) {
-		return fmt.Errorf("-memory %q: want a size such as 2G, 2048M or 2048 (MiB)", c.memory)
-	}
-	switch c.accel {
-	case "", "auto", "kvm", "tcg":
-	default:
-		return fmt.Errorf("-accel %q: want auto, kvm or tcg", c.accel)
+		if err := vmflags.Kernel("-"+k.side+"-kernel", k.k.image); err != nil {
+			return err
+		}
 	}
 	for _, k := range []struct {
 		name, v string

@@ -17,7 +17,10 @@
 // is a valid A/B. Every boot is `go test -exec 'vmexec -kernel IMAGE
 // -append ARGS ...' -count=1 -p=1 ARGS...`, run in the directory kbab runs in;
 // -smp, -memory and -accel go to vmexec as given (unset: vmexec's
-// defaults). vmexec boots one VM per test binary, so a boot of kbab is one
+// defaults). They, the -append values and the kernel images are checked
+// first by the rules vmexec checks them by (internal/vmflags): a value
+// vmexec would refuse (-memory 2048, -smp 999) stops kbab with exit 2
+// before it builds anything or boots. vmexec boots one VM per test binary, so a boot of kbab is one
 // VM boot per package; kbcompare tells boots apart by the guests'
 // kernel.boot_id fingerprint lines, which each benchmark package prints,
 // so every row has N boots a side. -count=1 is added unless the flags set
@@ -42,11 +45,25 @@
 // Files in DIR: A.txt and B.txt (the finished boots, appended one whole
 // boot at a time), boots/NN-A.txt and boots/NN-A.log (boot NN's go test
 // stdout and stderr), report.txt (kbcompare's report) and kbab.json, the
-// settings and finished boots. Rerunning with the same -out resumes after
-// the last finished boot; kbab refuses when any setting differs (images
-// are compared by SHA-256, so a rebuilt kernel at the same path counts as
+// settings and finished boots (each with the offset, length and SHA-256
+// of what it appended). Rerunning with the same -out resumes after the
+// last finished boot; kbab refuses when any setting differs (images are
+// compared by SHA-256, so a rebuilt kernel at the same path counts as
 // different) and names it. Run with every boot finished, it prints the
 // report again.
+//
+// What a crash or an edit can leave in -out is refused or repaired, never
+// merged. A kbab.json that is cut short, not JSON, or whose boots do not
+// add up (order, sides, offsets, checksums, boot ids) is refused with exit
+// 2, naming the line and column or the boot and what was expected: kbab
+// cannot tell which boots finished under which settings, and rebuilding
+// it from the files could merge boots of another run, so the user
+// restores it or starts a new -out. In A.txt and B.txt, bytes past the
+// last finished boot are an append cut short (or a boot whose end
+// kbab.json does not record yet): they are cut off, with a message, and
+// that boot runs again. A file that ends inside a finished boot's output,
+// or whose bytes are not what the boot appended, is refused with exit 2,
+// naming the boot and its bytes.
 //
 // Ctrl-C (or SIGTERM) interrupts the running boot's go test and its VM,
 // keeps the finished boots and exits 130. A failed boot (go test exited

@@ -66,11 +66,21 @@ func newFake(t *testing.T) *fake {
 	f := &fake{t: t, dir: t.TempDir(), out: filepath.Join(t.TempDir(), "out")}
 	f.imgA = filepath.Join(f.dir, "bzImage-a")
 	f.imgB = filepath.Join(f.dir, "bzImage-b")
-	os.WriteFile(f.imgA, []byte("kernel a"), 0o666)
-	os.WriteFile(f.imgB, []byte("kernel b"), 0o666)
+	writeImage(t, f.imgA, "kernel a")
+	writeImage(t, f.imgB, "kernel b")
 	t.Setenv(fakeEnv, f.dir)
 	t.Chdir(fakeModule)
 	return f
+}
+
+// writeImage writes a file that passes vmexec's kernel image check (a
+// bzImage header), tagged so that two images differ.
+func writeImage(t *testing.T, p, tag string) {
+	b := make([]byte, 0x208)
+	copy(b[0x202:], "HdrS\x0f\x02")
+	if err := os.WriteFile(p, append(b, tag...), 0o666); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func (f *fake) knob(name string, n int) {
@@ -244,11 +254,11 @@ func TestFailedBootStopsAndRerunRetries(t *testing.T) {
 	if code, _, stderr := f.run(nil, bad...); code != exitUsage || !strings.Contains(stderr, `-b-append: was "slow", now "slower"`) {
 		t.Errorf("resume with another -b-append: exit %d, stderr:\n%s\nwant %d naming -b-append", code, stderr, exitUsage)
 	}
-	os.WriteFile(f.imgB, []byte("kernel b, rebuilt"), 0o666)
+	writeImage(t, f.imgB, "kernel b, rebuilt")
 	if code, _, stderr := f.run(nil, args...); code != exitUsage || !strings.Contains(stderr, "-b-kernel's contents (SHA-256)") {
 		t.Errorf("resume with a rebuilt B: exit %d, stderr:\n%s\nwant %d naming -b-kernel's contents", code, stderr, exitUsage)
 	}
-	os.WriteFile(f.imgB, []byte("kernel b"), 0o666)
+	writeImage(t, f.imgB, "kernel b")
 
 	// An append cut short by a crash: cut off on resume.
 	af, _ := os.OpenFile(filepath.Join(f.out, "A.txt"), os.O_WRONLY|os.O_APPEND, 0)
@@ -347,7 +357,9 @@ func gone(pid int) bool {
 
 func TestBadOptions(t *testing.T) {
 	img := filepath.Join(t.TempDir(), "bzImage")
-	os.WriteFile(img, []byte("k"), 0o666)
+	writeImage(t, img, "k")
+	notKernel := filepath.Join(t.TempDir(), "vmlinux")
+	os.WriteFile(notKernel, make([]byte, 4096), 0o666)
 	out := filepath.Join(t.TempDir(), "out")
 	base := []string{"-out", out, "-a-kernel", img, "-b-kernel", img}
 	pk := []string{"--", "./seccompbench"}
@@ -361,9 +373,15 @@ func TestBadOptions(t *testing.T) {
 		{cat([]string{"-out", out, "-a-kernel", img}, pk), "-b-kernel is required"},
 		{cat(base, []string{"-boots", "0"}, pk), "-boots 0: want a number of boots"},
 		{cat(base, []string{"-boots", "x"}, pk), `invalid value "x" for flag -boots`},
-		{cat(base, []string{"-smp", "0"}, pk), `-smp "0": want a number of vCPUs >= 1`},
-		{cat(base, []string{"-memory", "2GB"}, pk), `-memory "2GB": want a size such as 2G`},
-		{cat(base, []string{"-accel", "hvf"}, pk), `-accel "hvf": want auto, kvm or tcg`},
+		{cat(base, []string{"-smp", "0"}, pk), `-smp accepts 1-256 vCPUs (got "0")`},
+		{cat(base, []string{"-smp", "999"}, pk), `-smp accepts 1-256 vCPUs (got "999")`},
+		{cat(base, []string{"-memory", "2GB"}, pk), `-memory accepts a size in M or G (MiB, GiB) of at least 128M, such as 512M or 2G (got "2GB")`},
+		{cat(base, []string{"-memory", "2048"}, pk), `-memory accepts a size in M or G (MiB, GiB) of at least 128M, such as 512M or 2G (got "2048")`},
+		{cat(base, []string{"-memory", "64M"}, pk), `-memory accepts at least 128M`},
+		{cat(base, []string{"-accel", "hvf"}, pk), `-accel accepts auto, kvm or tcg (got "hvf")`},
+		{cat(base, []string{"-b-append", "a\nb"}, pk), `-b-append accepts printable text`},
+		{cat(base, []string{"-a-append", strings.Repeat("x", 1792)}, pk), `-a-append accepts at most 1791 bytes`},
+		{cat([]string{"-out", out, "-a-kernel", img, "-b-kernel", notKernel}, pk), "-b-kernel " + notKernel + ": not a kernel image"},
 		{cat(base, []string{"-frobnicate"}, pk), "flag provided but not defined: -frobnicate"},
 		{base, "no packages"},
 		{cat(base, pk, []string{"-exec", "x"}), "go test flag -exec: kbab sets -exec"},
@@ -405,5 +423,56 @@ func TestABBA(t *testing.T) {
 	}
 	if s != "ABBAABBA" {
 		t.Errorf("order %s, want ABBAABBA", s)
+	}
+}
+
+// A kbab.json or result file that a crash or an edit left broken is
+// refused, naming the file, where and what was expected, and boots
+// nothing; bytes past the last finished boot are cut off (see
+// TestFailedBootStopsAndRerunRetries).
+func TestBrokenResumeStateRefused(t *testing.T) {
+	f := newFake(t)
+	f.knob("fail-at", 4)
+	args := f.args("-b-kernel", f.imgA)
+	if code, _, stderr := f.run(nil, args...); code != exitBootFailed {
+		t.Fatalf("exit %d, want %d after 3 boots\n%s", code, exitBootFailed, stderr)
+	}
+	state := filepath.Join(f.out, "kbab.json")
+	good, _ := os.ReadFile(state)
+	goodA, _ := os.ReadFile(filepath.Join(f.out, "A.txt"))
+	st, err := parseState(good)
+	if err != nil || len(st.Done) != 3 || st.Done[0].Bytes != int64(len(goodA)) {
+		t.Fatalf("state after 3 boots: %+v, %v; A.txt %d bytes", st, err, len(goodA))
+	}
+	calls := len(f.calls())
+	for _, c := range []struct {
+		name         string
+		json, a      []byte
+		want, wantAt string
+	}{
+		{"kbab.json cut short", good[:len(good)/2], goodA, "the JSON ends there, inside its object: cut short", "kbab.json: line "},
+		{"kbab.json empty", nil, goodA, "the file is empty (0 bytes)", "kbab.json: "},
+		{"kbab.json not JSON", []byte("\x00\x00\x00"), goodA, "want a JSON object", "kbab.json: line 1, column 1 (byte 0)"},
+		{"a boot's side changed", bytes.Replace(good, []byte(`"side": "B"`), []byte(`"side": "A"`), 1), goodA,
+			`is side "A": want "B", its place in the ABBA order`, "kbab.json: done[1] (boot 2)"},
+		{"A.txt cut mid-boot", good, goodA[:len(goodA)/2], fmt.Sprintf("ends at byte %d, inside boot 1's output (bytes 0-%d): it was cut mid-boot", len(goodA)/2, len(goodA)), "A.txt"},
+		{"A.txt changed", good, bytes.Replace(goodA, []byte("BenchmarkWork"), []byte("BenchmarkWorm"), 1), "boot 1's output, are not what it appended", "A.txt: bytes 0-"},
+	} {
+		os.WriteFile(state, c.json, 0o666)
+		os.WriteFile(filepath.Join(f.out, "A.txt"), c.a, 0o666)
+		code, _, stderr := f.run(nil, args...)
+		if code != exitUsage || !strings.Contains(stderr, c.want) || !strings.Contains(stderr, c.wantAt) || !strings.HasPrefix(stderr, "kbab: ") {
+			t.Errorf("%s: exit %d, stderr %q; want %d, naming %q and %q", c.name, code, stderr, exitUsage, c.wantAt, c.want)
+		}
+		if n := len(f.calls()); n != calls {
+			t.Errorf("%s: %d boots ran", c.name, n-calls)
+		}
+	}
+	// Restored, the run resumes and finishes.
+	os.WriteFile(state, good, 0o666)
+	os.WriteFile(filepath.Join(f.out, "A.txt"), goodA, 0o666)
+	os.Remove(filepath.Join(f.dir, "fail-at"))
+	if code, stdout, stderr := f.run(nil, args...); code != 0 || !strings.Contains(stdout, "boots: old 3 boots, new 3 boots") || !strings.Contains(stderr, "3 of 6 boots finished") {
+		t.Errorf("restored: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 }

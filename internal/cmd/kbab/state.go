@@ -3,11 +3,14 @@
 package main
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -40,9 +43,6 @@ type kernel struct {
 type state struct {
 	Settings settings `json:"settings"`
 	Done     []done   `json:"done"`
-	// Sizes of A.txt and B.txt after the last finished boot: bytes past
-	// them are an append cut short, and are cut off on resume.
-	Size map[string]int64 `json:"size"`
 }
 
 type done struct {
@@ -51,6 +51,11 @@ type done struct {
 	Seconds  float64   `json:"seconds"`
 	Finished time.Time `json:"finished"`
 	BootIDs  []string  `json:"boot_ids"`
+	// What the boot appended to its side's file (A.txt, B.txt): Bytes
+	// bytes from Offset, and their SHA-256.
+	Offset int64  `json:"offset"`
+	Bytes  int64  `json:"bytes"`
+	SHA256 string `json:"sha256"`
 }
 
 const order = "abba"
@@ -141,16 +146,170 @@ func differences(old, now settings) []string {
 	return d
 }
 
+// readState reads kbab.json. One that is not whole or whose boots do not
+// add up is refused, naming where and what was expected: kbab cannot tell
+// which boots finished under which settings, and a guess could merge
+// boots of another run.
 func readState(p string) (*state, error) {
 	b, err := os.ReadFile(p)
 	if err != nil {
 		return nil, err
 	}
-	st := &state{}
-	if err := json.Unmarshal(b, st); err != nil {
-		return nil, fmt.Errorf("%s: %v", p, err)
+	st, err := parseState(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v; kbab cannot tell which boots finished: restore the file, or use a new -out (the boots' own outputs are in boots/)", p, err)
 	}
 	return st, nil
+}
+
+// parseState decodes and checks the text of a kbab.json.
+func parseState(b []byte) (*state, error) {
+	if t := bytes.TrimLeft(b, " \t\r\n"); len(t) == 0 {
+		return nil, fmt.Errorf("the file is empty (%d bytes): want the JSON object kbab writes", len(b))
+	} else if t[0] != '{' {
+		return nil, fmt.Errorf("%s: want a JSON object", where(b, int64(len(b)-len(t))))
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	st := &state{}
+	if err := dec.Decode(st); err != nil {
+		var syn *json.SyntaxError
+		var typ *json.UnmarshalTypeError
+		switch {
+		case errors.Is(err, io.ErrUnexpectedEOF):
+			return nil, fmt.Errorf("%s: the JSON ends there, inside its object: cut short", where(b, int64(len(b))))
+		case errors.As(err, &syn):
+			// Offset counts the bad byte itself.
+			return nil, fmt.Errorf("%s: %v", where(b, syn.Offset-1), err)
+		case errors.As(err, &typ):
+			return nil, fmt.Errorf("%s: %s is a JSON %s, want a %v", where(b, typ.Offset), typ.Field, typ.Value, typ.Type)
+		}
+		return nil, fmt.Errorf("%s: %v", where(b, dec.InputOffset()), err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("%s: more after the JSON object", where(b, dec.InputOffset()))
+	}
+	if err := st.check(); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// where names byte off of b as a line, column and byte.
+func where(b []byte, off int64) string {
+	off = min(max(off, 0), int64(len(b)))
+	line := 1 + bytes.Count(b[:off], []byte("\n"))
+	col := off - int64(bytes.LastIndexByte(b[:off], '\n'))
+	return fmt.Sprintf("line %d, column %d (byte %d)", line, col, off)
+}
+
+// check makes sure the finished boots add up: in the ABBA order, no more
+// than the settings ask for, each with a boot id of its own, and each
+// side's outputs one after another in its file.
+func (st *state) check() error {
+	s := st.Settings
+	switch {
+	case s.Boots < 1:
+		return fmt.Errorf("settings.boots is %d: want 1 or more", s.Boots)
+	case s.Order != order:
+		return fmt.Errorf("settings.order is %q: want %q", s.Order, order)
+	case len(st.Done) > 2*s.Boots:
+		return fmt.Errorf("done lists %d finished boots: want at most the %d of settings.boots %d", len(st.Done), 2*s.Boots, s.Boots)
+	}
+	for name, k := range map[string]kernel{"a": s.A, "b": s.B} {
+		if !filepath.IsAbs(k.Image) || !isSHA256(k.SHA256) {
+			return fmt.Errorf("settings.%s is image %q, sha256 %q: want an absolute path and 64 hex digits", name, k.Image, k.SHA256)
+		}
+	}
+	end := map[string]int64{}
+	ids := map[string]int{}
+	for i, d := range st.Done {
+		at := fmt.Sprintf("done[%d]", i)
+		switch {
+		case d.Boot != i+1:
+			return fmt.Errorf("%s is boot %d: want %d (boots finish in order)", at, d.Boot, i+1)
+		case d.Side != side(i):
+			return fmt.Errorf("%s (boot %d) is side %q: want %q, its place in the ABBA order", at, d.Boot, d.Side, side(i))
+		case d.Offset != end[d.Side]:
+			return fmt.Errorf("%s (boot %d) has offset %d: want %d, where %s.txt's boot before it ended", at, d.Boot, d.Offset, end[d.Side], d.Side)
+		case d.Bytes < 1 || d.Bytes > math.MaxInt64-d.Offset:
+			return fmt.Errorf("%s (boot %d) has bytes %d: want the length of its output, 1 or more", at, d.Boot, d.Bytes)
+		case !isSHA256(d.SHA256):
+			return fmt.Errorf("%s (boot %d) has sha256 %q: want 64 hex digits", at, d.Boot, d.SHA256)
+		case !(d.Seconds >= 0):
+			return fmt.Errorf("%s (boot %d) took %v seconds: want 0 or more", at, d.Boot, d.Seconds)
+		case len(d.BootIDs) == 0:
+			return fmt.Errorf("%s (boot %d) has no boot_ids: want the boot ids its output printed", at, d.Boot)
+		}
+		for _, id := range d.BootIDs {
+			if j, dup := ids[id]; dup || strings.TrimSpace(id) != id || id == "" {
+				return fmt.Errorf("%s (boot %d) has boot id %q, which boot %d had too or which is blank: want a fresh boot's", at, d.Boot, id, j)
+			}
+			ids[id] = d.Boot
+		}
+		end[d.Side] = d.Offset + d.Bytes
+	}
+	return nil
+}
+
+func isSHA256(s string) bool {
+	b, err := hex.DecodeString(s)
+	return err == nil && len(b) == sha256.Size && strings.ToLower(s) == s
+}
+
+// size is how long side's file is after its finished boots.
+func (st *state) size(side string) int64 {
+	var n int64
+	for _, d := range st.Done {
+		if d.Side == side {
+			n = d.Offset + d.Bytes
+		}
+	}
+	return n
+}
+
+// checkResult makes sure p, side's file, holds what its finished boots
+// appended, and repairs what a crash can leave: bytes past the last
+// finished boot are an append cut short (or a boot whose end kbab.json
+// does not record yet), and are cut off, naming how many; that boot runs
+// again. A file that ends inside a finished boot's output, or whose bytes
+// differ from what a boot appended, is refused, naming the boot and its
+// bytes.
+func (st *state) checkResult(p, side string, stderr io.Writer) error {
+	f, err := os.OpenFile(p, os.O_RDWR, 0)
+	if errors.Is(err, os.ErrNotExist) && st.size(side) == 0 {
+		return os.WriteFile(p, nil, 0o666)
+	}
+	if err != nil {
+		return fmt.Errorf("%v, which kbab.json says holds %d bytes of finished boots; use a new -out", err, st.size(side))
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	for _, d := range st.Done {
+		if d.Side != side {
+			continue
+		}
+		if fi.Size() < d.Offset+d.Bytes {
+			return fmt.Errorf("%s ends at byte %d, inside boot %d's output (bytes %d-%d): it was cut mid-boot or changed outside kbab, and kbab will not add boots to it; use a new -out",
+				p, fi.Size(), d.Boot, d.Offset, d.Offset+d.Bytes)
+		}
+		h := sha256.New()
+		if _, err := io.Copy(h, io.NewSectionReader(f, d.Offset, d.Bytes)); err != nil {
+			return err
+		}
+		if sum := hex.EncodeToString(h.Sum(nil)); sum != d.SHA256 {
+			return fmt.Errorf("%s: bytes %d-%d, boot %d's output, are not what it appended (SHA-256 %.12s, want %.12s): it was changed outside kbab; use a new -out",
+				p, d.Offset, d.Offset+d.Bytes, d.Boot, sum, d.SHA256)
+		}
+	}
+	if want := st.size(side); fi.Size() > want {
+		fmt.Fprintf(stderr, "kbab: %s: cutting %d bytes past its last finished boot (an append that was cut short)\n", p, fi.Size()-want)
+		return f.Truncate(want)
+	}
+	return nil
 }
 
 // write replaces p atomically, so a crash leaves the old or the new state.
@@ -175,7 +334,16 @@ func (st *state) write(p string) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp, p)
+	if err := os.Rename(tmp, p); err != nil {
+		return err
+	}
+	// The rename itself survives a crash once the directory is synced.
+	dir, err := os.Open(filepath.Dir(p))
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	return dir.Sync()
 }
 
 // seen reports whether a finished boot printed boot id id.

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -23,10 +24,19 @@ var kernelVar = options.String("KBENCH_VM_KERNEL", "a kernel image (bzImage)", "
 	"internal/cmd/vmexec's tests: the kernel their real guest boots use; unset, they skip")
 
 // vmexecBin is vmexec built for the command tests (CGO_ENABLED=0: a
-// static init, as the package doc recommends).
-var vmexecBin string
+// static init, as the package doc recommends), by the first test that
+// needs it (a fuzzing worker never does).
+var (
+	vmexecBin   string
+	vmexecOnce  sync.Once
+	vmexecBuild string // why it could not be built
+	testDir     string // removed when the tests end
+)
 
 func TestMain(m *testing.M) {
+	if os.Getenv(fakeQEMUEnv) != "" {
+		os.Exit(fakeQEMU(os.Args[1:]))
+	}
 	if mode := os.Getenv("GO_VMEXEC_HELPER"); mode != "" {
 		os.Exit(helper(mode))
 	}
@@ -34,23 +44,36 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	dir, err := os.MkdirTemp("", "vmexec-test-")
-	if err != nil {
+	var err error
+	if testDir, err = os.MkdirTemp("", "vmexec-test-"); err != nil {
 		panic(err)
 	}
-	if goTool, err := exec.LookPath("go"); err == nil {
-		bin := filepath.Join(dir, "vmexec")
+	code := m.Run()
+	os.RemoveAll(testDir)
+	os.Exit(code)
+}
+
+// builtVMExec builds vmexec once; "" when there is no go tool.
+func builtVMExec(t *testing.T) string {
+	t.Helper()
+	vmexecOnce.Do(func() {
+		goTool, err := exec.LookPath("go")
+		if err != nil {
+			return
+		}
+		bin := filepath.Join(testDir, "vmexec")
 		cmd := exec.Command(goTool, "build", "-o", bin, ".")
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "building vmexec: %v\n%s", err, out)
-			os.Exit(1)
+			vmexecBuild = fmt.Sprintf("building vmexec: %v\n%s", err, out)
+			return
 		}
 		vmexecBin = bin
+	})
+	if vmexecBuild != "" {
+		t.Fatal(vmexecBuild)
 	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	return vmexecBin
 }
 
 // helper is what the test binary does when vmexec runs it in a guest.
@@ -94,7 +117,7 @@ func helper(mode string) int {
 
 func needVMExec(t *testing.T) {
 	t.Helper()
-	if vmexecBin == "" {
+	if builtVMExec(t) == "" {
 		t.Skip("no go tool to build vmexec with")
 	}
 }
@@ -354,24 +377,33 @@ func TestGuestTimeout(t *testing.T) {
 func TestGuestInterrupted(t *testing.T) {
 	img := kernelLink(t, needKernel(t))
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
-		cmd := exec.Command(vmexecBin, guestArgs(img)...)
-		cmd.Env = append(os.Environ(), "GO_VMEXEC_HELPER=sleep")
-		stdout, _ := cmd.StdoutPipe()
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		line, err := bufio.NewReader(stdout).ReadString('\n')
-		if line != "ready\n" {
-			t.Fatalf("guest said %q (%v): %s", line, err, stderr.String())
-		}
-		cmd.Process.Signal(sig)
-		cmd.Wait()
-		ws := cmd.ProcessState.Sys().(syscall.WaitStatus)
+		ws, stderr := signalWhenReady(t, []string{"GO_VMEXEC_HELPER=sleep"}, sig, guestArgs(img)...)
 		if !ws.Signaled() || ws.Signal() != sig {
-			t.Errorf("after %v vmexec ended %v: %s", sig, ws, stderr.String())
+			t.Errorf("after %v vmexec ended %v: %s", sig, ws, stderr)
 		}
 		noQEMULeft(t, img)
 	}
+}
+
+// signalWhenReady runs vmexec, sends it sig once the binary in the guest
+// printed "ready", and returns how vmexec ended and its stderr.
+func signalWhenReady(t *testing.T, env []string, sig syscall.Signal, args ...string) (syscall.WaitStatus, string) {
+	t.Helper()
+	cmd := exec.Command(vmexecBin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	stdout, _ := cmd.StdoutPipe()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if line != "ready\n" {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("guest said %q (%v): %s", line, err, stderr.String())
+	}
+	cmd.Process.Signal(sig)
+	cmd.Wait()
+	return cmd.ProcessState.Sys().(syscall.WaitStatus), stderr.String()
 }

@@ -21,12 +21,13 @@ type console struct {
 	init    []string      // the guest init's own messages (vmexec-init: ...)
 	alive   chan struct{} // closed at the kernel's first line ("Linux version")
 	aliveAt time.Time     // when that line came
-	panic   chan string   // the panic line, once
+	panic   chan struct{} // closed at the first panic line
+	panicAt string        // that line, from "Kernel panic" on
 	done    chan struct{} // closed at EOF
 }
 
 func newConsole() *console {
-	return &console{alive: make(chan struct{}), panic: make(chan string, 1), done: make(chan struct{})}
+	return &console{alive: make(chan struct{}), panic: make(chan struct{}), done: make(chan struct{})}
 }
 
 // scan reads r until EOF, copying it to log.
@@ -53,9 +54,12 @@ func (c *console) scan(r io.Reader, log io.Writer) {
 			c.mu.Unlock()
 			close(c.alive)
 		}
-		if !panicSeen && strings.Contains(l, "Kernel panic - not syncing") {
+		if i := strings.Index(l, "Kernel panic - not syncing"); !panicSeen && i >= 0 {
 			panicSeen = true
-			c.panic <- strings.TrimSpace(l[strings.Index(l, "Kernel panic"):])
+			c.mu.Lock()
+			c.panicAt = strings.TrimSpace(l[i:])
+			c.mu.Unlock()
+			close(c.panic)
 		}
 	}
 	io.Copy(log, r) // a line over the buffer: keep the log whole
@@ -66,6 +70,13 @@ func (c *console) firstLine() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.aliveAt
+}
+
+// panicLine is the kernel's first panic line ("": none so far).
+func (c *console) panicLine() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.panicAt
 }
 
 func (c *console) tail() []string {

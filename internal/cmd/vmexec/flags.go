@@ -6,10 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kbench/kbench/internal/vmflags"
 )
 
 // config is vmexec's command line.
@@ -31,8 +32,6 @@ type config struct {
 	args        []string // the test binary and its arguments
 }
 
-var memoryRE = regexp.MustCompile(`^[1-9][0-9]*[MG]$`)
-
 // parseFlags reads vmexec's flags; the first non-flag argument is the
 // program, which gets the rest.
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
@@ -42,9 +41,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.kernel, "kernel", "", "kernel image (bzImage, /boot/vmlinuz-*) to boot (required)")
 	fs.StringVar(&c.append, "append", "", "more kernel command line, after vmexec's own (console=ttyS0 panic=-1 ...)")
 	fs.StringVar(&c.tcgAppend, "tcg-append", tcgAppendDefault, "more kernel command line for TCG boots only ('' for none; see tcg.go)")
-	fs.IntVar(&c.smp, "smp", 2, "vCPUs (1-256)")
-	fs.StringVar(&c.memory, "memory", "2G", "guest memory, as NM or NG")
-	fs.StringVar(&c.accel, "accel", "auto", "auto (KVM when it boots this kernel, else TCG), kvm or tcg")
+	smp := fs.String("smp", strconv.Itoa(vmflags.DefaultSMP), "vCPUs (1-"+strconv.Itoa(vmflags.MaxSMP)+")")
+	fs.StringVar(&c.memory, "memory", vmflags.DefaultMemory, "guest memory, as NM or NG")
+	fs.StringVar(&c.accel, "accel", vmflags.DefaultAccel, "auto (KVM when it boots this kernel, else TCG), kvm or tcg")
 	fs.DurationVar(&c.timeout, "timeout", 0, "kill the guest after this long (0: no limit beyond the binary's own -test.timeout)")
 	fs.DurationVar(&c.bootTimeout, "boot-timeout", 5*time.Minute, "how long the kernel may take to reach init")
 	fs.DurationVar(&c.kvmProbe, "kvm-probe", 15*time.Second, "with -accel auto: how long a KVM boot may stay silent before TCG is used")
@@ -66,12 +65,18 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		return nil, fmt.Errorf("-kernel is required: a kernel image such as /boot/vmlinuz-$(uname -r) or arch/x86/boot/bzImage")
 	case len(c.args) == 0:
 		return nil, fmt.Errorf("no program to run: vmexec -kernel IMAGE [flags] program [args...]")
-	case c.smp < 1 || c.smp > 256:
-		return nil, fmt.Errorf("-smp accepts 1-256 (got %d)", c.smp)
-	case !memoryRE.MatchString(c.memory):
-		return nil, fmt.Errorf("-memory accepts a size such as 512M or 2G (got %q)", c.memory)
-	case c.accel != "auto" && c.accel != "kvm" && c.accel != "tcg":
-		return nil, fmt.Errorf("-accel accepts auto, kvm or tcg (got %q)", c.accel)
+	}
+	// The settings kbab passes through, checked by the rules kbab uses.
+	if err := (vmflags.Guest{SMP: *smp, Memory: c.memory, Accel: c.accel, Append: c.append}).Check(); err != nil {
+		return nil, err
+	}
+	// -tcg-append shares vmexec's part of the command line with its own
+	// arguments (vmflags.Reserved), each after a space.
+	if err := vmflags.AppendAs("-tcg-append", c.tcgAppend, vmflags.Reserved-len(ownCmdline)-2); err != nil {
+		return nil, err
+	}
+	c.smp, _ = strconv.Atoi(*smp)
+	switch {
 	case c.pin != "auto" && c.pin != "off":
 		return nil, fmt.Errorf("-pin accepts auto or off (got %q)", c.pin)
 	case c.pvh != "auto" && c.pvh != "off":
@@ -79,21 +84,10 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	case c.timeout < 0 || c.bootTimeout <= 0 || c.kvmProbe <= 0:
 		return nil, fmt.Errorf("-timeout accepts 0 or more, -boot-timeout and -kvm-probe more than 0")
 	}
-	if mb := memoryMiB(c.memory); mb < 128 {
-		return nil, fmt.Errorf("-memory %s: a guest needs at least 128M", c.memory)
-	}
 	for _, m := range strings.Split(*modules, ",") {
 		if m = strings.TrimSpace(m); m != "" {
 			c.modules = append(c.modules, m)
 		}
 	}
 	return c, nil
-}
-
-func memoryMiB(s string) int {
-	n, _ := strconv.Atoi(s[:len(s)-1])
-	if strings.HasSuffix(s, "G") {
-		n *= 1024
-	}
-	return n
 }

@@ -82,7 +82,7 @@ func mount(fstype, target, option string, flags uintptr, data string) error {
 // setupGuest mounts the file systems, opens the data port and says hello;
 // then the optional parts (tmpfs, debugfs, tracefs, lo, modules), each
 // reported as a fact. ctl delivers the host's frames.
-func setupGuest() (*frameWriter, <-chan hostFrame, error) {
+func setupGuest() (*frameWriter, <-chan frame, error) {
 	if err := mount("proc", "/proc", "CONFIG_PROC_FS", 0, ""); err != nil {
 		return nil, nil, err
 	}
@@ -107,8 +107,8 @@ func setupGuest() (*frameWriter, <-chan hostFrame, error) {
 		return fw, nil, devErr
 	}
 	fw.write(frameHello, nil)
-	ctl := make(chan hostFrame, 4)
-	go readHost(port, ctl)
+	ctl := make(chan frame, 4)
+	go readHost(port, ctl, fw)
 
 	fact := func(key, val string) { appendFacts([]string{"vm.guest." + key + ": " + val}) }
 	for _, m := range []struct{ fs, dir, opt string }{
@@ -175,19 +175,20 @@ func linkUp(name string) error {
 	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
 }
 
-type hostFrame struct {
-	typ     byte
-	payload []byte
-}
-
-func readHost(r io.Reader, ctl chan<- hostFrame) {
+// readHost passes the host's frames on until its stream ends; a corrupt
+// one is reported to the host, which prints it.
+func readHost(r io.Reader, ctl chan<- frame, fw *frameWriter) {
+	fr := newHostReader(r)
 	for {
-		typ, payload, err := readFrame(r)
+		f, err := fr.next()
 		if err != nil {
+			if err != io.EOF {
+				fw.write(frameNote, []byte(err.Error()))
+			}
 			close(ctl)
 			return
 		}
-		ctl <- hostFrame{typ, payload}
+		ctl <- f
 	}
 }
 
@@ -228,7 +229,7 @@ func loadModule(p string) string {
 
 // runGuest waits for the host's start frame, then runs the binary as the
 // spec says and pumps its output.
-func runGuest(fw *frameWriter, ctl <-chan hostFrame) exitStatus {
+func runGuest(fw *frameWriter, ctl <-chan frame) exitStatus {
 	data, err := os.ReadFile(specPath)
 	if err != nil {
 		return exitStatus{Err: err.Error()}
@@ -246,9 +247,9 @@ func runGuest(fw *frameWriter, ctl <-chan hostFrame) exitStatus {
 	if !ok || start.typ != frameStart {
 		return exitStatus{Err: "the host sent no start frame"}
 	}
-	var facts []string
-	if err := json.Unmarshal(start.payload, &facts); err != nil {
-		return exitStatus{Err: "start frame: " + err.Error()}
+	facts, err := decodeStart(start)
+	if err != nil {
+		return exitStatus{Err: err.Error()}
 	}
 	if err := appendFacts(facts); err != nil {
 		return exitStatus{Err: err.Error()}
@@ -304,8 +305,10 @@ func runGuest(fw *frameWriter, ctl <-chan hostFrame) exitStatus {
 	}
 	go func() {
 		for f := range ctl {
-			if f.typ == frameSignal && len(f.payload) == 1 {
-				cmd.Process.Signal(syscall.Signal(f.payload[0]))
+			if sig, err := decodeSignal(f); err != nil {
+				fw.write(frameNote, []byte(err.Error()))
+			} else {
+				cmd.Process.Signal(sig)
 			}
 		}
 	}()

@@ -4,41 +4,17 @@ package main
 
 import (
 	"bufio"
-	"encoding/binary"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/kbench/kbench/internal/vmflags"
 )
 
-// checkImage makes sure path is an x86 boot image (bzImage): the setup
-// header's "HdrS" magic at 0x202 and a protocol QEMU can load.
-func checkImage(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("-kernel: %v", err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return fmt.Errorf("-kernel: %v", err)
-	}
-	if !fi.Mode().IsRegular() {
-		return fmt.Errorf("-kernel %s: not a regular file", path)
-	}
-	var hdr [0x208]byte
-	if _, err := io.ReadFull(f, hdr[:]); err != nil {
-		return fmt.Errorf("-kernel %s: not a kernel image: %d bytes, too short for a bzImage header", path, fi.Size())
-	}
-	if string(hdr[0x202:0x206]) != "HdrS" {
-		return fmt.Errorf("-kernel %s: not a kernel image: no bzImage header (\"HdrS\" at 0x202); give arch/x86/boot/bzImage or /boot/vmlinuz-*, not vmlinux", path)
-	}
-	if v := binary.LittleEndian.Uint16(hdr[0x206:]); v < 0x0200 {
-		return fmt.Errorf("-kernel %s: boot protocol %#x is older than 2.00 (no initramfs support)", path, v)
-	}
-	return nil
-}
+// checkImage makes sure path is an x86 boot image (bzImage), by the rule
+// kbab checks its kernels with.
+func checkImage(path string) error { return vmflags.Kernel("-kernel", path) }
 
 // requiredOptions are the kernel options a guest cannot run without;
 // wantedOptions are ones some rows need (they skip or lose a mount

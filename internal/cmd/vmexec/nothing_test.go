@@ -83,11 +83,16 @@ func needListPkg(t *testing.T) (dir, bin string) {
 	return listPkg.dir, listPkg.bin
 }
 
+// noCoverDir unsets GOCOVERDIR, which go test -cover sets for the test
+// and under which vmexec always boots (a covered binary writes there).
+func noCoverDir(t *testing.T) { t.Setenv("GOCOVERDIR", "") }
+
 // TestNothingToRun: vmexec boots for whatever the binary would run, and
 // for a binary with nothing to run prints what that binary prints when
 // run itself, byte for byte, on each stream.
 func TestNothingToRun(t *testing.T) {
 	_, bin := needListPkg(t)
+	noCoverDir(t)
 	for _, tc := range []struct {
 		args    string
 		nothing bool
@@ -181,6 +186,7 @@ func TestTopLevel(t *testing.T) {
 func TestGoTestNoBoot(t *testing.T) {
 	needVMExec(t)
 	dir, _ := needListPkg(t)
+	noCoverDir(t)
 	img := fakeImage(t, t.TempDir(), 4096)
 	exe := vmexecBin + " -kernel " + img + " -qemu no-such-qemu"
 	goTest := func(args ...string) (string, error) {

@@ -3,10 +3,15 @@
 package main
 
 import (
+	"bytes"
 	"encoding/binary"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
+	"syscall"
 )
 
 // Frames carry everything between the guest's init and vmexec over one
@@ -25,6 +30,12 @@ const (
 	frameSignal = 'K' // host: deliver this signal (one byte) to the binary
 )
 
+// The frame types each side sends: what the other side's reader accepts.
+const (
+	guestFrames = "HOEMPDX"
+	hostFrames  = "SK"
+)
+
 // maxFrame bounds a payload, so a corrupt length cannot make the reader
 // allocate without limit.
 const maxFrame = 1 << 20
@@ -34,6 +45,13 @@ type exitStatus struct {
 	Code   int    `json:"code"`   // exit code, when it exited
 	Signal int    `json:"signal"` // the signal that killed it, else 0
 	Err    string `json:"err"`    // init could not run it: why
+}
+
+// frame is one frame read, with where it began in its stream.
+type frame struct {
+	typ     byte
+	payload []byte
+	off     int64
 }
 
 type frameWriter struct {
@@ -63,19 +81,125 @@ func (fw *frameWriter) writeLocked(typ byte, payload []byte) error {
 	return err
 }
 
-// readFrame reads one frame.
-func readFrame(r io.Reader) (byte, []byte, error) {
+// frameReader reads one side's frames and counts the bytes, so that an
+// error says where in the stream it went wrong and what was expected.
+type frameReader struct {
+	r      io.Reader
+	from   string // whose stream, for errors: "the guest's data port"
+	accept string // the frame types that side sends
+	off    int64  // bytes read so far
+}
+
+func newGuestReader(r io.Reader) *frameReader {
+	return &frameReader{r: r, from: "the guest's data port", accept: guestFrames}
+}
+
+func newHostReader(r io.Reader) *frameReader {
+	return &frameReader{r: r, from: "the host's data port", accept: hostFrames}
+}
+
+// next reads one frame. The stream ending between two frames is io.EOF;
+// any other error names the byte offset of the frame and what was wrong
+// (wrapping the read error, if one caused it).
+func (fr *frameReader) next() (frame, error) {
+	start := fr.off
 	var hdr [5]byte
-	if _, err := io.ReadFull(r, hdr[:]); err != nil {
-		return 0, nil, err
+	n, err := io.ReadFull(fr.r, hdr[:])
+	fr.off += int64(n)
+	switch {
+	case err == io.EOF:
+		return frame{}, io.EOF
+	case n == 0:
+		return frame{}, fmt.Errorf("%s, byte %d: %w", fr.from, start, err)
+	case err != nil:
+		return frame{}, fmt.Errorf("%s, byte %d: a frame header cut short after %d of its 5 bytes: %w", fr.from, start, n, err)
 	}
-	n := binary.LittleEndian.Uint32(hdr[1:])
-	if n > maxFrame {
-		return 0, nil, fmt.Errorf("frame of %d bytes (type %q): the serial stream is corrupt", n, hdr[0])
+	f := frame{typ: hdr[0], off: start}
+	if !strings.ContainsRune(fr.accept, rune(f.typ)) {
+		return f, fmt.Errorf("%s, byte %d: frame type %q, want one of %q: the stream is corrupt", fr.from, start, f.typ, fr.accept)
 	}
-	payload := make([]byte, n)
-	if _, err := io.ReadFull(r, payload); err != nil {
-		return 0, nil, fmt.Errorf("frame cut short: %w", err)
+	size := binary.LittleEndian.Uint32(hdr[1:])
+	if size > maxFrame {
+		return f, fmt.Errorf("%s, byte %d: a %q frame of %d bytes, more than the %d a frame holds: the stream is corrupt", fr.from, start, f.typ, size, maxFrame)
 	}
-	return hdr[0], payload, nil
+	f.payload = make([]byte, size)
+	n, err = io.ReadFull(fr.r, f.payload)
+	fr.off += int64(n)
+	if err != nil {
+		if err == io.ErrUnexpectedEOF || err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return f, fmt.Errorf("%s, byte %d: a %q frame cut short after %d of its %d bytes: %w", fr.from, start, f.typ, n, size, err)
+	}
+	return f, nil
+}
+
+// errorAt is a frame's payload that is not what its type holds.
+func (f frame) errorAt(from, want string, err error) error {
+	s := fmt.Sprintf("%s, byte %d: %q frame %.80q: want %s", from, f.off, f.typ, f.payload, want)
+	if err != nil {
+		s += ": " + err.Error()
+	}
+	return errors.New(s)
+}
+
+// decodeStrict decodes one JSON value of the shape of v (an object or an
+// array, as first says), with no unknown fields and nothing after it.
+func decodeStrict(payload []byte, first byte, v any) error {
+	if p := bytes.TrimLeft(payload, " \t\r\n"); len(p) == 0 || p[0] != first {
+		return errors.New("not a JSON " + map[byte]string{'{': "object", '[': "array"}[first])
+	}
+	dec := json.NewDecoder(bytes.NewReader(payload))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("more after the JSON value")
+	}
+	return nil
+}
+
+// decodeExit reads an exit frame: the binary exited with a code (0-255),
+// or a signal (1-64) killed it, or init could not run it.
+func decodeExit(f frame) (*exitStatus, error) {
+	const want = `{"code":0-255,"signal":0-64,"err":"why init could not run it"}`
+	st := &exitStatus{}
+	if err := decodeStrict(f.payload, '{', st); err != nil {
+		return nil, f.errorAt("the guest's data port", want, err)
+	}
+	switch {
+	case st.Code < 0 || st.Code > 255:
+		return nil, f.errorAt("the guest's data port", want, fmt.Errorf("code %d", st.Code))
+	case st.Signal < 0 || st.Signal > 64:
+		return nil, f.errorAt("the guest's data port", want, fmt.Errorf("signal %d", st.Signal))
+	case st.Signal != 0 && st.Code != 0:
+		return nil, f.errorAt("the guest's data port", want, errors.New("both a code and a signal"))
+	}
+	return st, nil
+}
+
+// decodeStart reads a start frame: fingerprint lines for /etc/kbench/vm,
+// each "vm.KEY: value" on one line.
+func decodeStart(f frame) ([]string, error) {
+	const want = `a JSON array of "vm.KEY: value" lines`
+	var facts []string
+	if err := decodeStrict(f.payload, '[', &facts); err != nil {
+		return nil, f.errorAt("the host's data port", want, err)
+	}
+	for i, l := range facts {
+		k, _, ok := strings.Cut(l, ": ")
+		if !ok || !strings.HasPrefix(k, "vm.") || strings.ContainsAny(l, "\n\r") || strings.ContainsAny(k, " \t") {
+			return nil, f.errorAt("the host's data port", want, fmt.Errorf("line %d is %q", i+1, l))
+		}
+	}
+	return facts, nil
+}
+
+// decodeSignal reads a signal frame: one byte, a signal number 1-64.
+func decodeSignal(f frame) (syscall.Signal, error) {
+	if len(f.payload) != 1 || f.payload[0] < 1 || f.payload[0] > 64 {
+		return 0, f.errorAt("the host's data port", "one byte, a signal number 1-64", nil)
+	}
+	return syscall.Signal(f.payload[0]), nil
 }

@@ -20,9 +20,34 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// host is one vmexec run: its config, its surroundings, and what it
+// prepares once for all its boots.
+type host struct {
+	cfg *config
+	runEnv
+	qemu    string   // QEMU's path
+	tmp     string   // the run's scratch directory
+	initrd  string   // the guest's root
+	image   string   // what QEMU boots: -kernel, or its vmlinux (PVH)
+	outputs []string // what the binary writes for the user, sent back
+	log     io.Writer
+	logPath string // the console log
+	keepLog bool   // a boot failed: keep the log and name it
+}
+
+// runEnv is what a run uses besides its flags: where the binary's output
+// and vmexec's messages go, the signals vmexec gets, the device -accel
+// auto opens, the boot loop's graces. main gives the process's own.
+type runEnv struct {
+	stdout, stderr io.Writer
+	signals        <-chan os.Signal
+	kvmDevice      string
+	grace          graces
+}
+
 // run boots the guest and returns how the binary ended, or the signal
 // that interrupted vmexec.
-func run(cfg *config) (*exitStatus, syscall.Signal, error) {
+func run(cfg *config, env runEnv) (*exitStatus, syscall.Signal, error) {
 	if err := checkImage(cfg.kernel); err != nil {
 		return nil, 0, err
 	}
@@ -38,7 +63,7 @@ func run(cfg *config) (*exitStatus, syscall.Signal, error) {
 			return nil, 0, err
 		}
 		if len(wanted) > 0 {
-			fmt.Fprintf(os.Stderr, "vmexec: note: %s lacks %s; rows that need them skip\n", c, strings.Join(wanted, ", "))
+			fmt.Fprintf(env.stderr, "vmexec: note: %s lacks %s; rows that need them skip\n", c, strings.Join(wanted, ", "))
 		}
 	}
 	qemu, err := exec.LookPath(cfg.qemu)
@@ -50,7 +75,7 @@ func run(cfg *config) (*exitStatus, syscall.Signal, error) {
 		return nil, 0, err
 	}
 	defer os.RemoveAll(tmp)
-	h := &host{cfg: cfg, qemu: qemu, tmp: tmp, initrd: filepath.Join(tmp, "initramfs.cpio")}
+	h := &host{cfg: cfg, runEnv: env, qemu: qemu, tmp: tmp, initrd: filepath.Join(tmp, "initramfs.cpio")}
 
 	logPath := cfg.console
 	var logFile *os.File
@@ -95,19 +120,18 @@ func run(cfg *config) (*exitStatus, syscall.Signal, error) {
 	}
 
 	accel, fact, probe := h.chooseAccel()
-	res := h.boot(accel, probe, fact)
+	res := h.boot(accel, fact, probe)
 	if res.probeFailed {
 		reason := fmt.Sprintf("KVM did not boot this kernel (%v)", res.err)
 		h.saveVerdict("tcg: " + reason)
 		fmt.Fprintf(h.log, "=== vmexec: %s; booting again under TCG\n", reason)
-		accel, fact = "tcg", tcgFact(reason)
-		fmt.Fprintf(os.Stderr, "vmexec: warning: %s; using TCG: timings measure emulation, not hardware\n", reason)
-		res = h.boot(accel, false, fact)
-	} else if probe && res.err == nil {
+		fmt.Fprintf(h.stderr, "vmexec: warning: %s; using TCG: timings measure emulation, not hardware\n", reason)
+		res = h.boot("tcg", tcgFact(reason), false)
+	} else if probe && res.err == nil && res.signal == 0 {
 		h.saveVerdict("kvm")
 	}
 	if res.signal != 0 {
-		fmt.Fprintf(os.Stderr, "vmexec: %v\n", res.err)
+		fmt.Fprintf(h.stderr, "vmexec: %v\n", res.err)
 		return nil, res.signal, nil
 	}
 	return res.status, 0, res.err
@@ -126,9 +150,9 @@ func (h *host) chooseAccel() (accel, fact string, probe bool) {
 	case "tcg":
 		return "tcg", "vm.accel: tcg (-accel tcg; TCG measures emulation, not hardware), -cpu max", false
 	}
-	if f, err := os.OpenFile("/dev/kvm", os.O_RDWR, 0); err != nil {
-		reason := "/dev/kvm: " + err.Error()
-		fmt.Fprintf(os.Stderr, "vmexec: warning: %s; using TCG: timings measure emulation, not hardware\n", reason)
+	if f, err := os.OpenFile(h.kvmDevice, os.O_RDWR, 0); err != nil {
+		reason := err.Error()
+		fmt.Fprintf(h.stderr, "vmexec: warning: %s; using TCG: timings measure emulation, not hardware\n", reason)
 		return "tcg", tcgFact(reason), false
 	} else {
 		f.Close()
@@ -137,9 +161,12 @@ func (h *host) chooseAccel() (accel, fact string, probe bool) {
 	case v == "kvm":
 		return "kvm", "vm.accel: kvm (-accel auto), -cpu host", false
 	case strings.HasPrefix(v, "tcg: "):
-		// The same fact as the probing run's, so that runs compare.
+		// The same fact and warning as the probing run's, so that runs
+		// compare (the warning lands in go test's output); the log says
+		// where the verdict came from.
 		reason := strings.TrimPrefix(v, "tcg: ")
-		fmt.Fprintf(os.Stderr, "vmexec: warning: %s (cached in %s); using TCG: timings measure emulation, not hardware\n", reason, h.verdictPath())
+		fmt.Fprintf(h.log, "=== vmexec: the verdict cached in %s: %s\n", h.verdictPath(), v)
+		fmt.Fprintf(h.stderr, "vmexec: warning: %s; using TCG: timings measure emulation, not hardware\n", reason)
 		return "tcg", tcgFact(reason), false
 	}
 	return "kvm", "vm.accel: kvm (-accel auto), -cpu host", true
@@ -256,7 +283,7 @@ func (h *host) makeSpec(bin string) (*guestSpec, error) {
 		return nil, err
 	}
 	spec := &guestSpec{Path: bin, Args: append([]string{bin}, h.cfg.args[1:]...), Dir: cwd,
-		UID: os.Getuid(), GID: os.Getgid(), OneStream: sameFile(os.Stdout, os.Stderr)}
+		UID: os.Getuid(), GID: os.Getgid(), OneStream: sameFile(h.stdout, h.stderr)}
 	if spec.UID != 0 {
 		if spec.Groups, err = os.Getgroups(); err != nil {
 			return nil, err
@@ -277,9 +304,19 @@ func (h *host) makeSpec(bin string) (*guestSpec, error) {
 	return spec, nil
 }
 
-func sameFile(a, b *os.File) bool {
-	fa, errA := a.Stat()
-	fb, errB := b.Stat()
+// sameFile says whether two writers are one: the same value, or two
+// files open on the same file.
+func sameFile(a, b io.Writer) bool {
+	if a == b {
+		return true
+	}
+	af, okA := a.(*os.File)
+	bf, okB := b.(*os.File)
+	if !okA || !okB {
+		return false
+	}
+	fa, errA := af.Stat()
+	fb, errB := bf.Stat()
 	return errA == nil && errB == nil && os.SameFile(fa, fb)
 }
 

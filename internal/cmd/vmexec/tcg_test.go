@@ -3,10 +3,13 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/kbench/kbench/internal/vmflags"
 )
 
 // TestTCGAppend: TCG boots get -tcg-append (tsc=unstable by default) after
@@ -35,5 +38,29 @@ func TestTCGAppend(t *testing.T) {
 	}
 	if got := appendOf([]string{"-tcg-append=clocksource=acpi_pm"}, "tcg"); !strings.HasSuffix(got, " clocksource=acpi_pm") {
 		t.Errorf("-tcg-append=clocksource=acpi_pm: command line %q", got)
+	}
+}
+
+// The longest -append kbab and vmexec accept, with the longest
+// -tcg-append, fits the 2047 bytes an x86 kernel keeps; a longer
+// -tcg-append, or one with a control byte, is refused naming the flag.
+func TestTCGAppendFits(t *testing.T) {
+	longest := vmflags.Reserved - len(ownCmdline) - 2
+	app := strings.Repeat("a", vmflags.MaxAppend)
+	cfg, err := parseFlags([]string{"-kernel", "k", "-append", app, "-tcg-append", strings.Repeat("t", longest), "true"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &host{cfg: cfg, tmp: t.TempDir()}
+	if n := len(h.cmdline() + h.tcgCmdline("tcg")); n > 2047 {
+		t.Errorf("the longest command line is %d bytes, more than the kernel's 2047", n)
+	}
+	for v, want := range map[string]string{
+		strings.Repeat("t", longest+1): fmt.Sprintf("-tcg-append accepts at most %d bytes", longest),
+		"tsc=unstable\nx":              "-tcg-append accepts printable text",
+	} {
+		if _, err := parseFlags([]string{"-kernel", "k", "-tcg-append", v, "true"}, io.Discard); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("-tcg-append %.20q: %v, want %q", v, err, want)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -171,22 +172,6 @@ func TestFindModules(t *testing.T) {
 	}
 }
 
-func TestParseLdd(t *testing.T) {
-	out := `	linux-vdso.so.1 (0x00007ffd1c5f2000)
-	libsystemd.so.0 => /lib/x86_64-linux-gnu/libsystemd.so.0 (0x00007f2b1c000000)
-	libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x00007f2b1be00000)
-	/lib64/ld-linux-x86-64.so.2 (0x00007f2b1c2f0000)
-`
-	got, err := parseLdd("/lib64/ld-linux-x86-64.so.2", []byte(out))
-	want := "/lib64/ld-linux-x86-64.so.2 /lib/x86_64-linux-gnu/libsystemd.so.0 /lib/x86_64-linux-gnu/libc.so.6"
-	if err != nil || strings.Join(got, " ") != want {
-		t.Errorf("parseLdd = %q, %v; want %s", got, err, want)
-	}
-	if _, err := parseLdd("/lib64/ld", []byte("\tlibfoo.so.1 => not found\n")); err == nil || !strings.Contains(err.Error(), "libfoo.so.1 not found") {
-		t.Errorf("a missing library: %v", err)
-	}
-}
-
 func TestInitramfsContents(t *testing.T) {
 	dir := t.TempDir()
 	pkg := filepath.Join(dir, "pkg")
@@ -268,26 +253,90 @@ func TestFrames(t *testing.T) {
 	fw.write(frameStderr, big)
 	fw.write(frameHello, nil)
 	var got []byte
-	typ, p, err := readFrame(&b)
-	if err != nil || typ != frameStdout || string(p) != "line\r\n\x00" {
-		t.Fatalf("first frame %q %q %v", typ, p, err)
+	fr := newGuestReader(&b)
+	f, err := fr.next()
+	if err != nil || f.typ != frameStdout || string(f.payload) != "line\r\n\x00" {
+		t.Fatalf("first frame %q %q %v", f.typ, f.payload, err)
 	}
 	for {
-		typ, p, err = readFrame(&b)
-		if err != nil || typ != frameStderr {
+		f, err = fr.next()
+		if err != nil || f.typ != frameStderr {
 			break
 		}
-		got = append(got, p...)
+		got = append(got, f.payload...)
 	}
-	if !bytes.Equal(got, big) || typ != frameHello || err != nil {
-		t.Errorf("big payload came back %d of %d bytes, then %q %v", len(got), len(big), typ, err)
+	if !bytes.Equal(got, big) || f.typ != frameHello || err != nil {
+		t.Errorf("big payload came back %d of %d bytes, then %q %v", len(got), len(big), f.typ, err)
 	}
-	if _, _, err := readFrame(&b); !errors.Is(err, io.EOF) {
+	if _, err := fr.next(); !errors.Is(err, io.EOF) {
 		t.Errorf("at the end: %v", err)
 	}
 	corrupt := []byte{frameStdout, 0xff, 0xff, 0xff, 0xff}
-	if _, _, err := readFrame(bytes.NewReader(corrupt)); err == nil || !strings.Contains(err.Error(), "corrupt") {
+	if _, err := newGuestReader(bytes.NewReader(corrupt)).next(); err == nil || !strings.Contains(err.Error(), "corrupt") {
 		t.Errorf("a corrupt length: %v", err)
+	}
+	// Each error says where the stream went wrong and what was expected.
+	stream := func(frames ...[]byte) []byte { return bytes.Join(frames, nil) }
+	hello := []byte{frameHello, 0, 0, 0, 0}
+	for in, want := range map[string]string{
+		string(stream(hello, corrupt)):                    "the guest's data port, byte 5: a 'O' frame of 4294967295 bytes, more than the 1048576 a frame holds",
+		string(stream(hello, []byte{'Z', 0, 0, 0, 0})):    `the guest's data port, byte 5: frame type 'Z', want one of "HOEMPDX"`,
+		string(stream(hello, []byte{frameStdout, 9, 0})):  "the guest's data port, byte 5: a frame header cut short after 3 of its 5 bytes",
+		string(stream(hello, []byte{'O', 9, 0, 0, 0, 1})): "the guest's data port, byte 5: a 'O' frame cut short after 1 of its 9 bytes",
+	} {
+		fr := newGuestReader(strings.NewReader(in))
+		fr.next()
+		if _, err := fr.next(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", in, err, want)
+		}
+	}
+	if _, err := newHostReader(bytes.NewReader(hello)).next(); err == nil || !strings.Contains(err.Error(), `the host's data port, byte 0: frame type 'H', want one of "SK"`) {
+		t.Errorf("a guest frame from the host: %v", err)
+	}
+}
+
+func TestDecodeFrames(t *testing.T) {
+	exit := func(p string) frame { return frame{typ: frameExit, payload: []byte(p), off: 42} }
+	if st, err := decodeExit(exit(`{"code":3,"signal":0,"err":""}`)); err != nil || *st != (exitStatus{Code: 3}) {
+		t.Errorf("exit 3: %+v %v", st, err)
+	}
+	for p, want := range map[string]string{
+		`null`:                     "not a JSON object",
+		``:                         "not a JSON object",
+		`{"code":3}{}`:             "more after the JSON value",
+		`{"code":256}`:             "code 256",
+		`{"code":-1}`:              "code -1",
+		`{"signal":65}`:            "signal 65",
+		`{"code":1,"signal":9}`:    "both a code and a signal",
+		`{"code":1,"status":"ok"}`: `unknown field "status"`,
+		`{"code":"1"}`:             "cannot unmarshal",
+	} {
+		if _, err := decodeExit(exit(p)); err == nil || !strings.Contains(err.Error(), "the guest's data port, byte 42: 'X' frame") || !strings.Contains(err.Error(), want) {
+			t.Errorf("exit frame %q: %v, want %q", p, err, want)
+		}
+	}
+	start := func(p string) frame { return frame{typ: frameStart, payload: []byte(p), off: 7} }
+	if facts, err := decodeStart(start(`["vm.accel: tcg (-accel tcg), -cpu max","vm.boot: init ran 1s"]`)); err != nil || len(facts) != 2 {
+		t.Errorf("start frame: %q %v", facts, err)
+	}
+	for p, want := range map[string]string{
+		`{}`:                      "not a JSON array",
+		`["kernel.release: 6.1"]`: `line 1 is "kernel.release: 6.1"`,
+		`["vm.a: b\nvm.c: d"]`:    "line 1 is",
+		`["vm.a b: c"]`:           "line 1 is",
+		`["vm.a: b"] x`:           "more after the JSON value",
+	} {
+		if _, err := decodeStart(start(p)); err == nil || !strings.Contains(err.Error(), "the host's data port, byte 7: 'S' frame") || !strings.Contains(err.Error(), want) {
+			t.Errorf("start frame %q: %v, want %q", p, err, want)
+		}
+	}
+	if sig, err := decodeSignal(frame{typ: frameSignal, payload: []byte{3}}); sig != 3 || err != nil {
+		t.Errorf("signal frame: %v %v", sig, err)
+	}
+	for _, p := range []string{"", "\x00", "\x41", "\x03\x03"} {
+		if _, err := decodeSignal(frame{typ: frameSignal, payload: []byte(p)}); err == nil || !strings.Contains(err.Error(), "a signal number 1-64") {
+			t.Errorf("signal frame %q: %v", p, err)
+		}
 	}
 }
 
@@ -313,8 +362,8 @@ func TestConsoleScan(t *testing.T) {
 	}
 	io.WriteString(w, "[    2.0] Kernel panic - not syncing: No working init found.\n")
 	select {
-	case l := <-c.panic:
-		if l != "Kernel panic - not syncing: No working init found." {
+	case <-c.panic:
+		if l := c.panicLine(); l != "Kernel panic - not syncing: No working init found." {
 			t.Errorf("panic line %q", l)
 		}
 	case <-time.After(5 * time.Second):
@@ -331,8 +380,14 @@ func TestConsoleScan(t *testing.T) {
 	if !strings.Contains(log.String(), "SeaBIOS\r\n") {
 		t.Error("the log is not a copy of the console")
 	}
-	if firstPanic(c.tail()) == "" {
-		t.Error("firstPanic missed the panic line")
+	if l := c.panicLine(); l != "Kernel panic - not syncing: No working init found." {
+		t.Errorf("panicLine %q after the end", l)
+	}
+	// The first panic line is the one kept.
+	c = newConsole()
+	c.scan(strings.NewReader("Kernel panic - not syncing: first\n---[ end Kernel panic - not syncing: second ]---\n"), io.Discard)
+	if l := c.panicLine(); l != "Kernel panic - not syncing: first" {
+		t.Errorf("panicLine %q, want the first", l)
 	}
 }
 
@@ -381,27 +436,79 @@ func TestTreeRoot(t *testing.T) {
 	}
 }
 
-func TestElfLibs(t *testing.T) {
-	// Without ldd the ELF files give the same closure.
+// sharedLibs finds every library ldd names, for the test binary and the
+// programs the guest gets (redis-server's list is long, ip's has libbpf),
+// and names a library that cannot be found.
+func TestSharedLibs(t *testing.T) {
 	self, _ := os.Executable()
-	viaLdd, err := sharedLibs(self)
-	if err != nil || len(viaLdd) == 0 {
-		t.Skipf("the test binary is static (%v): nothing to resolve", err)
+	progs := []string{self}
+	for _, p := range []string{"redis-server", "ip", "true"} {
+		if path, err := exec.LookPath(p); err == nil {
+			progs = append(progs, path)
+		}
 	}
-	got, err := elfLibs(viaLdd[0], self)
+	lddPath, lddErr := exec.LookPath("ldd")
+	for _, p := range progs {
+		libs, err := sharedLibs(p)
+		if err != nil {
+			t.Errorf("%s: %v", p, err)
+			continue
+		}
+		if len(libs) == 0 {
+			t.Logf("%s is static", p)
+			continue
+		}
+		if !strings.Contains(libs[0], "ld-") {
+			t.Errorf("%s: the loader is not first: %q", p, libs)
+		}
+		if lddErr != nil {
+			t.Logf("no ldd to check %s's %d libraries against", p, len(libs))
+			continue
+		}
+		out, err := exec.Command(lddPath, p).Output()
+		if err != nil {
+			t.Fatalf("ldd %s: %v", p, err)
+		}
+		for _, f := range strings.Fields(string(out)) {
+			if !strings.HasPrefix(f, "/") {
+				continue
+			}
+			found := false
+			for _, l := range libs {
+				a, _ := filepath.EvalSymlinks(l)
+				b, _ := filepath.EvalSymlinks(f)
+				found = found || a == b
+			}
+			if !found {
+				t.Errorf("%s: sharedLibs %q lacks ldd's %s", p, libs, f)
+			}
+		}
+		t.Logf("%s: %d libraries", p, len(libs))
+	}
+	// A static program has none.
+	if bin := builtVMExec(t); bin != "" {
+		if libs, err := sharedLibs(bin); libs != nil || err != nil {
+			t.Errorf("the static vmexec: %q, %v", libs, err)
+		}
+	}
+	if _, err := sharedLibs("unit_test.go"); err == nil || !strings.Contains(err.Error(), "not an ELF executable") {
+		t.Errorf("a text file: %v", err)
+	}
+	// A library that is nowhere: true with libc.so.6 renamed libq.so.6.
+	truePath, err := exec.LookPath("true")
 	if err != nil {
-		t.Fatal(err)
+		t.Skip("no true on PATH to break")
 	}
-	for _, l := range viaLdd {
-		found := false
-		for _, g := range got {
-			a, _ := filepath.EvalSymlinks(g)
-			b, _ := filepath.EvalSymlinks(l)
-			found = found || a == b
-		}
-		if !found {
-			t.Errorf("elfLibs %q lacks ldd's %s", got, l)
-		}
+	b, _ := os.ReadFile(truePath)
+	i := bytes.Index(b, []byte("libc.so.6\x00"))
+	if i < 0 {
+		t.Skipf("%s names no libc.so.6", truePath)
+	}
+	copy(b[i:], "libq.so.6")
+	broken := filepath.Join(t.TempDir(), "true")
+	os.WriteFile(broken, b, 0o755)
+	if _, err := sharedLibs(broken); err == nil || !strings.Contains(err.Error(), "libq.so.6") {
+		t.Errorf("a missing library: %v", err)
 	}
 }
 

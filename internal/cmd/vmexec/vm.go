@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -28,18 +27,15 @@ type bootResult struct {
 	signal      syscall.Signal // vmexec was interrupted by this signal
 }
 
-// cmdline is the guest's kernel command line: the console on ttyS0,
-// panics and reboots end QEMU at once (a guest on a busy host, under TCG
-// most of all, can miss the IO-APIC timer check's deadline and panic with
-// "IO-APIC + timer doesn't work!": vm-check's rerun of kbab retries such a boot; the check is
-// kept, since skipping it with no_timer_check coincided with guests that
-// hung silently), softlockup_panic=1 as lkp boots its kernels (a guest
-// whose CPUs are stuck in the kernel, as one TCG guest's were for over 9
-// minutes in text patching and a TLB-flush IPI, panics, which vmexec
-// reports with its console, instead of hanging the run), then the
-// user's -append.
+// cmdline is the guest's kernel command line: the console on ttyS0;
+// panic=-1 and softlockup_panic=1 (as lkp boots its kernels), so that a
+// guest that panics or whose CPUs are stuck in the kernel ends QEMU at
+// once and vmexec reports its console instead of hanging; then the user's
+// -append. docs/vms.md says which guests made each of them needed.
+const ownCmdline = "console=ttyS0,115200 8250.nr_uarts=4 panic=-1 softlockup_panic=1 rdinit=/init"
+
 func (h *host) cmdline() string {
-	s := "console=ttyS0,115200 8250.nr_uarts=4 panic=-1 softlockup_panic=1 rdinit=/init"
+	s := ownCmdline
 	if h.cfg.append != "" {
 		s += " " + h.cfg.append
 	}
@@ -63,237 +59,352 @@ func (h *host) qemuArgs(accel string) []string {
 
 func (h *host) qmpPath() string { return filepath.Join(h.tmp, "qmp.sock") }
 
-// boot runs the guest once. With probe, it gives up early (probeFailed)
-// when the kernel shows no sign of life within -kvm-probe.
-func (h *host) boot(accel string, probe bool, accelFact string) bootResult {
-	h.accel = accel
-	data := filepath.Join(h.tmp, "data")
-	var in, out *os.File
+// graces are how long the boot loop waits for things that normally take
+// no time; tests shorten them.
+type graces struct {
+	powerOff time.Duration // after the exit status, for the guest to power off (no ACPI: it does not)
+	panicEnd time.Duration // after a panic line, for QEMU to end (panic=-1)
+	quitDump time.Duration // after -timeout's SIGQUIT, for the binary's goroutine dump
+	qemuEnd  time.Duration // after SIGKILL, for QEMU to be gone; for the data port's last bytes
+}
+
+var defaultGraces = graces{powerOff: 15 * time.Second, panicEnd: 3 * time.Second, quitDump: 5 * time.Second, qemuEnd: 10 * time.Second}
+
+// boot is one QEMU run of the guest: how it was started and what it has
+// seen so far. A run of vmexec boots once, or twice when a KVM probe
+// falls back to TCG; each boot is its own value, on the run's host.
+type boot struct {
+	h     *host
+	accel string // kvm or tcg
+	fact  string // its vm.accel fingerprint line
+	probe bool   // a KVM probe: give up early while the kernel is silent
+
+	cmd     *exec.Cmd
+	started time.Time
+	qemuErr bytes.Buffer // what QEMU printed
+	con     *console
+	in      *os.File // the data port from the host (FIFO data.in, held read-write)
+	out     *os.File // the data port from the guest (FIFO data.out, read end)
+	outW    *os.File // a write end of data.out until QEMU has ended, so reads wait rather than end
+	fw      *frameWriter
+	frames  chan frame    // the guest's hello and exit frames; closed when the reader stops
+	readErr error         // why the reader stopped, once frames is closed
+	exited  chan struct{} // closed when QEMU has ended
+	waitErr error         // how QEMU ended, once exited is closed
+
+	hello    bool        // init is running
+	status   *exitStatus // the binary's end, once init sent it
+	bootTime time.Duration
+}
+
+// boot runs the guest once under accel. With probe, it gives up early
+// (probeFailed) when the kernel shows no sign of life within -kvm-probe.
+func (h *host) boot(accel, fact string, probe bool) bootResult {
+	b := &boot{h: h, accel: accel, fact: fact, probe: probe}
+	// A signal that came while vmexec got ready: QEMU is not started.
+	select {
+	case s := <-h.signals:
+		return b.interrupted(s.(syscall.Signal))
+	default:
+	}
+	if err := b.start(); err != nil {
+		b.stop()
+		return bootResult{err: err}
+	}
+	defer b.stop()
+	return b.wait()
+}
+
+// start makes the data port's FIFOs and the console pipe and starts QEMU
+// and the goroutines that read what it writes.
+func (b *boot) start() error {
+	data := filepath.Join(b.h.tmp, "data")
 	for _, p := range []string{data + ".in", data + ".out"} {
 		os.Remove(p)
 		if err := unix.Mkfifo(p, 0o600); err != nil {
-			return bootResult{err: err}
+			return fmt.Errorf("the data port: mkfifo %s: %v", p, err)
 		}
 	}
-	in, err := os.OpenFile(data+".in", os.O_RDWR, 0)
-	if err != nil {
-		return bootResult{err: err}
+	var err error
+	if b.in, err = os.OpenFile(data+".in", os.O_RDWR, 0); err != nil {
+		return fmt.Errorf("the data port: %v", err)
 	}
-	defer in.Close()
-	out, err = os.OpenFile(data+".out", os.O_RDWR, 0)
-	if err != nil {
-		return bootResult{err: err}
+	if b.out, err = os.OpenFile(data+".out", os.O_RDONLY|syscall.O_NONBLOCK, 0); err != nil {
+		return fmt.Errorf("the data port: %v", err)
 	}
-	defer out.Close()
+	if b.outW, err = os.OpenFile(data+".out", os.O_WRONLY, 0); err != nil {
+		return fmt.Errorf("the data port: %v", err)
+	}
 	conR, conW, err := os.Pipe()
 	if err != nil {
-		return bootResult{err: err}
+		return err
 	}
-	defer conR.Close()
-	os.Remove(h.qmpPath())
+	os.Remove(b.h.qmpPath())
 
-	var qemuErr bytes.Buffer
-	cmd := exec.Command(h.qemu, h.qemuArgs(accel)...)
-	cmd.ExtraFiles = []*os.File{conW}
-	cmd.Stdout = &qemuErr
-	cmd.Stderr = &qemuErr
+	b.cmd = exec.Command(b.h.qemu, b.h.qemuArgs(b.accel)...)
+	b.cmd.ExtraFiles = []*os.File{conW}
+	b.cmd.Stdout = &b.qemuErr
+	b.cmd.Stderr = &b.qemuErr
 	// QEMU dies with vmexec, even by SIGKILL; its own process group keeps
 	// a terminal's Ctrl-C for vmexec, which tears it down.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
-	fmt.Fprintf(h.log, "\n=== vmexec: %s %s\n", h.qemu, strings.Join(cmd.Args[1:], " "))
-	started := time.Now()
-	if err := cmd.Start(); err != nil {
-		conW.Close()
-		return bootResult{err: fmt.Errorf("starting %s: %w", h.qemu, err)}
-	}
+	b.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	fmt.Fprintf(b.h.log, "\n=== vmexec: %s %s\n", b.h.qemu, strings.Join(b.cmd.Args[1:], " "))
+	b.started = time.Now()
+	err = b.cmd.Start()
 	conW.Close()
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	kill := func() {
-		cmd.Process.Kill()
+	if err != nil {
+		conR.Close()
+		return fmt.Errorf("starting %s: %w", b.h.qemu, err)
 	}
-	defer func() {
-		kill()
-		<-exitedOnce(exited)
+	b.exited = make(chan struct{})
+	go func() {
+		b.waitErr = b.cmd.Wait()
+		close(b.exited)
 	}()
+	b.con = newConsole()
+	go func() {
+		b.con.scan(conR, b.h.log)
+		conR.Close()
+	}()
+	b.frames = make(chan frame, 4)
+	go func() {
+		b.readErr = b.h.readGuest(b.out, func(f frame) { b.frames <- f })
+		close(b.frames)
+	}()
+	b.fw = &frameWriter{w: b.in}
+	return nil
+}
 
-	con := newConsole()
-	go con.scan(conR, h.log)
-	frames := make(chan hostFrame, 64)
-	readerDone := make(chan struct{})
-	var readerErr error
-	go func(done chan struct{}) {
-		readerErr = h.readGuest(out, frames)
-		close(done)
-	}(readerDone)
-	fw := &frameWriter{w: in}
+// stop ends QEMU and the readers and closes the boot's files.
+func (b *boot) stop() {
+	if b.exited != nil {
+		b.kill()
+	}
+	if b.frames != nil {
+		b.out.SetReadDeadline(time.Now())
+		for range b.frames {
+		}
+	}
+	if b.con != nil {
+		select {
+		case <-b.con.done:
+		case <-time.After(b.h.grace.qemuEnd):
+		}
+	}
+	for _, f := range []*os.File{b.in, b.out, b.outW} {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
 
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
-	defer signal.Stop(sigs)
+// kill ends QEMU, and any process it started, and waits until QEMU has
+// ended.
+func (b *boot) kill() {
+	syscall.Kill(-b.cmd.Process.Pid, syscall.SIGKILL) // its process group
+	b.cmd.Process.Kill()
+	select {
+	case <-b.exited:
+	case <-time.After(b.h.grace.qemuEnd):
+	}
+}
 
-	limit := h.cfg.bootTimeout
-	if probe {
-		limit = h.cfg.kvmProbe
+// wait is the boot loop: it reacts to the console, the guest's frames,
+// the timers, vmexec's signals and QEMU's end until the boot is over.
+func (b *boot) wait() bootResult {
+	cfg := b.h.cfg
+	limit := cfg.bootTimeout
+	if b.probe {
+		limit = cfg.kvmProbe
 	}
 	bootTimer := time.NewTimer(limit)
 	defer bootTimer.Stop()
 	var overall <-chan time.Time
-	if h.cfg.timeout > 0 {
-		t := time.NewTimer(h.cfg.timeout)
+	if cfg.timeout > 0 {
+		t := time.NewTimer(cfg.timeout)
 		defer t.Stop()
 		overall = t.C
 	}
-	alive := con.alive
-	helloSeen := false
-	var status *exitStatus
-	var afterExit <-chan time.Time // grace for QEMU to power off
-	var res bootResult
-	fail := func(format string, args ...any) bootResult {
-		return bootResult{err: h.bootError(fmt.Sprintf(format, args...), con, &qemuErr)}
-	}
+	alive, frames := b.con.alive, b.frames
+	var powerOff <-chan time.Time
 	for {
 		select {
 		case <-alive:
 			alive = nil
-			if probe && !helloSeen {
+			if b.probe && !b.hello {
 				// Past the decompressor: KVM runs this kernel.
-				bootTimer.Reset(h.cfg.bootTimeout)
-				probe = false
+				b.probe = false
+				bootTimer.Reset(cfg.bootTimeout)
 			}
-		case f := <-frames:
-			switch f.typ {
-			case frameHello:
-				helloSeen = true
-				probe = false
-				bootTimer.Stop()
-				h.bootTime = time.Since(started)
-				boot := "vm.boot: init ran " + h.bootTime.Round(time.Millisecond).String() + " after QEMU started"
-				if t := con.firstLine(); !t.IsZero() {
-					boot += " (the kernel's first console line at " + t.Sub(started).Round(time.Millisecond).String() + ")"
+		case f, ok := <-frames:
+			if !ok {
+				// Only a corrupt stream ends the reader while QEMU runs.
+				frames = nil
+				if b.status == nil {
+					return b.fail("%v", b.readErr)
 				}
-				fmt.Fprintf(h.log, "\n=== %s\n", boot)
-				facts := append([]string{accelFact}, boot)
-				facts = append(facts, "vm.pinning: "+h.pin(cmd.Process.Pid))
-				payload, _ := json.Marshal(facts)
-				if err := fw.write(frameStart, payload); err != nil {
-					return fail("sending the start frame: %v", err)
-				}
-			case frameExit:
-				status = &exitStatus{}
-				if err := json.Unmarshal(f.payload, status); err != nil {
-					return fail("bad exit frame: %v", err)
-				}
-				t := time.NewTimer(15 * time.Second)
-				defer t.Stop()
-				afterExit = t.C
-			}
-		case <-readerDone:
-			// Only a corrupt stream ends the reader while QEMU runs.
-			readerDone = nil
-			if status == nil && !errors.Is(readerErr, os.ErrDeadlineExceeded) {
-				kill()
-				return fail("reading the guest's data port: %v", readerErr)
-			}
-		case <-afterExit:
-			// The guest did not power off (no ACPI?): its work is done.
-			kill()
-		case line := <-con.panic:
-			select {
-			case <-exited:
-			case <-time.After(3 * time.Second):
-			}
-			h.finishRead(out, readerDone)
-			if status != nil {
-				return bootResult{status: status}
-			}
-			return fail("guest kernel panic: %s", line)
-		case <-bootTimer.C:
-			if probe {
-				return bootResult{probeFailed: true, err: fmt.Errorf("no console output within -kvm-probe=%v", h.cfg.kvmProbe)}
-			}
-			return fail("the kernel did not reach init within -boot-timeout=%v", h.cfg.bootTimeout)
-		case <-overall:
-			if helloSeen && status == nil {
-				// Let the binary print where it is, as go test's own timeout does.
-				fw.write(frameSignal, []byte{byte(syscall.SIGQUIT)})
-				select {
-				case f := <-frames:
-					_ = f
-				case <-time.After(5 * time.Second):
-				}
-			}
-			kill()
-			h.finishRead(out, readerDone)
-			return fail("-timeout=%v reached; the guest was killed", h.cfg.timeout)
-		case s := <-sigs:
-			sig := s.(syscall.Signal)
-			if sig == syscall.SIGQUIT && helloSeen && status == nil {
-				fw.write(frameSignal, []byte{byte(sig)})
 				continue
 			}
-			kill()
-			h.finishRead(out, readerDone)
-			res = bootResult{signal: sig, err: fmt.Errorf("interrupted by %v; the guest was killed", sig)}
-			return res
-		case err := <-exited:
-			exited <- err
-			h.finishRead(out, readerDone)
-			<-con.done
-			// Frames read before the end may still be queued.
-			for {
-				select {
-				case f := <-frames:
-					if f.typ == frameExit {
-						status = &exitStatus{}
-						json.Unmarshal(f.payload, status)
-					} else if f.typ == frameHello {
-						helloSeen = true
-					}
-					continue
-				default:
+			if err := b.take(f); err != nil {
+				return b.fail("%v", err)
+			}
+			if f.typ == frameHello {
+				bootTimer.Stop()
+				if err := b.sendStart(); err != nil {
+					return b.fail("sending the start frame: %v", err)
 				}
-				break
 			}
-			if status != nil {
-				return bootResult{status: status}
+			if b.status != nil && powerOff == nil {
+				t := time.NewTimer(b.h.grace.powerOff)
+				defer t.Stop()
+				powerOff = t.C
 			}
-			if line := firstPanic(con.tail()); line != "" {
-				return fail("guest kernel panic: %s", line)
+		case <-powerOff:
+			// The guest did not power off (no ACPI?): its work is done.
+			powerOff = nil
+			b.kill()
+		case <-b.con.panic:
+			// panic=-1 and -no-reboot end QEMU at once; a moment for it,
+			// and for the frames before the panic.
+			select {
+			case <-b.exited:
+			case <-time.After(b.h.grace.panicEnd):
 			}
-			if probe && !helloSeen {
-				return bootResult{probeFailed: true, err: fmt.Errorf("QEMU ended (%v): %s", err, lastLine(qemuErr.String()))}
+			return b.ended()
+		case <-bootTimer.C:
+			if b.probe {
+				return bootResult{probeFailed: true, err: fmt.Errorf("no console output within -kvm-probe=%v", cfg.kvmProbe)}
 			}
-			if !helloSeen {
-				return fail("QEMU ended (%v) before the kernel reached init", err)
+			return b.fail("the kernel did not reach init within -boot-timeout=%v", cfg.bootTimeout)
+		case <-overall:
+			return b.timedOut()
+		case s := <-b.h.signals:
+			sig := s.(syscall.Signal)
+			if sig == syscall.SIGQUIT && b.hello && b.status == nil {
+				// go test's own timeout: the binary prints its goroutines.
+				b.fw.write(frameSignal, []byte{byte(sig)})
+				continue
 			}
-			return fail("QEMU ended (%v) while the test binary ran, with no exit status from the guest", err)
+			b.kill()
+			b.finish()
+			return b.interrupted(sig)
+		case <-b.exited:
+			return b.ended()
 		}
 	}
 }
 
-// exitedOnce yields the QEMU wait result whether or not it was consumed.
-func exitedOnce(ch chan error) <-chan error {
-	out := make(chan error, 1)
-	go func() {
-		select {
-		case err := <-ch:
-			ch <- err
-			out <- err
-		case <-time.After(10 * time.Second):
-			out <- errors.New("QEMU did not end")
+// take notes a hello or exit frame.
+func (b *boot) take(f frame) error {
+	switch f.typ {
+	case frameHello:
+		if b.hello || len(f.payload) > 0 {
+			return f.errorAt("the guest's data port", "one empty hello frame", nil)
 		}
-	}()
-	return out
+		b.hello, b.probe = true, false
+		b.bootTime = time.Since(b.started)
+	case frameExit:
+		if b.status != nil {
+			return f.errorAt("the guest's data port", "one exit frame", nil)
+		}
+		st, err := decodeExit(f)
+		if err != nil {
+			return err
+		}
+		b.status = st
+	}
+	return nil
 }
 
-func firstPanic(lines []string) string {
-	for _, l := range lines {
-		if i := strings.Index(l, "Kernel panic - not syncing"); i >= 0 {
-			return strings.TrimSpace(l[i:])
+// sendStart tells the init to run the binary, with the facts known only
+// now: the accelerator, the boot time, the vCPUs' pinning.
+func (b *boot) sendStart() error {
+	line := "vm.boot: init ran " + b.bootTime.Round(time.Millisecond).String() + " after QEMU started"
+	if t := b.con.firstLine(); !t.IsZero() {
+		line += " (the kernel's first console line at " + t.Sub(b.started).Round(time.Millisecond).String() + ")"
+	}
+	fmt.Fprintf(b.h.log, "\n=== %s\n", line)
+	payload, _ := json.Marshal([]string{b.fact, line, "vm.pinning: " + b.h.pin(b.cmd.Process.Pid)})
+	return b.fw.write(frameStart, payload)
+}
+
+// finish reads what QEMU wrote to the data port before it ended (killing
+// it first, if it still runs) and stops the reader; it returns the first
+// bad frame among them.
+func (b *boot) finish() error {
+	b.kill()
+	// QEMU's write end is closed; once vmexec's own is, the reader gets
+	// the rest and then the end of the stream.
+	b.outW.Close()
+	b.outW = nil
+	deadline := time.AfterFunc(b.h.grace.qemuEnd, func() { b.out.SetReadDeadline(time.Now()) })
+	defer deadline.Stop()
+	var first error
+	for f := range b.frames {
+		if err := b.take(f); err != nil && first == nil {
+			first = err
 		}
 	}
-	return ""
+	return first
+}
+
+// timedOut ends a boot that ran past -timeout: a binary that runs gets
+// SIGQUIT first and a moment to print where it is, as go test's own
+// timeout does.
+func (b *boot) timedOut() bootResult {
+	if b.hello && b.status == nil {
+		b.fw.write(frameSignal, []byte{byte(syscall.SIGQUIT)})
+		t := time.NewTimer(b.h.grace.quitDump)
+	dump:
+		for b.status == nil {
+			select {
+			case f, ok := <-b.frames:
+				if !ok {
+					break dump
+				}
+				b.take(f)
+			case <-t.C:
+				break dump
+			}
+		}
+		t.Stop()
+	}
+	b.finish()
+	return b.fail("-timeout=%v reached; the guest was killed", b.h.cfg.timeout)
+}
+
+// ended is a boot whose QEMU ended by itself, or that panicked.
+func (b *boot) ended() bootResult {
+	if err := b.finish(); err != nil {
+		return b.fail("%v", err)
+	}
+	select {
+	case <-b.con.done:
+	case <-time.After(b.h.grace.qemuEnd):
+	}
+	switch {
+	case b.status != nil:
+		return bootResult{status: b.status}
+	case b.con.panicLine() != "":
+		return b.fail("guest kernel panic: %s", b.con.panicLine())
+	case b.probe:
+		return bootResult{probeFailed: true, err: fmt.Errorf("QEMU ended (%s): %s", b.end(), lastLine(b.qemuErr.String()))}
+	case !b.hello:
+		return b.fail("QEMU ended (%s) before the kernel reached init", b.end())
+	}
+	return b.fail("QEMU ended (%s) while the test binary ran, with no exit status from the guest", b.end())
+}
+
+// end says how QEMU ended: "exit status 1", "signal: killed".
+func (b *boot) end() string {
+	if b.waitErr == nil {
+		return "exit status 0"
+	}
+	return b.waitErr.Error()
+}
+
+func (b *boot) interrupted(sig syscall.Signal) bootResult {
+	return bootResult{signal: sig, err: fmt.Errorf("interrupted by %v; the guest was killed", sig)}
 }
 
 func lastLine(s string) string {
@@ -301,18 +412,11 @@ func lastLine(s string) string {
 	return lines[len(lines)-1]
 }
 
-// finishRead lets the frame reader take what is left in the FIFO, then
-// stops it.
-func (h *host) finishRead(out *os.File, readerDone <-chan struct{}) {
-	out.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
-	if readerDone != nil {
-		<-readerDone
-	}
-}
-
-// readGuest copies the binary's output to vmexec's stdout and stderr as
-// it arrives and passes the other frames on.
-func (h *host) readGuest(r io.Reader, frames chan<- hostFrame) error {
+// readGuest copies the binary's output to vmexec's stdout and stderr and
+// its output files to theirs as they arrive, and passes the hello and
+// exit frames on, until the stream ends.
+func (h *host) readGuest(r io.Reader, pass func(frame)) error {
+	fr := newGuestReader(r)
 	var out *os.File // the output file being received
 	defer func() {
 		if out != nil {
@@ -320,66 +424,67 @@ func (h *host) readGuest(r io.Reader, frames chan<- hostFrame) error {
 		}
 	}()
 	for {
-		typ, payload, err := readFrame(r)
+		f, err := fr.next()
 		if err != nil {
 			return err
 		}
-		switch typ {
+		switch f.typ {
 		case frameFile:
 			if out != nil {
 				out.Close()
 				out = nil
 			}
-			p := string(payload)
+			p := filepath.Clean(string(f.payload))
 			if !h.isOutput(p) {
-				fmt.Fprintf(os.Stderr, "vmexec: the guest sent %s, which is no output of the binary; dropped\n", p)
+				fmt.Fprintf(h.stderr, "vmexec: the guest sent %q, which is no output of the binary; dropped\n", f.payload)
 				continue
 			}
 			os.MkdirAll(filepath.Dir(p), 0o755)
 			if out, err = os.Create(p); err != nil {
-				fmt.Fprintf(os.Stderr, "vmexec: the binary's output %s: %v\n", p, err)
+				fmt.Fprintf(h.stderr, "vmexec: the binary's output %s: %v\n", p, err)
 				out = nil
 			}
 		case frameData:
 			if out != nil {
-				if _, err := out.Write(payload); err != nil {
-					fmt.Fprintf(os.Stderr, "vmexec: the binary's output %s: %v\n", out.Name(), err)
+				if _, err := out.Write(f.payload); err != nil {
+					fmt.Fprintf(h.stderr, "vmexec: the binary's output %s: %v\n", out.Name(), err)
 				}
 			}
 		case frameStdout:
-			os.Stdout.Write(payload)
+			h.stdout.Write(f.payload)
 		case frameStderr:
-			os.Stderr.Write(payload)
+			h.stderr.Write(f.payload)
 		case frameNote:
-			fmt.Fprintf(os.Stderr, "vmexec: guest: %s\n", payload)
+			fmt.Fprintf(h.stderr, "vmexec: guest: %s\n", f.payload)
 		default:
-			frames <- hostFrame{typ, payload}
+			pass(f)
 		}
 	}
 }
 
-// bootError describes a failed boot: what happened, the likely cause,
-// the console's last lines and where the whole log is.
-func (h *host) bootError(what string, con *console, qemuErr *bytes.Buffer) error {
-	var b strings.Builder
-	b.WriteString(what)
-	tail := con.tail()
-	if msgs := con.initMessages(); len(msgs) > 0 {
-		b.WriteString("\nthe guest's init said: " + strings.Join(msgs, "; "))
-	} else if len(tail) == 0 && h.accel == "kvm" {
-		b.WriteString("\nlikely cause: KVM does not run this kernel on this host (nested and PVM hosts hang in the decompressor); try -accel auto or -accel tcg")
+// fail ends a boot with a message: what happened, the likely cause, the
+// console's last lines and where the whole log is.
+func (b *boot) fail(format string, args ...any) bootResult {
+	b.kill() // QEMU's output is whole once it has ended
+	var s strings.Builder
+	s.WriteString(fmt.Sprintf(format, args...))
+	tail := b.con.tail()
+	if msgs := b.con.initMessages(); len(msgs) > 0 {
+		s.WriteString("\nthe guest's init said: " + strings.Join(msgs, "; "))
+	} else if len(tail) == 0 && b.accel == "kvm" {
+		s.WriteString("\nlikely cause: KVM does not run this kernel on this host (nested and PVM hosts hang in the decompressor); try -accel auto or -accel tcg")
 	} else if hn := hint(tail); hn != "" {
-		b.WriteString("\nlikely cause: " + hn)
+		s.WriteString("\nlikely cause: " + hn)
 	}
-	if s := strings.TrimSpace(qemuErr.String()); s != "" {
-		b.WriteString("\nQEMU said:\n" + s)
+	if q := strings.TrimSpace(b.qemuErr.String()); q != "" {
+		s.WriteString("\nQEMU said:\n" + q)
 	}
 	if len(tail) > 0 {
-		b.WriteString("\nlast console lines:\n  " + strings.Join(tail, "\n  "))
+		s.WriteString("\nlast console lines:\n  " + strings.Join(tail, "\n  "))
 	}
-	h.keepLog = true
-	b.WriteString("\nfull console log: " + h.logPath)
-	return errors.New(b.String())
+	b.h.keepLog = true
+	s.WriteString("\nfull console log: " + b.h.logPath)
+	return bootResult{err: errors.New(s.String())}
 }
 
 // isOutput says whether p is one of the binary's outputs or below one.

@@ -1,0 +1,194 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// stateSeeds are kbab.json files kbab wrote (testdata/*kbab.json).
+func stateSeeds(t testing.TB) [][]byte {
+	names, _ := filepath.Glob("testdata/*kbab.json")
+	if len(names) == 0 {
+		t.Fatal("no testdata/*kbab.json")
+	}
+	var seeds [][]byte
+	for _, n := range names {
+		b, err := os.ReadFile(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seeds = append(seeds, b)
+	}
+	return seeds
+}
+
+func TestParseState(t *testing.T) {
+	for _, good := range stateSeeds(t) {
+		if _, err := parseState(good); err != nil {
+			t.Fatalf("a state kbab wrote: %v", err)
+		}
+	}
+	good := stateSeeds(t)[0]
+	edit := func(old, new string) []byte {
+		if !bytes.Contains(good, []byte(old)) {
+			t.Fatalf("the seed holds no %q", old)
+		}
+		return bytes.Replace(good, []byte(old), []byte(new), 1)
+	}
+	lastEdit := func(old, new string) []byte {
+		i := bytes.LastIndex(good, []byte(old))
+		return append(append(append([]byte(nil), good[:i]...), new...), good[i+len(old):]...)
+	}
+	for in, want := range map[string]string{
+		"":                                       "the file is empty (0 bytes)",
+		"  \n":                                   "the file is empty (3 bytes)",
+		"[]":                                     "line 1, column 1 (byte 0): want a JSON object",
+		"\n\nnull":                               "line 3, column 1 (byte 2): want a JSON object",
+		string(good[:40]):                        "the JSON ends there, inside its object: cut short",
+		string(good) + "{}":                      "more after the JSON object",
+		`{"settings": {"boots": "3"}}`:           "settings.boots is a JSON string, want a int",
+		`{"settings": {}, "size": {"A": 0}}`:     `json: unknown field "size"`,
+		`{"settings": {"boots": 3, "order": "x"`: "line 1, column 39 (byte 38): the JSON ends there",
+		`{"settings": {"boots": 3}, "done": [}`:  "line 1, column 37 (byte 36): invalid character '}'",
+		`{"settings": {"boots": 0}}`:             "settings.boots is 0: want 1 or more",
+		`{"settings": {"boots": 1, "order": "x"}}`:      `settings.order is "x": want "abba"`,
+		string(edit(`"boot": 2`, `"boot": 3`)):          "done[1] is boot 3: want 2 (boots finish in order)",
+		string(edit(`"side": "B"`, `"side": "A"`)):      `done[1] (boot 2) is side "A": want "B"`,
+		string(edit(`"offset": 0`, `"offset": 1`)):      "done[0] (boot 1) has offset 1: want 0",
+		string(edit(`"sha256": "`, `"sha256": "x`)):     `settings.a is image "/`,
+		string(lastEdit(`"sha256": "`, `"sha256": "x`)): `done[1] (boot 2) has sha256 "x`,
+		string(edit(`"boots": 1`, `"boots": 0`)):        "settings.boots is 0",
+	} {
+		_, err := parseState([]byte(in))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%.60q: %v, want %q", in, err, want)
+		}
+	}
+}
+
+// where names the line, column and byte of an offset.
+func TestWhere(t *testing.T) {
+	b := []byte("ab\ncd\n")
+	for off, want := range map[int64]string{0: "line 1, column 1 (byte 0)", 2: "line 1, column 3 (byte 2)", 3: "line 2, column 1 (byte 3)", 6: "line 3, column 1 (byte 6)", 99: "line 3, column 1 (byte 6)"} {
+		if got := where(b, off); got != want {
+			t.Errorf("where(%d) = %q, want %q", off, got, want)
+		}
+	}
+}
+
+// located is how an error of parseState begins: where in the file, or
+// which setting or boot.
+var located = regexp.MustCompile(`^(line \d+, column \d+ \(byte \d+\): |the file is empty \(\d+ bytes\)|settings\.[a-z]+ is |done\[\d+\] |done lists \d+ finished boots)`)
+
+// Any bytes as kbab.json: a state that passes its checks and reads back
+// the same after kbab writes it, or an error that says where it is wrong.
+func FuzzState(f *testing.F) {
+	for _, s := range stateSeeds(f) {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		st, err := parseState(b)
+		if err != nil {
+			if !located.MatchString(err.Error()) {
+				t.Fatalf("error %q names no place in the file", err)
+			}
+			return
+		}
+		if err := st.check(); err != nil {
+			t.Fatalf("parsed, yet fails its checks: %v", err)
+		}
+		out, err := json.MarshalIndent(st, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := parseState(out)
+		if err != nil || !reflect.DeepEqual(again, st) {
+			t.Fatalf("written back, it reads %+v, %v; want %+v", again, err, st)
+		}
+	})
+}
+
+// resultState is a state with two finished boots of A, whose outputs are
+// the two halves of want.
+func resultState(want []byte) *state {
+	st := &state{Settings: settings{Boots: 2, Order: order}}
+	half := int64(len(want) / 2)
+	for i, part := range [][]byte{want[:half], want[half:]} {
+		sum := sha256.Sum256(part)
+		st.Done = append(st.Done, done{Boot: 2*i + 1, Side: "A", BootIDs: []string{"id"}, Offset: int64(i) * half, Bytes: int64(len(part)), SHA256: hex.EncodeToString(sum[:])})
+	}
+	return st
+}
+
+func TestCheckResult(t *testing.T) {
+	want := []byte("boot one\nboot two\n")
+	st := resultState(want)
+	dir := t.TempDir()
+	p := filepath.Join(dir, "A.txt")
+	for in, msg := range map[string]string{
+		string(want):                 "",
+		string(want) + "# kbench ha": "",
+		string(want[:4]):             "ends at byte 4, inside boot 1's output (bytes 0-9): it was cut mid-boot",
+		string(want[:12]):            "ends at byte 12, inside boot 3's output (bytes 9-18)",
+		"boot one\nboot TWO\n":       "bytes 9-18, boot 3's output, are not what it appended",
+	} {
+		os.WriteFile(p, []byte(in), 0o666)
+		var stderr bytes.Buffer
+		err := st.checkResult(p, "A", &stderr)
+		got, _ := os.ReadFile(p)
+		switch {
+		case msg == "" && (err != nil || !bytes.Equal(got, want)):
+			t.Errorf("%q: %v, file now %q; want it cut to the finished boots", in, err, got)
+		case msg == "" && len(in) > len(want) && !strings.Contains(stderr.String(), "cutting 11 bytes past its last finished boot"):
+			t.Errorf("%q: cut without saying so: %q", in, stderr.String())
+		case msg != "" && (err == nil || !strings.Contains(err.Error(), msg) || !strings.HasPrefix(err.Error(), p)):
+			t.Errorf("%q: %v, want %q", in, err, msg)
+		}
+	}
+	os.Remove(p)
+	if err := st.checkResult(p, "A", io.Discard); err == nil || !strings.Contains(err.Error(), "which kbab.json says holds 18 bytes of finished boots") {
+		t.Errorf("A.txt gone: %v", err)
+	}
+	if err := st.checkResult(filepath.Join(dir, "B.txt"), "B", io.Discard); err != nil {
+		t.Errorf("B.txt gone with no B boots finished: %v", err)
+	}
+}
+
+// Any bytes as A.txt: kbab resumes exactly when they begin with what the
+// finished boots appended (cutting the rest), and otherwise names the
+// file and where.
+func FuzzResultFile(f *testing.F) {
+	want := stateSeeds(f)[0] // any real text will do as the boots' output
+	if a, err := os.ReadFile("testdata/A.txt"); err == nil {
+		want = a
+	}
+	f.Add(want)
+	f.Add(append(append([]byte(nil), want...), "BenchmarkX-2\t10\t"...))
+	f.Add(want[:len(want)/3])
+	f.Fuzz(func(t *testing.T, in []byte) {
+		st := resultState(want)
+		p := filepath.Join(t.TempDir(), "A.txt")
+		os.WriteFile(p, in, 0o666)
+		err := st.checkResult(p, "A", io.Discard)
+		got, _ := os.ReadFile(p)
+		switch {
+		case bytes.HasPrefix(in, want) && (err != nil || !bytes.Equal(got, want)):
+			t.Fatalf("it holds the finished boots: %v, file now %d bytes of %d", err, len(got), len(want))
+		case !bytes.HasPrefix(in, want) && err == nil:
+			t.Fatalf("accepted a file that is not the finished boots' output")
+		case err != nil && (!strings.HasPrefix(err.Error(), p) || !strings.Contains(err.Error(), "byte")):
+			t.Fatalf("error %q does not name the file and where", err)
+		}
+	})
+}

@@ -1,0 +1,129 @@
+//go:build linux
+
+package vmflags
+
+import (
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestSMP(t *testing.T) {
+	for in, want := range map[string]int{"1": 1, "2": 2, "256": 256} {
+		if n, err := SMP(in); n != want || err != nil {
+			t.Errorf("SMP(%q) = %d, %v; want %d", in, n, err, want)
+		}
+	}
+	for _, in := range []string{"0", "257", "999", "-1", "x", "", "2.5", " 2", "99999999999999999999"} {
+		if _, err := SMP(in); err == nil || !strings.Contains(err.Error(), "-smp accepts 1-256 vCPUs") {
+			t.Errorf("SMP(%q): %v, want an error naming -smp and 1-256", in, err)
+		}
+	}
+}
+
+func TestMemory(t *testing.T) {
+	for in, want := range map[string]int64{"128M": 128, "2G": 2048, "4096M": 4096, "1G": 1024} {
+		if n, err := Memory(in); n != want || err != nil {
+			t.Errorf("Memory(%q) = %d, %v; want %d", in, n, err, want)
+		}
+	}
+	for in, want := range map[string]string{
+		"2048":                  "accepts a size in M or G",
+		"2GB":                   "accepts a size in M or G",
+		"2T":                    "accepts a size in M or G",
+		"512K":                  "accepts a size in M or G",
+		"0G":                    "accepts a size in M or G",
+		"":                      "accepts a size in M or G",
+		"64M":                   `accepts at least 128M: a guest needs that much (got "64M")`,
+		"99999999999999999999G": "accepts a size in M or G",
+		"9007199254740993G":     "accepts a size in M or G",
+	} {
+		if _, err := Memory(in); err == nil || !strings.Contains(err.Error(), "-memory") || !strings.Contains(err.Error(), want) {
+			t.Errorf("Memory(%q): %v, want an error naming -memory and %q", in, err, want)
+		}
+	}
+}
+
+func TestAccel(t *testing.T) {
+	for _, a := range []string{"auto", "kvm", "tcg"} {
+		if err := Accel(a); err != nil {
+			t.Errorf("Accel(%q): %v", a, err)
+		}
+	}
+	for _, a := range []string{"", "hvf", "xen", "KVM", "tcg,thread=multi"} {
+		if err := Accel(a); err == nil || !strings.Contains(err.Error(), "-accel accepts auto, kvm or tcg") {
+			t.Errorf("Accel(%q): %v", a, err)
+		}
+	}
+}
+
+func TestAppend(t *testing.T) {
+	for _, s := range []string{"", "nokaslr", "mitigations=off sysctl.net.core.bpf_jit_harden=2", "a=\"b c\"\tx", strings.Repeat("x", MaxAppend)} {
+		if err := Append(s); err != nil {
+			t.Errorf("Append(%.40q): %v", s, err)
+		}
+	}
+	for s, want := range map[string]string{
+		strings.Repeat("x", MaxAppend+1): "accepts at most 1791 bytes, of the x86 kernel command line's 2048 that vmexec leaves (got 1792 bytes)",
+		"a\x00b":                         "control byte 0x00 at byte 1",
+		"a\nb":                           "control byte 0x0a at byte 1",
+		"\x7f":                           "control byte 0x7f at byte 0",
+	} {
+		if err := Append(s); err == nil || !strings.Contains(err.Error(), "-append") || !strings.Contains(err.Error(), want) {
+			t.Errorf("Append(%.40q): %v, want %q", s, err, want)
+		}
+	}
+}
+
+func TestKernel(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	header := func(version uint16) []byte {
+		b := make([]byte, 4096)
+		copy(b[0x202:], "HdrS")
+		binary.LittleEndian.PutUint16(b[0x206:], version)
+		return b
+	}
+	good := write("bzImage", header(0x020f))
+	if err := Kernel("-kernel", good); err != nil {
+		t.Errorf("a bzImage header: %v", err)
+	}
+	for p, want := range map[string]string{
+		filepath.Join(dir, "none"):           "-a-kernel: open",
+		dir:                                  "not a regular file",
+		write("short", []byte("HdrS")):       "too short for a bzImage header",
+		write("vmlinux", make([]byte, 4096)): `no bzImage header ("HdrS" at 0x202)`,
+		write("old", header(0x0105)):         "boot protocol 0x105 is older than 2.00",
+	} {
+		if err := Kernel("-a-kernel", p); err == nil || !strings.Contains(err.Error(), "-a-kernel") || !strings.Contains(err.Error(), want) {
+			t.Errorf("Kernel(%s): %v, want %q", p, err, want)
+		}
+	}
+}
+
+func TestGuest(t *testing.T) {
+	if err := (Guest{}).WithDefaults().Check(); err != nil {
+		t.Errorf("vmexec's defaults: %v", err)
+	}
+	if err := (Guest{}).Check(); err == nil || !strings.Contains(err.Error(), "-smp") {
+		t.Errorf("unset settings without defaults: %v, want -smp refused", err)
+	}
+	for g, want := range map[Guest]string{
+		{SMP: "999"}:       `-smp accepts 1-256 vCPUs (got "999")`,
+		{Memory: "2048"}:   `-memory accepts a size in M or G`,
+		{Accel: "hvf"}:     `-accel accepts auto, kvm or tcg (got "hvf")`,
+		{Append: "a\x00b"}: "-append",
+	} {
+		if err := g.WithDefaults().Check(); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%+v: %v, want %q first", g, err, want)
+		}
+	}
+}
