@@ -95,8 +95,8 @@ func (r reader) vm() []Field {
 	var fields []Field
 	for _, l := range strings.Split(s, "\n") {
 		key, val, ok := strings.Cut(l, ": ")
-		if ok && strings.HasPrefix(key, "vm.") && !strings.ContainsAny(key, " \t") {
-			fields = append(fields, Field{key, val})
+		if ok && strings.HasPrefix(key, "vm.") && !strings.ContainsAny(key, " \t\r") {
+			fields = append(fields, Field{key, clean(val)})
 		}
 	}
 	return fields

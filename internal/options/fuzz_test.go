@@ -51,7 +51,8 @@ func FuzzParse(f *testing.F) {
 		err := parse(func(k string) (string, bool) { v, ok := env[k]; return v, ok }, environ)
 		if err != nil {
 			for _, line := range strings.Split(err.Error(), "\n") {
-				name, _, _ := strings.Cut(line, " ")
+				// A name a terminal would not show is quoted.
+				name, _, _ := strings.Cut(strings.TrimPrefix(line, `"`), " ")
 				name, _, _ = strings.Cut(name, "=")
 				if !strings.HasPrefix(name, "KBENCH_") || !strings.Contains(line, " accepts ") && !strings.Contains(line, " is not a kbench variable; known: ") {
 					t.Fatalf("error line %q names no variable and what it accepts", line)

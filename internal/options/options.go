@@ -24,6 +24,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // Var is one KBENCH_* variable.
@@ -169,10 +170,20 @@ func parse(lookup func(string) (string, bool), environ []string) error {
 	for _, kv := range environ {
 		name, _, _ := strings.Cut(kv, "=")
 		if strings.HasPrefix(name, "KBENCH_") && !known(name) {
-			errs = append(errs, fmt.Errorf("%s is not a kbench variable; known: %s", name, strings.Join(names(), ", ")))
+			errs = append(errs, fmt.Errorf("%s is not a kbench variable; known: %s", shown(name), strings.Join(names(), ", ")))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// shown is an environment variable's name for a message: as it is, or
+// quoted where it holds what a terminal would not show (a newline would
+// split the message's one line per problem).
+func shown(name string) string {
+	if strings.ContainsFunc(name, func(r rune) bool { return !unicode.IsPrint(r) }) {
+		return strconv.Quote(name)
+	}
+	return name
 }
 
 func defaultNote(v *Var) string {
