@@ -24,8 +24,9 @@
 //	driver:     internal/benchmain -> instrument workload harness os
 //	benchmark:  netbench prctlbench redisbench seccompbench sockfdbench
 //	            -> driver instrument workload harness os
-//	tool:       internal/cmd/* internal/lkpstat -> instrument workload
-//	            harness os
+//	tool:       internal/cmd/* internal/lkpstat internal/abstat
+//	            internal/abstat/sim internal/abreport -> instrument
+//	            workload harness os
 //
 // The OS and runtime layer is one package per kernel or runtime interface
 // (threads, child processes, CPUs, /proc, skips). The harness runs rows:
@@ -33,7 +34,9 @@
 // instruments measure inside a region. Workload helpers are what a
 // benchmark's work needs beyond the OS layer (seccomp filters, a
 // redis-server, pulses, UnixBench's loop). benchmain is the TestMain of
-// every benchmark package; the tools are commands and their libraries.
+// every benchmark package; the tools are commands and their libraries
+// (abstat, the A/B statistics; abreport, its text forms; abstat/sim, the
+// fixtures and simulation their tests share).
 //
 // # Linux only
 //

@@ -3,7 +3,6 @@
 package netbench
 
 import (
-	"errors"
 	"fmt"
 	"net/netip"
 	"os"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/kbench/kbench/internal/benchmain"
 	"github.com/kbench/kbench/internal/fingerprint"
+	"github.com/kbench/kbench/internal/peer"
 	"github.com/kbench/kbench/internal/region"
 	"github.com/kbench/kbench/internal/skip"
 	"github.com/kbench/kbench/internal/unit"
@@ -27,7 +27,7 @@ func fingerprintFields() []fingerprint.Field {
 	if *serverAddr != "" {
 		where = "remote " + *serverAddr
 	}
-	fields := []fingerprint.Field{{Key: "netbench.server", Value: where}, {Key: "netbench.fdtables", Value: fdTables()}}
+	fields := []fingerprint.Field{{Key: "netbench.server", Value: where}, {Key: "netbench.fdtables", Value: fdTables()}, peer.Fingerprint()}
 	for i, v := range readSysctls() {
 		fields = append(fields, fingerprint.Field{Key: "sysctl." + tcpSysctls[i], Value: v})
 	}
@@ -70,20 +70,22 @@ func BenchmarkTCPRR(b *testing.B) { benchKind(b, RR) }
 
 func benchKind(b *testing.B, kind Kind) {
 	for _, ip := range []int{4, 6} {
-		for _, flows := range *flowCounts {
+		for _, nflows := range *flowCounts {
 			for _, sz := range sizes {
 				for _, mm := range []string{"separate", "shared"} {
-					cfg := Config{Kind: kind, Flows: flows, Req: sz.req, Rsp: sz.rsp, Shared: mm == "shared"}
-					if cfg.Shared && !sharedRow(ip, cfg) {
-						continue
-					}
-					// The row's flows and its in-process server are
-					// set up by its first trial and kept for the rest.
-					var kept keptFlows
-					name := fmt.Sprintf("ip=%d/flows=%d/req=%d/rsp=%d/mm=%s", ip, flows, sz.req, sz.rsp, mm)
-					b.Run(name, func(b *testing.B) { benchRow(b, ip, cfg, &kept) })
-					if err := kept.Close(); err != nil {
-						b.Errorf("%s: ending the row's flows: %v", name, err)
+					for _, cpu := range peer.Placements {
+						cfg := Config{Kind: kind, Flows: nflows, Req: sz.req, Rsp: sz.rsp, Shared: mm == "shared", CPU: cpu}
+						if cfg.Shared && !sharedRow(ip, cfg) || cpu != peer.Any && !pinnedRow(ip, cfg) {
+							continue
+						}
+						// The row's flows and its in-process server are
+						// set up by its first trial and kept for the rest.
+						var kept peer.Kept[*flows]
+						name := fmt.Sprintf("ip=%d/flows=%d/req=%d/rsp=%d/mm=%s/cpu=%s", ip, nflows, sz.req, sz.rsp, mm, cpu)
+						b.Run(name, func(b *testing.B) { benchRow(b, ip, cfg, &kept) })
+						if err := kept.Close(); err != nil {
+							b.Errorf("%s: ending the row's flows: %v", name, err)
+						}
 					}
 				}
 			}
@@ -97,36 +99,42 @@ func sharedRow(ip int, cfg Config) bool {
 	return ip == 4 && cfg.Req == 1
 }
 
+// pinnedRow says which rows also run with cpu=same and cpu=cross: the
+// report's shape (ip=4, req=1, mm=separate), see the package doc.
+func pinnedRow(ip int, cfg Config) bool {
+	return ip == 4 && cfg.Req == 1 && !cfg.Shared
+}
+
 // benchRow runs one trial of a row: a round of b.N transactions on the
 // row's kept flows, which the first trial starts after checking the
 // limits (later trials find the flows' fds and tasks taken already).
-func benchRow(b *testing.B, ip int, cfg Config, kept *keptFlows) {
+func benchRow(b *testing.B, ip int, cfg Config, kept *peer.Kept[*flows]) {
 	r := region.New(b)
-	fl, err := kept.get(fmt.Sprint(ip, cfg), func() (*flows, error) {
+	_, err := kept.Get(fmt.Sprint(ip, cfg), func() (*flows, *peer.Run, error) {
 		ctl, stop := target(b, ip)
 		if err := checkLimits(cfg, *serverAddr == ""); err != nil {
 			stop()
-			return nil, err
+			return nil, nil, err
 		}
-		return startFlows(ctl, cfg, netperfPorts, stop)
+		fl, err := startFlows(ctl, cfg, netperfPorts, stop)
+		if err != nil {
+			return nil, nil, err
+		}
+		return fl, fl.run, nil
 	})
 	var res *Result
 	if err == nil {
-		res, err = fl.round(b.N, region.ClockTimer{Region: r})
+		// Whatever fails, the flows end and the next trial (another
+		// -count) starts anew.
+		err = kept.Round(func(fl *flows) (err error) {
+			res, err = fl.round(b.N, region.ClockTimer{Region: r})
+			return err
+		})
 	}
 	r.End()
-	if err != nil {
-		// Whatever failed, the next trial (another -count) starts anew.
-		// A failed round has ended the flows and returned their errors
-		// already: Close would give the same again.
-		ended := fl != nil && fl.closed
-		if cerr := kept.Close(); !ended {
-			err = errors.Join(err, cerr)
-		}
-	}
 	skip.OnlyIfNotSupported(b, err) // a limit here, or the remote server's machine has no room for a flow
 	if err != nil {
-		b.Fatalf("%s flows=%d req=%d rsp=%d, %d transactions: %v", cfg.Kind, cfg.Flows, cfg.Req, cfg.Rsp, b.N, err)
+		b.Fatalf("%s flows=%d req=%d rsp=%d cpu=%s, %d transactions: %v", cfg.Kind, cfg.Flows, cfg.Req, cfg.Rsp, cfg.CPU, b.N, err)
 	}
 	tps := float64(res.Txns) / b.Elapsed().Seconds()
 	unit.Report(b, res.Txns, "tps")
@@ -134,6 +142,9 @@ func benchRow(b *testing.B, ip int, cfg Config, kept *keptFlows) {
 	unit.Metric(b, float64(res.Percentile(50))/1e3, "p50-us")
 	unit.Metric(b, float64(res.Percentile(99))/1e3, "p99-us")
 	unit.Metric(b, float64(res.Slow)/float64(res.Txns), "slow/op")
+	if share, ok := res.Seen.Share(); ok && res.Metered {
+		unit.Metric(b, share, "same-cpu/op")
+	}
 }
 
 // target returns the control address of the server for family ip: the

@@ -15,7 +15,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kbench/kbench/internal/cpus"
 	"github.com/kbench/kbench/internal/limits"
+	"github.com/kbench/kbench/internal/peer"
 	"github.com/kbench/kbench/internal/skip"
 )
 
@@ -25,7 +27,7 @@ import (
 // It is plain line-based text over TCP through Go's net package; no
 // transaction goes over it.
 //
-//	client: OPEN crr|rr <req> <rsp> [separate|shared]
+//	client: OPEN crr|rr <req> <rsp> [separate|shared] [cpu=<n>] [meter=<id>.<flow>]
 //	                                    server: OK <port> | ERR <text>
 //	client: COUNTS                      server: FLOW <i> <txns> <badreqs> <error or ->
 //	                                            ... one line per flow, then END
@@ -33,9 +35,12 @@ import (
 //	client: SYSCTL                      server: SYSCTL <name> <value>
 //	                                            ... one line per tcpSysctls, then END
 //
-// OPEN's last word is the flow server's shape: its own process (separate,
-// the default, as netserver forks one per test) or a thread of the
-// server's (shared). COUNTS reports each flow's counts since it opened,
+// OPEN's fifth word is the flow server's shape: its own process
+// (separate, the default, as netserver forks one per test) or a thread
+// of the server's (shared); cpu= pins the flow's server to a CPU
+// (netperf's -T ,rcpu), and meter= names an in-process row's placement
+// meter (Server.addMeter) and the flow's pair in it, which only a server
+// in the row's own process has. COUNTS reports each flow's counts since it opened,
 // while the flows run on (a flow process keeps them in memory it shares
 // with the server), and the error of a flow that has ended with one. STOP
 // ends every flow opened on the connection and reports their final
@@ -89,6 +94,95 @@ type Server struct {
 	live    int // flows running
 	threads int // of them, flows on threads of this process
 	wg      sync.WaitGroup
+	meters  map[int]*peer.Meter // in-process rows' placement meters (addMeter)
+	meterID int
+}
+
+// inProcess holds the servers this process listens with, by control
+// address, so that a row in the same process finds its server and can
+// hand it the row's placement meter (local).
+var inProcess sync.Map // netip.AddrPort -> *Server
+
+// local returns the server this process runs at ctl, or nil: a server
+// on another host, or in another process.
+func local(ctl netip.AddrPort) *Server {
+	if s, ok := inProcess.Load(ctl); ok {
+		return s.(*Server)
+	}
+	return nil
+}
+
+// addMeter registers a row's placement meter, for the row's OPENs to
+// name (meter=<id>.<flow>), until drop is called.
+func (s *Server) addMeter(m *peer.Meter) (id int, drop func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.meterID++
+	id = s.meterID
+	s.meters[id] = m
+	return id, func() {
+		s.mu.Lock()
+		delete(s.meters, id)
+		s.mu.Unlock()
+	}
+}
+
+// flowOpen is what an OPEN asks for: the test, the sizes, the flow
+// server's shape, its CPU if pinned, and its Watch in a row's meter.
+type flowOpen struct {
+	kind     Kind
+	req, rsp int
+	separate bool
+	pin      bool
+	cpu      int
+	watch    *peer.Watch
+}
+
+// parseOpen reads "OPEN crr|rr <req> <rsp> [separate|shared] [cpu=<n>]
+// [meter=<id>.<flow>]".
+func (s *Server) parseOpen(f []string) (flowOpen, error) {
+	o := flowOpen{separate: true}
+	kind, err := parseKind(f[1])
+	if err != nil {
+		return o, err
+	}
+	o.kind = kind
+	req, err1 := strconv.Atoi(f[2])
+	rsp, err2 := strconv.Atoi(f[3])
+	if err1 != nil || err2 != nil || req < 1 || rsp < 1 || req > maxMessage || rsp > maxMessage {
+		return o, fmt.Errorf("sizes %q %q not in 1-%d", f[2], f[3], maxMessage)
+	}
+	o.req, o.rsp = req, rsp
+	for i, w := range f[4:] {
+		k, v, _ := strings.Cut(w, "=")
+		switch {
+		case i == 0 && (w == "separate" || w == "shared"):
+			o.separate = w == "separate"
+		case k == "cpu" && !o.pin:
+			c, err := strconv.Atoi(v)
+			if err != nil || c < 0 || c >= cpus.MaxCPU {
+				return o, fmt.Errorf("cpu=%q, want a CPU number", v)
+			}
+			o.pin, o.cpu = true, c
+		case k == "meter" && o.watch == nil:
+			var id, flow int
+			if _, err := fmt.Sscanf(v, "%d.%d", &id, &flow); err != nil {
+				return o, fmt.Errorf("meter=%q, want <id>.<flow>", v)
+			}
+			s.mu.Lock()
+			m := s.meters[id]
+			s.mu.Unlock()
+			if m == nil || flow < 0 || flow >= m.Pairs() {
+				return o, fmt.Errorf("meter=%s: no such meter and flow in this server's process", v)
+			}
+			o.watch = m.Watch(flow, 1)
+		case i == 0:
+			return o, fmt.Errorf("shape %q, want separate or shared", w)
+		default:
+			return o, fmt.Errorf("OPEN word %q, want cpu=<n> or meter=<id>.<flow>, once each", w)
+		}
+	}
+	return o, nil
 }
 
 // Listen opens a server's control socket on addr (ip:port; port 0 picks
@@ -98,7 +192,9 @@ func Listen(addr netip.AddrPort) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Server{ln: ln, conns: map[net.Conn]struct{}{}}, nil
+	s := &Server{ln: ln, conns: map[net.Conn]struct{}{}, meters: map[int]*peer.Meter{}}
+	inProcess.Store(s.Addr(), s)
+	return s, nil
 }
 
 // Addr is the control socket's address.
@@ -135,6 +231,7 @@ func (s *Server) Serve() error {
 // waits for their threads.
 func (s *Server) Close() error {
 	s.closing.Store(true)
+	inProcess.Delete(s.Addr())
 	err := s.ln.Close()
 	s.mu.Lock()
 	for c := range s.conns {
@@ -162,33 +259,23 @@ func (s *Server) handle(c net.Conn) {
 		}
 		f := strings.Fields(line)
 		switch {
-		case (len(f) == 4 || len(f) == 5) && f[0] == "OPEN":
-			kind, err := parseKind(f[1])
-			req, err1 := strconv.Atoi(f[2])
-			rsp, err2 := strconv.Atoi(f[3])
-			mm := "separate"
-			if len(f) == 5 {
-				mm = f[4]
-			}
+		case len(f) >= 4 && f[0] == "OPEN":
+			o, err := s.parseOpen(f)
 			switch {
 			case err != nil:
-			case mm != "separate" && mm != "shared":
-				err = fmt.Errorf("shape %q, want separate or shared", mm)
-			case err1 != nil || err2 != nil || req < 1 || rsp < 1 || req > maxMessage || rsp > maxMessage:
-				err = fmt.Errorf("sizes %q %q not in 1-%d", f[2], f[3], maxMessage)
 			case len(flows) >= maxFlows:
 				err = fmt.Errorf("more than %d flows", maxFlows)
 			}
 			var fs *flowServer
 			if err == nil {
-				n, why := flowFds(mm == "separate")
+				n, why := flowFds(o.separate, o.watch != nil)
 				if lerr := limits.Fds("one more server flow", n, why); lerr != nil {
 					if !reply("%s%v", limitReply, lerr) {
 						return
 					}
 					continue
 				}
-				fs, err = startFlowServer(ip, kind, req, rsp, mm == "separate", s.hooks)
+				fs, err = startFlowServer(ip, o, s.hooks)
 			}
 			if err != nil {
 				if !reply("ERR %v", err) {
@@ -280,7 +367,7 @@ func (s *Server) addLive(flows []*flowServer, sign int) {
 	s.mu.Lock()
 	s.live += sign * len(flows)
 	for _, fs := range flows {
-		if fs.proc == nil {
+		if fs.thread {
 			s.threads += sign
 		}
 	}
@@ -368,13 +455,14 @@ func (e *serverLimit) Error() string        { return "the netbench server's mach
 func (e *serverLimit) Is(target error) bool { return target == skip.ErrNotSupported }
 
 // open asks for one flow, its server a process of its own unless shared,
-// and returns its data port.
-func (cc *controlClient) open(kind Kind, req, rsp int, shared bool) (int, error) {
+// and returns its data port. extra are OPEN's further words (cpu=,
+// meter=).
+func (cc *controlClient) open(kind Kind, req, rsp int, shared bool, extra ...string) (int, error) {
 	mm := "separate"
 	if shared {
 		mm = "shared"
 	}
-	line, err := cc.roundTrip(fmt.Sprintf("OPEN %s %d %d %s", kind, req, rsp, mm))
+	line, err := cc.roundTrip(strings.Join(append([]string{fmt.Sprintf("OPEN %s %d %d %s", kind, req, rsp, mm)}, extra...), " "))
 	if err != nil {
 		return 0, err
 	}

@@ -16,9 +16,38 @@
 // before the row's first trial and kept for the row, as netperf keeps it
 // for its run. Rows: ip=4|6 (6 where ::1 binds),
 // flows=1|16 (KBENCH_NET_FLOWS), req=1/rsp=1 (netperf's default, lkp's
-// report) and req=64/rsp=1024. Each row reports tps (lkp
-// Throughput_total_tps), tps/flow (Throughput_tps), p50-us and p99-us
-// (transaction latency) and slow/op.
+// report) and req=64/rsp=1024, mm= (below) and cpu= (below). Each row
+// reports tps (lkp Throughput_total_tps), tps/flow (Throughput_tps),
+// p50-us and p99-us (transaction latency), slow/op and same-cpu/op.
+//
+// # Placement: cpu=
+//
+// cpu=any leaves every flow's client and server where the scheduler
+// puts them, as lkp's netperf ran: report 004's row is
+// TCPCRR/ip=4/flows=16/req=1/rsp=1/mm=separate/cpu=any, and the
+// scheduler's wakeup placement is kernel behaviour a regression can
+// change. The ip=4, req=1, mm=separate rows also run pinned, as netperf
+// -T lcpu,rcpu pins its client and netserver's child (internal/peer's
+// Placement, over the usable CPUs in ring order): cpu=same pins flow i's
+// client and server to the i-th CPU of the ring (-T0,0 for one flow on a
+// machine whose ring starts 0,1), cpu=cross its client to the i-th and
+// its server to the next (-T0,1; which pair, and what it shares, is the
+// fingerprint's cpu.cross line). On a small machine an unpinned sample
+// flips a coin between a pair that shares a CPU and one that keeps two
+// (docs/results.md: TCP_RR flows=1 ran 27.6k-63.9k tps in one -count=10 run,
+// a cross-CPU wakeup in every transaction of the second mode), so the
+// pinned rows are the ones for an A/B of the code path, and cpu=any says
+// what the whole kernel, scheduler included, does. cpu=same is the
+// steadiest (1.09-1.22 max/min in a -count=10 run on a 2-vCPU VM); a
+// cpu=cross row is as steady as the machine's cross-CPU wakeups, which
+// on that VM varied 2-4x from minute to minute, for netperf -T0,1 too
+// (docs/results.md, "Placement"). Each row
+// reports same-cpu/op: the share of transactions whose client and server
+// were last seen on one CPU, each side reading its CPU (getcpu) at most
+// once a millisecond, between blocks of 16 transactions, into a meter the
+// in-process server's flows share (peer.Meter); a pinned row fails when a side was seen off its CPU. The
+// pinned rows need both ends on this machine: with KBENCH_NET_SERVER
+// they skip, and the other rows report no same-cpu/op.
 //
 // As netperf, each flow has its own client process and its own server
 // process with its own listening socket (backlog 5): lkp's 16 netperf
@@ -37,7 +66,9 @@
 // adds no work around them and no thread handoffs to the process. The
 // client flows are internal/peer sides (one body, run as a process or a
 // thread): they share the transaction budget and the latency slots
-// through a shared mapping, taken 16 tickets at a time. A line-based
+// through a shared mapping, taken 16 tickets at a time. The server's
+// flows are peer sides too, one round each from OPEN to STOP, their
+// counts in memory they share with the server. A line-based
 // control connection (Go net, off the measured path) opens the flows,
 // asks for the server's counts after each round (COUNTS: a flow server
 // process keeps them in memory it shares with the server) and stops the
@@ -58,8 +89,8 @@
 // copied from the process's, in which it closes every socket but its own
 // listening one (a control connection held in a copy would never close).
 // Its switches between a client and its server keep the mm, so the
-// difference between the two rows isolates what switch_mm costs on this
-// kernel and CPU: the CR3/PCID switch, the conditional IBPB on a switch to
+// difference between the two rows (where they share a CPU: same-cpu/op
+// says how often) isolates what switch_mm costs on this kernel and CPU: the CR3/PCID switch, the conditional IBPB on a switch to
 // another mm (cond_mitigation), mm_cpumask updates and per-mm TLB work,
 // twice per transaction. Where a seccomp profile refuses unshare, the
 // flows share their process's table and the netbench.fdtables line of the

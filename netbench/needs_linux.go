@@ -28,7 +28,8 @@ import (
 // the later ones open nothing more.
 //
 // mm=shared: the control connection, the shared work's memfd, locally the
-// listening sockets, and the flows' data sockets. Where flow threads have
+// listening sockets and the memfds of the server flows' counts, and the
+// flows' data sockets. Where flow threads have
 // private fd tables (privateFiles), each thread's table is a copy of the
 // process's, in which its sweep (closeSocketsExcept) opens one fd, the
 // listing of /proc/thread-self/fd, before it closes the other sockets,
@@ -37,8 +38,8 @@ import (
 // netstat counters read after each round (RR's connections open) take
 // one more:
 //
-//	private: 2 + 1 + flows + 1 (local), 1 + 1 + 1 (remote)
-//	shared:  2 + 1 + 3*flows + 1 (local), 1 + 1 + flows + 1 (remote)
+//	private: 2 + 1 + 2*flows + 1 (local), 1 + 1 + 1 (remote)
+//	shared:  2 + 1 + 4*flows + 1 (local), 1 + 1 + flows + 1 (remote)
 //
 // The private count holds on a quiet process only: a fd another thread
 // holds open for a moment (a /proc read) when a flow thread's copy is
@@ -77,14 +78,14 @@ func fdsNeeded(cfg Config, local bool) (fds int, why string) {
 		fds = 1 + 1 + child.Fds(cfg.Flows, 1)
 		why = fmt.Sprintf("1 control + 1 memfd + %d child processes x %d + %d while one starts", cfg.Flows, child.ParentFds, child.StartFds(1))
 	case privateFiles() == nil && local:
-		fds = 2 + 1 + cfg.Flows + 1
-		why = fmt.Sprintf("2 control + 1 memfd + %d listeners + 1 for the sweep in each flow thread's copy of the table", cfg.Flows)
+		fds = 2 + 1 + 2*cfg.Flows + 1
+		why = fmt.Sprintf("2 control + 1 memfd + %d listeners + %d server memfds + 1 for the sweep in each flow thread's copy of the table", cfg.Flows, cfg.Flows)
 	case privateFiles() == nil:
 		fds = 1 + 1 + 1
 		why = "1 control + 1 memfd + 1 for the sweep in each flow thread's copy of the table"
 	case local:
-		fds = 2 + 1 + 3*cfg.Flows + 1
-		why = fmt.Sprintf("2 control + 1 memfd + %d flows x 3 (listener, client socket, accepted socket) in the shared table + 1 netstat read between rounds", cfg.Flows)
+		fds = 2 + 1 + 4*cfg.Flows + 1
+		why = fmt.Sprintf("2 control + 1 memfd + %d flows x 4 (listener, server memfd, client socket, accepted socket) in the shared table + 1 netstat read between rounds", cfg.Flows)
 	default:
 		fds = 1 + 1 + cfg.Flows + 1
 		why = fmt.Sprintf("1 control + 1 memfd + %d client sockets in the shared table + 1 netstat read between rounds", cfg.Flows)
@@ -94,12 +95,17 @@ func fdsNeeded(cfg Config, local bool) (fds int, why string) {
 
 // flowFds is what one flow's server takes in the server's process: its
 // listening socket and, in mm=separate, the memfd of its counts and its
-// child process (inheriting both); in mm=shared one more in its thread's
-// table (its sweep's listing in a private copy, the accepted socket in a
-// shared table).
-func flowFds(separate bool) (int, string) {
+// child process (inheriting both, and with metered the memfd of an
+// in-process row's placement meter); in mm=shared the listener, the
+// memfd, and one more in its thread's table (its sweep's listing in a
+// private copy, the accepted socket in a shared table).
+func flowFds(separate, metered bool) (int, string) {
 	if separate {
-		return 2 + child.Fds(1, 2), fmt.Sprintf("1 listener + 1 memfd + 1 child process x %d + %d while it starts", child.ParentFds, child.StartFds(2))
+		inherited := 2
+		if metered {
+			inherited = 3
+		}
+		return 2 + child.Fds(1, inherited), fmt.Sprintf("1 listener + 1 memfd + 1 child process x %d + %d while it starts", child.ParentFds, child.StartFds(inherited))
 	}
-	return 2, "1 listener + 1 in its thread's table"
+	return 3, "1 listener + 1 memfd + 1 in its thread's table"
 }

@@ -533,6 +533,12 @@ func TestControlRejectsBadRequests(t *testing.T) {
 		"OPEN crr 0 1":       "ERR sizes",
 		"OPEN rr 1 99999999": "ERR sizes",
 		"HELLO":              "ERR unknown request",
+		// cpu= and meter= words (placement)
+		"OPEN rr 1 1 separate cpu=x":     "ERR cpu=\"x\", want a CPU number",
+		"OPEN rr 1 1 cpu=-1":             "ERR cpu=\"-1\"",
+		"OPEN rr 1 1 shared meter=9.0":   "ERR meter=9.0: no such meter",
+		"OPEN rr 1 1 shared cpu=0 cpu=0": "ERR OPEN word \"cpu=0\"",
+		"OPEN rr 1 1 both":               "ERR shape \"both\"",
 	} {
 		line, err := cc.roundTrip(req)
 		if err != nil || !strings.HasPrefix(line, want) {

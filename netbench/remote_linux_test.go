@@ -131,9 +131,17 @@ func TestRemoteNamespaces(t *testing.T) {
 		t.Fatalf("benchmarks in %s against %s: %v\n%s", nsB, ctl, err, res)
 	}
 	for _, name := range []string{"TCPCRR/ip=4/flows=1/req=1/rsp=1/mm=separate", "TCPCRR/ip=4/flows=16/req=1/rsp=1/mm=separate", "TCPRR/ip=4/flows=1/req=1/rsp=1/mm=separate", "TCPRR/ip=4/flows=16/req=1/rsp=1/mm=separate"} {
-		row := regexp.MustCompile(`(?m)^Benchmark` + regexp.QuoteMeta(name) + `-\d+\s+300\s+.* tps\b`)
+		row := regexp.MustCompile(`(?m)^Benchmark` + regexp.QuoteMeta(name+"/cpu=any") + `-\d+\s+300\s+.* tps\b`)
 		if !row.Match(res) {
 			t.Errorf("no result row for %s in:\n%s", name, res)
+		}
+		// Both ends of a pinned row's flow are on this machine: against
+		// a remote server those rows skip, saying why.
+		for _, cpu := range []string{"same", "cross"} {
+			skipped := regexp.MustCompile(`cpu=` + cpu + ` with the server at .* not supported; the pinned rows place both ends of a flow on this machine[^\n]*\n\s*--- SKIP: Benchmark` + regexp.QuoteMeta(name+"/cpu="+cpu) + `\n`)
+			if !skipped.Match(res) {
+				t.Errorf("%s/cpu=%s did not skip against a remote server:\n%s", name, cpu, res)
+			}
 		}
 	}
 	// The fingerprint carries the server namespace's TIME_WAIT settings.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kbench/kbench/internal/peer"
+	"github.com/kbench/kbench/internal/skip"
 	"github.com/kbench/kbench/internal/thread"
 	"github.com/kbench/kbench/internal/unit"
 )
@@ -28,6 +29,9 @@ type Config struct {
 	Flows    int
 	Req, Rsp int  // request and response sizes in bytes
 	Shared   bool // mm=shared: flows are threads, not processes
+	// CPU places each flow's client (the pair's first end) and server;
+	// "" is peer.Any. Pinned rows need the in-process server.
+	CPU peer.Placement
 }
 
 // Result is what one run measured.
@@ -42,6 +46,11 @@ type Result struct {
 	Client     []int64 // per flow: the client's count
 	Ports      []int   // per flow: the server's data port
 	Server     []flowReport
+	// Seen is the placement meter's looks in the round: with an
+	// in-process server (Metered), the share of transactions whose
+	// client and server were last seen on one CPU.
+	Seen    peer.Reading
+	Metered bool
 }
 
 // Percentile returns the p-th percentile latency (nearest rank).
@@ -56,17 +65,22 @@ var netperfPorts = portRange{PortMin, PortMax}
 
 // The shared memory of a row's client flows (peer.Mem): the round's
 // budget of transactions, which a flow takes a block at a time
-// (ticketBlock), then one latency slot per transaction, by ticket. The
-// slots start on a cache line of their own, so that a block of 16 (two
-// lines) shares no line with the budget's counter or another flow's block.
-const latOff = 64
+// (ticketBlock), then the flows' placement meter (peer.Meter, which the
+// in-process server's flows share), then one latency slot per
+// transaction, by ticket. The meter and the slots start on cache lines
+// of their own, so that a block of 16 (two lines) shares no line with
+// the budget's counter or another flow's block.
+const meterOff = 64
 
-var _ [latOff - peer.BudgetSize]struct{} // the budget fits before the slots
+var _ [meterOff - peer.BudgetSize]struct{} // the budget fits before the meter
+
+// latOff is where the latency slots start for flows flows.
+func latOff(flows int) int { return meterOff + peer.MeterSize(flows) }
 
 // flows is a row's flows: the control connection with the server flows it
 // opened, and the client flows as sides (processes, or threads for
 // mm=shared) that take their transactions from one shared budget. They
-// are set up once per row and run a round per trial (keptFlows): the RR
+// are set up once per row and run a round per trial (peer.Kept): the RR
 // connections, the server flows and the client processes live for the
 // row, as netperf's do for its run.
 type flows struct {
@@ -75,6 +89,8 @@ type flows struct {
 	ports   []int // per flow: the server's data port
 	mem     *peer.Mem
 	budget  *peer.Budget
+	meter   *peer.Meter
+	metered bool // the server flows look too: the server is in this process
 	run     *peer.Run
 	retrans int64        // TCPSynRetrans at the last reading
 	server  []flowReport // the server's counts at the last reading
@@ -88,6 +104,18 @@ type flows struct {
 func startFlows(ctl netip.AddrPort, cfg Config, ports portRange, after func() error) (fl *flows, err error) {
 	if cfg.Flows < 1 || cfg.Req < 1 || cfg.Rsp < 1 {
 		return nil, fmt.Errorf("netbench: bad run %+v", cfg)
+	}
+	if cfg.CPU == "" {
+		cfg.CPU = peer.Any
+	}
+	srv := local(ctl)
+	if cfg.CPU != peer.Any && srv == nil {
+		return nil, &skip.Unsupported{Feature: "cpu=" + string(cfg.CPU) + " with the server at " + ctl.String(),
+			Hint: "the pinned rows place both ends of a flow on this machine: run them without KBENCH_NET_SERVER"}
+	}
+	place, err := peer.Place(cfg.CPU)
+	if err != nil {
+		return nil, err
 	}
 	var undo []func() error
 	if after != nil {
@@ -118,22 +146,42 @@ func startFlows(ctl netip.AddrPort, cfg Config, ports portRange, after func() er
 		return nil, fmt.Errorf("no netbench server at %v: %w", ctl, err)
 	}
 	undo = append(undo, fl.cc.Close)
-	if fl.mem, err = peer.NewMem("kbench-netbench", latOff); err != nil {
+	if fl.mem, err = peer.NewMem("kbench-netbench", latOff(cfg.Flows)); err != nil {
 		return nil, err
 	}
 	undo = append(undo, fl.mem.Close)
 	fl.budget = peer.NewBudget(fl.mem, 0)
+	if fl.meter, err = peer.NewMeter(fl.mem, meterOff, cfg.Flows, "flow", "client", "server"); err != nil {
+		return nil, err
+	}
+	undo = append(undo, fl.meter.Close)
+	var meterWord func(i int) []string
+	if srv != nil {
+		id, drop := srv.addMeter(fl.meter)
+		undo = append(undo, func() error { drop(); return nil })
+		fl.metered = true
+		meterWord = func(i int) []string { return []string{fmt.Sprintf("meter=%d.%d", id, i)} }
+	}
 	sides := make([]peer.Side, cfg.Flows)
 	for i := range sides {
-		port, err := fl.cc.open(cfg.Kind, cfg.Req, cfg.Rsp, cfg.Shared)
+		var words []string
+		if meterWord != nil {
+			words = meterWord(i)
+		}
+		if pin, cpu := place.End(i, 1); pin {
+			words = append(words, fmt.Sprintf("cpu=%d", cpu)) // netperf's -T ,rcpu
+		}
+		port, err := fl.cc.open(cfg.Kind, cfg.Req, cfg.Rsp, cfg.Shared, words...)
 		if err != nil {
 			return nil, err
 		}
 		fl.ports[i] = port
 		// netperf: srand(getpid()); start = min + rand() % (max - min).
 		a := clientArgs{Kind: int(cfg.Kind), Req: cfg.Req, Rsp: cfg.Rsp, Addr: ctl.Addr().String(), Port: port,
-			Min: ports.min, Max: ports.max, Start: ports.min + rand.IntN(ports.max-ports.min), Sweep: cfg.Shared}
-		sides[i] = peer.Side{Role: clientRole, Args: a, Fds: []int{fl.mem.Fd()}, Thread: cfg.Shared}
+			Min: ports.min, Max: ports.max, Start: ports.min + rand.IntN(ports.max-ports.min), Sweep: cfg.Shared,
+			LatOff: latOff(cfg.Flows)}
+		sides[i] = peer.Side{Role: clientRole, Args: a, Fds: []int{fl.mem.Fd()}, Thread: cfg.Shared, Watch: fl.meter.Watch(i, 0)}
+		place.Pin(&sides[i], i, 0) // netperf's -T lcpu
 	}
 	if fl.run, err = peer.Start(sides); err != nil {
 		return nil, err
@@ -179,7 +227,7 @@ func (fl *flows) round(n int, t peer.Timer) (*Result, error) {
 	}
 	// The latency slots grow with the round, before the sides map them
 	// (their Ready), so that no flow takes a page fault in the round.
-	if size := latOff + 8*n; size > fl.mem.Len() {
+	if size := latOff(fl.cfg.Flows) + 8*n; size > fl.mem.Len() {
 		if err := fl.mem.Resize(size); err != nil {
 			return nil, err
 		}
@@ -187,7 +235,7 @@ func (fl *flows) round(n int, t peer.Timer) (*Result, error) {
 	}
 	fl.budget.Reset(int64(n))
 	counts := make([]clientCounts, fl.cfg.Flows)
-	res := &Result{Client: make([]int64, fl.cfg.Flows), Ports: fl.ports}
+	res := &Result{Client: make([]int64, fl.cfg.Flows), Ports: fl.ports, Metered: fl.metered}
 	err := fl.run.Round(func(int) any { return clientRound{N: int64(n), Size: fl.mem.Len()} }, t,
 		func(i int) any { return &counts[i] })
 	for i, c := range counts {
@@ -219,14 +267,18 @@ func (fl *flows) round(n int, t peer.Timer) (*Result, error) {
 		}
 	}
 	fl.server = now
+	// The server flows' looks (the pin check of theirs too) count with
+	// the meter: with a remote server only the clients'.
+	seen, merr := fl.meter.Read()
+	res.Seen = seen
 	if res.Txns != int64(n) {
-		return res, fmt.Errorf("clients completed %d transactions, want %d", res.Txns, n)
+		return res, errors.Join(fmt.Errorf("clients completed %d transactions, want %d", res.Txns, n), merr)
 	}
-	res.Lat = slices.Clone(fl.mem.Int64s(latOff, n))
+	res.Lat = slices.Clone(fl.mem.Int64s(latOff(fl.cfg.Flows), n))
 	slices.Sort(res.Lat)
 	i, _ := slices.BinarySearch(res.Lat, int64(SlowAfter)+1)
 	res.Slow = int64(len(res.Lat) - i)
-	return res, errors.Join(checkCounts(res.Client, res.Server), checkRetrans(res.SynRetrans, res.Txns))
+	return res, errors.Join(checkCounts(res.Client, res.Server), checkRetrans(res.SynRetrans, res.Txns), merr)
 }
 
 // runFlows runs n transactions over cfg.Flows flows against the netbench
@@ -240,43 +292,6 @@ func runFlows(ctl netip.AddrPort, cfg Config, n int, t peer.Timer, ports portRan
 	return res, errors.Join(err, fl.close())
 }
 
-// keptFlows holds a row's flows across the testing package's trials of it
-// (peer.Kept): the row's parent declares one beside its b.Run and closes
-// it when b.Run returns.
-type keptFlows struct {
-	k  peer.Kept
-	fl *flows
-}
-
-// get returns the kept flows for key, starting them with start when
-// there are none, when key changed or when the kept ones failed.
-func (kf *keptFlows) get(key string, start func() (*flows, error)) (*flows, error) {
-	if kf.fl != nil && kf.fl.closed {
-		kf.Close() // a failed round's error was reported there
-	}
-	_, err := kf.k.Get(key, func() (*peer.Run, error) {
-		fl, err := start()
-		if err != nil {
-			return nil, err
-		}
-		kf.fl = fl
-		return fl.run, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return kf.fl, nil // the kept Run's: start set it
-}
-
-// Close ends the kept flows, if any, and returns their errors.
-func (kf *keptFlows) Close() error {
-	if kf.fl != nil {
-		kf.fl.closed = true
-	}
-	kf.fl = nil
-	return kf.k.Close()
-}
-
 // clientArgs is one client flow, as its side gets it.
 type clientArgs struct {
 	Kind, Req, Rsp  int
@@ -286,6 +301,8 @@ type clientArgs struct {
 	// Sweep closes the process's other sockets in the flow's fd table
 	// (a thread's copy holds them; a child process has none).
 	Sweep bool
+	// LatOff is where the latency slots start in the shared memory.
+	LatOff int
 }
 
 // clientRound is a round of the flows: N transactions, and the shared
@@ -333,7 +350,7 @@ var clientRole = peer.Register("netbench-client", func(l peer.Link) error {
 	if err := ownFiles(-1, a.Sweep); err != nil {
 		return err
 	}
-	m, err := peer.MapMem(l.File(0), latOff)
+	m, err := peer.MapMem(l.File(0), a.LatOff)
 	if err != nil {
 		return err
 	}
@@ -343,7 +360,7 @@ var clientRole = peer.Register("netbench-client", func(l peer.Link) error {
 			return err
 		}
 	}
-	err = f.rounds(l, m)
+	err = f.rounds(l, m, a.LatOff)
 	if f.kind == RR {
 		err = errors.Join(err, f.rrClose())
 	}
@@ -352,7 +369,7 @@ var clientRole = peer.Register("netbench-client", func(l peer.Link) error {
 
 // rounds runs the flow's rounds until the row ends. A flow that fails
 // aborts the round's budget, so that the others stop within a block.
-func (f *clientFlow) rounds(l peer.Link, m *peer.Mem) error {
+func (f *clientFlow) rounds(l peer.Link, m *peer.Mem, latOff int) error {
 	for {
 		var r clientRound
 		if ok, err := l.Next(&r); !ok || err != nil {
@@ -367,7 +384,7 @@ func (f *clientFlow) rounds(l peer.Link, m *peer.Mem) error {
 			return err
 		}
 		txns, skips := f.txns, f.skips
-		if err := f.loop(peer.NewTaker(b, ticketBlock), lat); err != nil {
+		if err := f.loop(peer.NewTaker(b, ticketBlock).Looking(l), lat); err != nil {
 			b.Abort()
 			return err
 		}

@@ -6,45 +6,52 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/kbench/kbench/internal/child"
 	"github.com/kbench/kbench/internal/peer"
 	"github.com/kbench/kbench/internal/thread"
 	"golang.org/x/sys/unix"
 )
 
-// flowServer is netserver's child for one flow: its own listening socket
-// (backlog 5) and its own process (mm=separate: a child process running
-// loop, as netserver forks one per test) or OS thread (mm=shared, and
-// always when tests set hooks). For CRR it accepts, receives the request,
-// sends the response and closes first, so TIME_WAIT lands on this side;
-// for RR it serves one connection until the client closes it.
+// flowServer is netserver's child for one flow, as the server holds it:
+// its own listening socket (backlog 5) and its side (internal/peer), a
+// process of its own (mm=separate, as netserver forks one per test) or a
+// throw-away thread of the server's (mm=shared, and always when tests
+// set hooks), which runs flowLoop for one round, from OPEN to STOP.
 type flowServer struct {
-	kind Kind
-	pat  *patterns
-	lfd  int
-	port int
-
-	proc    *child.Proc // the flow's process in mm=separate
-	inChild bool        // loop runs in the child: the listening socket's shutdown is the stop
+	lfd    int
+	port   int
+	thread bool // the side is a thread of this process
 
 	// The flow's counts so far, which the control connection reads
-	// while the flow runs (COUNTS): in memory this process shares with
-	// the flow's process (counts) in mm=separate.
+	// while the flow runs (COUNTS), and the stop flag, in memory this
+	// process shares with the flow's side.
+	counts  *peer.Mem
 	txns    *atomic.Int64 // responses sent
 	badReqs *atomic.Int64 // requests with a wrong byte
-	counts  *peer.Mem
-	served  int64 // transactions answered, for hooks; the thread's own
+	stop    *atomic.Bool
+
+	run  *peer.Run
+	hook int   // the hooks' registration, 0 for none
+	err  error // the side's result, once done is closed
+	done chan struct{}
+}
+
+// flowLoop is a flow server's side: its loop's state, in the flow's
+// process or thread.
+type flowLoop struct {
+	kind    Kind
+	pat     *patterns
+	lfd     int
+	txns    *atomic.Int64
+	badReqs *atomic.Int64
+	stop    *atomic.Bool
+	link    peer.Link
+	served  int64 // transactions answered, for hooks
 	counted int64 // transactions counted; published in txns
-
-	stopping atomic.Bool
-	files    chan struct{} // a thread's: closed once it has its fd table
-
-	hooks *serverHooks
-	err   error // the thread's result, once done is closed
-	done  chan struct{}
+	hooks   *serverHooks
 }
 
 // serverHooks let tests make a server misbehave; nil in benchmarks.
@@ -59,25 +66,82 @@ type serverHooks struct {
 	start func() error
 }
 
-// startFlowServer opens the listening socket on ip and starts the flow's
-// process (separate, without hooks) or thread.
-func startFlowServer(ip netip.Addr, kind Kind, req, rsp int, separate bool, hooks *serverHooks) (*flowServer, error) {
+// hooksByID hands a flow thread its hooks, which its arguments can only
+// name: they are functions, so flows with hooks are threads.
+var (
+	hooksMu   sync.Mutex
+	hooksByID = map[int]*serverHooks{}
+	hooksNext int
+)
+
+// serverArgs and serverCounts are a flow server side's arguments and
+// counts. Sweep: the side is a thread, whose copy of the process's fd
+// table holds other flows' sockets (ownFiles).
+type (
+	serverArgs struct {
+		Kind, Req, Rsp int
+		Sweep          bool
+		Hooks          int
+	}
+	serverCounts struct{ Txns, BadReqs int64 }
+)
+
+// countsSize is a flow's counts and stop flag in the memory it shares
+// with the server: responses sent, requests with a wrong byte, stop.
+const countsSize = 24
+
+// startFlowServer opens the listening socket on ip and starts the flow o
+// asks for: its side a process (separate, without hooks) or a thread,
+// pinned where o says and watched by o's meter, if any (the second end
+// of a pair whose client is an in-process row's). It returns once the
+// side has its fd
+// table, which is made before the flow is the client's, so that a file
+// the client side opens later (the netstat counters it reads between
+// rounds) is never in a thread's copy.
+func startFlowServer(ip netip.Addr, o flowOpen, hooks *serverHooks) (*flowServer, error) {
+	kind, req, rsp, separate := o.kind, o.req, o.rsp, o.separate
 	lfd, port, err := listenSocket(ip)
 	if err != nil {
 		return nil, err
 	}
-	s := &flowServer{kind: kind, pat: newPatterns(req, rsp), lfd: lfd, port: port, hooks: hooks, done: make(chan struct{})}
-	if separate && hooks == nil {
-		if err := s.startProc(req, rsp); err != nil {
-			unix.Close(lfd)
-			return nil, err
-		}
-		return s, nil
+	m, err := peer.NewMem("kbench-netbench-server", countsSize)
+	if err != nil {
+		unix.Close(lfd)
+		return nil, err
 	}
-	s.txns, s.badReqs = new(atomic.Int64), new(atomic.Int64)
-	s.files = make(chan struct{})
+	s := &flowServer{lfd: lfd, port: port, thread: !separate || hooks != nil, counts: m,
+		txns: m.Int64(0), badReqs: m.Int64(8), stop: m.Bool(16), done: make(chan struct{})}
+	if hooks != nil {
+		hooksMu.Lock()
+		hooksNext++
+		s.hook = hooksNext
+		hooksByID[s.hook] = hooks
+		hooksMu.Unlock()
+	}
+	side := peer.Side{Role: serverRole, Args: serverArgs{int(kind), req, rsp, s.thread, s.hook}, Fds: []int{lfd, m.Fd()},
+		Pin: o.pin, CPU: o.cpu, Thread: s.thread, Watch: o.watch}
+	if s.run, err = peer.Start([]peer.Side{side}); err == nil {
+		if err = s.run.Begin(nil, nil); err != nil {
+			err = errors.Join(err, s.run.Close())
+		}
+	}
+	if err != nil {
+		s.unhook()
+		m.Close()
+		unix.Close(lfd)
+		return nil, err
+	}
 	go func() {
-		s.err = thread.Run(s.loop)
+		var c serverCounts
+		err := s.run.End(nil, func(int) any { return &c })
+		if err == nil {
+			// The same counts the side kept in the shared memory; a
+			// side that failed keeps what it had counted there.
+			s.txns.Store(c.Txns)
+			s.badReqs.Store(c.BadReqs)
+		}
+		s.err = errors.Join(err, s.run.Close())
+		s.unhook()
 		if s.err != nil {
 			// Refuse the flow's client: queued and later connections
 			// would otherwise wait for an accept that never comes.
@@ -85,111 +149,67 @@ func startFlowServer(ip netip.Addr, kind Kind, req, rsp int, separate bool, hook
 		}
 		close(s.done)
 	}()
-	// The thread's fd table is copied from the process's when it starts:
-	// it is made before the flow is the client's, so that a file the
-	// client side opens later (the netstat counters it reads between
-	// rounds) is never in the copy.
-	select {
-	case <-s.files:
-	case <-s.done:
-	}
 	return s, nil
 }
 
-// serverArgs and serverCounts are a flow server process's arguments and
-// counts.
-type (
-	serverArgs   struct{ Kind, Req, Rsp int }
-	serverCounts struct{ Txns, BadReqs int64 }
-)
+func (s *flowServer) unhook() {
+	hooksMu.Lock()
+	delete(hooksByID, s.hook)
+	hooksMu.Unlock()
+}
 
-// countsSize is a flow process's counts in the memory it shares with the
-// server: responses sent, then requests with a wrong byte.
-const countsSize = 16
-
-// The flow server's role: file 0 is its listening socket, file 1 the
-// memory its counts go in.
-var _ = child.Register("netbench-server", func(c *child.Ctx) error {
+// serverRole is a flow server side: file 0 is its listening socket, file
+// 1 the memory its counts and stop flag are in. Its one round lasts from
+// OPEN to STOP.
+var serverRole = peer.Register("netbench-server", func(l peer.Link) error {
 	var a serverArgs
-	if err := c.Args(&a); err != nil {
+	if err := l.Args(&a); err != nil {
 		return err
 	}
-	m, err := peer.MapMem(c.File(1), countsSize)
+	m, err := peer.MapMem(l.File(1), countsSize)
 	if err != nil {
 		return err
 	}
 	defer m.Close()
-	s := &flowServer{kind: Kind(a.Kind), pat: newPatterns(a.Req, a.Rsp), lfd: c.File(0), inChild: true,
-		txns: m.Int64(0), badReqs: m.Int64(8)}
-	if err := c.Ready(nil); err != nil {
+	s := &flowLoop{kind: Kind(a.Kind), pat: newPatterns(a.Req, a.Rsp), lfd: l.File(0),
+		txns: m.Int64(0), badReqs: m.Int64(8), stop: m.Bool(16), link: l}
+	if a.Hooks != 0 {
+		hooksMu.Lock()
+		s.hooks = hooksByID[a.Hooks]
+		hooksMu.Unlock()
+	}
+	if ok, err := l.Next(nil); !ok || err != nil {
+		return err
+	}
+	if err := ownFiles(s.lfd, a.Sweep); err != nil {
+		return err
+	}
+	if err := l.Ready(nil); err != nil {
 		return err
 	}
 	err = s.loop()
-	if rerr := c.Result(serverCounts{s.txns.Load(), s.badReqs.Load()}); err == nil {
+	if rerr := l.Result(serverCounts{s.txns.Load(), s.badReqs.Load()}); err == nil {
 		err = rerr
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	if more, err := l.Next(nil); more || err != nil {
+		return errors.Join(err, errors.New("netbench server flow: a second round"))
+	}
+	return nil
 })
 
-// startProc starts the flow's process and, once it has ended, takes its
-// counts and its error.
-func (s *flowServer) startProc(req, rsp int) error {
-	m, err := peer.NewMem("kbench-netbench-server", countsSize)
-	if err != nil {
-		return err
-	}
-	s.counts, s.txns, s.badReqs = m, m.Int64(0), m.Int64(8)
-	p, err := child.Start(child.Spec{Role: "netbench-server", Args: serverArgs{int(s.kind), req, rsp}, Fds: []int{s.lfd, m.Fd()}})
-	if err == nil {
-		if err = p.Ready(); err == nil {
-			err = p.Go()
-		}
-	}
-	if err != nil {
-		if p != nil {
-			p.Kill()
-		}
-		m.Close()
-		return err
-	}
-	s.proc = p
-	go func() {
-		var c serverCounts
-		err := p.Result(&c)
-		if err == nil {
-			// The same counts the process kept in the shared memory; a
-			// process that failed keeps what it had counted there.
-			s.txns.Store(c.Txns)
-			s.badReqs.Store(c.BadReqs)
-			err = p.Wait()
-		}
-		s.err = err
-		if err != nil {
-			unix.Shutdown(s.lfd, unix.SHUT_RDWR)
-		}
-		close(s.done)
-	}()
-	return nil
-}
-
-// stopped reports whether err from accept means the flow was told to
-// stop: the stopping flag in-process; in a child, which cannot see it,
-// the EINVAL accept returns once the listening socket is shut down.
-func (s *flowServer) stopped(err error) bool {
-	return s.stopping.Load() || s.inChild && err == unix.EINVAL
-}
-
 // yieldCheck is how many RR requests the server answers between readings
-// of the clock for its Yielder: netserver reads no clock per request.
+// of the clock for its Yielder: netserver reads no clock per request. It
+// is also how many transactions the side serves between its looks for
+// the placement meter.
 const yieldCheck = 16
 
-func (s *flowServer) loop() (err error) {
-	if err := ownFiles(s.lfd, !s.inChild); err != nil {
-		return err
-	}
-	if s.files != nil {
-		close(s.files)
-	}
+// loop serves the flow until it is told to stop: the stop flag, set
+// before the server shuts the listening socket down, after which accept
+// fails with EINVAL.
+func (s *flowLoop) loop() (err error) {
 	if h := s.hooks; h != nil && h.start != nil {
 		if err := h.start(); err != nil {
 			return err
@@ -199,11 +219,14 @@ func (s *flowServer) loop() (err error) {
 	var y thread.Yielder
 	defer func() { err = errors.Join(err, y.Err()) }()
 	req := make([]byte, len(s.pat.req[0]))
-	for {
+	for conns := 1; ; conns++ {
 		y.Tick(thread.Clock())
+		if conns%yieldCheck == 0 {
+			s.link.Look(s.served)
+		}
 		fd, err := ac.accept(s.lfd)
 		if err != nil {
-			if s.stopped(err) {
+			if s.stop.Load() {
 				return nil
 			}
 			if err == unix.ECONNABORTED {
@@ -211,7 +234,7 @@ func (s *flowServer) loop() (err error) {
 			}
 			return fmt.Errorf("accept: %w", err)
 		}
-		if s.stopping.Load() {
+		if s.stop.Load() {
 			rawClose(fd)
 			return nil
 		}
@@ -221,6 +244,7 @@ func (s *flowServer) loop() (err error) {
 			for n := 0; ; n++ {
 				if n%yieldCheck == 0 {
 					y.Tick(thread.Clock())
+					s.link.Look(s.served)
 				}
 				var more bool
 				more, err = s.serve(fd, req)
@@ -231,7 +255,7 @@ func (s *flowServer) loop() (err error) {
 		}
 		rawClose(fd) // first, for CRR: TIME_WAIT stays here
 		if err != nil {
-			if s.stopping.Load() {
+			if s.stop.Load() {
 				return nil
 			}
 			return err
@@ -245,7 +269,7 @@ func (s *flowServer) loop() (err error) {
 
 // serve answers one request on fd. It returns false, nil when the client
 // closed the connection before sending anything (the end of an RR test).
-func (s *flowServer) serve(fd int, req []byte) (bool, error) {
+func (s *flowLoop) serve(fd int, req []byte) (bool, error) {
 	n, err := recvFull(fd, req)
 	if err != nil {
 		return false, err
@@ -299,7 +323,7 @@ func (s *flowServer) serve(fd int, req []byte) (bool, error) {
 // until the server process exits.
 func stopFlows(flows []*flowServer, wait time.Duration) []error {
 	for _, s := range flows {
-		s.stopping.Store(true)
+		s.stop.Store(true)
 		unix.Shutdown(s.lfd, unix.SHUT_RDWR)
 	}
 	errs := make([]error, len(flows))
@@ -313,10 +337,10 @@ func stopFlows(flows []*flowServer, wait time.Duration) []error {
 				timedOut = true
 			}
 		}
-		if s.proc != nil && !isDone(s.done) {
+		if !s.thread && !isDone(s.done) {
 			// A process can be ended: kill it, and its listening
 			// socket and connections close with it.
-			s.proc.Kill()
+			s.run.Kill()
 			<-s.done
 			unix.Close(s.lfd)
 			errs[i] = fmt.Errorf("flow server process still running %v after stop (a client that neither finished nor closed its connection?): killed", wait)

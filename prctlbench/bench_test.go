@@ -3,7 +3,12 @@
 package prctlbench
 
 import (
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/kbench/kbench/internal/limits"
@@ -35,36 +40,46 @@ func BenchmarkSyscallMix(b *testing.B) {
 }
 
 // BenchmarkPingPong: one op is one round trip of a counter between two
-// sides pinned to different CPUs, over two pipes: two child processes
-// (mm=separate) or two threads of the test binary (mm=shared). The sides
-// live for the row; each trial is one round of b.N round trips.
+// sides over two pipes: two child processes (mm=separate) or two threads
+// of the test binary (mm=shared), placed as cpu= says (peer.Placement:
+// any, both on one CPU, or each on its own). The sides live for the row;
+// each trial is one round of b.N round trips.
 func BenchmarkPingPong(b *testing.B) {
 	for _, mm := range []string{"separate", "shared"} {
-		var row pingPongRow
-		b.Run("mm="+mm, func(b *testing.B) { benchPingPong(b, &row, mm == "shared") })
-		if err := row.close(); err != nil {
-			b.Errorf("mm=%s: ending the sides: %v", mm, err)
+		for _, cpu := range peer.Placements {
+			var row peer.Kept[*pingPongSides]
+			name := fmt.Sprintf("mm=%s/cpu=%s", mm, cpu)
+			b.Run(name, func(b *testing.B) { benchPingPong(b, &row, mm == "shared", cpu) })
+			if err := row.Close(); err != nil {
+				b.Errorf("%s: ending the sides: %v", name, err)
+			}
 		}
 	}
 }
 
-func benchPingPong(b *testing.B, row *pingPongRow, shared bool) {
+func benchPingPong(b *testing.B, row *peer.Kept[*pingPongSides], shared bool, cpu peer.Placement) {
 	checkContainedAfter(b)
-	usable := limits.NeedCPUs(b, "two sides pinned to CPUs of their own", 2)
+	plan, err := peer.Place(cpu)
+	skip.IfNotSupported(b, err)
 	skip.NeedProcs(b, 2, runtime.GOMAXPROCS(0))
+	cpuA, cpuB := pinned(plan.End(0, 0)), pinned(plan.End(0, 1))
 	r := region.New(b)
-	// On the trial that starts the sides, get checks their fds: the
-	// instruments' are open now.
-	sides, err := row.get(usable[0], usable[1], shared)
+	// On the trial that starts the sides, getPingPong checks their fds:
+	// the instruments' are open now.
+	sides, err := getPingPong(row, cpuA, cpuB, shared)
 	skip.IfNotSupported(b, err)
 	var timer peer.Timer = r
 	if !shared {
 		timer = region.ClockTimer{Region: r} // the children's CPU time is counted until End
 	}
-	switches, err := row.round(sides, b.N, timer)
+	var switches int
+	err = row.Round(func(s *pingPongSides) (err error) {
+		switches, err = s.round(b.N, timer)
+		return err
+	})
 	r.End()
 	if err != nil {
-		b.Fatalf("CPUs %d and %d, %d round trips: %v", usable[0], usable[1], b.N, err)
+		b.Fatalf("%s, %d round trips: %v", where(cpu, cpuA, cpuB), b.N, err)
 	}
 	// Each round trip on blocking pipes sleeps at least one side (both,
 	// in the steady state); a round whose two sides together switched
@@ -76,9 +91,58 @@ func benchPingPong(b *testing.B, row *pingPongRow, shared bool) {
 		b.Log("no voluntary_ctxt_switches line in /proc/thread-self/status: context switches not checked")
 	}
 	if switches >= 0 && switches < b.N-1 {
-		b.Fatalf("%d voluntary context switches for %d round trips between CPUs %d and %d: the sides did not sleep", switches, b.N, usable[0], usable[1])
+		b.Fatalf("%d voluntary context switches for %d round trips with %s: the sides did not sleep", switches, b.N, where(cpu, cpuA, cpuB))
 	}
 	unit.Report(b, int64(b.N), "roundtrips/s")
+	if share, ok := sides.seen.Share(); ok {
+		unit.Metric(b, share, "same-cpu/op")
+	}
+}
+
+// where names a row's placement in messages.
+func where(cpu peer.Placement, cpuA, cpuB int) string {
+	if cpu == peer.Any {
+		return "cpu=any"
+	}
+	return fmt.Sprintf("cpu=%s (CPUs %d and %d)", cpu, cpuA, cpuB)
+}
+
+// pinned is a side's CPU for startPingPong: -1 where it is not pinned.
+func pinned(pin bool, cpu int) int {
+	if !pin {
+		return -1
+	}
+	return cpu
+}
+
+// TestCrossSkipsOnOneCPU runs the cpu=cross PingPong row in a copy of
+// this test binary that taskset confines to one CPU: it must skip,
+// naming the affinity mask, where the cpu=same row runs.
+func TestCrossSkipsOnOneCPU(t *testing.T) {
+	usable := limits.NeedCPUs(t, "a CPU to confine a copy of the binary to", 1)
+	taskset, err := exec.LookPath("taskset")
+	if err != nil {
+		t.Skip("no taskset (util-linux) to confine a copy of the binary to one CPU")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(taskset, "-c", fmt.Sprint(usable[0]), exe, "-test.run=^$",
+		"-test.bench=^BenchmarkPingPong$/^mm=separate$/^cpu=(same|cross)$", "-test.benchtime=10x", "-test.v")
+	cmd.Env = append(os.Environ(), "GOMAXPROCS=2") // the rows' own need, which one CPU would not meet
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	o := string(out)
+	if !strings.Contains(o, "--- SKIP: BenchmarkPingPong/mm=separate/cpu=cross") || !strings.Contains(o, "CPU affinity") ||
+		strings.Contains(o, "BenchmarkPingPong/mm=separate/cpu=cross-") {
+		t.Errorf("confined to CPU %d, cpu=cross did not skip naming the affinity mask:\n%s", usable[0], o)
+	}
+	if !regexp.MustCompile(`BenchmarkPingPong/mm=separate/cpu=same\S*\s+10\s`).MatchString(o) {
+		t.Errorf("confined to CPU %d, cpu=same did not run:\n%s", usable[0], o)
+	}
 }
 
 // TestLowFdLimit runs the mm=separate PingPong row under ulimit -n 20: it

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kbench/kbench/internal/counters"
 	"github.com/kbench/kbench/internal/cpus"
+	"github.com/kbench/kbench/internal/peer"
 	"github.com/kbench/kbench/internal/region"
 )
 
@@ -25,13 +26,17 @@ func TestPingPongCountsSwitches(t *testing.T) {
 	if len(usable) < 2 || runtime.GOMAXPROCS(0) < 2 {
 		t.Skipf("PingPong needs two usable CPUs and GOMAXPROCS >= 2; have %v and %d", usable, runtime.GOMAXPROCS(0))
 	}
-	var row pingPongRow
-	res := region.Measure(t, 500, func(b *testing.B) { benchPingPong(b, &row, false) })
-	if err := row.close(); err != nil {
+	var row peer.Kept[*pingPongSides]
+	res := region.Measure(t, 500, func(b *testing.B) { benchPingPong(b, &row, false, peer.Cross) })
+	if err := row.Close(); err != nil {
 		t.Error(err)
 	}
 	if res.N == 0 {
 		t.Fatal("BenchmarkPingPong failed or skipped (run it for its message)")
+	}
+	// The sides pinned to two CPUs were never seen on one.
+	if same, ok := res.Extra["same-cpu/op"]; !ok || same != 0 {
+		t.Errorf("PingPong cpu=cross: same-cpu/op %v (reported: %v), want 0", same, ok)
 	}
 	if cs, ok := res.Extra["cs/op"]; !ok || cs < 2 {
 		t.Errorf("PingPong: %v context switches per round trip (reported: %v), want at least 2", cs, ok)

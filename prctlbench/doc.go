@@ -26,8 +26,20 @@
 // BenchmarkSyscallMix is one loop of UnixBench's syscall mix
 // (close(dup(fd)), getpid, getuid, umask: internal/unixbench), and
 // BenchmarkPingPong is one round trip of a counter over two pipes between
-// two sides pinned to different CPUs (UnixBench's context1, two context
-// switches per round trip, like Redis's event loop waking on its socket).
+// two sides (UnixBench's context1, two context switches per round trip,
+// like Redis's event loop waking on its socket), placed as its cpu= key
+// says (internal/peer's Placement): cpu=any unpinned, as context1 runs;
+// cpu=same both on the first CPU of the ring, where every round trip is
+// two switches on one CPU, each between two mms in mm=separate (the
+// switch_mm that report 000's IBPB rides on); cpu=cross ping on the first
+// and pong on the second (the fingerprint's cpu.cross line), where every
+// wakeup crosses CPUs. cpu=cross is the row this package ran before the
+// key existed (PingPong/mm=separate then); cpu=any's samples are those of
+// whichever of the two the scheduler chose (same-cpu/op, the share of
+// round trips in which both sides were last seen on one CPU, says which:
+// each side reads its CPU at most once a millisecond, between takes of 16
+// round trips, peer.Meter),
+// and a pinned row fails when a side was seen off its CPU.
 // mm=separate (the default shape) runs the sides as two child processes
 // (internal/child), as context1 forks, so every wakeup switches to another
 // mm; mm=shared runs them as two threads of the test binary, whose

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/kbench/kbench/internal/child"
+	"github.com/kbench/kbench/internal/cpus"
 	"github.com/kbench/kbench/internal/limits"
 	"github.com/kbench/kbench/internal/peer"
 	"github.com/kbench/kbench/internal/procfs"
@@ -64,18 +65,25 @@ func closeFd(fd *int) error {
 // the Go runtime's monitor from taking its P while it blocks in read. A
 // chunk of round trips is some tens of microseconds, well under
 // thread.YieldEvery.
+//
+// The placement meter of the pair (peer.Meter) follows the budgets, and
+// each side looks at each take.
 const (
 	pingBudget    = 0
 	pongBudget    = 64 // a cache line away from ping's
-	pingPongMem   = 128
+	pingPongMeter = 128
+	pingPongMem   = pingPongMeter // what the sides map themselves
 	pingPongChunk = 16
 )
 
 // ppArgs is a side's arguments, ppRound its round's and ppResult its
 // counts: the voluntary context switches its thread made in the round's
 // round trips, -1 where the kernel's status file lacks the count.
+//
+// MoveTo, a test hook, is CPU+1 that pong moves its thread to once set
+// up, leaving its pin.
 type (
-	ppArgs   struct{ Budget int }
+	ppArgs   struct{ Budget, MoveTo int }
 	ppRound  struct{ N int }
 	ppResult struct{ Switches int }
 )
@@ -124,7 +132,12 @@ func pingPongSide(l peer.Link, step func(rd, wr int, i uint32) error) error {
 	}
 	defer m.Close()
 	budget := peer.NewBudget(m, a.Budget)
-	t := peer.NewTaker(budget, pingPongChunk)
+	t := peer.NewTaker(budget, pingPongChunk).Looking(l)
+	if a.MoveTo > 0 {
+		if err := cpus.Pin(a.MoveTo - 1); err != nil {
+			return err
+		}
+	}
 	for {
 		var r ppRound
 		ok, err := l.Next(&r)
@@ -204,31 +217,46 @@ type pingPongSides struct {
 	// threads use them (mm=shared); in mm=separate the children hold
 	// their own copies and the parent closes its own once they are
 	// started.
-	held *pingPong
-	mem  *peer.Mem
+	held  *pingPong
+	mem   *peer.Mem
+	meter *peer.Meter
+	seen  peer.Reading // the meter's reading of the last round
 }
 
-// startPingPong starts ping, pinned to cpuA, and pong, pinned to cpuB: two
-// child processes (internal/child), as UnixBench's context1 forks, or with
-// shared two throw-away threads of this process. They wait for rounds.
+// startPingPong starts ping, pinned to cpuA, and pong, pinned to cpuB (a
+// negative CPU: not pinned): two child processes (internal/child), as
+// UnixBench's context1 forks, or with shared two throw-away threads of
+// this process. They wait for rounds.
 func startPingPong(cpuA, cpuB int, shared bool) (*pingPongSides, error) {
+	return startMoving(cpuA, cpuB, shared, 0)
+}
+
+// startMoving is startPingPong with pong moving to CPU moveTo-1 once set
+// up, when moveTo > 0 (a test hook).
+func startMoving(cpuA, cpuB int, shared bool, moveTo int) (*pingPongSides, error) {
 	p, err := newPingPong()
 	if err != nil {
 		return nil, err
 	}
-	mem, err := peer.NewMem("kbench-pingpong", pingPongMem)
+	mem, err := peer.NewMem("kbench-pingpong", pingPongMeter+peer.MeterSize(1))
 	if err != nil {
 		p.close()
 		return nil, err
 	}
-	run, err := peer.Start([]peer.Side{
-		{Role: pingRole, Args: ppArgs{pingBudget}, Fds: []int{p.toPing[0], p.toPong[1], mem.Fd()}, Pin: true, CPU: cpuA, Thread: shared},
-		{Role: pongRole, Args: ppArgs{pongBudget}, Fds: []int{p.toPong[0], p.toPing[1], mem.Fd()}, Pin: true, CPU: cpuB, Thread: shared},
-	})
+	meter, err := peer.NewMeter(mem, pingPongMeter, 1, "ping-pong", "ping", "pong")
 	if err != nil {
 		return nil, errors.Join(err, p.close(), mem.Close())
 	}
-	s := &pingPongSides{run: run, shared: shared, held: p, mem: mem}
+	ends := []peer.Side{
+		{Role: pingRole, Args: ppArgs{Budget: pingBudget}, Fds: []int{p.toPing[0], p.toPong[1], mem.Fd()}, Pin: cpuA >= 0, CPU: cpuA, Thread: shared, Watch: meter.Watch(0, 0)},
+		{Role: pongRole, Args: ppArgs{pongBudget, moveTo}, Fds: []int{p.toPong[0], p.toPing[1], mem.Fd()}, Pin: cpuB >= 0, CPU: cpuB, Thread: shared, Watch: meter.Watch(0, 1)},
+	}
+	run, err := peer.Start(ends)
+	if err != nil {
+		return nil, errors.Join(err, p.close(), meter.Close(), mem.Close())
+	}
+	s := &pingPongSides{run: run, shared: shared, held: p, mem: mem, meter: meter}
+	run.Defer(func(error) error { return errors.Join(s.release(), meter.Close()) })
 	if !shared {
 		// Only the children hold the pipes now, so one that ends gives
 		// the other EOF.
@@ -242,7 +270,9 @@ func startPingPong(cpuA, cpuB int, shared bool) (*pingPongSides, error) {
 // round runs n round trips on the sides, timed by t, and returns the
 // voluntary context switches the two sides' threads made in them, or -1
 // where the kernel's status file lacks the count; a status file that
-// cannot be read or parsed is an error. A failed round ends the sides.
+// cannot be read or parsed is an error, and so is a pinned side the
+// meter saw off its CPU (s.seen holds the meter's reading). A failed
+// round ends the sides.
 func (s *pingPongSides) round(n int, t peer.Timer) (int, error) {
 	res := make([]ppResult, 2)
 	err := s.run.Round(func(int) any { return ppRound{n} }, t, func(i int) any { return &res[i] })
@@ -258,6 +288,9 @@ func (s *pingPongSides) round(n int, t peer.Timer) (int, error) {
 		}
 		return 0, err
 	}
+	if s.seen, err = s.meter.Read(); err != nil {
+		return 0, err
+	}
 	if res[0].Switches < 0 || res[1].Switches < 0 {
 		return -1, nil
 	}
@@ -265,12 +298,12 @@ func (s *pingPongSides) round(n int, t peer.Timer) (int, error) {
 }
 
 // close ends the sides, reaps them and closes what the parent holds.
-func (s *pingPongSides) close() error {
-	err := s.run.Close()
-	return errors.Join(err, s.release())
-}
+func (s *pingPongSides) close() error { return s.run.Close() }
 
-// release closes the pipes and the memfd the parent holds.
+// release closes the pipes and the memfd the parent holds: in
+// mm=separate right after the start, else once the sides have ended
+// (Run.Defer, which then unmaps the meter, whose mapping outlives the
+// memfd).
 func (s *pingPongSides) release() error {
 	var errs []error
 	if s.held != nil {
@@ -284,64 +317,22 @@ func (s *pingPongSides) release() error {
 	return errors.Join(errs...)
 }
 
-// pingPongRow is a PingPong row's sides, kept across the testing
-// package's trials of the row: the first trial starts them, every trial
-// is one round.
-type pingPongRow struct {
-	kept   peer.Kept
-	sides  *pingPongSides // the kept Run's
-	failed bool           // a round of the kept sides failed, and said why
-}
-
-// get returns the row's sides, starting them when none are kept (the
-// first trial, or the one after a failed round) or cpuA and cpuB changed.
-// It checks the fds and tasks the sides take just before it starts them,
-// with the row's instruments open.
-func (row *pingPongRow) get(cpuA, cpuB int, shared bool) (*pingPongSides, error) {
-	_, err := row.kept.Get(fmt.Sprint(cpuA, cpuB), func() (*peer.Run, error) {
-		if row.sides != nil {
-			if err := row.sides.release(); err != nil {
-				return nil, err
-			}
-			row.sides = nil
-		}
+// getPingPong returns a PingPong row's sides, kept across the testing
+// package's trials of the row (peer.Kept): it starts them when none are
+// kept (the first trial, or the one after a failed round) or cpuA and
+// cpuB changed, checking the fds and tasks the sides take just before
+// it starts them, with the row's instruments open.
+func getPingPong(row *peer.Kept[*pingPongSides], cpuA, cpuB int, shared bool) (*pingPongSides, error) {
+	return row.Get(fmt.Sprint(cpuA, cpuB, shared), func() (*pingPongSides, *peer.Run, error) {
 		if err := checkPingPong(shared); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		s, err := startPingPong(cpuA, cpuB, shared)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		row.sides, row.failed = s, false
-		return s.run, nil
+		return s, s.run, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return row.sides, nil // the kept Run's, or the one started now
-}
-
-// round is one round on the row's sides; a failure is remembered, so that
-// close does not report it again.
-func (row *pingPongRow) round(s *pingPongSides, n int, t peer.Timer) (int, error) {
-	sw, err := s.round(n, t)
-	if err != nil {
-		row.failed = true
-	}
-	return sw, err
-}
-
-// close ends the row's sides, once its trials are over.
-func (row *pingPongRow) close() error {
-	err := row.kept.Close()
-	if row.failed {
-		err = nil // the failed round's error, reported there
-	}
-	if row.sides != nil {
-		err = errors.Join(err, row.sides.release())
-		row.sides = nil
-	}
-	return err
 }
 
 // checkPingPong checks the fds and tasks a PingPong row's sides take here

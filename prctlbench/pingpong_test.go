@@ -118,24 +118,27 @@ func testPingPongRounds(t *testing.T, shared bool) {
 func TestPingPongRowKeepsSides(t *testing.T) {
 	usable := limits.NeedCPUs(t, "two sides pinned to CPUs of their own", 2)
 	skip.NeedProcs(t, 2, runtime.GOMAXPROCS(0))
-	var row pingPongRow
-	first, err := row.get(usable[0], usable[1], true)
+	var row peer.Kept[*pingPongSides]
+	round := func(n int) error {
+		return row.Round(func(s *pingPongSides) error { _, err := s.round(n, nil); return err })
+	}
+	first, err := getPingPong(&row, usable[0], usable[1], true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for range 2 {
-		s, err := row.get(usable[0], usable[1], true)
+		s, err := getPingPong(&row, usable[0], usable[1], true)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if s != first {
 			t.Fatal("a second get with the same CPUs started new sides")
 		}
-		if _, err := row.round(s, 100, nil); err != nil {
+		if err := round(100); err != nil {
 			t.Fatal(err)
 		}
 	}
-	swapped, err := row.get(usable[1], usable[0], true)
+	swapped, err := getPingPong(&row, usable[1], usable[0], true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,20 +146,20 @@ func TestPingPongRowKeepsSides(t *testing.T) {
 		t.Error("a get with other CPUs kept the old sides")
 	}
 	put(swapped.held.toPong[1], 99) // pong expects 0 first
-	if _, err := row.round(swapped, 100, nil); err == nil {
+	if err := round(100); err == nil {
 		t.Fatal("a round with a wrong counter passed")
 	}
-	again, err := row.get(usable[1], usable[0], true)
+	again, err := getPingPong(&row, usable[1], usable[0], true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if again == swapped {
 		t.Error("a get after a failed round kept the failed sides")
 	}
-	if _, err := row.round(again, 100, nil); err != nil {
+	if err := round(100); err != nil {
 		t.Fatal(err)
 	}
-	if err := row.close(); err != nil {
+	if err := row.Close(); err != nil {
 		t.Fatalf("closing a row whose failed round was reported: %v", err)
 	}
 }
@@ -279,4 +282,45 @@ func countFds(t *testing.T) int {
 		t.Fatal(err)
 	}
 	return len(ents)
+}
+
+// TestPingPongPlacement: pinned sides are seen where they were pinned,
+// round after round (same-cpu/op 1 on one CPU, 0 on two), and a pong
+// that leaves its pin fails the round, in processes and in threads.
+func TestPingPongPlacement(t *testing.T) {
+	usable := limits.NeedCPUs(t, "sides on one CPU and on two", 2)
+	skip.NeedProcs(t, 2, runtime.GOMAXPROCS(0))
+	for _, shared := range []bool{false, true} {
+		for _, c := range []struct {
+			a, b  int
+			share float64
+		}{{usable[0], usable[0], 1}, {usable[0], usable[1], 0}} {
+			s, err := startPingPong(c.a, c.b, shared)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for round := range 2 {
+				if _, err := s.round(2000, nil); err != nil {
+					s.close()
+					t.Fatalf("shared=%v CPUs %d and %d, round %d: %v", shared, c.a, c.b, round, err)
+				}
+				if share, ok := s.seen.Share(); !ok || share != c.share {
+					t.Errorf("shared=%v CPUs %d and %d, round %d: same-CPU share %v (%v), want %v", shared, c.a, c.b, round, share, ok, c.share)
+				}
+			}
+			if err := s.close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s, err := startMoving(usable[0], usable[0], shared, usable[1]+1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = s.round(2000, nil)
+		s.close()
+		want := fmt.Sprintf("ping-pong 0's pong, pinned to CPU %d, was seen on CPU %d", usable[0], usable[1])
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("shared=%v: a pong that left its pin: %v, want %q", shared, err, want)
+		}
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/kbench/kbench/internal/benchmain"
 	"github.com/kbench/kbench/internal/fingerprint"
 	"github.com/kbench/kbench/internal/limits"
+	"github.com/kbench/kbench/internal/peer"
 	"github.com/kbench/kbench/internal/region"
 	"github.com/kbench/kbench/internal/skip"
 	"github.com/kbench/kbench/internal/thread"
@@ -20,7 +21,7 @@ import (
 
 func TestMain(m *testing.M) {
 	os.Exit(benchmain.Main(m, func() []fingerprint.Field {
-		return []fingerprint.Field{{Key: "sockfd.fds_per_conn", Value: PerConnSummary(runtime.GOMAXPROCS(0))}}
+		return []fingerprint.Field{{Key: "sockfd.fds_per_conn", Value: PerConnSummary(runtime.GOMAXPROCS(0))}, peer.Fingerprint()}
 	}))
 }
 
@@ -29,36 +30,43 @@ func TestMain(m *testing.M) {
 // clients receive every message. run=serial is one pair, run=parallel one
 // pair per GOMAXPROCS (lkp's nr_threads=100%). mm=separate: each side is
 // a child process, as stress-ng forks (the package doc says why there is
-// no mm=shared row). A row's sides start once and each trial is one
-// round of b.N ops on them.
+// no mm=shared row). cpu= places each pair (peer.Placement): any, as
+// stress-ng and lkp ran; same and cross for kind=file fds=1. A row's
+// sides start once and each trial is one round of b.N ops on them.
 func BenchmarkSockfd(b *testing.B) {
 	for _, kind := range []Kind{KindFile, KindUnix} {
 		for _, fds := range rowFds {
 			for _, run := range []string{"serial", "parallel"} {
-				name := fmt.Sprintf("shape=stress-ng/kind=%s/fds=%d/run=%s/mm=separate", kind, fds, run)
-				k, err := newKept()
-				if err != nil {
-					b.Fatal(err)
-				}
-				b.Run(name, func(b *testing.B) {
-					pairs := 1
-					if run == "parallel" {
-						pairs = runtime.GOMAXPROCS(0)
+				for _, cpu := range peer.Placements {
+					if cpu != peer.Any && !(kind == KindFile && fds == 1) {
+						continue
 					}
-					benchSockfd(b, k, Config{Kind: kind, FdsPerMsg: fds, Pairs: pairs})
-				})
-				if err := k.close(); err != nil {
-					b.Errorf("%s: at the row's end: %v", name, err)
+					name := fmt.Sprintf("shape=stress-ng/kind=%s/fds=%d/run=%s/mm=separate/cpu=%s", kind, fds, run, cpu)
+					before, err := limits.OpenFds()
+					if err != nil {
+						b.Fatal(err)
+					}
+					var k peer.Kept[*Sides]
+					b.Run(name, func(b *testing.B) {
+						pairs := 1
+						if run == "parallel" {
+							pairs = runtime.GOMAXPROCS(0)
+						}
+						benchSockfd(b, &k, Config{Kind: kind, FdsPerMsg: fds, Pairs: pairs, CPU: cpu})
+					})
+					if err := endRow(&k, before); err != nil {
+						b.Errorf("%s: at the row's end: %v", name, err)
+					}
 				}
 			}
 		}
 	}
 }
 
-func benchSockfd(b *testing.B, k *kept, cfg Config) {
+func benchSockfd(b *testing.B, k *peer.Kept[*Sides], cfg Config) {
 	cfg.Ops = int64(b.N)
 	r := region.New(b)
-	res, err := k.round(cfg, region.ClockTimer{Region: r}) // counted until End: see region.ClockTimer
+	res, err := keptRound(k, cfg, region.ClockTimer{Region: r}) // counted until End: see region.ClockTimer
 	r.End()
 	skip.IfNotSupported(b, err)
 	if res.Retries > 0 {
@@ -66,6 +74,9 @@ func benchSockfd(b *testing.B, k *kept, cfg Config) {
 	}
 	unit.Report(b, res.Ops, "ops/s")
 	unit.Report(b, res.FdsRecv, "fds/s")
+	if share, ok := res.Seen.Share(); ok {
+		unit.Metric(b, share, "same-cpu/op")
+	}
 }
 
 // BenchmarkSockfdGC makes socket cycles that only the unix garbage

@@ -41,6 +41,23 @@
 // lkp's report is Sockfd/shape=stress-ng/kind=file/fds=1/run=parallel on a
 // machine with one pair per CPU.
 //
+// cpu= places each pair (internal/peer's Placement, over the usable
+// CPUs in ring order): cpu=any, every row, leaves server and client
+// where the scheduler puts them, as stress-ng and lkp ran (the faithful
+// rows: where the wakeups put a pair is kernel behaviour a regression can
+// change); the kind=file fds=1 rows also run with cpu=same, pair i's
+// server and client pinned to the i-th CPU of the ring (stress-ng
+// --taskset 0 for one pair), and cpu=cross, its server on the i-th and its
+// client on the next (stress-ng has no per-process pin; --taskset 0 and
+// the client moved to CPU 1 with taskset -p is the same placement). The
+// pinned rows take the scheduler's coin out of each sample (below) and
+// are the ones for an A/B of the code path. Every row reports
+// same-cpu/op, the share of ops in which the pair's two sides were last
+// seen on one CPU (peer.Meter: each side reads its CPU at most once a
+// millisecond, the server between takes of 64 ops, the client between
+// batches of 32 messages); a pinned row fails when a side was seen off
+// its CPU.
+//
 // Differences from stress-ng:
 //   - mm=separate, every row: a server and its client are two child
 //     processes of the test binary (internal/peer, internal/child), as
@@ -86,10 +103,11 @@
 //
 // Next to stress-ng (docs/results.md has the figures), the parallel row,
 // report 003's configuration, runs near stress-ng's rate and the serial
-// row below it. Both tools are bimodal on a small machine: a pair that
-// keeps to two CPUs rarely switches, a pair that meets on one switches
-// about once an op and runs a third slower, so compare rows over many
-// rounds, with each other rather than with stress-ng's numbers.
+// row below it. Both tools are bimodal on a small machine when unpinned:
+// a pair that keeps to two CPUs rarely switches, a pair that meets on one
+// switches about once an op and runs a third slower, so compare cpu=any
+// rows over many rounds, with each other rather than with stress-ng's
+// numbers, or compare the pinned rows.
 //
 // # BenchmarkSockfdGC
 //

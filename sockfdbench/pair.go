@@ -38,8 +38,10 @@ type pair struct {
 	failed    *atomic.Bool
 
 	// ready reports the side ready and waits for the round's go: the
-	// Link's Ready.
+	// Link's Ready; link looks for the placement meter (Link.Look): the
+	// server at each take of ops, the client at each yield check.
 	ready func() error
+	link  peer.Link
 
 	before int // the side's fd table after setUp, which each round returns to
 
@@ -147,7 +149,7 @@ func (p *pair) serve() (c Counts, err error) {
 		return c, p.fail(err)
 	}
 
-	t := peer.NewTaker(p.budget, budgetChunk)
+	t := peer.NewTaker(p.budget, budgetChunk).Looking(p.link)
 	defer func() { err = errors.Join(err, t.Err()) }()
 	every := tickEvery(n)
 	sfd, sent := -1, 0
@@ -362,6 +364,7 @@ func (p *pair) receive() (c Counts, err error) {
 			c.MsgsRecv++
 			if c.MsgsRecv%every == 0 {
 				y.Tick(thread.Clock())
+				p.link.Look(c.MsgsRecv)
 			}
 			c.FdsRecv += int64(len(fds))
 			for _, f := range fds {

@@ -20,18 +20,23 @@ type Config struct {
 	FdsPerMsg int   // fds per SCM_RIGHTS message, 1 to scmMaxFD; stress-ng sends 1
 	Pairs     int   // server/client pairs running at once (stress-ng instances)
 	Ops       int64 // server ops over all pairs, for Run's one round
+	// CPU places each pair's server (the pair's first end) and client;
+	// "" is peer.Any.
+	CPU peer.Placement
 
 	// Test hooks; zero values mean the benchmark's behaviour.
 	path    string // what the server opens for KindFile instead of /dev/zero
 	badFD   int    // the fd the EBADF send carries instead of one above RLIMIT_NOFILE
 	tempDir string // parent of the private socket directory instead of os.TempDir()
+	moveTo  int    // CPU+1 each client moves its thread to once set up, leaving its pin
 }
 
 // Result is what a round did.
 type Result struct {
 	Counts
-	PerConn int    // fds a client held before closing them and reconnecting
-	Dir     string // the private directory that held the socket paths; removed at Close
+	PerConn int          // fds a client held before closing them and reconnecting
+	Dir     string       // the private directory that held the socket paths; removed at Close
+	Seen    peer.Reading // the placement meter's looks in the round
 }
 
 // sampleEvery is how often, in received messages, the client fstats a
@@ -63,6 +68,7 @@ type Sides struct {
 	plan  plan
 	mem   *peer.Mem
 	sh    *shared
+	meter *peer.Meter
 	run   *peer.Run
 	round int64
 }
@@ -82,6 +88,13 @@ func Start(cfg Config) (*Sides, error) {
 
 func (s *Sides) start(cfg Config) (err error) {
 	if err := cfg.validate(); err != nil {
+		return err
+	}
+	if cfg.CPU == "" {
+		cfg.CPU = peer.Any
+	}
+	place, err := peer.Place(cfg.CPU)
+	if err != nil {
 		return err
 	}
 	if err := checkSides(cfg.Pairs); err != nil {
@@ -126,11 +139,14 @@ func (s *Sides) start(cfg Config) (err error) {
 	if cfg.badFD != 0 {
 		s.plan.badFD = cfg.badFD
 	}
-	if s.mem, err = peer.NewMem("kbench-sockfd", sharedSize(cfg.Pairs)); err != nil {
+	if s.mem, err = peer.NewMem("kbench-sockfd", meterOff(cfg.Pairs)+peer.MeterSize(cfg.Pairs)); err != nil {
 		return err
 	}
 	s.sh = newShared(s.mem)
-	if s.run, err = peer.Start(sides(&cfg, pairs, s.plan, s.mem.Fd())); err != nil {
+	if s.meter, err = peer.NewMeter(s.mem, meterOff(cfg.Pairs), cfg.Pairs, "pair", "server", "client"); err != nil {
+		return err
+	}
+	if s.run, err = peer.Start(sides(&cfg, pairs, s.plan, s.mem.Fd(), place, s.meter)); err != nil {
 		return err
 	}
 	s.run.Defer(s.cleanup)
@@ -138,8 +154,9 @@ func (s *Sides) start(cfg Config) (err error) {
 }
 
 // Round runs one round of ops server ops over the pairs and checks its
-// counts. t, when not nil, is started once every side is ready and
-// stopped once every side has sent its counts (a benchmark's
+// counts and, for a pinned row, that every side ran where it was pinned
+// (the placement meter). t, when not nil, is started once every side is
+// ready and stopped once every side has sent its counts (a benchmark's
 // region.ClockTimer). A failed round ends the sides; Close then returns
 // its error.
 func (s *Sides) Round(ops int64, t peer.Timer) (Result, error) {
@@ -157,7 +174,9 @@ func (s *Sides) Round(ops int64, t peer.Timer) (Result, error) {
 	for _, c := range counts {
 		res.add(c)
 	}
-	return res, res.check(ops, s.cfg.FdsPerMsg)
+	var merr error
+	res.Seen, merr = s.meter.Read()
+	return res, errors.Join(res.check(ops, s.cfg.FdsPerMsg), merr)
 }
 
 // Close ends the sides and reaps them; then (cleanup) it closes the
@@ -178,6 +197,9 @@ func (s *Sides) cleanup(sides error) error {
 		err = checkDirEmpty(s.dir)
 	}
 	err = errors.Join(err, removeDir(s.dir))
+	if s.meter != nil {
+		err = errors.Join(err, s.meter.Close())
+	}
 	if s.mem != nil {
 		err = errors.Join(err, s.mem.Close())
 	}
@@ -212,64 +234,43 @@ func Run(cfg Config) (res Result, err error) {
 	return res, err
 }
 
-// kept holds a row's Sides across the testing package's trials of it
-// (peer.Kept): the first trial starts them, every trial is one Round,
-// and close ends them when the row does. A row keeps one Config: the
-// key is all of it but Ops, so a -cpu list's GOMAXPROCS (Pairs) starts
-// new sides.
-type kept struct {
-	k      peer.Kept
-	s      *Sides
-	before int  // this process's fds before the row
-	failed bool // a round failed, and said so in its trial
-}
-
-// newKept counts this process's fds before the row, for close's check.
-func newKept() (*kept, error) {
-	before, err := limits.OpenFds()
-	return &kept{before: before}, err
-}
-
-// round runs a trial's round on the row's sides, starting them first if
-// there are none (the first trial, or after a failed round).
-func (k *kept) round(cfg Config, t peer.Timer) (Result, error) {
+// keptRound runs a trial's round of cfg.Ops ops on the row's sides,
+// kept across the testing package's trials (peer.Kept), starting them
+// first if there are none (the first trial, or after a failed round). A
+// row keeps one Config: the key is all of it but Ops, so a -cpu list's
+// GOMAXPROCS (Pairs) starts new sides. A failed round, a count check's
+// included, ends them: the next trial starts fresh ones.
+func keptRound(k *peer.Kept[*Sides], cfg Config, t peer.Timer) (Result, error) {
 	ops := cfg.Ops
 	cfg.Ops = 0
-	_, err := k.k.Get(fmt.Sprintf("%+v", cfg), func() (*peer.Run, error) {
+	_, err := k.Get(fmt.Sprintf("%+v", cfg), func() (*Sides, *peer.Run, error) {
 		s, err := Start(cfg)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		k.s = s
-		return s.run, nil
+		return s, s.run, nil
 	})
 	if err != nil {
 		return Result{}, err
 	}
-	res, err := k.s.Round(ops, t) // k.s is the kept Run's: start set it
-	if err != nil {
-		// A count check can fail on sides that ended their round: the
-		// next trial (another -count) starts fresh ones all the same.
-		k.failed = true
-		k.k.Close()
-	}
+	var res Result
+	err = k.Round(func(s *Sides) (err error) {
+		res, err = s.Round(ops, t)
+		return err
+	})
 	return res, err
 }
 
-// close ends the row's sides (their cleanup and its checks) and checks
-// that this process's fd table is back to its size before the row. A
-// failed round's error was its trial's.
-func (k *kept) close() error {
-	err := k.k.Close()
-	if k.failed {
-		return nil
-	}
-	if err != nil {
+// endRow ends the row's kept sides (their cleanup and its checks) and
+// checks that this process's fd table is back to before, its size at the
+// row's start. A failed round's error was its trial's.
+func endRow(k *peer.Kept[*Sides], before int) error {
+	if err := k.Close(); err != nil || k.Failed() {
 		return err
 	}
 	after, err := limits.OpenFds()
 	if err == nil {
-		err = checkFdsBack("sockfd process", k.before, after)
+		err = checkFdsBack("sockfd process", before, after)
 	}
 	return err
 }

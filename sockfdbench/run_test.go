@@ -12,6 +12,7 @@ import (
 
 	"github.com/kbench/kbench/internal/child"
 	"github.com/kbench/kbench/internal/limits"
+	"github.com/kbench/kbench/internal/peer"
 	"golang.org/x/sys/unix"
 )
 
@@ -190,29 +191,73 @@ func TestRounds(t *testing.T) {
 // A row's kept sides start once for its trials and again for another
 // Config (a -cpu list's Pairs); the row's end leaves nothing behind.
 func TestKeptStartsOnce(t *testing.T) {
-	k, err := newKept()
+	before, err := limits.OpenFds()
 	if err != nil {
 		t.Fatal(err)
 	}
+	var k peer.Kept[*Sides]
 	var pids []string
 	for i, pairs := range []int{1, 1, 1, 2, 2} {
-		res, err := k.round(Config{Kind: KindFile, FdsPerMsg: 1, Pairs: pairs, Ops: int64(100 * (i + 1))}, nil)
+		res, err := keptRound(&k, Config{Kind: KindFile, FdsPerMsg: 1, Pairs: pairs, Ops: int64(100 * (i + 1))}, nil)
 		if err != nil {
-			k.close()
+			endRow(&k, before)
 			t.Fatalf("trial %d: %v", i+1, err)
 		}
 		if res.Ops != int64(100*(i+1)) {
 			t.Errorf("trial %d: %d ops, want %d", i+1, res.Ops, 100*(i+1))
 		}
-		pids = append(pids, fmt.Sprint(k.s.run.Pids()))
+		kids, err := child.Children()
+		if err != nil {
+			t.Fatal(err)
+		}
+		pids = append(pids, fmt.Sprint(kids))
 	}
 	if pids[0] != pids[1] || pids[1] != pids[2] || pids[3] != pids[4] || pids[2] == pids[3] || strings.Count(pids[3], " ") != 3 {
 		t.Errorf("sides per trial %v, want one start for the 3 trials of 1 pair and one for the 2 of 2 pairs", pids)
 	}
-	if err := k.close(); err != nil {
+	if err := endRow(&k, before); err != nil {
 		t.Fatal(err)
 	}
 	if left, err := child.Children(); err != nil || len(left) != 0 {
 		t.Errorf("after the row: children %v (%v), want none", left, err)
+	}
+}
+
+// TestPlacedRounds: pinned pairs are seen where their placement put them
+// (same-cpu/op 1 with cpu=same, 0 with cpu=cross), and a client that
+// leaves its pin fails the round, naming it.
+func TestPlacedRounds(t *testing.T) {
+	limits.NeedCPUs(t, "pairs placed on one CPU and on two", 2)
+	for _, c := range []struct {
+		cpu   peer.Placement
+		share float64
+	}{{peer.Same, 1}, {peer.Cross, 0}} {
+		s, err := Start(Config{Kind: KindFile, FdsPerMsg: 1, Pairs: 2, CPU: c.cpu, tempDir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for round := range 2 {
+			res, err := s.Round(5000, nil)
+			if err != nil {
+				s.Close()
+				t.Fatalf("cpu=%s round %d: %v", c.cpu, round, err)
+			}
+			if share, ok := res.Seen.Share(); !ok || share != c.share {
+				t.Errorf("cpu=%s round %d: same-CPU share %v (%v; %+v), want %v", c.cpu, round, share, ok, res.Seen, c.share)
+			}
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	plan, err := peer.Place(peer.Cross)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pin, to := plan.Away(0, 1)
+	_, err = Run(Config{Kind: KindFile, FdsPerMsg: 1, Pairs: 1, Ops: 1000, CPU: peer.Cross, moveTo: to + 1, tempDir: t.TempDir()})
+	want := fmt.Sprintf("pair 0's client, pinned to CPU %d, was seen on CPU %d", pin, to)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("a client that left its pin: %v, want %q", err, want)
 	}
 }

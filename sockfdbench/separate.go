@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/kbench/kbench/internal/cpus"
 	"github.com/kbench/kbench/internal/peer"
 	"golang.org/x/sys/unix"
 )
@@ -18,6 +19,7 @@ type sideArgs struct {
 	Pair      int    // this pair's index in the shared state
 	Path      string // the socket path
 	File      string // Config.path, the test hook
+	MoveTo    int    // Config.moveTo, the test hook
 	Plan      planArgs
 }
 
@@ -48,6 +50,11 @@ const pairSlot = 24
 
 func sharedSize(pairs int) int { return peer.BudgetSize + pairSlot*pairs }
 
+// meterOff is where the pairs' placement meter (peer.Meter) starts in
+// the shared mapping, after the words the sides map themselves, on a
+// cache line of its own.
+func meterOff(pairs int) int { return (sharedSize(pairs) + 63) &^ 63 }
+
 func newShared(m *peer.Mem) *shared { return &shared{m: m, budget: peer.NewBudget(m, 0)} }
 
 func (s *shared) done(i int) *atomic.Int64 { return s.m.Int64(peer.BudgetSize + pairSlot*i) }
@@ -56,15 +63,18 @@ func (s *shared) failed(i int) *atomic.Bool {
 	return s.m.Bool(peer.BudgetSize + pairSlot*i + 16)
 }
 
-// sides lists every pair's server and client, in that order.
-func sides(cfg *Config, pairs []*pair, pl plan, memfd int) []peer.Side {
+// sides lists every pair's server and client, in that order, placed by
+// place (the server is the pair's first end) and watched by meter.
+func sides(cfg *Config, pairs []*pair, pl plan, memfd int, place peer.Plan, meter *peer.Meter) []peer.Side {
 	var s []peer.Side
 	for i, p := range pairs {
 		a := sideArgs{Kind: cfg.Kind, FdsPerMsg: cfg.FdsPerMsg, Pairs: len(pairs), Pair: i, Path: p.path, File: cfg.path,
-			Plan: planArgs{pl.perConn, pl.badFD}}
-		s = append(s,
-			peer.Side{Role: serverRole, Args: a, Fds: []int{memfd, p.lfd}},
-			peer.Side{Role: clientRole, Args: a, Fds: []int{memfd}})
+			MoveTo: cfg.moveTo, Plan: planArgs{pl.perConn, pl.badFD}}
+		server := peer.Side{Role: serverRole, Args: a, Fds: []int{memfd, p.lfd}, Watch: meter.Watch(i, 0)}
+		client := peer.Side{Role: clientRole, Args: a, Fds: []int{memfd}, Watch: meter.Watch(i, 1)}
+		place.Pin(&server, i, 0)
+		place.Pin(&client, i, 1)
+		s = append(s, server, client)
 	}
 	return s
 }
@@ -88,7 +98,7 @@ func runSide(l peer.Link, server bool) error {
 		cfg: cfg, plan: plan{perConn: a.Plan.PerConn, badFD: a.Plan.BadFD},
 		lfd: -1, path: a.Path, budget: sh.budget,
 		done: sh.done(a.Pair), ack: sh.ack(a.Pair), failed: sh.failed(a.Pair),
-		ready: func() error { return l.Ready(nil) },
+		ready: func() error { return l.Ready(nil) }, link: l,
 	}
 	side := p.receive
 	if server {
@@ -97,6 +107,11 @@ func runSide(l peer.Link, server bool) error {
 	}
 	if err := p.setUp(server); err != nil {
 		return err
+	}
+	if a.MoveTo > 0 && !server {
+		if err := cpus.Pin(a.MoveTo - 1); err != nil {
+			return err
+		}
 	}
 	for {
 		var r roundArgs

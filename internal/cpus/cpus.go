@@ -50,6 +50,10 @@ func Usable() ([]int, error) {
 	return usable, nil
 }
 
+// MaxCPU bounds the CPU numbers ParseList accepts: above any kernel's
+// NR_CPUS, so that a corrupt list cannot ask for a huge range.
+const MaxCPU = 1 << 16
+
 // ParseList parses the kernel's CPU list format, e.g. "0-3,8,10-11".
 func ParseList(s string) ([]int, error) {
 	var cpus []int
@@ -67,6 +71,9 @@ func ParseList(s string) ([]int, error) {
 			if b, err = strconv.Atoi(hi); err != nil || b < a {
 				return nil, fmt.Errorf("bad CPU list %q", s)
 			}
+		}
+		if b >= MaxCPU {
+			return nil, fmt.Errorf("CPU list %q names CPU %d, past %d", s, b, MaxCPU-1)
 		}
 		for c := a; c <= b; c++ {
 			cpus = append(cpus, c)

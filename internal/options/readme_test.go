@@ -9,6 +9,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -156,6 +157,10 @@ func declarations(root string) ([]declaration, error) {
 				return err
 			}
 		}
+		fileConsts, err := importedConsts(fset, root, f, consts[dir])
+		if err != nil {
+			return err
+		}
 		var errs []error
 		ast.Inspect(f, func(n ast.Node) bool {
 			call, ok := n.(*ast.CallExpr)
@@ -171,7 +176,7 @@ func declarations(root string) ([]declaration, error) {
 			}
 			rel, _ := filepath.Rel(root, path)
 			pos := fmt.Sprintf("%s:%d", rel, fset.Position(call.Pos()).Line)
-			v, err := declare(sel.Sel.Name, call.Args, consts[dir])
+			v, err := declare(sel.Sel.Name, call.Args, fileConsts)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("%s: %v", pos, err))
 			} else if v != nil {
@@ -225,6 +230,40 @@ func packageConsts(fset *token.FileSet, dir string) (map[string]ast.Expr, error)
 						out[n.Name] = vs.Values[i]
 					}
 				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// importedConsts is pkg (the constants of f's package) with, as
+// "name.Const", the constants of the module's packages f imports, each
+// evaluated in its own package: a declaration may name its variable by
+// another package's constant (benchmain declares skip.SinceVar, which the
+// os layer reads but cannot declare).
+func importedConsts(fset *token.FileSet, root string, f *ast.File, pkg map[string]ast.Expr) (map[string]ast.Expr, error) {
+	out := maps.Clone(pkg)
+	for _, imp := range f.Imports {
+		p, _ := strconv.Unquote(imp.Path.Value)
+		rel, ok := strings.CutPrefix(p, modulePath+"/")
+		if !ok {
+			continue
+		}
+		name := filepath.Base(rel)
+		if imp.Name != nil {
+			name = imp.Name.Name
+		}
+		theirs, err := packageConsts(fset, filepath.Join(root, rel))
+		if err != nil {
+			return nil, err
+		}
+		for c, e := range theirs {
+			if v, err := eval(e, theirs, 0); err == nil {
+				lit := &ast.BasicLit{Kind: token.INT, Value: fmt.Sprint(v)}
+				if s, ok := v.(string); ok {
+					lit = &ast.BasicLit{Kind: token.STRING, Value: strconv.Quote(s)}
+				}
+				out[name+"."+c] = lit
 			}
 		}
 	}
@@ -301,8 +340,8 @@ func firstErr(errs ...error) error {
 }
 
 // eval evaluates a constant expression of strings or integers: literals,
-// +, -x, parentheses, conversions such as string(x), and the package's
-// constants.
+// +, -x, parentheses, conversions such as string(x), the package's
+// constants and those of the module's packages it imports (pkg.Const).
 func eval(e ast.Expr, consts map[string]ast.Expr, depth int) (any, error) {
 	if depth > 20 {
 		return nil, fmt.Errorf("constant expression too deep")
@@ -320,6 +359,12 @@ func eval(e ast.Expr, consts map[string]ast.Expr, depth int) (any, error) {
 	case *ast.Ident:
 		if c, ok := consts[e.Name]; ok {
 			return eval(c, consts, depth+1)
+		}
+	case *ast.SelectorExpr:
+		if x, ok := e.X.(*ast.Ident); ok {
+			if c, ok := consts[x.Name+"."+e.Sel.Name]; ok {
+				return eval(c, consts, depth+1)
+			}
 		}
 	case *ast.CallExpr:
 		if _, conv := e.Fun.(*ast.Ident); conv && len(e.Args) == 1 {

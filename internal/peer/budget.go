@@ -52,11 +52,21 @@ type Taker struct {
 	i, end int64
 	Y      thread.Yielder
 	ticked bool
+	l      Link  // looks at each take; nil: none
+	taken  int64 // tickets this Taker has handed out
 }
 
 // NewTaker takes tickets from b chunk at a time.
 func NewTaker(b *Budget, chunk int) *Taker {
 	return &Taker{b: b, chunk: int64(max(1, chunk))}
+}
+
+// Looking has the Taker call l.Look at each take of a chunk, with the
+// tickets it has handed out, for the row's placement meter (Meter), and
+// returns it.
+func (t *Taker) Looking(l Link) *Taker {
+	t.l = l
+	return t
 }
 
 // Next returns the next ticket, or false once the budget is spent or
@@ -66,6 +76,7 @@ func (t *Taker) Next() (int64, bool) {
 	if t.i < t.end {
 		i := t.i
 		t.i++
+		t.taken++
 		return i, true
 	}
 	if t.b.abort.Load() {
@@ -78,6 +89,10 @@ func (t *Taker) Next() (int64, bool) {
 	}
 	t.i, t.end = i+1, min(i+t.chunk, n)
 	t.ticked = t.Y.Tick(thread.Clock())
+	if t.l != nil {
+		t.l.Look(t.taken)
+	}
+	t.taken++
 	return i, true
 }
 

@@ -36,12 +36,34 @@
 // row handed to Run.Defer (a control connection, a server, listening
 // sockets, and the checks of what the sides leave behind, which belong to
 // the row's end once the sides outlive a trial). A row keeps its
-// Run across the testing package's trials of it (Kept): the first trial
-// starts the sides, every trial is one round of b.N ops, and the sides
-// end when the row does. A row's children, servers and threads are so set
-// up once per row, not once per b.N trial (issue 23): the kernel sees the
-// same work per op, and the setup (a fork and exec of the test binary per
-// side, a Go runtime's start) is paid once.
+// sides across the testing package's trials of it (Kept[S], which owns
+// them and their failure): the first trial starts the sides, every trial
+// is one round of b.N ops, a round that fails ends them (the next trial
+// starts new ones), and the sides end when the row does. A row's
+// children, servers and threads are so set up once per row, not once per
+// b.N trial (issue 23): the kernel sees the same work per op, and the
+// setup (a fork and exec of the test binary per side, a Go runtime's
+// start) is paid once. A round that lasts as long as its sides serve
+// (netbench's server flows, from OPEN to STOP) is Begin and End.
+//
+// # Placement
+//
+// Every two-sided row has a cpu= key (Placement): any leaves the sides
+// where the scheduler puts them, as the reports ran; same pins both ends
+// of a pair to one CPU and cross each to a CPU of its own (Place, Plan:
+// pair i over the usable CPUs in internal/cpus' ring order, the first
+// end on ring[i] and, for cross, the second on ring[i+1]). A pin is set
+// on the side's own thread (a child's role thread, or a throw-away
+// thread of the test binary), never on the test binary's other threads.
+// Fingerprint names the cross pair and what it shares (cpu.cross). A
+// machine with one usable CPU skips cross rows, naming the affinity mask.
+//
+// A row's Meter watches its pairs: each side looks (Link.Look: getcpu at
+// its round's go and then at most once a millisecond, between chunks of
+// ops, a Taker's takes) and the parent sums the looks after each round into the share of round trips
+// in which both ends were last seen on one CPU (same-cpu/op, a counter
+// that kbcompare lists under a row that moved) and fails a pinned side
+// that was seen off its CPU.
 //
 // The timer contract is internal/region's: the Timer a row passes is its
 // Region (or region.ClockTimer, whose StopTimer leaves the instruments

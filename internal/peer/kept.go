@@ -2,51 +2,96 @@
 
 package peer
 
-// Kept holds a row's Run across the testing package's trials of it: the
-// benchmark function of a row runs once per trial (b.N = 1, 100, ...;
-// once more per -count), and the sides are started once. The row's parent
-// declares a Kept beside its b.Run and closes it when b.Run returns:
+import "errors"
+
+// Kept holds a row's sides across the testing package's trials of it:
+// the benchmark function of a row runs once per trial (b.N = 1, 100, ...;
+// once more per -count), and the sides are started once. S is what the
+// row keeps: its Run and what it set up beside it (sockfdbench's Sides,
+// netbench's flows, prctlbench's ping-pong), all of which the Run's Close
+// ends (Run.Defer). The row's parent declares a Kept beside its b.Run and
+// closes it when b.Run returns:
 //
-//	var k peer.Kept
+//	var k peer.Kept[*rowSides]
 //	b.Run(name, func(b *testing.B) {
-//		run, err := k.Get(key, start)
-//		... run.Round(...) for b.N ops ...
+//		s, err := k.Get(key, start)
+//		... err = k.Round(func(s *rowSides) error { ... b.N ops ... })
 //	})
 //	if err := k.Close(); err != nil {
 //		b.Error(err)
 //	}
-type Kept struct {
-	key string
-	run *Run
+//
+// Kept owns the sides' state and their failure: a round that fails ends
+// them (the next trial starts new ones) and returns its error once,
+// with what ending them added; Close at the row's end reports only what
+// no round has.
+type Kept[S any] struct {
+	key    string
+	sides  S
+	run    *Run
+	failed bool
 }
 
-// Get returns the kept Run for key, starting it with start when there is
-// none, when key changed (a -cpu list's GOMAXPROCS, another row) or when
-// the kept one failed a round.
-func (k *Kept) Get(key string, start func() (*Run, error)) (*Run, error) {
+// Get returns the kept sides for key, starting them with start (which
+// returns them and their Run) when there are none, when key changed (a
+// -cpu list's GOMAXPROCS, another placement) or when the kept Run broke.
+func (k *Kept[S]) Get(key string, start func() (S, *Run, error)) (S, error) {
 	if k.run != nil && (k.key != key || k.run.broken != nil) {
 		// A broken Run's error was its failed round's, reported there.
 		broken := k.run.broken != nil
-		if err := k.Close(); err != nil && !broken {
-			return nil, err
+		if err := k.end(); err != nil && !broken {
+			var zero S
+			return zero, err
 		}
 	}
 	if k.run == nil {
-		run, err := start()
+		s, run, err := start()
 		if err != nil {
-			return nil, err
+			var zero S
+			return zero, err
 		}
-		k.key, k.run = key, run
+		k.key, k.sides, k.run = key, s, run
 	}
-	return k.run, nil
+	return k.sides, nil
 }
 
-// Close ends the kept Run, if any, and returns its Close error.
-func (k *Kept) Close() error {
+// Round runs fn, a trial's round, on the kept sides (Get first). An
+// error ends the sides and is returned with what ending them reported:
+// their Close's error alone where it holds fn's (a failed side is both),
+// else both.
+func (k *Kept[S]) Round(fn func(S) error) error {
+	if k.run == nil {
+		return errors.New("peer: a round with no kept sides (Get first)")
+	}
+	err := fn(k.sides)
+	if err == nil {
+		return nil
+	}
+	k.failed = true
+	cerr := k.end()
+	switch {
+	case cerr == nil:
+		return err
+	case errors.Is(cerr, err):
+		return cerr
+	}
+	return errors.Join(err, cerr)
+}
+
+// Failed reports whether a round of the row failed: its trial reported
+// it, and checks of the row's end that the failure makes moot are left
+// out.
+func (k *Kept[S]) Failed() bool { return k.failed }
+
+// Close ends the kept sides, if any, and returns their Close error.
+func (k *Kept[S]) Close() error { return k.end() }
+
+func (k *Kept[S]) end() error {
 	if k.run == nil {
 		return nil
 	}
 	err := k.run.Close()
-	k.run = nil
+	var zero S
+	k.run, k.sides = nil, zero
 	return err
 }

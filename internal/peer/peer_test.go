@@ -86,6 +86,18 @@ func testBudget(t *testing.T) (*Mem, *Budget) {
 	return m, NewBudget(m, 0)
 }
 
+// keptStart returns the Kept start of three takers (threads or
+// processes) asked to fail as sides says, counting its calls in starts.
+func keptStart(m *Mem, starts *int, thread bool) func(fail ...int) func() (*Run, *Run, error) {
+	return func(fail ...int) func() (*Run, *Run, error) {
+		return func() (*Run, *Run, error) {
+			*starts++
+			run, err := Start(sides(m, thread, fail...))
+			return run, run, err
+		}
+	}
+}
+
 type countTimer struct{ resets, stops int }
 
 func (c *countTimer) ResetTimer() { c.resets++ }
@@ -181,12 +193,10 @@ func TestFailedRound(t *testing.T) {
 // new key, and again after a failed round.
 func TestKept(t *testing.T) {
 	m, b := testBudget(t)
-	var k Kept
+	var k Kept[*Run]
 	defer k.Close()
 	starts := 0
-	start := func(fail ...int) func() (*Run, error) {
-		return func() (*Run, error) { starts++; return Start(sides(m, true, fail...)) }
-	}
+	start := keptStart(m, &starts, true)
 	for range 3 {
 		run, err := k.Get("a", start())
 		if err != nil {

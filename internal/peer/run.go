@@ -29,6 +29,14 @@ type Link interface {
 	// Result sends the round's counts; the clock stops once every side
 	// has sent its own.
 	Result(v any) error
+	// Look records the CPU the side runs on now in its Side.Watch (for
+	// the row's placement meter and the check of its pin), after ops of
+	// the side's ops (a count from any origin; the meter weighs each look
+	// by the ops since the previous one). A side calls it at its chunk
+	// boundaries (a Taker does at each take), and it looks at most once
+	// a millisecond; Ready looks at the go. Without a Watch it does
+	// nothing.
+	Look(ops int64)
 }
 
 // Body is a side's code: see the package doc for its loop.
@@ -50,7 +58,14 @@ func Register(role string, body Body) string {
 		panic("peer: role " + role + " registered twice")
 	}
 	bodies[role] = body
-	child.Register(role, func(c *child.Ctx) error { return body(c) })
+	child.Register(role, func(c *child.Ctx) error {
+		l, err := newProcLink(c)
+		if err != nil {
+			return err
+		}
+		defer l.close()
+		return body(l)
+	})
 	return role
 }
 
@@ -59,9 +74,10 @@ type Side struct {
 	Role   string // a Register'ed body
 	Args   any    // JSON-encoded for Link.Args
 	Fds    []int  // Link.File(i): inherited by a process, shared by a thread
-	Pin    bool   // pin the side's thread to CPU
+	Pin    bool   // pin the side's thread to CPU (Plan.Pin)
 	CPU    int
-	Thread bool // run on a throw-away thread of this process, not in a child
+	Thread bool   // run on a throw-away thread of this process, not in a child
+	Watch  *Watch // the side's end in its row's placement meter; nil for none
 }
 
 // Timer is the part of a benchmark's timer a round drives: a Region, or
@@ -104,6 +120,9 @@ func Start(sides []Side) (*Run, error) {
 			r.kill()
 			return nil, fmt.Errorf("peer: no side %q registered", s.Role)
 		}
+		if s.Watch != nil {
+			s.Watch.expect(s.Pin, s.CPU)
+		}
 		if s.Thread {
 			t, err := startThread(s, body)
 			if err != nil {
@@ -113,7 +132,12 @@ func Start(sides []Side) (*Run, error) {
 			r.ends = append(r.ends, t)
 			continue
 		}
-		p, err := child.Start(child.Spec{Role: s.Role, Args: s.Args, Fds: s.Fds, Pin: s.Pin, CPU: s.CPU})
+		args, fds, err := procArgs(s)
+		if err != nil {
+			r.kill()
+			return nil, err
+		}
+		p, err := child.Start(child.Spec{Role: s.Role, Args: args, Fds: fds, Pin: s.Pin, CPU: s.CPU})
 		if err != nil {
 			r.kill()
 			return nil, err
@@ -139,16 +163,22 @@ func (r *Run) Pids() []int {
 // and calls t.StopTimer. t may be nil. A failed round kills the sides and
 // breaks the Run: later rounds return the same error.
 func (r *Run) Round(args func(i int) any, t Timer, into func(i int) any) error {
+	if err := r.Begin(args, t); err != nil {
+		return err
+	}
+	return r.End(t, into)
+}
+
+// Begin is a round's first half: it returns once every side is ready
+// and has been told to go. End, which may run on another goroutine, is
+// its second: a round that lasts as long as its sides serve (netbench's
+// server flows, from OPEN to STOP) is a Begin and an End.
+func (r *Run) Begin(args func(i int) any, t Timer) error {
 	if r.broken != nil {
 		return r.broken
 	}
 	if r.closed {
 		return errors.New("peer: round on a closed run")
-	}
-	fail := func(err error) error {
-		r.broken = err
-		r.kill()
-		return err
 	}
 	for i, e := range r.ends {
 		var a any
@@ -156,20 +186,26 @@ func (r *Run) Round(args func(i int) any, t Timer, into func(i int) any) error {
 			a = args(i)
 		}
 		if err := e.round(a); err != nil {
-			return fail(err)
+			return r.fail(err)
 		}
 	}
 	if err := r.each(func(_ int, e end) error { return e.ready() }); err != nil {
-		return fail(err)
+		return r.fail(err)
 	}
 	if t != nil {
 		t.ResetTimer()
 	}
 	for _, e := range r.ends {
 		if err := e.goNow(); err != nil {
-			return fail(err)
+			return r.fail(err)
 		}
 	}
+	return nil
+}
+
+// End waits for every side's result of the round Begin started and
+// calls t.StopTimer (see Round).
+func (r *Run) End(t Timer, into func(i int) any) error {
 	err := r.each(func(i int, e end) error {
 		var v any
 		if into != nil {
@@ -181,10 +217,23 @@ func (r *Run) Round(args func(i int) any, t Timer, into func(i int) any) error {
 		t.StopTimer()
 	}
 	if err != nil {
-		return fail(err)
+		return r.fail(err)
 	}
 	return nil
 }
+
+// fail breaks the Run with err and kills the sides.
+func (r *Run) fail(err error) error {
+	r.broken = err
+	r.kill()
+	return err
+}
+
+// Kill kills the child processes and gives the thread sides up (a round
+// waiting for them fails), for a parent that cannot wait any longer: a
+// side still serving a client that neither finishes nor closes. Close
+// still reaps them.
+func (r *Run) Kill() { r.kill() }
 
 // Defer has Close call fn once the sides have ended and been reaped, also
 // after a failed round: what a row set up beside its sides and keeps as
@@ -331,8 +380,22 @@ type tmsg struct {
 func startThread(s Side, body Body) (*threadEnd, error) {
 	t := &threadEnd{side: s, to: make(chan tmsg, 1), from: make(chan tmsg, 1), killed: make(chan struct{}), done: make(chan struct{})}
 	l := &threadLink{t: t}
+	var view *Mem
+	if w := s.Watch; w != nil {
+		// The side's own view of the meter, as a process has: a thread
+		// still running when its row gives it up (netbench's server
+		// flows after STOP) never looks into a meter unmapped.
+		var err error
+		if view, err = MapMem(w.m.fd, w.m.off+MeterSize(w.m.pairs)); err != nil {
+			return nil, err
+		}
+		l.looker = newLooker(view, w.m.off, w.slot)
+	}
 	go func() {
 		defer close(t.done)
+		if view != nil {
+			defer view.Close()
+		}
 		t.err = thread.Run(func() error {
 			if s.Pin {
 				if err := cpus.Pin(s.CPU); err != nil {
@@ -436,7 +499,10 @@ func (t *threadEnd) kill() { t.once.Do(func() { close(t.killed) }) }
 type threadLink struct {
 	t              *threadEnd
 	ready, inRound bool
+	looker         *looker // the side's Watch, in a mapping of its own
 }
+
+func (l *threadLink) Look(ops int64) { l.looker.look(ops) }
 
 func (l *threadLink) Args(v any) error {
 	d, err := json.Marshal(l.t.side.Args)
@@ -494,6 +560,7 @@ func (l *threadLink) Ready(info any) error {
 	if m.k != "go" {
 		return fmt.Errorf("peer: side %s got %s, want go", l.t.side.Role, m.k)
 	}
+	l.looker.goLook()
 	return nil
 }
 

@@ -5,9 +5,20 @@
 // whose message says what is missing and how to get it.
 //
 // As in cilium/ebpf's testutils, a probe failure is only a skip where the
-// feature may really be absent: when CI is set and the running kernel is at
-// least as new as the release that brought the feature, the helper fails
-// the test instead, so that CI cannot go green by skipping everything.
+// feature may really be absent: a missing feature whose Unsupported names
+// the release that brought it (Since) fails the test instead, on a kernel
+// at or above that release, when KBENCH_SINCE is fail, so that CI and the
+// kernel matrix cannot go green by skipping a feature the kernel has.
+//
+// KBENCH_SINCE accepts skip (a missing feature skips, whatever the
+// kernel's release: a user's kernel may be built without it) or fail
+// (it fails on a kernel at or above Since). Unset, it is fail where CI
+// is set and skip elsewhere. vmexec passes KBENCH_* variables into its
+// guests, not CI, so .ci's kernel matrix sets KBENCH_SINCE=fail for every
+// guest. A bad value fails the first test that would skip, naming the
+// variable. Set Since only where the release alone decides: a feature
+// that also needs the CPU (spec-ctrl under TCG), a config option
+// distributions leave out, or a privilege, leaves it zero.
 package skip
 
 import (
@@ -77,8 +88,12 @@ func IfNotSupported(tb testing.TB, err error) {
 	if !errors.Is(err, ErrNotSupported) {
 		tb.Fatal(err)
 	}
-	if mustHave(err) {
-		tb.Fatalf("CI is set and kernel %s is new enough, yet: %v", Kernel(), err)
+	must, merr := mustHave(err, os.LookupEnv)
+	if merr != nil {
+		tb.Fatal(merr)
+	}
+	if must {
+		tb.Fatalf("%s=fail and kernel %s is at or above the release that brought it, yet: %v", SinceVar, Kernel(), err)
 	}
 	tb.Skip(err)
 }
@@ -93,13 +108,29 @@ func OnlyIfNotSupported(tb testing.TB, err error) {
 	}
 }
 
-// mustHave reports whether a missing feature should be a failure here.
-func mustHave(err error) bool {
-	var u *Unsupported
-	if os.Getenv("CI") == "" || !errors.As(err, &u) || u.Since.IsZero() {
-		return false
+// SinceVar is the variable that makes a missing feature of a new enough
+// kernel a failure (see the package doc).
+const SinceVar = "KBENCH_SINCE"
+
+// mustHave reports whether a missing feature should be a failure here:
+// KBENCH_SINCE (looked up with lookup) is fail, or unset with CI set, and
+// the running kernel is at or above the feature's Since.
+func mustHave(err error, lookup func(string) (string, bool)) (bool, error) {
+	mode, set := lookup(SinceVar)
+	if !set {
+		mode = "skip"
+		if ci, _ := lookup("CI"); ci != "" {
+			mode = "fail"
+		}
 	}
-	return !Kernel().Less(u.Since)
+	if mode != "skip" && mode != "fail" {
+		return false, fmt.Errorf("%s=%q: it accepts skip or fail (unset: fail where CI is set, else skip)", SinceVar, mode)
+	}
+	var u *Unsupported
+	if mode == "skip" || !errors.As(err, &u) || u.Since.IsZero() {
+		return false, nil
+	}
+	return !Kernel().Less(u.Since), nil
 }
 
 // NeedProcs skips tb unless GOMAXPROCS is at least n.

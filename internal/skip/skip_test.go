@@ -4,6 +4,8 @@ package skip
 
 import (
 	"errors"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -53,20 +55,85 @@ func TestUnsupportedMessage(t *testing.T) {
 func TestMustHave(t *testing.T) {
 	old := &Unsupported{Feature: "f", Since: Version{1, 0}}
 	future := &Unsupported{Feature: "f", Since: Version{999, 0}}
-	t.Setenv("CI", "true")
-	if !mustHave(old) {
-		t.Error("under CI, a feature older than the kernel must fail, not skip")
+	env := func(kv ...string) func(string) (string, bool) {
+		return func(k string) (string, bool) {
+			for i := 0; i+1 < len(kv); i += 2 {
+				if kv[i] == k {
+					return kv[i+1], true
+				}
+			}
+			return "", false
+		}
 	}
-	if mustHave(future) {
-		t.Error("a feature newer than the kernel must skip")
+	for _, tc := range []struct {
+		name string
+		env  func(string) (string, bool)
+		err  error
+		want bool
+	}{
+		{"fail, older feature", env(SinceVar, "fail"), old, true},
+		{"fail, newer feature", env(SinceVar, "fail"), future, false},
+		{"fail, no release", env(SinceVar, "fail"), &Unsupported{Feature: "no kernel release"}, false},
+		{"fail, not an Unsupported", env(SinceVar, "fail"), ErrNotSupported, false},
+		{"skip", env(SinceVar, "skip"), old, false},
+		{"skip beats CI", env(SinceVar, "skip", "CI", "true"), old, false},
+		{"unset under CI", env("CI", "true"), old, true},
+		{"unset outside CI", env(), old, false},
+	} {
+		got, err := mustHave(tc.err, tc.env)
+		if err != nil || got != tc.want {
+			t.Errorf("%s: mustHave = %v, %v; want %v", tc.name, got, err, tc.want)
+		}
 	}
-	if mustHave(&Unsupported{Feature: "no kernel release"}) {
-		t.Error("a feature without a release must skip")
+	if _, err := mustHave(old, env(SinceVar, "yes")); err == nil || !strings.Contains(err.Error(), SinceVar) || !strings.Contains(err.Error(), "skip or fail") {
+		t.Errorf("a bad %s: %v, want an error naming it and what it accepts", SinceVar, err)
 	}
-	t.Setenv("CI", "")
-	if mustHave(old) {
-		t.Error("outside CI, a missing feature must skip")
+}
+
+// TestSinceFires runs this test binary's helper, which skips on a
+// feature of Linux 1.0 as a probe would, under each KBENCH_SINCE: fail
+// makes the skip a failure that names the feature, skip and unset skip,
+// a bad value fails naming the variable.
+func TestSinceFires(t *testing.T) {
+	if os.Getenv("SKIP_TEST_HELPER") != "" {
+		t.Skip("the helper runs TestSinceHelper only")
 	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		since    string // "" leaves it unset
+		failed   bool
+		contains string
+	}{
+		{"fail", true, "KBENCH_SINCE=fail and kernel"},
+		{"skip", false, "--- SKIP: TestSinceHelper"},
+		{"", false, "--- SKIP: TestSinceHelper"},
+		{"maybe", true, `KBENCH_SINCE="maybe": it accepts skip or fail`},
+	} {
+		cmd := exec.Command(self, "-test.run=^TestSinceHelper$", "-test.v")
+		cmd.Env = []string{"SKIP_TEST_HELPER=1"}
+		if tc.since != "" {
+			cmd.Env = append(cmd.Env, SinceVar+"="+tc.since)
+		}
+		out, err := cmd.CombinedOutput()
+		if failed := err != nil; failed != tc.failed || !strings.Contains(string(out), tc.contains) {
+			t.Errorf("KBENCH_SINCE=%q: exit %v, want failed=%v and output with %q:\n%s", tc.since, err, tc.failed, tc.contains, out)
+		}
+		if tc.since == "fail" && !strings.Contains(string(out), "probed feature not supported") {
+			t.Errorf("KBENCH_SINCE=fail: the failure does not name the feature:\n%s", out)
+		}
+	}
+}
+
+// TestSinceHelper is TestSinceFires's probe: a feature of Linux 1.0 that
+// this kernel, whatever it is, should have.
+func TestSinceHelper(t *testing.T) {
+	if os.Getenv("SKIP_TEST_HELPER") == "" {
+		t.Skip("run by TestSinceFires")
+	}
+	IfNotSupported(t, &Unsupported{Feature: "probed feature", Err: unix.ENOSYS, Since: Version{1, 0}})
 }
 
 // TestOnlyIfNotSupported: a not-supported error skips; any other error and

@@ -77,6 +77,11 @@ var Counters = map[string]Better{
 	"ipi-res/op": Lower, // rescheduling IPIs
 	"ipi-cal/op": Lower, // function-call IPIs
 	"ipi-tlb/op": Lower, // TLB shootdowns
+	// internal/peer's placement meter: the share of a two-sided row's
+	// round trips in which both sides were last seen on one CPU. Higher
+	// by convention (a shared CPU was the faster mode of the rows that
+	// vary); it is evidence of where the scheduler put them.
+	"same-cpu/op": Higher,
 }
 
 func init() { maps.Copy(Units, Counters) }

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -14,7 +15,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/kbench/kbench/internal/fingerprint"
+	"github.com/kbench/kbench/internal/abreport"
+	"github.com/kbench/kbench/internal/abstat"
 )
 
 // interruptGrace is how long a boot's go test and VM get to stop after
@@ -23,14 +25,14 @@ var interruptGrace = 10 * time.Second
 
 // driver holds one invocation's open run directory.
 type driver struct {
-	cfg               *config
-	st                *state
-	statePath         string
-	vmexec, kbcompare string
-	lock              *os.File
-	stderr            io.Writer
-	start             time.Time
-	interruptGrace    time.Duration // between SIGINT and SIGKILL of a boot's go test
+	cfg            *config
+	st             *state
+	statePath      string
+	vmexec         string
+	lock           *os.File
+	stderr         io.Writer
+	start          time.Time
+	interruptGrace time.Duration // between SIGINT and SIGKILL of a boot's go test
 }
 
 func prepare(c *config, stderr io.Writer) (*driver, error) {
@@ -124,43 +126,33 @@ func (d *driver) doneOf(side string) int {
 	return n
 }
 
-// tools finds vmexec and kbcompare: the paths given, else go build of
-// the module's commands into -out/bin.
+// tools finds vmexec: the path given, else go build of the module's
+// command into -out/bin. The comparison needs no tool: it runs
+// in-process (compare).
 func (d *driver) tools() error {
-	var build []string
-	for _, t := range []struct {
-		name string
-		flag string
-		to   *string
-	}{{"vmexec", d.cfg.vmexec, &d.vmexec}, {"kbcompare", d.cfg.kbcompare, &d.kbcompare}} {
-		if t.flag != "" {
-			p, err := exec.LookPath(t.flag)
-			if err != nil {
-				return fmt.Errorf("-%s %s: %v", t.name, t.flag, err)
-			}
-			if *t.to, err = filepath.Abs(p); err != nil {
-				return err
-			}
-			continue
-		}
-		build = append(build, "github.com/kbench/kbench/internal/cmd/"+t.name)
-		bin, err := filepath.Abs(filepath.Join(d.cfg.out, "bin", t.name))
+	if d.cfg.kbcompare != "" {
+		fmt.Fprintf(d.stderr, "kbab: -kbcompare %s is not used: kbab compares the boots in-process, as kbcompare would\n", d.cfg.kbcompare)
+	}
+	if d.cfg.vmexec != "" {
+		p, err := exec.LookPath(d.cfg.vmexec)
 		if err != nil {
-			return err
+			return fmt.Errorf("-vmexec %s: %v", d.cfg.vmexec, err)
 		}
-		*t.to = bin
+		d.vmexec, err = filepath.Abs(p)
+		return err
 	}
-	if len(build) == 0 {
-		return nil
+	bin, err := filepath.Abs(filepath.Join(d.cfg.out, "bin"))
+	if err != nil {
+		return err
 	}
-	bin, _ := filepath.Abs(filepath.Join(d.cfg.out, "bin"))
-	cmd := exec.Command("go", append([]string{"build", "-o", bin + "/"}, build...)...)
+	const pkg = "github.com/kbench/kbench/internal/cmd/vmexec"
+	d.vmexec = filepath.Join(bin, "vmexec")
+	cmd := exec.Command("go", "build", "-o", bin+"/", pkg)
 	// Static: vmexec is also the guest's init.
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	cmd.Stdout, cmd.Stderr = d.stderr, d.stderr
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("go build %s: %v (kbab builds them from the kbench module, so run it inside the module, or give -vmexec and -kbcompare)",
-			strings.Join(build, " "), err)
+		return fmt.Errorf("go build %s: %v (kbab builds it from the kbench module, so run it inside the module, or give -vmexec)", pkg, err)
 	}
 	return nil
 }
@@ -309,7 +301,7 @@ func (d *driver) boot(i int, sig <-chan os.Signal) (int, error) {
 	}
 	if len(ids) == 0 {
 		return exitBootFailed, fmt.Errorf("boot %d of %d (%s) failed: %s has no %q line, so kbcompare cannot tell boots apart (run benchmark packages: their TestMain prints it)",
-			i+1, 2*d.st.Settings.Boots, s, outPath, bootKey)
+			i+1, 2*d.st.Settings.Boots, s, outPath, abstat.BootIDLine)
 	}
 	for _, id := range ids {
 		if d.st.seen(id) {
@@ -399,32 +391,34 @@ func quoteAll(a []string) []string {
 	return q
 }
 
-// compare runs kbcompare on A.txt and B.txt; its report goes to stdout
-// and report.txt, its exit status is kbab's.
+// compare judges A.txt against B.txt with kbcompare's statistics
+// (package abstat) and writes kbcompare's text report to stdout and
+// report.txt; its exit status is what kbcompare's would be: 0, 1 where
+// something is worse or failed, 2 where a file cannot be read.
 func (d *driver) compare(stdout io.Writer) int {
-	report, err := os.Create(filepath.Join(d.cfg.out, "report.txt"))
+	rep, err := abstat.Compare(d.result("A"), d.result("B"), abstat.DefaultOptions)
 	if err != nil {
+		fmt.Fprintf(d.stderr, "kbab: comparing the boots: %v\n", err)
+		return exitUsage
+	}
+	var b bytes.Buffer
+	if err := abreport.WriteText(&b, rep); err != nil {
 		fmt.Fprintf(d.stderr, "kbab: %v\n", err)
 		return exitUsage
 	}
-	defer report.Close()
-	cmd := exec.Command(d.kbcompare, d.result("A"), d.result("B"))
-	cmd.Stdout = io.MultiWriter(stdout, report)
-	cmd.Stderr = d.stderr
-	err = cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return 0
-	case errors.As(err, &ee) && ee.Exited():
-		return ee.ExitCode()
-	default:
-		fmt.Fprintf(d.stderr, "kbab: kbcompare: %v\n", err)
+	if err := os.WriteFile(filepath.Join(d.cfg.out, "report.txt"), b.Bytes(), 0o666); err != nil {
+		fmt.Fprintf(d.stderr, "kbab: %v\n", err)
 		return exitUsage
 	}
+	if _, err := stdout.Write(b.Bytes()); err != nil {
+		fmt.Fprintf(d.stderr, "kbab: %v\n", err)
+		return exitUsage
+	}
+	if rep.Fails() {
+		return 1
+	}
+	return 0
 }
-
-const bootKey = fingerprint.Prefix + "kernel.boot_id: "
 
 // bootIDs lists the distinct boot ids of a boot's output in order.
 func bootIDs(p string) ([]string, error) {
@@ -434,7 +428,7 @@ func bootIDs(p string) ([]string, error) {
 	}
 	var ids []string
 	for _, l := range strings.Split(string(b), "\n") {
-		if id, ok := strings.CutPrefix(l, bootKey); ok {
+		if id, ok := strings.CutPrefix(l, abstat.BootIDLine); ok {
 			if id = strings.TrimSpace(id); !slices.Contains(ids, id) {
 				ids = append(ids, id)
 			}

@@ -19,7 +19,6 @@ import (
 var (
 	pkgDir     string // this package's directory, in the kbench module
 	fakeModule string // a module with one trivial test package
-	kbcompare  string // built once for all tests
 )
 
 func TestMain(m *testing.M) {
@@ -41,16 +40,11 @@ func setupAndRun(m *testing.M) int {
 	os.MkdirAll(fakeModule, 0o777)
 	os.WriteFile(filepath.Join(fakeModule, "go.mod"), []byte("module fake\n\ngo 1.22\n"), 0o666)
 	os.WriteFile(filepath.Join(fakeModule, "fake_test.go"), []byte("package fake\n\nimport \"testing\"\n\nfunc BenchmarkWork(b *testing.B) {}\n"), 0o666)
-	kbcompare = filepath.Join(tmp, "kbcompare")
 	if _, err := exec.LookPath("go"); err != nil {
 		// kbab drives go test: without the toolchain (a copied test
 		// binary, go test -exec vmexec) every test that runs it skips.
 		noGo = fmt.Sprintf("kbab runs go test, and this test needs the Go toolchain, which is not here (%v): install Go or run the test with go test where it is", err)
 		return m.Run()
-	}
-	if out, err := exec.Command("go", "build", "-o", kbcompare, "github.com/kbench/kbench/internal/cmd/kbcompare").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building kbcompare: %v\n%s", err, out)
-		return 1
 	}
 	return m.Run()
 }
@@ -92,7 +86,7 @@ func (f *fake) args(extra ...string) []string {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	a := []string{"-out", f.out, "-vmexec", self, "-kbcompare", kbcompare, "-a-kernel", f.imgA}
+	a := []string{"-out", f.out, "-vmexec", self, "-a-kernel", f.imgA}
 	a = append(a, extra...)
 	return append(a, "--", ".", "-run=^$", "-bench=.")
 }
@@ -203,7 +197,9 @@ func TestSameKernelExitsZero(t *testing.T) {
 	}
 }
 
-func TestBuildsKbcompareWhenNotGiven(t *testing.T) {
+// TestComparesInProcess: kbab judges the boots itself (no kbcompare is
+// built or run) and writes the report to stdout and report.txt.
+func TestComparesInProcess(t *testing.T) {
 	f := newFake(t)
 	self, _ := os.Executable()
 	t.Chdir(pkgDir) // in the kbench module, as the README runs kbab
@@ -212,8 +208,11 @@ func TestBuildsKbcompareWhenNotGiven(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d, want 0\n%s\n%s", code, stdout, stderr)
 	}
-	if _, err := os.Stat(filepath.Join(f.out, "bin", "kbcompare")); err != nil {
-		t.Errorf("kbcompare was not built into -out/bin: %v", err)
+	if _, err := os.Stat(filepath.Join(f.out, "bin", "kbcompare")); err == nil {
+		t.Errorf("kbcompare was built into -out/bin: the comparison runs in-process")
+	}
+	if rep, err := os.ReadFile(filepath.Join(f.out, "report.txt")); err != nil || string(rep) != stdout {
+		t.Errorf("report.txt (%v) is not the report on stdout:\n%s", err, rep)
 	}
 	if l, _ := os.ReadFile(filepath.Join(f.out, "boots", "01-A.log")); strings.Contains(string(l), "-count=1") || strings.Contains(string(l), "-p=1") {
 		t.Errorf("kbab added -count=1 or -p=1 to flags that set -count and -p:\n%s", l)

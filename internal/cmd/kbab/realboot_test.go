@@ -12,8 +12,8 @@ import (
 // kernelEnv names a kernel image for the real-boot test (CI sets it).
 const kernelEnv = "KBENCH_VM_KERNEL"
 
-// TestRealBoots runs kbab with the real vmexec and kbcompare, both built
-// from the module, for one boot a side of a cheap seccompbench row: B's
+// TestRealBoots runs kbab with the real vmexec, built from the module,
+// and its in-process comparison, for one boot a side of a cheap seccompbench row: B's
 // cmdline carries a marker, so each file must show its own kernel's
 // cmdline and a boot id of its own.
 func TestRealBoots(t *testing.T) {

@@ -10,6 +10,8 @@ import (
 	"os/exec"
 	"strconv"
 	"testing"
+
+	"github.com/kbench/kbench/internal/abstat"
 )
 
 // TestAgreesWithBenchstat runs the pinned benchstat (`go tool benchstat
@@ -43,7 +45,7 @@ func TestAgreesWithBenchstat(t *testing.T) {
 	)}
 	oldPath, newPath := old.write(t, "old.txt"), nw.write(t, "new.txt")
 
-	r, err := Compare(oldPath, newPath, defaults)
+	r, err := abstat.Compare(oldPath, newPath, defaults)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,9 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/kbench/kbench/internal/abreport"
+	"github.com/kbench/kbench/internal/abstat"
 )
 
 // Exit statuses of -bisect, as `git bisect run` reads them.
@@ -22,16 +25,20 @@ const (
 // bisectRow is one row (benchmark and unit) judged in -bisect.
 type bisectRow struct {
 	pkg, name, unit string
-	dir             float64 // sign of BAD's change from GOOD
-	fromGood        *Row    // the candidate against GOOD
-	fromBad         *Row    // against BAD
-	gb              *Row    // BAD against GOOD
+	dir             float64     // sign of BAD's change from GOOD
+	fromGood        *abstat.Row // the candidate against GOOD
+	fromBad         *abstat.Row // against BAD
+	gb              *abstat.Row // BAD against GOOD
 }
 
 // runBisect judges CANDIDATE against GOOD and BAD and prints one line
 // saying why; rowPattern, if set, picks the rows ("pkg/name" matched as
-// a regular expression) where the files share several benchmarks.
-func runBisect(files []string, opts Options, rowPattern string, stdout, stderr io.Writer) int {
+// a regular expression) where the files share several benchmarks. A row
+// is judged in its primary unit on its own p (opts.PerRow): it was
+// chosen before the candidate was measured, so no family of rows is
+// corrected for, and the other rows of the files must not move its
+// verdict.
+func runBisect(files []string, opts abstat.Options, rowPattern string, stdout, stderr io.Writer) int {
 	say := func(code int, format string, args ...any) int {
 		word := map[int]string{bisectGood: "like GOOD", bisectBad: "like BAD", bisectSkip: "cannot tell", bisectAbort: "cannot bisect"}[code]
 		fmt.Fprintf(stdout, "kbcompare -bisect: %s (exit %d): %s\n", word, code, fmt.Sprintf(format, args...))
@@ -50,9 +57,9 @@ func runBisect(files []string, opts Options, rowPattern string, stdout, stderr i
 		}
 	}
 	good, bad, cand := files[0], files[1], files[2]
-	var reps [3]*Report
+	var reps [3]*abstat.Report
 	for i, pair := range [][2]string{{good, bad}, {good, cand}, {bad, cand}} {
-		rep, err := Compare(pair[0], pair[1], opts)
+		rep, err := abstat.Compare(pair[0], pair[1], opts)
 		if err != nil {
 			fmt.Fprintf(stderr, "kbcompare: %v\n", err)
 			return say(bisectAbort, "an input cannot be read")
@@ -60,32 +67,20 @@ func runBisect(files []string, opts Options, rowPattern string, stdout, stderr i
 		reps[i] = rep
 	}
 	gb, gc, bc := reps[0], reps[1], reps[2]
-	find := func(r *Report, pkg, name, unit string) *Row {
-		for _, t := range r.Tables {
-			if t.Pkg == pkg && t.Unit == unit {
-				for _, row := range t.Rows {
-					if row.Name == name {
-						return row
-					}
-				}
-			}
-		}
-		return nil
-	}
 	// The rows all three files hold (or that failed in one of them).
 	var rows []*bisectRow
 	benchmarks := map[string]bool{}
 	for _, t := range gb.Tables {
 		for _, row := range t.Rows {
 			key := t.Pkg + "/" + row.Name
-			if re != nil && !re.MatchString(key) {
+			if row.Role != abstat.Primary || re != nil && !re.MatchString(key) {
 				continue
 			}
 			br := &bisectRow{pkg: t.Pkg, name: row.Name, unit: t.Unit, gb: row,
-				fromGood: find(gc, t.Pkg, row.Name, t.Unit), fromBad: find(bc, t.Pkg, row.Name, t.Unit)}
+				fromGood: gc.Find(t.Pkg, t.Unit, row.Name), fromBad: bc.Find(t.Pkg, t.Unit, row.Name)}
 			// Where BAD and the candidate both failed the row, their
 			// comparison has no row: none is needed then.
-			if br.fromGood == nil || br.fromBad == nil && !failedIn(br.gb, "new") || br.gb.Old == nil && br.gb.Verdict != Failed {
+			if br.fromGood == nil || br.fromBad == nil && !failedIn(br.gb, "new") || br.gb.Old == nil && br.gb.Verdict != abstat.Failed {
 				continue
 			}
 			rows = append(rows, br)
@@ -128,7 +123,7 @@ func runBisect(files []string, opts Options, rowPattern string, stdout, stderr i
 				why = append(why, fmt.Sprintf("%s failed in BAD (%s), passed in the candidate", label, br.gb.Why))
 			}
 			continue
-		case br.fromGood.Verdict == Failed || br.fromBad.Verdict == Failed:
+		case br.fromGood.Verdict == abstat.Failed || br.fromBad.Verdict == abstat.Failed:
 			return say(bisectSkip, "%s failed in the candidate", label)
 		case !moved(br.gb):
 			continue // not a row that tells GOOD from BAD
@@ -149,7 +144,7 @@ func runBisect(files []string, opts Options, rowPattern string, stdout, stderr i
 			detail += " (between the two)"
 		default:
 			like = append(like, "neither")
-			detail += fmt.Sprintf(" (too noisy: mde %s from GOOD)", formatMDE(br.fromGood.Power.MDE))
+			detail += fmt.Sprintf(" (too noisy: mde %s from GOOD)", abreport.FormatMDE(br.fromGood.Power.MDE))
 		}
 		why = append(why, detail)
 	}
@@ -159,10 +154,7 @@ func runBisect(files []string, opts Options, rowPattern string, stdout, stderr i
 	all := func(v string) bool {
 		return !slices.ContainsFunc(like, func(s string) bool { return s != v })
 	}
-	agree := why[0]
-	if len(why) > 1 {
-		agree += fmt.Sprintf(" (all %d units agree)", len(why))
-	}
+	agree := strings.Join(why, "; ")
 	switch {
 	case all("good"):
 		return say(bisectGood, "%s", agree)
@@ -174,28 +166,26 @@ func runBisect(files []string, opts Options, rowPattern string, stdout, stderr i
 
 // failedIn reports whether a compared row is FAILED because of its side
 // ("old" or "new"), as its Why says.
-func failedIn(row *Row, side string) bool {
-	return row.Verdict == Failed && (strings.Contains(row.Why, "FAIL in "+side+" ") || strings.Contains(row.Why, "missing from "+side+","))
+func failedIn(row *abstat.Row, side string) bool {
+	return row.Verdict == abstat.Failed && (strings.Contains(row.Why, "FAIL in "+side+" ") || strings.Contains(row.Why, "missing from "+side+","))
 }
 
 // moved reports whether a row's verdict is a significant change of at
 // least the threshold.
-func moved(row *Row) bool {
-	return row.Verdict == Better || row.Verdict == Worse || row.Verdict == Changed
-}
+func moved(row *abstat.Row) bool { return row.Verdict.Moved() }
 
-func describe(row *Row) string {
+func describe(row *abstat.Row) string {
 	if moved(row) {
 		return fmt.Sprintf("%+.1f%%", 100*row.Change)
 	}
 	return fmt.Sprintf("~ (%+.1f%%)", 100*row.Change)
 }
 
-func pOf(row *Row) string {
+func pOf(row *abstat.Row) string {
 	if row.Boot != nil {
 		return fmt.Sprintf("p=%.3f, %d+%d boots", row.Boot.P, row.Boot.N1, row.Boot.N2)
 	}
-	return fmt.Sprintf("p=%.3f", row.Cmp.P)
+	return fmt.Sprintf("p=%.3f", row.P)
 }
 
 func rowsLabel(rows []*bisectRow) string {

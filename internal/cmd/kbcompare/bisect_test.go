@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kbench/kbench/internal/abstat/sim"
 )
 
 // TestBisect: GOOD is three boots of A, BAD three boots of B (32
@@ -15,30 +17,30 @@ import (
 // three more boots, and -bisect's exit status is what git bisect run
 // reads.
 func TestBisect(t *testing.T) {
-	good := assemble(t, "good.txt", runs("a", bootsA, nil)...)
-	bad := assemble(t, "bad.txt", runs("b", bootsB, nil)...)
+	good := sim.Assemble(t, "good.txt", sim.Runs("a", sim.BootsA, nil)...)
+	bad := sim.Assemble(t, "bad.txt", sim.Runs("b", sim.BootsB, nil)...)
 	bootsC := []string{"cccccccc-0000-4000-8000-000000000001", "cccccccc-0000-4000-8000-000000000002", "cccccccc-0000-4000-8000-000000000003"}
-	likeGood := assemble(t, "c.txt", runs("a2", bootsC, nil)...)
-	likeBad := assemble(t, "c.txt", runs("b", bootsC, []float64{1.01, 0.99, 1.02})...)
+	likeGood := sim.Assemble(t, "c.txt", sim.Runs("a2", bootsC, nil)...)
+	likeBad := sim.Assemble(t, "c.txt", sim.Runs("b", bootsC, []float64{1.01, 0.99, 1.02})...)
 	// Halfway: A' runs slowed by √8, about half of BAD's 8x on a log scale.
-	between := assemble(t, "c.txt", runs("a2", bootsC, []float64{2.8, 2.8, 2.8})...)
+	between := sim.Assemble(t, "c.txt", sim.Runs("a2", bootsC, []float64{2.8, 2.8, 2.8})...)
 	// Too noisy: boots of A' whose layouts put them anywhere from GOOD to BAD.
-	noisy := assemble(t, "c.txt", runs("a2", bootsC, []float64{1, 3, 8})...)
+	noisy := sim.Assemble(t, "c.txt", sim.Runs("a2", bootsC, []float64{1, 3, 8})...)
 	// The candidate's row failed (its kernel broke the benchmark).
-	failed := assemble(t, "c.txt", bootRun{file: "syscall-a2-run1.txt", boot: bootsC[0]},
-		bootRun{file: "syscall-a2-run2.txt", boot: bootsC[1], edit: dropRows(bootsC[1], failBlock)},
-		bootRun{file: "syscall-a2-run3.txt", boot: bootsC[2]})
-	failOld := filepath.Join("testdata", "fail-old.txt")
-	failNew := filepath.Join("testdata", "fail-new.txt")
-	failNewV := filepath.Join("testdata", "fail-new-v.txt")
+	failed := sim.Assemble(t, "c.txt", sim.Run{File: "syscall-a2-run1.txt", Boot: sim.BootsC[0]},
+		sim.Run{File: "syscall-a2-run2.txt", Boot: sim.BootsC[1], Edit: sim.DropRows(bootsC[1], sim.FailBlock)},
+		sim.Run{File: "syscall-a2-run3.txt", Boot: sim.BootsC[2]})
+	failOld := sim.File(t, "fail-old.txt")
+	failNew := sim.File(t, "fail-new.txt")
+	failNewV := sim.File(t, "fail-new-v.txt")
 	for _, c := range []struct {
 		name string
 		args []string
 		code int
 		line string
 	}{
-		{"like good", []string{good, bad, likeGood}, 0, "like GOOD (exit 0): seccompbench " + syscallRow + " sec/op: ~"},
-		{"like bad", []string{good, bad, likeBad}, 1, "like BAD (exit 1): seccompbench " + syscallRow + " sec/op: +"},
+		{"like good", []string{good, bad, likeGood}, 0, "like GOOD (exit 0): seccompbench " + sim.SyscallRow + " sec/op: ~"},
+		{"like bad", []string{good, bad, likeBad}, 1, "like BAD (exit 1): seccompbench " + sim.SyscallRow + " sec/op: +"},
 		{"between", []string{good, bad, between}, 125, "(between the two)"},
 		{"noisy", []string{good, bad, noisy}, 125, "too noisy: mde"},
 		{"candidate failed", []string{good, bad, failed}, 125, "failed in the candidate"},

@@ -7,21 +7,17 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/kbench/kbench/internal/abreport"
+	"github.com/kbench/kbench/internal/abstat"
 )
 
-var defaults = Options{Threshold: 0.05, Alpha: 0.05}
+var defaults = abstat.Options{Threshold: 0.05, Alpha: 0.05}
 
-func rowOf(t *testing.T, r *Report, unit, name string) *Row {
+func rowOf(t *testing.T, r *abstat.Report, unit, name string) *abstat.Row {
 	t.Helper()
-	for _, tab := range r.Tables {
-		if tab.Unit != unit {
-			continue
-		}
-		for _, row := range tab.Rows {
-			if row.Name == name {
-				return row
-			}
-		}
+	if row := r.Find("", unit, name); row != nil {
+		return row
 	}
 	t.Fatalf("no row %s in unit %s", name, unit)
 	return nil
@@ -38,9 +34,9 @@ func TestVerdicts(t *testing.T) {
 		samples("Slower-2", 10, "ns/op", around(100, 0.01), "loops/s", around(1e7, 0.01)),
 		// 10% faster, 20% fewer bytes: better in both.
 		samples("Faster-2", 10, "ns/op", around(100, 0.01), "B/op", around(1000, 0.01)),
-		// Same distribution: ~.
-		samples("Same-2", 10, "ns/op", around(100, 0.01)),
-		// Same distribution, but too noisy to have seen 5%: underpowered.
+		// abstat.Same distribution: ~.
+		samples("abstat.Same-2", 10, "ns/op", around(100, 0.01)),
+		// abstat.Same distribution, but too noisy to have seen 5%: underpowered.
 		samples("Noisy-2", 10, "ns/op", around(100, 0.2)),
 		// A significant 2% change: below the 5% threshold, so ~.
 		samples("Small-2", 10, "ns/op", around(100, 0.002)),
@@ -50,29 +46,29 @@ func TestVerdicts(t *testing.T) {
 	nw := resultFile{units: units, lines: concat(
 		samples("Slower-2", 10, "ns/op", around(110, 0.01), "loops/s", around(0.9e7, 0.01)),
 		samples("Faster-2", 10, "ns/op", around(90, 0.01), "B/op", around(800, 0.01)),
-		samples("Same-2", 10, "ns/op", around(100, 0.01)),
+		samples("abstat.Same-2", 10, "ns/op", around(100, 0.01)),
 		samples("Noisy-2", 10, "ns/op", around(100, 0.2)),
 		samples("Small-2", 10, "ns/op", around(102, 0.002)),
 		samples("Custom-2", 10, "lat-ns", around(15, 0.01), "widgets", around(6, 0.01)),
 	)}
-	r, err := Compare(old.write(t, "old.txt"), nw.write(t, "new.txt"), defaults)
+	r, err := abstat.Compare(old.write(t, "old.txt"), nw.write(t, "new.txt"), defaults)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []struct {
 		unit, name string
-		verdict    Verdict
+		verdict    abstat.Verdict
 		change     float64
 	}{
-		{"sec/op", "Slower-2", Worse, 0.10},
-		{"loops/s", "Slower-2", Worse, -0.10},
-		{"sec/op", "Faster-2", Better, -0.10},
-		{"B/op", "Faster-2", Better, -0.20},
-		{"sec/op", "Same-2", Same, 0},
-		{"sec/op", "Noisy-2", Underpowered, 0},
-		{"sec/op", "Small-2", Same, 0.02},
-		{"lat-sec", "Custom-2", Worse, 0.50}, // lat-ns, tidied by benchfmt
-		{"widgets", "Custom-2", Changed, 0.50},
+		{"sec/op", "Slower-2", abstat.Worse, 0.10},
+		{"loops/s", "Slower-2", abstat.Worse, -0.10},
+		{"sec/op", "Faster-2", abstat.Better, -0.10},
+		{"B/op", "Faster-2", abstat.Better, -0.20},
+		{"sec/op", "abstat.Same-2", abstat.Same, 0},
+		{"sec/op", "Noisy-2", abstat.Underpowered, 0},
+		{"sec/op", "Small-2", abstat.Same, 0.02},
+		{"lat-sec", "Custom-2", abstat.Worse, 0.50}, // lat-ns, tidied by benchfmt
+		{"widgets", "Custom-2", abstat.Changed, 0.50},
 	}
 	for _, w := range want {
 		row := rowOf(t, r, w.unit, w.name)
@@ -90,16 +86,19 @@ func TestVerdicts(t *testing.T) {
 	if row := rowOf(t, r, "sec/op", "Slower-2"); !near(row.OldSum.Center, 100e-9) || !near(row.NewSum.Center, 110e-9) {
 		t.Errorf("Slower-2 medians %g, %g; want 100ns, 110ns (ns/op tidied to sec/op)", row.OldSum.Center, row.NewSum.Center)
 	}
-	if n := r.Count(Worse); n != 3 {
-		t.Errorf("%d rows worse, want 3", n)
+	// Rows count once, in their primary unit: Slower-2 (sec/op; its
+	// loops/s, moving with it, is evidence) and Custom-2 (lat-ns, its
+	// first unit, as it has no sec/op).
+	if n := r.Count(abstat.Worse); n != 2 {
+		t.Errorf("%d rows worse, want 2", n)
 	}
 
 	// With no threshold, the significant 2% is worse too.
-	r, err = Compare(old.write(t, "old.txt"), nw.write(t, "new.txt"), Options{Alpha: 0.05})
+	r, err = abstat.Compare(old.write(t, "old.txt"), nw.write(t, "new.txt"), abstat.Options{Alpha: 0.05})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if row := rowOf(t, r, "sec/op", "Small-2"); row.Verdict != Worse {
+	if row := rowOf(t, r, "sec/op", "Small-2"); row.Verdict != abstat.Worse {
 		t.Errorf("Small-2 with threshold 0: verdict %q, want worse", row.Verdict)
 	}
 }
@@ -140,26 +139,26 @@ func TestOneSided(t *testing.T) {
 		samples("Both-4", 6, "ns/op", around(100, 0.01)), // another GOMAXPROCS: another row
 		samples("Fresh-2", 6, "ns/op", around(100, 0.01)),
 	)}
-	r, err := Compare(old.write(t, "old.txt"), nw.write(t, "new.txt"), defaults)
+	r, err := abstat.Compare(old.write(t, "old.txt"), nw.write(t, "new.txt"), defaults)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, w := range []struct {
 		unit, name string
-		v          Verdict
+		v          abstat.Verdict
 	}{
-		{"sec/op", "Both-2", Same},
-		{"loops/s", "Both-2", OldOnly},
-		{"sec/op", "Gone-2", OldOnly},
-		{"sec/op", "Both-4", NewOnly},
-		{"sec/op", "Fresh-2", NewOnly},
+		{"sec/op", "Both-2", abstat.Same},
+		{"loops/s", "Both-2", abstat.OldOnly},
+		{"sec/op", "Gone-2", abstat.OldOnly},
+		{"sec/op", "Both-4", abstat.NewOnly},
+		{"sec/op", "Fresh-2", abstat.NewOnly},
 	} {
 		if row := rowOf(t, r, w.unit, w.name); row.Verdict != w.v {
 			t.Errorf("%s %s: verdict %q, want %q", w.name, w.unit, row.Verdict, w.v)
 		}
 	}
 	var out bytes.Buffer
-	if err := writeText(&out, r); err != nil {
+	if err := abreport.WriteText(&out, r); err != nil {
 		t.Fatal(err)
 	}
 	// Short names share a line with their numbers.
@@ -170,8 +169,8 @@ func TestOneSided(t *testing.T) {
 		}
 	}
 	for name, want := range map[string]string{
-		"Gone-2":  "Gone-2 99.88n ± 1% - - - 6 - - old only",
-		"Fresh-2": "Fresh-2 - 99.88n ± 1% - - 6 - - new only",
+		"Gone-2":  "Gone-2 99.88n ± 1% - - - - 6 - - old only",
+		"Fresh-2": "Fresh-2 - 99.88n ± 1% - - - 6 - - new only",
 	} {
 		if lines[name] != want {
 			t.Errorf("text row %q, want %q:\n%s", lines[name], want, out.String())
@@ -190,7 +189,7 @@ func TestSetupHeader(t *testing.T) {
 	}
 	nw := old
 	nw.fingerprint = map[string]string{"kernel.release": "6.18.0", "kernel.cmdline": long + "nosmt", "cpu.microcode": "0x10", "inject.seccomp": "32 filters"}
-	r, err := Compare(old.write(t, "old.txt"), nw.write(t, "new.txt"), defaults)
+	r, err := abstat.Compare(old.write(t, "old.txt"), nw.write(t, "new.txt"), defaults)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,12 +213,12 @@ func TestSetupHeader(t *testing.T) {
 		t.Errorf("%d setup lines equal, want 4", r.SetupEqual)
 	}
 	var out bytes.Buffer
-	if err := writeText(&out, r); err != nil {
+	if err := abreport.WriteText(&out, r); err != nil {
 		t.Fatal(err)
 	}
 	for _, line := range strings.Split(out.String(), "\n") {
-		if n := utf8.RuneCountInString(line); n > width {
-			t.Errorf("line of %d columns (max %d): %q", n, width, line)
+		if n := utf8.RuneCountInString(line); n > abreport.Width {
+			t.Errorf("line of %d columns (max %d): %q", n, abreport.Width, line)
 		}
 	}
 	for _, s := range []string{"6.17.0", "6.18.0", "nosmt", "(absent)", "4 lines differ, 4 equal"} {
@@ -238,11 +237,11 @@ func TestDifferentCPU(t *testing.T) {
 	nw.extra = "cpu: Other CPU\n" + strings.Join(samples("Y-2", 6, "ns/op", around(100, 0.01)), "\n") + "\n"
 	nw.lines = nil
 	nw.extra = strings.Replace(nw.extra, "Y-2", "X-2", -1)
-	r, err := Compare(old.write(t, "old.txt"), nw.write(t, "new.txt"), defaults)
+	r, err := abstat.Compare(old.write(t, "old.txt"), nw.write(t, "new.txt"), defaults)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if row := rowOf(t, r, "sec/op", "X-2"); row.Verdict != Same || row.Old == nil || row.New == nil {
+	if row := rowOf(t, r, "sec/op", "X-2"); row.Verdict != abstat.Same || row.Old == nil || row.New == nil {
 		t.Errorf("X-2 not compared across CPUs: %+v", row)
 	}
 	if len(r.Setup) != 1 || r.Setup[0].Key != "cpu" || r.Setup[0].New != "Other CPU" {
@@ -262,7 +261,7 @@ func TestMarkdown(t *testing.T) {
 	}
 	for _, s := range []string{
 		"| kernel.release | 6.17\\|x | 6.18 |",
-		"| `A/b=1-2` | 100.0n ± 1% | 150.0n ± 1% | +50.00% | 0.000 | 10 | 1.0% | 4 | **worse** |",
+		"| `A/b=1-2` | 100.0n ± 1% | 150.0n ± 1% | +50.00% | 0.000 | 0.000 | 10 | 1.0% | 4 | **worse** |",
 	} {
 		if !strings.Contains(out.String(), s) {
 			t.Errorf("markdown lacks %q:\n%s", s, out.String())
@@ -300,7 +299,7 @@ func TestGeomean(t *testing.T) {
 		samples("A-2", 10, "ns/op", around(110, 0.01), "loops/s", around(1e7/1.1, 0.01)),
 		samples("B-2", 10, "ns/op", around(440, 0.01), "loops/s", around(2.5e6/1.1, 0.01)),
 	)}
-	r, err := Compare(old.write(t, "old.txt"), nw.write(t, "new.txt"), defaults)
+	r, err := abstat.Compare(old.write(t, "old.txt"), nw.write(t, "new.txt"), defaults)
 	if err != nil {
 		t.Fatal(err)
 	}

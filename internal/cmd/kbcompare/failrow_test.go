@@ -3,9 +3,11 @@
 package main
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kbench/kbench/internal/abstat"
+	"github.com/kbench/kbench/internal/abstat/sim"
 )
 
 // The failure fixtures are real runs (2026-12-01, go1.26.8) of a
@@ -27,20 +29,20 @@ const (
 // TestFailedRowForms: a row is FAILED (exit 1, never 2) in both of go
 // test's forms, with and without -v.
 func TestFailedRowForms(t *testing.T) {
-	old := filepath.Join("testdata", "fail-old.txt")
+	old := sim.File(t, "fail-old.txt")
 	for _, name := range []string{"fail-new.txt", "fail-new-v.txt"} {
 		t.Run(name, func(t *testing.T) {
-			nw := filepath.Join("testdata", name)
-			r, err := Compare(old, nw, defaults)
+			nw := sim.File(t, name)
+			r, err := abstat.Compare(old, nw, defaults)
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, row := range []string{failedAfterFirst, failedBeforeFirst} {
-				if got := rowOf(t, r, "sec/op", row); got.Verdict != Failed || !strings.Contains(got.Why, "--- FAIL in new") {
+				if got := rowOf(t, r, "sec/op", row); got.Verdict != abstat.Failed || !strings.Contains(got.Why, "--- FAIL in new") {
 					t.Errorf("%s: verdict %s (%s), want FAILED in new", row, got.Verdict, got.Why)
 				}
 			}
-			if got := rowOf(t, r, "sec/op", "TCPCRR/flows=1/mm=separate-2"); got.Verdict == Failed {
+			if got := rowOf(t, r, "sec/op", "TCPCRR/flows=1/mm=separate-2"); got.Verdict == abstat.Failed {
 				t.Errorf("the passing row is FAILED: %s", got.Why)
 			}
 			out, code := compareRun(t, old, nw)
@@ -55,8 +57,8 @@ func TestFailedRowForms(t *testing.T) {
 			}
 		})
 	}
-	// Failed on both sides: no row, but listed, and still exit 1.
-	nw := filepath.Join("testdata", "fail-new.txt")
+	// abstat.Failed on both sides: no row, but listed, and still exit 1.
+	nw := sim.File(t, "fail-new.txt")
 	out, code := compareRun(t, nw, nw)
 	if code != 1 || !strings.Contains(out, "failed: old failbench BenchmarkTCPCRR/flows=16/mm=separate-2: --- FAIL, no results") {
 		t.Errorf("both sides failed: exit %d, want 1 and the failure listed:\n%s", code, out)

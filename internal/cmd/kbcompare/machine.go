@@ -8,6 +8,8 @@ import (
 	"io"
 	"math"
 	"strconv"
+
+	"github.com/kbench/kbench/internal/abstat"
 )
 
 // Machine is the report for scripts and dashboards (-format json; csv
@@ -16,19 +18,19 @@ import (
 // samples cannot bound, the mde of a test that cannot reach alpha) are
 // null.
 type Machine struct {
-	Schema    string         `json:"schema"` // "kbcompare/1"
-	Old       string         `json:"old"`
-	New       string         `json:"new"`
-	Threshold float64        `json:"threshold"`
-	Alpha     float64        `json:"alpha"`
-	Boots     MachineSides   `json:"boots"`
-	BootMode  bool           `json:"boot_mode"`
-	Setup     []SetupDiff    `json:"setup"`
-	SetupSame int            `json:"setup_equal"`
-	Rows      []MachineRow   `json:"rows"`
-	Geomeans  []MachineGeo   `json:"geomeans"`
-	Problems  []Problem      `json:"problems"`
-	Summary   MachineSummary `json:"summary"`
+	Schema    string             `json:"schema"` // "kbcompare/2"
+	Old       string             `json:"old"`
+	New       string             `json:"new"`
+	Threshold float64            `json:"threshold"`
+	Alpha     float64            `json:"alpha"`
+	Boots     MachineSides       `json:"boots"`
+	BootMode  bool               `json:"boot_mode"`
+	Setup     []abstat.SetupDiff `json:"setup"`
+	SetupSame int                `json:"setup_equal"`
+	Rows      []MachineRow       `json:"rows"`
+	Geomeans  []MachineGeo       `json:"geomeans"`
+	Problems  []abstat.Problem   `json:"problems"`
+	Summary   MachineSummary     `json:"summary"`
 }
 
 // MachineSides is a count per side.
@@ -50,27 +52,29 @@ type MachineSide struct {
 
 // MachineRow is one benchmark in one unit.
 type MachineRow struct {
-	Package   string       `json:"package"`
-	Ident     string       `json:"ident,omitempty"`
-	Name      string       `json:"name"`
-	Unit      string       `json:"unit"`
-	Direction string       `json:"direction"` // "higher", "lower" or "unknown" is better
-	Old       *MachineSide `json:"old"`       // null where the old file lacks the row
-	New       *MachineSide `json:"new"`
-	Change    *float64     `json:"change"` // new/old - 1
-	ChangeLo  *float64     `json:"change_lo"`
-	ChangeHi  *float64     `json:"change_hi"`
-	P         *float64     `json:"p"`
-	Test      string       `json:"test"` // "welch" (boots as samples), "utest" (per sample), "" (not compared)
-	Verdict   Verdict      `json:"verdict"`
-	MDE       *float64     `json:"mde"`
-	Need      int          `json:"need"` // boots or samples a side to detect threshold; 0: more than 1000
-	NeedUnit  string       `json:"need_unit"`
-	Within    *float64     `json:"within"`  // boots as samples: spread of samples in a boot
-	Between   *float64     `json:"between"` // and of boot medians
-	Why       string       `json:"why,omitempty"`
-	Warnings  []string     `json:"warnings,omitempty"`
-	Counters  []MachineCtr `json:"counters,omitempty"`
+	Package   string         `json:"package"`
+	Ident     string         `json:"ident,omitempty"`
+	Name      string         `json:"name"`
+	Unit      string         `json:"unit"`
+	Direction string         `json:"direction"` // "higher", "lower" or "unknown" is better
+	Old       *MachineSide   `json:"old"`       // null where the old file lacks the row
+	New       *MachineSide   `json:"new"`
+	Role      abstat.Role    `json:"role"`   // "primary" (the row's verdict), "derived" (a rate of it) or "evidence"
+	Change    *float64       `json:"change"` // new/old - 1
+	ChangeLo  *float64       `json:"change_lo"`
+	ChangeHi  *float64       `json:"change_hi"`
+	P         *float64       `json:"p"`
+	Q         *float64       `json:"q"`    // Benjamini-Hochberg across the comparison's rows (primary and derived units)
+	Test      string         `json:"test"` // "welch" (boots as samples), "utest" (per sample), "" (not compared)
+	Verdict   abstat.Verdict `json:"verdict"`
+	MDE       *float64       `json:"mde"`
+	Need      int            `json:"need"` // boots or samples a side to detect threshold; 0: more than 1000
+	NeedUnit  string         `json:"need_unit"`
+	Within    *float64       `json:"within"`  // boots as samples: spread of samples in a boot
+	Between   *float64       `json:"between"` // and of boot medians
+	Why       string         `json:"why,omitempty"`
+	Warnings  []string       `json:"warnings,omitempty"`
+	Counters  []MachineCtr   `json:"counters,omitempty"`
 }
 
 // MachineCtr is one kernel counter listed under a row: "own" (changed as
@@ -101,8 +105,13 @@ type MachineGeo struct {
 	Rows      int     `json:"rows"`
 }
 
-// MachineSummary counts the verdicts, as the text's summary line.
+// MachineSummary counts the rows by verdict (each row once, in its
+// primary unit), as the text's summary line, and the family the q-values
+// correct for.
 type MachineSummary struct {
+	Rows         int `json:"rows"`
+	Family       int `json:"family"`  // rows compared on both sides: what q corrects for
+	Nominal      int `json:"nominal"` // of those, rows with p <= alpha (about alpha·family by chance alone)
 	Worse        int `json:"worse"`
 	Better       int `json:"better"`
 	Changed      int `json:"changed"`
@@ -135,15 +144,15 @@ func dirWord(better int) string {
 }
 
 // machine builds the machine-readable report.
-func machine(r *Report) *Machine {
-	m := &Machine{Schema: "kbcompare/1", Old: r.Old, New: r.New, Threshold: r.Opts.Threshold, Alpha: r.Opts.Alpha,
+func machine(r *abstat.Report) *Machine {
+	m := &Machine{Schema: "kbcompare/2", Old: r.Old, New: r.New, Threshold: r.Opts.Threshold, Alpha: r.Opts.Alpha,
 		Boots: MachineSides{r.Boots[0], r.Boots[1]}, BootMode: r.BootMode, Setup: r.Setup, SetupSame: r.SetupEqual,
 		Problems: r.Problems}
 	if m.Setup == nil {
-		m.Setup = []SetupDiff{}
+		m.Setup = []abstat.SetupDiff{}
 	}
 	if m.Problems == nil {
-		m.Problems = []Problem{}
+		m.Problems = []abstat.Problem{}
 	}
 	m.Rows, m.Geomeans = []MachineRow{}, []MachineGeo{}
 	for _, t := range r.Tables {
@@ -154,14 +163,15 @@ func machine(r *Report) *Machine {
 			m.Geomeans = append(m.Geomeans, MachineGeo{t.Pkg, t.Ident, t.Unit, dirWord(t.Better), g.Old, g.New, g.Change, g.Rows})
 		}
 	}
-	m.Summary = MachineSummary{r.Count(Worse), r.Count(Better), r.Count(Changed), r.Count(Same), r.Count(Underpowered),
-		r.Count(OldOnly), r.Count(NewOnly), r.Count(Failed), r.Count(Skipped), len(r.Problems), exitStatus(r)}
+	m.Summary = MachineSummary{r.Rows(), r.Family, r.Nominal, r.Count(abstat.Worse), r.Count(abstat.Better), r.Count(abstat.Changed),
+		r.Count(abstat.Same), r.Count(abstat.Underpowered), r.Count(abstat.OldOnly), r.Count(abstat.NewOnly),
+		r.Count(abstat.Failed), r.Count(abstat.Skipped), len(r.Problems), exitStatus(r)}
 	return m
 }
 
-func machineRow(r *Report, t *Table, row *Row) MachineRow {
+func machineRow(r *abstat.Report, t *abstat.Table, row *abstat.Row) MachineRow {
 	mr := MachineRow{Package: t.Pkg, Ident: t.Ident, Name: row.Name, Unit: t.Unit, Direction: dirWord(t.Better),
-		Verdict: row.Verdict, Why: row.Why, Warnings: row.Warnings}
+		Role: row.Role, Verdict: row.Verdict, Why: row.Why, Warnings: row.Warnings}
 	sides := [2]*MachineSide{}
 	for i, s := range []struct {
 		present bool
@@ -185,11 +195,11 @@ func machineRow(r *Report, t *Table, row *Row) MachineRow {
 		return mr
 	}
 	mr.Change, mr.ChangeLo, mr.ChangeHi = num(row.Change), num(row.ChangeLo), num(row.ChangeHi)
-	mr.P, mr.Test = num(row.Cmp.P), "utest"
+	mr.P, mr.Q, mr.Test = num(row.P), num(row.Q), "utest"
 	if b := row.Boot; b != nil {
-		mr.P, mr.Test = num(b.P), "welch"
+		mr.Test = "welch"
 		for i, v := range [][]float64{b.Old, b.New} {
-			c, lo, hi := bootInterval(v, b.Log)
+			c, lo, hi := abstat.BootInterval(v, b.Scale)
 			sides[i].Center, sides[i].Lo, sides[i].Hi, sides[i].Boots = num(c), num(lo), num(hi), len(v)
 		}
 		mr.Within, mr.Between = num(b.Within), num(b.Between)
@@ -202,15 +212,12 @@ func machineRow(r *Report, t *Table, row *Row) MachineRow {
 	own, paced, same := r.Attribution.For(t.Pkg, t.Ident, row.Name)
 	for _, g := range []struct {
 		name  string
-		lines []AttrLine
+		lines []abstat.AttrLine
 	}{{"own", own}, {"paced", paced}} {
 		for _, l := range g.lines {
-			o, n := l.Row.centers()
+			o, n := l.Row.Centers()
 			c := MachineCtr{Unit: l.Unit, Group: g.name, Old: num(o), New: num(n), Change: num(l.Row.Change),
-				P: num(l.Row.Cmp.P), Verdict: attrDirection(l.Row)}
-			if l.Row.Boot != nil {
-				c.P = num(l.Row.Boot.P)
-			}
+				P: num(l.Row.P), Verdict: abstat.Direction(l.Row)}
 			if l.Rate != nil && l.Rate.Old != nil && l.Rate.New != nil {
 				c.RateChange = num(l.Rate.Change)
 			}
@@ -223,27 +230,7 @@ func machineRow(r *Report, t *Table, row *Row) MachineRow {
 	return mr
 }
 
-// bootInterval is the center of boot medians v (the geometric mean, or
-// the mean where logs do not apply) and its 95% t interval.
-func bootInterval(v []float64, log bool) (c, lo, hi float64) {
-	tr := func(x float64) float64 { return x }
-	back := tr
-	if log {
-		tr, back = math.Log, math.Exp
-	}
-	xs := make([]float64, len(v))
-	for i, x := range v {
-		xs[i] = tr(x)
-	}
-	m, vr := meanVar(xs)
-	if len(xs) < 2 {
-		return back(m), math.NaN(), math.NaN()
-	}
-	w := tQuantile(1-(1-confidence)/2, float64(len(xs)-1)) * math.Sqrt(vr/float64(len(xs)))
-	return back(m), back(m - w), back(m + w)
-}
-
-func writeJSON(w io.Writer, r *Report) error {
+func writeJSON(w io.Writer, r *abstat.Report) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(machine(r))
@@ -253,7 +240,7 @@ func writeJSON(w io.Writer, r *Report) error {
 var csvHeader = []string{"kind", "package", "ident", "name", "unit", "direction",
 	"old_center", "old_lo", "old_hi", "old_n", "old_boots",
 	"new_center", "new_lo", "new_hi", "new_n", "new_boots",
-	"change", "change_lo", "change_hi", "p", "test", "verdict", "mde", "need", "need_unit",
+	"change", "change_lo", "change_hi", "p", "q", "test", "verdict", "role", "mde", "need", "need_unit",
 	"within", "between", "old_text", "new_text", "count", "note"}
 
 // writeCSV writes one header row, then a record per row ("row"), per
@@ -261,7 +248,7 @@ var csvHeader = []string{"kind", "package", "ident", "name", "unit", "direction"
 // ("geomean", its rows in count), per setup difference ("setup", key in
 // name, values in old_text and new_text), per problem ("problem", side in
 // old_text) and per summary count ("summary", name and count).
-func writeCSV(w io.Writer, r *Report) error {
+func writeCSV(w io.Writer, r *abstat.Report) error {
 	m := machine(r)
 	cw := csv.NewWriter(w)
 	f := func(p *float64) string {
@@ -284,8 +271,9 @@ func writeCSV(w io.Writer, r *Report) error {
 	for _, row := range m.Rows {
 		kv := map[string]string{"kind": "row", "package": row.Package, "ident": row.Ident, "name": row.Name,
 			"unit": row.Unit, "direction": row.Direction, "change": f(row.Change), "change_lo": f(row.ChangeLo),
-			"change_hi": f(row.ChangeHi), "p": f(row.P), "test": row.Test, "verdict": string(row.Verdict),
-			"mde": f(row.MDE), "need_unit": row.NeedUnit, "within": f(row.Within), "between": f(row.Between), "note": row.Why}
+			"change_hi": f(row.ChangeHi), "p": f(row.P), "q": f(row.Q), "test": row.Test, "verdict": string(row.Verdict),
+			"role": string(row.Role),
+			"mde":  f(row.MDE), "need_unit": row.NeedUnit, "within": f(row.Within), "between": f(row.Between), "note": row.Why}
 		if row.Test != "" {
 			kv["need"] = strconv.Itoa(row.Need)
 		}
@@ -327,7 +315,7 @@ func writeCSV(w io.Writer, r *Report) error {
 	for _, c := range []struct {
 		name string
 		n    int
-	}{{"worse", s.Worse}, {"better", s.Better}, {"changed", s.Changed}, {"same", s.Same},
+	}{{"rows", s.Rows}, {"family", s.Family}, {"nominal", s.Nominal}, {"worse", s.Worse}, {"better", s.Better}, {"changed", s.Changed}, {"same", s.Same},
 		{"underpowered", s.Underpowered}, {"old_only", s.OldOnly}, {"new_only", s.NewOnly}, {"failed", s.Failed},
 		{"skipped", s.Skipped}, {"problems", s.Problems}, {"exit", s.Exit}, {"setup_equal", m.SetupSame},
 		{"boots_old", m.Boots.Old}, {"boots_new", m.Boots.New}} {

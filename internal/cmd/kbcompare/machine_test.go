@@ -6,11 +6,13 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strconv"
 	"testing"
+
+	"github.com/kbench/kbench/internal/abstat"
+	"github.com/kbench/kbench/internal/abstat/sim"
 )
 
 // machineCases are comparisons of every kind the machine formats carry:
@@ -20,12 +22,12 @@ func machineCases(t *testing.T) map[string][2]string {
 	t.Helper()
 	attrOld, attrNew := attrFiles(t)
 	return map[string][2]string{
-		"boots, worse":  {assemble(t, "old.txt", runs("a", bootsA, nil)...), assemble(t, "new.txt", runs("b", bootsB, nil)...)},
-		"boots, A/A":    {assemble(t, "old.txt", runs("a", bootsA, nil)...), assemble(t, "new.txt", runs("a2", bootsB, nil)...)},
-		"one boot":      {assemble(t, "old.txt", runs("a", oneA, nil)...), assemble(t, "new.txt", runs("b", oneB, nil)...)},
-		"failed rows":   {filepath.Join("testdata", "fail-old.txt"), filepath.Join("testdata", "fail-new.txt")},
+		"boots, worse":  {sim.Assemble(t, "old.txt", sim.Runs("a", sim.BootsA, nil)...), sim.Assemble(t, "new.txt", sim.Runs("b", sim.BootsB, nil)...)},
+		"boots, A/A":    {sim.Assemble(t, "old.txt", sim.Runs("a", sim.BootsA, nil)...), sim.Assemble(t, "new.txt", sim.Runs("a2", sim.BootsB, nil)...)},
+		"one boot":      {sim.Assemble(t, "old.txt", sim.Runs("a", sim.OneA, nil)...), sim.Assemble(t, "new.txt", sim.Runs("b", sim.OneB, nil)...)},
+		"failed rows":   {sim.File(t, "fail-old.txt"), sim.File(t, "fail-new.txt")},
 		"counters":      {attrOld, attrNew},
-		"same file A/A": {filepath.Join("testdata", "fail-old.txt"), filepath.Join("testdata", "fail-old.txt")},
+		"same file A/A": {sim.File(t, "fail-old.txt"), sim.File(t, "fail-old.txt")},
 	}
 }
 
@@ -34,7 +36,7 @@ func machineCases(t *testing.T) map[string][2]string {
 func TestJSONRoundTrip(t *testing.T) {
 	for name, files := range machineCases(t) {
 		t.Run(name, func(t *testing.T) {
-			r, err := Compare(files[0], files[1], defaults)
+			r, err := abstat.Compare(files[0], files[1], defaults)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -69,7 +71,7 @@ func TestJSONRoundTrip(t *testing.T) {
 func TestCSVRoundTrip(t *testing.T) {
 	for name, files := range machineCases(t) {
 		t.Run(name, func(t *testing.T) {
-			r, err := Compare(files[0], files[1], defaults)
+			r, err := abstat.Compare(files[0], files[1], defaults)
 			if err != nil {
 				t.Fatal(err)
 			}

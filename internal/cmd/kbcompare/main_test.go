@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -59,7 +60,7 @@ func TestExitStatus(t *testing.T) {
 		{"missing file", []string{oldPath, filepath.Join(dir, "nope.txt")}, 2, "nope.txt: no such file"},
 		{"no results", []string{oldPath, empty}, 2, empty + ": no benchmark results"},
 		{"bad threshold", []string{"-threshold", "five", oldPath, oldPath}, 2, "-threshold"},
-		{"bad format", []string{"-format", "html", oldPath, oldPath}, 2, "-format accepts text, markdown, json or csv"},
+		{"bad format", []string{"-format", "html", oldPath, oldPath}, 2, "-format accepts text, brief, markdown, json or csv"},
 		{"bad alpha", []string{"-alpha", "2", oldPath, oldPath}, 2, "-alpha accepts"},
 		{"one file", []string{oldPath}, 2, "usage: kbcompare"},
 	} {
@@ -72,7 +73,7 @@ func TestExitStatus(t *testing.T) {
 			if c.stderr != "" && !strings.Contains(errOut.String(), c.stderr) {
 				t.Errorf("stderr %q lacks %q", errOut.String(), c.stderr)
 			}
-			if c.code != 2 && !strings.Contains(out.String(), "verdict: better or worse when p <= 0.05") {
+			if c.code != 2 && !strings.Contains(out.String(), "verdict: better or worse when q <= 0.05") {
 				t.Errorf("no report on stdout:\n%s", out.String())
 			}
 		})
@@ -93,4 +94,79 @@ func lineOf(t *testing.T, path, s string) string {
 	}
 	t.Fatalf("%s has no line with %q", path, s)
 	return ""
+}
+
+// TestNotAMeasurementEveryMode: a value that is no measurement stops
+// every mode with a message naming the file, the line and what a value
+// must be (exit 2; 128 with -bisect), never a hang: NaN made kbcompare
+// spin until killed (issue 28).
+func TestNotAMeasurementEveryMode(t *testing.T) {
+	good := resultFile{lines: samples("Op-2", 8, "ns/op", around(100, 0.01))}
+	goodPath := good.write(t, "good.txt")
+	for _, c := range []struct{ line, want string }{
+		{"BenchmarkOp-2 \t 1000\t NaN ns/op", "NaN ns/op is not a measurement: want a finite number"},
+		{"BenchmarkOp-2 \t 1000\t -7 ns/op", "-7 ns/op is not a measurement: want a value >= 0"},
+		{"BenchmarkOp-2 \t 0\t 100 ns/op", "iteration count 0 is not a measurement: want at least 1"},
+	} {
+		bad := good
+		bad.lines = append(slices.Clone(good.lines), c.line)
+		badPath := bad.write(t, "bad.txt")
+		where := badPath + ":" + lineOf(t, badPath, c.line) + ": " + c.want
+		for _, args := range [][]string{
+			{goodPath, badPath}, {badPath, goodPath},
+			{"-format", "brief", goodPath, badPath}, {"-format", "markdown", goodPath, badPath},
+			{"-format", "json", goodPath, badPath}, {"-format", "csv", goodPath, badPath},
+			{"-plot", t.TempDir(), goodPath, badPath},
+			{"-bisect", goodPath, goodPath, badPath},
+		} {
+			var out, errOut bytes.Buffer
+			code := run(args, &out, &errOut)
+			want := 2
+			if args[0] == "-bisect" {
+				want = bisectAbort
+			}
+			if code != want || !strings.Contains(errOut.String(), where) {
+				t.Errorf("%q: exit %d, stderr %q; want %d and %q", args, code, errOut.String(), want, where)
+			}
+		}
+	}
+}
+
+// TestBisectUsage: in bisect mode every usage error exits 128 (git
+// bisect run stops), never 2 (which it reads as "bad"), however -bisect
+// is spelled; -format and -plot, which do not apply, are refused.
+func TestBisectUsage(t *testing.T) {
+	f := resultFile{lines: samples("Op-2", 8, "ns/op", around(100, 0.01))}
+	p := f.write(t, "a.txt")
+	for _, c := range []struct {
+		args   []string
+		stderr string
+	}{
+		{[]string{"-bisect", p, p}, "usage: kbcompare -bisect"},
+		{[]string{"--bisect", p, p}, "usage: kbcompare -bisect"},
+		{[]string{"-bisect=true", p, p}, "usage: kbcompare -bisect"},
+		{[]string{"--bisect=1", "-threshold", "x", p, p, p}, "invalid value"},
+		{[]string{"-bisect=maybe", p, p, p}, "invalid boolean value"},
+		{[]string{p, p, p, "-bisect"}, "-bisect goes before the files"},
+		{[]string{"-bisect", "-nosuch", p, p, p}, "flag provided but not defined: -nosuch"},
+		{[]string{"-bisect", "-alpha", "2", p, p, p}, "-alpha accepts"},
+		{[]string{"-bisect", "-format", "json", p, p, p}, "-format does not apply to -bisect"},
+		{[]string{"-bisect", "-format=text", p, p, p}, "-format does not apply to -bisect"},
+		{[]string{"--bisect", "-plot", t.TempDir(), p, p, p}, "-plot does not apply to -bisect"},
+		{[]string{"-bisect", "-row", "(", p, p, p}, "-row accepts a regular expression"},
+		{[]string{"-bisect", "-h"}, "usage: kbcompare"},
+	} {
+		var out, errOut bytes.Buffer
+		if code := run(c.args, &out, &errOut); code != bisectAbort || !strings.Contains(errOut.String(), c.stderr) {
+			t.Errorf("%q: exit %d, stderr %q; want %d and %q", c.args, code, errOut.String(), bisectAbort, c.stderr)
+		}
+	}
+	// -bisect=false is the plain comparison, with its own exit statuses.
+	var out, errOut bytes.Buffer
+	if code := run([]string{"-bisect=false", p, p}, &out, &errOut); code != 0 {
+		t.Errorf("-bisect=false A A: exit %d, want 0: %s", code, errOut.String())
+	}
+	if code := run([]string{"-bisect=false", p}, &out, &errOut); code != 2 {
+		t.Errorf("-bisect=false with one file: exit %d, want 2", code)
+	}
 }

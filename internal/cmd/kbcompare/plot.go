@@ -19,6 +19,9 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/kbench/kbench/internal/abreport"
+	"github.com/kbench/kbench/internal/abstat"
 )
 
 // Colors: the old side blue, the new one orange (told apart also by
@@ -35,7 +38,7 @@ var (
 // writePlots draws, into dir, one picture per row that changed or is
 // underpowered, an overview forest plot of every compared row's change
 // with its interval, each as SVG and PNG, and index.md naming them.
-func writePlots(dir string, r *Report) error {
+func writePlots(dir string, r *abstat.Report) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -52,7 +55,7 @@ func writePlots(dir string, r *Report) error {
 	n := 0
 	for _, t := range r.Tables {
 		for _, row := range t.Rows {
-			if !(moved(row) || row.Verdict == Underpowered) || row.bootsOf[0] == nil || row.bootsOf[1] == nil {
+			if !(row.Verdict.Moved() || row.Verdict == abstat.Underpowered) || row.Samples[0] == nil || row.Samples[1] == nil {
 				continue
 			}
 			n++
@@ -80,14 +83,14 @@ func fileSafe(s string) string {
 	return s
 }
 
-func rowCaption(r *Report, t *Table, row *Row) string {
-	c := formatRow(t, row)
+func rowCaption(r *abstat.Report, t *abstat.Table, row *abstat.Row) string {
+	c := abreport.FormatRow(t, row)
 	return fmt.Sprintf("old %s, new %s, change %s [%s, %s], p %s (%s), mde %s; %s. Dots are samples, one column per "+
 		"boot; a bar marks each boot's median, the dashed line each side's center.",
-		c.old, c.new, c.change, pct(row.ChangeLo), pct(row.ChangeHi), c.p, testName(row), c.mde, t.direction())
+		c.Old, c.New, c.Change, pct(row.ChangeLo), pct(row.ChangeHi), c.P, testName(row), c.MDE, t.Direction())
 }
 
-func testName(row *Row) string {
+func testName(row *abstat.Row) string {
 	if row.Boot != nil {
 		return "Welch, boots as samples"
 	}
@@ -113,23 +116,24 @@ func axisUnit(unit string, s benchunit.Scaler) string {
 // rowPlot draws one row: each boot's samples in a column of its own,
 // old's boots on the left, new's on the right, with each boot's median
 // as a bar and each side's center as a dashed line.
-func rowPlot(dir, name string, r *Report, t *Table, row *Row) error {
-	o, n := row.centers()
+func rowPlot(dir, name string, r *abstat.Report, t *abstat.Table, row *abstat.Row) error {
+	o, n := row.Centers()
 	scaler := benchunit.CommonScale([]float64{o, n}, benchunit.ClassOf(t.Unit))
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("%s %s\n%s (%s): new %s, %s (p=%s, mde %s)", t.Pkg, row.Name, t.Unit, t.direction(),
-		pct(row.Change), row.Verdict, formatRow(t, row).p, formatMDE(row.Power.MDE))
-	p.Y.Label.Text = fmt.Sprintf("%s (%s)", axisUnit(t.Unit, scaler), t.direction())
+	p.Title.Text = fmt.Sprintf("%s %s\n%s (%s): new %s, %s (p=%s, mde %s)", t.Pkg, row.Name, t.Unit, t.Direction(),
+		pct(row.Change), row.Verdict, abreport.FormatRow(t, row).P, abreport.FormatMDE(row.Power.MDE))
+	p.Y.Label.Text = fmt.Sprintf("%s (%s)", axisUnit(t.Unit, scaler), t.Direction())
 	p.X.Label.Text = "old boots (blue, left) | new boots (orange, right); bar: a boot's median, dashed: a side's center"
 	var names []string
 	x := 0.0
 	var lo, hi float64 = math.Inf(1), math.Inf(-1)
-	for side, bs := range row.bootsOf {
+	for side, bs := range row.Samples {
 		col := []color.Color{oldColor, newColor}[side]
 		label := []string{"old", "new"}[side]
 		var centerX0 float64 = x
-		for i, boot := range bs.order {
-			vals := bs.by[boot]
+		medians := bs.Medians()
+		for i, boot := range bs.IDs {
+			vals := bs.Values[i]
 			pts := make(plotter.XYs, len(vals))
 			for j, v := range vals {
 				// Spread the dots across the column, in sample order.
@@ -145,14 +149,14 @@ func rowPlot(dir, name string, r *Report, t *Table, row *Row) error {
 				return err
 			}
 			sc.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(2.2), Shape: draw.CircleGlyph{}}
-			m := median(vals) / scaler.Factor
+			m := medians[i] / scaler.Factor
 			bar, err := plotter.NewLine(plotter.XYs{{X: x - 0.35, Y: m}, {X: x + 0.35, Y: m}})
 			if err != nil {
 				return err
 			}
 			bar.LineStyle = draw.LineStyle{Color: blackColor, Width: vg.Points(2.5)}
 			p.Add(sc, bar)
-			names = append(names, fmt.Sprintf("%s %d\n%s", label, i+1, shortBoot(boot)))
+			names = append(names, fmt.Sprintf("%s %d\n%s", label, i+1, abstat.ShortBoot(boot)))
 			x++
 		}
 		c := []float64{o, n}[side] / scaler.Factor
@@ -185,11 +189,11 @@ func rowPlot(dir, name string, r *Report, t *Table, row *Row) error {
 
 // forestPlot draws every compared headline row's change with its
 // interval, one line per row, on a log scale of new/old.
-func forestPlot(dir string, r *Report) error {
+func forestPlot(dir string, r *abstat.Report) error {
 	type item struct {
 		label          string
 		ratio, lo, hi  float64
-		verdict        Verdict
+		verdict        abstat.Verdict
 		loOpen, hiOpen bool
 	}
 	var items []item
@@ -253,7 +257,7 @@ func forestPlot(dir string, r *Report) error {
 	for i, it := range items {
 		// Top to bottom in report order.
 		y := n - 1 - float64(i)
-		col := map[Verdict]color.Color{Worse: worseColor, Better: betterClr, Underpowered: grayColor}[it.verdict]
+		col := map[abstat.Verdict]color.Color{abstat.Worse: worseColor, abstat.Better: betterClr, abstat.Underpowered: grayColor}[it.verdict]
 		if col == nil {
 			col = blackColor
 		}
@@ -284,7 +288,7 @@ func forestPlot(dir string, r *Report) error {
 	return saveBoth(p, dir, "overview", 11*vg.Inch, h)
 }
 
-func modeWord(r *Report) string {
+func modeWord(r *abstat.Report) string {
 	if r.BootMode {
 		return fmt.Sprintf("boots as samples, %d+%d boots", r.Boots[0], r.Boots[1])
 	}

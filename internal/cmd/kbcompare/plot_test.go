@@ -9,14 +9,16 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kbench/kbench/internal/abstat/sim"
 )
 
 // TestPlot: -plot draws an overview and one picture per row that changed
 // or is underpowered, as PNG and SVG, and index.md names each of them.
 func TestPlot(t *testing.T) {
-	old := assemble(t, "old.txt", runs("a", bootsA, nil)...)
-	nw := assemble(t, "new.txt", runs("b", bootsB, nil)...)
-	same := assemble(t, "same.txt", runs("a2", bootsB, []float64{1, 1.3, 1})...)
+	old := sim.Assemble(t, "old.txt", sim.Runs("a", sim.BootsA, nil)...)
+	nw := sim.Assemble(t, "new.txt", sim.Runs("b", sim.BootsB, nil)...)
+	same := sim.Assemble(t, "same.txt", sim.Runs("a2", sim.BootsB, []float64{1, 1.3, 1})...)
 	for _, c := range []struct {
 		name     string
 		old, new string
@@ -25,7 +27,7 @@ func TestPlot(t *testing.T) {
 	}{
 		{"worse", old, nw, 2, 1},      // sec/op and loops/s, worse
 		{"odd boot", old, same, 2, 0}, // underpowered: one boot of A' 30% slower
-		{"failed", filepath.Join("testdata", "fail-old.txt"), filepath.Join("testdata", "fail-new.txt"), 1, 1},
+		{"failed", sim.File(t, "fail-old.txt"), sim.File(t, "fail-new.txt"), 1, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "plots")

@@ -16,6 +16,7 @@ import (
 type config struct {
 	kernel      string
 	append      string
+	tcgAppend   string // tcg.go
 	smp         int
 	memory      string
 	accel       string
@@ -40,6 +41,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.kernel, "kernel", "", "kernel image (bzImage, /boot/vmlinuz-*) to boot (required)")
 	fs.StringVar(&c.append, "append", "", "more kernel command line, after vmexec's own (console=ttyS0 panic=-1 ...)")
+	fs.StringVar(&c.tcgAppend, "tcg-append", tcgAppendDefault, "more kernel command line for TCG boots only ('' for none; see tcg.go)")
 	fs.IntVar(&c.smp, "smp", 2, "vCPUs (1-256)")
 	fs.StringVar(&c.memory, "memory", "2G", "guest memory, as NM or NG")
 	fs.StringVar(&c.accel, "accel", "auto", "auto (KVM when it boots this kernel, else TCG), kvm or tcg")

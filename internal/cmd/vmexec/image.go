@@ -131,16 +131,18 @@ func checkConfig(path string) (missingWanted []string, err error) {
 }
 
 // modulesFor finds the modules tree of an image in Debian's layout,
-// DIR/boot/vmlinuz-V beside DIR/lib/modules/V; "" when there is none.
+// DIR/boot/vmlinuz-V beside DIR/lib/modules/V, or DIR/usr/lib/modules/V
+// as trixie's packages unpack; "" when there is none.
 func modulesFor(image string) (dir, release string) {
 	bootDir, base := filepath.Split(filepath.Clean(image))
 	v, ok := strings.CutPrefix(base, "vmlinuz-")
 	if !ok || filepath.Base(filepath.Clean(bootDir)) != "boot" {
 		return "", ""
 	}
-	d := filepath.Join(filepath.Dir(filepath.Clean(bootDir)), "lib", "modules", v)
-	if !exists(d) {
-		return "", ""
+	for _, lib := range []string{"lib", "usr/lib"} {
+		if d := filepath.Join(filepath.Dir(filepath.Clean(bootDir)), lib, "modules", v); exists(d) {
+			return d, v
+		}
 	}
-	return d, v
+	return "", ""
 }

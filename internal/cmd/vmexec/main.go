@@ -94,6 +94,9 @@ func main() {
 		}
 		os.Exit(2)
 	}
+	if skipBoot(cfg) { // nothing.go: no guest for a binary with nothing to run
+		os.Exit(0)
+	}
 	st, sig, err := run(cfg)
 	if sig != 0 {
 		dieBySignal(sig)

@@ -50,7 +50,7 @@ func (h *host) qemuArgs(accel string) []string {
 	a := []string{
 		"-nodefaults", "-no-user-config", "-display", "none", "-no-reboot",
 		"-smp", strconv.Itoa(h.cfg.smp), "-m", h.cfg.memory,
-		"-kernel", h.image, "-initrd", h.initrd, "-append", h.cmdline(),
+		"-kernel", h.image, "-initrd", h.initrd, "-append", h.cmdline() + h.tcgCmdline(accel),
 		"-chardev", "file,id=con,path=/proc/self/fd/3", "-serial", "chardev:con",
 		"-chardev", "pipe,id=data,path=" + filepath.Join(h.tmp, "data"), "-serial", "chardev:data",
 		"-qmp", "unix:" + h.qmpPath() + ",server=on,wait=off",

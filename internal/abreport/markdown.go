@@ -1,11 +1,13 @@
 //go:build linux
 
-package main
+package abreport
 
 import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/kbench/kbench/internal/abstat"
 )
 
 // mdCell escapes a value for a markdown table cell.
@@ -14,7 +16,8 @@ func mdCell(s string) string {
 	return strings.ReplaceAll(s, "|", `\|`)
 }
 
-func writeMarkdown(w io.Writer, r *Report) error {
+// WriteMarkdown writes the full report as markdown, for a forge.
+func WriteMarkdown(w io.Writer, r *abstat.Report) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "**kbcompare**: old `%s`, new `%s`\n\n", r.Old, r.New)
 	if len(r.Setup) == 0 {
@@ -32,32 +35,28 @@ func writeMarkdown(w io.Writer, r *Report) error {
 	}
 	done := attributed{}
 	for _, t := range r.Tables {
-		title := t.Pkg
-		if t.Ident != "" {
-			title += " (" + t.Ident + ")"
-		}
-		fmt.Fprintf(&b, "\n**%s** %s (%s)\n\n", mdCell(title), mdCell(t.Unit), mdCell(t.direction()))
+		fmt.Fprintf(&b, "\n**%s** %s (%s)\n\n", mdCell(tableTitle(t)), mdCell(t.Unit), mdCell(t.Direction()))
 		if r.BootMode {
-			b.WriteString("| benchmark | old | new | change | p | boots | within | between | mde | need | verdict |\n" +
-				"| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n")
+			b.WriteString("| benchmark | old | new | change | p | q | boots | within | between | mde | need | verdict |\n" +
+				"| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n")
 		} else {
-			b.WriteString("| benchmark | old | new | change | p | n | mde | need | verdict |\n" +
-				"| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n")
+			b.WriteString("| benchmark | old | new | change | p | q | n | mde | need | verdict |\n" +
+				"| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n")
 		}
 		var notes []string
 		for _, row := range t.Rows {
-			c := formatRow(t, row)
-			if row.Verdict == Worse || row.Verdict == Better || row.Verdict == Failed || row.Verdict == Skipped {
-				c.verdict = "**" + c.verdict + "**"
+			c := FormatRow(t, row)
+			if row.Role != abstat.Evidence && (row.Verdict.Moved() && row.Verdict != abstat.Changed || row.Verdict == abstat.Failed || row.Verdict == abstat.Skipped) {
+				c.Verdict = "**" + c.Verdict + "**"
 			}
-			c.verdict += footnotes(&notes, row.Warnings)
+			c.Verdict += footnotes(&notes, row.Warnings)
 			spreads := ""
 			if r.BootMode {
-				spreads = " " + c.within + " | " + c.between + " |"
+				spreads = " " + c.Within + " | " + c.Between + " |"
 			}
-			spreads += " " + c.mde + " | " + c.need + " |"
-			fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s |%s %s |\n", strings.ReplaceAll(row.Name, "|", `\|`),
-				c.old, c.new, c.change, c.p, c.n, spreads, mdCell(c.verdict))
+			spreads += " " + c.MDE + " | " + c.Need + " |"
+			fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s | %s |%s %s |\n", strings.ReplaceAll(row.Name, "|", `\|`),
+				c.Old, c.New, c.Change, c.P, c.Q, c.N, spreads, mdCell(c.Verdict))
 		}
 		if l := geomeanText(t); l != "" {
 			b.WriteString("\n" + mdCell(l) + "\n")
@@ -82,6 +81,6 @@ func writeMarkdown(w io.Writer, r *Report) error {
 	for _, line := range strings.Split(strings.TrimRight(s.String(), "\n"), "\n") {
 		b.WriteString(line + "  \n")
 	}
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, printable(b.String()))
 	return err
 }

@@ -1,10 +1,10 @@
 //go:build linux
 
-package main
+package abstat
 
 import (
-	"bufio"
-	"os"
+	"bytes"
+	"fmt"
 	"path"
 	"regexp"
 	"sort"
@@ -12,6 +12,19 @@ import (
 
 	"github.com/kbench/kbench/internal/fingerprint"
 )
+
+// BootIDKey is the fingerprint key of the boot a result file's
+// following results ran in, and BootIDLine starts its line: each
+// benchmark package's TestMain prints it, and boots are told apart by it
+// (kbab checks that each of its boots printed a fresh one).
+const (
+	BootIDKey  = "kernel.boot_id"
+	BootIDLine = fingerprint.Prefix + BootIDKey + ": "
+)
+
+// maxLine is the longest line a result file may have: benchfmt's
+// reader (bufio.Scanner's default) stops at 64 KiB.
+const maxLine = 64 * 1024
 
 // lineInfo is what a result file says besides its results and fingerprint
 // values: which boot each line belongs to (the last kernel.boot_id line
@@ -24,6 +37,7 @@ type lineInfo struct {
 	skipped  []outcome    // "--- SKIP: name" lines (go test -v prints them)
 	pkgFail  []outcome    // "FAIL\tpkg\t..." lines: the test binary failed
 	pulses   []outcome    // boots with pulse.earlier or a protect pulse.mode; name holds the note
+	lines    int          // how many lines the file has
 }
 
 type bootStart struct {
@@ -38,24 +52,35 @@ type outcome struct {
 	line            int
 }
 
-const bootKey = fingerprint.Prefix + "kernel.boot_id: "
+// splitLines splits a file's contents into lines as bufio.ScanLines
+// does (a final line without a newline counts, a trailing \r is
+// dropped), refusing a line longer than benchfmt reads.
+func splitLines(p string, data []byte) ([]string, error) {
+	var lines []string
+	for n := 1; len(data) > 0; n++ {
+		l := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			l, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		if len(l) > maxLine {
+			return nil, fmt.Errorf("%s:%d: a line of %d bytes: want go test output, whose lines benchfmt reads up to %d KiB", p, n, len(l), maxLine/1024)
+		}
+		lines = append(lines, string(bytes.TrimSuffix(l, []byte("\r"))))
+	}
+	return lines, nil
+}
 
 // scanLines reads a result file's lines for lineInfo.
-func scanLines(p string) (*lineInfo, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	li := &lineInfo{inline: map[int]bool{}}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+func scanLines(lines []string) *lineInfo {
+	li := &lineInfo{inline: map[int]bool{}, lines: len(lines)}
 	var pkg, boot string
-	for n := 1; sc.Scan(); n++ {
-		l := sc.Text()
+	for i, l := range lines {
+		n := i + 1
 		switch {
-		case strings.HasPrefix(l, bootKey):
-			if b := strings.TrimSpace(strings.TrimPrefix(l, bootKey)); b != boot {
+		case strings.HasPrefix(l, BootIDLine):
+			if b := strings.TrimSpace(strings.TrimPrefix(l, BootIDLine)); b != boot {
 				boot = b
 				li.bootFrom = append(li.bootFrom, bootStart{n, b})
 			}
@@ -92,7 +117,7 @@ func scanLines(p string) (*lineInfo, error) {
 			}
 		}
 	}
-	return li, sc.Err()
+	return li
 }
 
 // bootAt returns the boot id in force at line n: "" before any.
@@ -123,16 +148,17 @@ func sameBenchmark(testName, row string) bool {
 // leaves drops the outcomes whose name is a parent of another's: go test
 // fails "BenchmarkX" as well when "BenchmarkX/a=2" fails.
 func leaves(os []outcome) []outcome {
-	var out []outcome
+	parents := map[[2]string]bool{}
 	for _, o := range os {
-		parent := false
-		for _, c := range os {
-			if c.pkg == o.pkg && strings.HasPrefix(c.name, o.name+"/") {
-				parent = true
-				break
+		for i, c := range o.name {
+			if c == '/' {
+				parents[[2]string{o.pkg, o.name[:i]}] = true
 			}
 		}
-		if !parent {
+	}
+	var out []outcome
+	for _, o := range os {
+		if !parents[[2]string{o.pkg, o.name}] {
 			out = append(out, o)
 		}
 	}

@@ -1,15 +1,16 @@
 //go:build linux
 
-package main
+package abstat
 
 import (
 	"math"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"testing"
 
 	"golang.org/x/perf/benchmath"
+
+	"github.com/kbench/kbench/internal/abstat/sim"
 )
 
 // resamplings is how many simulated comparisons each power test runs.
@@ -39,15 +40,15 @@ const (
 func TestPowerPerSample(t *testing.T) {
 	for _, c := range []struct {
 		name     string
-		old, new []bootRun
+		old, new []sim.Run
 		seed     uint64
 	}{
-		{"A/A'", runs("a", oneA, nil), runs("a2", oneB, nil), 1},
-		{"B/B, 32 filters", runs("b", oneA, nil), runs("b", oneB, nil), 2},
-		{"A/A', first two runs", runs("a", oneA, nil)[:2], runs("a2", oneB, nil)[:2], 3},
+		{"A/A'", sim.Runs("a", sim.OneA, nil), sim.Runs("a2", sim.OneB, nil), 1},
+		{"B/B, 32 filters", sim.Runs("b", sim.OneA, nil), sim.Runs("b", sim.OneB, nil), 2},
+		{"A/A', first two runs", sim.Runs("a", sim.OneA, nil)[:2], sim.Runs("a2", sim.OneB, nil)[:2], 3},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			powerPerSample(t, assemble(t, "old.txt", c.old...), assemble(t, "new.txt", c.new...), c.seed)
+			powerPerSample(t, sim.Assemble(t, "old.txt", c.old...), sim.Assemble(t, "new.txt", c.new...), c.seed)
 		})
 	}
 	// testdata/contended-a.txt and contended-a2.txt are the A and A'
@@ -55,7 +56,7 @@ func TestPowerPerSample(t *testing.T) {
 	// the 2-vCPU VM shared with six other builds): 30 samples a side,
 	// a quarter of them several times the median.
 	t.Run("contended A/A'", func(t *testing.T) {
-		powerPerSample(t, filepath.Join("testdata", "contended-a.txt"), filepath.Join("testdata", "contended-a2.txt"), 4)
+		powerPerSample(t, sim.File(t, "contended-a.txt"), sim.File(t, "contended-a2.txt"), 4)
 	})
 }
 
@@ -64,7 +65,7 @@ func powerPerSample(t *testing.T, old, nw string, seed uint64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	row := rowOf(t, r, "sec/op", syscallRow)
+	row := rowOf(t, r, "sec/op", sim.SyscallRow)
 	p := row.Power
 	if p == nil || p.Test != "utest" || !(p.MDE > 0) || math.IsInf(p.MDE, 0) {
 		t.Fatalf("power %+v, want a finite U-test MDE", p)
@@ -109,33 +110,33 @@ func powerPerSample(t *testing.T, old, nw string, seed uint64) {
 // on its median, moved by a layout factor exp(ε), ε normal with the
 // between-boot spread kbcompare reported (the t-test's own assumption).
 func TestPowerBoots(t *testing.T) {
-	old := assemble(t, "old.txt", runs("a", bootsA, nil)...)
-	nw := assemble(t, "new.txt", runs("a2", bootsB, nil)...)
+	old := sim.Assemble(t, "old.txt", sim.Runs("a", sim.BootsA, nil)...)
+	nw := sim.Assemble(t, "new.txt", sim.Runs("a2", sim.BootsB, nil)...)
 	r, err := Compare(old, nw, defaults)
 	if err != nil {
 		t.Fatal(err)
 	}
-	row := rowOf(t, r, "sec/op", syscallRow)
+	row := rowOf(t, r, "sec/op", sim.SyscallRow)
 	p := row.Power
 	if row.Boot == nil || p == nil || p.Test != "welch" || !(p.MDE > 0) {
 		t.Fatalf("boot comparison %+v, power %+v; want Welch with an MDE", row.Boot, p)
 	}
 	runsOf := realRuns(t) // the six real runs, each centered on its median
 	rng := rand.New(rand.NewPCG(22, 2))
-	boots := func(n int, scale float64) *bootSamples {
-		s := &bootSamples{}
+	boots := func(n int, scale float64) *BootSamples {
+		s := &BootSamples{}
 		for i := range n {
 			run := runsOf[rng.IntN(len(runsOf))]
 			f := scale * math.Exp(p.Spread*rng.NormFloat64())
 			for _, x := range run {
-				s.add(string(rune('a'+i)), f*x)
+				s.Add(string(rune('a'+i)), f*x)
 			}
 		}
 		return s
 	}
 	flagged := 0
 	for range resamplings {
-		if c := compareBoots(boots(3, 1), boots(3, 1+p.MDE)); c.P <= detectAlpha {
+		if a, b := boots(3, 1), boots(3, 1+p.MDE); compareBoots(a, b, ScaleOf(a.All(), b.All())).P <= detectAlpha {
 			flagged++
 		}
 	}
@@ -155,12 +156,12 @@ func realRuns(t *testing.T) [][]float64 {
 	var out [][]float64
 	for _, f := range []string{"a", "a2"} {
 		for i := range 3 {
-			one := assemble(t, "run.txt", runs(f, bootsA, nil)[i])
+			one := sim.Assemble(t, "run.txt", sim.Runs(f, sim.BootsA, nil)[i])
 			r, err := Compare(one, one, defaults)
 			if err != nil {
 				t.Fatal(err)
 			}
-			v := slices.Clone(rowOf(t, r, "sec/op", syscallRow).Old.Values)
+			v := slices.Clone(rowOf(t, r, "sec/op", sim.SyscallRow).Old.Values)
 			m := median(v)
 			for j := range v {
 				v[j] /= m

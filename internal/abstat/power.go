@@ -1,37 +1,34 @@
 //go:build linux
 
-package main
+package abstat
 
 import (
 	"math"
 	"slices"
 	"sync"
-
-	"github.com/aclements/go-moremath/stats"
 )
 
-// targetPower is the chance of detecting a change of the minimum
-// detectable effect that kbcompare reports it for.
-const targetPower = 0.8
+// TargetPower is the chance of detecting a change of the minimum
+// detectable effect that a row's mde is reported for.
+const TargetPower = 0.8
 
-// maxNeed caps the search for how many boots or samples would detect
-// the threshold; beyond it Power.Need is 0 ("more than maxNeed").
-const maxNeed = 1000
+// MaxNeed caps the search for how many boots or samples would detect
+// the threshold; beyond it Power.Need is 0 ("more than MaxNeed").
+const MaxNeed = 1000
 
-// Power is what a compared row could have detected (the package doc
+// Power is what a compared row could have detected (docs/kbcompare.md
 // gives the formulas).
 type Power struct {
 	Test string // "welch" (boots as samples) or "utest" (per sample)
-	// Spread is the standard deviation the formula used: of the logs of
-	// boot medians (Welch), or 1.4826 times the median absolute deviation
-	// of the logs of samples (U-test); relative to the center where logs
-	// do not apply.
+	// Spread is the standard deviation the formula used, on the row's
+	// Scale: of boot medians (Welch), or 1.4826 times the median absolute
+	// deviation of the samples (U-test).
 	Spread float64
-	// MDE is the relative change detectable at alpha with targetPower:
+	// MDE is the relative change detectable at alpha with TargetPower:
 	// +Inf where the test cannot reach alpha with these n at all.
 	MDE float64
 	// Need is how many boots (Welch) or samples (U-test) a side would
-	// need to detect the threshold, 0 where more than maxNeed.
+	// need to detect the threshold, 0 where more than MaxNeed.
 	Need int
 }
 
@@ -49,31 +46,9 @@ func (p *Power) Underpowered(threshold float64) bool {
 	return p != nil && p.MDE > threshold
 }
 
-// fromLog turns a detectable shift of logs (or of relative values) into a
-// relative change.
-func fromLog(delta float64, log bool) float64 {
-	if log {
-		return math.Expm1(delta)
-	}
-	return delta
-}
-
-func toLog(change float64, log bool) float64 {
-	if log {
-		return math.Log1p(change)
-	}
-	return change
-}
-
-// tQuantile is Student's t distribution's p quantile on df degrees of
-// freedom.
-func tQuantile(p, df float64) float64 {
-	return stats.InvCDF(stats.TDist{V: df})(p)
-}
-
 // welchShift is the shift of the mean (in the tested scale) that Welch's
 // test of n1 and n2 values of standard deviation sd detects at alpha with
-// targetPower: ncp·sd·√(1/n1 + 1/n2), ncp the noncentrality at which the
+// TargetPower: ncp·sd·√(1/n1 + 1/n2), ncp the noncentrality at which the
 // test passes its critical value with that chance (welchNCP).
 func welchShift(sd float64, n1, n2 int, alpha float64) float64 {
 	if sd == 0 {
@@ -92,7 +67,7 @@ var (
 	ncpCache = map[ncpKey]float64{}
 )
 
-// welchNCP solves welchPower(ncp) = targetPower for ncp, by bisection.
+// welchNCP solves welchPower(ncp) = TargetPower for ncp, by bisection.
 func welchNCP(n1, n2 int, alpha float64) float64 {
 	k := ncpKey{n1, n2, alpha}
 	ncpMu.Lock()
@@ -104,17 +79,17 @@ func welchNCP(n1, n2 int, alpha float64) float64 {
 		// Welch's degrees of freedom hardly vary: the usual sum of two
 		// t quantiles is within 0.2% of the integral, and far quicker.
 		df := float64(n1 + n2 - 2)
-		ncpCache[k] = tQuantile(1-alpha/2, df) + tQuantile(targetPower, df)
+		ncpCache[k] = tQuantile(1-alpha/2, df) + tQuantile(TargetPower, df)
 		return ncpCache[k]
 	}
 	w := newWelchPower(n1, n2, alpha)
 	lo, hi := 0.0, 1.0
-	for w.at(hi) < targetPower && hi < 1e6 {
+	for w.at(hi) < TargetPower && hi < 1e6 {
 		hi *= 2
 	}
 	for range 30 {
 		mid := (lo + hi) / 2
-		if w.at(mid) < targetPower {
+		if w.at(mid) < TargetPower {
 			lo = mid
 		} else {
 			hi = mid
@@ -188,12 +163,10 @@ func lgamma(x float64) float64 {
 	return v
 }
 
-var normal = stats.NormalDist{Mu: 0, Sigma: 1}
-
 // uShift is the shift (of logs, or relative values) that the
 // Mann-Whitney U-test of n1 and n2 samples, both drawn from the
 // distribution of the residuals resid (sorted) and the second moved by
-// the shift, detects at alpha with targetPower (uPower); past the
+// the shift, detects at alpha with TargetPower (uPower); past the
 // residuals' range, where the ranks separate completely, it stops. +Inf
 // where even the most extreme ranks give p > alpha (2/C(n1+n2, n1) > α).
 func uShift(resid []float64, n1, n2 int, alpha float64) float64 {
@@ -204,12 +177,12 @@ func uShift(resid []float64, n1, n2 int, alpha float64) float64 {
 		return 0 // no spread seen
 	}
 	lo, hi := 0.0, resid[len(resid)-1]-resid[0]
-	if uPower(resid, hi, n1, n2, alpha) < targetPower {
+	if uPower(resid, hi, n1, n2, alpha) < TargetPower {
 		return hi
 	}
 	for range 40 {
 		mid := (lo + hi) / 2
-		if uPower(resid, mid, n1, n2, alpha) < targetPower {
+		if uPower(resid, mid, n1, n2, alpha) < TargetPower {
 			lo = mid
 		} else {
 			hi = mid
@@ -271,12 +244,12 @@ func uMinP(n1, n2 int) float64 {
 }
 
 // need is the smallest n a side (at least from) for which shift(n) is at
-// most target, 0 where none up to maxNeed is.
+// most target, 0 where none up to MaxNeed is.
 func need(target float64, from int, shift func(n int) float64) int {
-	if !(shift(maxNeed) <= target) {
+	if !(shift(MaxNeed) <= target) {
 		return 0
 	}
-	lo, hi := from, maxNeed // shift decreases with n: bisect
+	lo, hi := from, MaxNeed // shift decreases with n: bisect
 	for lo < hi {
 		mid := (lo + hi) / 2
 		if shift(mid) <= target {
@@ -290,33 +263,17 @@ func need(target float64, from int, shift func(n int) float64) int {
 
 // bootPower is the power of a comparison with boots as samples.
 func bootPower(b *BootCmp, threshold, alpha float64) *Power {
+	sc := b.Scale
+	c := sc.To(b.OldCenter)
 	p := &Power{Test: "welch", Spread: b.Between}
-	p.MDE = fromLog(welchShift(b.Between, b.N1, b.N2, alpha), b.Log)
-	p.Need = need(toLog(threshold, b.Log), MinBoots, func(n int) float64 { return welchShift(b.Between, n, n, alpha) })
+	p.MDE = sc.Change(welchShift(b.Between, b.N1, b.N2, alpha), c)
+	p.Need = need(sc.Shift(threshold, c), MinBoots, func(n int) float64 { return welchShift(b.Between, n, n, alpha) })
 	return p
 }
 
-// samplePower is the power of a per-sample comparison of old and new.
-func samplePower(old, new []float64, threshold, alpha float64) *Power {
-	log := true
-	for _, x := range slices.Concat(old, new) {
-		if !(x > 0) {
-			log = false
-		}
-	}
-	center := math.Abs(median(slices.Concat(old, new)))
-	tr := func(v []float64) []float64 {
-		out := make([]float64, len(v))
-		for i, x := range v {
-			switch {
-			case log:
-				out[i] = math.Log(x)
-			case center > 0:
-				out[i] = x / center
-			}
-		}
-		return out
-	}
+// samplePower is the power of a per-sample comparison of old and new on
+// the row's scale sc.
+func samplePower(old, new []float64, sc Scale, threshold, alpha float64) *Power {
 	// The pooled median absolute deviation, scaled to estimate a normal
 	// standard deviation: robust to the odd slow sample, as the U-test is.
 	mad := func(v []float64) float64 {
@@ -327,7 +284,7 @@ func samplePower(old, new []float64, threshold, alpha float64) *Power {
 		}
 		return median(dev)
 	}
-	lo, ln := tr(old), tr(new)
+	lo, ln := sc.ToAll(old), sc.ToAll(new)
 	n1, n2 := len(lo), len(ln)
 	m1, m2 := mad(lo), mad(ln)
 	sd := 1.4826 * math.Sqrt((float64(n1)*m1*m1+float64(n2)*m2*m2)/float64(n1+n2))
@@ -340,8 +297,9 @@ func samplePower(old, new []float64, threshold, alpha float64) *Power {
 		}
 	}
 	slices.Sort(resid)
+	c := sc.To(median(slices.Concat(old, new)))
 	p := &Power{Test: "utest", Spread: sd}
-	p.MDE = fromLog(uShift(resid, n1, n2, alpha), log)
-	p.Need = need(toLog(threshold, log), 2, func(n int) float64 { return uShift(resid, n, n, alpha) })
+	p.MDE = sc.Change(uShift(resid, n1, n2, alpha), c)
+	p.Need = need(sc.Shift(threshold, c), 2, func(n int) float64 { return uShift(resid, n, n, alpha) })
 	return p
 }

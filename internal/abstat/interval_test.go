@@ -1,10 +1,12 @@
 //go:build linux
 
-package main
+package abstat
 
 import (
 	"math"
 	"testing"
+
+	"github.com/kbench/kbench/internal/abstat/sim"
 )
 
 // TestChangeInterval: the interval of each test holds the change, and a
@@ -12,22 +14,22 @@ import (
 func TestChangeInterval(t *testing.T) {
 	for _, c := range []struct {
 		name       string
-		old, new   []bootRun
+		old, new   []sim.Run
 		wantNoZero bool // the interval excludes 0
 		welch      bool
 	}{
-		{"boots, worse", runs("a", bootsA, nil), runs("b", bootsB, nil), true, true},
-		{"boots, A/A", runs("a", bootsA, nil), runs("a2", bootsB, nil), false, true},
-		{"per sample, worse", runs("a", oneA, nil), runs("b", oneB, nil), true, false},
-		{"per sample, A/A", runs("a", oneA, nil), runs("a2", oneB, nil), false, false},
+		{"boots, worse", sim.Runs("a", sim.BootsA, nil), sim.Runs("b", sim.BootsB, nil), true, true},
+		{"boots, A/A", sim.Runs("a", sim.BootsA, nil), sim.Runs("a2", sim.BootsB, nil), false, true},
+		{"per sample, worse", sim.Runs("a", sim.OneA, nil), sim.Runs("b", sim.OneB, nil), true, false},
+		{"per sample, A/A", sim.Runs("a", sim.OneA, nil), sim.Runs("a2", sim.OneB, nil), false, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r, err := Compare(assemble(t, "old.txt", c.old...), assemble(t, "new.txt", c.new...), defaults)
+			r, err := Compare(sim.Assemble(t, "old.txt", c.old...), sim.Assemble(t, "new.txt", c.new...), defaults)
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, unit := range []string{"sec/op", "loops/s"} {
-				row := rowOf(t, r, unit, syscallRow)
+				row := rowOf(t, r, unit, sim.SyscallRow)
 				if (row.Boot != nil) != c.welch {
 					t.Fatalf("%s: boots as samples %v, want %v", unit, row.Boot != nil, c.welch)
 				}

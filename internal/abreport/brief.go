@@ -1,0 +1,219 @@
+//go:build linux
+
+package abreport
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/kbench/kbench/internal/abstat"
+)
+
+// BriefWidth is the most columns the brief form uses: a terminal's, and
+// what a review thread quotes without rewrapping.
+const BriefWidth = 80
+
+// The brief form lists this many setup lines, changed rows (up to 5
+// lines each) and failures without a row in full and counts the rest, so
+// that it stays within 40 lines whatever changed.
+const (
+	briefSetup    = 5
+	briefRows     = 4
+	briefProblems = 2
+)
+
+// WriteBrief writes the brief form, for a reviewer to paste: the setup
+// lines that differ, the rows whose verdict moved (or that failed) with
+// their change, interval, q and the counters that moved under them, one
+// line for the underpowered rows and the summary; every line fits
+// BriefWidth. The full form (WriteText) has every row.
+func WriteBrief(w io.Writer, r *abstat.Report) error {
+	var lines []string
+	add := func(s string) { lines = append(lines, fit(s, BriefWidth)) }
+	add("kbcompare old " + fitMiddle(r.Old, BriefWidth-14))
+	add("          new " + fitMiddle(r.New, BriefWidth-14))
+	if r.BootMode {
+		add(fmt.Sprintf("boots: %d+%d, boots are the samples (Welch's t-test on boot medians)", r.Boots[0], r.Boots[1]))
+	} else {
+		add(fmt.Sprintf("boots: %d+%d: variation between boots unmeasured, a change can be layout", r.Boots[0], r.Boots[1]))
+	}
+	for side, name := range []string{"old", "new"} {
+		for _, p := range r.Pulses[side] {
+			add(fmt.Sprintf("warning: %s, %s", name, p))
+		}
+	}
+
+	var setup []abstat.SetupDiff
+	for _, d := range r.Setup {
+		if d.Key != abstat.BootIDKey { // differs by nature: one per boot
+			setup = append(setup, d)
+		}
+	}
+	add(fmt.Sprintf("setup: %s, %d equal (boot ids aside)", plural(len(setup), "line differs", "lines differ"), r.SetupEqual))
+	for i, d := range setup {
+		if i == briefSetup {
+			add(fmt.Sprintf("  ... %d more (-format text lists them)", len(setup)-i))
+			break
+		}
+		add("  " + setupChange(d, BriefWidth-2))
+	}
+
+	total := r.Rows()
+	rule := fmt.Sprintf("q <= %g", r.Opts.Alpha)
+	if r.Opts.PerRow {
+		rule = fmt.Sprintf("p <= %g", r.Opts.Alpha)
+	}
+	var listed []func()
+	for t, row := range r.Primaries() {
+		if row.Verdict.Moved() || row.Verdict == abstat.Failed || row.Verdict == abstat.Skipped {
+			listed = append(listed, func() { lines = append(lines, briefRow(r, t, row)...) })
+		}
+	}
+	add(fmt.Sprintf("changed: %d of %d rows (%s, change at least %g%%)", r.Count(abstat.Worse)+r.Count(abstat.Better)+
+		r.Count(abstat.Changed), total, rule, 100*r.Opts.Threshold))
+	for i, f := range listed {
+		if i == briefRows {
+			add(fmt.Sprintf("  ... %s (-format text lists them)", plural(len(listed)-i, "more row", "more rows")))
+			break
+		}
+		f()
+	}
+	for i, p := range r.Problems {
+		if i == briefProblems {
+			add(fmt.Sprintf("  ... %s (-format text lists them)", plural(len(r.Problems)-i, "more failure", "more failures")))
+			break
+		}
+		add(fmt.Sprintf("  failed  %s %s %s: %s", p.Side, p.Pkg, p.Name, p.What))
+	}
+
+	if n := r.Count(abstat.Underpowered); n > 0 {
+		lo, hi := math.Inf(1), 0.0
+		eachPrimary(r, abstat.Underpowered, func(_ *abstat.Table, row *abstat.Row) {
+			lo, hi = min(lo, row.Power.MDE), max(hi, row.Power.MDE)
+		})
+		add(fmt.Sprintf("underpowered: %s could not have seen %g%% (mde %s to %s)", plural(n, "row", "rows"),
+			100*r.Opts.Threshold, FormatMDE(lo), FormatMDE(hi)))
+	}
+	var counts []string
+	for _, v := range []abstat.Verdict{abstat.Worse, abstat.Better, abstat.Changed, abstat.Same, abstat.Underpowered,
+		abstat.OldOnly, abstat.NewOnly, abstat.Failed, abstat.Skipped} {
+		if n := r.Count(v); n > 0 {
+			counts = append(counts, fmt.Sprintf("%d %s", n, strings.ToLower(string(v))))
+		}
+	}
+	add(fmt.Sprintf("%s: %s", plural(total, "row", "rows"), strings.Join(counts, ", ")))
+	if r.Family > 1 && !r.Opts.PerRow {
+		add(fmt.Sprintf("chance: %d of %d rows have p <= %g, %.1f would by chance alone", r.Nominal, r.Family,
+			r.Opts.Alpha, float64(r.Family)*r.Opts.Alpha))
+	}
+	if r.Failures() > 0 {
+		add(fmt.Sprintf("%d failed, %d skipped on one side, %d other failures: not \"nothing worse\"",
+			r.Count(abstat.Failed), r.Count(abstat.Skipped), len(r.Problems)))
+	}
+	_, err := io.WriteString(w, printable(strings.Join(lines, "\n")+"\n"))
+	return err
+}
+
+// briefRow is a changed or failed row: its verdict and name (the name
+// on a line of its own where both do not fit), then its change with
+// interval, p and q, the rates derived from it, and the counters that
+// moved under it.
+func briefRow(r *abstat.Report, t *abstat.Table, row *abstat.Row) []string {
+	const indent = "          "
+	lines := []string{fmt.Sprintf("  %-7s %s %s", row.Verdict, t.Pkg, row.Name)}
+	if runes(lines[0]) > BriefWidth {
+		lines = []string{fmt.Sprintf("  %-7s %s", row.Verdict, t.Pkg), indent + fitMiddle(row.Name, BriefWidth-len(indent))}
+	}
+	add := func(s string) { lines = append(lines, fit(indent+s, BriefWidth)) }
+	if row.Verdict == abstat.Failed || row.Verdict == abstat.Skipped {
+		add(row.Why)
+		return lines
+	}
+	add(fmt.Sprintf("%s %s [%s, %s] p=%.3f q=%.3f", t.Unit, pctChange(row.Change), pct1(row.ChangeLo), pct1(row.ChangeHi), row.P, row.Q))
+	if d := derivedText(r, t, row); d != "" {
+		add("rates: " + strings.Trim(d, " ()"))
+	}
+	own, paced, _ := r.Attribution.For(t.Pkg, t.Ident, row.Name)
+	var moved []string
+	for _, l := range own {
+		moved = append(moved, fmt.Sprintf("%s %+.0f%%", l.Unit, 100*l.Row.Change))
+	}
+	s := strings.Join(moved, ", ")
+	if len(paced) > 0 {
+		var notes []string
+		for _, l := range paced {
+			notes = append(notes, abstat.PacedNote(l))
+		}
+		if s != "" {
+			s += "; "
+		}
+		s += "paced by its time: " + strings.Join(notes, ", ")
+	}
+	if s != "" {
+		add("counters: " + s)
+	}
+	return lines
+}
+
+// pct1 formats an interval's end: "?" where unbounded.
+func pct1(x float64) string {
+	if math.IsInf(x, 0) || math.IsNaN(x) {
+		return "?"
+	}
+	return fmt.Sprintf("%+.1f%%", 100*x)
+}
+
+// setupChange says how a setup line differs, in at most w columns: both
+// values where they fit, else the words one value has and the other
+// lacks (a cmdline's "+nosmt -quiet").
+func setupChange(d abstat.SetupDiff, w int) string {
+	s := fmt.Sprintf("%s: %s -> %s", d.Key, absent(d.Old), absent(d.New))
+	ow, nw := strings.Fields(d.Old), strings.Fields(d.New)
+	if runes(s) <= w || len(ow) < 2 && len(nw) < 2 {
+		return fit(s, w)
+	}
+	set := func(words []string) map[string]bool {
+		m := map[string]bool{}
+		for _, x := range words {
+			m[x] = true
+		}
+		return m
+	}
+	os, ns := set(ow), set(nw)
+	var diff []string
+	for _, x := range ow {
+		if !ns[x] {
+			diff = append(diff, "-"+x)
+		}
+	}
+	for _, x := range nw {
+		if !os[x] {
+			diff = append(diff, "+"+x)
+		}
+	}
+	if len(diff) == 0 {
+		diff = []string{"(the same words, reordered)"}
+	}
+	return fit(d.Key+": "+strings.Join(diff, " "), w)
+}
+
+// fitMiddle cuts s to w runes by its middle, keeping both ends (a
+// path's file name, a row's last parameters).
+func fitMiddle(s string, w int) string {
+	r := []rune(s)
+	if len(r) <= w {
+		return s
+	}
+	head := (w - 1) / 2
+	return string(r[:head]) + "…" + string(r[len(r)-(w-1-head):])
+}
+
+// fit cuts s to w runes, ending in "…" where it was cut.
+func fit(s string, w int) string {
+	if runes(s) <= w {
+		return s
+	}
+	return string([]rune(s)[:w-1]) + "…"
+}

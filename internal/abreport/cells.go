@@ -1,0 +1,227 @@
+//go:build linux
+
+package abreport
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/perf/benchunit"
+
+	"github.com/kbench/kbench/internal/abstat"
+)
+
+// Cells are a row's formatted columns, shared by the text, markdown and
+// brief forms (and kbcompare's pictures).
+type Cells struct {
+	Old, New, Change, P, Q, N, Verdict string
+	Within, Between                    string // boot mode only
+	MDE, Need                          string // compared rows
+}
+
+// FormatRow formats a row's columns with one scale for its two centers,
+// as benchstat's RowScaler.
+func FormatRow(t *abstat.Table, row *abstat.Row) Cells {
+	var centers []float64
+	if row.Old != nil {
+		centers = append(centers, row.OldSum.Center)
+	}
+	if row.New != nil {
+		centers = append(centers, row.NewSum.Center)
+	}
+	if b := row.Boot; b != nil {
+		centers = []float64{b.OldCenter, b.NewCenter}
+	}
+	scaler := benchunit.CommonScale(centers, benchunit.ClassOf(t.Unit))
+	c := Cells{Old: "-", New: "-", Change: "-", P: "-", Q: "-", Verdict: verdictWord(row), Within: "-", Between: "-", MDE: "-", Need: "-"}
+	if pw := row.Power; pw != nil {
+		c.MDE, c.Need = FormatMDE(pw.MDE), FormatNeed(pw.Need)
+	}
+	if !math.IsNaN(row.Q) {
+		c.Q = fmt.Sprintf("%.3f", row.Q)
+	}
+	if b := row.Boot; b != nil {
+		// Boots as samples: centers of the per-boot medians, Welch's p,
+		// n in boots, and the two spreads.
+		c.Old, c.New = scaler.Format(b.OldCenter), scaler.Format(b.NewCenter)
+		c.Change = pctChange(row.Change)
+		c.P, c.N = fmt.Sprintf("%.3f", b.P), fmt.Sprintf("%d+%d", b.N1, b.N2)
+		c.Within, c.Between = spread(b.Within), spread(b.Between)
+		return c
+	}
+	if row.Old != nil {
+		c.Old = scaler.Format(row.OldSum.Center) + " ± " + row.OldSum.PctRangeString()
+	}
+	if row.New != nil {
+		c.New = scaler.Format(row.NewSum.Center) + " ± " + row.NewSum.PctRangeString()
+	}
+	if row.Old == nil || row.New == nil {
+		var n int
+		if row.Old != nil {
+			n = len(row.Old.Values)
+		} else if row.New != nil {
+			n = len(row.New.Values)
+		}
+		c.N = fmt.Sprint(n)
+		return c
+	}
+	c.Change = pctChange(row.Change)
+	// As benchstat prints them: "p=0.000 n=10", "n=10+8".
+	c.P, c.N = fmt.Sprintf("%.3f", row.Cmp.P), fmt.Sprint(row.Cmp.N1)
+	if row.Cmp.N1 != row.Cmp.N2 {
+		c.N += fmt.Sprintf("+%d", row.Cmp.N2)
+	}
+	return c
+}
+
+// verdictWord is a row's verdict as the tables print it: an Evidence
+// unit's in parentheses (judged on its own p, not counted).
+func verdictWord(row *abstat.Row) string {
+	if row.Role == abstat.Evidence {
+		return "(" + string(row.Verdict) + ")"
+	}
+	return string(row.Verdict)
+}
+
+func pctChange(c float64) string {
+	if math.IsInf(c, 0) || math.IsNaN(c) {
+		return "?"
+	}
+	return fmt.Sprintf("%+.2f%%", 100*c)
+}
+
+// FormatMDE formats a minimum detectable effect.
+func FormatMDE(m float64) string {
+	switch {
+	case math.IsInf(m, 1):
+		return "∞"
+	case math.IsNaN(m):
+		return "?"
+	case m >= 9.995:
+		return ">999%"
+	case m >= 0.0995:
+		return fmt.Sprintf("%.0f%%", 100*m)
+	}
+	return fmt.Sprintf("%.1f%%", 100*m)
+}
+
+// FormatNeed formats how many boots or samples a side would detect the
+// threshold.
+func FormatNeed(n int) string {
+	if n == 0 {
+		return fmt.Sprintf(">%d", abstat.MaxNeed)
+	}
+	return fmt.Sprint(n)
+}
+
+// spread formats a relative standard deviation as benchstat formats ranges.
+func spread(sd float64) string {
+	switch {
+	case math.IsNaN(sd):
+		return "-"
+	case sd >= 0.0995:
+		return fmt.Sprintf("±%.0f%%", 100*sd)
+	}
+	return fmt.Sprintf("±%.1f%%", 100*sd)
+}
+
+func runes(s string) int { return utf8.RuneCountInString(s) }
+
+func pad(s string, w int, right bool) string {
+	fill := strings.Repeat(" ", max(0, w-runes(s)))
+	if right {
+		return fill + s
+	}
+	return s + fill
+}
+
+// wrap breaks s into lines of at most w runes (at least 1), at spaces
+// where it can.
+func wrap(s string, w int) []string {
+	w = max(w, 1)
+	if s == "" {
+		return []string{""}
+	}
+	var lines []string
+	for runes(s) > w {
+		r := []rune(s)
+		cut := strings.LastIndex(string(r[:w+1]), " ")
+		if cut <= 0 {
+			lines = append(lines, string(r[:w]))
+			s = string(r[w:])
+			continue
+		}
+		lines = append(lines, s[:cut])
+		s = strings.TrimLeft(s[cut:], " ")
+	}
+	return append(lines, s)
+}
+
+// footnotes numbers each warning in notes, adding those not yet there,
+// and returns the marks (" [1] [3]") to append to a row's verdict.
+func footnotes(notes *[]string, warnings []string) string {
+	var marks string
+	for _, msg := range warnings {
+		i := slices.Index(*notes, msg)
+		if i < 0 {
+			i = len(*notes)
+			*notes = append(*notes, msg)
+		}
+		marks += fmt.Sprintf(" [%d]", i+1)
+	}
+	return marks
+}
+
+// printable replaces what a result file may hold that a terminal or a
+// mail reader would act on: control characters become "?", tabs spaces;
+// newlines stay. Every text form is written through it.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\n':
+			return r
+		case r == '\t':
+			return ' '
+		case r < 0x20 || r == 0x7f || 0x80 <= r && r < 0xa0:
+			return '?'
+		}
+		return r
+	}, s)
+}
+
+func absent(s string) string {
+	if s == "" {
+		return "(absent)"
+	}
+	return s
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// tableTitle names a table: its package and distinguishing configuration.
+func tableTitle(t *abstat.Table) string {
+	if t.Ident != "" {
+		return t.Pkg + " (" + t.Ident + ")"
+	}
+	return t.Pkg
+}
+
+// geomeanText is a table's geomean line, as benchstat prints one, with
+// the unit's direction: "" for a table without one.
+func geomeanText(t *abstat.Table) string {
+	g := t.Geomean
+	if g == nil {
+		return ""
+	}
+	scaler := benchunit.CommonScale([]float64{g.Old, g.New}, benchunit.ClassOf(t.Unit))
+	return fmt.Sprintf("geomean of %d rows: %s -> %s, %+.2f%% (%s)", g.Rows, scaler.Format(g.Old),
+		scaler.Format(g.New), 100*g.Change, t.Direction())
+}

@@ -1,0 +1,292 @@
+//go:build linux
+
+package abreport
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/kbench/kbench/internal/abstat"
+)
+
+// Width is the most columns the full text report uses: it must fit an
+// e-mail.
+const Width = 100
+
+// WriteText writes the full report: the setup lines that differ, a table
+// per package and unit with every row, the counters under each row, and
+// the summary.
+func WriteText(w io.Writer, r *abstat.Report) error {
+	var b strings.Builder
+	b.WriteString("kbcompare\n")
+	for _, l := range wrap("old: "+r.Old, Width-2) {
+		b.WriteString("  " + l + "\n")
+	}
+	for _, l := range wrap("new: "+r.New, Width-2) {
+		b.WriteString("  " + l + "\n")
+	}
+	b.WriteString("\n")
+	writeSetupText(&b, r)
+	b.WriteString("\n")
+	for _, l := range bootsHeader(r) {
+		for _, w := range wrap(l, Width) {
+			b.WriteString(w + "\n")
+		}
+	}
+	done := attributed{}
+	for _, t := range r.Tables {
+		b.WriteString("\n")
+		writeTableText(&b, r, t, done)
+	}
+	b.WriteString("\n")
+	writeSummary(&b, r)
+	_, err := io.WriteString(w, printable(b.String()))
+	return err
+}
+
+func writeSetupText(b *strings.Builder, r *abstat.Report) {
+	if len(r.Setup) == 0 {
+		fmt.Fprintf(b, "setup: all %d fingerprint and configuration lines equal\n", r.SetupEqual)
+		return
+	}
+	fmt.Fprintf(b, "setup: %s, %d equal\n", plural(len(r.Setup), "line differs", "lines differ"), r.SetupEqual)
+	keyW := 1
+	for _, d := range r.Setup {
+		keyW = max(keyW, min(runes(d.Key), 32))
+	}
+	// "  key  old  new", each value column half of what is left.
+	valW := (Width - 2 - keyW - 4) / 2
+	fmt.Fprintf(b, "  %s  %s  %s\n", pad("", keyW, false), pad("old", valW, false), "new")
+	for _, d := range r.Setup {
+		keys := wrap(d.Key, keyW)
+		olds, news := wrap(absent(d.Old), valW), wrap(absent(d.New), valW)
+		for i := range max(len(keys), len(olds), len(news)) {
+			line := "  " + pad(at(keys, i), keyW, false) + "  " + pad(at(olds, i), valW, false) + "  " + at(news, i)
+			b.WriteString(strings.TrimRight(line, " ") + "\n")
+		}
+	}
+}
+
+func writeLines(b *strings.Builder, lines []string) {
+	for _, l := range lines {
+		b.WriteString(l + "\n")
+	}
+}
+
+func at(s []string, i int) string {
+	if i < len(s) {
+		return s[i]
+	}
+	return ""
+}
+
+func writeTableText(b *strings.Builder, r *abstat.Report, t *abstat.Table, done attributed) {
+	fmt.Fprintf(b, "%s  %s (%s)\n", tableTitle(t), t.Unit, t.Direction())
+	head := Cells{Old: "old", New: "new", Change: "change", P: "p", Q: "q", N: "n", Verdict: "verdict", Within: "within", Between: "between", MDE: "mde", Need: "need"}
+	if r.BootMode {
+		head.N = "boots"
+	}
+	rows := []Cells{head}
+	names := []string{"benchmark"}
+	var notes []string
+	for _, row := range t.Rows {
+		c := FormatRow(t, row)
+		c.Verdict += footnotes(&notes, row.Warnings)
+		rows = append(rows, c)
+		names = append(names, row.Name)
+	}
+	var wo, wn, wc, wp, wq, wN, wv, wi, wb, wm, wd, nameW int
+	for i, c := range rows {
+		wm, wd = max(wm, runes(c.MDE)), max(wd, runes(c.Need))
+		wo, wn, wc = max(wo, runes(c.Old)), max(wn, runes(c.New)), max(wc, runes(c.Change))
+		wp, wq, wN, wv = max(wp, runes(c.P)), max(wq, runes(c.Q)), max(wN, runes(c.N)), max(wv, runes(c.Verdict))
+		wi, wb = max(wi, runes(c.Within)), max(wb, runes(c.Between))
+		nameW = max(nameW, runes(names[i]))
+	}
+	extra := wm + wd + wq + 6
+	if r.BootMode {
+		extra += wi + wb + 4
+	}
+	nums := func(c Cells) string {
+		s := pad(c.Old, wo, true) + "  " + pad(c.New, wn, true) + "  " + pad(c.Change, wc, true) +
+			"  " + pad(c.P, wp, true) + "  " + pad(c.Q, wq, true) + "  " + pad(c.N, wN, true) + "  "
+		if r.BootMode {
+			s += pad(c.Within, wi, true) + "  " + pad(c.Between, wb, true) + "  "
+		}
+		return s + pad(c.MDE, wm, true) + "  " + pad(c.Need, wd, true) + "  " + c.Verdict
+	}
+	if nameW+2+wo+wn+wc+wp+wN+wv+10+extra <= Width {
+		for i, c := range rows {
+			b.WriteString(strings.TrimRight(pad(names[i], nameW, false)+"  "+nums(c), " ") + "\n")
+			if i > 0 {
+				writeLines(b, attrText(r, done, t, t.Rows[i-1]))
+			}
+		}
+	} else {
+		// Long names get a line of their own, the numbers the next one.
+		b.WriteString(strings.TrimRight("    "+nums(rows[0]), " ") + "\n")
+		for i, c := range rows[1:] {
+			b.WriteString(names[i+1] + "\n")
+			b.WriteString(strings.TrimRight("    "+nums(c), " ") + "\n")
+			writeLines(b, attrText(r, done, t, t.Rows[i]))
+		}
+	}
+	if l := geomeanText(t); l != "" {
+		b.WriteString(l + "\n")
+	}
+	for i, msg := range notes {
+		for j, l := range wrap(fmt.Sprintf("[%d] %s", i+1, msg), Width) {
+			if j > 0 {
+				l = "    " + l
+			}
+			b.WriteString(l + "\n")
+		}
+	}
+}
+
+// ruleLines say how a report's verdicts are decided, for its summary;
+// each fits Width.
+func ruleLines(r *abstat.Report) []string {
+	a, th := r.Opts.Alpha, 100*r.Opts.Threshold
+	rows := plural(r.Family, "row compared", "rows compared")
+	var lines []string
+	switch {
+	case r.Opts.PerRow:
+		lines = append(lines, fmt.Sprintf("verdict: better or worse when p <= %g and the change is at least %g%%, one verdict per row;", a, th),
+			"each row on its own p")
+	default:
+		lines = append(lines, fmt.Sprintf("verdict: better or worse when q <= %g and the change is at least %g%%, one verdict per row;", a, th),
+			fmt.Sprintf("q is Benjamini-Hochberg's over the %s, from p", rows))
+	}
+	if r.BootMode {
+		lines[len(lines)-1] += " (Welch's t-test on the logs of"
+		lines = append(lines, "per-boot medians, n counts boots). Centers are geometric means of per-boot medians; within and",
+			"between are the spread of samples in a boot and of boot medians.")
+	} else {
+		lines[len(lines)-1] += " (Mann-Whitney U) per sample;"
+		lines = append(lines, fmt.Sprintf("centers are medians with their %g%% confidence intervals (as benchstat prints them).", 100*abstat.Confidence))
+	}
+	return append(lines, "A row is judged in its primary unit (sec/op where it has one); rates derived from it show its",
+		"verdict, other units (in parentheses) are evidence, judged on p alone, as the counters are.")
+}
+
+// countsText counts a report's rows by verdict.
+func countsText(r *abstat.Report) string {
+	n := r.Rows()
+	return fmt.Sprintf("%s: %d worse, %d better, %d changed, %d ~, %d underpowered, %d old only, %d new only",
+		plural(n, "row", "rows"), r.Count(abstat.Worse), r.Count(abstat.Better), r.Count(abstat.Changed),
+		r.Count(abstat.Same), r.Count(abstat.Underpowered), r.Count(abstat.OldOnly), r.Count(abstat.NewOnly))
+}
+
+// chanceText says how many rows reached p <= alpha and how many chance
+// alone gives: "" where fewer than two rows were compared.
+func chanceText(r *abstat.Report) string {
+	if r.Family < 2 {
+		return ""
+	}
+	return fmt.Sprintf("chance: %d of the %d rows compared have p <= %g, about %.1f would by chance alone (%d × %g); "+
+		"q corrects for that.", r.Nominal, r.Family, r.Opts.Alpha, float64(r.Family)*r.Opts.Alpha, r.Family, r.Opts.Alpha)
+}
+
+// derivedText lists, for a Primary row, the changes of the rates derived
+// from it: " (loops/s -89.65%)", or "".
+func derivedText(r *abstat.Report, t *abstat.Table, row *abstat.Row) string {
+	var parts []string
+	for _, u := range r.Tables {
+		if u.Pkg != t.Pkg || u.Ident != t.Ident || u == t {
+			continue
+		}
+		for _, d := range u.Rows {
+			if d.Name == row.Name && d.Role == abstat.Derived {
+				parts = append(parts, fmt.Sprintf("%s %s", u.Unit, pctChange(d.Change)))
+			}
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
+}
+
+// writeSummary ends the text and markdown forms: the rule, the counts,
+// and the rows that are worse, underpowered or failed.
+func writeSummary(b *strings.Builder, r *abstat.Report) {
+	writeLines(b, ruleLines(r))
+	unit, spread := "samples", "of samples"
+	if r.BootMode {
+		unit, spread = "boots", "between boots"
+	}
+	th := 100 * r.Opts.Threshold
+	for _, l := range wrap(fmt.Sprintf("mde: the change this test detects with %.0f%% power at p <= %g, from the spread %s "+
+		"and n; need: %s a side to detect %g%%. A ~ row whose mde exceeds %g%% is underpowered: no evidence of no change.",
+		100*abstat.TargetPower, r.Opts.Alpha, spread, unit, th, th), Width) {
+		b.WriteString(l + "\n")
+	}
+	b.WriteString(countsText(r) + "\n")
+	if s := chanceText(r); s != "" && !r.Opts.PerRow {
+		b.WriteString(strings.Join(wrap(s, Width), "\n") + "\n")
+	}
+	if n := r.Failures(); n > 0 {
+		fmt.Fprintf(b, "%d failed, %d skipped on one side, %d other failures: nothing here is \"nothing worse\"\n",
+			r.Count(abstat.Failed), r.Count(abstat.Skipped), len(r.Problems))
+	}
+	if n := r.Undecidable(); n > 0 {
+		fmt.Fprintf(b, "%s too few samples to call any change significant: use -count=10\n",
+			plural(n, "row has", "rows have"))
+	}
+	line := func(s string) { b.WriteString(strings.Join(wrap(s, Width), "\n  ") + "\n") }
+	eachPrimary(r, abstat.Worse, func(t *abstat.Table, row *abstat.Row) {
+		line(fmt.Sprintf("worse: %s %s %s %+.2f%%%s", t.Pkg, row.Name, t.Unit, 100*row.Change, derivedText(r, t, row)))
+	})
+	eachPrimary(r, abstat.Underpowered, func(t *abstat.Table, row *abstat.Row) {
+		line(fmt.Sprintf("underpowered: %s %s %s could not have seen %g%%: mde %s, need %s %s",
+			t.Pkg, row.Name, t.Unit, th, FormatMDE(row.Power.MDE), FormatNeed(row.Power.Need), unit))
+	})
+	for _, v := range []abstat.Verdict{abstat.Failed, abstat.Skipped} {
+		eachPrimary(r, v, func(t *abstat.Table, row *abstat.Row) {
+			line(fmt.Sprintf("%s: %s %s %s: %s", strings.ToLower(string(row.Verdict)), t.Pkg, row.Name, t.Unit, row.Why))
+		})
+	}
+	for _, p := range r.Problems {
+		line(fmt.Sprintf("failed: %s %s %s: %s", p.Side, p.Pkg, p.Name, p.What))
+	}
+}
+
+// eachPrimary calls f for each Primary row with verdict v, in report
+// order.
+func eachPrimary(r *abstat.Report, v abstat.Verdict, f func(*abstat.Table, *abstat.Row)) {
+	for t, row := range r.Primaries() {
+		if row.Verdict == v {
+			f(t, row)
+		}
+	}
+}
+
+// bootsHeader says how many boots each side holds and what that means for
+// the statistics, and warns about protect pulses earlier in a boot.
+func bootsHeader(r *abstat.Report) []string {
+	var lines []string
+	n := func(side int) string { return plural(r.Boots[side], "boot", "boots") }
+	switch {
+	case r.BootMode:
+		lines = append(lines, fmt.Sprintf("boots: old %s, new %s. Boots are the samples: a row's center is the "+
+			"geometric mean of its per-boot medians, p is Welch's t-test on their logs, and n counts boots, "+
+			"so a layout shift between boots is part of the noise a change must stand out from.", n(0), n(1)))
+	case r.Boots[0] == 1 || r.Boots[1] == 1:
+		lines = append(lines, fmt.Sprintf("boots: old %s, new %s. Boot-to-boot variation is unmeasured: "+
+			"samples of one boot share its layout (KASLR, code and data placement), so a change below can be "+
+			"layout, not the kernel. Boot each kernel %d times or more (docs/comparing.md).",
+			n(0), n(1), abstat.MinBoots))
+	default:
+		lines = append(lines, fmt.Sprintf("boots: old %s, new %s: too few to use boots as samples (%d each); "+
+			"the statistics below are per sample and a change can be layout, not the kernel.", n(0), n(1), abstat.MinBoots))
+	}
+	for side, name := range []string{"old", "new"} {
+		for _, p := range r.Pulses[side] {
+			lines = append(lines, fmt.Sprintf("warning: %s, %s: later rows of that boot are contaminated "+
+				"(docs/pulses.md)", name, p))
+		}
+	}
+	return lines
+}

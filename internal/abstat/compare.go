@@ -1,0 +1,510 @@
+//go:build linux
+
+package abstat
+
+import (
+	"fmt"
+	"iter"
+	"maps"
+	"math"
+	"path"
+	"slices"
+	"strings"
+
+	"golang.org/x/perf/benchfmt"
+	"golang.org/x/perf/benchmath"
+)
+
+// Options are the judgement's knobs.
+type Options struct {
+	Threshold float64 // smallest relative change called better or worse (0.05)
+	// Alpha is the significance level: a row's change is significant
+	// when its q (or, with PerRow, its p: Welch's test of boots, else the
+	// U-test per sample) is at most Alpha (0.05).
+	Alpha float64
+	// PerRow judges each row on its own p instead of the q of the
+	// comparison's rows: for a row chosen before looking (-bisect).
+	PerRow bool
+}
+
+// DefaultOptions are benchstat's alpha and a 5% threshold.
+var DefaultOptions = Options{Threshold: 0.05, Alpha: benchmath.DefaultThresholds.CompareAlpha}
+
+// Verdict is a row's judgement.
+type Verdict string
+
+const (
+	Better  Verdict = "better"
+	Worse   Verdict = "worse"
+	Same    Verdict = "~"       // not significant, or smaller than the threshold
+	Changed Verdict = "changed" // significant, but the unit has no direction
+	OldOnly Verdict = "old only"
+	NewOnly Verdict = "new only"
+	// Failed: go test printed "--- FAIL" for the row on a side, or the
+	// row is on one side only and the other side's package failed.
+	Failed Verdict = "FAILED"
+	// Skipped: the row is on one side only and the other side skipped it.
+	Skipped Verdict = "skipped"
+	// Underpowered: "~", but the comparison could not have seen a change
+	// of the threshold (its minimum detectable effect is larger), so it
+	// is no evidence of no change.
+	Underpowered Verdict = "underpowered"
+)
+
+// Moved reports whether v is a significant change of at least the
+// threshold.
+func (v Verdict) Moved() bool { return v == Better || v == Worse || v == Changed }
+
+// Report is the comparison of two result files.
+type Report struct {
+	Old, New   string
+	Opts       Options
+	Setup      []SetupDiff // fingerprint and file configuration that differ
+	SetupEqual int         // how many are equal
+	Tables     []*Table
+	// Boots counts each file's boots (distinct kernel.boot_id values;
+	// results without one count as one boot). BootMode is set when both
+	// have at least MinBoots: rows are then judged with boots as samples.
+	Boots    [2]int
+	BootMode bool
+	// Problems lists failures and skips that the rows alone do not show:
+	// failed benchmarks without a row, failed packages. Rows whose
+	// verdict is Failed or Skipped are listed with the rows.
+	Problems []Problem
+	// Pulses notes, per side, boots in which protect pulses ran before
+	// the results.
+	Pulses [2][]string
+	// Attribution holds the kernel counters' tables, out of Tables.
+	Attribution Attribution
+	// Family is how many rows the q-values correct for (the Primary
+	// rows compared on both sides), and Nominal how many of them have
+	// p <= Alpha: about Alpha·Family of those come by chance alone.
+	Family, Nominal int
+	units           benchfmt.UnitMetadataMap
+}
+
+// Problem is a failure or skip, on a side ("old" or "new").
+type Problem struct {
+	Side string `json:"side"`
+	Pkg  string `json:"package"`
+	Name string `json:"name"`
+	What string `json:"what"`
+}
+
+// Table holds the rows of one package and unit.
+type Table struct {
+	Pkg    string // the package's last path element, "seccompbench"
+	Ident  string // further configuration that tells rows apart, if any
+	Unit   string // benchfmt's tidied unit: sec/op, B/op, loops/s
+	Better int    // +1 higher is better, -1 lower is better, 0 unknown
+	Rows   []*Row
+	// Geomean summarises the rows both sides hold, as benchstat's
+	// geomean row; nil with fewer than two such rows.
+	Geomean *Geomean
+}
+
+// Row compares one benchmark in one unit; Old or New is nil where that
+// file has no result for it.
+type Row struct {
+	Name string
+	// Role says whether this unit decides the benchmark's verdict
+	// (family.go).
+	Role     Role
+	Old, New *benchmath.Sample
+	OldSum   benchmath.Summary
+	NewSum   benchmath.Summary
+	// Cmp is benchstat's per-sample comparison (the U-test), where the
+	// row is judged per sample; zero with boots as samples.
+	Cmp    benchmath.Comparison
+	Scale  Scale   // how the row's values are tested (valid when both sides are present)
+	Change float64 // new/old - 1
+	// P is the two-sided p of the test the row was judged by (Boot's or
+	// Cmp's), Q its Benjamini-Hochberg q among the comparison's rows
+	// (Primary rows, and Derived ones, which take their Primary's); NaN
+	// where there is none.
+	P, Q     float64
+	Verdict  Verdict
+	Warnings []string
+	// Boot is the comparison with boots as samples, in boot mode.
+	Boot *BootCmp
+	// Why says, for a Failed or Skipped row, what go test printed.
+	Why string
+	// Power is what the comparison could have detected, for the test
+	// the verdict used; nil where a side is missing.
+	Power *Power
+	// Samples holds each side's samples by boot, nil where absent.
+	Samples [2]*BootSamples
+	// ChangeLo and ChangeHi bound Change at Confidence for that test
+	// (changeInterval); NaN where a side is missing.
+	ChangeLo, ChangeHi float64
+	primary            *Row // the benchmark's Primary row (itself for one)
+}
+
+// Primaries yields the rows, each in its Primary unit, with its table,
+// in report order.
+func (r *Report) Primaries() iter.Seq2[*Table, *Row] {
+	return func(yield func(*Table, *Row) bool) {
+		for _, t := range r.Tables {
+			for _, row := range t.Rows {
+				if row.Role == Primary && !yield(t, row) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// Count returns how many rows (benchmarks, each counted once in its
+// Primary unit) have verdict v.
+func (r *Report) Count(v Verdict) int {
+	n := 0
+	for _, row := range r.Primaries() {
+		if row.Verdict == v {
+			n++
+		}
+	}
+	return n
+}
+
+// Rows counts the rows: the benchmarks, each in its Primary unit.
+func (r *Report) Rows() int {
+	n := 0
+	for range r.Primaries() {
+		n++
+	}
+	return n
+}
+
+// Undecidable counts the compared rows whose samples are too small for
+// the U-test ever to reach alpha (benchmath warns about them).
+func (r *Report) Undecidable() int {
+	n := 0
+	for _, row := range r.Primaries() {
+		if row.Old != nil && row.New != nil && row.Boot == nil && len(row.Cmp.Warnings) > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// Find returns the row name in unit of package pkg (any package where
+// pkg is ""), among the headline and counter tables; nil where none.
+func (r *Report) Find(pkg, unit, name string) *Row {
+	for _, t := range slices.Concat(r.Tables, r.Attribution.Tables) {
+		if t.Unit == unit && (pkg == "" || t.Pkg == pkg) {
+			if i := slices.IndexFunc(t.Rows, func(row *Row) bool { return row.Name == name }); i >= 0 {
+				return t.Rows[i]
+			}
+		}
+	}
+	return nil
+}
+
+// Fails reports whether the comparison fails: some row is worse, or
+// something failed or was skipped on one side. kbcompare and kbab exit
+// 1 then.
+func (r *Report) Fails() bool { return r.Count(Worse) > 0 || r.Failures() > 0 }
+
+// Compare reads two result files and compares them.
+func Compare(oldPath, newPath string, opts Options) (*Report, error) {
+	files, units, err := Read(oldPath, newPath)
+	if err != nil {
+		return nil, err
+	}
+	return compareFiles(files, units, opts), nil
+}
+
+// compareFiles compares two files as read.
+func compareFiles(files []*File, units benchfmt.UnitMetadataMap, opts Options) *Report {
+	r := &Report{Old: files[0].Path, New: files[1].Path, Opts: opts, units: units}
+	for side, f := range files {
+		r.Boots[side] = len(f.Boots)
+		for _, p := range f.lines.pulses {
+			r.Pulses[side] = append(r.Pulses[side], fmt.Sprintf("boot %s: %s", ShortBoot(p.boot), p.name))
+		}
+	}
+	r.BootMode = r.Boots[0] >= MinBoots && r.Boots[1] >= MinBoots
+	r.setup(files)
+	deriveRates(files)
+	r.group(files)
+	r.outcomes(files)
+	r.attribute()
+	r.Judge()
+	return r
+}
+
+// Judge tests every row from its Samples and gives the verdicts: the
+// step of Compare after reading and grouping, exported so that a
+// simulation can judge rows it drew (sim_test.go). Rows already Failed
+// or Skipped keep their verdicts.
+func (r *Report) Judge() {
+	all := slices.Concat(r.Tables, r.Attribution.Tables, r.Attribution.Rates)
+	for _, t := range all {
+		for _, row := range t.Rows {
+			if row.primary == nil {
+				row.Role, row.primary = Primary, row
+			}
+			r.test(t, row)
+		}
+	}
+	r.family()
+	for _, t := range all {
+		for _, row := range t.Rows {
+			p := row.P
+			if row.Role == Primary && !r.Opts.PerRow {
+				p = row.Q
+			}
+			r.decide(t, row, p)
+		}
+	}
+	for _, t := range r.Tables {
+		for _, row := range t.Rows {
+			if row.Role != Derived && row.Verdict == Same && row.Power.Underpowered(r.Opts.Threshold) {
+				row.Verdict = Underpowered
+			}
+		}
+	}
+	for _, t := range r.Tables {
+		t.Geomean = geomean(t)
+		for _, row := range t.Rows {
+			if row.Role == Derived {
+				row.Verdict, row.Q = row.primary.Verdict, row.primary.Q
+			}
+		}
+	}
+}
+
+// test runs a row's test: with boots as samples where both sides hold
+// it in MinBoots boots in boot mode, else per sample as benchstat does.
+func (r *Report) test(t *Table, row *Row) {
+	thresholds := &benchmath.Thresholds{CompareAlpha: r.Opts.Alpha}
+	assumption := r.units.GetAssumption(t.Unit)
+	old, new := row.Samples[0], row.Samples[1]
+	if old != nil {
+		row.Old = benchmath.NewSample(old.All(), thresholds)
+		row.OldSum = assumption.Summary(row.Old, Confidence)
+	}
+	if new != nil {
+		row.New = benchmath.NewSample(new.All(), thresholds)
+		row.NewSum = assumption.Summary(row.New, Confidence)
+	}
+	row.P, row.Q, row.ChangeLo, row.ChangeHi = math.NaN(), math.NaN(), math.NaN(), math.NaN()
+	switch {
+	case old == nil && new == nil:
+		return
+	case new == nil:
+		row.setVerdict(OldOnly)
+		row.warn(row.OldSum.Warnings)
+		return
+	case old == nil:
+		row.setVerdict(NewOnly)
+		row.warn(row.NewSum.Warnings)
+		return
+	}
+	row.Scale = ScaleOf(row.Old.Values, row.New.Values)
+	if r.BootMode && old.Boots() >= MinBoots && new.Boots() >= MinBoots {
+		row.Boot = compareBoots(old, new, row.Scale)
+		row.Power = bootPower(row.Boot, r.Opts.Threshold, r.Opts.Alpha)
+		row.P = row.Boot.P
+		row.Change = change(row.Boot.OldCenter, row.Boot.NewCenter)
+		row.spreadNotes()
+	} else {
+		row.Cmp = assumption.Compare(row.Old, row.New)
+		row.warn(row.OldSum.Warnings, row.NewSum.Warnings, row.Cmp.Warnings)
+		if r.BootMode {
+			row.Warnings = append(row.Warnings, fmt.Sprintf(
+				"too few boots: only %d+%d boots hold this row (need %d each): per-sample statistics, which a layout shift between boots can fool",
+				old.Boots(), new.Boots(), MinBoots))
+		}
+		row.Power = samplePower(row.Old.Values, row.New.Values, row.Scale, r.Opts.Threshold, r.Opts.Alpha)
+		row.P = row.Cmp.P
+		row.Change = change(row.OldSum.Center, row.NewSum.Center)
+		if all := slices.Concat(row.Old.Values, row.New.Values); flat(all) {
+			row.Warnings = append(row.Warnings, fmt.Sprintf("no spread: every sample of both sides is %.4g", all[0]))
+		}
+	}
+	row.ChangeLo, row.ChangeHi = changeInterval(row)
+}
+
+// spreadNotes states where boot medians have no spread, which makes
+// Welch's test rest on one side's spread or none.
+func (row *Row) spreadNotes() {
+	b := row.Boot
+	switch o, n := flat(b.Old), flat(b.New); {
+	case o && n && b.P == 1:
+		row.Warnings = append(row.Warnings, fmt.Sprintf("no spread: every boot of both sides has the median %.4g, so p is 1, not a test", b.Old[0]))
+	case o && n:
+		row.Warnings = append(row.Warnings, fmt.Sprintf("no spread: each side's boots share one median (%.4g, %.4g), so p is 0, not a test", b.Old[0], b.New[0]))
+	case o:
+		row.Warnings = append(row.Warnings, "no spread between old's boots: Welch's test rests on new's spread alone")
+	case n:
+		row.Warnings = append(row.Warnings, "no spread between new's boots: Welch's test rests on old's spread alone")
+	}
+}
+
+// flat reports whether every value of v is v[0].
+func flat(v []float64) bool {
+	return !slices.ContainsFunc(v, func(x float64) bool { return x != v[0] })
+}
+
+// change is new/old - 1: 0 where equal, ±Inf from 0.
+func change(o, n float64) float64 {
+	switch {
+	case o == n:
+		return 0
+	case o == 0:
+		return math.Inf(int(math.Copysign(1, n)))
+	}
+	return n/o - 1
+}
+
+// decide sets a compared row's verdict from its change and p (or q).
+func (r *Report) decide(t *Table, row *Row, p float64) {
+	if row.Old == nil || row.New == nil || row.Verdict == Failed || row.Verdict == Skipped {
+		return
+	}
+	// benchstat calls a change significant unless p > alpha; an
+	// undefined p is no evidence.
+	significant := p <= r.Opts.Alpha
+	switch {
+	case !significant || math.Abs(row.Change) < r.Opts.Threshold || row.Change == 0:
+		row.Verdict = Same
+	case t.Better == 0:
+		row.Verdict = Changed
+	case (row.Change > 0) == (t.Better > 0):
+		row.Verdict = Better
+	default:
+		row.Verdict = Worse
+	}
+}
+
+// setVerdict sets v unless the row already failed or skipped.
+func (row *Row) setVerdict(v Verdict) {
+	if row.Verdict != Failed && row.Verdict != Skipped {
+		row.Verdict = v
+	}
+}
+
+// Centers returns a compared row's two centers: of the boot medians in
+// boot mode, the medians otherwise.
+func (row *Row) Centers() (old, new float64) {
+	if row.Boot != nil {
+		return row.Boot.OldCenter, row.Boot.NewCenter
+	}
+	return row.OldSum.Center, row.NewSum.Center
+}
+
+// group sorts the results into tables by package, other distinguishing
+// configuration and unit, and rows by full name, each side's samples
+// grouped by boot, and gives each row its Role.
+func (r *Report) group(files []*File) {
+	type tableKey struct{ pkg, ident, unit string }
+	var identKeys []string
+	for _, f := range files {
+		for _, k := range slices.Sorted(maps.Keys(f.Config)) {
+			if k != "pkg" && !setupKey(files, k) && !slices.Contains(identKeys, k) {
+				identKeys = append(identKeys, k)
+			}
+		}
+	}
+	slices.Sort(identKeys)
+	index := map[tableKey]*Table{}
+	rowOf := map[*Table]map[string]*Row{}
+	benches := map[benchKey]*bench{}
+	var order []benchKey
+	for side, f := range files {
+		for _, res := range f.Results {
+			pkg := path.Base(res.Config["pkg"])
+			var ident []string
+			for _, k := range identKeys {
+				ident = append(ident, k+"="+res.Config[k])
+			}
+			bk := benchKey{pkg, strings.Join(ident, " "), res.Name}
+			b := benches[bk]
+			if b == nil {
+				b = &bench{rows: map[string]*Row{}, products: map[string]*[2][]float64{}}
+				benches[bk] = b
+				order = append(order, bk)
+			}
+			for _, v := range res.Values {
+				k := tableKey{bk.pkg, bk.ident, v.Unit}
+				t := index[k]
+				if t == nil {
+					t = &Table{Pkg: pkg, Ident: k.ident, Unit: v.Unit, Better: r.units.GetBetter(v.Unit)}
+					index[k] = t
+					rowOf[t] = map[string]*Row{}
+					r.Tables = append(r.Tables, t)
+				}
+				row := rowOf[t][res.Name]
+				if row == nil {
+					row = &Row{Name: res.Name}
+					rowOf[t][res.Name] = row
+					t.Rows = append(t.Rows, row)
+					b.units = append(b.units, v.Unit)
+					b.rows[v.Unit] = row
+				}
+				if row.Samples[side] == nil {
+					row.Samples[side] = &BootSamples{}
+				}
+				row.Samples[side].AddN(res.Boot, v.Value, res.Iters)
+			}
+			b.addProducts(side, res.Values)
+		}
+	}
+	for _, bk := range order {
+		benches[bk].roles()
+	}
+}
+
+// setupKey reports whether a configuration key describes the setup (one
+// value throughout each file in which it appears) rather than telling
+// benchmarks apart. pkg always tells them apart.
+func setupKey(files []*File, key string) bool {
+	if key == "pkg" {
+		return false
+	}
+	for _, f := range files {
+		if f.Config[key] != nil && !f.singleValued(key) {
+			return false
+		}
+	}
+	return true
+}
+
+// Failures counts the rows and problems that make a comparison fail
+// whatever the statistics say.
+func (r *Report) Failures() int {
+	return r.Count(Failed) + r.Count(Skipped) + len(r.Problems)
+}
+
+// ShortBoot abbreviates a boot id for a header.
+func ShortBoot(b string) string {
+	if b == "" {
+		return "(no boot id)"
+	}
+	if len(b) > 8 {
+		return b[:8]
+	}
+	return b
+}
+
+func (row *Row) warn(lists ...[]error) {
+	for _, l := range lists {
+		for _, e := range l {
+			if s := e.Error(); !slices.Contains(row.Warnings, s) {
+				row.Warnings = append(row.Warnings, s)
+			}
+		}
+	}
+}
+
+// Direction describes a table's unit for a header.
+func (t *Table) Direction() string {
+	switch t.Better {
+	case 1:
+		return "higher is better"
+	case -1:
+		return "lower is better"
+	}
+	return fmt.Sprintf("direction unknown: no `Unit %s better=...` line", t.Unit)
+}

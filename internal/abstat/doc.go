@@ -1,0 +1,24 @@
+//go:build linux
+
+// Package abstat holds the statistics of an A/B comparison of two kbench
+// result files: reading them (go test -bench output, one run per boot,
+// with kbench's fingerprint lines), grouping each row's samples by boot,
+// the tests (Welch's t-test on boot medians with MinBoots boots a side,
+// benchstat's U-test per sample otherwise), the interval of each change,
+// what each row could have detected (power), and one verdict per row,
+// corrected for the number of rows compared. kbcompare renders its
+// Report; kbab judges its boots with it in-process.
+//
+// Why a package: the statistics are one mechanism with two users, and
+// the next parts of the experiment's design (variance components, a plan
+// of boots and samples per row) read the same grouped samples. Each
+// concern is a file: read.go and lines.go read, compare.go groups and
+// judges, boots.go, welch.go, interval.go and power.go test, family.go
+// decides which unit is a row's verdict and its q-value, scale.go is the
+// one Scale every test uses, attribution.go the counters under a row,
+// setup.go, outcomes.go and geomean.go the setup lines, failures and
+// geomeans. Package sim holds the fixtures and draws simulated
+// comparisons of the whole suite from its real run.
+//
+// docs/kbcompare.md gives the formulas, the choices and why.
+package abstat

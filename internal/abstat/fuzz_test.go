@@ -1,0 +1,139 @@
+//go:build linux
+
+package abstat
+
+import (
+	"math"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/kbench/kbench/internal/abstat/sim"
+)
+
+// Bounded time: the fuzzing engine fails an input that runs past 10
+// seconds (the worker panics, and the input is kept as a crasher); the
+// reader and the statistics take milliseconds on what it makes. A NaN
+// sample made kbcompare spin until killed before its reader refused it.
+
+// fuzzSeeds are real result files (the fixtures, the suite's first
+// lines) and the lines that are no measurement.
+func fuzzSeeds(f *testing.F) {
+	for _, name := range []string{"syscall-a-run1.txt", "syscall-b-run2.txt", "fail-old.txt", "fail-new.txt", "fail-new-v.txt"} {
+		f.Add(sim.Data(f, name))
+	}
+	suite := sim.Data(f, sim.SuiteFile)
+	f.Add(suite[:8192])
+	for _, l := range []string{"BenchmarkOp-2 \t 1000\t NaN ns/op", "BenchmarkOp-2 \t 0\t 100 ns/op", "BenchmarkOp-2 \t 1000\t -5 ns/op",
+		"BenchmarkOp-2 \t 1000\t 100 ns/op\t 6 slow/op", "Unit loops/s better=lower"} {
+		f.Add([]byte(resultText(l)))
+	}
+	f.Add([]byte(BootIDLine + "b1\n# kbench pulse.earlier: protect at x\npkg: a/b\nBenchmarkX-2 1 5 ns/op\n--- SKIP: BenchmarkY\n" +
+		BootIDLine + "b2\nBenchmarkX-2 \t--- FAIL: BenchmarkX-2\nFAIL\ta/b\t0.1s\n"))
+}
+
+// errorForm is what every error of Read must look like: the file, a
+// line where one is at fault, and what was wanted.
+func errorForm(p string) *regexp.Regexp {
+	return regexp.MustCompile(`^` + regexp.QuoteMeta(p) + `(:[1-9][0-9]*)?: .*want`)
+}
+
+// FuzzRead: any file either reads as results that are measurements
+// (iteration counts >= 1, finite values, no negative amounts), each in a
+// boot the file lists, or is refused with an error naming the file, the
+// line and what was wanted; in bounded time, without a panic.
+func FuzzRead(f *testing.F) {
+	fuzzSeeds(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		const p = "in.txt"
+		var files []*File
+		var err error
+		files, _, err = readData([]string{p}, [][]byte{data})
+		if err != nil {
+			if !errorForm(p).MatchString(err.Error()) {
+				t.Fatalf("error %q does not name the file and line and what was wanted", err)
+			}
+			return
+		}
+		fl := files[0]
+		for _, r := range fl.Results {
+			if r.Iters < 1 || r.Line < 1 || !strings.Contains(strings.Join(fl.Boots, "\x00")+"\x00", r.Boot+"\x00") {
+				t.Fatalf("result %+v: iterations, line or boot (boots %q) wrong", r, fl.Boots)
+			}
+			for _, v := range r.Values {
+				if math.IsNaN(v.Value) || math.IsInf(v.Value, 0) || v.Value < 0 && Amount(v.Unit) {
+					t.Fatalf("result at line %d holds %v %s, not a measurement", r.Line, v.Value, v.Unit)
+				}
+			}
+		}
+	})
+}
+
+// FuzzBoots: any file, compared with a real three-boot file and with
+// itself, is judged without a panic in bounded time: the fingerprint and
+// setup lines, boot grouping, failures, skips and pulses it holds give
+// a report whose boots, samples and p- and q-values add up, or an error
+// that names the file and line.
+func FuzzBoots(f *testing.F) {
+	fuzzSeeds(f)
+	realPath := sim.Assemble(f, "real.txt", sim.Runs("a", sim.BootsA, nil)...)
+	real, err := os.ReadFile(realPath)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		const p = "in.txt"
+		for _, pair := range [][2][]byte{{real, data}, {data, data}} {
+			var r *Report
+			files, units, err := readData([]string{"real.txt", p}, pair[:])
+			if err == nil {
+				r = compareFiles(files, units, defaults)
+			}
+			if err != nil {
+				if !errorForm(p).MatchString(err.Error()) {
+					t.Fatalf("error %q does not name the file and line and what was wanted", err)
+				}
+				return
+			}
+			checkReport(t, r)
+		}
+	})
+}
+
+// checkReport checks what holds for every report.
+func checkReport(t *testing.T, r *Report) {
+	t.Helper()
+	if r.BootMode != (r.Boots[0] >= MinBoots && r.Boots[1] >= MinBoots) || r.Boots[0] < 1 || r.Boots[1] < 1 {
+		t.Fatalf("boots %v, boot mode %v", r.Boots, r.BootMode)
+	}
+	if r.Family > r.Rows() || r.Nominal > r.Family {
+		t.Fatalf("family %d, nominal %d, rows %d", r.Family, r.Nominal, r.Rows())
+	}
+	seen := map[string]bool{}
+	for _, d := range r.Setup {
+		if seen[d.Key] || d.Old == d.New {
+			t.Fatalf("setup line %q listed twice or equal", d.Key)
+		}
+		seen[d.Key] = true
+	}
+	unit := func(x float64) bool { return math.IsNaN(x) || 0 <= x && x <= 1 }
+	for _, tab := range r.Tables {
+		for _, row := range tab.Rows {
+			if row.Verdict == "" || !unit(row.P) || !unit(row.Q) {
+				t.Fatalf("%s %s: verdict %q p %v q %v", tab.Unit, row.Name, row.Verdict, row.P, row.Q)
+			}
+			for side, s := range row.Samples {
+				if s == nil {
+					continue
+				}
+				if len(s.IDs) != len(s.Values) || len(s.Iters) != len(s.Values) || len(s.IDs) > r.Boots[side] {
+					t.Fatalf("%s %s: %d boots of %d values, file has %d boots", tab.Unit, row.Name, len(s.IDs), len(s.Values), r.Boots[side])
+				}
+			}
+			if b := row.Boot; b != nil && (b.N1 != row.Samples[0].Boots() || b.N2 != row.Samples[1].Boots()) {
+				t.Fatalf("%s %s: Welch on %d+%d boots of %d+%d", tab.Unit, row.Name, b.N1, b.N2, row.Samples[0].Boots(), row.Samples[1].Boots())
+			}
+		}
+	}
+}

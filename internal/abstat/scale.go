@@ -1,0 +1,130 @@
+//go:build linux
+
+package abstat
+
+import (
+	"math"
+	"slices"
+)
+
+// Scale is the one place that says how a row's values are tested,
+// bounded and powered: as logs where every value is positive (a ratio is
+// then a shift, so sec/op and the rates derived from it get one p), else
+// as values relative to their magnitude (a B/op that is 0 in some runs).
+// Every test, interval and power figure of a row uses its row's Scale.
+type Scale struct {
+	Log bool
+	// Unit is, on the linear scale, what 1 stands for in the values'
+	// units: the magnitude of the median of all values, else their mean
+	// magnitude, else 1 (all zero). Unused with logs.
+	Unit float64
+}
+
+// ScaleOf is the scale for values: logs where all are positive.
+func ScaleOf(values ...[]float64) Scale {
+	all := slices.Concat(values...)
+	if len(all) > 0 && !slices.ContainsFunc(all, func(x float64) bool { return !(x > 0) }) {
+		return Scale{Log: true}
+	}
+	s := Scale{Unit: 1}
+	if m := math.Abs(median(all)); m > 0 {
+		s.Unit = m
+	} else if m := meanAbs(all); m > 0 {
+		s.Unit = m
+	}
+	return s
+}
+
+func meanAbs(v []float64) float64 {
+	var s float64
+	for _, x := range v {
+		s += math.Abs(x)
+	}
+	if len(v) == 0 {
+		return 0
+	}
+	return s / float64(len(v))
+}
+
+// To maps a value onto the scale.
+func (s Scale) To(x float64) float64 {
+	if s.Log {
+		return math.Log(x)
+	}
+	return x / s.Unit
+}
+
+// ToAll maps values onto the scale.
+func (s Scale) ToAll(v []float64) []float64 {
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = s.To(x)
+	}
+	return out
+}
+
+// From maps a point of the scale back to the values' units.
+func (s Scale) From(y float64) float64 {
+	if s.Log {
+		return math.Exp(y)
+	}
+	return y * s.Unit
+}
+
+// Change is the relative change that a shift d on the scale makes to a
+// center c (a point of the scale): exp(d)-1 with logs, d/|c| otherwise
+// (d itself where c is 0).
+func (s Scale) Change(d, c float64) float64 {
+	if s.Log {
+		return math.Expm1(d)
+	}
+	if c != 0 {
+		return d / math.Abs(c)
+	}
+	return d
+}
+
+// Shift is the inverse of Change: the shift on the scale that changes c
+// by the relative change rel.
+func (s Scale) Shift(rel, c float64) float64 {
+	if s.Log {
+		return math.Log1p(rel)
+	}
+	if c != 0 {
+		return rel * math.Abs(c)
+	}
+	return rel
+}
+
+// median is the median of v (NaN for none).
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	s := slices.Sorted(slices.Values(v))
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// meanVar is the mean of v and its sample variance: exactly that value
+// and 0 where all values are equal (summing them could round otherwise,
+// and a spread of 1e-33 is not a spread), 0 for one value.
+func meanVar(v []float64) (mean, variance float64) {
+	if len(v) > 0 && !slices.ContainsFunc(v, func(x float64) bool { return x != v[0] }) {
+		return v[0], 0
+	}
+	for _, x := range v {
+		mean += x
+	}
+	mean /= float64(len(v))
+	if len(v) < 2 {
+		return mean, 0
+	}
+	for _, x := range v {
+		variance += (x - mean) * (x - mean)
+	}
+	return mean, variance / float64(len(v)-1)
+}

@@ -1,0 +1,213 @@
+//go:build linux
+
+// Package sim holds the real result files the statistics are tested on
+// and draws comparisons from them: the tests of abstat, abreport,
+// kbcompare and kbab share one set of fixtures and one simulation
+// (testdata/README.md says where each file comes from).
+//
+// Two kinds of fixture: short real runs of one row (Syscall getpid,
+// seccompbench) that Assemble concatenates into files of several boots,
+// each run standing for a boot; and a real run of the whole suite (every
+// row of .ci/benchmarks.txt at -count=10, in one boot), from which Suite
+// draws boots with a boot-to-boot spread of a chosen size (suite.go).
+package sim
+
+import (
+	"embed"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/kbench/kbench/internal/fingerprint"
+)
+
+// BootIDLine is abstat.BootIDLine, the line that names a boot. abstat's
+// own tests import this package, so it cannot import abstat; abstat's
+// TestFixtureBootIDLine keeps the two equal.
+const BootIDLine = fingerprint.Prefix + "kernel.boot_id: "
+
+//go:embed testdata/*.txt
+var testdata embed.FS
+
+// Data returns a fixture's contents.
+func Data(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := testdata.ReadFile("testdata/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// File writes a fixture into a test's temporary directory under its own
+// name and returns the path.
+func File(t testing.TB, name string) string {
+	t.Helper()
+	return write(t, name, Data(t, name))
+}
+
+func write(t testing.TB, name string, data []byte) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// The Syscall fixtures, testdata/syscall-*-run*.txt, are the unedited
+// outputs of nine runs of the compiled seccompbench test binary on one
+// 2-core VM in one boot (2026-11-30), interleaved A, A', B:
+//
+//	seccompbench.test -test.run='^$' \
+//	    -test.bench='^BenchmarkSyscall$/^work=getpid$/^kind=cached$/^filters=0$' \
+//	    -test.benchtime=50ms -test.count=5
+//
+// with B under `seccompexec -filters=32` (32 argument-reading seccomp
+// filters on every getpid). All nine ran in one boot; Assemble gives each
+// run its own boot id (editing the kernel.boot_id line) so that three
+// runs stand for three boots of a kernel, and where a test needs a layout
+// shift between boots it scales that run's samples by a factor, as a
+// boot whose layout is slower or faster would.
+const SyscallRow = "Syscall/work=getpid/kind=cached/filters=0-2"
+
+// Boot ids for assembled files: three boots of A, three of B, and one
+// boot id repeated (one boot of three runs).
+var (
+	BootsA = []string{"aaaaaaaa-0000-4000-8000-000000000001", "aaaaaaaa-0000-4000-8000-000000000002", "aaaaaaaa-0000-4000-8000-000000000003"}
+	BootsB = []string{"bbbbbbbb-0000-4000-8000-000000000001", "bbbbbbbb-0000-4000-8000-000000000002", "bbbbbbbb-0000-4000-8000-000000000003"}
+	BootsC = []string{"cccccccc-0000-4000-8000-000000000001", "cccccccc-0000-4000-8000-000000000002", "cccccccc-0000-4000-8000-000000000003"}
+	OneA   = []string{BootsA[0], BootsA[0], BootsA[0]}
+	OneB   = []string{BootsB[0], BootsB[0], BootsB[0]}
+)
+
+// Run is one real run standing for one boot.
+type Run struct {
+	File  string  // testdata file
+	Boot  string  // the boot id written into its kernel.boot_id line
+	Scale float64 // multiplies sec/op samples (and divides loops/s); 0 is 1
+	// Edit, if set, edits the assembled file (DropRows).
+	Edit func(string) string
+}
+
+// Runs are the Syscall runs syscall-PREFIX-runN.txt, N from 1, one per
+// boot id, scaled by scales (nil: unscaled).
+func Runs(prefix string, boots []string, scales []float64) []Run {
+	var rs []Run
+	for i, b := range boots {
+		r := Run{File: fmt.Sprintf("syscall-%s-run%d.txt", prefix, i+1), Boot: b}
+		if scales != nil {
+			r.Scale = scales[i]
+		}
+		rs = append(rs, r)
+	}
+	return rs
+}
+
+// Assemble concatenates runs into one result file, as `tee -a` across
+// boots would, with each run's boot id (and samples) edited.
+func Assemble(t testing.TB, name string, runs ...Run) string {
+	t.Helper()
+	var b strings.Builder
+	for _, r := range runs {
+		var n int
+		for _, l := range strings.SplitAfter(string(Data(t, r.File)), "\n") {
+			if strings.HasPrefix(l, BootIDLine) {
+				l = BootIDLine + r.Boot + "\n"
+				n++
+			}
+			if r.Scale != 0 && strings.HasPrefix(l, "Benchmark") {
+				l = scaleLine(t, l, r.Scale)
+			}
+			b.WriteString(l)
+		}
+		if n != 1 {
+			t.Fatalf("%s: %d kernel.boot_id lines, want 1", r.File, n)
+		}
+	}
+	out := b.String()
+	for _, r := range runs {
+		if r.Edit != nil {
+			out = r.Edit(out)
+		}
+	}
+	return write(t, name, []byte(out))
+}
+
+// scaleLine multiplies a result line's ns/op by f and divides its loops/s.
+func scaleLine(t testing.TB, l string, f float64) string {
+	t.Helper()
+	fields := strings.Fields(l)
+	for i := 2; i+1 < len(fields); i += 2 {
+		v, err := strconv.ParseFloat(fields[i], 64)
+		if err != nil {
+			t.Fatalf("%q: %v", l, err)
+		}
+		switch fields[i+1] {
+		case "ns/op":
+			v *= f
+		case "loops/s":
+			v /= f
+		default:
+			t.Fatalf("%q: unit %s", l, fields[i+1])
+		}
+		fields[i] = strconv.FormatFloat(v, 'g', 6, 64)
+	}
+	return strings.Join(fields, "\t") + "\n"
+}
+
+// FailBlock is a b.Fatal in the Syscall row, in the form go1.26's go
+// test prints it for a real failing sub-benchmark (the parent fails with
+// it, and the run stops with FAIL instead of PASS); the message is made up.
+const FailBlock = "--- FAIL: BenchmarkSyscall/work=getpid/kind=cached/filters=0\n" +
+	"    syscall_test.go:60: getppid returned 1, errno 0; filter 0 of 0 should have denied it\n" +
+	"--- FAIL: BenchmarkSyscall\nFAIL\n"
+
+// DropRows removes the result lines of the run of boot boot from an
+// assembled file and puts in its PASS line's place what go test prints
+// instead (ending in PASS for skips, FAIL for failures).
+func DropRows(boot, instead string) func(string) string {
+	return func(s string) string {
+		start := strings.Index(s, BootIDLine+boot+"\n")
+		if start < 0 {
+			panic("no boot " + boot)
+		}
+		end := len(s)
+		if i := strings.Index(s[start+1:], BootIDLine); i >= 0 {
+			end = start + 1 + i
+		}
+		var kept []string
+		for _, l := range strings.SplitAfter(s[start:end], "\n") {
+			switch {
+			case strings.HasPrefix(l, "BenchmarkSyscall/"):
+			case l == "PASS\n":
+				kept = append(kept, instead)
+			default:
+				kept = append(kept, l)
+			}
+		}
+		return s[:start] + strings.Join(kept, "") + s[end:]
+	}
+}
+
+// FirstSampleOnly keeps each run's first result line: -count=1 per boot.
+func FirstSampleOnly(s string) string {
+	var b strings.Builder
+	seen := false
+	for _, l := range strings.SplitAfter(s, "\n") {
+		if strings.HasPrefix(l, BootIDLine) {
+			seen = false
+		}
+		if strings.HasPrefix(l, "Benchmark") {
+			if seen {
+				continue
+			}
+			seen = true
+		}
+		b.WriteString(l)
+	}
+	return b.String()
+}

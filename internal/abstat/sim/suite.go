@@ -1,0 +1,281 @@
+//go:build linux
+
+package sim
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"golang.org/x/perf/benchfmt"
+)
+
+// SuiteFile is the whole-suite fixture: every row of .ci/benchmarks.txt
+// that ran, at -count=10 in one boot, with its headline units and two of
+// its kernel counters (testdata/README.md says how it was cut from the
+// real run).
+const SuiteFile = "suite-count10.txt"
+
+// Suite is a real run of every row, to draw comparisons from.
+type Suite struct {
+	Rows []SuiteRow
+	// better is each unit's direction from the fixture's Unit lines: +1
+	// higher is better, -1 lower, 0 unknown.
+	better map[string]int
+}
+
+// SuiteRow is one row of the fixture with its real results.
+type SuiteRow struct {
+	Pkg  string // import path, as its pkg: line
+	Name string // full name, with the -GOMAXPROCS suffix
+	// Units are the units as the results print them (ns/op, loads/s),
+	// and Results each result's iteration count and values in them.
+	Units   []string
+	Iters   []int
+	Results [][]float64
+	// Within is the row's within-boot spread: 1.4826 times the median
+	// absolute deviation of the logs of its ns/op samples.
+	Within float64
+}
+
+// Key names a row as Design.Change does: "seccompbench Load/...-2".
+func (r *SuiteRow) Key() string { return r.Pkg[strings.LastIndex(r.Pkg, "/")+1:] + " " + r.Name }
+
+// NsOp returns the row's ns/op samples.
+func (r *SuiteRow) NsOp() []float64 {
+	j := slices.Index(r.Units, "ns/op")
+	out := make([]float64, len(r.Results))
+	for i, v := range r.Results {
+		out[i] = v[j]
+	}
+	return out
+}
+
+// LoadSuite reads the whole-suite fixture.
+func LoadSuite(t testing.TB) *Suite {
+	t.Helper()
+	s, err := parseSuite(Data(t, SuiteFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func parseSuite(data []byte) (*Suite, error) {
+	var rd benchfmt.Reader
+	rd.Reset(bytes.NewReader(data), SuiteFile)
+	s := &Suite{better: map[string]int{}}
+	index := map[string]int{}
+	for rd.Scan() {
+		switch rec := rd.Result().(type) {
+		case *benchfmt.SyntaxError:
+			return nil, rec
+		case *benchfmt.UnitMetadata:
+			if rec.Key == "better" {
+				s.better[rec.OrigUnit] = map[string]int{"higher": 1, "lower": -1}[rec.Value]
+			}
+		case *benchfmt.Result:
+			pkg := rec.GetConfig("pkg")
+			key := pkg + " " + string(rec.Name.Full())
+			i, ok := index[key]
+			if !ok {
+				i = len(s.Rows)
+				index[key] = i
+				s.Rows = append(s.Rows, SuiteRow{Pkg: pkg, Name: string(rec.Name.Full())})
+			}
+			r := &s.Rows[i]
+			var units []string
+			var vals []float64
+			for _, v := range rec.Values {
+				u, x := v.Unit, v.Value
+				if v.OrigUnit != "" {
+					u, x = v.OrigUnit, v.OrigValue
+				}
+				units, vals = append(units, u), append(vals, x)
+			}
+			if r.Units == nil {
+				r.Units = units
+			} else if !slices.Equal(r.Units, units) {
+				return nil, fmt.Errorf("%s: units %v, then %v", key, r.Units, units)
+			}
+			r.Iters, r.Results = append(r.Iters, rec.Iters), append(r.Results, vals)
+		}
+	}
+	if err := rd.Err(); err != nil {
+		return nil, err
+	}
+	for i := range s.Rows {
+		r := &s.Rows[i]
+		if !slices.Contains(r.Units, "ns/op") {
+			return nil, fmt.Errorf("%s: no ns/op", r.Key())
+		}
+		logs := r.NsOp()
+		for j, x := range logs {
+			logs[j] = math.Log(x)
+		}
+		r.Within = 1.4826 * mad(logs)
+	}
+	return s, nil
+}
+
+func median(v []float64) float64 {
+	s := slices.Sorted(slices.Values(v))
+	if n := len(s); n%2 == 1 {
+		return s[n/2]
+	} else {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+}
+
+func mad(v []float64) float64 {
+	m := median(v)
+	d := make([]float64, len(v))
+	for i, x := range v {
+		d[i] = math.Abs(x - m)
+	}
+	return median(d)
+}
+
+// Design is a simulated comparison of the whole suite.
+type Design struct {
+	Boots [2]int // boots of old and new (3+3)
+	Count int    // samples per row and boot (-count)
+	// Between is each row's boot-to-boot spread as a multiple of its
+	// within-boot spread: a boot's layout moves all of its samples of
+	// the row by a factor exp(ε), ε normal with standard deviation
+	// Between × Within. The real comparisons kbcompare saw had 0.35
+	// (±3.0% between against ±8.4% within, seccompbench on a host) to
+	// 1.2 (±22% against ±18%, TCP_CRR in TCG guests).
+	Between float64
+	// Change is, by row Key, the relative change of the op's time on
+	// the new side (0.1: 10% slower); its rates change inversely.
+	Change map[string]float64
+	// Replay makes every boot the real run itself: each row's real
+	// results in order, Count and Between unused (every boot alike, as
+	// on a machine whose metric is quantized and quiet).
+	Replay bool
+}
+
+// Boot is one simulated boot: its id and, per row of the suite, the
+// results drawn for it.
+type Boot struct {
+	ID   string
+	Rows [][]Result // Rows[i]: row i's results
+}
+
+// Result is one drawn result: an iteration count and values in the
+// row's Units.
+type Result struct {
+	Iters  int
+	Values []float64
+}
+
+// Draw draws the boots of both sides. Each boot's results of a row are
+// Count of the row's real results drawn with replacement (so the
+// within-boot spread and its outliers are real), every value moved by
+// the boot's layout factor and, on the new side, by the row's change:
+// multiplied where lower is better (times, counts per op), divided where
+// higher is (rates).
+func (s *Suite) Draw(rng *rand.Rand, d Design) (old, new []Boot) {
+	sides := [2][]Boot{}
+	for side := range sides {
+		for b := range d.Boots[side] {
+			boot := Boot{ID: fmt.Sprintf("%08x-0000-4000-8000-%012d", side+1, b+1)}
+			for _, r := range s.Rows {
+				f := math.Exp(d.Between * r.Within * rng.NormFloat64())
+				if side == 1 {
+					f *= 1 + d.Change[r.Key()]
+				}
+				var rs []Result
+				n := d.Count
+				if d.Replay {
+					f, n = 1, len(r.Results)
+					if side == 1 {
+						f *= 1 + d.Change[r.Key()]
+					}
+				}
+				for k := range n {
+					i := k
+					if !d.Replay {
+						i = rng.IntN(len(r.Results))
+					}
+					vals := slices.Clone(r.Results[i])
+					for j, u := range r.Units {
+						switch {
+						case s.better[u] > 0:
+							vals[j] /= f
+						case s.better[u] < 0 || u == "ns/op":
+							vals[j] *= f
+						}
+					}
+					rs = append(rs, Result{r.Iters[i], vals})
+				}
+				boot.Rows = append(boot.Rows, rs)
+			}
+			sides[side] = append(sides[side], boot)
+		}
+	}
+	return sides[0], sides[1]
+}
+
+// Write writes boots as one result file, as `tee -a` after each boot
+// would: per boot and package, the configuration lines, the fingerprint
+// lines fp (sorted by key) and the boot's id, the Unit lines, and the
+// results.
+func (s *Suite) Write(w io.Writer, boots []Boot, fp map[string]string) error {
+	var b strings.Builder
+	for _, boot := range boots {
+		pkg := ""
+		for i, r := range s.Rows {
+			if r.Pkg != pkg {
+				if pkg != "" {
+					fmt.Fprintf(&b, "PASS\nok  \t%s\t1.0s\n", pkg)
+				}
+				pkg = r.Pkg
+				for _, k := range slices.Sorted(maps.Keys(fp)) {
+					fmt.Fprintf(&b, "# kbench %s: %s\n", k, fp[k])
+				}
+				fmt.Fprintf(&b, "%s%s\n", BootIDLine, boot.ID)
+				for _, u := range slices.Sorted(maps.Keys(s.better)) {
+					fmt.Fprintf(&b, "Unit %s better=%s\n", u, map[int]string{1: "higher", -1: "lower"}[s.better[u]])
+				}
+				fmt.Fprintf(&b, "goos: linux\ngoarch: amd64\npkg: %s\ncpu: AMD EPYC\n", pkg)
+			}
+			for _, res := range boot.Rows[i] {
+				fmt.Fprintf(&b, "Benchmark%s \t%d", r.Name, res.Iters)
+				for j, u := range r.Units {
+					fmt.Fprintf(&b, "\t%s %s", strconv.FormatFloat(res.Values[j], 'g', 6, 64), u)
+				}
+				b.WriteString("\n")
+			}
+		}
+		if pkg != "" {
+			fmt.Fprintf(&b, "PASS\nok  \t%s\t1.0s\n", pkg)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// Files draws a comparison and writes it as two result files in a
+// test's temporary directory, with fingerprint lines fp[0] and fp[1].
+func (s *Suite) Files(t testing.TB, rng *rand.Rand, d Design, fp [2]map[string]string) (oldPath, newPath string) {
+	t.Helper()
+	old, new := s.Draw(rng, d)
+	var paths [2]string
+	for side, boots := range [][]Boot{old, new} {
+		var b bytes.Buffer
+		if err := s.Write(&b, boots, fp[side]); err != nil {
+			t.Fatal(err)
+		}
+		paths[side] = write(t, []string{"old.txt", "new.txt"}[side], b.Bytes())
+	}
+	return paths[0], paths[1]
+}

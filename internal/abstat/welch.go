@@ -1,0 +1,63 @@
+//go:build linux
+
+package abstat
+
+import (
+	"errors"
+	"math"
+
+	"github.com/aclements/go-moremath/stats"
+)
+
+// welch is Welch's unequal-variances t-test (go-moremath's) of b against
+// a: the t statistic (b minus a), the Welch-Satterthwaite degrees of
+// freedom and the two-sided p-value. Where both samples have no spread,
+// which the library refuses, the means decide: equal, p is 1; apart, 0;
+// the degrees of freedom are then n1+n2-2, what the test would have had.
+func welch(a, b []float64) (t, df, p float64) {
+	r, err := stats.TwoSampleWelchTTest(stats.Sample{Xs: b}, stats.Sample{Xs: a}, stats.LocationDiffers)
+	if errors.Is(err, stats.ErrZeroVariance) {
+		df = float64(len(a) + len(b) - 2)
+		ma, mb := stats.Mean(a), stats.Mean(b)
+		if ma == mb {
+			return 0, df, 1
+		}
+		return math.Copysign(math.Inf(1), mb-ma), df, 0
+	}
+	if err != nil { // fewer than 2 values a side: MinBoots rules it out
+		return math.NaN(), math.NaN(), 1
+	}
+	return r.T, r.DoF, r.P
+}
+
+// tQuantile is Student's t distribution's p quantile on df degrees of
+// freedom. go-moremath's TDist panics ("betainc: a or b too big") for
+// very large or infinite df, where t is the normal distribution: that
+// is used from df 1e6 on. NaN where df is not a positive number.
+func tQuantile(p, df float64) float64 {
+	switch {
+	case !(df > 0):
+		return math.NaN()
+	case df >= 1e6:
+		return normal.InvCDF(p)
+	case p == 0.5:
+		return 0
+	case p < 0.5:
+		return -tQuantile(1-p, df)
+	}
+	// Newton's method from the normal quantile: the t CDF is concave
+	// above 0, so each step lands below the root and the steps rise to
+	// it; a few CDF evaluations instead of InvCDF's fifty bisections.
+	t := stats.TDist{V: df}
+	x := normal.InvCDF(p)
+	for range 100 {
+		step := (t.CDF(x) - p) / t.PDF(x)
+		x -= step
+		if math.Abs(step) <= 1e-12*math.Max(1, math.Abs(x)) {
+			return x
+		}
+	}
+	return stats.InvCDF(t)(p)
+}
+
+var normal = stats.NormalDist{Mu: 0, Sigma: 1}

@@ -1,0 +1,192 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"debug/buildinfo"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// A boot costs seconds (6-8 s under TCG), and `go test -exec vmexec
+// -run='^$' -bench=. ./...` runs every package's binary, most of which
+// have no benchmark. So before it boots, vmexec asks a Go test binary on
+// the host, with -test.list and the top level of the -test.run and
+// -test.bench patterns it was given, whether any test, example, fuzz
+// target or benchmark matches; when none does, it prints what the binary
+// prints when nothing matches and exits 0, without a guest.
+//
+// It boots anyway, not asking, when it cannot be sure: a program that
+// is not a Go test binary (its build info's path ends in ".test"), an
+// argument it does not know (a package's own flags), a flag whose run
+// prints or writes more than that (-test.list, -test.fuzz,
+// -test.shuffle, the profile and coverage files, KBENCH_PROFILE,
+// GOCOVERDIR), or a -test.list run that fails or takes over a minute.
+// The list run is the binary's TestMain on the host: it gets vmexec's
+// environment less KBENCH_PULSE, whose sweep would change the host's
+// CPUs until reboot (benchmain runs it before any test).
+
+// testValueFlags are the testing package's flags that take a value, as
+// go test passes them (-test.NAME=VALUE); testBoolFlags take none.
+var (
+	testValueFlags = map[string]bool{
+		"run": true, "bench": true, "skip": true, "v": true, "count": true, "cpu": true,
+		"timeout": true, "benchtime": true, "parallel": true, "testlogfile": true,
+		"outputdir": true, "list": true, "fuzz": true, "fuzztime": true, "fuzzminimizetime": true,
+		"fuzzcachedir": true, "shuffle": true, "memprofilerate": true, "blockprofilerate": true,
+		"mutexprofilefraction": true, "cpuprofile": true, "memprofile": true, "blockprofile": true,
+		"mutexprofile": true, "trace": true, "coverprofile": true, "gocoverdir": true,
+		"failfast": true, "benchmem": true, "short": true, "paniconexit0": true, "fullpath": true,
+	}
+	// bootFlags change what a run with nothing to run prints or writes.
+	bootFlags = []string{"list", "fuzz", "cpuprofile", "memprofile", "blockprofile", "mutexprofile", "trace", "coverprofile", "gocoverdir"}
+)
+
+// skipBoot prints what the binary of cfg prints when it has nothing to
+// run, and says so, when nothingToRun finds that and -kernel is a kernel
+// image (a bad one is reported by the boot, as always).
+func skipBoot(cfg *config) bool {
+	stdout, stderr, nothing := nothingToRun(cfg.args)
+	if !nothing || checkImage(cfg.kernel) != nil {
+		return false
+	}
+	os.Stderr.WriteString(stderr)
+	os.Stdout.WriteString(stdout)
+	return true
+}
+
+// nothingToRun reports whether the test binary args[0] would run
+// nothing with args[1:], and then what it would print on stdout and
+// stderr.
+func nothingToRun(args []string) (stdout, stderr string, nothing bool) {
+	bin, err := exec.LookPath(args[0])
+	if err != nil {
+		return "", "", false
+	}
+	if bi, err := buildinfo.ReadFile(bin); err != nil || !strings.HasSuffix(bi.Path, ".test") {
+		return "", "", false
+	}
+	flags, ok := testFlags(args[1:])
+	if !ok {
+		return "", "", false
+	}
+	for _, f := range bootFlags {
+		if _, set := flags[f]; set {
+			return "", "", false
+		}
+	}
+	if s, set := flags["shuffle"]; set && s != "off" {
+		return "", "", false
+	}
+	if os.Getenv("KBENCH_PROFILE") != "" || os.Getenv("GOCOVERDIR") != "" {
+		return "", "", false
+	}
+	if found, ok := listMatches(bin, flags["run"], "Test", "Example", "Fuzz"); !ok || found {
+		return "", "", false
+	}
+	bench := flags["bench"]
+	if bench != "" {
+		if found, ok := listMatches(bin, bench, "Benchmark"); !ok || found {
+			return "", "", false
+		}
+	}
+	// What testing.M.Run prints when nothing ran (Go 1.26): the warning
+	// without -test.bench, then PASS; go test -json's test2json mode
+	// puts the warning on stdout and marks PASS with \x16.
+	warning := ""
+	if bench == "" {
+		warning = "testing: warning: no tests to run\n"
+	}
+	if flags["v"] == "test2json" {
+		return warning + "\x16PASS\n", "", true
+	}
+	return "PASS\n", warning, true
+}
+
+// testFlags reads go test's -test.NAME=VALUE arguments (a bool flag
+// may stand alone); ok is false on any other argument.
+func testFlags(args []string) (map[string]string, bool) {
+	flags := map[string]string{}
+	for _, a := range args {
+		name, value, hasValue := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-"), "=")
+		name, isTest := strings.CutPrefix(name, "test.")
+		if !strings.HasPrefix(a, "-") || !isTest || !testValueFlags[name] {
+			return nil, false
+		}
+		if !hasValue {
+			switch name {
+			case "v", "failfast", "benchmem", "short", "paniconexit0", "fullpath":
+				value = "true"
+			default:
+				return nil, false // its value is the next argument: not go test's form
+			}
+		}
+		flags[name] = value
+	}
+	return flags, true
+}
+
+var listedName = regexp.MustCompile(`^(Test|Benchmark|Example|Fuzz)[^ \t]*$`)
+
+// listMatches runs bin -test.list with the top level of pattern (as
+// testing splits -test.run at unbracketed slashes) and says whether it
+// listed a name with one of prefixes; ok is false when the run failed.
+func listMatches(bin, pattern string, prefixes ...string) (found, ok bool) {
+	top := topLevel(pattern)
+	if top == "" {
+		top = "." // an empty element matches every name; -test.list= lists none
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "-test.list="+top)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "KBENCH_PULSE=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	if cmd.Run() != nil {
+		return false, false
+	}
+	for _, line := range strings.Split(out.String(), "\n") {
+		if !listedName.MatchString(line) {
+			continue // a TestMain's own output, such as benchmain's fingerprint
+		}
+		for _, p := range prefixes {
+			if strings.HasPrefix(line, p) {
+				return true, true
+			}
+		}
+	}
+	return false, true
+}
+
+// topLevel is the first element of a -test.run or -test.bench pattern:
+// up to its first slash outside brackets and parentheses, with spaces
+// made underscores as testing rewrites them.
+func topLevel(pattern string) string {
+	depth := 0
+	for i := 0; i < len(pattern); i++ {
+		switch pattern[i] {
+		case '\\':
+			i++
+		case '[', '(':
+			depth++
+		case ']', ')':
+			if depth > 0 {
+				depth--
+			}
+		case '/':
+			if depth == 0 {
+				return strings.ReplaceAll(pattern[:i], " ", "_")
+			}
+		}
+	}
+	return strings.ReplaceAll(pattern, " ", "_")
+}

@@ -1,0 +1,136 @@
+//go:build linux
+
+package main
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"unicode/utf8"
+)
+
+// render writes the summary table (one line per kernel) and the table of
+// every test and benchmark row that skipped or failed on some kernel,
+// with why.
+func render(ks []*kernel) string {
+	var b strings.Builder
+	b.WriteString("| kernel | packages ok | packages failed | tests passed | tests skipped | tests failed | benchmark rows run | rows skipped | rows failed | wall time |\n")
+	b.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	for _, k := range ks {
+		var pkgOK, pkgFail []string
+		for p, a := range k.packages {
+			if a == "fail" {
+				pkgFail = append(pkgFail, short(p))
+			} else {
+				pkgOK = append(pkgOK, short(p))
+			}
+		}
+		sort.Strings(pkgFail)
+		var n [2][3]int // [test, bench][pass, skip, fail]
+		for key, o := range k.results {
+			kind := 0
+			if isBench(key) {
+				kind = 1
+			}
+			switch o.action {
+			case "pass":
+				n[kind][0]++
+			case "skip":
+				n[kind][1]++
+			case "fail":
+				n[kind][2]++
+			}
+		}
+		failed := "0"
+		if len(pkgFail) > 0 {
+			failed = fmt.Sprintf("%d (%s)", len(pkgFail), strings.Join(pkgFail, ", "))
+		}
+		secs := "—"
+		if k.seconds != "" {
+			secs = k.seconds + " s"
+		}
+		fmt.Fprintf(&b, "| %s | %d | %s | %d | %d | %d | %d | %d | %d | %s |\n",
+			k.name(), len(pkgOK), failed, n[0][0], n[0][1], n[0][2], k.rows, n[1][1], n[1][2], secs)
+	}
+
+	keys := map[string]bool{}
+	for _, k := range ks {
+		for key, o := range k.results {
+			if o.action != "pass" {
+				keys[key] = true
+			}
+		}
+	}
+	if len(keys) == 0 {
+		b.WriteString("\nNothing skipped or failed on any kernel.\n")
+		return b.String()
+	}
+	sorted := make([]string, 0, len(keys))
+	for key := range keys {
+		sorted = append(sorted, key)
+	}
+	sort.Strings(sorted)
+	b.WriteString("\nWhat skipped or failed on some kernel (runs: it ran and passed there; — : not run there):\n\n| package | test or benchmark row |")
+	for _, k := range ks {
+		b.WriteString(" " + k.name() + " |")
+	}
+	b.WriteString(" why |\n| --- | --- |" + strings.Repeat(" --- |", len(ks)) + " --- |\n")
+	for _, key := range sorted {
+		pkg, test, _ := strings.Cut(key, " ")
+		fmt.Fprintf(&b, "| %s | `%s` |", short(pkg), cell(test))
+		var whys []string
+		for _, k := range ks {
+			o := k.results[key]
+			switch {
+			case o == nil:
+				b.WriteString(" — |")
+			case o.action == "pass":
+				b.WriteString(" runs |")
+			case o.action == "skip":
+				b.WriteString(" skip |")
+			default:
+				b.WriteString(" **FAIL** |")
+			}
+			if o != nil && o.why != "" && !containsWhy(whys, o.why) {
+				whys = append(whys, o.why)
+			}
+		}
+		fmt.Fprintf(&b, " %s |\n", cell(clip(strings.Join(whys, "; "), 240)))
+	}
+	return b.String()
+}
+
+// clip shortens a why to about n bytes, at a rune boundary: the whole
+// message is in the matrix's go test -json output.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + " ..."
+}
+
+func containsWhy(whys []string, w string) bool {
+	for _, x := range whys {
+		if x == w {
+			return true
+		}
+	}
+	return false
+}
+
+func isBench(key string) bool {
+	_, test, _ := strings.Cut(key, " ")
+	return strings.HasPrefix(test, "Benchmark")
+}
+
+// short drops the module path from a package's import path.
+func short(pkg string) string { return strings.TrimPrefix(pkg, "github.com/kbench/kbench/") }
+
+// cell makes text safe in a Markdown table cell.
+func cell(s string) string {
+	s = strings.ReplaceAll(s, "|", `\|`)
+	return strings.ReplaceAll(s, "`", "'")
+}
