@@ -25,14 +25,13 @@ var interruptGrace = 10 * time.Second
 
 // driver holds one invocation's open run directory.
 type driver struct {
-	cfg            *config
-	st             *state
-	statePath      string
-	vmexec         string
-	lock           *os.File
-	stderr         io.Writer
-	start          time.Time
-	interruptGrace time.Duration // between SIGINT and SIGKILL of a boot's go test
+	cfg       *config
+	st        *state
+	statePath string
+	vmexec    string
+	lock      *os.File
+	stderr    io.Writer
+	start     time.Time
 }
 
 func prepare(c *config, stderr io.Writer) (*driver, error) {

@@ -3,14 +3,12 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"debug/elf"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"slices"
@@ -18,6 +16,7 @@ import (
 	"syscall"
 
 	"github.com/u-root/u-root/pkg/cpio"
+	"github.com/u-root/u-root/pkg/ldd"
 )
 
 // maxTree bounds the package directory copied into the guest: go test's
@@ -139,7 +138,7 @@ func (ir *initramfs) tree(root string) error {
 }
 
 // executable copies a program to the same path, with its ELF interpreter
-// and the libraries ldd names when it is dynamically linked.
+// and the libraries its loader names when it is dynamically linked.
 func (ir *initramfs) executable(p string) error {
 	if err := ir.file(p, p); err != nil {
 		return err
@@ -157,106 +156,26 @@ func (ir *initramfs) executable(p string) error {
 }
 
 // sharedLibs lists the loader and libraries of a dynamically linked ELF
-// executable (nil for a static one), as ldd resolves them.
+// executable (nil for a static one) as its loader resolves them: u-root's
+// pkg/ldd runs the loader with --list, so no ldd need be installed (a
+// guest, a minimal container) and the search order is the loader's own.
 func sharedLibs(p string) ([]string, error) {
 	f, err := elf.Open(p)
 	if err != nil {
 		return nil, fmt.Errorf("%s: not an ELF executable: %w", p, err)
 	}
-	interp := ""
-	for _, prog := range f.Progs {
-		if prog.Type == elf.PT_INTERP {
-			b, err := io.ReadAll(prog.Open())
-			if err != nil {
-				f.Close()
-				return nil, err
-			}
-			interp = string(bytes.TrimRight(b, "\x00"))
-		}
-	}
 	f.Close()
-	if interp == "" {
-		return nil, nil
-	}
-	if _, err := exec.LookPath("ldd"); err != nil {
-		// No ldd (a guest, a minimal container): the ELF files say.
-		return elfLibs(interp, p)
-	}
-	out, err := exec.Command("ldd", p).Output()
+	libs, err := ldd.List(p)
 	if err != nil {
-		return nil, fmt.Errorf("%s is dynamically linked and ldd failed on it (%v); link it statically", p, err)
+		return nil, fmt.Errorf("%s is dynamically linked and its loader cannot list its libraries (%v); link it statically", p, strings.TrimSpace(err.Error()))
 	}
-	return parseLdd(interp, out)
-}
-
-// libDirs are where elfLibs looks for a library no RUNPATH names: the
-// loader's defaults on Debian, Fedora and Arch.
-var libDirs = []string{"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib/aarch64-linux-gnu",
-	"/usr/lib/aarch64-linux-gnu", "/lib64", "/usr/lib64", "/lib", "/usr/lib", "/usr/local/lib"}
-
-// elfLibs resolves an executable's DT_NEEDED libraries, and theirs, as
-// the loader would without ldd: RUNPATH or RPATH ($ORIGIN expanded), then
-// libDirs.
-func elfLibs(interp, p string) ([]string, error) {
-	libs := []string{interp}
-	queue := []string{p}
-	for len(queue) > 0 {
-		cur := queue[0]
-		queue = queue[1:]
-		f, err := elf.Open(cur)
-		if err != nil {
-			return nil, err
-		}
-		needed, _ := f.ImportedLibraries()
-		var dirs []string
-		for _, tag := range []elf.DynTag{elf.DT_RUNPATH, elf.DT_RPATH} {
-			paths, _ := f.DynString(tag)
-			for _, rp := range paths {
-				for _, d := range strings.Split(rp, ":") {
-					dirs = append(dirs, strings.ReplaceAll(d, "$ORIGIN", filepath.Dir(cur)))
-				}
-			}
-		}
-		f.Close()
-		for _, n := range needed {
-			found := ""
-			for _, d := range append(dirs, libDirs...) {
-				if c := filepath.Join(d, n); exists(c) {
-					found = c
-					break
-				}
-			}
-			if found == "" {
-				return nil, fmt.Errorf("%s needs %s, found in none of %s", cur, n, strings.Join(append(dirs, libDirs...), " "))
-			}
-			if !slices.Contains(libs, found) {
-				libs = append(libs, found)
-				queue = append(queue, found)
-			}
+	for _, l := range libs {
+		if !filepath.IsAbs(l) {
+			return nil, fmt.Errorf("%s: its loader lists %q, not a path; link it statically", p, l)
 		}
 	}
-	return libs, nil
-}
-
-// parseLdd reads ldd's output: "libc.so.6 => /lib/.../libc.so.6 (0x...)"
-// and the loader's "/lib64/ld-linux-x86-64.so.2 (0x...)".
-func parseLdd(interp string, out []byte) ([]string, error) {
-	libs := []string{interp}
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	for sc.Scan() {
-		l := strings.TrimSpace(sc.Text())
-		if name, rest, ok := strings.Cut(l, " => "); ok {
-			if strings.HasPrefix(rest, "not found") {
-				return nil, fmt.Errorf("ldd: %s not found", name)
-			}
-			if p, _, _ := strings.Cut(rest, " "); strings.HasPrefix(p, "/") && !slices.Contains(libs, p) {
-				libs = append(libs, p)
-			}
-		} else if p, _, _ := strings.Cut(l, " "); strings.HasPrefix(p, "/") && !slices.Contains(libs, p) {
-			libs = append(libs, p)
-		}
-	}
-	return libs, nil
+	slices.Sort(libs)
+	return slices.Compact(libs), nil
 }
 
 // write writes the archive, sorted so that directories precede what
