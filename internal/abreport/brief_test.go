@@ -17,11 +17,11 @@ import (
 
 // suiteAB is a whole-suite A/B, 3+3 boots at -count=10 drawn from the
 // suite's real run, whose one changed row is 30% slower on B (a quiet
-// row, which 3+3 boots call worse among 70); A and B differ in kernel
+// row, which 3+3 boots call worse among the suite's); A and B differ in kernel
 // release and cmdline as two kernels' runs do.
 func suiteAB(t *testing.T) (*abstat.Report, string) {
 	s := sim.LoadSuite(t)
-	const changed = "sockfdbench Sockfd/shape=stress-ng/kind=file/fds=16/run=serial/mm=separate-2"
+	const changed = "sockfdbench Sockfd/shape=stress-ng/kind=unix/fds=1/run=serial/mm=separate/cpu=any-2"
 	cmdline := "console=ttyS0 quiet reboot=k panic=1 nomodule random.trust_cpu=1 swiotlb=noforce psi=1 " +
 		"mitigations=auto,no_guest_host,no_guest_guest page_reporting.page_reporting_order=11"
 	fp := [2]map[string]string{
@@ -52,6 +52,7 @@ func TestBriefWholeSuite(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := b.String()
+	rows := len(sim.LoadSuite(t).Rows)
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	t.Logf("%d lines:\n%s", len(lines), out)
 	if len(lines) > 40 {
@@ -67,12 +68,12 @@ func TestBriefWholeSuite(t *testing.T) {
 		"setup: 2 lines differ",
 		"kernel.release: 6.17.0-kbench -> 6.18.0-rc3-kbench-00123-gdeadbeef",
 		"kernel.cmdline: +nosmt",
-		"changed: 1 of 70 rows (q <= 0.05, change at least 5%)",
-		"  worse   sockfdbench\n          " + changed + "\n",
+		fmt.Sprintf("changed: 1 of %d rows (q <= 0.05, change at least 5%%)", rows),
+		"  worse   sockfdbench\n          " + fitMiddle(changed, BriefWidth-10) + "\n",
 		"sec/op +", "q=0.0", "rates: fds/s -", ", ops/s -",
 		"counters: cpu-sec/op +",
 		"underpowered: ",
-		"70 rows: 1 worse, ",
+		fmt.Sprintf("%d rows: 1 worse, ", rows),
 		"chance: ",
 	} {
 		if !strings.Contains(out, want) {
@@ -94,8 +95,9 @@ func TestTextWholeSuite(t *testing.T) {
 			t.Errorf("line of %d columns (max %d): %q", n, Width, l)
 		}
 	}
-	if !strings.Contains(b.String(), "\n70 rows: 1 worse, 0 better, 0 changed, ") {
-		t.Errorf("summary does not count 70 rows with 1 worse:\n%s", b.String())
+	rows := len(sim.LoadSuite(t).Rows)
+	if !strings.Contains(b.String(), fmt.Sprintf("\n%d rows: 1 worse, 0 better, 0 changed, ", rows)) {
+		t.Errorf("summary does not count %d rows with 1 worse:\n%s", rows, b.String())
 	}
 }
 

@@ -40,7 +40,7 @@ func TestBHQ(t *testing.T) {
 // loops/s, tps, req/s, ...) are Derived; the measurements of their own
 // (latency percentiles, slow transactions, server time per request, a
 // victim's preemptions, the loaders' ops beside a victim) and the
-// counters are Evidence; the family is the 70 rows, not their 300 units.
+// counters are Evidence; the family is the suite's rows, not their units.
 func TestRolesOnSuite(t *testing.T) {
 	p := sim.File(t, sim.SuiteFile)
 	r, err := Compare(p, p, defaults)
@@ -69,8 +69,8 @@ func TestRolesOnSuite(t *testing.T) {
 			}
 		}
 	}
-	if r.Rows() != 70 || r.Family != 70 {
-		t.Errorf("%d rows, family %d; want 70 and 70", r.Rows(), r.Family)
+	if n := len(sim.LoadSuite(t).Rows); r.Rows() != n || r.Family != n {
+		t.Errorf("%d rows, family %d; want the suite's %d and %d", r.Rows(), r.Family, n, n)
 	}
 }
 
@@ -82,7 +82,7 @@ func TestRolesOnSuite(t *testing.T) {
 // worse, its rates worse with it, and the q of its rates its own.
 func TestOneVerdictPerRow(t *testing.T) {
 	s := sim.LoadSuite(t)
-	const name = "Load/shape=stress-ng/loaders=1-2"
+	const name = "Load/shape=single/loaders=1-2"
 	old, new := s.Draw(rand.New(rand.NewPCG(27, 5)), sim.Design{Boots: [2]int{1, 1}, Replay: true,
 		Change: map[string]float64{"seccompbench " + name: 0.5}})
 	a, b := suiteFiles(t, s, old, new, [2]map[string]string{})

@@ -67,7 +67,7 @@ func flagged(r *Report) int { return r.Count(Worse) + r.Count(Better) + r.Count(
 const aaDraws = 500
 
 // TestSuiteAA: a whole-suite A/A, 3+3 boots at -count=10, calls at
-// least one of its 70 rows better or worse in at most 5% of draws, at
+// least one of its rows better or worse in at most 5% of draws, at
 // the boot spreads seen in real comparisons (0.35 and 1.2 times the
 // within-boot spread, sim.Design). Judged on p, row by row, the same
 // draws flag some row far more often: what the q-values are for.
@@ -133,7 +133,7 @@ func suiteFiles(t *testing.T, s *sim.Suite, old, new []sim.Boot, fp [2]map[strin
 func TestDrawMatchesFiles(t *testing.T) {
 	s := sim.LoadSuite(t)
 	rng := rand.New(rand.NewPCG(27, 9))
-	const changed = "Sockfd/shape=stress-ng/kind=file/fds=16/run=serial/mm=separate-2"
+	const changed = "Sockfd/shape=stress-ng/kind=file/fds=16/run=serial/mm=separate/cpu=any-2"
 	d := sim.Design{Boots: [2]int{3, 3}, Count: 10, Between: 0.35, Change: map[string]float64{"sockfdbench " + changed: 0.3}}
 	old, new := s.Draw(rng, d)
 	mem := reportOf(s, old, new, defaults)
