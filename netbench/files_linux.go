@@ -4,11 +4,10 @@ package netbench
 
 import (
 	"fmt"
-	"os"
-	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/kbench/kbench/internal/procfs"
 	"github.com/kbench/kbench/internal/thread"
 	"golang.org/x/sys/unix"
 )
@@ -44,17 +43,15 @@ func ownFiles(keep int, sweep bool) error {
 // table but keep. Other fds (the Go runtime's epoll and eventfd, files)
 // stay.
 func closeSocketsExcept(keep int) error {
-	const dir = "/proc/thread-self/fd"
-	ents, err := os.ReadDir(dir)
+	fds, err := procfs.Host.ThreadFds()
 	if err != nil {
 		return fmt.Errorf("listing the flow thread's fds: %w", err)
 	}
-	for _, e := range ents {
-		fd, err := strconv.Atoi(e.Name())
-		if err != nil || fd == keep {
+	for _, fd := range fds {
+		if fd == keep {
 			continue
 		}
-		if l, err := os.Readlink(dir + "/" + e.Name()); err == nil && strings.HasPrefix(l, "socket:") {
+		if l, err := procfs.Host.ThreadFdTarget(fd); err == nil && strings.HasPrefix(l, "socket:") {
 			unix.Close(fd)
 		}
 	}

@@ -11,11 +11,11 @@ import (
 
 var (
 	flowCounts = options.Ints("KBENCH_NET_FLOWS", "1,16", 1, 256,
-		"flow counts (parallel netperf clients) for BenchmarkTCPCRR and BenchmarkTCPRR")
+		"flow counts (parallel netperf clients) for `netbench` `TCPCRR` and `TCPRR`; lkp's report ran 16")
 	serverAddr = options.String("KBENCH_NET_SERVER", "a literal ip:port such as 10.0.0.2:12865 or [fd00::2]:12865", "", validAddrPort,
-		"netbench server on another host; unset runs the server in-process on loopback")
+		"a `netbench` server on another host (remote mode; unset: an in-process server on loopback)")
 	listenAddr = options.String("KBENCH_NET_LISTEN", "a literal ip:port such as 10.0.0.2:12865 or [::]:12865", "", validAddrPort,
-		"address TestServe listens on")
+		"where `netbench`'s `TestServe` listens (remote mode's server side)")
 )
 
 func validAddrPort(s string) error {

@@ -2,10 +2,7 @@
 
 package netbench
 
-import (
-	"os"
-	"strings"
-)
+import "github.com/kbench/kbench/internal/procfs"
 
 // tcpSysctls are the settings that change a TCP_CRR result: how TIME_WAIT
 // sockets are kept and reused (they pile up on the server, which closes
@@ -19,8 +16,8 @@ func readSysctls() []string {
 	vals := make([]string, len(tcpSysctls))
 	for i, name := range tcpSysctls {
 		vals[i] = "(missing)"
-		if b, err := os.ReadFile("/proc/sys/" + strings.ReplaceAll(name, ".", "/")); err == nil {
-			vals[i] = strings.Join(strings.Fields(string(b)), " ")
+		if v, err := procfs.Host.Sysctl(name); err == nil {
+			vals[i] = v
 		}
 	}
 	return vals

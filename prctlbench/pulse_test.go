@@ -44,7 +44,7 @@ var errProtectNotRequested = errors.New("protect pulses change this boot's resul
 // or nil.
 func protectBlocked(mode pulse.Mode, initial pulse.State, initialErr error, spectreV2 string, requested pulse.Mode) error {
 	if initialErr != nil {
-		return &skip.Unsupported{Feature: "PR_GET_SPECULATION_CTRL(PR_SPEC_INDIRECT_BRANCH)", Err: initialErr, Hint: "it needs Linux 4.20 or later on x86"}
+		return pulse.GetUnsupported(initialErr)
 	}
 	if mode != pulse.Protect {
 		return nil

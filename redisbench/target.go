@@ -20,9 +20,9 @@ import (
 
 var (
 	externalAddr = options.String("KBENCH_REDIS_ADDR", "host:port of a Redis server on a loopback address", "", checkLoopback,
-		"use this running Redis server instead of starting one.")
+		"use this running Redis server instead of starting one (unset: `redisbench` starts its own); it must hold no keys in `KBENCH_REDIS_DB`")
 	externalDB = options.Int("KBENCH_REDIS_DB", "9", 0, 1000,
-		"the database redisbench uses on the KBENCH_REDIS_ADDR server; it must be empty.")
+		"`redisbench`'s database on the `KBENCH_REDIS_ADDR` server; it must be empty")
 )
 
 // checkLoopback accepts host:port where host is a loopback address or

@@ -12,9 +12,9 @@ import (
 
 var (
 	filterCounts = options.Ints("KBENCH_FILTERS", "0,1,4,32", 0, 1000,
-		"filter counts for BenchmarkSyscall")
+		"filter counts for `seccompbench` `Syscall` (UnixBench's report ran 1, 4 and 32)")
 	victimCPU = options.Int("KBENCH_VICTIM_CPU", "", 0, 4095,
-		"CPU for BenchmarkBystander's victim (default: the first usable CPU)")
+		"the CPU `seccompbench` `Bystander` pins its victim to (unset: the first usable CPU); loaders take the other usable CPUs")
 )
 
 // initial is the seccomp state of the main thread and of a fresh thread

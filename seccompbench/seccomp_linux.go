@@ -78,6 +78,10 @@ func Probe() error {
 		return err
 	}
 	return thread.Run(func() error {
+		// PR_SET_NO_NEW_PRIVS and seccomp filters both came in Linux
+		// 3.5 (prctl(2); commits 259e5e6c75a9 and e2cfabdfd075);
+		// seccomp(2) came in 3.17, and before it the filter loads with
+		// prctl(PR_SET_SECCOMP), so filters need 3.5.
 		if err := setNoNewPrivs(); err != nil {
 			return &skip.Unsupported{Feature: "prctl(PR_SET_NO_NEW_PRIVS)", Err: err, Since: skip.Version{Major: 3, Minor: 5}}
 		}
@@ -89,7 +93,7 @@ func Probe() error {
 			return &skip.Unsupported{
 				Feature: "seccomp filters (SECCOMP_SET_MODE_FILTER)",
 				Err:     err,
-				Since:   skip.Version{Major: 3, Minor: 17},
+				Since:   skip.Version{Major: 3, Minor: 5},
 				Hint:    "boot a kernel built with CONFIG_SECCOMP_FILTER=y, outside a sandbox that forbids seccomp(2)",
 			}
 		}

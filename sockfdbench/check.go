@@ -3,12 +3,9 @@
 package sockfdbench
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
-	"os"
-	"strconv"
 
+	"github.com/kbench/kbench/internal/procfs"
 	"github.com/kbench/kbench/internal/skip"
 	"golang.org/x/sys/unix"
 )
@@ -105,32 +102,16 @@ func checkFdsBack(what string, before, after int) error {
 // AF_UNIX socket of this network namespace, whoever owns it) and which of
 // the inodes in want are among them.
 func unixSockets(want map[uint64]bool) (total int, present []uint64, err error) {
-	data, err := os.ReadFile("/proc/net/unix")
+	inodes, err := procfs.Host.UnixSockets()
 	if err != nil {
-		return 0, nil, fmt.Errorf("read /proc/net/unix: %v", err)
+		return 0, nil, err
 	}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 4096), 1<<20)
-	first := true
-	for sc.Scan() {
-		if first { // header: Num RefCount Protocol Flags Type St Inode Path
-			first = false
-			continue
-		}
-		f := bytes.Fields(sc.Bytes())
-		if len(f) < 7 {
-			continue
-		}
-		total++
-		ino, err := strconv.ParseUint(string(f[6]), 10, 64)
-		if err != nil {
-			return 0, nil, fmt.Errorf("/proc/net/unix: inode %q: %v", f[6], err)
-		}
+	for _, ino := range inodes {
 		if want[ino] {
 			present = append(present, ino)
 		}
 	}
-	return total, present, sc.Err()
+	return len(inodes), present, nil
 }
 
 // inode returns the inode number /proc/net/unix shows for socket fd.

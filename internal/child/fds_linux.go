@@ -5,10 +5,10 @@ package child
 import (
 	"errors"
 	"fmt"
-	"os"
 	"sync"
 
 	"github.com/kbench/kbench/internal/limits"
+	"github.com/kbench/kbench/internal/procfs"
 	"golang.org/x/sys/unix"
 )
 
@@ -72,7 +72,7 @@ var probeTasks = sync.OnceValues(func() (int, error) {
 	if err := p.Ready(); err != nil {
 		return 0, err
 	}
-	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", p.Pid))
+	tids, err := procfs.Host.Threads(p.Pid)
 	if err != nil {
 		return 0, fmt.Errorf("child: counting a probe child's tasks: %v", err)
 	}
@@ -82,7 +82,7 @@ var probeTasks = sync.OnceValues(func() (int, error) {
 	if err := p.Wait(); err != nil {
 		return 0, err
 	}
-	return len(ents), nil
+	return len(tids), nil
 })
 
 // tasksRole is Tasks' probe: it is ready, then ends.

@@ -16,13 +16,19 @@ import (
 	"github.com/kbench/kbench/internal/fingerprint"
 	"github.com/kbench/kbench/internal/options"
 	"github.com/kbench/kbench/internal/perfevent"
+	"github.com/kbench/kbench/internal/procfs"
 	"github.com/kbench/kbench/internal/region"
 	"github.com/kbench/kbench/internal/skip"
 	"github.com/kbench/kbench/internal/unit"
 )
 
-var requested = options.String("KBENCH_COUNTERS", "on, off, or a comma-separated list of "+strings.Join(names(), ", "),
-	"on", validate, "every binary: the kernel counters each row reports per op")
+var requested = options.String("KBENCH_COUNTERS", accepts, "on", validate,
+	"every test binary: the kernel counters each row reports per op (`go doc ./internal/counters`); one the machine cannot count is skipped with a note in the fingerprint")
+
+// accepts is what KBENCH_COUNTERS accepts, every counter by name; a
+// constant, which the README's table is made from (TestAcceptsNamesAll
+// keeps it to the list of counters).
+const accepts = "on, off, or a comma-separated list of task-clock, context-switches, cpu-migrations, page-faults, cycles, instructions, branch-misses, cache-misses, iTLB-load-misses, softirqs, ipis"
 
 func names() []string {
 	var n []string
@@ -480,20 +486,20 @@ func (d *procDelta) stop() error {
 	return nil
 }
 
-// readProc reads and parses /proc/softirqs or the IPI lines of
-// /proc/interrupts.
+// readProc reads the softirq lines of /proc/softirqs or the IPI lines
+// of /proc/interrupts.
 func readProc(name string) ([]procCount, error) {
-	path, parse := "/proc/softirqs", parseSoftirqs
+	file, counts := "softirqs", softirqCounts
 	if name == "ipis" {
-		path, parse = "/proc/interrupts", parseIPIs
+		file, counts = "interrupts", ipiCounts
 	}
-	data, err := os.ReadFile(path)
+	lines, err := procfs.Host.CPUTable(file)
 	if err != nil {
 		return nil, err
 	}
-	pc, err := parse(data)
-	if err == nil && len(pc) == 0 {
-		err = fmt.Errorf("%s has no lines to count", path)
+	pc := counts(lines)
+	if len(pc) == 0 {
+		return nil, fmt.Errorf("%s has no lines to count", procfs.Host.Path(file))
 	}
-	return pc, err
+	return pc, nil
 }

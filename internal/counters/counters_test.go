@@ -165,3 +165,11 @@ func TestRegionCountsFaultsAndSwitches(t *testing.T) {
 		}
 	}
 }
+
+// TestAcceptsNamesAll keeps KBENCH_COUNTERS' text, a constant for the
+// README's table, to the counters there are.
+func TestAcceptsNamesAll(t *testing.T) {
+	if want := "on, off, or a comma-separated list of " + strings.Join(names(), ", "); accepts != want {
+		t.Errorf("accepts = %q, want %q", accepts, want)
+	}
+}

@@ -3,13 +3,10 @@
 package counters
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -76,9 +73,9 @@ func newTally(name string, scope perfevent.Scope) *tally {
 	case name == "task-clock":
 		t.read = readCPU
 	case name == "context-switches" && scope == perfevent.SystemWide:
-		t.read = systemTotal("/proc/stat", "ctxt")
+		t.read = systemTotal("stat", "ctxt")
 	case name == "page-faults" && scope == perfevent.SystemWide:
-		t.read = systemTotal("/proc/vmstat", "pgfault")
+		t.read = systemTotal("vmstat", "pgfault")
 	case name == "context-switches":
 		t.read = processTotal(func(ru *unix.Rusage) uint64 { return uint64(ru.Nvcsw + ru.Nivcsw) }, processSwitches)
 	case name == "page-faults":
@@ -91,24 +88,13 @@ func newTally(name string, scope perfevent.Scope) *tally {
 
 // systemTotal reads the "key N" line of a /proc file: /proc/stat's ctxt
 // (context switches on every CPU since boot) or /proc/vmstat's pgfault.
-func systemTotal(path, key string) func(bool) (totals, error) {
+func systemTotal(file, key string) func(bool) (totals, error) {
 	return func(bool) (totals, error) {
-		data, err := os.ReadFile(path)
+		v, err := procfs.Host.Total(file, key)
 		if err != nil {
 			return nil, err
 		}
-		sc := bufio.NewScanner(bytes.NewReader(data))
-		for sc.Scan() {
-			f := strings.Fields(sc.Text())
-			if len(f) == 2 && f[0] == key {
-				v, err := strconv.ParseUint(f[1], 10, 64)
-				if err != nil {
-					return nil, fmt.Errorf("%s: %s %q: %v", path, key, f[1], err)
-				}
-				return totals{"system": v}, nil
-			}
-		}
-		return nil, fmt.Errorf("%s has no %s line", path, key)
+		return totals{"system": v}, nil
 	}
 }
 

@@ -3,11 +3,10 @@
 package counters
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
-	"strconv"
 	"strings"
+
+	"github.com/kbench/kbench/internal/procfs"
 )
 
 // procCount is one line of a /proc table summed over CPUs.
@@ -16,54 +15,16 @@ type procCount struct {
 	total uint64
 }
 
-// scanTable reads a per-CPU table of /proc (softirqs, interrupts): a
-// header naming the CPUs, then "LABEL: count count ... [description]"
-// lines, one count per CPU of the header (fewer on some lines, such as
-// x86's ERR). It calls line with each line's label, the sum of its counts
-// and the description after them; lines without a count are passed over.
-func scanTable(path string, data []byte, line func(label string, sum uint64, desc string) error) error {
-	ncpu := -1
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	for sc.Scan() {
-		text := sc.Text()
-		if ncpu < 0 {
-			ncpu = len(strings.Fields(text))
-			if ncpu == 0 || !strings.HasPrefix(strings.TrimSpace(text), "CPU") {
-				return fmt.Errorf("%s: header %q does not name CPUs", path, text)
-			}
-			continue
-		}
-		label, rest, ok := strings.Cut(text, ":")
-		label = strings.TrimSpace(label)
-		if !ok || label == "" {
-			continue
-		}
-		sum, n := sumCounts(rest, ncpu)
-		if n == 0 {
-			continue
-		}
-		if err := line(label, sum, strings.Join(strings.Fields(rest)[n:], " ")); err != nil {
-			return err
-		}
-	}
-	if ncpu < 0 {
-		return fmt.Errorf("%s is empty", path)
-	}
-	return sc.Err()
-}
-
-// parseSoftirqs reads /proc/softirqs, one line per softirq type with a
-// count per possible CPU, and returns each type's sum over CPUs as
+// softirqCounts takes /proc/softirqs' lines, one per softirq type with
+// a count per possible CPU, and returns each type's sum over CPUs as
 // softirq-<type>/op, in the file's order. Types are named by the kernel
 // (BLOCK_IOPOLL before 4.5, IRQ_POLL since).
-func parseSoftirqs(data []byte) ([]procCount, error) {
+func softirqCounts(lines []procfs.CPUTableLine) []procCount {
 	var out []procCount
-	err := scanTable("/proc/softirqs", data, func(label string, sum uint64, _ string) error {
-		out = append(out, procCount{unit: softirqUnit(label), total: sum})
-		return nil
-	})
-	return out, err
+	for _, l := range lines {
+		out = append(out, procCount{unit: softirqUnit(l.Label), total: l.Sum})
+	}
+	return out
 }
 
 // softirqUnit names a softirq type's unit: NET_RX is softirq-net-rx/op.
@@ -80,22 +41,18 @@ var ipiUnits = []struct{ label, desc, unit string }{
 	{"TLB", "TLB shootdowns", "ipi-tlb/op"},
 }
 
-// parseIPIs reads the rescheduling, function-call and TLB-shootdown IPI
+// ipiCounts takes the rescheduling, function-call and TLB-shootdown IPI
 // lines of /proc/interrupts, each summed over the online CPUs the header
 // names, in ipiUnits' order. A kind the file lacks (arm64 has no TLB
 // shootdown IPI) is left out.
-func parseIPIs(data []byte) ([]procCount, error) {
+func ipiCounts(lines []procfs.CPUTableLine) []procCount {
 	found := map[string]uint64{}
-	err := scanTable("/proc/interrupts", data, func(label string, sum uint64, desc string) error {
+	for _, l := range lines {
 		for _, u := range ipiUnits {
-			if label == u.label || desc == u.desc {
-				found[u.unit] += sum
+			if l.Label == u.label || l.Desc == u.desc {
+				found[u.unit] += l.Sum
 			}
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
 	}
 	var out []procCount
 	for _, u := range ipiUnits {
@@ -103,24 +60,7 @@ func parseIPIs(data []byte) ([]procCount, error) {
 			out = append(out, procCount{unit: u.unit, total: v})
 		}
 	}
-	return out, nil
-}
-
-// sumCounts adds the leading numeric fields of rest, at most ncpu of
-// them, and says how many there were.
-func sumCounts(rest string, ncpu int) (sum uint64, n int) {
-	for _, f := range strings.Fields(rest) {
-		if n == ncpu {
-			break
-		}
-		v, err := strconv.ParseUint(f, 10, 64)
-		if err != nil {
-			break
-		}
-		sum += v
-		n++
-	}
-	return sum, n
+	return out
 }
 
 // delta subtracts two readings of the same file; a line that appeared or

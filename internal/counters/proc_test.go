@@ -8,16 +8,23 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/kbench/kbench/internal/procfs"
 	"github.com/kbench/kbench/internal/unit"
 )
 
-func readFixture(t *testing.T, name string) []byte {
+// readTable parses a fixture, a real /proc/softirqs or /proc/interrupts.
+func readTable(t *testing.T, name string) []procfs.CPUTableLine {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", name))
+	path := filepath.Join("testdata", name)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return data
+	lines, err := procfs.ParseCPUTable(path, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lines
 }
 
 func asMap(pc []procCount) map[string]uint64 {
@@ -44,10 +51,7 @@ func TestParseSoftirqs(t *testing.T) {
 			map[string]uint64{"softirq-hi/op": 3, "softirq-net-rx/op": 45678 + 23456 + 12345 + 6789, "softirq-block-iopoll/op": 0}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
-			pc, err := parseSoftirqs(readFixture(t, tc.file))
-			if err != nil {
-				t.Fatal(err)
-			}
+			pc := softirqCounts(readTable(t, tc.file))
 			var units []string
 			for _, c := range pc {
 				units = append(units, c.unit)
@@ -80,25 +84,11 @@ func TestParseIPIs(t *testing.T) {
 		{"interrupts-6.1-arm64", []procCount{{"ipi-res/op", 1000}, {"ipi-cal/op", 75}}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
-			pc, err := parseIPIs(readFixture(t, tc.file))
-			if err != nil {
-				t.Fatal(err)
-			}
+			pc := ipiCounts(readTable(t, tc.file))
 			if !slices.Equal(pc, tc.want) {
 				t.Errorf("got %v, want %v", pc, tc.want)
 			}
 		})
-	}
-}
-
-func TestParseRejectsGarbage(t *testing.T) {
-	for _, data := range []string{"", "no header\n", "HI: 1 2\n"} {
-		if _, err := parseSoftirqs([]byte(data)); err == nil {
-			t.Errorf("parseSoftirqs(%q) accepted", data)
-		}
-		if _, err := parseIPIs([]byte(data)); err == nil {
-			t.Errorf("parseIPIs(%q) accepted", data)
-		}
 	}
 }
 

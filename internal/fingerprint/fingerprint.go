@@ -23,6 +23,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kbench/kbench/internal/procfs"
 	"github.com/kbench/kbench/internal/thread"
 	"golang.org/x/sys/unix"
 )
@@ -37,16 +38,16 @@ type Field struct{ Key, Value string }
 // tests pass a fixture tree). A missing or unreadable file is recorded as
 // such, never an error.
 func Collect(root string) []Field {
-	r := reader{root}
+	r := newReader(root)
 	fields := []Field{
-		{"kernel.release", r.line("proc/sys/kernel/osrelease")},
-		{"kernel.version", r.line("proc/sys/kernel/version")},
-		{"kernel.cmdline", r.line("proc/cmdline")},
+		{"kernel.release", r.sysctl("kernel.osrelease")},
+		{"kernel.version", r.sysctl("kernel.version")},
+		{"kernel.cmdline", value(r.proc.Cmdline())},
 		// Ties results to one boot: the speculation-control A/B must
 		// compare runs from different boots, each after its own sweep.
-		{"kernel.boot_id", r.line("proc/sys/kernel/random/boot_id")},
+		{"kernel.boot_id", value(r.proc.BootID())},
 	}
-	cpuinfo, cpuErr := r.read("proc/cpuinfo")
+	cpuinfo, cpuErr := r.proc.CPUInfo()
 	fields = append(fields,
 		Field{"cpu.model", cpuinfoField(cpuinfo, cpuErr, "model name", "Hardware", "CPU part")},
 		Field{"cpu.microcode", cpuinfoField(cpuinfo, cpuErr, "microcode")},
@@ -57,8 +58,8 @@ func Collect(root string) []Field {
 	)
 	fields = append(fields, r.vulnerabilities()...)
 	fields = append(fields,
-		Field{"sysctl.net.core.bpf_jit_enable", r.line("proc/sys/net/core/bpf_jit_enable")},
-		Field{"sysctl.net.core.bpf_jit_harden", r.line("proc/sys/net/core/bpf_jit_harden")},
+		Field{"sysctl.net.core.bpf_jit_enable", r.sysctl("net.core.bpf_jit_enable")},
+		Field{"sysctl.net.core.bpf_jit_harden", r.sysctl("net.core.bpf_jit_harden")},
 		// Layout, frequency and idle state decide the loopback and
 		// wakeup-heavy rows as much as the code under test does.
 		Field{"kernel.kaslr", r.kaslr()},
@@ -94,8 +95,8 @@ func (r reader) vm() []Field {
 	var fields []Field
 	for _, l := range strings.Split(s, "\n") {
 		key, val, ok := strings.Cut(l, ": ")
-		if ok && strings.HasPrefix(key, "vm.") && !strings.ContainsAny(key, " \t") {
-			fields = append(fields, Field{key, val})
+		if ok && strings.HasPrefix(key, "vm.") && !strings.ContainsAny(key, " \t\r") {
+			fields = append(fields, Field{key, clean(val)})
 		}
 	}
 	return fields
@@ -215,7 +216,7 @@ const x86LinkText = 0xffffffff81000000
 // _text (readable as root unless kptr_restrict=2), against the x86-64
 // link address; else the kernel's config (CONFIG_RANDOMIZE_BASE).
 func (r reader) kaslr() string {
-	cmdline, err := r.read("proc/cmdline")
+	cmdline, err := r.proc.Cmdline()
 	if err != nil {
 		return missing(err)
 	}
@@ -228,8 +229,8 @@ func (r reader) kaslr() string {
 		}
 		return fmt.Sprintf("on (_text at %x, not the link address %x)", addr, uint64(x86LinkText))
 	}
-	release, _ := r.read("proc/sys/kernel/osrelease")
-	if cfg, err := r.read("boot/config-" + clean(release)); err == nil && clean(release) != "" {
+	release, _ := r.proc.Sysctl("kernel.osrelease")
+	if cfg, err := r.read("boot/config-" + release); err == nil && release != "" {
 		for _, l := range strings.Split(cfg, "\n") {
 			switch strings.TrimSpace(l) {
 			case "CONFIG_RANDOMIZE_BASE=y":
@@ -239,29 +240,45 @@ func (r reader) kaslr() string {
 			}
 		}
 	}
-	return "(unknown: no nokaslr on the cmdline; /proc/kallsyms hides addresses and no /boot/config-" + clean(release) + " says)"
+	return "(unknown: no nokaslr on the cmdline; /proc/kallsyms hides addresses and no /boot/config-" + release + " says)"
 }
 
 // textAddr reads _text's address from /proc/kallsyms; false where the file
 // is missing or shows zeros (kptr_restrict, or not root).
 func (r reader) textAddr() (uint64, bool) {
-	f, err := os.Open(filepath.Join(r.root, "proc/kallsyms"))
-	if err != nil {
-		return 0, false
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fs := strings.Fields(sc.Text())
-		if len(fs) >= 3 && fs[2] == "_text" {
-			addr, err := strconv.ParseUint(fs[0], 16, 64)
-			return addr, err == nil && addr != 0
+	var addr uint64
+	err := r.proc.Kallsyms(func(s procfs.Ksym) bool {
+		if s.Name == "_text" {
+			addr = s.Addr
+			return false
 		}
-	}
-	return 0, false
+		return true
+	})
+	return addr, err == nil && addr != 0
 }
 
-type reader struct{ root string }
+// reader reads the files of a machine below root: its /proc through
+// package procfs, the rest (/sys, /boot, /etc) itself.
+type reader struct {
+	root string
+	proc procfs.FS
+}
+
+func newReader(root string) reader {
+	return reader{root, procfs.FS{Dir: filepath.Join(root, "proc")}}
+}
+
+// sysctl returns a sysctl's value, or a note saying why there is none.
+func (r reader) sysctl(name string) string { return value(r.proc.Sysctl(name)) }
+
+// value is a file's content folded onto one line, or a note saying why
+// there is none.
+func value(s string, err error) string {
+	if err != nil {
+		return missing(err)
+	}
+	return clean(s)
+}
 
 func (r reader) read(rel string) (string, error) {
 	data, err := os.ReadFile(filepath.Join(r.root, rel))
@@ -269,13 +286,7 @@ func (r reader) read(rel string) (string, error) {
 }
 
 // line returns a one-line file's content, or a note saying why there is none.
-func (r reader) line(rel string) string {
-	s, err := r.read(rel)
-	if err != nil {
-		return missing(err)
-	}
-	return clean(s)
-}
+func (r reader) line(rel string) string { return value(r.read(rel)) }
 
 func missing(err error) string {
 	var pe *fs.PathError
@@ -293,16 +304,14 @@ func clean(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // cpuinfoField returns the first of keys present in /proc/cpuinfo; when
 // CPUs disagree (mixed microcode after a partial update) all values show.
-func cpuinfoField(cpuinfo string, err error, keys ...string) string {
+func cpuinfoField(cpuinfo *procfs.CPUInfo, err error, keys ...string) string {
 	if err != nil {
 		return missing(err)
 	}
 	for _, key := range keys {
 		var vals []string
-		sc := bufio.NewScanner(strings.NewReader(cpuinfo))
-		for sc.Scan() {
-			k, v, ok := strings.Cut(sc.Text(), ":")
-			if ok && strings.TrimSpace(k) == key && !slices.Contains(vals, clean(v)) {
+		for _, v := range cpuinfo.Values(key) {
+			if !slices.Contains(vals, clean(v)) {
 				vals = append(vals, clean(v))
 			}
 		}

@@ -98,7 +98,7 @@ func TestKASLR(t *testing.T) {
 		for rel, data := range c.files {
 			write(root, rel, data)
 		}
-		if got := (reader{root}).kaslr(); !strings.HasPrefix(got, c.want) {
+		if got := newReader(root).kaslr(); !strings.HasPrefix(got, c.want) {
 			t.Errorf("%s: kernel.kaslr = %q, want %q", c.name, got, c.want)
 		}
 	}

@@ -169,7 +169,7 @@ func (s *symbolizer) function(name, file string) *profile.Function {
 }
 
 func (s *symbolizer) mapping(pid uint32, m mapping, ok bool) *profile.Mapping {
-	k := mapKey{pid, m.start}
+	k := mapKey{pid, m.Start}
 	if !ok {
 		k.start = 0
 	}
@@ -177,8 +177,8 @@ func (s *symbolizer) mapping(pid uint32, m mapping, ok bool) *profile.Mapping {
 		return pm
 	}
 	pm := &profile.Mapping{
-		ID: uint64(len(s.p.Mapping) + 1), Start: m.start, Limit: m.end, Offset: m.offset,
-		File: m.path, HasFunctions: true,
+		ID: uint64(len(s.p.Mapping) + 1), Start: m.Start, Limit: m.End, Offset: m.Offset,
+		File: m.Path, HasFunctions: true,
 	}
 	if !ok {
 		pm.File = "[unknown]"
@@ -286,15 +286,15 @@ func (s *symbolizer) userLines(l *profile.Location, pid uint32, addr uint64) {
 			return
 		}
 	}
-	if ok && m.path != "" && (m.path[0] != '[' || m.path == "[vdso]") {
-		e := s.elfs[m.path]
+	if ok && m.Path != "" && (m.Path[0] != '[' || m.Path == "[vdso]") {
+		e := s.elfs[m.Path]
 		if e == nil {
 			e = s.readELF(pid, m)
-			s.elfs[m.path] = e
+			s.elfs[m.Path] = e
 		}
-		if name, file, line, found := e.lookup(addr - m.start + m.offset); found {
+		if name, file, line, found := e.lookup(addr - m.Start + m.Offset); found {
 			if file == "" {
-				file = m.path
+				file = m.Path
 			}
 			l.Line = []profile.Line{{Function: s.function(name, file), Line: int64(line)}}
 			return
@@ -302,7 +302,7 @@ func (s *symbolizer) userLines(l *profile.Location, pid uint32, addr uint64) {
 	}
 	file := ""
 	if ok {
-		file = m.path
+		file = m.Path
 	}
 	l.Line = []profile.Line{{Function: s.function(unknownName(m, ok, addr), file)}}
 }
@@ -310,7 +310,7 @@ func (s *symbolizer) userLines(l *profile.Location, pid uint32, addr uint64) {
 func (s *symbolizer) readELF(pid uint32, m mapping) *elfSyms {
 	open := s.open
 	if open == nil {
-		open = func(_ uint32, m mapping) (io.ReaderAt, error) { return os.Open(m.path) }
+		open = func(_ uint32, m mapping) (io.ReaderAt, error) { return os.Open(m.Path) }
 	}
 	r, err := open(pid, m)
 	if err != nil {
@@ -319,7 +319,7 @@ func (s *symbolizer) readELF(pid uint32, m mapping) *elfSyms {
 	if c, ok := r.(io.Closer); ok {
 		defer c.Close()
 	}
-	return readELF(r, m.path)
+	return readELF(r, m.Path)
 }
 
 // goLines symbolizes an address of this process with the Go runtime,

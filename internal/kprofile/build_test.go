@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/google/pprof/profile"
+	"github.com/kbench/kbench/internal/procfs"
 )
 
 //go:noinline
@@ -31,11 +32,7 @@ func TestBuildRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mapsText, err := os.ReadFile("/proc/self/maps")
-	if err != nil {
-		t.Skipf("no /proc/self/maps: %v", err)
-	}
-	maps, err := parseMaps(bytes.NewReader(mapsText))
+	maps, err := execMaps(procfs.Host.Maps(os.Getpid()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,8 +59,8 @@ func TestBuildRoundTrip(t *testing.T) {
 		comms: map[uint32]string{self: "kprofile.test", 4243: "helper"},
 		self:  self,
 		open: func(pid uint32, m mapping) (io.ReaderAt, error) {
-			if pid != 4242 || !strings.HasSuffix(m.path, exe[strings.LastIndex(exe, "/"):]) {
-				t.Errorf("opened %q of pid %d", m.path, pid)
+			if pid != 4242 || !strings.HasSuffix(m.Path, exe[strings.LastIndex(exe, "/"):]) {
+				t.Errorf("opened %q of pid %d", m.Path, pid)
 			}
 			return os.Open(exe)
 		},

@@ -16,6 +16,7 @@ import (
 
 	"github.com/kbench/kbench/internal/fingerprint"
 	"github.com/kbench/kbench/internal/options"
+	"github.com/kbench/kbench/internal/procfs"
 	"github.com/kbench/kbench/internal/region"
 )
 
@@ -25,9 +26,9 @@ import (
 
 var (
 	profileDir = options.String("KBENCH_PROFILE", "a directory that exists or can be created, writable", "", checkDir,
-		"write a pprof profile of every benchmark row's timed region into this directory")
+		"every test binary: a pprof profile of each row's timed region, per `-count` run, in this directory (unset: no profiles; [docs/profiles.md](docs/profiles.md))")
 	profileHz = options.Int("KBENCH_PROFILE_HZ", "4000", 10, 100000,
-		"samples per second per CPU for KBENCH_PROFILE")
+		"samples per second per CPU for `KBENCH_PROFILE`, at most `kernel.perf_event_max_sample_rate`")
 )
 
 // checkDir accepts a directory kbench can write a file into, creating it
@@ -57,7 +58,7 @@ func (provider) Setup() ([]fingerprint.Field, error) {
 		return nil, nil
 	}
 	hz := *profileHz
-	if max, err := strconv.Atoi(readTrim("/proc/sys/kernel/perf_event_max_sample_rate")); err == nil && hz > max {
+	if max, err := procfs.Host.SysctlInt("kernel.perf_event_max_sample_rate"); err == nil && hz > max {
 		return nil, fmt.Errorf("KBENCH_PROFILE_HZ=%d is above kernel.perf_event_max_sample_rate (%d); the kernel lowers that limit itself when sampling interrupts run long", hz, max)
 	}
 	s, err := Open(Options{Hz: hz})

@@ -3,12 +3,11 @@
 package kprofile
 
 import (
-	"bufio"
-	"fmt"
 	"io"
 	"sort"
-	"strconv"
 	"strings"
+
+	"github.com/kbench/kbench/internal/procfs"
 )
 
 // Kallsyms resolves kernel text addresses to function names, from
@@ -18,10 +17,10 @@ import (
 // up to the next one, within the core kernel's text (_stext to _etext, or
 // the init and entry sections around it) or its module.
 type Kallsyms struct {
-	syms    []ksym   // sorted by addr
-	ends    []uint64 // core text section end markers, sorted
-	coreEnd uint64   // the highest core kernel text address listed
-	modules []kmodule
+	syms    []ksym          // sorted by addr
+	ends    []uint64        // core text section end markers, sorted
+	coreEnd uint64          // the highest core kernel text address listed
+	modules []procfs.Module // with known addresses
 	// Zeroed is true when every address read as 0: kptr_restrict hides
 	// them from this user, and nothing can be resolved.
 	Zeroed bool
@@ -32,11 +31,6 @@ type ksym struct {
 	name   string
 	module string // "" for the core kernel
 	global bool   // T or W, not t or w
-}
-
-type kmodule struct {
-	name        string
-	start, size uint64
 }
 
 // Symbol is a resolved kernel address.
@@ -56,42 +50,42 @@ var textEnds = map[string]bool{
 // ParseKallsyms reads /proc/kallsyms text and, if modules is non-nil,
 // /proc/modules text. Only text symbols (t, T, w, W) are kept.
 func ParseKallsyms(kallsyms io.Reader, modules io.Reader) (*Kallsyms, error) {
+	var mods []procfs.Module
+	if modules != nil {
+		var err error
+		if mods, err = procfs.ParseModules("modules", modules); err != nil {
+			return nil, err
+		}
+	}
+	return buildKallsyms(func(each func(procfs.Ksym) bool) error {
+		return procfs.ParseKallsyms("kallsyms", kallsyms, each)
+	}, mods)
+}
+
+// buildKallsyms builds the table from the symbols read gives and the
+// loaded modules.
+func buildKallsyms(read func(each func(procfs.Ksym) bool) error, mods []procfs.Module) (*Kallsyms, error) {
 	k := &Kallsyms{}
-	sc := bufio.NewScanner(kallsyms)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	zero, total := 0, 0
-	for sc.Scan() {
-		line := sc.Text()
-		// "ffffffff81000000 T _stext" or "... t name\t[module]"
-		f := strings.Fields(line)
-		if len(f) < 3 {
-			continue
-		}
-		addr, err := strconv.ParseUint(f[0], 16, 64)
-		if err != nil {
-			return nil, fmt.Errorf("kallsyms line %q: %v", line, err)
-		}
+	err := read(func(sym procfs.Ksym) bool {
 		total++
-		if addr == 0 {
+		if sym.Addr == 0 {
 			zero++
 		}
-		switch f[1] {
-		case "t", "T", "w", "W":
+		switch sym.Type {
+		case 't', 'T', 'w', 'W':
 		default:
-			continue
+			return true
 		}
-		if textEnds[f[2]] {
-			k.ends = append(k.ends, addr)
-			continue
+		if textEnds[sym.Name] {
+			k.ends = append(k.ends, sym.Addr)
+			return true
 		}
-		s := ksym{addr: addr, name: f[2], global: f[1] == "T" || f[1] == "W"}
-		if len(f) >= 4 && strings.HasPrefix(f[3], "[") && strings.HasSuffix(f[3], "]") {
-			s.module = f[3][1 : len(f[3])-1]
-		}
-		k.syms = append(k.syms, s)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("reading kallsyms: %v", err)
+		k.syms = append(k.syms, ksym{addr: sym.Addr, name: sym.Name, module: sym.Module, global: sym.Type == 'T' || sym.Type == 'W'})
+		return true
+	})
+	if err != nil {
+		return nil, err
 	}
 	if total > 0 && zero == total {
 		k.Zeroed = true
@@ -108,12 +102,10 @@ func ParseKallsyms(kallsyms io.Reader, modules io.Reader) (*Kallsyms, error) {
 	for _, e := range k.ends {
 		k.coreEnd = max(k.coreEnd, e)
 	}
-	if modules != nil {
-		ms, err := parseModules(modules)
-		if err != nil {
-			return nil, err
+	for _, m := range mods {
+		if m.Addr != 0 { // 0: hidden by kptr_restrict
+			k.modules = append(k.modules, m)
 		}
-		k.modules = ms
 	}
 	return k, nil
 }
@@ -149,25 +141,6 @@ func better(a, b ksym) bool {
 	return ua < ub
 }
 
-// parseModules reads /proc/modules: "name size refs deps state addr".
-func parseModules(r io.Reader) ([]kmodule, error) {
-	var out []kmodule
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) < 6 {
-			continue
-		}
-		size, err1 := strconv.ParseUint(f[1], 10, 64)
-		start, err2 := strconv.ParseUint(strings.TrimPrefix(f[5], "0x"), 16, 64)
-		if err1 != nil || err2 != nil || start == 0 {
-			continue // hidden address (kptr_restrict) or odd line
-		}
-		out = append(out, kmodule{name: f[0], start: start, size: size})
-	}
-	return out, sc.Err()
-}
-
 // Lookup resolves addr. ok is false where no symbol covers it: hidden
 // addresses, or code kallsyms does not list (classic BPF programs such
 // as seccomp filters, JIT'd without a kallsyms entry).
@@ -198,8 +171,8 @@ func (k *Kallsyms) AboveCore(addr uint64) bool {
 func (k *Kallsyms) covers(s ksym, i int, addr uint64) bool {
 	if s.module != "" {
 		for _, m := range k.modules {
-			if m.name == s.module {
-				return addr < m.start+m.size
+			if m.Name == s.module {
+				return addr < m.Addr+m.Size
 			}
 		}
 		// No extent (no /proc/modules, or a pseudo-module such as

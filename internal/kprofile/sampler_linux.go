@@ -7,9 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,6 +19,7 @@ import (
 	"github.com/kbench/kbench/internal/cpus"
 	"github.com/kbench/kbench/internal/perfevent"
 	"github.com/kbench/kbench/internal/procfs"
+	"github.com/kbench/kbench/internal/skip"
 	"golang.org/x/sys/unix"
 )
 
@@ -91,13 +92,11 @@ func Open(o Options) (*Sampler, error) {
 	}
 	s := &Sampler{hz: o.Hz, procs: map[uint32]*procInfo{}, comms: map[uint32]string{}}
 	s.col = newCollector(s.seen)
-	var errs []error
+	var wide error // why system-wide sampling failed
 	if !o.ProcessOnly {
-		if err := s.openAll(online, nil); err == nil {
+		if wide = s.openAll(online, nil); wide == nil {
 			s.scope = "system-wide"
 			return s, nil
-		} else {
-			errs = append(errs, err)
 		}
 	}
 	tids, err := procfs.Host.Tasks(os.Getpid())
@@ -105,8 +104,13 @@ func Open(o Options) (*Sampler, error) {
 		return nil, err
 	}
 	if err := s.openAll(online, tids); err != nil {
-		errs = append(errs, err)
-		return nil, errors.Join(errs...)
+		if wide != nil {
+			// perfevent explained the refusal; the process's error
+			// carries that explanation once, the system-wide one its
+			// errno.
+			return nil, fmt.Errorf("%w; system-wide sampling before it: %s", err, errnoOf(wide))
+		}
+		return nil, err
 	}
 	s.scope = "process"
 	return s, nil
@@ -119,10 +123,10 @@ func Open(o Options) (*Sampler, error) {
 // and CPU, as perf record -p does.)
 func (s *Sampler) openAll(online []int, tids []int) error {
 	pids := []int{-1}
-	what := "system-wide kernel sampling (perf_event_open, pid -1)"
+	what := "system-wide kernel sampling"
 	if tids != nil {
 		pids = tids
-		what = "kernel sampling of this process (perf_event_open, per thread, inherited)"
+		what = "kernel sampling of this process (per thread, inherited)"
 	}
 	for _, cpu := range online {
 		var owner *ring
@@ -133,7 +137,7 @@ func (s *Sampler) openAll(online []int, tids []int) error {
 			}
 			if err != nil {
 				s.closeEvents()
-				return refused(what, err)
+				return fmt.Errorf("%s: %w", what, err)
 			}
 			s.events = append(s.events, ev)
 			if owner == nil {
@@ -155,19 +159,32 @@ func (s *Sampler) openAll(online []int, tids []int) error {
 	return nil
 }
 
+// openEvent is perfevent.Open; tests play its failures.
+var openEvent = perfevent.Open
+
+// errnoOf names the errno err wraps, or is err's text.
+func errnoOf(err error) string {
+	var errno unix.Errno
+	if errors.As(err, &errno) {
+		return skip.Errno(errno)
+	}
+	return err.Error()
+}
+
 // open opens the sampling event, trying cycles first.
 func (s *Sampler) open(pid, cpu int, inherit bool) (*perfevent.Event, error) {
 	if s.event == "" || s.event == "cycles" {
-		ev, err := perfevent.Open("cycles", samplingAttr(unix.PERF_TYPE_HARDWARE, unix.PERF_COUNT_HW_CPU_CYCLES, s.hz, inherit), pid, cpu, nil)
+		ev, err := openEvent("cycles", samplingAttr(unix.PERF_TYPE_HARDWARE, unix.PERF_COUNT_HW_CPU_CYCLES, s.hz, inherit), pid, cpu, nil)
 		if err == nil {
 			s.event = "cycles"
 			return ev, nil
 		}
-		if s.event == "cycles" || !errors.Is(err, perfevent.ErrNotSupported) {
+		// A refusal is no missing PMU: cpu-clock would be refused too.
+		if s.event == "cycles" || !errors.Is(err, perfevent.ErrNotSupported) || errors.Is(err, fs.ErrPermission) {
 			return nil, err
 		}
 	}
-	ev, err := perfevent.Open("cpu-clock", samplingAttr(unix.PERF_TYPE_SOFTWARE, unix.PERF_COUNT_SW_CPU_CLOCK, s.hz, inherit), pid, cpu, nil)
+	ev, err := openEvent("cpu-clock", samplingAttr(unix.PERF_TYPE_SOFTWARE, unix.PERF_COUNT_SW_CPU_CLOCK, s.hz, inherit), pid, cpu, nil)
 	if err == nil {
 		s.event = "cpu-clock"
 	}
@@ -310,24 +327,18 @@ func (s *Sampler) resolve() {
 		if _, ok := s.procs[pid]; !ok {
 			pi := &procInfo{}
 			if pid != 0 {
-				f, err := os.Open(fmt.Sprintf("/proc/%d/maps", pid))
-				if err == nil {
-					pi.maps, pi.err = parseMaps(f)
-					f.Close()
-				} else {
-					pi.err = err
-				}
+				pi.maps, pi.err = execMaps(procfs.Host.Maps(int(pid)))
 			}
 			s.procs[pid] = pi
 			for _, m := range pi.maps {
-				if m.path == "[vdso]" && s.vdso == nil {
-					s.vdso = readMem(pid, m)
+				if m.Path == "[vdso]" && s.vdso == nil {
+					s.vdso, _ = procfs.Host.ReadMem(int(pid), m)
 				}
 			}
 		}
 		if _, ok := s.comms[tid]; !ok && tid != 0 {
-			if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/comm", pid, tid)); err == nil {
-				s.comms[tid] = strings.TrimSpace(string(b))
+			if comm, err := procfs.Host.TaskComm(int(pid), int(tid)); err == nil {
+				s.comms[tid] = comm
 			}
 		}
 	}
@@ -408,66 +419,40 @@ func kallsyms(fresh bool) (k *Kallsyms, note string, reread bool) {
 // loadKallsyms reads the kernel's symbols, with a note where they cannot
 // name kernel frames.
 func loadKallsyms() (*Kallsyms, string) {
-	f, err := os.Open("/proc/kallsyms")
-	if err != nil {
+	mods, err := procfs.Host.Modules()
+	var bad *procfs.SyntaxError
+	if errors.As(err, &bad) {
 		return nil, fmt.Sprintf("kernel frames unnamed: %v", err)
 	}
-	defer f.Close()
-	var mods *os.File
-	if m, err := os.Open("/proc/modules"); err == nil {
-		mods = m
-		defer m.Close()
-	}
-	var k *Kallsyms
-	if mods != nil {
-		k, err = ParseKallsyms(f, mods)
-	} else {
-		k, err = ParseKallsyms(f, nil)
-	}
+	// Without /proc/modules (no CONFIG_MODULES), no module extents.
+	k, err := buildKallsyms(procfs.Host.Kallsyms, mods)
 	if err != nil {
 		return nil, fmt.Sprintf("kernel frames unnamed: %v", err)
 	}
 	if k.Zeroed {
-		return k, fmt.Sprintf("kernel frames unnamed: /proc/kallsyms shows every address as 0 to this user (kernel.kptr_restrict is %s); run as root",
-			readTrim("/proc/sys/kernel/kptr_restrict"))
+		kptr, err := procfs.Host.Sysctl("kernel.kptr_restrict")
+		if err != nil {
+			kptr = "unreadable"
+		}
+		return k, fmt.Sprintf("kernel frames unnamed: /proc/kallsyms shows every address as 0 to this user (kernel.kptr_restrict is %s); run as root", kptr)
 	}
 	return k, ""
 }
 
-// openFile gives the symbolizer a file opened while its process lived.
+// openFile gives the symbolizer a file opened while its process lived:
+// the vDSO's image read from its memory, the mapped file through /proc,
+// else the path as named.
 func (s *Sampler) openFile(pid uint32, m mapping) (io.ReaderAt, error) {
-	if m.path == "[vdso]" {
+	if m.Path == "[vdso]" {
 		if s.vdso == nil {
 			return nil, errors.New("vDSO image not read")
 		}
 		return bytes.NewReader(s.vdso), nil
 	}
-	// map_files opens the very file mapped, even if deleted or in
-	// another mount namespace (it needs CAP_SYS_ADMIN); the process's
-	// root reaches it in its mount namespace; else the path as named.
-	for _, path := range []string{
-		fmt.Sprintf("/proc/%d/map_files/%x-%x", pid, m.start, m.end),
-		fmt.Sprintf("/proc/%d/root%s", pid, m.path),
-	} {
-		if f, err := os.Open(path); err == nil {
-			return f, nil
-		}
+	if f, err := procfs.Host.OpenMapped(int(pid), m); err == nil {
+		return f, nil
 	}
-	return os.Open(m.path)
-}
-
-// readMem reads a mapping's bytes from /proc/PID/mem; nil where refused.
-func readMem(pid uint32, m mapping) []byte {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/mem", pid))
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	b := make([]byte, m.end-m.start)
-	if _, err := f.ReadAt(b, int64(m.start)); err != nil {
-		return nil
-	}
-	return b
+	return os.Open(m.Path)
 }
 
 // Close disables sampling and releases the events, rings and files.

@@ -3,57 +3,37 @@
 package kprofile
 
 import (
-	"bufio"
 	"debug/elf"
 	"debug/gosym"
 	"fmt"
 	"io"
 	"path/filepath"
 	"sort"
-	"strconv"
-	"strings"
+
+	"github.com/kbench/kbench/internal/procfs"
 )
 
 // mapping is one executable line of /proc/PID/maps.
-type mapping struct {
-	start, end, offset uint64
-	path               string // "" for anonymous; "[vdso]" and such kept
-}
+type mapping = procfs.Mapping
 
-// parseMaps reads /proc/PID/maps text, keeping executable mappings.
-func parseMaps(r io.Reader) ([]mapping, error) {
-	var out []mapping
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
-		// "00400000-00452000 r-xp 00000000 08:02 173521      /usr/bin/dbus-daemon"
-		f := strings.Fields(sc.Text())
-		if len(f) < 5 || len(f[1]) < 3 || f[1][2] != 'x' {
-			continue
-		}
-		lo, hi, ok := strings.Cut(f[0], "-")
-		if !ok {
-			return nil, fmt.Errorf("maps line %q: no range", sc.Text())
-		}
-		start, err1 := strconv.ParseUint(lo, 16, 64)
-		end, err2 := strconv.ParseUint(hi, 16, 64)
-		off, err3 := strconv.ParseUint(f[2], 16, 64)
-		if err1 != nil || err2 != nil || err3 != nil {
-			return nil, fmt.Errorf("maps line %q: bad numbers", sc.Text())
-		}
-		m := mapping{start: start, end: end, offset: off}
-		if len(f) >= 6 {
-			m.path = strings.Join(f[5:], " ")
-		}
-		out = append(out, m)
+// execMaps keeps the executable mappings of a process's maps.
+func execMaps(ms []procfs.Mapping, err error) ([]mapping, error) {
+	if err != nil {
+		return nil, err
 	}
-	return out, sc.Err()
+	var out []mapping
+	for _, m := range ms {
+		if m.Exec() {
+			out = append(out, m)
+		}
+	}
+	return out, nil
 }
 
 // find returns the mapping holding addr.
 func findMapping(ms []mapping, addr uint64) (mapping, bool) {
 	for _, m := range ms {
-		if addr >= m.start && addr < m.end {
+		if addr >= m.Start && addr < m.End {
 			return m, true
 		}
 	}
@@ -158,9 +138,9 @@ func unknownName(m mapping, ok bool, addr uint64) string {
 		// without frame pointers: the address is garbage.
 		return "[unknown]"
 	}
-	name := m.path
+	name := m.Path
 	if name == "" {
 		name = "[anon]"
 	}
-	return fmt.Sprintf("[unknown] %s+%#x", filepath.Base(name), addr-m.start+m.offset)
+	return fmt.Sprintf("[unknown] %s+%#x", filepath.Base(name), addr-m.Start+m.Offset)
 }

@@ -18,14 +18,15 @@
 package limits
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"os"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/kbench/kbench/internal/cpus"
+	"github.com/kbench/kbench/internal/procfs"
 	"github.com/kbench/kbench/internal/skip"
 	"golang.org/x/sys/unix"
 )
@@ -61,9 +62,8 @@ func Nofile() (soft, hard uint64, err error) {
 }
 
 // OpenFds counts the open fds of the calling thread's fd table, not
-// counting the directory fd it opens to look. It uses raw syscalls and no
-// Go file, so that it also works on a thread with a private fd table
-// (thread.UnshareFiles), which the netpoller must never see.
+// counting the directory fd it opens to look. It works on a thread with a
+// private fd table too (procfs.FS.ThreadFds).
 func OpenFds() (int, error) { return Used(math.MaxUint64) }
 
 // Used counts the open fds numbered below limit in the calling thread's
@@ -75,57 +75,22 @@ func OpenFds() (int, error) { return Used(math.MaxUint64) }
 // directory (EMFILE) has every number below the soft limit in use, so
 // Used then returns limit where limit is at most the soft limit.
 func Used(limit uint64) (int, error) {
-	const dir = "/proc/thread-self/fd"
-	dfd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err == unix.EMFILE {
+	fds, err := procfs.Host.ThreadFds()
+	if errors.Is(err, unix.EMFILE) {
 		if soft, _, serr := Nofile(); serr == nil && limit <= soft {
 			return int(limit), nil
 		}
 	}
 	if err != nil {
-		return 0, fmt.Errorf("open %s: %s", dir, skip.Errno(err))
-	}
-	defer unix.Close(dfd)
-	names, err := dirNames(dfd, dir)
-	if err != nil {
 		return 0, err
 	}
 	n := 0
-	for _, name := range names {
-		fd, err := strconv.ParseUint(name, 10, 64)
-		if err == nil && fd != uint64(dfd) && fd < limit {
+	for _, fd := range fds {
+		if uint64(fd) < limit {
 			n++
 		}
 	}
 	return n, nil
-}
-
-// countDir counts the entries of dir but "." and "..".
-func countDir(dir string) (int, error) {
-	dfd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return 0, fmt.Errorf("open %s: %s", dir, skip.Errno(err))
-	}
-	defer unix.Close(dfd)
-	names, err := dirNames(dfd, dir)
-	return len(names), err
-}
-
-// dirNames lists the open directory dfd (named dir in errors) with raw
-// getdents calls, leaving out "." and "..".
-func dirNames(dfd int, dir string) ([]string, error) {
-	buf := make([]byte, 8192)
-	var names []string
-	for {
-		nb, err := unix.Getdents(dfd, buf)
-		if err != nil {
-			return nil, fmt.Errorf("getdents %s: %s", dir, skip.Errno(err))
-		}
-		if nb == 0 {
-			return names, nil
-		}
-		_, _, names = unix.ParseDirent(buf[:nb], -1, names)
-	}
 }
 
 // Fds checks that the calling thread's fd table can hold extra more fds
@@ -174,7 +139,7 @@ func Tasks(what string, extra int, why string) error {
 	if r.Cur == unix.RLIM_INFINITY || exempt() {
 		return nil
 	}
-	now, err := userTasks(os.Getuid())
+	now, err := procfs.Host.UserTasks(os.Getuid())
 	if err != nil {
 		return err
 	}
@@ -205,31 +170,6 @@ func TasksLimited() bool {
 // kernel's check in copy_process).
 func exempt() bool {
 	return os.Getuid() == 0 || hasCap(unix.CAP_SYS_RESOURCE) || hasCap(unix.CAP_SYS_ADMIN)
-}
-
-// userTasks counts the tasks (threads) of the processes in /proc owned by
-// uid: a /proc/<pid> directory belongs to its process's effective uid,
-// and /proc/<pid>/task lists its threads. Processes that end while it
-// looks are left out.
-func userTasks(uid int) (int, error) {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return 0, fmt.Errorf("listing /proc: %v", err)
-	}
-	n := 0
-	for _, e := range ents {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
-		var st unix.Stat_t
-		if unix.Stat("/proc/"+e.Name(), &st) != nil || int(st.Uid) != uid {
-			continue
-		}
-		if c, err := countDir("/proc/" + e.Name() + "/task"); err == nil {
-			n += c
-		}
-	}
-	return n, nil
 }
 
 // CPUs returns the usable CPUs (online and in the affinity mask, which a

@@ -7,6 +7,14 @@
 // what it accepts, so the run stops (exit status 2) rather than measure
 // something the user did not ask for. An unset variable takes its
 // documented default.
+//
+// A declaration is the one text of its variable: its name, default, what
+// it accepts and what it means. The README's table of variables is made
+// from the declarations (go test ./internal/options -run
+// TestReadmeDocumentsCatalog -update), which the test reads from the
+// module's source, so their text must be literals or constants of the
+// declaring package; the test fails when the table and the declarations
+// differ by a word.
 package options
 
 import (
@@ -16,14 +24,15 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // Var is one KBENCH_* variable.
 type Var struct {
 	Name    string
 	Accepts string // what values it accepts, for messages and the README
-	Default string // used when unset
-	Doc     string
+	Default string // used when unset; "" for none
+	Doc     string // what it is for, for the README (Markdown); says what unset means where Default is ""
 	parse   func(string) error
 }
 
@@ -140,7 +149,7 @@ func Parse() error { return parse(os.LookupEnv, os.Environ()) }
 func parse(lookup func(string) (string, bool), environ []string) error {
 	var errs []error
 	for _, v := range registered {
-		if !Known(v.Name) {
+		if !known(v.Name) {
 			errs = append(errs, fmt.Errorf("%s is declared but missing from the catalog in internal/options/catalog.go", v.Name))
 			continue
 		}
@@ -160,11 +169,21 @@ func parse(lookup func(string) (string, bool), environ []string) error {
 	}
 	for _, kv := range environ {
 		name, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(name, "KBENCH_") && !Known(name) {
-			errs = append(errs, fmt.Errorf("%s is not a kbench variable; known: %s", name, strings.Join(Names(), ", ")))
+		if strings.HasPrefix(name, "KBENCH_") && !known(name) {
+			errs = append(errs, fmt.Errorf("%s is not a kbench variable; known: %s", shown(name), strings.Join(names(), ", ")))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// shown is an environment variable's name for a message: as it is, or
+// quoted where it holds what a terminal would not show (a newline would
+// split the message's one line per problem).
+func shown(name string) string {
+	if strings.ContainsFunc(name, func(r rune) bool { return !unicode.IsPrint(r) }) {
+		return strconv.Quote(name)
+	}
+	return name
 }
 
 func defaultNote(v *Var) string {

@@ -3,7 +3,6 @@
 package options
 
 import (
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -84,17 +83,5 @@ func TestUncataloguedDeclaration(t *testing.T) {
 	err := withVars(t, func() { Int("KBENCH_NOT_IN_CATALOG", "1", 0, 1, "") }, nil)
 	if err == nil || !strings.Contains(err.Error(), "catalog") {
 		t.Fatalf("declaration outside the catalog accepted: %v", err)
-	}
-}
-
-func TestReadmeDocumentsCatalog(t *testing.T) {
-	data, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range Names() {
-		if !strings.Contains(string(data), "`"+name+"`") {
-			t.Errorf("README.md does not document %s", name)
-		}
 	}
 }

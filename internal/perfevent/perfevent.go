@@ -6,10 +6,12 @@
 // summed and scaled by time_enabled/time_running where the kernel
 // multiplexed them.
 //
-// Errors that mean "this machine or kernel cannot count it" (no PMU, an
-// event the PMU lacks, no perf_event_open at all) wrap skip.ErrNotSupported,
-// as cilium/ebpf's probes wrap ebpf.ErrNotSupported; a refusal for lack of
-// privilege wraps fs.ErrPermission (EACCES or EPERM).
+// Errors that mean "this machine or kernel cannot count it here" (no PMU,
+// an event the PMU lacks, no perf_event_open at all, or a refusal for
+// lack of privilege) are a skip.Unsupported, as cilium/ebpf's probes wrap
+// ebpf.ErrNotSupported; a refusal also wraps fs.ErrPermission (EACCES or
+// EPERM). OpenError is the one place a failed open is explained: callers
+// add what they were doing, never a second explanation.
 package perfevent
 
 import (
@@ -51,26 +53,9 @@ func Open(name string, attr *unix.PerfEventAttr, pid, cpu int, group *Event) (*E
 	}
 	fd, err := unix.PerfEventOpen(&a, pid, cpu, groupFd, unix.PERF_FLAG_FD_CLOEXEC)
 	if err != nil {
-		return nil, openError(name, pid, cpu, err)
+		return nil, OpenError(name, &a, pid, cpu, err)
 	}
 	return &Event{fd: fd, attr: a, name: name}, nil
-}
-
-// openError wraps what perf_event_open said: ErrNotSupported for an event
-// this machine has not, fs.ErrPermission (via the errno) for a refusal.
-func openError(name string, pid, cpu int, err error) error {
-	where := fmt.Sprintf("perf_event_open(%s, pid=%d, cpu=%d)", name, pid, cpu)
-	switch err {
-	case unix.ENOENT, unix.EOPNOTSUPP, unix.ENODEV, unix.ENOSYS:
-		hint := "the kernel or the CPU's PMU does not offer it"
-		if err == unix.ENOSYS {
-			hint = "the kernel was built without CONFIG_PERF_EVENTS"
-		}
-		return &skip.Unsupported{Feature: where, Err: err, Hint: hint}
-	case unix.EACCES, unix.EPERM:
-		return fmt.Errorf("%s: %s: %s: %w", where, skip.Errno(err), paranoidHint(), err)
-	}
-	return fmt.Errorf("%s: %s: %w", where, skip.Errno(err), err)
 }
 
 // FD is the event's file descriptor, for mmap or other ioctls.

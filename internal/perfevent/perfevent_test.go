@@ -6,12 +6,14 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/kbench/kbench/internal/procfs"
 	"github.com/kbench/kbench/internal/skip"
 )
 
@@ -37,7 +39,7 @@ func openOrSkip(t *testing.T, scope Scope) *Set {
 		}
 	}
 	s, err := OpenSet(swSpecs, scope, os.Getpid(), true)
-	SkipIfRefused(t, err)
+	skip.IfNotSupported(t, err)
 	t.Cleanup(func() { s.Close() })
 	return s
 }
@@ -135,7 +137,7 @@ func TestMissingPMUIsNotSupported(t *testing.T) {
 	}
 	if errors.Is(err, os.ErrPermission) {
 		// kernel.perf_event_paranoid=3 refuses even that.
-		SkipIfRefused(t, err)
+		skip.IfNotSupported(t, err)
 	}
 	if !errors.Is(err, ErrNotSupported) {
 		t.Errorf("no PMU: %v does not wrap ErrNotSupported", err)
@@ -144,11 +146,10 @@ func TestMissingPMUIsNotSupported(t *testing.T) {
 
 // TestRefusalNamesParanoid: EACCES and EPERM from perf_event_open (as
 // every unprivileged open gets with Debian's kernel.perf_event_paranoid=3)
-// wrap fs.ErrPermission, say what the setting allows and how to get more,
-// and make SkipIfRefused skip rather than fail.
+// are a skip that wraps fs.ErrPermission and says, once, what the setting
+// allows and how to get more.
 func TestRefusalNamesParanoid(t *testing.T) {
-	dir := t.TempDir()
-	defer func(f string) { paranoidFile = f }(paranoidFile)
+	defer func(p procfs.FS) { proc = p }(proc)
 	for _, c := range []struct {
 		file string // "" for none
 		want []string
@@ -158,31 +159,59 @@ func TestRefusalNamesParanoid(t *testing.T) {
 		{"-1\n", []string{"perf_event_paranoid is -1", "LSM"}},
 		{"", []string{"not readable here", "CAP_PERFMON", "kernel.perf_event_paranoid"}},
 	} {
-		paranoidFile = dir + "/absent"
+		proc = procfs.FS{Dir: t.TempDir()}
 		if c.file != "" {
-			paranoidFile = dir + "/paranoid"
-			if err := os.WriteFile(paranoidFile, []byte(c.file), 0o644); err != nil {
+			path := proc.SysctlPath("kernel.perf_event_paranoid")
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, []byte(c.file), 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}
 		for _, errno := range []error{unix.EACCES, unix.EPERM} {
-			err := openError("cycles", 0, -1, errno)
-			if !errors.Is(err, os.ErrPermission) || errors.Is(err, ErrNotSupported) {
-				t.Errorf("paranoid %q, %v: %v should wrap fs.ErrPermission only", c.file, errno, err)
+			err := OpenError("cycles", &unix.PerfEventAttr{}, 0, -1, errno)
+			if !errors.Is(err, os.ErrPermission) || !errors.Is(err, ErrNotSupported) {
+				t.Errorf("paranoid %q, %v: %v should wrap fs.ErrPermission and ErrNotSupported", c.file, errno, err)
 			}
 			for _, w := range c.want {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("paranoid %q, %v: %q lacks %q", c.file, errno, err, w)
 				}
 			}
+			if n := strings.Count(err.Error(), "perf_event_paranoid is"); c.file != "" && n != 1 {
+				t.Errorf("paranoid %q, %v: %q states the setting %d times, want once", c.file, errno, err, n)
+			}
 			var skipped bool
 			t.Run("skip", func(t *testing.T) {
 				defer func() { skipped = t.Skipped() }()
-				SkipIfRefused(t, err)
+				skip.IfNotSupported(t, err)
 			})
 			if !skipped {
-				t.Errorf("SkipIfRefused(%v) did not skip", err)
+				t.Errorf("skip.IfNotSupported(%v) did not skip", err)
 			}
 		}
+	}
+}
+
+// TestSamplingRateRefusal: EINVAL for an event opened at a frequency names
+// the kernel's cap on the rate; for a counting event it is the errno alone.
+func TestSamplingRateRefusal(t *testing.T) {
+	defer func(p procfs.FS) { proc = p }(proc)
+	proc = procfs.FS{Dir: t.TempDir()}
+	path := proc.SysctlPath("kernel.perf_event_max_sample_rate")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte("1000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sampling := &unix.PerfEventAttr{Sample: 4000, Bits: unix.PerfBitFreq}
+	err := OpenError("cpu-clock", sampling, -1, 0, unix.EINVAL)
+	if !errors.Is(err, unix.EINVAL) || errors.Is(err, ErrNotSupported) || !strings.Contains(err.Error(), "4000 Hz above kernel.perf_event_max_sample_rate (1000)") {
+		t.Errorf("sampling at 4000 Hz, cap 1000: %v", err)
+	}
+	if err := OpenError("cycles", &unix.PerfEventAttr{}, 0, -1, unix.EINVAL); strings.Contains(err.Error(), "sample_rate") {
+		t.Errorf("a counting event's EINVAL blames the sample rate: %v", err)
 	}
 }

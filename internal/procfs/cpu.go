@@ -4,7 +4,6 @@ package procfs
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -28,14 +27,20 @@ func (fs FS) SchedTimes(pid, tid int) (run, wait time.Duration, err error) {
 	if err != nil {
 		return 0, 0, err
 	}
+	return ParseSchedstat(path, data)
+}
+
+// ParseSchedstat parses the contents of a schedstat file read from path:
+// "run wait timeslices", the first two in ns.
+func ParseSchedstat(path string, data []byte) (run, wait time.Duration, err error) {
 	f := strings.Fields(string(data))
 	if len(f) < 2 {
-		return 0, 0, fmt.Errorf("%s: %q", path, data)
+		return 0, 0, syntaxError(path, 1, "run and wait times in ns", string(data))
 	}
 	var ns [2]int64
 	for i := range ns {
-		if ns[i], err = strconv.ParseInt(f[i], 10, 64); err != nil {
-			return 0, 0, fmt.Errorf("%s: %q", path, data)
+		if ns[i], err = strconv.ParseInt(f[i], 10, 64); err != nil || ns[i] < 0 {
+			return 0, 0, syntaxError(path, 1, "run and wait times in ns", string(data))
 		}
 	}
 	return time.Duration(ns[0]), time.Duration(ns[1]), nil

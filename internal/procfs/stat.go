@@ -3,7 +3,6 @@
 package procfs
 
 import (
-	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -50,21 +49,21 @@ func ParseStat(path string, data []byte) (Stat, error) {
 	s := string(data)
 	open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
 	if open < 0 || end < open {
-		return Stat{}, fmt.Errorf("%s: no (comm) in %q", path, s)
+		return Stat{}, syntaxError(path, 1, "pid (comm) state ...", s)
 	}
 	var st Stat
 	var err error
 	if st.Pid, err = strconv.Atoi(strings.TrimSpace(s[:open])); err != nil {
-		return Stat{}, fmt.Errorf("%s: pid %q", path, s[:open])
+		return Stat{}, syntaxError(path, 1, "a pid before the (comm)", s[:open])
 	}
 	st.Comm = s[open+1 : end]
 	// f[0] is field 3 of proc(5), state.
 	f := strings.Fields(s[end+1:])
 	if len(f) < 13 || len(f[0]) != 1 {
-		return Stat{}, fmt.Errorf("%s: %d fields after the comm, want 13 or more", path, len(f))
+		return Stat{}, syntaxError(path, 1, "a state letter and 12 or more fields after the (comm)", s[end+1:])
 	}
 	st.State = f[0][0]
-	bad := func(name, v string) error { return fmt.Errorf("%s: %s %q is not a number", path, name, v) }
+	bad := func(name, v string) error { return syntaxError(path, 1, name+" as a decimal number", v) }
 	if st.PPid, err = strconv.Atoi(f[1]); err != nil {
 		return Stat{}, bad("ppid", f[1])
 	}

@@ -28,8 +28,9 @@ import (
 // PR_GET_SPECULATION_CTRL's answer in words.
 const IndirectBranch = "SpeculationIndirectBranch"
 
-// ErrMissing reports that the kernel does not print a field.
-var ErrMissing = errors.New("field not present in status file")
+// ErrMissing reports that the kernel does not print a field (of a status
+// file, a netstat group).
+var ErrMissing = errors.New("field not present")
 
 // Status holds the fields of one status file.
 type Status struct {

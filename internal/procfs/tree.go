@@ -7,6 +7,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // Tasks lists the thread ids of process pid and of every descendant
@@ -86,16 +88,12 @@ func (fs FS) children(pid int, tids []int) ([]int, error) {
 // scanChildren finds pid's children by the parent id in every process's
 // stat, for kernels without children files.
 func (fs FS) scanChildren(pid int) ([]int, error) {
-	entries, err := os.ReadDir(fs.Dir)
+	pids, err := fs.pids()
 	if err != nil {
 		return nil, err
 	}
 	var kids []int
-	for _, e := range entries {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
+	for _, p := range pids {
 		st, err := fs.Stat(p)
 		if err != nil {
 			continue // it exited
@@ -105,4 +103,44 @@ func (fs FS) scanChildren(pid int) ([]int, error) {
 		}
 	}
 	return kids, nil
+}
+
+// UserTasks counts the tasks (threads) of the processes owned by uid: a
+// process's directory belongs to its effective uid, and its task
+// directory lists its threads. Processes that end while it looks are
+// left out.
+func (fs FS) UserTasks(uid int) (int, error) {
+	pids, err := fs.pids()
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, pid := range pids {
+		var st unix.Stat_t
+		if unix.Stat(fs.procPath(pid, ""), &st) != nil || int(st.Uid) != uid {
+			continue
+		}
+		if c, err := countDir(fs.procPath(pid, "task")); err == nil {
+			n += c
+		}
+	}
+	return n, nil
+}
+
+// pids lists the processes of the mount: its numbered directories.
+func (fs FS) pids() ([]int, error) { return numbered(fs.Dir) }
+
+// numbered lists the numbered entries of dir (pids, tids).
+func numbered(dir string) ([]int, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var ids []int
+	for _, e := range entries {
+		if id, err := strconv.Atoi(e.Name()); err == nil {
+			ids = append(ids, id)
+		}
+	}
+	return ids, nil
 }

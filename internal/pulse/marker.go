@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kbench/kbench/internal/fingerprint"
+	"github.com/kbench/kbench/internal/procfs"
 )
 
 // A protect pulse's after-effect lasts until reboot (report 000), so a
@@ -31,8 +32,7 @@ func markProtect() {
 }
 
 func markerName() string {
-	boot, err := os.ReadFile(bootIDPath)
-	id := strings.TrimSpace(string(boot))
+	id, err := procfs.Host.BootID()
 	if err != nil || id == "" {
 		id = "unknown-boot"
 	}

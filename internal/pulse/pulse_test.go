@@ -196,7 +196,7 @@ func getUnsupportedIf(err error) error {
 	if err == nil {
 		return nil
 	}
-	return getUnsupported(err)
+	return GetUnsupported(err)
 }
 
 func TestCompareContained(t *testing.T) {

@@ -4,7 +4,6 @@ package pulse
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -12,13 +11,14 @@ import (
 	"github.com/kbench/kbench/internal/cpus"
 	"github.com/kbench/kbench/internal/fingerprint"
 	"github.com/kbench/kbench/internal/options"
+	"github.com/kbench/kbench/internal/procfs"
 )
 
 // Requested is KBENCH_PULSE: the sweep benchmain runs before the first test
 // or benchmark of a binary ("off", "sham" or "protect"). It also unlocks
 // prctlbench's protect rows, which contaminate the rest of the boot.
 var Requested = options.Enum("KBENCH_PULSE", "off", []string{"off", string(Sham), string(Protect)},
-	"one pulse per online CPU before the first test or benchmark of each test binary; protect's after-effect lasts until reboot")
+	"every test binary: one `PR_SPEC_INDIRECT_BRANCH` pulse per online CPU before its first test or benchmark, recorded in the fingerprint (`pulse.*`); `protect` also unlocks `prctlbench`'s protect rows. A protect sweep changes results until reboot: [docs/pulses.md](docs/pulses.md)")
 
 // RequestedMode returns KBENCH_PULSE's mode, or "" when it is off.
 func RequestedMode() Mode {
@@ -27,10 +27,6 @@ func RequestedMode() Mode {
 	}
 	return ""
 }
-
-// bootIDPath names this boot; two result files with the same boot id
-// shared whatever a protect sweep left behind.
-const bootIDPath = "/proc/sys/kernel/random/boot_id"
 
 // RunRequested runs the KBENCH_PULSE sweep over every online CPU, checks
 // that protection stayed on the pulse threads, and returns the fingerprint
@@ -58,8 +54,9 @@ func RunRequested() ([]fingerprint.Field, error) {
 	if note == "" {
 		note = "main thread and a new thread read " + initial.String() + ", as at start"
 	}
-	boot, err := os.ReadFile(bootIDPath)
-	bootID := strings.TrimSpace(string(boot))
+	// The boot id names this boot: two result files with the same one
+	// shared whatever a protect sweep left behind.
+	bootID, err := procfs.Host.BootID()
 	if err != nil {
 		bootID = "(unreadable: " + err.Error() + ")"
 	}

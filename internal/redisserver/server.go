@@ -40,7 +40,7 @@ var serverPath = options.String("KBENCH_REDIS_SERVER", "the path of a redis-serv
 		}
 		return nil
 	},
-	"the redis-server that redisbench starts (default: redis-server from PATH).")
+	"the redis-server `redisbench` starts (unset: `redis-server` from `PATH`)")
 
 // Hint says how to get a server when none is found.
 const Hint = "install redis-server (Debian/Ubuntu: apt-get install redis-server; Fedora: dnf install redis), " +

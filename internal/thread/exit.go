@@ -123,7 +123,6 @@ type taskState struct {
 
 func readTaskState(tid int) *taskState {
 	pid := os.Getpid()
-	dir := fmt.Sprintf("/proc/self/task/%d/", tid)
 	st := &taskState{at: time.Now(), switches: -1, queued: -1}
 	s, err := procfs.Host.TaskStat(pid, tid)
 	if err != nil {
@@ -131,16 +130,10 @@ func readTaskState(tid int) *taskState {
 		return st
 	}
 	st.state, st.flags = string(s.State), s.Flags
-	if w, err := os.ReadFile(dir + "wchan"); err == nil {
-		st.wchan = string(w)
+	if w, err := procfs.Host.Wchan(pid, tid); err == nil {
+		st.wchan = w
 	}
-	if s, err := os.ReadFile(dir + "stack"); err == nil {
-		var frames []string
-		for _, l := range strings.Split(strings.TrimSpace(string(s)), "\n") {
-			if f := strings.Fields(l); len(f) > 0 {
-				frames = append(frames, f[len(f)-1])
-			}
-		}
+	if frames, err := procfs.Host.KernelStack(pid, tid); err == nil {
 		st.stack = strings.Join(frames, " < ")
 	}
 	if _, wait, err := procfs.Host.SchedTimes(pid, tid); err == nil {

@@ -35,15 +35,28 @@ func UnshareFiles() error {
 	filesMu.RLock()
 	err := unix.Unshare(unix.CLONE_FILES)
 	filesMu.RUnlock()
+	return unshareError(err)
+}
+
+// unshareError explains unshare(CLONE_FILES)'s err (nil for none).
+func unshareError(err error) error {
 	switch err {
 	case nil:
 		return nil
 	case unix.EPERM, unix.ENOSYS:
-		return &skip.Unsupported{
+		u := &skip.Unsupported{
 			Feature: "unshare(CLONE_FILES), for a private fd table per thread as a forked process has",
 			Err:     err,
 			Hint:    "a seccomp profile (Docker's default blocks unshare without CAP_SYS_ADMIN) or an LSM refused it; run on the host or with --security-opt seccomp=unconfined",
 		}
+		if err == unix.ENOSYS {
+			// unshare(2) came in Linux 2.6.16 (unshare(2); Version
+			// holds 2.6): a newer kernel without it is a sandbox's
+			// answer, which the kernel matrix must not pass as a
+			// skip. EPERM is a privilege, which no release decides.
+			u.Since = skip.Version{Major: 2, Minor: 6}
+		}
+		return u
 	}
 	return fmt.Errorf("unshare(CLONE_FILES): %s", skip.Errno(err))
 }

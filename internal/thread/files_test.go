@@ -104,3 +104,22 @@ func sharesFd(fd int) bool {
 	_, err := os.Lstat(fmt.Sprintf("/proc/self/fd/%d", fd))
 	return err == nil
 }
+
+// TestUnshareErrorSince: only ENOSYS, which no kernel since 2.6.16 gives
+// of itself, names a release; EPERM, a sandbox's or a privilege's, does not.
+func TestUnshareErrorSince(t *testing.T) {
+	for _, tc := range []struct {
+		err   error
+		since bool
+	}{{unix.ENOSYS, true}, {unix.EPERM, false}} {
+		var u *skip.Unsupported
+		if err := unshareError(tc.err); !errors.As(err, &u) {
+			t.Errorf("%v: %v, want a skip.Unsupported", tc.err, err)
+		} else if !u.Since.IsZero() != tc.since {
+			t.Errorf("%v: Since %v, want set %v", tc.err, u.Since, tc.since)
+		}
+	}
+	if err := unshareError(unix.EINVAL); err == nil || errors.Is(err, skip.ErrNotSupported) {
+		t.Errorf("EINVAL: %v, want a plain error", err)
+	}
+}

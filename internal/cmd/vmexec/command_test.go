@@ -20,8 +20,8 @@ import (
 )
 
 // kernelVar names the kernel image the guest boot tests use.
-var kernelVar = options.String("KBENCH_VM_KERNEL", "a kernel image (bzImage)", "", checkImage,
-	"internal/cmd/vmexec's tests: the kernel their real guest boots use; unset, they skip")
+var kernelVar = options.String("KBENCH_VM_KERNEL", "the path of a kernel image (bzImage, /boot/vmlinuz-*)", "", checkImage,
+	"`internal/cmd/vmexec`'s tests boot it in QEMU and run test binaries in the guest (unset: the guest boot tests skip)")
 
 // vmexecBin is vmexec built for the command tests (CGO_ENABLED=0: a
 // static init, as the package doc recommends), by the first test that

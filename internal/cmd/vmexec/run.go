@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/kbench/kbench/internal/fingerprint"
+	"github.com/kbench/kbench/internal/procfs"
 	"golang.org/x/sys/unix"
 )
 
@@ -237,16 +238,12 @@ func hostFacts(cfg *config, qemu string) ([]string, error) {
 }
 
 func hostCPU() string {
-	f, err := os.Open("/proc/cpuinfo")
+	info, err := procfs.Host.CPUInfo()
 	if err != nil {
 		return "(unreadable: " + err.Error() + ")"
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
+	if models := info.Values("model name"); len(models) > 0 {
+		return models[0]
 	}
 	return "(missing)"
 }
