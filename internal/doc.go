@@ -44,6 +44,14 @@
 // file carries //go:build linux, and on any other GOOS the build stops at
 // internal/notlinux.go, which says so. layers_test.go checks both.
 //
+// # File names
+//
+// A file is named for what it does (sock.go, netstat.go), its tests and
+// fuzz targets beside it (sock_test.go, or fuzz_test.go for a package's
+// parsers together). Since the build tag
+// already makes every file Linux-only, no file carries a GOOS suffix: a
+// _linux.go beside files without one would say that the others are not.
+//
 // An instrument attaches to every row as package region's doc says
 // (section Instruments); no benchmark package names its instruments.
 package internal

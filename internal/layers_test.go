@@ -325,6 +325,19 @@ func offLinux(expr constraint.Expr) bool {
 	return false
 }
 
+// goosSuffix returns the GOOS a file's name ends in (x_linux.go,
+// x_linux_test.go, x_linux_amd64.go), or "".
+func goosSuffix(path string) string {
+	name := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(path), ".go"), "_test")
+	parts := strings.Split(name, "_")
+	for _, p := range parts[1:] {
+		if knownOS[p] {
+			return p
+		}
+	}
+	return ""
+}
+
 // checkLinuxOnly returns the files that break "Linux only, said once":
 // every file but notLinuxFile carries a //go:build line that leaves it
 // out on any other GOOS, and notLinuxFile is built there.
@@ -338,6 +351,8 @@ func checkLinuxOnly(files []goFile) []string {
 			if !stop {
 				bad = append(bad, fmt.Sprintf("%s must be built on every GOOS but Linux (//go:build !linux), to stop the build there saying why", f.path))
 			}
+		case goosSuffix(f.path) != "":
+			bad = append(bad, fmt.Sprintf("%s: a _%s suffix, but every file is Linux-only by its build line: drop the suffix (internal/doc.go, File names)", f.path, goosSuffix(f.path)))
 		case f.build == nil:
 			missing = append(missing, f.path)
 		case offLinux(f.build):
@@ -366,8 +381,8 @@ func TestLinuxOnly(t *testing.T) {
 	}
 }
 
-// TestCheckLinuxOnlyFires: a file without the line, one built off Linux
-// and a missing stop file are each reported.
+// TestCheckLinuxOnlyFires: a file without the line, one built off Linux,
+// one with a GOOS suffix and a missing stop file are each reported.
 func TestCheckLinuxOnlyFires(t *testing.T) {
 	parse := func(s string) constraint.Expr {
 		e, err := constraint.Parse(s)
@@ -382,9 +397,10 @@ func TestCheckLinuxOnlyFires(t *testing.T) {
 		{path: "a/none.go"},
 		{path: "a/unix.go", build: parse("//go:build unix")},
 		{path: "a/notdarwin.go", build: parse("//go:build !darwin")},
+		{path: "a/sock_linux_test.go", build: parse("//go:build linux")},
 	}
 	got := checkLinuxOnly(files)
-	want := []string{"no //go:build linux line in a/none.go:", "a/unix.go: //go:build unix is built", "a/notdarwin.go: //go:build !darwin is built", "no internal/notlinux.go"}
+	want := []string{"no //go:build linux line in a/none.go:", "a/unix.go: //go:build unix is built", "a/notdarwin.go: //go:build !darwin is built", "a/sock_linux_test.go: a _linux suffix", "no internal/notlinux.go"}
 	if len(got) != len(want) {
 		t.Errorf("got %d complaints, want %d:\n%s", len(got), len(want), strings.Join(got, "\n"))
 	}
