@@ -24,29 +24,47 @@ import (
 // reportOf judges drawn boots as Compare would: one sec/op table per
 // package, each row's samples by boot.
 func reportOf(s *sim.Suite, old, new []sim.Boot, opts Options) *Report {
-	r := &Report{Opts: opts, Boots: [2]int{len(old), len(new)}}
-	r.BootMode = r.Boots[0] >= MinBoots && r.Boots[1] >= MinBoots
+	rows := make([]rowBoots, len(s.Rows))
+	for i := range s.Rows {
+		for side, boots := range [][]sim.Boot{old, new} {
+			for _, b := range boots {
+				rows[i][side] = append(rows[i][side], b.Rows[i])
+			}
+		}
+	}
+	return reportOfRows(s, rows, opts)
+}
+
+// rowBoots are one row's drawn boots: per side, per boot, its results.
+type rowBoots [2][][]sim.Result
+
+// reportOfRows judges each row's own boots (a planned run's rows hold
+// boots of their own) as Compare would, as reportOf does.
+func reportOfRows(s *sim.Suite, rows []rowBoots, opts Options) *Report {
+	r := &Report{Opts: opts, BootMode: true}
 	tables := map[string]*Table{}
 	for i, sr := range s.Rows {
 		pkg := path.Base(sr.Pkg)
 		t := tables[pkg]
 		if t == nil {
-			t = &Table{Pkg: pkg, Unit: "sec/op", Better: -1}
+			t = &Table{Pkg: pkg, Path: sr.Pkg, Unit: "sec/op", Better: -1}
 			tables[pkg] = t
 			r.Tables = append(r.Tables, t)
 		}
 		j := slices.Index(sr.Units, "ns/op")
 		row := &Row{Name: sr.Name}
-		for side, boots := range [][]sim.Boot{old, new} {
+		for side, boots := range rows[i] {
 			row.Samples[side] = &BootSamples{}
-			for _, b := range boots {
-				for _, res := range b.Rows[i] {
-					row.Samples[side].Add(b.ID, res.Values[j]*1e-9)
+			for b, res := range boots {
+				for _, x := range res {
+					row.Samples[side].AddN(sim.BootID(side, b), x.Values[j]*1e-9, x.Iters)
 				}
 			}
+			r.Boots[side] = max(r.Boots[side], len(boots))
 		}
 		t.Rows = append(t.Rows, row)
 	}
+	r.BootMode = r.Boots[0] >= MinBoots && r.Boots[1] >= MinBoots
 	r.Judge()
 	return r
 }
