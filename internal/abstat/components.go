@@ -153,6 +153,7 @@ func medianVar(s []float64, n int) float64 {
 	}
 	return (orderVar(n/2) + orderVar(n/2+1)) / 2
 }
+
 // SampleCost is the seconds one sample of a row takes: the median over
 // its results of iterations × sec/op, from each side's samples in
 // sec/op. It is the timed part of a -count run; go test's ramp to b.N
