@@ -154,11 +154,10 @@ func medianVar(s []float64, n int) float64 {
 	return (orderVar(n/2) + orderVar(n/2+1)) / 2
 }
 
-// SampleCost is the seconds one sample of a row takes: the median over
-// its results of iterations × sec/op, from each side's samples in
-// sec/op. It is the timed part of a -count run; go test's ramp to b.N
-// and the package's setup land in the boot's cost (PackageCost). 0
-// where no iteration count is known.
+// SampleCost is the timed seconds of one sample of a row: the median
+// over its results of iterations × sec/op, from each side's samples in
+// sec/op; go test's ramp to b.N and a row's setup are on top of it
+// (Cost.PerTimed). 0 where no iteration count is known.
 func SampleCost(secOp ...*BootSamples) float64 {
 	var t []float64
 	for _, s := range secOp {

@@ -32,6 +32,14 @@ type PlanOptions struct {
 // DefaultPlanOptions plan for the default threshold.
 var DefaultPlanOptions = PlanOptions{Target: 0.05, Alpha: DefaultOptions.Alpha, MinCount: 3, MaxCount: 50, MaxBoots: 30}
 
+// PilotBoots and PilotCounts are a planned run's pilot: boots a side
+// (ABBA), the first of each side at the first count, the second at the
+// second, so that the go test times of two counts tell a boot's cost
+// from its samples' (PackageCost).
+const PilotBoots = 2
+
+var PilotCounts = [PilotBoots]int{4, 8}
+
 // FixedBoots and FixedCount are the fixed design a plan is set against:
 // the README's 3+3 boots at -count=10.
 const (
@@ -67,8 +75,9 @@ type PkgPlan struct {
 	Boots    int // boots a side: the most any row needs
 	// Seconds is the planned cost, both sides: each boot's BootCost, and
 	// each row's samples for as many boots as it needs.
-	Seconds float64
-	Rows    []*RowPlan
+	Seconds  float64
+	Rows     []*RowPlan
+	perTimed float64 // Cost.PerTimed
 }
 
 // RowPlan is one row's plan, in its Primary unit.
@@ -76,7 +85,8 @@ type RowPlan struct {
 	Name  string
 	Scale Scale
 	Comp  Components
-	// Sample is the seconds one sample takes (SampleCost).
+	// Sample is the seconds one sample takes: SampleCost times the
+	// package's Cost.PerTimed.
 	Sample float64
 	// OwnCount is the row's own Kalibera-Jones count, clipped: the
 	// square root of the cost ratio (boot / sample) times the variance
@@ -126,11 +136,24 @@ func PlanFiles(opts PlanOptions, paths ...string) (*Plan, error) {
 	return NewPlan(r, PackageCost(files), opts), nil
 }
 
-// PackageCost is, per package import path, the mean over the files'
-// boots of the package's go test wall time (its "ok" line) less the
-// timed samples of that boot (iterations × sec/op): the cost of a boot
-// besides its samples.
-func PackageCost(files []*File) map[string]float64 {
+// Cost is what one boot of a package costs besides its samples, and
+// what its samples cost over their timed part.
+type Cost struct {
+	// Boot is the seconds of a boot besides its samples: the VM's boot,
+	// go test's start, the package's TestMain.
+	Boot float64
+	// PerTimed is the seconds go test spends per second of timed
+	// samples (iterations × sec/op): at least 1, more for the b.N ramp
+	// and a row's setup, which every -count run repeats.
+	PerTimed float64
+}
+
+// PackageCost is, per package import path, its Cost from the go test
+// wall times of its boots (their "ok" lines) against the timed samples
+// of each boot: a least-squares line through (timed, wall) where the
+// boots' timed totals differ by half or more (a pilot at two counts),
+// else all of the wall time past the timed part counted to the boot.
+func PackageCost(files []*File) map[string]Cost {
 	type key struct{ pkg, boot string }
 	timed := map[key]float64{}
 	for _, f := range files {
@@ -142,25 +165,42 @@ func PackageCost(files []*File) map[string]float64 {
 			}
 		}
 	}
-	sum, n := map[string]float64{}, map[string]int{}
+	xs, ys := map[string][]float64{}, map[string][]float64{}
 	for _, f := range files {
 		for _, p := range f.lines.passed {
-			sum[p.pkg] += max(p.seconds-timed[key{p.pkg, p.boot}], 0)
-			n[p.pkg]++
+			xs[p.pkg] = append(xs[p.pkg], timed[key{p.pkg, p.boot}])
+			ys[p.pkg] = append(ys[p.pkg], p.seconds)
 		}
 	}
-	for k := range sum {
-		sum[k] /= float64(n[k])
+	out := map[string]Cost{}
+	for pkg, x := range xs {
+		out[pkg] = fitCost(x, ys[pkg])
 	}
-	return sum
+	return out
+}
+
+// fitCost fits wall = Boot + PerTimed × timed over a package's boots.
+func fitCost(x, y []float64) Cost {
+	mx, _ := meanVar(x)
+	my, _ := meanVar(y)
+	if len(x) >= 3 && slices.Min(x) > 0 && slices.Max(x) >= 1.5*slices.Min(x) {
+		var sxy, sxx float64
+		for i := range x {
+			sxy += (x[i] - mx) * (y[i] - my)
+			sxx += (x[i] - mx) * (x[i] - mx)
+		}
+		k := max(sxy/sxx, 1)
+		return Cost{Boot: max(my-k*mx, 0), PerTimed: k}
+	}
+	return Cost{Boot: max(my-mx, 0), PerTimed: 1}
 }
 
 // NewPlan plans the rows of r (grouped, with their Samples) from their
 // spreads alone: no figure of the plan depends on the difference
 // between the sides, so that a run which continues by it keeps the
-// false-alarm rate of its final test. bootCost is each package's
+// false-alarm rate of its final test. costs are each package's
 // (PackageCost).
-func NewPlan(r *Report, bootCost map[string]float64, opts PlanOptions) *Plan {
+func NewPlan(r *Report, costs map[string]Cost, opts PlanOptions) *Plan {
 	p := &Plan{Opts: opts}
 	byPkg := map[string]*PkgPlan{}
 	for t, row := range r.Primaries() {
@@ -174,7 +214,8 @@ func NewPlan(r *Report, bootCost map[string]float64, opts PlanOptions) *Plan {
 		}
 		pp := byPkg[pkg]
 		if pp == nil {
-			pp = &PkgPlan{Pkg: pkg, Name: t.Pkg, BootCost: bootCost[pkg]}
+			c := costs[pkg]
+			pp = &PkgPlan{Pkg: pkg, Name: t.Pkg, BootCost: c.Boot, perTimed: max(c.PerTimed, 1)}
 			if opts.BootCost > 0 {
 				pp.BootCost = opts.BootCost
 			}
@@ -195,15 +236,13 @@ func NewPlan(r *Report, bootCost map[string]float64, opts PlanOptions) *Plan {
 			secOp = r.Find(t.Pkg, "sec/op", row.Name)
 		}
 		if secOp != nil {
-			rp.Sample = SampleCost(secOp.Samples[0], secOp.Samples[1])
+			rp.Sample = pp.perTimed * SampleCost(secOp.Samples[0], secOp.Samples[1])
 		}
 		rp.Done = math.MaxInt
 		for _, s := range row.Samples {
-			n := 0
 			if s != nil {
-				n = s.Boots()
+				rp.Done = min(rp.Done, s.Boots())
 			}
-			rp.Done = min(rp.Done, n)
 		}
 		pp.Rows = append(pp.Rows, rp)
 	}
@@ -217,8 +256,9 @@ func NewPlan(r *Report, bootCost map[string]float64, opts PlanOptions) *Plan {
 			if rp.FixedMDE <= opts.Target {
 				p.FixedReached++
 			}
-			p.FixedSeconds += 2 * FixedBoots * (pp.BootCost + FixedCount*rp.Sample)
+			p.FixedSeconds += 2 * FixedBoots * FixedCount * rp.Sample
 		}
+		p.FixedSeconds += 2 * FixedBoots * pp.BootCost
 		p.Seconds += pp.Seconds
 	}
 	return p

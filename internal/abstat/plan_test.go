@@ -13,7 +13,7 @@ import (
 
 // suiteCosts are the boot costs of the suite fixture's packages, from
 // its go test times (PackageCost).
-func suiteCosts(t *testing.T) map[string]float64 {
+func suiteCosts(t *testing.T) map[string]Cost {
 	t.Helper()
 	files, _, err := Read(sim.File(t, sim.SuiteFile))
 	if err != nil {
