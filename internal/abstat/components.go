@@ -5,8 +5,6 @@ package abstat
 import (
 	"math"
 	"slices"
-
-	"github.com/aclements/go-moremath/mathx"
 )
 
 // Components are a row's variance components, on its Scale: the two
@@ -39,10 +37,12 @@ type Components struct {
 	// boots pooled, sorted, thinned to at most residQuantiles values:
 	// the within-boot distribution a boot's median is drawn from.
 	resid []float64
+	// sampling caches Sampling by count.
+	sampling map[int]float64
 }
 
 // residQuantiles bounds the pooled residuals Sampling works on.
-const residQuantiles = 201
+const residQuantiles = 51
 
 // CenterVar is the variance of a boot's median with count samples: the
 // boot effect plus the median's sampling error.
@@ -56,7 +56,15 @@ func (c *Components) CenterVar(count int) float64 {
 // clusters its median jumps between them, and this shows it where a
 // normal model (π/2 × Within / count) would not.
 func (c *Components) Sampling(count int) float64 {
-	return medianVar(c.resid, count)
+	if v, ok := c.sampling[count]; ok {
+		return v
+	}
+	if c.sampling == nil {
+		c.sampling = map[int]float64{}
+	}
+	v := medianVar(c.resid, count)
+	c.sampling[count] = v
+	return v
 }
 
 // ComponentsOf estimates the components from each side's samples by
@@ -126,32 +134,49 @@ func ComponentsOf(sc Scale, sides ...*BootSamples) Components {
 
 // medianVar is the variance of the median of n draws with replacement
 // from the sorted values s: the k-th smallest of n draws is at most
-// s[j] with the chance that at least k of the n draws are, I(F; k,
-// n-k+1) with F = (j+1)/len(s). For an even n the median is the mean
-// of two order statistics; their variances' mean stands for its
-// variance, a little above it.
+// s[j] with the chance that at least k of the n draws are, a binomial
+// tail at F = (j+1)/len(s). For an even n the median is the mean of two
+// order statistics; their variances' mean stands for its variance, a
+// little above it.
 func medianVar(s []float64, n int) float64 {
 	if n < 1 || len(s) < 2 {
 		return 0
 	}
-	orderVar := func(k int) float64 {
+	ks := []int{(n + 1) / 2}
+	if n%2 == 0 {
+		ks = []int{n / 2, n/2 + 1}
+	}
+	var v float64
+	for _, k := range ks {
 		var mean, sq, prev float64
 		for j, x := range s {
-			cdf := 1.0
-			if j+1 < len(s) {
-				cdf = mathx.BetaInc(float64(j+1)/float64(len(s)), float64(k), float64(n-k+1))
-			}
+			cdf := binomAtLeast(n, k, float64(j+1)/float64(len(s)))
 			p := cdf - prev
 			prev = cdf
 			mean += p * x
 			sq += p * x * x
 		}
-		return max(sq-mean*mean, 0)
+		v += max(sq-mean*mean, 0)
 	}
-	if n%2 == 1 {
-		return orderVar((n + 1) / 2)
+	return v / float64(len(ks))
+}
+
+// binomAtLeast is P(Bin(n, p) >= k), summed term by term (n is a
+// -count: small).
+func binomAtLeast(n, k int, p float64) float64 {
+	if p >= 1 {
+		return 1
 	}
-	return (orderVar(n/2) + orderVar(n/2+1)) / 2
+	// P(X = i) from P(X = 0) = (1-p)^n by the ratio of successive terms.
+	term, r := math.Pow(1-p, float64(n)), p/(1-p)
+	var sum float64
+	for i := 0; i <= n; i++ {
+		if i >= k {
+			sum += term
+		}
+		term *= float64(n-i) / float64(i+1) * r
+	}
+	return min(sum, 1)
 }
 
 // SampleCost is the timed seconds of one sample of a row: the median

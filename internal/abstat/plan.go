@@ -264,6 +264,10 @@ func NewPlan(r *Report, costs map[string]Cost, opts PlanOptions) *Plan {
 	return p
 }
 
+// countSteps are the counts a plan weighs: the cost is flat near its
+// least, and a finer grid buys nothing the spreads' uncertainty leaves.
+var countSteps = []int{3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 40, 50}
+
 // plan chooses the package's count (fixed by opts.Counts, else the one
 // of least cost) and each row's boots at it.
 func (pp *PkgPlan) plan(opts PlanOptions) {
@@ -275,9 +279,12 @@ func (pp *PkgPlan) plan(opts PlanOptions) {
 	if n, ok := opts.Counts[pp.Pkg]; ok && n > 0 {
 		counts = append(counts, n)
 	} else {
-		for n := opts.MinCount; n <= opts.MaxCount; n++ {
-			counts = append(counts, n)
+		for _, n := range countSteps {
+			if n >= opts.MinCount && n <= opts.MaxCount {
+				counts = append(counts, n)
+			}
 		}
+		counts = append(counts, opts.MinCount, opts.MaxCount)
 	}
 	best := math.Inf(1)
 	for _, n := range counts {

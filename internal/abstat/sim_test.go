@@ -41,7 +41,24 @@ type rowBoots [2][][]sim.Result
 // reportOfRows judges each row's own boots (a planned run's rows hold
 // boots of their own) as Compare would, as reportOf does.
 func reportOfRows(s *sim.Suite, rows []rowBoots, opts Options) *Report {
-	r := &Report{Opts: opts, BootMode: true}
+	r := groupRows(s, rows)
+	r.Opts = opts
+	r.Judge()
+	return r
+}
+
+// groupRows is reportOfRows before the judgement: the rows grouped, as
+// a plan reads them.
+func groupRows(s *sim.Suite, rows []rowBoots) *Report {
+	r := &Report{}
+	var bootIDs [2][]string
+	for _, rb := range rows {
+		for side, boots := range rb {
+			for b := len(bootIDs[side]); b < len(boots); b++ {
+				bootIDs[side] = append(bootIDs[side], sim.BootID(side, b))
+			}
+		}
+	}
 	tables := map[string]*Table{}
 	for i, sr := range s.Rows {
 		pkg := path.Base(sr.Pkg)
@@ -52,12 +69,14 @@ func reportOfRows(s *sim.Suite, rows []rowBoots, opts Options) *Report {
 			r.Tables = append(r.Tables, t)
 		}
 		j := slices.Index(sr.Units, "ns/op")
-		row := &Row{Name: sr.Name}
+		row := &Row{Name: sr.Name, Role: Primary}
+		row.primary = row
 		for side, boots := range rows[i] {
 			row.Samples[side] = &BootSamples{}
 			for b, res := range boots {
+				id := bootIDs[side][b]
 				for _, x := range res {
-					row.Samples[side].AddN(sim.BootID(side, b), x.Values[j]*1e-9, x.Iters)
+					row.Samples[side].AddN(id, x.Values[j]*1e-9, x.Iters)
 				}
 			}
 			r.Boots[side] = max(r.Boots[side], len(boots))
@@ -65,7 +84,6 @@ func reportOfRows(s *sim.Suite, rows []rowBoots, opts Options) *Report {
 		t.Rows = append(t.Rows, row)
 	}
 	r.BootMode = r.Boots[0] >= MinBoots && r.Boots[1] >= MinBoots
-	r.Judge()
 	return r
 }
 

@@ -147,7 +147,7 @@ func TestABBAOrderAppendsAndReportsWorse(t *testing.T) {
 	}
 	var got []string
 	for _, c := range f.calls() {
-		if !strings.HasSuffix(c, "smp=4 memory=2G accel=tcg") {
+		if !strings.Contains(c, "smp=4 memory=2G accel=tcg ") {
 			t.Errorf("vmexec call %q: want -smp 4 -memory 2G -accel tcg passed through", c)
 		}
 		got = append(got, strings.Fields(c)[0])

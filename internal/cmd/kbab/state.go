@@ -28,6 +28,8 @@ type settings struct {
 	Accel  string   `json:"accel"`
 	GoTest []string `json:"go_test"`
 	Env    []string `json:"env"` // KBENCH_* and GOFLAGS, sorted
+	// Target is -target's mde (0: the fixed design of Boots a side).
+	Target float64 `json:"target,omitempty"`
 }
 
 type kernel struct {
@@ -43,6 +45,19 @@ type state struct {
 	// Sizes of A.txt and B.txt after the last finished boot: bytes past
 	// them are an append cut short, and are cut off on resume.
 	Size map[string]int64 `json:"size"`
+	// Counts are a planned run's -count per package (import path), as
+	// its first plan chose them; Round the go test runs of the boot pair
+	// under way, which both of its boots run alike.
+	Counts map[string]int `json:"counts,omitempty"`
+	Round  []pkgRun       `json:"round,omitempty"`
+}
+
+// pkgRun is one go test run of a planned boot: a package, its -count
+// and the rows it runs (benchstat's full names).
+type pkgRun struct {
+	Pkg   string   `json:"pkg"`
+	Count int      `json:"count"`
+	Rows  []string `json:"rows"`
 }
 
 type done struct {
@@ -51,6 +66,7 @@ type done struct {
 	Seconds  float64   `json:"seconds"`
 	Finished time.Time `json:"finished"`
 	BootIDs  []string  `json:"boot_ids"`
+	Runs     []pkgRun  `json:"runs,omitempty"` // a planned boot's after the pilot
 }
 
 const order = "abba"
@@ -69,7 +85,10 @@ func newSettings(c *config) (settings, error) {
 	if err != nil {
 		return settings{}, err
 	}
-	s := settings{Dir: dir, Boots: c.boots, Order: order, SMP: c.smp, Memory: c.memory, Accel: c.accel, GoTest: c.goTest}
+	s := settings{Dir: dir, Boots: c.boots, Order: order, SMP: c.smp, Memory: c.memory, Accel: c.accel, GoTest: c.goTest, Target: c.target}
+	if c.target > 0 {
+		s.Boots = 0 // the plan's
+	}
 	for _, k := range []struct {
 		flag string
 		in   kernelFlags
@@ -132,6 +151,7 @@ func differences(old, now settings) []string {
 	}
 	add("-b-append", old.B.Append, now.B.Append)
 	add("-boots", fmt.Sprint(old.Boots), fmt.Sprint(now.Boots))
+	add("-target", fmt.Sprint(old.Target), fmt.Sprint(now.Target))
 	add("order", old.Order, now.Order)
 	add("-smp", old.SMP, now.SMP)
 	add("-memory", old.Memory, now.Memory)
