@@ -18,8 +18,9 @@ type PlanOptions struct {
 	// estimable, and at most 50.
 	MinCount, MaxCount int
 	// MaxBoots is the most boots a side a plan asks of a row; a row that
-	// would need more, even at MaxCount, is out of reach and planned at
-	// MinBoots.
+	// would need more at its package's count is out of reach and planned
+	// at MaxBoots, to come as close as it can (Plan.Next runs it after
+	// the rows in reach).
 	MaxBoots int
 	// Counts fixes the -count of packages, by import path: a run under
 	// way keeps the counts its first plan chose.
@@ -94,7 +95,7 @@ type RowPlan struct {
 	// runs its rows at one Count.
 	OwnCount int
 	// Boots is the boots a side the row needs at its package's Count
-	// (MinBoots where out of reach), MDE the mde predicted there, and
+	// (MaxBoots where out of reach), MDE the mde predicted there, and
 	// Reach whether MDE <= Target within MaxBoots.
 	Boots int
 	MDE   float64
@@ -301,7 +302,7 @@ func (pp *PkgPlan) plan(opts PlanOptions) {
 
 // cost is the package's cost, both sides, with count n: the most boots
 // any row needs, each with its boot cost, and each row's samples for the
-// boots it needs.
+// boots it needs. A row out of reach at n weighs as if at MaxBoots.
 func (pp *PkgPlan) cost(n int, opts PlanOptions) (boots int, seconds float64) {
 	for _, rp := range pp.Rows {
 		b, _ := rp.boots(n, opts)
@@ -312,13 +313,13 @@ func (pp *PkgPlan) cost(n int, opts PlanOptions) (boots int, seconds float64) {
 }
 
 // boots is how many boots a side reach the target with count n:
-// MinBoots and false where more than MaxBoots would.
+// MaxBoots and false where more would.
 func (rp *RowPlan) boots(n int, opts PlanOptions) (int, bool) {
 	sd := math.Sqrt(rp.Comp.CenterVar(n))
 	target := rp.Scale.Shift(opts.Target, rp.at)
 	b := need(target, MinBoots, func(k int) float64 { return welchShift(sd, k, k, opts.Alpha) })
 	if b == 0 || b > opts.MaxBoots {
-		return MinBoots, false
+		return opts.MaxBoots, false
 	}
 	return b, true
 }
@@ -357,6 +358,38 @@ func (p *Plan) Pending() []*PkgPlan {
 		}
 	}
 	return out
+}
+
+// Run is one package's part of the next boot: its pending rows.
+type Run struct {
+	Pkg  *PkgPlan
+	Rows []*RowPlan
+}
+
+// Next is what the next boot of each side runs: the pending rows in
+// reach, package by package; where none is left, the pending rows out
+// of reach, which come as close to the target as their boots allow.
+// Rows in reach first, so that a budget decides as many rows as it can.
+// Nil when no row is pending.
+func (p *Plan) Next() []Run {
+	for _, reach := range []bool{true, false} {
+		var out []Run
+		for _, pp := range p.Pkgs {
+			var rows []*RowPlan
+			for _, rp := range pp.Pending() {
+				if rp.Reach == reach {
+					rows = append(rows, rp)
+				}
+			}
+			if len(rows) > 0 {
+				out = append(out, Run{pp, rows})
+			}
+		}
+		if len(out) > 0 {
+			return out
+		}
+	}
+	return nil
 }
 
 // Counts returns each package's planned count, by import path.

@@ -32,20 +32,21 @@ func (d *driver) runPlanned(stdout io.Writer, sig <-chan os.Signal) int {
 				fmt.Fprintf(d.stderr, "kbab: planning: %v\n", err)
 				return exitUsage
 			}
-			pending := d.plan.Pending()
-			if len(pending) == 0 {
+			next := d.plan.Next()
+			if len(next) == 0 {
 				break
 			}
-			if b := d.cfg.budget; b > 0 && d.spent()+2*pairSeconds(pending) > b.Seconds() {
+			if b := d.cfg.budget; b > 0 && d.spent()+2*pairSeconds(next) > b.Seconds() {
 				d.cut = true
+				_, pending, _, _ := d.plan.Progress()
 				fmt.Fprintf(d.stderr, "kbab: -budget %s: the next pair (about %s) would pass it after %s of boots; stopping with %d rows pending\n",
-					b, round(seconds(2*pairSeconds(pending))), round(seconds(d.spent())), len(pendingRows(pending)))
+					b, round(seconds(2*pairSeconds(next))), round(seconds(d.spent())), pending)
 				break
 			}
 			d.st.Round = nil
-			for _, pp := range pending {
-				r := pkgRun{Pkg: pp.Pkg, Count: pp.Count}
-				for _, rp := range pp.Pending() {
+			for _, run := range next {
+				r := pkgRun{Pkg: run.Pkg.Pkg, Count: run.Pkg.Count}
+				for _, rp := range run.Rows {
 					r.Rows = append(r.Rows, rp.Name)
 				}
 				d.st.Round = append(d.st.Round, r)
@@ -117,13 +118,13 @@ func (d *driver) spent() float64 {
 	return s
 }
 
-// pairSeconds is what one boot of these packages' pending rows costs.
-func pairSeconds(pkgs []*abstat.PkgPlan) float64 {
+// pairSeconds is what one boot of these runs costs.
+func pairSeconds(runs []abstat.Run) float64 {
 	var s float64
-	for _, pp := range pkgs {
-		s += pp.BootCost
-		for _, rp := range pp.Pending() {
-			s += float64(pp.Count) * rp.Sample
+	for _, r := range runs {
+		s += r.Pkg.BootCost
+		for _, rp := range r.Rows {
+			s += float64(r.Pkg.Count) * rp.Sample
 		}
 	}
 	return s
@@ -143,16 +144,6 @@ func planLeft(p *abstat.Plan) float64 {
 		s += 2 * float64(most) * pp.BootCost
 	}
 	return s
-}
-
-func pendingRows(pkgs []*abstat.PkgPlan) []string {
-	var out []string
-	for _, pp := range pkgs {
-		for _, rp := range pp.Pending() {
-			out = append(out, pp.Name+" "+rp.Name)
-		}
-	}
-	return out
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
