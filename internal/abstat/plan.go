@@ -39,7 +39,7 @@ var DefaultPlanOptions = PlanOptions{Target: 0.05, Alpha: DefaultOptions.Alpha, 
 // from its samples' (PackageCost).
 const PilotBoots = 2
 
-var PilotCounts = [PilotBoots]int{4, 8}
+var PilotCounts = [PilotBoots]int{3, 6}
 
 // FixedBoots and FixedCount are the fixed design a plan is set against:
 // the README's 3+3 boots at -count=10.
@@ -122,7 +122,7 @@ func (p *PkgPlan) Pending() []*RowPlan {
 }
 
 // PlanFiles reads one result file (a pilot) or two (both sides of one)
-// and plans from them.
+// and plans from them, with the first file's costs.
 func PlanFiles(opts PlanOptions, paths ...string) (*Plan, error) {
 	if len(paths) < 1 || len(paths) > 2 {
 		return nil, fmt.Errorf("a plan reads one pilot file or two, not %d", len(paths))
@@ -134,7 +134,9 @@ func PlanFiles(opts PlanOptions, paths ...string) (*Plan, error) {
 	r := &Report{units: units}
 	deriveRates(files)
 	r.group(files)
-	return NewPlan(r, PackageCost(files), opts), nil
+	// The costs are the first file's: B's times would carry the
+	// difference into the plan.
+	return NewPlan(r, PackageCost(files[:1]), opts), nil
 }
 
 // Cost is what one boot of a package costs besides its samples, and
@@ -197,10 +199,10 @@ func fitCost(x, y []float64) Cost {
 }
 
 // NewPlan plans the rows of r (grouped, with their Samples) from their
-// spreads alone: no figure of the plan depends on the difference
-// between the sides, so that a run which continues by it keeps the
-// false-alarm rate of its final test. costs are each package's
-// (PackageCost).
+// spreads and the first side's costs alone: no figure of the plan
+// depends on the difference between the sides, so that a run which
+// continues by it keeps the false-alarm rate of its final test. costs
+// are each package's (PackageCost, of the first side's file).
 func NewPlan(r *Report, costs map[string]Cost, opts PlanOptions) *Plan {
 	p := &Plan{Opts: opts}
 	byPkg := map[string]*PkgPlan{}
@@ -237,7 +239,13 @@ func NewPlan(r *Report, costs map[string]Cost, opts PlanOptions) *Plan {
 			secOp = r.Find(t.Pkg, "sec/op", row.Name)
 		}
 		if secOp != nil {
-			rp.Sample = pp.perTimed * SampleCost(secOp.Samples[0], secOp.Samples[1])
+			// The first side's cost where it holds the row: the other's
+			// would carry the difference into the plan.
+			first := secOp.Samples[0]
+			if first == nil {
+				first = secOp.Samples[1]
+			}
+			rp.Sample = pp.perTimed * SampleCost(first)
 		}
 		rp.Done = math.MaxInt
 		for _, s := range row.Samples {

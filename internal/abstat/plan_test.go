@@ -340,3 +340,70 @@ func TestPlanPredictsPower(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanIgnoresTheDifference: the plan of an A/B is the plan of the
+// A/A whose B is the same boots without the change: every figure of it
+// comes from each side's spreads around its own center.
+func TestPlanIgnoresTheDifference(t *testing.T) {
+	s := sim.LoadSuite(t)
+	costs := suiteCosts(t)
+	rng := rand.New(rand.NewPCG(27, 400))
+	rows := drawRows(s, rng, 3, 5, sim.Design{Between: 1})
+	same := planOf(s, rows, costs, DefaultPlanOptions)
+	for i := range rows {
+		nsOp := slices.Index(s.Rows[i].Units, "ns/op")
+		rows[i] = slowed(rows[i], nsOp, 1.3)
+	}
+	moved := planOf(s, rows, costs, DefaultPlanOptions)
+	if same.Seconds == 0 || math.Abs(moved.Seconds/same.Seconds-1) > 1e-9 {
+		t.Errorf("plan of the A/A %.1f s, of the same boots with B 30%% slower %.1f s; want them equal", same.Seconds, moved.Seconds)
+	}
+	for _, pp := range same.Pkgs {
+		for _, rp := range pp.Rows {
+			mp := moved.Find(pp.Pkg, rp.Name)
+			if mp.Boots != rp.Boots || mp.Reach != rp.Reach || math.Abs(mp.MDE/rp.MDE-1) > 1e-6 || math.Abs(mp.Comp.Between-rp.Comp.Between) > 1e-12 {
+				t.Errorf("%s: A/A plans %d boots (mde %.4f, between %.3g), B 30%% slower %d (mde %.4f, between %.3g)",
+					rp.Name, rp.Boots, rp.MDE, rp.Comp.Between, mp.Boots, mp.MDE, mp.Comp.Between)
+			}
+		}
+	}
+}
+
+// TestFitCost: boots at two counts separate a boot's cost from its
+// samples' overhead; at one count the overhead is the boot's.
+func TestFitCost(t *testing.T) {
+	// wall = 12 s + 1.5 × timed, timed 4 and 8 s, as a pilot at -count=4
+	// and -count=8 of 1 s samples.
+	c := fitCost([]float64{4, 4, 8, 8}, []float64{18, 18.2, 24, 23.8})
+	if math.Abs(c.Boot-12) > 0.3 || math.Abs(c.PerTimed-1.5) > 0.05 {
+		t.Errorf("two counts: %+v, want boot 12 s and 1.5 s per timed second", c)
+	}
+	c = fitCost([]float64{4, 4.1}, []float64{18, 18.2})
+	if math.Abs(c.Boot-14.05) > 1e-9 || c.PerTimed != 1 {
+		t.Errorf("one count: %+v, want the whole overhead as the boot's (14.05 s)", c)
+	}
+}
+
+// TestMedianVar: the sampling variance of the median is the normal
+// one (π/2 σ²/n) for many normal residuals, and larger for residuals
+// in two clusters, whose median jumps.
+func TestMedianVar(t *testing.T) {
+	rng := rand.New(rand.NewPCG(27, 500))
+	var normal []float64
+	for range 4000 {
+		normal = append(normal, rng.NormFloat64())
+	}
+	slices.Sort(normal)
+	for _, n := range []int{5, 9, 21} {
+		want := math.Pi / 2 / float64(n)
+		// Small n: the median's exact variance exceeds the asymptotic
+		// one by a few percent (1.34/5 for n=5).
+		if got := medianVar(normal, n); math.Abs(got/want-1) > 0.12 {
+			t.Errorf("normal, n=%d: %.4f, want about %.4f", n, got, want)
+		}
+	}
+	two := []float64{-1, -1, -1, -1, -1, 1, 1, 1, 1, 1}
+	if got := medianVar(two, 5); got < 0.5 {
+		t.Errorf("two clusters ±1, n=5: %.3f, want most of the clusters' variance 1", got)
+	}
+}

@@ -14,7 +14,7 @@
 //	    -- PACKAGES [go test flags]
 //
 // Two designs. -target plans the boots: a pilot of 2 boots a side (ABBA;
-// each side's first boot at -count=4, its second at -count=8, so that go
+// each side's first boot at -count=3, its second at -count=6, so that go
 // test's times tell a boot's cost from its samples'), then a plan
 // (abstat.Plan, what `kbcompare -plan` prints: per package the -count of
 // least cost, per row the boots a side its mde needs at 80% power, by

@@ -26,7 +26,7 @@ func TestPlannedRun(t *testing.T) {
 	if len(calls) != 4 {
 		t.Fatalf("budget of 1ms: %d boots, want the pilot's 4:\n%s", len(calls), strings.Join(calls, "\n"))
 	}
-	for i, want := range []string{"-test.count=4", "-test.count=4", "-test.count=8", "-test.count=8"} {
+	for i, want := range []string{"-test.count=3", "-test.count=3", "-test.count=6", "-test.count=6"} {
 		if !strings.Contains(calls[i], want+" ") && !strings.HasSuffix(calls[i], want+`"`) {
 			t.Errorf("pilot boot %d: %s, want %s", i+1, calls[i], want)
 		}
