@@ -94,6 +94,7 @@ type Problem struct {
 // Table holds the rows of one package and unit.
 type Table struct {
 	Pkg    string // the package's last path element, "seccompbench"
+	Path   string // its import path, as the pkg: line
 	Ident  string // further configuration that tells rows apart, if any
 	Unit   string // benchfmt's tidied unit: sec/op, B/op, loops/s
 	Better int    // +1 higher is better, -1 lower is better, 0 unknown
@@ -430,7 +431,7 @@ func (r *Report) group(files []*File) {
 				k := tableKey{bk.pkg, bk.ident, v.Unit}
 				t := index[k]
 				if t == nil {
-					t = &Table{Pkg: pkg, Ident: k.ident, Unit: v.Unit, Better: r.units.GetBetter(v.Unit)}
+					t = &Table{Pkg: pkg, Path: res.Config["pkg"], Ident: k.ident, Unit: v.Unit, Better: r.units.GetBetter(v.Unit)}
 					index[k] = t
 					rowOf[t] = map[string]*Row{}
 					r.Tables = append(r.Tables, t)

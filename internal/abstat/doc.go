@@ -10,14 +10,16 @@
 // Report; kbab judges its boots with it in-process.
 //
 // Why a package: the statistics are one mechanism with two users, and
-// the next parts of the experiment's design (variance components, a plan
-// of boots and samples per row) read the same grouped samples. Each
+// the experiment's design (variance components, a plan of boots and
+// samples per row) reads the same grouped samples. Each
 // concern is a file: read.go and lines.go read, compare.go groups and
 // judges, boots.go, welch.go, interval.go and power.go test, family.go
 // decides which unit is a row's verdict and its q-value, scale.go is the
 // one Scale every test uses, attribution.go the counters under a row,
 // setup.go, outcomes.go and geomean.go the setup lines, failures and
-// geomeans. Package sim holds the fixtures and draws simulated
+// geomeans; components.go holds each row's variance within and between
+// boots and a sample's cost, plan.go the boots and -count per row and
+// package that reach a target mde (kbcompare -plan, kbab -target). Package sim holds the fixtures and draws simulated
 // comparisons of the whole suite from its real run.
 //
 // docs/kbcompare.md gives the formulas, the choices and why.

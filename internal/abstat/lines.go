@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/kbench/kbench/internal/fingerprint"
 )
@@ -38,6 +39,15 @@ type lineInfo struct {
 	pkgFail  []outcome    // "FAIL\tpkg\t..." lines: the test binary failed
 	pulses   []outcome    // boots with pulse.earlier or a protect pulse.mode; name holds the note
 	lines    int          // how many lines the file has
+	// passed are go test's "ok  \tpkg\t12.3s" lines: the package's wall
+	// time in that boot (with -exec vmexec, the VM's boot as well).
+	passed []pkgTime
+}
+
+// pkgTime is one package's wall time in one boot, as go test printed it.
+type pkgTime struct {
+	pkg, boot string // pkg: the import path
+	seconds   float64
 }
 
 type bootStart struct {
@@ -109,6 +119,13 @@ func scanLines(lines []string) *lineInfo {
 				li.failed = append(li.failed, o)
 			} else {
 				li.skipped = append(li.skipped, o)
+			}
+		case strings.HasPrefix(l, "ok "), strings.HasPrefix(l, "ok\t"):
+			// "ok  \tgithub.com/x/pkg\t12.345s"; "(cached)" holds no time.
+			if f := strings.Fields(l); len(f) >= 3 {
+				if d, err := time.ParseDuration(f[2]); err == nil && d > 0 {
+					li.passed = append(li.passed, pkgTime{f[1], boot, d.Seconds()})
+				}
 			}
 		case strings.HasPrefix(l, "FAIL\t") || strings.HasPrefix(l, "FAIL "):
 			// go test's package summary: "FAIL\tgithub.com/x/pkg\t0.5s".

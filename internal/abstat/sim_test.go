@@ -24,30 +24,66 @@ import (
 // reportOf judges drawn boots as Compare would: one sec/op table per
 // package, each row's samples by boot.
 func reportOf(s *sim.Suite, old, new []sim.Boot, opts Options) *Report {
-	r := &Report{Opts: opts, Boots: [2]int{len(old), len(new)}}
-	r.BootMode = r.Boots[0] >= MinBoots && r.Boots[1] >= MinBoots
+	rows := make([]rowBoots, len(s.Rows))
+	for i := range s.Rows {
+		for side, boots := range [][]sim.Boot{old, new} {
+			for _, b := range boots {
+				rows[i][side] = append(rows[i][side], b.Rows[i])
+			}
+		}
+	}
+	return reportOfRows(s, rows, opts)
+}
+
+// rowBoots are one row's drawn boots: per side, per boot, its results.
+type rowBoots [2][][]sim.Result
+
+// reportOfRows judges each row's own boots (a planned run's rows hold
+// boots of their own) as Compare would, as reportOf does.
+func reportOfRows(s *sim.Suite, rows []rowBoots, opts Options) *Report {
+	r := groupRows(s, rows)
+	r.Opts = opts
+	r.Judge()
+	return r
+}
+
+// groupRows is reportOfRows before the judgement: the rows grouped, as
+// a plan reads them.
+func groupRows(s *sim.Suite, rows []rowBoots) *Report {
+	r := &Report{}
+	var bootIDs [2][]string
+	for _, rb := range rows {
+		for side, boots := range rb {
+			for b := len(bootIDs[side]); b < len(boots); b++ {
+				bootIDs[side] = append(bootIDs[side], sim.BootID(side, b))
+			}
+		}
+	}
 	tables := map[string]*Table{}
 	for i, sr := range s.Rows {
 		pkg := path.Base(sr.Pkg)
 		t := tables[pkg]
 		if t == nil {
-			t = &Table{Pkg: pkg, Unit: "sec/op", Better: -1}
+			t = &Table{Pkg: pkg, Path: sr.Pkg, Unit: "sec/op", Better: -1}
 			tables[pkg] = t
 			r.Tables = append(r.Tables, t)
 		}
 		j := slices.Index(sr.Units, "ns/op")
-		row := &Row{Name: sr.Name}
-		for side, boots := range [][]sim.Boot{old, new} {
+		row := &Row{Name: sr.Name, Role: Primary}
+		row.primary = row
+		for side, boots := range rows[i] {
 			row.Samples[side] = &BootSamples{}
-			for _, b := range boots {
-				for _, res := range b.Rows[i] {
-					row.Samples[side].Add(b.ID, res.Values[j]*1e-9)
+			for b, res := range boots {
+				id := bootIDs[side][b]
+				for _, x := range res {
+					row.Samples[side].AddN(id, x.Values[j]*1e-9, x.Iters)
 				}
 			}
+			r.Boots[side] = max(r.Boots[side], len(boots))
 		}
 		t.Rows = append(t.Rows, row)
 	}
-	r.Judge()
+	r.BootMode = r.Boots[0] >= MinBoots && r.Boots[1] >= MinBoots
 	return r
 }
 

@@ -187,42 +187,53 @@ func (s *Suite) Draw(rng *rand.Rand, d Design) (old, new []Boot) {
 	sides := [2][]Boot{}
 	for side := range sides {
 		for b := range d.Boots[side] {
-			boot := Boot{ID: fmt.Sprintf("%08x-0000-4000-8000-%012d", side+1, b+1)}
-			for _, r := range s.Rows {
-				f := math.Exp(d.Between * r.Within * rng.NormFloat64())
-				if side == 1 {
-					f *= 1 + d.Change[r.Key()]
-				}
-				var rs []Result
-				n := d.Count
-				if d.Replay {
-					f, n = 1, len(r.Results)
-					if side == 1 {
-						f *= 1 + d.Change[r.Key()]
-					}
-				}
-				for k := range n {
-					i := k
-					if !d.Replay {
-						i = rng.IntN(len(r.Results))
-					}
-					vals := slices.Clone(r.Results[i])
-					for j, u := range r.Units {
-						switch {
-						case s.better[u] > 0:
-							vals[j] /= f
-						case s.better[u] < 0 || u == "ns/op":
-							vals[j] *= f
-						}
-					}
-					rs = append(rs, Result{r.Iters[i], vals})
-				}
-				boot.Rows = append(boot.Rows, rs)
+			boot := Boot{ID: BootID(side, b)}
+			for i := range s.Rows {
+				boot.Rows = append(boot.Rows, s.DrawRow(rng, i, side, d))
 			}
 			sides[side] = append(sides[side], boot)
 		}
 	}
 	return sides[0], sides[1]
+}
+
+// BootID is the id Draw gives boot b (from 0) of side (0 old, 1 new).
+func BootID(side, b int) string { return fmt.Sprintf("%08x-0000-4000-8000-%012d", side+1, b+1) }
+
+// DrawRow draws row i's results in one boot of side (0 old, 1 new) of
+// design d, as Draw does: a planned run, whose rows hold boots of their
+// own, draws each row's boots with it.
+func (s *Suite) DrawRow(rng *rand.Rand, i, side int, d Design) []Result {
+	r := s.Rows[i]
+	f := math.Exp(d.Between * r.Within * rng.NormFloat64())
+	if side == 1 {
+		f *= 1 + d.Change[r.Key()]
+	}
+	n := d.Count
+	if d.Replay {
+		f, n = 1, len(r.Results)
+		if side == 1 {
+			f *= 1 + d.Change[r.Key()]
+		}
+	}
+	var rs []Result
+	for k := range n {
+		j := k
+		if !d.Replay {
+			j = rng.IntN(len(r.Results))
+		}
+		vals := slices.Clone(r.Results[j])
+		for u, name := range r.Units {
+			switch {
+			case s.better[name] > 0:
+				vals[u] /= f
+			case s.better[name] < 0 || name == "ns/op":
+				vals[u] *= f
+			}
+		}
+		rs = append(rs, Result{r.Iters[j], vals})
+	}
+	return rs
 }
 
 // Write writes boots as one result file, as `tee -a` after each boot

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -34,6 +35,9 @@ type driver struct {
 	lock      *os.File
 	stderr    io.Writer
 	start     time.Time
+	// plan is a planned run's latest plan; cut says the budget stopped it.
+	plan *abstat.Plan
+	cut  bool
 }
 
 func prepare(c *config, stderr io.Writer) (*driver, error) {
@@ -98,20 +102,32 @@ func (d *driver) open(now settings) error {
 		}
 	}
 	if len(d.st.Done) > 0 {
-		fmt.Fprintf(d.stderr, "kbab: resuming %s: %d of %d boots finished\n", d.cfg.out, len(d.st.Done), 2*d.st.Settings.Boots)
+		if d.st.Settings.Target > 0 {
+			fmt.Fprintf(d.stderr, "kbab: resuming %s: %d boots finished\n", d.cfg.out, len(d.st.Done))
+		} else {
+			fmt.Fprintf(d.stderr, "kbab: resuming %s: %d of %d boots finished\n", d.cfg.out, len(d.st.Done), 2*d.st.Settings.Boots)
+		}
 	}
 	return nil
 }
 
 func (d *driver) result(side string) string { return filepath.Join(d.cfg.out, side+".txt") }
 
+// doneOf counts the finished boots of a side.
+func (d *driver) doneOf(side string) int {
+	n := 0
+	for _, b := range d.st.Done {
+		if b.Side == side {
+			n++
+		}
+	}
+	return n
+}
+
 // tools finds vmexec: the path given, else go build of the module's
 // command into -out/bin. The comparison needs no tool: it runs
 // in-process (compare).
 func (d *driver) tools() error {
-	if d.cfg.kbcompare != "" {
-		fmt.Fprintf(d.stderr, "kbab: -kbcompare %s is not used: kbab compares the boots in-process, as kbcompare would\n", d.cfg.kbcompare)
-	}
 	if d.cfg.vmexec != "" {
 		p, err := exec.LookPath(d.cfg.vmexec)
 		if err != nil {
@@ -166,35 +182,46 @@ func describe(k kernel) string {
 	return s
 }
 
-// runAll runs the boots not yet finished, then kbcompare.
+// runAll runs the boots not yet finished, then compares them.
 func (d *driver) runAll(stdout io.Writer, sig <-chan os.Signal) int {
+	if d.st.Settings.Target > 0 {
+		return d.runPlanned(stdout, sig)
+	}
 	total := 2 * d.st.Settings.Boots
 	for i := len(d.st.Done); i < total; i++ {
-		s := side(i)
-		select {
-		case got := <-sig:
-			fmt.Fprintf(d.stderr, "kbab: %v before boot %d of %d; %s keeps the %d finished boots; rerun the same command to resume\n",
-				got, i+1, total, d.cfg.out, len(d.st.Done))
-			return exitInterrupted
-		default:
-		}
-		fmt.Fprintf(d.stderr, "kbab: boot %d of %d: %s (%s); elapsed %s%s\n",
-			i+1, total, s, describe(d.kernelOf(s)), d.elapsed(), d.left(total-i))
-		code, err := d.boot(i, sig)
-		if err != nil {
-			fmt.Fprintf(d.stderr, "kbab: %v\n", err)
-			if code == exitInterrupted {
-				fmt.Fprintf(d.stderr, "kbab: %s keeps the %d finished boots; rerun the same command to resume\n", d.cfg.out, len(d.st.Done))
-			} else {
-				fmt.Fprintf(d.stderr, "kbab: A.txt and B.txt keep the %d finished boots; rerun the same command to retry boot %d\n", len(d.st.Done), i+1)
-			}
+		if code, ok := d.runBoot(i, sig, func() string { return d.left(total - len(d.st.Done)) }); !ok {
 			return code
 		}
-		last := d.st.Done[len(d.st.Done)-1]
-		fmt.Fprintf(d.stderr, "kbab: boot %d of %d: %s finished in %s; elapsed %s%s\n",
-			i+1, total, s, round(time.Duration(last.Seconds*float64(time.Second))), d.elapsed(), d.left(total-i-1))
 	}
 	return d.compare(stdout)
+}
+
+// runBoot runs boot i between its progress lines, whose tail left
+// gives; ok is false where the run stops, with its exit status.
+func (d *driver) runBoot(i int, sig <-chan os.Signal, left func() string) (code int, ok bool) {
+	s := side(i)
+	select {
+	case got := <-sig:
+		fmt.Fprintf(d.stderr, "kbab: %v before %s; %s keeps the %d finished boots; rerun the same command to resume\n",
+			got, d.bootName(i), d.cfg.out, len(d.st.Done))
+		return exitInterrupted, false
+	default:
+	}
+	fmt.Fprintf(d.stderr, "kbab: %s: %s (%s); elapsed %s%s\n", d.bootName(i), s, describe(d.kernelOf(s)), d.elapsed(), left())
+	code, err := d.boot(i, sig)
+	if err != nil {
+		fmt.Fprintf(d.stderr, "kbab: %v\n", err)
+		if code == exitInterrupted {
+			fmt.Fprintf(d.stderr, "kbab: %s keeps the %d finished boots; rerun the same command to resume\n", d.cfg.out, len(d.st.Done))
+		} else {
+			fmt.Fprintf(d.stderr, "kbab: A.txt and B.txt keep the %d finished boots; rerun the same command to retry boot %d\n", len(d.st.Done), i+1)
+		}
+		return code, false
+	}
+	last := d.st.Done[len(d.st.Done)-1]
+	fmt.Fprintf(d.stderr, "kbab: %s: %s finished in %s; elapsed %s%s\n",
+		d.bootName(i), s, round(time.Duration(last.Seconds*float64(time.Second))), d.elapsed(), left())
+	return 0, true
 }
 
 func (d *driver) elapsed() string { return round(time.Since(d.start)).String() }
@@ -238,13 +265,51 @@ func (d *driver) boot(i int, sig <-chan os.Signal) (int, error) {
 	}
 	defer logf.Close()
 
-	args := []string{"test", "-exec", d.execCmd(k)}
-	for _, f := range []string{"count", "p"} {
-		if !sets(d.st.Settings.GoTest, f) {
-			args = append(args, "-"+f+"=1")
+	began := time.Now()
+	for _, a := range d.goTests(i) {
+		args := append([]string{"test", "-exec", d.execCmd(k)}, a...)
+		if code, err := d.goTest(i, args, out, logf, outPath, logPath, sig); err != nil {
+			return code, err
 		}
 	}
-	args = append(args, d.st.Settings.GoTest...)
+	took := time.Since(began)
+	if err := out.Sync(); err != nil {
+		return exitUsage, err
+	}
+	ids, err := bootIDs(outPath)
+	if err != nil {
+		return exitUsage, err
+	}
+	if len(ids) == 0 {
+		return exitBootFailed, fmt.Errorf("%s (%s) failed: %s has no %q line, so kbcompare cannot tell boots apart (run benchmark packages: their TestMain prints it)",
+			d.bootName(i), s, outPath, abstat.BootIDLine)
+	}
+	for _, id := range ids {
+		if d.st.seen(id) {
+			return exitBootFailed, fmt.Errorf("%s (%s) failed: %s has boot id %s, which an earlier boot printed: not a fresh boot (a cached go test result, or an -exec that does not boot?)",
+				d.bootName(i), s, outPath, id)
+		}
+	}
+	offset := d.st.size(s)
+	n, sum, err := appendFile(d.result(s), outPath, offset)
+	if err != nil {
+		return exitUsage, err
+	}
+	dn := done{Boot: i + 1, Side: s, Seconds: took.Seconds(), Finished: time.Now().UTC(), BootIDs: ids,
+		Offset: offset, Bytes: n, SHA256: sum}
+	if d.st.Settings.Target > 0 && i >= 2*abstat.PilotBoots {
+		dn.Runs = d.st.Round
+	}
+	d.st.Done = append(d.st.Done, dn)
+	if err := d.st.write(d.statePath); err != nil {
+		return exitUsage, err
+	}
+	return 0, nil
+}
+
+// goTest runs one go test of boot i, its stdout into out.
+func (d *driver) goTest(i int, args []string, out, logf *os.File, outPath, logPath string, sig <-chan os.Signal) (int, error) {
+	s := side(i)
 	cmd := exec.Command("go", args...)
 	cmd.Dir = d.st.Settings.Dir
 	cmd.Stdout = out
@@ -253,7 +318,6 @@ func (d *driver) boot(i int, sig <-chan os.Signal) (int, error) {
 	// signalled as one; it dies with kbab.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	fmt.Fprintf(logf, "kbab: go %s\n", strings.Join(quoteAll(args), " "))
-	began := time.Now()
 	if err := cmd.Start(); err != nil {
 		return exitUsage, fmt.Errorf("boot %d: go test: %v", i+1, err)
 	}
@@ -264,42 +328,75 @@ func (d *driver) boot(i int, sig <-chan os.Signal) (int, error) {
 	case werr = <-waited:
 	case got := <-sig:
 		d.stop(cmd.Process.Pid, waited)
-		return exitInterrupted, fmt.Errorf("boot %d of %d (%s): %v: stopped its go test and VM", i+1, 2*d.st.Settings.Boots, s, got)
+		return exitInterrupted, fmt.Errorf("%s (%s): %v: stopped its go test and VM", d.bootName(i), s, got)
 	}
-	took := time.Since(began)
 	if werr != nil {
-		return exitBootFailed, fmt.Errorf("boot %d of %d (%s, %s) failed: go test: %v; its output is in %s and %s",
-			i+1, 2*d.st.Settings.Boots, s, describe(k), werr, outPath, logPath)
-	}
-	if err := out.Sync(); err != nil {
-		return exitUsage, err
-	}
-	ids, err := bootIDs(outPath)
-	if err != nil {
-		return exitUsage, err
-	}
-	if len(ids) == 0 {
-		return exitBootFailed, fmt.Errorf("boot %d of %d (%s) failed: %s has no %q line, so kbcompare cannot tell boots apart (run benchmark packages: their TestMain prints it)",
-			i+1, 2*d.st.Settings.Boots, s, outPath, abstat.BootIDLine)
-	}
-	for _, id := range ids {
-		if d.st.seen(id) {
-			return exitBootFailed, fmt.Errorf("boot %d of %d (%s) failed: %s has boot id %s, which an earlier boot printed: not a fresh boot (a cached go test result, or an -exec that does not boot?)",
-				i+1, 2*d.st.Settings.Boots, s, outPath, id)
-		}
-	}
-	offset := d.st.size(s)
-	n, sum, err := appendFile(d.result(s), outPath, offset)
-	if err != nil {
-		return exitUsage, err
-	}
-	d.st.Done = append(d.st.Done, done{Boot: i + 1, Side: s, Seconds: took.Seconds(), Finished: time.Now().UTC(), BootIDs: ids,
-		Offset: offset, Bytes: n, SHA256: sum})
-	if err := d.st.write(d.statePath); err != nil {
-		return exitUsage, err
+		return exitBootFailed, fmt.Errorf("%s (%s, %s) failed: go test: %v; its output is in %s and %s",
+			d.bootName(i), s, describe(d.kernelOf(s)), werr, outPath, logPath)
 	}
 	return 0, nil
 }
+
+// bootName names boot i for a message: "boot 3 of 6", "boot 7" where
+// the plan decides the total.
+func (d *driver) bootName(i int) string {
+	if d.st.Settings.Target > 0 {
+		return fmt.Sprintf("boot %d", i+1)
+	}
+	return fmt.Sprintf("boot %d of %d", i+1, 2*d.st.Settings.Boots)
+}
+
+// goTests are the go test arguments (after -exec) of boot i's runs: the
+// whole command once, with -count=1 and -p=1 unless it sets them; in a
+// planned run's pilot the same at the pilot's count for this side's
+// boot; after the pilot one run a package of the round under way.
+func (d *driver) goTests(i int) [][]string {
+	st := d.st.Settings
+	if st.Target == 0 || i < 2*abstat.PilotBoots {
+		var a []string
+		count := "1"
+		if st.Target > 0 {
+			count = fmt.Sprint(abstat.PilotCounts[d.doneOf(side(i))])
+		}
+		for _, f := range []struct{ name, v string }{{"count", count}, {"p", "1"}} {
+			if !sets(st.GoTest, f.name) {
+				a = append(a, "-"+f.name+"="+f.v)
+			}
+		}
+		return [][]string{append(a, st.GoTest...)}
+	}
+	_, flags, _ := splitGoTest(st.GoTest) // checked by parseFlags
+	var runs [][]string
+	for _, r := range d.st.Round {
+		a := []string{fmt.Sprintf("-count=%d", r.Count), "-bench=" + benchPattern(r.Rows)}
+		// The flags, then the package: a -args among the flags ends them.
+		a = append(a, r.Pkg)
+		runs = append(runs, append(a, flags...))
+	}
+	return runs
+}
+
+// benchPattern is go test's -bench for exactly these rows (benchstat's
+// full names, "Syscall/work=getpid/filters=0-2"): each row one
+// alternative, each level of its name anchored.
+func benchPattern(rows []string) string {
+	var alts []string
+	for _, r := range rows {
+		r = procsSuffix.ReplaceAllString(r, "")
+		var levels []string
+		for j, l := range strings.Split(r, "/") {
+			if j == 0 {
+				l = "Benchmark" + l
+			}
+			levels = append(levels, "^"+regexp.QuoteMeta(l)+"$")
+		}
+		alts = append(alts, strings.Join(levels, "/"))
+	}
+	return strings.Join(alts, "|")
+}
+
+// procsSuffix is go test's -GOMAXPROCS suffix of a row's name.
+var procsSuffix = regexp.MustCompile(`-[0-9]+$`)
 
 // keepEarlierTry renames the files of a failed or interrupted earlier
 // try of a boot to base.tryN.txt and .log, so a retry keeps them.
@@ -387,6 +484,9 @@ func (d *driver) compare(stdout io.Writer) int {
 	if err := abreport.WriteText(&b, rep); err != nil {
 		fmt.Fprintf(d.stderr, "kbab: %v\n", err)
 		return exitUsage
+	}
+	if d.st.Settings.Target > 0 {
+		b.WriteString(d.plannedTail(rep))
 	}
 	if err := os.WriteFile(filepath.Join(d.cfg.out, "report.txt"), b.Bytes(), 0o666); err != nil {
 		fmt.Fprintf(d.stderr, "kbab: %v\n", err)

@@ -7,7 +7,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/kbench/kbench/internal/vmflags"
 )
@@ -18,8 +21,13 @@ type config struct {
 	a, b               kernelFlags
 	boots              int
 	smp, memory, accel string // "" leaves vmexec's default
-	vmexec, kbcompare  string // "" builds them from the module
+	vmexec             string // "" builds it from the module
 	goTest             []string
+	// target, where > 0, plans the boots (-target): the mde each row
+	// should reach; budget, where > 0, bounds the boots' time.
+	target   float64
+	budget   time.Duration
+	bootsSet bool // -boots was given
 }
 
 type kernelFlags struct{ image, append string }
@@ -40,7 +48,15 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.memory, "memory", "", "vmexec -memory: guest memory `size` such as 2G or 2048M, at least 128M (unset: vmexec's default)")
 	fs.StringVar(&c.accel, "accel", "", "vmexec -accel: auto, kvm or tcg (unset: vmexec's default)")
 	fs.StringVar(&c.vmexec, "vmexec", "", "prebuilt vmexec `path` (unset: go build from the module into -out/bin)")
-	fs.StringVar(&c.kbcompare, "kbcompare", "", "prebuilt kbcompare `path` (unset: go build from the module into -out/bin)")
+	fs.Func("target", "plan the boots: a pilot of 2 boots a side, then boots of only the rows that need them, until each reaches this minimum detectable `percent`age (5%) at 80% power", func(v string) error {
+		x, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), "%"), 64)
+		if err != nil || !(x > 0 && x < 100) {
+			return errors.New("want a percentage above 0 and below 100, such as 5%")
+		}
+		c.target = x / 100
+		return nil
+	})
+	fs.DurationVar(&c.budget, "budget", 0, "with -target: start no boot pair that would take the boots' time past this `duration` (0: no bound); the report names the rows it cut short")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: kbab -out DIR -a-kernel IMAGE [-a-append ARGS] -b-kernel IMAGE [-b-append ARGS] [flags] -- PACKAGES [go test flags]")
 		fs.PrintDefaults()
@@ -52,6 +68,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		return nil, err // the flag package has printed what is wrong
 	}
 	c.goTest = fs.Args()
+	fs.Visit(func(f *flag.Flag) { c.bootsSet = c.bootsSet || f.Name == "boots" })
 	return c, c.check()
 }
 
@@ -93,6 +110,19 @@ func (c *config) check() error {
 	if len(c.goTest) == 0 {
 		return errors.New("no packages: give go test's packages and flags after the options, e.g. -- ./seccompbench -run='^$' -bench=Load")
 	}
+	switch {
+	case c.budget < 0:
+		return fmt.Errorf("-budget %s: want a duration >= 0", c.budget)
+	case c.budget > 0 && c.target == 0:
+		return errors.New("-budget goes with -target: it bounds a planned run")
+	case c.target > 0 && c.bootsSet:
+		return errors.New("-boots and -target exclude each other: -target plans the boots of each row")
+	}
+	if c.target > 0 {
+		if _, _, err := splitGoTest(c.goTest); err != nil {
+			return err
+		}
+	}
 	for _, a := range c.goTest {
 		if a == "-args" || a == "--args" {
 			break // the rest is the test binary's
@@ -111,6 +141,42 @@ func (c *config) check() error {
 		}
 	}
 	return nil
+}
+
+// goBoolFlags are go test's flags that take no value.
+var goBoolFlags = []string{"a", "asan", "benchmem", "cover", "failfast", "msan", "race", "short", "trimpath", "v", "work", "x"}
+
+// splitGoTest splits go test's arguments for -target, which runs each
+// package on its own with its own -count and -bench: the packages, and
+// the other flags (less -bench and -count, which kbab sets). A flag
+// with a value must be written -flag=value, so that a value is never
+// taken for a package; -count is kbab's to set.
+func splitGoTest(goTest []string) (pkgs, flags []string, err error) {
+	for i, a := range goTest {
+		if a == "-args" || a == "--args" {
+			flags = append(flags, goTest[i:]...)
+			break
+		}
+		if !strings.HasPrefix(a, "-") {
+			pkgs = append(pkgs, a)
+			continue
+		}
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		name = strings.TrimPrefix(name, "test.")
+		switch {
+		case name == "count":
+			return nil, nil, fmt.Errorf("go test flag %s: with -target kbab sets each package's -count (the pilot's, then the plan's)", a)
+		case !hasValue && !slices.Contains(goBoolFlags, name):
+			return nil, nil, fmt.Errorf("go test flag %s: with -target write it as %s=VALUE, so that its value is not taken for a package", a, a)
+		case name == "bench":
+			continue // the pilot's is the user's; later boots build their own
+		}
+		flags = append(flags, a)
+	}
+	if len(pkgs) == 0 {
+		return nil, nil, errors.New("-target: no packages among go test's arguments")
+	}
+	return pkgs, flags, nil
 }
 
 // sets reports whether the go test flags set flag (-count, -p)

@@ -1,16 +1,38 @@
 //go:build linux
 
 // Command kbab compares two kernels the way kbench's statistics need it:
-// it boots kernel A and kernel B N times each in QEMU guests, alternated,
-// runs the same go test command in every boot, appends each boot's output
-// to A.txt or B.txt, and ends with kbcompare's report of the two files and
-// its exit status. It is the README's boots procedure (three boots a
-// side, alternated) as one command on a machine nobody has to reboot.
+// it boots kernel A and kernel B in QEMU guests, alternated, runs the
+// same go test command in every boot, appends each boot's output to A.txt
+// or B.txt, and ends with kbcompare's report of the two files (judged
+// in-process with package abstat, as kbcompare judges them) and its exit
+// status. It is the README's boots procedure as one command on a machine
+// nobody has to reboot.
 //
 //	go run ./internal/cmd/kbab -out DIR -a-kernel IMAGE [-a-append ARGS]
-//	    -b-kernel IMAGE [-b-append ARGS] [-boots 3] [-smp N] [-memory SIZE]
-//	    [-accel auto|kvm|tcg] [-vmexec PATH] [-kbcompare PATH]
+//	    -b-kernel IMAGE [-b-append ARGS] [-target 5% [-budget DURATION] | -boots 3]
+//	    [-smp N] [-memory SIZE] [-accel auto|kvm|tcg] [-vmexec PATH]
 //	    -- PACKAGES [go test flags]
+//
+// Two designs. -target plans the boots: a pilot of 2 boots a side (ABBA;
+// each side's first boot at -count=3, its second at -count=6, so that go
+// test's times tell a boot's cost from its samples'), then a plan
+// (abstat.Plan, what `kbcompare -plan` prints: per package the -count of
+// least cost, per row the boots a side its mde needs at 80% power, by
+// Kalibera and Jones's rule from the spreads within and between boots),
+// then pairs of boots (ABBA) of only the packages and rows the plan leaves
+// pending, each package one go test with -bench built from its pending rows
+// at its planned -count, replanning before each pair, until every row holds
+// its planned boots or the next pair would pass -budget (the boots' own
+// time, kept across resumes). What runs next depends on the spreads of each
+// side around its own center alone, never on the difference between A and
+// B, so the final test keeps its false-alarm rate (abstat's TestPlannedRun
+// shows it on the suite's real run). Progress lines give the rows decided
+// and pending, the boots done and planned and the time the plan has left;
+// DIR/plan.txt holds the latest plan, and the report ends with the rows the
+// budget cut short and the mde their boots reached. With -target, go test
+// flags with a value must be written -flag=value, and -count is kbab's.
+// Without -target, the fixed design: -boots boots a side (3) of the whole
+// command.
 //
 // A kernel is an image plus a cmdline: the same image with two cmdlines
 // (`-b-append mitigations=off`, `-b-append sysctl.net.core.bpf_jit_harden=2`)
@@ -36,17 +58,18 @@
 // every four boots alike, which cancels a linear drift, and each kernel
 // still never runs twice in a row more than once per pair.
 //
-// Tools: vmexec and kbcompare are built with `CGO_ENABLED=0 go build` from
-// this module into DIR/bin at every start (the Go build cache makes that
-// quick; static, because vmexec is also the guest's init), so
-// kbab must run inside the kbench module; -vmexec and -kbcompare take
-// prebuilt ones instead.
+// Tools: vmexec is built with `CGO_ENABLED=0 go build` from this module
+// into DIR/bin at every start (the Go build cache makes that quick;
+// static, because vmexec is also the guest's init), so kbab must run
+// inside the kbench module; -vmexec takes a prebuilt one instead. The
+// comparison needs no tool: it runs in-process.
 //
 // Files in DIR: A.txt and B.txt (the finished boots, appended one whole
 // boot at a time), boots/NN-A.txt and boots/NN-A.log (boot NN's go test
-// stdout and stderr), report.txt (kbcompare's report) and kbab.json, the
-// settings and finished boots (each with the offset, length and SHA-256
-// of what it appended). Rerunning with the same -out resumes after the
+// stdout and stderr), report.txt (the report), plan.txt (with -target)
+// and kbab.json, the settings, the finished boots (each with the offset,
+// length and SHA-256 of what it appended), a planned run's counts and the
+// boot pair under way. Rerunning with the same -out resumes after the
 // last finished boot; kbab refuses when any setting differs (images are
 // compared by SHA-256, so a rebuilt kernel at the same path counts as
 // different) and names it. Run with every boot finished, it prints the
@@ -75,8 +98,8 @@
 // failure is the thing to read first; a row a kernel fails is itself the
 // result of the A/B.
 //
-// Progress goes to stderr: boot i of 2N, which kernel, elapsed time and
-// the time left estimated from the mean of the finished boots.
+// Progress goes to stderr: boot i (of 2N), which kernel, elapsed time and
+// the time left (from the mean of the finished boots, or the plan's).
 //
 // Exit status: kbcompare's (0 nothing worse, 1 something worse or failed,
 // 2 a file it cannot read), 2 for bad options or a setup that cannot run,

@@ -157,7 +157,7 @@ func TestABBAOrderAppendsAndReportsWorse(t *testing.T) {
 	}
 	var got []string
 	for _, c := range f.calls() {
-		if !strings.HasSuffix(c, "smp=4 memory=2G accel=tcg") {
+		if !strings.Contains(c, "smp=4 memory=2G accel=tcg ") {
 			t.Errorf("vmexec call %q: want -smp 4 -memory 2G -accel tcg passed through", c)
 		}
 		got = append(got, strings.Fields(c)[0])
@@ -389,6 +389,11 @@ func TestBadOptions(t *testing.T) {
 		{cat(base, pk, []string{"-c"}), "go test flag -c"},
 		{cat([]string{"-out", out, "-a-kernel", img + ".missing", "-b-kernel", img}, pk), "-a-kernel: open " + img + ".missing"},
 		{cat(base, []string{"-vmexec", "/nonexistent/vmexec"}, pk), "-vmexec /nonexistent/vmexec"},
+		{cat(base, []string{"-target", "0"}, pk), "want a percentage above 0"},
+		{cat(base, []string{"-budget", "1h"}, pk), "-budget goes with -target"},
+		{cat(base, []string{"-target", "5%", "-boots", "3"}, pk), "-boots and -target exclude each other"},
+		{cat(base, []string{"-target", "5%"}, pk, []string{"-count=3"}), "with -target kbab sets each package's -count"},
+		{cat(base, []string{"-target", "5%"}, pk, []string{"-bench", "Load"}), "write it as -bench=VALUE"},
 	} {
 		var stderr bytes.Buffer
 		code := run(c.args, os.Stdout, &stderr, make(chan os.Signal))

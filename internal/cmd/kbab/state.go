@@ -31,6 +31,8 @@ type settings struct {
 	Accel  string   `json:"accel"`
 	GoTest []string `json:"go_test"`
 	Env    []string `json:"env"` // KBENCH_* and GOFLAGS, sorted
+	// Target is -target's mde (0: the fixed design of Boots a side).
+	Target float64 `json:"target,omitempty"`
 }
 
 type kernel struct {
@@ -43,6 +45,19 @@ type kernel struct {
 type state struct {
 	Settings settings `json:"settings"`
 	Done     []done   `json:"done"`
+	// Counts are a planned run's -count per package (import path), as
+	// its first plan chose them; Round the go test runs of the boot pair
+	// under way, which both of its boots run alike.
+	Counts map[string]int `json:"counts,omitempty"`
+	Round  []pkgRun       `json:"round,omitempty"`
+}
+
+// pkgRun is one go test run of a planned boot: a package, its -count
+// and the rows it runs (benchstat's full names).
+type pkgRun struct {
+	Pkg   string   `json:"pkg"`
+	Count int      `json:"count"`
+	Rows  []string `json:"rows"`
 }
 
 type done struct {
@@ -53,9 +68,10 @@ type done struct {
 	BootIDs  []string  `json:"boot_ids"`
 	// What the boot appended to its side's file (A.txt, B.txt): Bytes
 	// bytes from Offset, and their SHA-256.
-	Offset int64  `json:"offset"`
-	Bytes  int64  `json:"bytes"`
-	SHA256 string `json:"sha256"`
+	Offset int64    `json:"offset"`
+	Bytes  int64    `json:"bytes"`
+	SHA256 string   `json:"sha256"`
+	Runs   []pkgRun `json:"runs,omitempty"` // a planned boot's after the pilot
 }
 
 const order = "abba"
@@ -74,7 +90,10 @@ func newSettings(c *config) (settings, error) {
 	if err != nil {
 		return settings{}, err
 	}
-	s := settings{Dir: dir, Boots: c.boots, Order: order, SMP: c.smp, Memory: c.memory, Accel: c.accel, GoTest: c.goTest}
+	s := settings{Dir: dir, Boots: c.boots, Order: order, SMP: c.smp, Memory: c.memory, Accel: c.accel, GoTest: c.goTest, Target: c.target}
+	if c.target > 0 {
+		s.Boots = 0 // the plan's
+	}
 	for _, k := range []struct {
 		flag string
 		in   kernelFlags
@@ -137,6 +156,7 @@ func differences(old, now settings) []string {
 	}
 	add("-b-append", old.B.Append, now.B.Append)
 	add("-boots", fmt.Sprint(old.Boots), fmt.Sprint(now.Boots))
+	add("-target", fmt.Sprint(old.Target), fmt.Sprint(now.Target))
 	add("order", old.Order, now.Order)
 	add("-smp", old.SMP, now.SMP)
 	add("-memory", old.Memory, now.Memory)
@@ -209,12 +229,26 @@ func where(b []byte, off int64) string {
 func (st *state) check() error {
 	s := st.Settings
 	switch {
-	case s.Boots < 1:
+	case !(s.Target >= 0 && s.Target < 1):
+		return fmt.Errorf("settings.target is %v: want 0 (a fixed design) or a planned run's mde, above 0 and below 1", s.Target)
+	case s.Target == 0 && s.Boots < 1:
 		return fmt.Errorf("settings.boots is %d: want 1 or more", s.Boots)
+	case s.Target > 0 && s.Boots != 0:
+		return fmt.Errorf("settings.boots is %d with settings.target %v: want 0, the plan decides a planned run's boots", s.Boots, s.Target)
 	case s.Order != order:
 		return fmt.Errorf("settings.order is %q: want %q", s.Order, order)
-	case len(st.Done) > 2*s.Boots:
+	case s.Target == 0 && len(st.Done) > 2*s.Boots:
 		return fmt.Errorf("done lists %d finished boots: want at most the %d of settings.boots %d", len(st.Done), 2*s.Boots, s.Boots)
+	}
+	for pkg, n := range st.Counts {
+		if pkg == "" || n < 1 {
+			return fmt.Errorf("counts has %q: %d: want a package's import path and a -count of 1 or more", pkg, n)
+		}
+	}
+	for i, r := range st.Round {
+		if r.Pkg == "" || r.Count < 1 || len(r.Rows) == 0 {
+			return fmt.Errorf("round[%d] is package %q, count %d, %d rows: want a package, a -count of 1 or more and its rows", i, r.Pkg, r.Count, len(r.Rows))
+		}
 	}
 	for name, k := range map[string]kernel{"a": s.A, "b": s.B} {
 		if !filepath.IsAbs(k.Image) || !isSHA256(k.SHA256) {

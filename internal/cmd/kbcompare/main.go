@@ -10,6 +10,13 @@
 //
 //	go run ./internal/cmd/kbcompare [-threshold 5%] [-alpha 0.05] [-format text|brief|markdown|json|csv] [-plot DIR] old.txt new.txt
 //	go run ./internal/cmd/kbcompare -bisect [-row REGEXP] good.txt bad.txt candidate.txt
+//	go run ./internal/cmd/kbcompare -plan [-target 5%] [-boot-cost DURATION] PILOT.txt | A.txt B.txt
+//
+// -plan prints, from a pilot's spreads within and between boots and its
+// costs, the boots a side and -count each row and package needs to reach
+// the target mde at 80% power, and the minutes that takes against the
+// fixed 3+3 boots at -count=10 (abstat.Plan; docs/comparing.md); it
+// exits 0, or 2 where a file cannot be read or a flag is bad.
 //
 // The statistics are package abstat's, the text forms abreport's;
 // docs/kbcompare.md says what each figure is, the formulas and why, the
@@ -32,6 +39,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/kbench/kbench/internal/abreport"
 	"github.com/kbench/kbench/internal/abstat"
@@ -87,6 +95,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	bisect := flags.Bool("bisect", false, "judge CANDIDATE against GOOD and BAD for git bisect run: exit 0 like GOOD, 1 like BAD, 125 cannot tell, 128 cannot bisect")
 	plotDir := flags.String("plot", "", "also draw, into `dir`, a picture per row that changed or is underpowered, an overview and index.md")
 	rowPattern := flags.String("row", "", "with -bisect: the benchmark to judge, a `regexp` matched against package/name")
+	plan := flags.Bool("plan", false, "print the boots a side and -count each row and package needs to reach -target, from one pilot file or two, and what that costs against the fixed 3+3 at -count=10")
+	target := percent(-1)
+	flags.Var(&target, "target", "with -plan: the minimum detectable effect to reach at 80% power, in `percent` (default: -threshold)")
+	bootCost := flags.Duration("boot-cost", 0, "with -plan: the `duration` of one boot of each package, in place of the files' go test times (a host pilot planned for VMs)")
 	if err := flags.Parse(args); err != nil {
 		return usage
 	}
@@ -112,6 +124,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		opts.PerRow = true
 		return runBisect(flags.Args(), opts, *rowPattern, stdout, stderr)
+	}
+	if *plan {
+		return runPlan(flags, opts, float64(target)/100, *bootCost, stdout, stderr)
+	}
+	if target >= 0 || *bootCost != 0 {
+		fmt.Fprintln(stderr, "kbcompare: -target and -boot-cost go with -plan")
+		return 2
 	}
 	render := renderers[*format]
 	if render == nil {
@@ -142,6 +161,46 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return exitStatus(rep)
+}
+
+// runPlan prints the plan of one pilot file or two.
+func runPlan(flags *flag.FlagSet, opts abstat.Options, target float64, bootCost time.Duration, stdout, stderr io.Writer) int {
+	var refused []string
+	flags.Visit(func(f *flag.Flag) {
+		if f.Name == "format" || f.Name == "plot" || f.Name == "row" {
+			refused = append(refused, "-"+f.Name)
+		}
+	})
+	switch {
+	case len(refused) > 0:
+		fmt.Fprintf(stderr, "kbcompare: %s does not apply to -plan, which prints the plan\n", strings.Join(refused, " and "))
+		return 2
+	case flags.NArg() < 1 || flags.NArg() > 2:
+		fmt.Fprintln(stderr, "usage: kbcompare -plan [-target 5%] [-boot-cost DURATION] PILOT.txt | A.txt B.txt")
+		return 2
+	case bootCost < 0:
+		fmt.Fprintf(stderr, "kbcompare: -boot-cost %s: want a duration >= 0\n", bootCost)
+		return 2
+	}
+	po := abstat.DefaultPlanOptions
+	po.Alpha, po.Target, po.BootCost = opts.Alpha, opts.Threshold, bootCost.Seconds()
+	if target >= 0 {
+		po.Target = target
+	}
+	if !(po.Target > 0) {
+		fmt.Fprintln(stderr, "kbcompare: -target accepts a percentage above 0, such as 5%")
+		return 2
+	}
+	p, err := abstat.PlanFiles(po, flags.Args()...)
+	if err != nil {
+		fmt.Fprintf(stderr, "kbcompare: %v\n", err)
+		return 2
+	}
+	if err := abreport.WritePlan(stdout, p); err != nil {
+		fmt.Fprintf(stderr, "kbcompare: %v\n", err)
+		return 2
+	}
+	return 0
 }
 
 // bisectMode reports whether args name -bisect, however spelled

@@ -1,0 +1,463 @@
+//go:build linux
+
+package abstat
+
+import (
+	"fmt"
+	"math"
+	"slices"
+)
+
+// PlanOptions are a plan's knobs.
+type PlanOptions struct {
+	// Target is the minimum detectable effect each row should reach at
+	// TargetPower and Alpha (0.05: the threshold).
+	Target, Alpha float64
+	// MinCount and MaxCount clip a package's -count: at least 3 samples
+	// a boot, so that a boot's median and the within-boot spread stay
+	// estimable, and at most 50.
+	MinCount, MaxCount int
+	// MaxBoots is the most boots a side a plan asks of a row; a row that
+	// would need more at its package's count is out of reach and planned
+	// at MaxBoots, to come as close as it can (Plan.Next runs it after
+	// the rows in reach).
+	MaxBoots int
+	// Counts fixes the -count of packages, by import path: a run under
+	// way keeps the counts its first plan chose.
+	Counts map[string]int
+	// BootCost, where > 0, is the seconds of one boot of every package,
+	// in place of what the files' go test times say (PackageCost).
+	BootCost float64
+	// PerRow plans each row at Alpha, for a report that judges rows by
+	// their own p (Options.PerRow). Otherwise a row is planned at Alpha
+	// over the rows planned (RowAlpha): the report judges by the q of
+	// the whole comparison, and a row that changed alone has the
+	// smallest p, whose q is p times the rows, so that is the level at
+	// which it must reach the target.
+	PerRow bool
+}
+
+// DefaultPlanOptions plan for the default threshold.
+var DefaultPlanOptions = PlanOptions{Target: 0.05, Alpha: DefaultOptions.Alpha, MinCount: 3, MaxCount: 50, MaxBoots: 30}
+
+// PilotBoots and PilotCounts are a planned run's pilot: boots a side
+// (ABBA), the first of each side at the first count, the second at the
+// second, so that the go test times of two counts tell a boot's cost
+// from its samples' (PackageCost).
+const PilotBoots = 2
+
+var PilotCounts = [PilotBoots]int{3, 6}
+
+// FixedBoots and FixedCount are the fixed design a plan is set against:
+// the README's 3+3 boots at -count=10.
+const (
+	FixedBoots = 3
+	FixedCount = 10
+)
+
+// Plan says, per row and package, how many boots a side and samples per
+// boot reach the target mde, and what that costs against the fixed
+// design.
+type Plan struct {
+	Opts PlanOptions
+	// RowAlpha is the level each row is planned at: Opts.Alpha, over the
+	// rows planned unless Opts.PerRow.
+	RowAlpha float64
+	Pkgs     []*PkgPlan
+	// Seconds is the planned design's cost, both sides, from the first
+	// boot; FixedSeconds the fixed design's (FixedBoots a side at
+	// FixedCount), with the same costs.
+	Seconds, FixedSeconds float64
+	// Reached counts the rows whose predicted mde reaches the target
+	// with the plan, FixedReached with the fixed design.
+	Reached, FixedReached int
+	Rows                  int
+}
+
+// PkgPlan is one package's plan: one -count for its rows (one go test
+// per boot runs them all), as many boots as its neediest row.
+type PkgPlan struct {
+	Pkg  string // import path
+	Name string // its last element, as the report's tables
+	// BootCost is the seconds of one boot of the package besides its
+	// samples: the VM's boot, go test's start and the package's setup.
+	BootCost float64
+	Count    int // planned -count
+	Boots    int // boots a side: the most any row needs
+	// Seconds is the planned cost, both sides: each boot's BootCost, and
+	// each row's samples for as many boots as it needs.
+	Seconds  float64
+	Rows     []*RowPlan
+	perTimed float64 // Cost.PerTimed
+}
+
+// RowPlan is one row's plan, in its Primary unit.
+type RowPlan struct {
+	Name  string
+	Scale Scale
+	Comp  Components
+	// Sample is the seconds one sample takes: SampleCost times the
+	// package's Cost.PerTimed.
+	Sample float64
+	// OwnCount is the row's own Kalibera-Jones count, clipped: the
+	// square root of the cost ratio (boot / sample) times the variance
+	// ratio (within / between, the median's factor in it); the package
+	// runs its rows at one Count.
+	OwnCount int
+	// Boots is the boots a side the row needs at its package's Count
+	// (MaxBoots where out of reach), MDE the mde predicted there, and
+	// Reach whether MDE <= Target within MaxBoots.
+	Boots int
+	MDE   float64
+	Reach bool
+	// FixedMDE is the mde predicted for the fixed design.
+	FixedMDE float64
+	// Done is the boots a side the row holds (the fewer of the two).
+	Done int
+	at   float64 // the row's center on its Scale: its changes are relative to it
+}
+
+// Pending reports whether the row needs more boots than it holds.
+func (r *RowPlan) Pending() bool { return r.Done < r.Boots }
+
+// Pending lists the package's rows that need more boots.
+func (p *PkgPlan) Pending() []*RowPlan {
+	var out []*RowPlan
+	for _, r := range p.Rows {
+		if r.Pending() {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// PlanFiles reads one result file (a pilot) or two (both sides of one)
+// and plans from them, with the first file's costs.
+func PlanFiles(opts PlanOptions, paths ...string) (*Plan, error) {
+	if len(paths) < 1 || len(paths) > 2 {
+		return nil, fmt.Errorf("a plan reads one pilot file or two, not %d", len(paths))
+	}
+	files, units, err := Read(paths...)
+	if err != nil {
+		return nil, err
+	}
+	r := &Report{units: units}
+	deriveRates(files)
+	r.group(files)
+	// The costs are the first file's: B's times would carry the
+	// difference into the plan.
+	return NewPlan(r, PackageCost(files[:1]), opts), nil
+}
+
+// Cost is what one boot of a package costs besides its samples, and
+// what its samples cost over their timed part.
+type Cost struct {
+	// Boot is the seconds of a boot besides its samples: the VM's boot,
+	// go test's start, the package's TestMain.
+	Boot float64
+	// PerTimed is the seconds go test spends per second of timed
+	// samples (iterations × sec/op): at least 1, more for the b.N ramp
+	// and a row's setup, which every -count run repeats.
+	PerTimed float64
+}
+
+// PackageCost is, per package import path, its Cost from the go test
+// wall times of its boots (their "ok" lines) against the timed samples
+// of each boot: a least-squares line through (timed, wall) where the
+// boots' timed totals differ by half or more (a pilot at two counts),
+// else all of the wall time past the timed part counted to the boot.
+func PackageCost(files []*File) map[string]Cost {
+	type key struct{ pkg, boot string }
+	timed := map[key]float64{}
+	for _, f := range files {
+		for _, res := range f.Results {
+			for _, v := range res.Values {
+				if v.Unit == "sec/op" {
+					timed[key{res.Config["pkg"], res.Boot}] += float64(res.Iters) * v.Value
+				}
+			}
+		}
+	}
+	xs, ys := map[string][]float64{}, map[string][]float64{}
+	for _, f := range files {
+		for _, p := range f.lines.passed {
+			xs[p.pkg] = append(xs[p.pkg], timed[key{p.pkg, p.boot}])
+			ys[p.pkg] = append(ys[p.pkg], p.seconds)
+		}
+	}
+	out := map[string]Cost{}
+	for pkg, x := range xs {
+		out[pkg] = fitCost(x, ys[pkg])
+	}
+	return out
+}
+
+// fitCost fits wall = Boot + PerTimed × timed over a package's boots.
+func fitCost(x, y []float64) Cost {
+	mx, _ := meanVar(x)
+	my, _ := meanVar(y)
+	if len(x) >= 3 && slices.Min(x) > 0 && slices.Max(x) >= 1.5*slices.Min(x) {
+		var sxy, sxx float64
+		for i := range x {
+			sxy += (x[i] - mx) * (y[i] - my)
+			sxx += (x[i] - mx) * (x[i] - mx)
+		}
+		k := max(sxy/sxx, 1)
+		return Cost{Boot: max(my-k*mx, 0), PerTimed: k}
+	}
+	return Cost{Boot: max(my-mx, 0), PerTimed: 1}
+}
+
+// NewPlan plans the rows of r (grouped, with their Samples) from their
+// spreads and the first side's costs alone: no figure of the plan
+// depends on the difference between the sides, so that a run which
+// continues by it keeps the false-alarm rate of its final test. costs
+// are each package's (PackageCost, of the first side's file).
+func NewPlan(r *Report, costs map[string]Cost, opts PlanOptions) *Plan {
+	p := &Plan{Opts: opts}
+	byPkg := map[string]*PkgPlan{}
+	for t, row := range r.Primaries() {
+		old, new := row.Samples[0], row.Samples[1]
+		if old == nil && new == nil {
+			continue
+		}
+		pkg := t.Path
+		if pkg == "" {
+			pkg = t.Pkg
+		}
+		pp := byPkg[pkg]
+		if pp == nil {
+			c := costs[pkg]
+			pp = &PkgPlan{Pkg: pkg, Name: t.Pkg, BootCost: c.Boot, perTimed: max(c.PerTimed, 1)}
+			if opts.BootCost > 0 {
+				pp.BootCost = opts.BootCost
+			}
+			byPkg[pkg] = pp
+			p.Pkgs = append(p.Pkgs, pp)
+		}
+		var all [][]float64
+		for _, s := range row.Samples {
+			if s != nil {
+				all = append(all, s.All())
+			}
+		}
+		rp := &RowPlan{Name: row.Name, Scale: ScaleOf(all...)}
+		rp.at = rp.Scale.To(median(slices.Concat(all...)))
+		rp.Comp = ComponentsOf(rp.Scale, old, new)
+		secOp := row
+		if t.Unit != "sec/op" {
+			secOp = r.Find(t.Pkg, "sec/op", row.Name)
+		}
+		if secOp != nil {
+			// The first side's cost where it holds the row: the other's
+			// would carry the difference into the plan.
+			first := secOp.Samples[0]
+			if first == nil {
+				first = secOp.Samples[1]
+			}
+			rp.Sample = pp.perTimed * SampleCost(first)
+		}
+		rp.Done = math.MaxInt
+		for _, s := range row.Samples {
+			if s != nil {
+				rp.Done = min(rp.Done, s.Boots())
+			}
+		}
+		pp.Rows = append(pp.Rows, rp)
+	}
+	rows := 0
+	for _, pp := range p.Pkgs {
+		rows += len(pp.Rows)
+	}
+	p.RowAlpha = opts.Alpha
+	if !opts.PerRow && rows > 0 {
+		p.RowAlpha = opts.Alpha / float64(rows)
+	}
+	rowOpts := opts
+	rowOpts.Alpha = p.RowAlpha
+	for _, pp := range p.Pkgs {
+		pp.plan(rowOpts)
+		for _, rp := range pp.Rows {
+			p.Rows++
+			if rp.Reach {
+				p.Reached++
+			}
+			if rp.FixedMDE <= opts.Target {
+				p.FixedReached++
+			}
+			p.FixedSeconds += 2 * FixedBoots * FixedCount * rp.Sample
+		}
+		p.FixedSeconds += 2 * FixedBoots * pp.BootCost
+		p.Seconds += pp.Seconds
+	}
+	return p
+}
+
+// countSteps are the counts a plan weighs: the cost is flat near its
+// least, and a finer grid buys nothing the spreads' uncertainty leaves.
+var countSteps = []int{3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 40, 50}
+
+// plan chooses the package's count (fixed by opts.Counts, else the one
+// of least cost) and each row's boots at it.
+func (pp *PkgPlan) plan(opts PlanOptions) {
+	for _, rp := range pp.Rows {
+		rp.OwnCount = rp.kjCount(pp.BootCost, opts)
+		rp.FixedMDE = rp.mde(FixedBoots, FixedCount, opts.Alpha)
+	}
+	counts := []int{}
+	if n, ok := opts.Counts[pp.Pkg]; ok && n > 0 {
+		counts = append(counts, n)
+	} else {
+		for _, n := range countSteps {
+			if n >= opts.MinCount && n <= opts.MaxCount {
+				counts = append(counts, n)
+			}
+		}
+		counts = append(counts, opts.MinCount, opts.MaxCount)
+	}
+	best := math.Inf(1)
+	for _, n := range counts {
+		boots, cost := pp.cost(n, opts)
+		if cost < best {
+			best, pp.Count, pp.Boots, pp.Seconds = cost, n, boots, cost
+		}
+	}
+	for _, rp := range pp.Rows {
+		rp.Boots, rp.Reach = rp.boots(pp.Count, opts)
+		rp.MDE = rp.mde(rp.Boots, pp.Count, opts.Alpha)
+	}
+}
+
+// cost is the package's cost, both sides, with count n: the most boots
+// any row needs, each with its boot cost, and each row's samples for the
+// boots it needs. A row out of reach at n weighs as if at MaxBoots.
+func (pp *PkgPlan) cost(n int, opts PlanOptions) (boots int, seconds float64) {
+	for _, rp := range pp.Rows {
+		b, _ := rp.boots(n, opts)
+		boots = max(boots, b)
+		seconds += 2 * float64(b*n) * rp.Sample
+	}
+	return boots, seconds + 2*float64(boots)*pp.BootCost
+}
+
+// boots is how many boots a side reach the target with count n:
+// MaxBoots and false where more would.
+func (rp *RowPlan) boots(n int, opts PlanOptions) (int, bool) {
+	sd := math.Sqrt(rp.Comp.CenterVar(n))
+	target := rp.Scale.Shift(opts.Target, rp.at)
+	b := need(target, MinBoots, func(k int) float64 { return welchShift(sd, k, k, opts.Alpha) })
+	if b == 0 || b > opts.MaxBoots {
+		return opts.MaxBoots, false
+	}
+	return b, true
+}
+
+// mde is the change detectable with b boots a side of n samples each.
+func (rp *RowPlan) mde(b, n int, alpha float64) float64 {
+	return rp.Scale.Change(welchShift(math.Sqrt(rp.Comp.CenterVar(n)), b, b, alpha), rp.at)
+}
+
+// kjCount is Kalibera and Jones's optimal samples per boot for this
+// row alone, clipped to the options' range: √((boot cost / sample cost)
+// × (within-boot variance, as a boot's median feels it / boot effect)).
+func (rp *RowPlan) kjCount(bootCost float64, opts PlanOptions) int {
+	// The within-boot variance as a median feels it: count × the
+	// sampling variance of a median of count, at the pilot's count.
+	k := max(int(math.Round(rp.Comp.Count)), opts.MinCount)
+	w, b := float64(k)*rp.Comp.Sampling(k), rp.Comp.Between
+	var n float64
+	switch {
+	case w == 0:
+		n = float64(opts.MinCount)
+	case b == 0 || rp.Sample == 0:
+		n = float64(opts.MaxCount)
+	default:
+		n = math.Sqrt(bootCost / rp.Sample * w / b)
+	}
+	return int(math.Round(min(max(n, float64(opts.MinCount)), float64(opts.MaxCount))))
+}
+
+// Pending lists the packages with rows that need more boots.
+func (p *Plan) Pending() []*PkgPlan {
+	var out []*PkgPlan
+	for _, pp := range p.Pkgs {
+		if len(pp.Pending()) > 0 {
+			out = append(out, pp)
+		}
+	}
+	return out
+}
+
+// Run is one package's part of the next boot: its pending rows.
+type Run struct {
+	Pkg  *PkgPlan
+	Rows []*RowPlan
+}
+
+// Next is what the next boot of each side runs: the pending rows in
+// reach, package by package; where none is left, the pending rows out
+// of reach, which come as close to the target as their boots allow.
+// Rows in reach first, so that a budget decides as many rows as it can.
+// Nil when no row is pending.
+func (p *Plan) Next() []Run {
+	for _, reach := range []bool{true, false} {
+		var out []Run
+		for _, pp := range p.Pkgs {
+			var rows []*RowPlan
+			for _, rp := range pp.Pending() {
+				if rp.Reach == reach {
+					rows = append(rows, rp)
+				}
+			}
+			if len(rows) > 0 {
+				out = append(out, Run{pp, rows})
+			}
+		}
+		if len(out) > 0 {
+			return out
+		}
+	}
+	return nil
+}
+
+// Counts returns each package's planned count, by import path.
+func (p *Plan) Counts() map[string]int {
+	m := map[string]int{}
+	for _, pp := range p.Pkgs {
+		m[pp.Pkg] = pp.Count
+	}
+	return m
+}
+
+// Progress counts the rows that hold their planned boots and those
+// that do not, and the boots done and planned (a side, summed over
+// packages: a package's boots are those its neediest row holds).
+func (p *Plan) Progress() (decided, pending, bootsDone, bootsPlanned int) {
+	for _, pp := range p.Pkgs {
+		done := 0
+		for _, rp := range pp.Rows {
+			if rp.Pending() {
+				pending++
+			} else {
+				decided++
+			}
+			done = max(done, min(rp.Done, rp.Boots))
+		}
+		bootsDone += done
+		bootsPlanned += pp.Boots
+	}
+	return
+}
+
+// Find returns the plan of row name in package pkg (import path or its
+// last element), nil where none.
+func (p *Plan) Find(pkg, name string) *RowPlan {
+	for _, pp := range p.Pkgs {
+		if pp.Pkg == pkg || pp.Name == pkg {
+			if i := slices.IndexFunc(pp.Rows, func(r *RowPlan) bool { return r.Name == name }); i >= 0 {
+				return pp.Rows[i]
+			}
+		}
+	}
+	return nil
+}

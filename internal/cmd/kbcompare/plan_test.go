@@ -1,0 +1,48 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/kbench/kbench/internal/abstat/sim"
+)
+
+// TestPlan: -plan prints the plan of one pilot file or of two, per
+// package and row, with the total against the fixed design; it refuses
+// what does not apply to it, and -target or -boot-cost without it.
+func TestPlan(t *testing.T) {
+	a := sim.Assemble(t, "a.txt", sim.Runs("a", sim.BootsA, []float64{1, 1.03, 0.98})...)
+	b := sim.Assemble(t, "b.txt", sim.Runs("b", sim.BootsB, nil)...)
+	for _, args := range [][]string{{"-plan", a}, {"-plan", a, b}, {"-plan", "-target", "10%", "-boot-cost", "20s", a, b}} {
+		var out, errb bytes.Buffer
+		if code := run(args, &out, &errb); code != 0 {
+			t.Fatalf("kbcompare %s: exit %d, want 0\n%s", strings.Join(args, " "), code, errb.String())
+		}
+		for _, want := range []string{"plan: mde <= ", "seccompbench: -count ", sim.SyscallRow, "planned: ", "fixed 3+3 boots at -count=10: "} {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("kbcompare %s: no %q in\n%s", strings.Join(args, " "), want, out.String())
+			}
+		}
+		if strings.Contains(strings.Join(args, " "), "20s") && !strings.Contains(out.String(), "boot 20.0s") {
+			t.Errorf("-boot-cost 20s: the plan does not use it:\n%s", out.String())
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-plan", a, b, b}, "usage: kbcompare -plan"},
+		{[]string{"-plan", "-format", "json", a}, "-format does not apply to -plan"},
+		{[]string{"-plan", "-target", "0", a}, "-target accepts a percentage above 0"},
+		{[]string{"-target", "5%", a, b}, "-target and -boot-cost go with -plan"},
+		{[]string{"-plan", "-boot-cost", "-1s", a}, "-boot-cost -1s: want a duration >= 0"},
+	} {
+		var out, errb bytes.Buffer
+		if code := run(c.args, &out, &errb); code != 2 || !strings.Contains(errb.String(), c.want) {
+			t.Errorf("kbcompare %s: exit %d, stderr %q; want 2 and %q", strings.Join(c.args, " "), code, errb.String(), c.want)
+		}
+	}
+}
