@@ -237,24 +237,12 @@ func TestPlannedRun(t *testing.T) {
 	}
 }
 
-func BenchmarkPlannedRun(b *testing.B) {
-	s := sim.LoadSuite(b)
-	files, _, _ := Read(sim.File(b, sim.SuiteFile))
-	costs := PackageCost(files)
-	rng := rand.New(rand.NewPCG(1, 2))
-	for b.Loop() {
-		opts := DefaultPlanOptions
-		opts.MaxBoots = 30
-		plannedRun(s, rng, sim.Design{Between: 0.35}, costs, opts)
-	}
-}
-
 // TestPlanPredictsPower: the power the plan predicts is the power its
 // design has. From a long pilot (20 boots a side at -count=10) of the
 // suite's real run, at the boot spreads of real comparisons, each row
 // the plan reaches is drawn at its planned boots and count, moved by
-// the mde the plan predicts there, and judged on its own p (the plan's
-// power is a row's, at alpha): over the rows it must be found in 80% of
+// the mde the plan predicts there, and judged on its own p at the level
+// the plan gave it (Plan.RowAlpha): over the rows it must be found in 80% of
 // draws within 10 points, and no row may miss by more than 25.
 func TestPlanPredictsPower(t *testing.T) {
 	if testing.Short() {
