@@ -146,18 +146,29 @@ func wrap(s string, w int) []string {
 		return []string{""}
 	}
 	var lines []string
-	for runes(s) > w {
-		r := []rune(s)
-		cut := strings.LastIndex(string(r[:w+1]), " ")
-		if cut <= 0 {
+	// In runes throughout: a byte that is not UTF-8 is one rune (U+FFFD,
+	// three bytes), so byte offsets of the rune form are not the input's.
+	r := []rune(s)
+	for len(r) > w {
+		cut := -1
+		for i := w; i > 0; i-- {
+			if r[i] == ' ' {
+				cut = i
+				break
+			}
+		}
+		if cut < 0 {
 			lines = append(lines, string(r[:w]))
-			s = string(r[w:])
+			r = r[w:]
 			continue
 		}
-		lines = append(lines, s[:cut])
-		s = strings.TrimLeft(s[cut:], " ")
+		lines = append(lines, string(r[:cut]))
+		for cut < len(r) && r[cut] == ' ' {
+			cut++
+		}
+		r = r[cut:]
 	}
-	return append(lines, s)
+	return append(lines, string(r))
 }
 
 // footnotes numbers each warning in notes, adding those not yet there,
