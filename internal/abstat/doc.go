@@ -19,7 +19,10 @@
 // setup.go, outcomes.go and geomean.go the setup lines, failures and
 // geomeans; components.go holds each row's variance within and between
 // boots and a sample's cost, plan.go the boots and -count per row and
-// package that reach a target mde (kbcompare -plan, kbab -target). Package sim holds the fixtures and draws simulated
+// package that reach a target mde (kbcompare -plan, kbab -target), each
+// row at alpha over the rows planned, since the report judges by q and a
+// row changed alone has q = p x rows (PlanOptions.PerRow for a report
+// judged by p). Package sim holds the fixtures and draws simulated
 // comparisons of the whole suite from its real run.
 //
 // docs/kbcompare.md gives the formulas, the choices and why.
