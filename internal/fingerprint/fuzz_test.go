@@ -48,8 +48,10 @@ func FuzzCollect(f *testing.F) {
 			"proc/kallsyms": kallsyms, VMFile: vm, "sys/kernel/mm/transparent_hugepage/enabled": thp,
 		}
 		// The config is found by the release's name: only a name that
-		// stays a file in boot/ is written.
-		if r := clean(string(release)); r != "" && r != "." && r != ".." && !strings.ContainsAny(r, "/\x00") {
+		// stays a file in boot/ is written, and only one the file system
+		// can hold (NAME_MAX, 255 bytes); Collect still reads a longer
+		// one, and must record it as unknown.
+		if r := clean(string(release)); r != "" && r != "." && r != ".." && !strings.ContainsAny(r, "/\x00") && len("config-"+r) <= 255 {
 			files["boot/config-"+r] = config
 		}
 		for rel, data := range files {
