@@ -16,7 +16,7 @@
 //	os:         internal/skip internal/cpus internal/procfs internal/thread
 //	            internal/child internal/gotool internal/limits
 //	harness:    internal/options internal/unit internal/fingerprint
-//	            internal/region -> os
+//	            internal/region internal/rounds -> os
 //	instrument: internal/perfevent internal/counters internal/kprofile
 //	            -> harness os
 //	workload:   internal/seccompfilter internal/redisserver internal/pulse
@@ -30,8 +30,9 @@
 //
 // The OS and runtime layer is one package per kernel or runtime interface
 // (threads, child processes, CPUs, /proc, skips). The harness runs rows:
-// options, the fingerprint, the unit registry, the timed region. The
-// instruments measure inside a region. Workload helpers are what a
+// options, the fingerprint, the unit registry, the timed region, and the
+// timed rounds of rows whose ops run elsewhere than in the row's goroutine.
+// The instruments measure inside a region. Workload helpers are what a
 // benchmark's work needs beyond the OS layer (seccomp filters, a
 // redis-server, pulses, UnixBench's loop). benchmain is the TestMain of
 // every benchmark package; the tools are commands and their libraries
