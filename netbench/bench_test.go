@@ -12,6 +12,7 @@ import (
 	"github.com/kbench/kbench/internal/fingerprint"
 	"github.com/kbench/kbench/internal/peer"
 	"github.com/kbench/kbench/internal/region"
+	"github.com/kbench/kbench/internal/rounds"
 	"github.com/kbench/kbench/internal/skip"
 	"github.com/kbench/kbench/internal/unit"
 	"golang.org/x/sys/unix"
@@ -105,36 +106,44 @@ func pinnedRow(ip int, cfg Config) bool {
 	return ip == 4 && cfg.Req == 1 && !cfg.Shared
 }
 
-// benchRow runs one trial of a row: a round of b.N transactions on the
-// row's kept flows, which the first trial starts after checking the
-// limits (later trials find the flows' fds and tasks taken already).
+// benchRow runs one -count of a row: timed rounds (internal/rounds) on
+// the row's kept flows, which the first round starts after checking the
+// limits (later ones find the flows' fds and tasks taken already).
 func benchRow(b *testing.B, ip int, cfg Config, kept *peer.Kept[*flows]) {
 	r := region.New(b)
-	_, err := kept.Get(fmt.Sprint(ip, cfg), func() (*flows, *peer.Run, error) {
-		ctl, stop := target(b, ip)
-		if err := checkLimits(cfg, *serverAddr == ""); err != nil {
-			stop()
-			return nil, nil, err
-		}
-		fl, err := startFlows(ctl, cfg, netperfPorts, stop)
+	res := &Result{}
+	ops, err := rounds.Run(b, r, func(n int64) (int64, error) {
+		_, err := kept.Get(fmt.Sprint(ip, cfg), func() (*flows, *peer.Run, error) {
+			ctl, stop := target(b, ip)
+			if err := checkLimits(cfg, *serverAddr == ""); err != nil {
+				stop()
+				return nil, nil, err
+			}
+			fl, err := startFlows(ctl, cfg, netperfPorts, stop)
+			if err != nil {
+				return nil, nil, err
+			}
+			return fl, fl.run, nil
+		})
 		if err != nil {
-			return nil, nil, err
+			return 0, err
 		}
-		return fl, fl.run, nil
-	})
-	var res *Result
-	if err == nil {
-		// Whatever fails, the flows end and the next trial (another
-		// -count) starts anew.
+		// Whatever fails, the flows end and the next -count starts anew.
+		var got *Result
 		err = kept.Round(func(fl *flows) (err error) {
-			res, err = fl.round(b.N, region.ClockTimer{Region: r})
+			got, err = fl.round(int(n), region.ClockTimer{Region: r})
 			return err
 		})
-	}
-	r.End()
+		if got == nil {
+			return 0, err
+		}
+		res.add(got)
+		return got.Txns, err
+	})
+	r.EndOps(ops)
 	skip.OnlyIfNotSupported(b, err) // a limit here, or the remote server's machine has no room for a flow
 	if err != nil {
-		b.Fatalf("%s flows=%d req=%d rsp=%d cpu=%s, %d transactions: %v", cfg.Kind, cfg.Flows, cfg.Req, cfg.Rsp, cfg.CPU, b.N, err)
+		b.Fatalf("%s flows=%d req=%d rsp=%d cpu=%s, after %d transactions: %v", cfg.Kind, cfg.Flows, cfg.Req, cfg.Rsp, cfg.CPU, ops, err)
 	}
 	tps := float64(res.Txns) / b.Elapsed().Seconds()
 	unit.Report(b, res.Txns, "tps")

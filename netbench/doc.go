@@ -76,12 +76,13 @@
 // does; a flow server process still serving a client that neither
 // finishes nor closes is killed then.
 //
-// A row is set up once: its first trial checks the limits and starts the
+// A row is set up once: its first round checks the limits and starts the
 // server (in-process), the server flows, the client flows and their RR
-// connections, and every trial of the row (b.N = 1, then larger, and
-// each -count) is one round of b.N transactions on them; they end when
-// the row does (peer.Kept). A row whose round fails ends its flows, and
-// its next trial starts anew.
+// connections, and each -count runs timed rounds of transactions on them
+// (internal/rounds: a round of one, then rounds sized as b.Loop sizes its
+// iterations, every one timed and counted, none thrown away); they end
+// when the row does (peer.Kept). A row whose round fails ends its flows,
+// and its next -count starts anew.
 //
 // mm=separate is that shape, the default and the rows that reproduce the
 // report. mm=shared (ip=4, req=1 rows) runs every flow's client and
@@ -157,9 +158,9 @@
 //   - Sockets are opened with SOCK_CLOEXEC and accepted with accept4
 //     (SOCK_CLOEXEC) so that none leaks into a child process; netserver
 //     calls accept(2), which runs the same __sys_accept4 in the kernel.
-//   - A trial is a round of b.N transactions shared by the flows (each
+//   - A round is a number of transactions shared by the flows (each
 //     takes the next block of 16 tickets), not a fixed time, and a row's
-//     trials are rounds on the same flows, between which the flows wait
+//     rounds run on the same flows, between which the flows wait
 //     (an RR connection idle, a CRR flow server in accept); every
 //     transaction's latency is timed with one reading of the vDSO clock
 //     (two after a yield), its end being the next one's start (netperf

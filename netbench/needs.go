@@ -24,7 +24,7 @@ import (
 //	local:  2 + 1 + 2*flows + child.Fds(2*flows, 1)
 //	remote: 1 + 1 + child.Fds(flows, 1)
 //
-// The flows are kept for the row's trials: the first trial checks, and
+// The flows are kept for the row's rounds: the first round checks, and
 // the later ones open nothing more.
 //
 // mm=shared: the control connection, the shared work's memfd, locally the

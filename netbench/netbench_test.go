@@ -24,7 +24,7 @@ import (
 
 type nopTimer struct{}
 
-func (nopTimer) ResetTimer() {}
+func (nopTimer) StartTimer() {}
 func (nopTimer) StopTimer()  {}
 
 // localServer starts an in-process server on 127.0.0.1 with hooks.
@@ -271,7 +271,7 @@ func TestSharedRoundsHaveTheirPs(t *testing.T) {
 	for round := range 2 {
 		runtime.GOMAXPROCS(1) // as testing's -cpu value might be
 		var during int
-		if _, err := fl.round(10, timerFunc{reset: func() { during = runtime.GOMAXPROCS(0) }}); err != nil {
+		if _, err := fl.round(10, timerFunc{start: func() { during = runtime.GOMAXPROCS(0) }}); err != nil {
 			t.Fatal(err)
 		}
 		if after := runtime.GOMAXPROCS(0); during < 2*cfg.Flows+2 || after != 1 {
@@ -882,7 +882,7 @@ func childPids(t *testing.T) []int {
 // of a run: the run fails naming it, and no process is left.
 func TestKilledClientFailsRun(t *testing.T) {
 	ctl := localServer(t, nil)
-	kill := timerFunc{reset: func() {
+	kill := timerFunc{start: func() {
 		go func() {
 			time.Sleep(50 * time.Millisecond)
 			pids, err := child.Children() // not childPids: no t.Fatal off the test's goroutine
@@ -918,7 +918,7 @@ func cmdline(pid int) string {
 	return ""
 }
 
-type timerFunc struct{ reset func() }
+type timerFunc struct{ start func() }
 
-func (f timerFunc) ResetTimer() { f.reset() }
+func (f timerFunc) StartTimer() { f.start() }
 func (timerFunc) StopTimer()    {}

@@ -58,6 +58,21 @@ func (r *Result) Percentile(p float64) time.Duration {
 	return time.Duration(unit.Percentile(r.Lat, p))
 }
 
+// add adds the round o to r, for a row of several rounds
+// (internal/rounds): the transactions and what the row reports of them,
+// their latencies (kept sorted) and the meter's looks. The per-flow counts
+// and ports stay those of a round: each round checks its own.
+func (r *Result) add(o *Result) {
+	r.Txns += o.Txns
+	r.Slow += o.Slow
+	r.SynRetrans += o.SynRetrans
+	r.Skips += o.Skips
+	r.Lat = append(r.Lat, o.Lat...)
+	slices.Sort(r.Lat)
+	r.Seen.Add(o.Seen)
+	r.Metered = o.Metered
+}
+
 // portRange is the client's local port range; tests shrink it.
 type portRange struct{ min, max int }
 
@@ -80,7 +95,7 @@ func latOff(flows int) int { return meterOff + peer.MeterSize(flows) }
 // flows is a row's flows: the control connection with the server flows it
 // opened, and the client flows as sides (processes, or threads for
 // mm=shared) that take their transactions from one shared budget. They
-// are set up once per row and run a round per trial (peer.Kept): the RR
+// are set up once per row and run rounds on them (peer.Kept): the RR
 // connections, the server flows and the client processes live for the
 // row, as netperf's do for its run.
 type flows struct {

@@ -15,6 +15,7 @@ import (
 	"github.com/kbench/kbench/internal/peer"
 	"github.com/kbench/kbench/internal/pulse"
 	"github.com/kbench/kbench/internal/region"
+	"github.com/kbench/kbench/internal/rounds"
 	"github.com/kbench/kbench/internal/skip"
 	"github.com/kbench/kbench/internal/unit"
 	"github.com/kbench/kbench/internal/unixbench"
@@ -43,7 +44,7 @@ func BenchmarkSyscallMix(b *testing.B) {
 // sides over two pipes: two child processes (mm=separate) or two threads
 // of the test binary (mm=shared), placed as cpu= says (peer.Placement:
 // any, both on one CPU, or each on its own). The sides live for the row;
-// each trial is one round of b.N round trips.
+// each -count is one call of timed rounds on them (internal/rounds).
 func BenchmarkPingPong(b *testing.B) {
 	for _, mm := range []string{"separate", "shared"} {
 		for _, cpu := range peer.Placements {
@@ -72,29 +73,44 @@ func benchPingPong(b *testing.B, row *peer.Kept[*pingPongSides], shared bool, cp
 	if !shared {
 		timer = region.ClockTimer{Region: r} // the children's CPU time is counted until End
 	}
-	var switches int
-	err = row.Round(func(s *pingPongSides) (err error) {
-		switches, err = s.round(b.N, timer)
-		return err
+	var (
+		seen       peer.Reading
+		unswitched bool
+	)
+	ops, err := rounds.Run(b, r, func(n int64) (int64, error) {
+		var switches int
+		err := row.Round(func(s *pingPongSides) (err error) {
+			switches, err = s.round(int(n), timer)
+			return err
+		})
+		if err != nil {
+			return 0, err
+		}
+		seen.Add(sides.seen)
+		// Each round trip on blocking pipes sleeps at least one side
+		// (both, in the steady state); a round whose two sides together
+		// switched fewer times than round trips did not measure context
+		// switches. The round's first round trip is let off: both sides
+		// start at the go, so ping's counter can be in the pipe before
+		// pong reads, and its echo before ping does (docs/results.md, the
+		// PingPong section).
+		if switches < 0 {
+			unswitched = true
+		}
+		if switches >= 0 && int64(switches) < n-1 {
+			return n, fmt.Errorf("%d voluntary context switches for %d round trips: the sides did not sleep", switches, n)
+		}
+		return n, nil
 	})
-	r.End()
+	r.EndOps(ops)
 	if err != nil {
-		b.Fatalf("%s, %d round trips: %v", where(cpu, cpuA, cpuB), b.N, err)
+		b.Fatalf("%s, after %d round trips: %v", where(cpu, cpuA, cpuB), ops, err)
 	}
-	// Each round trip on blocking pipes sleeps at least one side (both,
-	// in the steady state); a round whose two sides together switched
-	// fewer times than round trips did not measure context switches. The
-	// round's first round trip is let off: both sides start at the go,
-	// so ping's counter can be in the pipe before pong reads, and its
-	// echo before ping does (docs/results.md, the PingPong section).
-	if switches < 0 {
+	if unswitched {
 		b.Log("no voluntary_ctxt_switches line in /proc/thread-self/status: context switches not checked")
 	}
-	if switches >= 0 && switches < b.N-1 {
-		b.Fatalf("%d voluntary context switches for %d round trips with %s: the sides did not sleep", switches, b.N, where(cpu, cpuA, cpuB))
-	}
-	unit.Report(b, int64(b.N), "roundtrips/s")
-	if share, ok := sides.seen.Share(); ok {
+	unit.Report(b, ops, "roundtrips/s")
+	if share, ok := seen.Share(); ok {
 		unit.Metric(b, share, "same-cpu/op")
 	}
 }

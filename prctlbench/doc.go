@@ -48,9 +48,9 @@
 // another mm (cond_mitigation, what PR_SPEC_FORCE_DISABLE arms),
 // mm_cpumask updates and per-mm TLB work. The sides are one body per
 // role in both shapes (internal/peer) and live for the row: its first
-// trial starts them, after checking the fds and tasks they take, and
-// each trial is one round of b.N round trips, so a trial pays no fork,
-// exec or thread start. Pong checks that each counter is the next one
+// round starts them, after checking the fds and tasks they take, and
+// each -count runs timed rounds of round trips on them (internal/rounds),
+// so a round pays no fork, exec or thread start. Pong checks that each counter is the next one
 // and ping that each echo is the counter it sent. Each side counts its
 // thread's voluntary context switches (/proc/thread-self/status) in the
 // round: a round trip on blocking pipes sleeps at least one of the two

@@ -317,9 +317,9 @@ func (s *pingPongSides) release() error {
 	return errors.Join(errs...)
 }
 
-// getPingPong returns a PingPong row's sides, kept across the testing
-// package's trials of the row (peer.Kept): it starts them when none are
-// kept (the first trial, or the one after a failed round) or cpuA and
+// getPingPong returns a PingPong row's sides, kept across the calls of
+// the row's function (peer.Kept): it starts them when none are kept (the
+// first call, or the one after a failed round) or cpuA and
 // cpuB changed, checking the fds and tasks the sides take just before
 // it starts them, with the row's instruments open.
 func getPingPong(row *peer.Kept[*pingPongSides], cpuA, cpuB int, shared bool) (*pingPongSides, error) {

@@ -37,17 +37,17 @@ func pingPongOnce(cpuA, cpuB, n int, shared bool, t peer.Timer) (int, error) {
 	return sw, s.close()
 }
 
-// hookTimer is a peer.Timer that records its calls and runs reset, if
-// set, at each ResetTimer.
+// hookTimer is a peer.Timer that records its calls and runs start, if
+// set, at each StartTimer.
 type hookTimer struct {
 	calls []string
-	reset func()
+	start func()
 }
 
-func (h *hookTimer) ResetTimer() {
-	h.calls = append(h.calls, "reset")
-	if h.reset != nil {
-		h.reset()
+func (h *hookTimer) StartTimer() {
+	h.calls = append(h.calls, "start")
+	if h.start != nil {
+		h.start()
 	}
 }
 func (h *hookTimer) StopTimer() { h.calls = append(h.calls, "stop") }
@@ -92,7 +92,7 @@ func testPingPongRounds(t *testing.T, shared bool) {
 		}
 		t.Logf("round %d: %d round trips, %d voluntary context switches", round, n, switches)
 	}
-	if want := []string{"reset", "stop", "reset", "stop", "reset", "stop"}; !slices.Equal(tm.calls, want) {
+	if want := []string{"start", "stop", "start", "stop", "start", "stop"}; !slices.Equal(tm.calls, want) {
 		t.Errorf("timer calls %v, want %v", tm.calls, want)
 	}
 	if now, err := child.Children(); err != nil || !slices.Equal(now, kids) {
@@ -235,7 +235,7 @@ func TestPingPongKilledSideFails(t *testing.T) {
 	}
 	// Bounded (seconds of round trips), so that a kill that finds no
 	// child ends in a failure rather than a hang.
-	_, err := pingPongOnce(usable[0], usable[1], 1<<18, false, &hookTimer{reset: func() { go kill() }})
+	_, err := pingPongOnce(usable[0], usable[1], 1<<18, false, &hookTimer{start: func() { go kill() }})
 	if err == nil || !strings.Contains(err.Error(), "SIGKILL") {
 		t.Fatalf("side killed mid-round: %v, want an error naming SIGKILL", err)
 	}

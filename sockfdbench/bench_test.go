@@ -14,6 +14,7 @@ import (
 	"github.com/kbench/kbench/internal/limits"
 	"github.com/kbench/kbench/internal/peer"
 	"github.com/kbench/kbench/internal/region"
+	"github.com/kbench/kbench/internal/rounds"
 	"github.com/kbench/kbench/internal/skip"
 	"github.com/kbench/kbench/internal/thread"
 	"github.com/kbench/kbench/internal/unit"
@@ -32,7 +33,8 @@ func TestMain(m *testing.M) {
 // a child process, as stress-ng forks (the package doc says why there is
 // no mm=shared row). cpu= places each pair (peer.Placement): any, as
 // stress-ng and lkp ran; same and cross for kind=file fds=1. A row's
-// sides start once and each trial is one round of b.N ops on them.
+// sides start once and each -count is one call of timed rounds on them
+// (internal/rounds).
 func BenchmarkSockfd(b *testing.B) {
 	for _, kind := range []Kind{KindFile, KindUnix} {
 		for _, fds := range rowFds {
@@ -64,10 +66,16 @@ func BenchmarkSockfd(b *testing.B) {
 }
 
 func benchSockfd(b *testing.B, k *peer.Kept[*Sides], cfg Config) {
-	cfg.Ops = int64(b.N)
 	r := region.New(b)
-	res, err := keptRound(k, cfg, region.ClockTimer{Region: r}) // counted until End: see region.ClockTimer
-	r.End()
+	var res Result
+	ops, err := rounds.Run(b, r, func(n int64) (int64, error) {
+		cfg.Ops = n
+		got, err := keptRound(k, cfg, region.ClockTimer{Region: r}) // counted until End: see region.ClockTimer
+		res.add(got.Counts)
+		res.Seen.Add(got.Seen)
+		return got.Ops, err
+	})
+	r.EndOps(ops)
 	skip.IfNotSupported(b, err)
 	if res.Retries > 0 {
 		b.Logf("%d sends repeated after ETOOMANYREFS (unprivileged fds-in-flight limit)", res.Retries)

@@ -85,8 +85,9 @@
 //     have at most RLIMIT_NOFILE fds in flight (ETOOMANYREFS); the server
 //     then yields and sends again, and the run logs how often.
 //   - A row's sides, listeners and socket paths are set up once, by its
-//     first trial (which also checks the fds and tasks they need), and
-//     each of the testing package's trials is one round of b.N ops
+//     first round (which also checks the fds and tasks they need), and
+//     each -count runs timed rounds of ops (internal/rounds: sized as
+//     b.Loop sizes its iterations, all of them timed and counted)
 //     shared among the pairs (taken in chunks of 64, peer.Taker), not a
 //     fixed time. A round ends when the servers have done its ops: each
 //     server closes the connection it serves; its client takes EOF with

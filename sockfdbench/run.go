@@ -234,12 +234,12 @@ func Run(cfg Config) (res Result, err error) {
 	return res, err
 }
 
-// keptRound runs a trial's round of cfg.Ops ops on the row's sides,
-// kept across the testing package's trials (peer.Kept), starting them
-// first if there are none (the first trial, or after a failed round). A
+// keptRound runs a round of cfg.Ops ops on the row's sides, kept across
+// the calls of the row's function (peer.Kept), starting them first if
+// there are none (the first round, or after a failed one). A
 // row keeps one Config: the key is all of it but Ops, so a -cpu list's
 // GOMAXPROCS (Pairs) starts new sides. A failed round, a count check's
-// included, ends them: the next trial starts fresh ones.
+// included, ends them: the next call starts fresh ones.
 func keptRound(k *peer.Kept[*Sides], cfg Config, t peer.Timer) (Result, error) {
 	ops := cfg.Ops
 	cfg.Ops = 0
@@ -263,7 +263,7 @@ func keptRound(k *peer.Kept[*Sides], cfg Config, t peer.Timer) (Result, error) {
 
 // endRow ends the row's kept sides (their cleanup and its checks) and
 // checks that this process's fd table is back to before, its size at the
-// row's start. A failed round's error was its trial's.
+// row's start. A failed round's error was its call's.
 func endRow(k *peer.Kept[*Sides], before int) error {
 	if err := k.Close(); err != nil || k.Failed() {
 		return err

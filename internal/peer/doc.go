@@ -35,14 +35,15 @@
 // stops the timer; Close ends the sides and reaps them, then runs what the
 // row handed to Run.Defer (a control connection, a server, listening
 // sockets, and the checks of what the sides leave behind, which belong to
-// the row's end once the sides outlive a trial). A row keeps its
-// sides across the testing package's trials of it (Kept[S], which owns
-// them and their failure): the first trial starts the sides, every trial
-// is one round of b.N ops, a round that fails ends them (the next trial
-// starts new ones), and the sides end when the row does. A row's
-// children, servers and threads are so set up once per row, not once per
-// b.N trial (issue 23): the kernel sees the same work per op, and the
-// setup (a fork and exec of the test binary per side, a Go runtime's
+// the row's end once the sides outlive a call of the row's function). A
+// row keeps its sides across the calls of its function, one per -count
+// (Kept[S], which owns them and their failure): the first round starts
+// the sides, each call runs timed rounds on them (internal/rounds sizes
+// them as b.Loop sizes its iterations), a round that fails ends them (the
+// next call starts new ones), and the sides end when the row does. A
+// row's children, servers and threads are so set up once per row, not
+// once per round (issue 23): the kernel sees the same work per op, and
+// the setup (a fork and exec of the test binary per side, a Go runtime's
 // start) is paid once. A round that lasts as long as its sides serve
 // (netbench's server flows, from OPEN to STOP) is Begin and End.
 //

@@ -4,9 +4,10 @@ package peer
 
 import "errors"
 
-// Kept holds a row's sides across the testing package's trials of it:
-// the benchmark function of a row runs once per trial (b.N = 1, 100, ...;
-// once more per -count), and the sides are started once. S is what the
+// Kept holds a row's sides across the calls of its benchmark function
+// (once per -count, each running its rounds under internal/rounds; under
+// -benchtime=Nx, at b.N = 1 and then N), and the sides are started once.
+// S is what the
 // row keeps: its Run and what it set up beside it (sockfdbench's Sides,
 // netbench's flows, prctlbench's ping-pong), all of which the Run's Close
 // ends (Run.Defer). The row's parent declares a Kept beside its b.Run and
@@ -15,14 +16,17 @@ import "errors"
 //	var k peer.Kept[*rowSides]
 //	b.Run(name, func(b *testing.B) {
 //		s, err := k.Get(key, start)
-//		... err = k.Round(func(s *rowSides) error { ... b.N ops ... })
+//		... rounds.Run(b, r, func(n int64) (int64, error) {
+//			err := k.Round(func(s *rowSides) error { ... n ops ... })
+//			...
+//		})
 //	})
 //	if err := k.Close(); err != nil {
 //		b.Error(err)
 //	}
 //
 // Kept owns the sides' state and their failure: a round that fails ends
-// them (the next trial starts new ones) and returns its error once,
+// them (the next call starts new ones) and returns its error once,
 // with what ending them added; Close at the row's end reports only what
 // no round has.
 type Kept[S any] struct {
@@ -55,7 +59,7 @@ func (k *Kept[S]) Get(key string, start func() (S, *Run, error)) (S, error) {
 	return k.sides, nil
 }
 
-// Round runs fn, a trial's round, on the kept sides (Get first). An
+// Round runs fn, a round, on the kept sides (Get first). An
 // error ends the sides and is returned with what ending them reported:
 // their Close's error alone where it holds fn's (a failed side is both),
 // else both.
@@ -78,7 +82,7 @@ func (k *Kept[S]) Round(fn func(S) error) error {
 	return errors.Join(err, cerr)
 }
 
-// Failed reports whether a round of the row failed: its trial reported
+// Failed reports whether a round of the row failed: its call reported
 // it, and checks of the row's end that the failure makes moot are left
 // out.
 func (k *Kept[S]) Failed() bool { return k.failed }

@@ -208,6 +208,14 @@ type Reading struct {
 	Looks  int64 // all looks
 }
 
+// Add adds o's looks to r: a row's rounds (internal/rounds) report the
+// share over all of them.
+func (r *Reading) Add(o Reading) {
+	r.Paired += o.Paired
+	r.Same += o.Same
+	r.Looks += o.Looks
+}
+
 // Share is Same/Paired: the share of round trips in which both ends were
 // last seen on one CPU; ok is false when no look found the other end.
 func (r Reading) Share() (share float64, ok bool) {

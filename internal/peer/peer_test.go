@@ -98,9 +98,9 @@ func keptStart(m *Mem, starts *int, thread bool) func(fail ...int) func() (*Run,
 	}
 }
 
-type countTimer struct{ resets, stops int }
+type countTimer struct{ starts, stops int }
 
-func (c *countTimer) ResetTimer() { c.resets++ }
+func (c *countTimer) StartTimer() { c.starts++ }
 func (c *countTimer) StopTimer()  { c.stops++ }
 
 // TestRounds runs three rounds on the same sides, processes and threads:
@@ -133,8 +133,8 @@ func TestRounds(t *testing.T) {
 					t.Errorf("round %d: sides took %d tickets summing to %d, want %d summing to %d", round, ops, sum, n, n*(n-1)/2)
 				}
 			}
-			if tm.resets != 3 || tm.stops != 3 {
-				t.Errorf("timer reset %d and stopped %d times over 3 rounds, want 3 and 3", tm.resets, tm.stops)
+			if tm.starts != 3 || tm.stops != 3 {
+				t.Errorf("timer started %d and stopped %d times over 3 rounds, want 3 and 3", tm.starts, tm.stops)
 			}
 			want := 3
 			if thread {

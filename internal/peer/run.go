@@ -82,8 +82,11 @@ type Side struct {
 
 // Timer is the part of a benchmark's timer a round drives: a Region, or
 // region.ClockTimer for sides whose CPU time is counted after the clock.
+// A round starts it at the go and stops it at the last result, so that a
+// row's rounds add up (internal/rounds stops and zeroes it before the
+// first).
 type Timer interface {
-	ResetTimer()
+	StartTimer()
 	StopTimer()
 }
 
@@ -158,7 +161,7 @@ func (r *Run) Pids() []int {
 }
 
 // Round runs one round: it sends args(i) to side i (args nil: none),
-// waits until every side is ready, calls t.ResetTimer, says go, waits for
+// waits until every side is ready, calls t.StartTimer, says go, waits for
 // every side's result (into(i) is where side i's is decoded; nil: none)
 // and calls t.StopTimer. t may be nil. A failed round kills the sides and
 // breaks the Run: later rounds return the same error.
@@ -193,7 +196,7 @@ func (r *Run) Begin(args func(i int) any, t Timer) error {
 		return r.fail(err)
 	}
 	if t != nil {
-		t.ResetTimer()
+		t.StartTimer()
 	}
 	for _, e := range r.ends {
 		if err := e.goNow(); err != nil {
