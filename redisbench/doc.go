@@ -41,31 +41,27 @@
 // rounds, the external-server refusal and clean-up. Both clients use
 // blockingConn, a blocking TCP socket with TCP_NODELAY (see Differences).
 //
-// Rounds and b.Loop: redis-benchmark sends whole pipelines while fewer
-// than -n requests went out, so one test is 391 x 256 = 100,096 requests
-// (at pipeline=1, 100,000). One op is one request: each b.Loop iteration
-// queues one request (writes its random fields into the pipeline), and
-// every 256th (at pipeline=1, every one) or a round's last sends the batch
-// and checks its replies, so the server sees the batches and bytes a
-// round sent at once would send. b.Loop ramps up within one call of the
-// row's function, so no round is sent for a discarded trial of b.N.
-// Rounds stay whole: b.N is rounded up to whole rounds (RoundSizes), and
-// when b.Loop stops within a round the rest of it is sent and checked
-// after the loop, outside the testing package's timer. The row reports
-// what it sent, timed on its own clock: req/s, ns/op, server-us/req and
-// the region's counters cover every request of every round (the N column
-// stays b.N, the iterations b.Loop ran). A round begins in the iteration
-// of its first request, with the testing package's timer stopped around
-// its untimed setup: each ZPOPMIN round starts from myzset emptied and
+// Rounds: redis-benchmark sends whole pipelines while fewer than -n
+// requests went out, so one test is 391 x 256 = 100,096 requests (at
+// pipeline=1, 100,000), and a row sends whole such rounds only. One op is
+// one request. The rows run under internal/rounds, which asks for rounds
+// as b.Loop asks for iterations (a first round, then as many more as the
+// time so far says will fill -benchtime) within one call of the row's
+// function, so no round is sent for a discarded trial of b.N; N is the
+// requests sent, and the timer (with the region's counters and
+// server-us/req) runs over every round's requests and nothing else, so
+// ns/op and req/s describe the same requests. Each round's untimed setup
+// is outside the timer: each ZPOPMIN round starts from myzset emptied and
 // refilled by one recipe ZADD round (~43k members, by the wire client), so
 // it pops ~43k members and then ~57k times from an empty set, as the
-// recipe does, whatever b.N the machine's speed led to; each ZADD round
-// starts from an empty myzset, as after the recipe's ZPOPMIN; GET runs
-// after a SET round, sent before the loop. Between rounds the timer runs
-// (b.Loop requires it running) and the region and the row's clock do not,
-// so a b.Loop that stops at a round's end begins no round.
-// -benchtime=500480x is MMTests' five repetitions at pipeline=256 (at
-// pipeline=1, 500000x); -benchtime=1x or 100x sends one round.
+// recipe does, whatever the machine's speed; each ZADD round starts from
+// an empty myzset, as after the recipe's ZPOPMIN; GET runs after a SET
+// round, sent before the first round. A pipeline=1 round (100,000 round
+// trips, about 2-5 s) is longer than the default -benchtime, so those rows
+// send one round a -count. -benchtime=500480x is MMTests' five repetitions
+// at pipeline=256 (at pipeline=1, 500000x); -benchtime=1x sends one round,
+// and -benchtime=Nx for N > 1 two or more, since the testing package calls
+// a row at b.N = 1 before b.N = N and each call sends whole rounds.
 //
 // Self-checks, the same for both clients (each b.Fatalf with the numbers):
 // INFO commandstats deltas equal the requests sent, per command, with no

@@ -180,86 +180,43 @@ func (s *Session) randomize(f *fields, from, to int) {
 
 // Round sends n requests of cmd with client in batches of p (the last one
 // shorter when p does not divide n), checks every reply, and adds to t.
-// When lat is not nil, each batch's time from its write to its last reply
-// read and checked, in ns, is appended to it. Between batches the
+// Each batch's random fields are written into the pipeline before it is
+// sent. When lat is not nil, each batch's time from its write to its last
+// reply read and checked, in ns, is appended to it. Between batches the
 // goroutine yields to the Go scheduler every thread.YieldEvery.
 func (s *Session) Round(client Client, cmd string, p, n int, t *Tally, lat *[]int64) error {
-	q, err := s.sender(client, cmd, p, n, t, lat)
-	if err != nil {
-		return err
-	}
-	for !q.done() {
-		if err := q.queue(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// sender sends one round of n requests a request at a time, so that a
-// b.Loop iteration can be one request: queue writes the next request's
-// random fields into the pipeline, and the p-th queued request (or the
-// round's last) sends the batch and checks its replies. The requests go
-// out in the same batches, as the same bytes, as Round's.
-type sender struct {
-	s      *Session
-	f      *fields
-	batch  func(k int, c *checker) error
-	c      checker
-	y      thread.Yielder
-	t      *Tally
-	lat    *[]int64
-	p, n   int
-	sent   int // requests of the round sent and checked
-	queued int // requests of the next batch queued
-	k      int // requests in the next batch: min(p, n-sent)
-}
-
-func (s *Session) sender(client Client, cmd string, p, n int, t *Tally, lat *[]int64) (*sender, error) {
-	q := &sender{s: s, c: newChecker(s, t), t: t, lat: lat, p: p, n: n, k: min(p, n)}
+	var (
+		f     *fields
+		batch func(k int, c *checker) error
+	)
 	switch client {
 	case Wire:
 		l := s.wireLoad(cmd, p)
-		q.f, q.batch = &l.fields, func(k int, c *checker) error { return s.wireBatch(l, cmd, k, c) }
+		f, batch = &l.fields, func(k int, c *checker) error { return s.wireBatch(l, cmd, k, c) }
 	case GoRedis:
 		l := s.load(cmd, p)
-		q.f, q.batch = &l.fields, func(k int, c *checker) error { return s.goRedisBatch(l, k, c) }
+		f, batch = &l.fields, func(k int, c *checker) error { return s.goRedisBatch(l, k, c) }
 	default:
-		return nil, fmt.Errorf("redisbench: unknown client %q", client)
+		return fmt.Errorf("redisbench: unknown client %q", client)
 	}
-	return q, nil
-}
-
-// done reports whether every request of the round was sent and checked.
-func (q *sender) done() bool { return q.sent == q.n }
-
-// queue adds the round's next request to the batch, and sends the batch
-// when it is whole. It must not be called once done.
-func (q *sender) queue() error {
-	q.s.randomize(q.f, q.queued, q.queued+1)
-	q.queued++
-	if q.queued < q.k {
-		return nil
+	c := newChecker(s, t)
+	var y thread.Yielder
+	for sent := 0; sent < n; {
+		k := min(p, n-sent)
+		s.randomize(f, 0, k)
+		t0 := thread.Clock()
+		err := batch(k, &c)
+		t1 := thread.Clock()
+		t.Sent += int64(k)
+		if err != nil {
+			return err
+		}
+		if lat != nil {
+			*lat = append(*lat, int64(t1-t0))
+		}
+		y.Tick(t1) // outside the batch's time
+		sent += k
 	}
-	return q.flush()
-}
-
-// flush sends the queued batch and checks its replies.
-func (q *sender) flush() error {
-	k := q.queued
-	t0 := thread.Clock()
-	err := q.batch(k, &q.c)
-	t1 := thread.Clock()
-	q.t.Sent += int64(k)
-	if err != nil {
-		return err
-	}
-	if q.lat != nil {
-		*q.lat = append(*q.lat, int64(t1-t0))
-	}
-	q.y.Tick(t1) // outside the batch's time
-	q.sent += k
-	q.queued, q.k = 0, min(q.p, q.n-q.sent)
 	return nil
 }
 
