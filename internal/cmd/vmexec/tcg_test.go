@@ -12,7 +12,7 @@ import (
 	"github.com/kbench/kbench/internal/vmflags"
 )
 
-// TestTCGAppend: TCG boots get -tcg-append (tsc=unstable by default) after
+// TestTCGAppend: TCG boots get -tcg-append (tsc=unstable no_timer_check by default) after
 // vmexec's command line and -append; KVM boots and an empty -tcg-append do not.
 func TestTCGAppend(t *testing.T) {
 	appendOf := func(flags []string, accel string) string {
@@ -27,13 +27,13 @@ func TestTCGAppend(t *testing.T) {
 		}
 		return args[i+1]
 	}
-	if got := appendOf([]string{"-append", "nokaslr"}, "tcg"); !strings.HasSuffix(got, " nokaslr tsc=unstable") {
-		t.Errorf("TCG boot's command line %q, want it to end in the user's -append and tsc=unstable", got)
+	if got := appendOf([]string{"-append", "nokaslr"}, "tcg"); !strings.HasSuffix(got, " nokaslr tsc=unstable no_timer_check") {
+		t.Errorf("TCG boot's command line %q, want it to end in the user's -append and tsc=unstable no_timer_check", got)
 	}
-	if got := appendOf(nil, "kvm"); strings.Contains(got, "tsc=") {
+	if got := appendOf(nil, "kvm"); strings.Contains(got, "tsc=") || strings.Contains(got, "no_timer_check") {
 		t.Errorf("KVM boot's command line %q has the TCG option", got)
 	}
-	if got := appendOf([]string{"-tcg-append="}, "tcg"); strings.Contains(got, "tsc=") {
+	if got := appendOf([]string{"-tcg-append="}, "tcg"); strings.Contains(got, "tsc=") || strings.Contains(got, "no_timer_check") {
 		t.Errorf("-tcg-append='': command line %q", got)
 	}
 	if got := appendOf([]string{"-tcg-append=clocksource=acpi_pm"}, "tcg"); !strings.HasSuffix(got, " clocksource=acpi_pm") {
