@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/kbench/kbench/internal/benchmain"
@@ -141,6 +142,7 @@ func benchRow(b *testing.B, ip int, cfg Config, kept *peer.Kept[*flows]) {
 		return got.Txns, err
 	})
 	r.EndOps(ops)
+	slices.Sort(res.Lat)
 	skip.OnlyIfNotSupported(b, err) // a limit here, or the remote server's machine has no room for a flow
 	if err != nil {
 		b.Fatalf("%s flows=%d req=%d rsp=%d cpu=%s, after %d transactions: %v", cfg.Kind, cfg.Flows, cfg.Req, cfg.Rsp, cfg.CPU, ops, err)

@@ -60,15 +60,16 @@ func (r *Result) Percentile(p float64) time.Duration {
 
 // add adds the round o to r, for a row of several rounds
 // (internal/rounds): the transactions and what the row reports of them,
-// their latencies (kept sorted) and the meter's looks. The per-flow counts
-// and ports stay those of a round: each round checks its own.
+// their latencies and the meter's looks. r.Lat is left unsorted (the
+// row sorts it once, after its region, where its instruments do not
+// count the parent's work). The per-flow counts and ports stay those of
+// a round: each round checks its own.
 func (r *Result) add(o *Result) {
 	r.Txns += o.Txns
 	r.Slow += o.Slow
 	r.SynRetrans += o.SynRetrans
 	r.Skips += o.Skips
 	r.Lat = append(r.Lat, o.Lat...)
-	slices.Sort(r.Lat)
 	r.Seen.Add(o.Seen)
 	r.Metered = o.Metered
 }
