@@ -209,3 +209,29 @@ func TestParseBenchtime(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseBenchtime: any -test.benchtime text ends in a count, a
+// positive duration, or an error that quotes it; never a panic.
+func FuzzParseBenchtime(f *testing.F) {
+	for _, s := range []string{"1s", "100x", "1x", "250ms", "1h2m3.5s", "0s", "-1s", "x", "18446744073709551616x", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		fixed, d, err := parseBenchtime(s)
+		switch {
+		case err != nil:
+			if fixed || d != 0 {
+				t.Fatalf("parseBenchtime(%q) = %v, %v with error %v", s, fixed, d, err)
+			}
+			if !strings.Contains(err.Error(), "-test.benchtime="+s) {
+				t.Fatalf("parseBenchtime(%q): error %q does not quote the value", s, err)
+			}
+		case fixed:
+			if d != 0 || !strings.HasSuffix(s, "x") {
+				t.Fatalf("parseBenchtime(%q) = fixed with %v", s, d)
+			}
+		case d <= 0:
+			t.Fatalf("parseBenchtime(%q) = duration %v without an error", s, d)
+		}
+	})
+}
