@@ -29,9 +29,11 @@
 // run on until End. The counters read a live child's CPU time from its
 // /proc totals and a reaped one's from RUSAGE_CHILDREN (a child's threads
 // take their CPU time with them when they exit); a row whose children
-// end within the trial so has their exit counted, but not timed, and a
-// row whose sides outlive the trial (internal/peer) has them counted
-// while alive.
+// end within its timed work so has their exit counted, but not timed, and
+// a row whose sides outlive a call (internal/peer) has them counted while
+// alive. A row of several rounds (internal/rounds) so counts from its
+// first round's go to End, the untimed hand-offs between rounds included
+// (a ready and a go per round, a few per call).
 //
 // Every method may be called from any goroutine or OS thread, including a
 // throw-away locked thread of package thread (the instruments count the

@@ -128,11 +128,12 @@ func benchtime() (fixed bool, d time.Duration, err error) {
 	return parseBenchtime(f.Value.String())
 }
 
-// parseBenchtime parses a -test.benchtime value as the testing package
-// does.
+// parseBenchtime parses a -test.benchtime value by the testing
+// package's rules (a count above 0 with an x, or a duration above 0), so
+// that no value the testing package took is refused here.
 func parseBenchtime(s string) (fixed bool, d time.Duration, err error) {
 	if n, ok := strings.CutSuffix(s, "x"); ok {
-		if _, err := strconv.ParseUint(n, 10, 64); err != nil {
+		if k, err := strconv.ParseInt(n, 10, 0); err != nil || k <= 0 {
 			return false, 0, fmt.Errorf("rounds: -test.benchtime=%s is not a count of iterations such as 100x", s)
 		}
 		return true, 0, nil

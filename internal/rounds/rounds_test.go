@@ -64,8 +64,10 @@ func (f *fakeRow) bench(b *testing.B) {
 // the function, rounds of 1 op and then as b.Loop scales, every round's
 // ops in N and their time, and none of the untimed setup, in the result.
 func TestRunTimesEveryRound(t *testing.T) {
-	setBenchtime(t, "100ms")
-	f := &fakeRow{perOp: 20 * time.Microsecond, setup: 2 * time.Millisecond}
+	// 500ms: the second round is capped at 100x unless the first (one op
+	// of 20 us) took over 6 ms, a stall a loaded machine rarely makes.
+	setBenchtime(t, "500ms")
+	f := &fakeRow{perOp: 20 * time.Microsecond, setup: 10 * time.Millisecond}
 	r := testing.Benchmark(f.bench)
 	if f.calls != 1 {
 		t.Errorf("the benchmark function ran %d times; want 1 (no trial thrown away)", f.calls)
@@ -80,13 +82,13 @@ func TestRunTimesEveryRound(t *testing.T) {
 	if int64(r.N) != sum {
 		t.Errorf("N = %d; the rounds did %d ops (%v)", r.N, sum, f.asked)
 	}
-	if r.T < 100*time.Millisecond {
-		t.Errorf("timed %v; want at least -test.benchtime=100ms", r.T)
+	if r.T < 500*time.Millisecond {
+		t.Errorf("timed %v; want at least -test.benchtime=500ms", r.T)
 	}
-	// The timer held the rounds' spins and little else: not the setups
-	// (2 ms a round and one before), which would add over 6 ms.
-	if extra := r.T - f.spent; extra < 0 || extra > 2*time.Millisecond {
-		t.Errorf("timed %v for %v of rounds' ops (%d setups of 2 ms outside the timer)", r.T, f.spent, len(f.asked)+1)
+	// The timer held the rounds' spins and little else: less than one of
+	// the setups (10 ms a round and one before), all outside it.
+	if extra := r.T - f.spent; extra < 0 || extra >= f.setup {
+		t.Errorf("timed %v for %v of rounds' ops (%d setups of %v outside the timer)", r.T, f.spent, len(f.asked)+1, f.setup)
 	}
 	t.Logf("rounds %v: N=%d, %v, %.0f ns/op", f.asked, r.N, r.T, float64(r.T.Nanoseconds())/float64(r.N))
 }
@@ -200,6 +202,8 @@ func TestParseBenchtime(t *testing.T) {
 		{"1x", true, 0, false},
 		{"x", false, 0, true},
 		{"-3x", false, 0, true},
+		{"0x", false, 0, true},
+		{"+5x", true, 0, false}, // as testing's flag takes it
 		{"0s", false, 0, true},
 		{"soon", false, 0, true},
 	} {

@@ -21,10 +21,9 @@ package main
 // no_timer_check: at boot the kernel checks that the timer interrupt
 // (IRQ0 through the IO-APIC) ticks while it waits about ten jiffies, and
 // panics when it does not ("IO-APIC + timer doesn't work!"). A TCG vCPU
-// on a loaded host (a load average of 10: a boot loop beside go test
-// ./...) can miss that window: a 6.12 guest died so, 0.024 s into its
-// boot. no_timer_check skips the check, as cloud guests' command lines do
-// (the timer works; it was only late).
+// that a loaded host runs late can miss that window though its timer
+// works. no_timer_check skips the check, as cloud guests' command lines
+// do.
 //
 // docs/results.md has the death rates per kernel with and without them
 // and the boot times. KVM boots keep their command line: the kernel runs
