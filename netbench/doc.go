@@ -34,14 +34,14 @@
 // its server to the next (-T0,1; which pair, and what it shares, is the
 // fingerprint's cpu.cross line). On a small machine an unpinned sample
 // flips a coin between a pair that shares a CPU and one that keeps two
-// (docs/results.md: TCP_RR flows=1 ran 27.6k-63.9k tps in one -count=10 run,
-// a cross-CPU wakeup in every transaction of the second mode), so the
+// (results/2026-12-01-placement.md: an unpinned TCP_RR flows=1 row's samples
+// fall into two modes, a cross-CPU wakeup in every transaction of the second), so the
 // pinned rows are the ones for an A/B of the code path, and cpu=any says
 // what the whole kernel, scheduler included, does. cpu=same is the
 // steadiest (1.09-1.22 max/min in a -count=10 run on a 2-vCPU VM); a
 // cpu=cross row is as steady as the machine's cross-CPU wakeups, which
 // on that VM varied 2-4x from minute to minute, for netperf -T0,1 too
-// (docs/results.md, "Placement"). Each row
+// (results/2026-12-01-placement.md). Each row
 // reports same-cpu/op: the share of transactions whose client and server
 // were last seen on one CPU, each side reading its CPU (getcpu) at most
 // once a millisecond, between blocks of 16 transactions, into a meter the
@@ -169,5 +169,5 @@
 //
 // The rows' rates and context switches next to netperf 2.7's
 // (docs/references.md says how to compare them), and what each of the differences above was
-// measured to cost, are in docs/results.md ("Solo child processes").
+// measured to cost, are in results/2026-11-30-solo-processes.md.
 package netbench

@@ -92,8 +92,8 @@ func benchPingPong(b *testing.B, row *peer.Kept[*pingPongSides], shared bool, cp
 		// switched fewer times than round trips did not measure context
 		// switches. The round's first round trip is let off: both sides
 		// start at the go, so ping's counter can be in the pipe before
-		// pong reads, and its echo before ping does (docs/results.md, the
-		// PingPong section).
+		// pong reads, and its echo before ping does
+		// (results/2026-12-01-prctlbench-peer.md).
 		if switches < 0 {
 			unswitched = true
 		}

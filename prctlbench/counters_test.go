@@ -51,7 +51,7 @@ func TestPingPongCountsSwitches(t *testing.T) {
 	// processes whose worker threads exit before the row ends. The
 	// kernel's own account of the reaped sides (RUSAGE_CHILDREN, their
 	// whole lives, start-up too) is the yardstick: the region must see a
-	// good part of it (docs/results.md has the figures), not a few ns a round
+	// good part of it (results/2026-12-02-prctlbench-cputime.md), not a few ns a round
 	// trip (as it did when the counters stopped before the children were
 	// reaped). Both
 	// are CPU time, so a loaded machine, which stretches the wall time,

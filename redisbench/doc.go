@@ -34,7 +34,7 @@
 // held connection): what a real Go client costs on the same round trip.
 // go-redis spends about twice redis-benchmark's CPU per request, and that
 // CPU lies on the serial round trip, so its rows run below redis-benchmark's
-// rate on the same server (figures in docs/results.md). The pipeline=1
+// rate on the same server (results/2026-11-30-redisbench-clients.md). The pipeline=1
 // rows of GET and ZPOPMIN send one request per round trip with go-redis,
 // whose CPU is small beside a round trip there. go-redis also does every
 // untimed job: readiness, INFO commandstats, the DEL and ZCARD between

@@ -44,7 +44,7 @@
 // (state R, not exiting): in a Linux 6.1 guest under QEMU's TCG one
 // loaders=1 op took about 19 times as long as with hardening off, about
 // two thirds of it in bpf_adj_branches and most of the rest in vmalloc
-// for the patched copies (ftrace; docs/results.md). That is the kernel's
+// for the patched copies (ftrace; results/2026-12-01-seccomp-load-harden.md). That is the kernel's
 // work and what the rows measure; a thread's death, which frees its
 // filters, is waited for however long it takes (package internal/thread).
 //

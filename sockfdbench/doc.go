@@ -75,7 +75,7 @@
 //     process, as kbench ran them before): an op switches context about
 //     0.2-0.3 times, so the switch_mm that such a row would leave out is
 //     a few percent of an op, within what these rows resolve on a noisy
-//     machine (measured in docs/results.md). prctlbench's PingPong and
+//     machine (results/2026-11-30-separate-processes.md). prctlbench's PingPong and
 //     netbench's mm=shared rows isolate it where it is most of the cost.
 //   - Sends use MSG_NOSIGNAL (stress-ng passes 0), so a failed run
 //     reports EPIPE instead of dying by SIGPIPE; the sending path is the
@@ -102,7 +102,7 @@
 //     (thread.Yielder), so that the runtime's monitor does not preempt it
 //     by signal.
 //
-// Next to stress-ng (docs/results.md has the figures), the parallel row,
+// Next to stress-ng (results/2026-11-30-solo-processes.md has the figures), the parallel row,
 // report 003's configuration, runs near stress-ng's rate and the serial
 // row below it. Both tools are bimodal on a small machine when unpinned:
 // a pair that keeps to two CPUs rarely switches, a pair that meets on one

@@ -20,7 +20,7 @@ import (
 // the same things but are switched out and in with their task at every
 // context switch, and a system-wide context-switch event runs on every
 // switch: per-task task-clock events cost 11% of netbench TCPRR/flows=1
-// and the system-wide software events about 1.7% (docs/results.md),
+// and the system-wide software events about 1.7% (results/2026-11-30-counters-cost.md),
 // while the kernel keeps these totals anyway.
 type tally struct {
 	name   string // the counter's name, as KBENCH_COUNTERS spells it

@@ -22,8 +22,8 @@ import (
 // schedstat, the reaped child's rusage and this process's clock grew by
 // over reads that bracket the region's, and at most the region's wall
 // time on every CPU. The bounds follow the region's real length, not a
-// fixed one: under TCG the shell loop alone takes 1-5 s (0.7-2.1 s in
-// 6.1 and 6.12 guests, 1.6-5.0 s in 5.10's; docs/results.md), while the
+// fixed one: under TCG the shell loop alone takes about 1-5 s
+// (results/2026-12-01-cputime-510.md), while the
 // spinner runs beside it.
 func TestCPUTimeCountsChildren(t *testing.T) {
 	sh, err := exec.LookPath("sh")

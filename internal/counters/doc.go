@@ -40,7 +40,7 @@
 // line says which.
 //
 // Cost: counting must not move the rows it describes (goal: below 1% of
-// a row; the measurements are in docs/results.md). So the counters the
+// a row; the measurements are in results/2026-11-30-counters-cost.md). So the counters the
 // kernel keeps anyway are read as running totals at the region's edges,
 // with nothing in between: task-clock from CLOCK_PROCESS_CPUTIME_ID and
 // the children's /proc/<tid>/schedstat; context switches and page faults

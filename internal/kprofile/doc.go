@@ -26,5 +26,5 @@
 // user).
 //
 // Sampling slows the work it samples as perf record does (the timer
-// interrupts on a VM without a PMU): docs/results.md has the figures.
+// interrupts on a VM without a PMU): results/2026-11-30-kernel-profiles.md has the figures.
 package kprofile

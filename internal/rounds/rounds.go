@@ -11,7 +11,7 @@
 // work away: every trial before the reported one (b.N = 1, 100, 10,000,
 // then about a second's worth) is run and discarded, a quarter to two
 // thirds of the reported trial for ops of 30-80 us (netbench's TCP rows;
-// docs/results.md, "The suite's wall time"). Run does what b.Loop does for
+// results/2026-12-02-suite-rounds.md). Run does what b.Loop does for
 // such a row instead: it sizes the rounds as b.Loop sizes its iterations
 // (one op, then the testing package's predictN over the ops and time so
 // far, until the timer has run -test.benchtime), times every round, and

@@ -18,7 +18,7 @@ import (
 // one only where it is built with cgo, whose threads glibc starts; a
 // static build (CGO_ENABLED=0, the default where no C compiler is
 // installed) has none, and its loops skip that kernel work (measured in
-// docs/results.md, "cgo against static builds"). So Run registers an
+// results/2026-11-30-cgo-rseq.md). So Run registers an
 // area for its thread where the C library has not: the kernel does the
 // same work whichever way the binary was built.
 

@@ -19,7 +19,7 @@ import (
 // table and its CPU pin, and the calls that wait for a peer (Syscall,
 // Syscall6) are raw: the runtime is not told that the thread blocks, so
 // its P stays with the loop. What that saves, per the alternatives
-// measured (docs/results.md, "Solo child processes"):
+// measured (results/2026-11-30-solo-processes.md):
 //   - No entry and exit bookkeeping around each call (entersyscall,
 //     exitsyscall), which netperf's glibc wrappers do not have either.
 //   - No P taken away by the runtime's monitor (sysmon), which retakes a P

@@ -29,7 +29,7 @@ const YieldEvery = 9 * time.Millisecond
 // out of the syscall has not been scheduled recently either: sysmon
 // spins, and every take sends the thread down the slow exit path, which
 // costs netbench's TCP_CRR a context switch per transaction and a tenth
-// of its rate (docs/results.md). A runtime.Gosched every YieldEvery
+// of its rate (results/2026-11-30-first-references.md). A runtime.Gosched every YieldEvery
 // keeps the P freshly scheduled at the cost of a handoff to another
 // thread and back (futex calls) about a hundred times a second; the
 // goroutine stays on its thread. In a solo process (Solo) the yield costs

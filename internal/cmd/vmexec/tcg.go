@@ -25,8 +25,9 @@ package main
 // works. no_timer_check skips the check, as cloud guests' command lines
 // do.
 //
-// docs/results.md has the death rates per kernel with and without them
-// and the boot times. KVM boots keep their command line: the kernel runs
+// results/2026-12-01-tcg-boot-deaths.md and
+// results/2026-12-02-tcg-boot-deaths.md have the death rates per kernel
+// with and without them and the boot times. KVM boots keep their command line: the kernel runs
 // the real CPU's code there.
 const tcgAppendDefault = "tsc=unstable no_timer_check"
 
