@@ -381,6 +381,9 @@ func TestBadOptions(t *testing.T) {
 		{cat(base, []string{"-accel", "hvf"}, pk), `-accel accepts auto, kvm or tcg (got "hvf")`},
 		{cat(base, []string{"-b-append", "a\nb"}, pk), `-b-append accepts printable text`},
 		{cat(base, []string{"-a-append", strings.Repeat("x", 1792)}, pk), `-a-append accepts at most 1791 bytes`},
+		// vmexec's own keys, refused as vmexec refuses them.
+		{cat(base, []string{"-a-append", "rdinit=/bin/sh"}, pk), `-a-append accepts kernel parameters but vmexec's own (console, 8250.nr_uarts, panic, softlockup_panic, rdinit) (got "rdinit=/bin/sh": vmexec sets rdinit=/init itself)`},
+		{cat(base, []string{"-b-append", "mitigations=off panic=0"}, pk), `-b-append accepts kernel parameters but vmexec's own (console, 8250.nr_uarts, panic, softlockup_panic, rdinit) (got "panic=0": vmexec sets panic=-1 itself)`},
 		{cat([]string{"-out", out, "-a-kernel", img, "-b-kernel", notKernel}, pk), "-b-kernel " + notKernel + ": not a kernel image"},
 		{cat(base, []string{"-frobnicate"}, pk), "flag provided but not defined: -frobnicate"},
 		{base, "no packages"},

@@ -108,6 +108,12 @@ func helper(mode string) int {
 		return 0
 	case "kill":
 		syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	case "crash":
+		// The guest kernel panics (sysrq-trigger's crash), as root only.
+		if err := os.WriteFile("/proc/sysrq-trigger", []byte("c"), 0); err != nil {
+			fmt.Println(err)
+		}
+		time.Sleep(time.Minute)
 	case "sleep":
 		fmt.Println("ready")
 		time.Sleep(time.Hour)
@@ -210,8 +216,11 @@ func TestNotAKernel(t *testing.T) {
 			t.Errorf("-kernel %s: exit %d, stderr %q, want %q", img, r.ws.ExitStatus(), r.stderr, want)
 		}
 	}
-	if r := vmexec(t, nil, "-kernel", text, "-smp", "0", "/bin/true"); r.ws.ExitStatus() != 2 || !strings.Contains(r.stderr, "-smp accepts") {
-		t.Errorf("bad flag: exit %d, stderr %q", r.ws.ExitStatus(), r.stderr)
+	for _, bad := range [][]string{{"-smp", "0"}, {"-append", "rdinit=/bin/sh"}, {"-append", "panic=0"}, {"-kernel", "arch/x86/boot/bzImage"}} {
+		r := vmexec(t, nil, append(append([]string{"-kernel", text}, bad...), "/bin/true")...)
+		if r.ws.ExitStatus() != 2 || !strings.HasPrefix(r.stderr, "vmexec: "+bad[0]+" ") {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and the flag named", bad, r.ws.ExitStatus(), r.stderr)
+		}
 	}
 }
 
@@ -351,8 +360,11 @@ func TestGuestKilled(t *testing.T) {
 
 func TestGuestPanic(t *testing.T) {
 	img := kernelLink(t, needKernel(t))
+	if os.Getuid() != 0 {
+		t.Skip("the guest's binary runs as vmexec's user; only root can crash its kernel through /proc/sysrq-trigger")
+	}
 	start := time.Now()
-	r := vmexec(t, nil, guestArgs(img, "-append", "rdinit=/bogus")...)
+	r := vmexec(t, []string{"GO_VMEXEC_HELPER=crash"}, guestArgs(img)...)
 	if r.ws.ExitStatus() != 1 || !strings.Contains(r.stderr, "guest kernel panic: Kernel panic - not syncing") {
 		t.Errorf("exit %d, stderr %q", r.ws.ExitStatus(), r.stderr)
 	}

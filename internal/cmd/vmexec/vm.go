@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/kbench/kbench/internal/vmflags"
 	"golang.org/x/sys/unix"
 )
 
@@ -27,15 +28,11 @@ type bootResult struct {
 	signal      syscall.Signal // vmexec was interrupted by this signal
 }
 
-// cmdline is the guest's kernel command line: the console on ttyS0;
-// panic=-1 and softlockup_panic=1 (as lkp boots its kernels), so that a
-// guest that panics or whose CPUs are stuck in the kernel ends QEMU at
-// once and vmexec reports its console instead of hanging; then the user's
-// -append. docs/vms.md says which guests made each of them needed.
-const ownCmdline = "console=ttyS0,115200 8250.nr_uarts=4 panic=-1 softlockup_panic=1 rdinit=/init"
-
+// cmdline is the guest's kernel command line: vmexec's own
+// (vmflags.OwnCmdline: the console, panic=-1, the init), then the user's
+// -append, which may set none of its keys.
 func (h *host) cmdline() string {
-	s := ownCmdline
+	s := vmflags.OwnCmdline
 	if h.cfg.append != "" {
 		s += " " + h.cfg.append
 	}
