@@ -31,6 +31,8 @@ type config struct {
 	modules     []string
 	console     string
 	qemu        string
+	outcome     string
+	stall       time.Duration
 	args        []string // the test binary and its arguments
 }
 
@@ -54,6 +56,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	modules := fs.String("modules", "veth", "comma-separated kernel modules to load when the image's modules tree is found ('' for none)")
 	fs.StringVar(&c.console, "console", "", "write the kernel console here (default: a temporary file, kept and named when the run fails)")
 	fs.StringVar(&c.qemu, "qemu", "qemu-system-x86_64", "the QEMU system emulator")
+	fs.StringVar(&c.outcome, "outcome", "", "append how the run ended to this `file`, as one JSON line (vmflags.Outcome): for callers of go test -exec, which report every failure as exit status 1")
+	fs.DurationVar(&c.stall, "stall", defaultStall, "kill a guest that sends no byte at all (console, the binary's output, init's heartbeat every "+beatEvery.String()+") for this long, as frozen (0: no guard)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: vmexec -kernel IMAGE [flags] program [args...]\n\nas go test -exec 'vmexec -kernel IMAGE' ...; flags:")
 		fs.PrintDefaults()
@@ -88,6 +92,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		return nil, fmt.Errorf("-pvh accepts auto or off (got %q)", c.pvh)
 	case c.timeout < 0 || c.bootTimeout <= 0 || c.kvmProbe <= 0:
 		return nil, fmt.Errorf("-timeout accepts 0 or more, -boot-timeout and -kvm-probe more than 0")
+	case c.stall != 0 && c.stall < 4*beatEvery:
+		return nil, fmt.Errorf("-stall accepts 0 (no guard) or at least %v, four of init's heartbeats (got %v)", 4*beatEvery, c.stall)
 	}
 	for _, m := range strings.Split(*modules, ",") {
 		if m = strings.TrimSpace(m); m != "" {

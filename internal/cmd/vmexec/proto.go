@@ -26,13 +26,14 @@ const (
 	frameFile   = 'P' // guest: an output file follows (payload: its path)
 	frameData   = 'D' // guest: the next bytes of that file
 	frameExit   = 'X' // guest: the binary's end (JSON exitStatus)
+	frameBeat   = 'B' // guest: init's heartbeat, every beatEvery (payload: nothing)
 	frameStart  = 'S' // host: facts known only after QEMU started (JSON []string lines); run the binary
 	frameSignal = 'K' // host: deliver this signal (one byte) to the binary
 )
 
 // The frame types each side sends: what the other side's reader accepts.
 const (
-	guestFrames = "HOEMPDX"
+	guestFrames = "HOEMPDXB"
 	hostFrames  = "SK"
 )
 

@@ -313,7 +313,7 @@ func TestFrames(t *testing.T) {
 	hello := []byte{frameHello, 0, 0, 0, 0}
 	for in, want := range map[string]string{
 		string(stream(hello, corrupt)):                    "the guest's data port, byte 5: a 'O' frame of 4294967295 bytes, more than the 1048576 a frame holds",
-		string(stream(hello, []byte{'Z', 0, 0, 0, 0})):    `the guest's data port, byte 5: frame type 'Z', want one of "HOEMPDX"`,
+		string(stream(hello, []byte{'Z', 0, 0, 0, 0})):    `the guest's data port, byte 5: frame type 'Z', want one of "HOEMPDXB"`,
 		string(stream(hello, []byte{frameStdout, 9, 0})):  "the guest's data port, byte 5: a frame header cut short after 3 of its 5 bytes",
 		string(stream(hello, []byte{'O', 9, 0, 0, 0, 1})): "the guest's data port, byte 5: a 'O' frame cut short after 1 of its 9 bytes",
 	} {
