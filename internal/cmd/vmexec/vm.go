@@ -150,6 +150,7 @@ func (b *boot) start() error {
 	b.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	fmt.Fprintf(b.h.log, "\n=== vmexec: %s %s\n", b.h.qemu, strings.Join(b.cmd.Args[1:], " "))
 	b.started = time.Now()
+	b.progress.start.Store(b.started.UnixNano())
 	err = b.cmd.Start()
 	conW.Close()
 	if err != nil {
@@ -190,6 +191,8 @@ func (b *boot) stop() {
 		case <-b.con.done:
 		case <-time.After(b.h.grace.qemuEnd):
 		}
+		fmt.Fprintf(b.h.log, "\n=== vmexec: the guest's longest silence (no byte on either port): %v, of -stall=%v\n",
+			time.Duration(b.progress.longest.Load()).Round(time.Millisecond), b.h.cfg.stall)
 	}
 	for _, f := range []*os.File{b.in, b.out, b.outW} {
 		if f != nil {
@@ -550,9 +553,12 @@ func statusOf(err error) int {
 	return vmflags.ExitFailed
 }
 
-// progress is when a guest last sent a byte, on either port.
+// progress is when a guest last sent a byte, on either port, and the
+// longest it stayed silent (logged, to size -stall by).
 type progress struct {
-	last atomic.Int64 // time.Now().UnixNano() of the last byte; 0: none yet
+	last    atomic.Int64 // time.Now().UnixNano() of the last byte; 0: none yet
+	start   atomic.Int64 // when the boot started, as last
+	longest atomic.Int64 // the longest silence so far, in nanoseconds
 }
 
 // since is how long ago the last byte came, or the boot started.
@@ -561,6 +567,21 @@ func (p *progress) since(started time.Time) time.Duration {
 		return time.Since(time.Unix(0, n))
 	}
 	return time.Since(started)
+}
+
+// mark notes a byte now.
+func (p *progress) mark() {
+	now := time.Now().UnixNano()
+	prev := p.last.Swap(now)
+	if prev == 0 {
+		prev = p.start.Load()
+	}
+	for gap := now - prev; ; {
+		l := p.longest.Load()
+		if gap <= l || p.longest.CompareAndSwap(l, gap) {
+			return
+		}
+	}
 }
 
 // progressReader notes each read that returns bytes.
@@ -572,7 +593,7 @@ type progressReader struct {
 func (pr progressReader) Read(b []byte) (int, error) {
 	n, err := pr.r.Read(b)
 	if n > 0 {
-		pr.p.last.Store(time.Now().UnixNano())
+		pr.p.mark()
 	}
 	return n, err
 }
