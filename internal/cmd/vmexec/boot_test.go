@@ -272,6 +272,10 @@ func TestBootStall(t *testing.T) {
 	sysmap := strings.Replace(r.img, "vmlinuz-", "System.map-", 1)
 	os.WriteFile(sysmap, []byte("ffffffff81000000 T _stext\nffffffff81000100 t native_safe_halt\nffffffff81000108 D not_text\nffffffff81000200 T __schedule\n"), 0o644)
 	r.fails(vmflags.ExitFroze, "  vCPU0 RIP ffffffff81000010 _stext+0x10\n  vCPU1 RIP ffffffff81000110 native_safe_halt+0x10\n")
+	// Debian's placeholder map.
+	r = stalls("hang", "-append", "nokaslr")
+	os.WriteFile(strings.Replace(r.img, "vmlinuz-", "System.map-", 1), []byte("ffffffffffffffff B The real System.map is in the linux-image-<version>-dbg package\n"), 0o644)
+	r.fails(vmflags.ExitFroze, "  vCPU0 RIP ffffffff81000010\n", "holds no text symbol (Debian's is a placeholder: the real one is in the linux-image-*-dbg package)")
 	// A bzImage boot without nokaslr: the addresses are randomized.
 	r = stalls("hang")
 	os.WriteFile(strings.Replace(r.img, "vmlinuz-", "System.map-", 1), []byte("ffffffff81000000 T _stext\n"), 0o644)

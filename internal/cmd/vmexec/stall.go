@@ -84,8 +84,9 @@ func (b *boot) registers() string {
 }
 
 // symbols reads the System.map beside the image (System.map-V beside
-// vmlinuz-V, as Debian's packages ship it, or System.map at the top of a
-// build tree), or says why there are none to use.
+// vmlinuz-V, or System.map at the top of a build tree), or says why there
+// are none to use. Debian's image packages ship a one-line placeholder as
+// System.map-V; the real map, from linux-image-V-dbg, can replace it.
 func (h *host) symbols() (symtab, string) {
 	real, _ := filepath.EvalSymlinks(h.cfg.kernel)
 	p := systemMapFor(real)
@@ -100,6 +101,10 @@ func (h *host) symbols() (symtab, string) {
 	syms, err := readSystemMap(p)
 	if err != nil {
 		return nil, err.Error()
+	}
+	if len(syms) == 0 {
+		// Debian's packages ship a one-line placeholder there.
+		return nil, p + " holds no text symbol (Debian's is a placeholder: the real one is in the linux-image-*-dbg package)"
 	}
 	return syms, ""
 }
