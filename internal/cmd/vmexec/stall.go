@@ -25,15 +25,15 @@ import (
 // killed as frozen (vmflags.ExitFroze), its vCPUs' registers read over
 // QMP first and named from the kernel's System.map when there is one.
 //
-// defaultStall, 2 minutes, is 24 heartbeats, and 12 times the longest
-// silence a healthy boot showed: the kernel's first console line came
-// 9.8 s after QEMU started on a bzImage (-pvh off) TCG boot, whose
-// decompressor prints nothing, and the kernel's own lines are at most 5 s
-// apart in testdata's 6.1 boot (the stretch where init starts the binary).
-// A loaded host that slows a TCG guest tenfold stays within it. It
-// replaces CI's 5-minute -timeout guard, so a freeze costs 2 minutes, not
-// 5; the heartbeat itself is one 5-byte frame every 5 s, a wake-up the
-// rows' own ticks dwarf.
+// defaultStall, 2 minutes, is 24 heartbeats, and more than ten times the
+// longest silences healthy boots show: the stretch before the kernel's
+// first console line (seconds; longer on a bzImage boot, whose
+// decompressor prints nothing) and the kernel's own gaps between lines
+// (results/2026-12-03-vmexec.md; each boot's console log ends with its
+// longest silence). A loaded host that slows a TCG guest tenfold stays
+// within it. It replaces CI's 5-minute -timeout guard, so a freeze costs
+// 2 minutes, not 5; the heartbeat itself is one 5-byte frame every 5 s,
+// a wake-up the rows' own ticks dwarf.
 const (
 	beatEvery    = 5 * time.Second
 	defaultStall = 2 * time.Minute
