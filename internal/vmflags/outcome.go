@@ -29,9 +29,10 @@ const (
 	// cannot open).
 	ExitQEMU = 81
 	// ExitDied: the guest died: a kernel panic (an oops in an interrupt,
-	// a soft lockup: panic=-1 and softlockup_panic=1 make them one), the
-	// kernel never reached init within -boot-timeout, or QEMU ended
-	// before the binary's exit status came back.
+	// a soft lockup: panic=-1 and softlockup_panic=1 make them one), an
+	// oops on the console (the binary's status then came from a broken
+	// kernel), the kernel never reached init within -boot-timeout, or
+	// QEMU ended before the binary's exit status came back.
 	ExitDied = 82
 	// ExitFroze: the guest froze: it sent no byte at all (console, the
 	// binary's output, init's heartbeat) for -stall, or it answered

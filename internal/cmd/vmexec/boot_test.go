@@ -215,6 +215,8 @@ func TestBootPanic(t *testing.T) {
 	// A QEMU that goes on after the panic is killed.
 	newFakeRun(t, "panic-hang", nil).fails(vmflags.ExitDied, "guest kernel panic: Kernel panic - not syncing: No working init found.",
 		"likely cause: the kernel could not execute the init")
+	// An oops that killed the binary: the guest died, not the binary.
+	newFakeRun(t, "oops", nil).fails(vmflags.ExitDied, "the guest kernel oopsed: int3: 0000 [#1] PREEMPT SMP NOPTI; the binary then ended by signal segmentation fault")
 	// A panic after the binary's end leaves its status.
 	r := newFakeRun(t, "panic-after-exit", nil)
 	r.env.grace.powerOff = time.Minute

@@ -95,6 +95,18 @@ var fakeGuests = map[string]func(vm *fakeVM) int{
 		vm.console("Linux version 0.0.0-fake", "Kernel panic - not syncing: No working init found.")
 		return vm.hang()
 	},
+	// An oops kills the binary (an int3 in text patching, as TCG guests
+	// showed), and the guest goes on.
+	"oops": func(vm *fakeVM) int {
+		if err := vm.hello(); err != nil {
+			return vm.die(err)
+		}
+		vm.fw.write(frameStdout, []byte("ready\n"))
+		vm.console("int3: 0000 [#1] PREEMPT SMP NOPTI", "RIP: 0010:__schedule+0x2a4/0x8a0")
+		time.Sleep(100 * time.Millisecond)
+		vm.exit(`{"signal":11}`)
+		return 0
+	},
 	// The binary ended, then the kernel panicked (at power-off).
 	"panic-after-exit": func(vm *fakeVM) int {
 		if err := vm.hello(); err != nil {

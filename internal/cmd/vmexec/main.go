@@ -26,8 +26,9 @@
 //	     a binary that still answered (a test that hangs)
 //	81   QEMU is missing, did not start, or ended before the kernel's
 //	     first console line
-//	82   the guest died: a kernel panic, no init within -boot-timeout, or
-//	     QEMU ended before the binary's exit status came back
+//	82   the guest died: a kernel panic, an oops on the console (whatever
+//	     the binary's status then), no init within -boot-timeout, or QEMU
+//	     ended before the binary's exit status came back
 //	83   the guest froze: no byte at all (console, the binary's output,
 //	     init's heartbeat) for -stall (stall.go), or nothing back for
 //	     -timeout's SIGQUIT; the message says where its vCPUs were

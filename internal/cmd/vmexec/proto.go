@@ -48,6 +48,18 @@ type exitStatus struct {
 	Err    string `json:"err"`    // init could not run it: why
 }
 
+// String says how the binary ended: "with exit status 0", "by signal
+// killed".
+func (st *exitStatus) String() string {
+	switch {
+	case st.Err != "":
+		return "without running: " + st.Err
+	case st.Signal != 0:
+		return "by signal " + syscall.Signal(st.Signal).String()
+	}
+	return fmt.Sprintf("with exit status %d", st.Code)
+}
+
 // frame is one frame read, with where it began in its stream.
 type frame struct {
 	typ     byte

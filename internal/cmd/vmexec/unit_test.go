@@ -422,6 +422,17 @@ func TestConsoleScan(t *testing.T) {
 	if l := c.panicLine(); l != "Kernel panic - not syncing: first" {
 		t.Errorf("panicLine %q, want the first", l)
 	}
+	// Oopses: the first die() line, its timestamp dropped; a WARN is none.
+	c = newConsole()
+	c.scan(strings.NewReader("[    3.2] WARNING: CPU: 1 PID: 9 at kernel/x.c:1 f+0x1/0x2\n"), io.Discard)
+	if l := c.oops(); l != "" {
+		t.Errorf("a WARN taken for an oops: %q", l)
+	}
+	c = newConsole()
+	c.scan(strings.NewReader("[  123.456789] general protection fault, probably for non-canonical address 0xdead: 0000 [#1] PREEMPT SMP NOPTI\n[  124.0] Oops: 0002 [#2] SMP\n"), io.Discard)
+	if l := c.oops(); l != "general protection fault, probably for non-canonical address 0xdead: 0000 [#1] PREEMPT SMP NOPTI" {
+		t.Errorf("oops %q, want the first, without its timestamp", l)
+	}
 }
 
 func TestHint(t *testing.T) {

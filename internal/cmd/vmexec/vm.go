@@ -405,6 +405,11 @@ func (b *boot) ended() bootResult {
 	case <-time.After(b.h.grace.qemuEnd):
 	}
 	switch {
+	case b.status != nil && b.con.oops() != "":
+		// The binary's end came from a kernel that oopsed (a task it
+		// killed, maybe the binary): the boot's results are not the
+		// kernel's.
+		return b.fail(vmflags.ExitDied, "the guest kernel oopsed: %s; the binary then ended %s", b.con.oops(), b.status)
 	case b.status != nil:
 		return bootResult{status: b.status}
 	case b.con.panicLine() != "":
