@@ -416,22 +416,19 @@ func TestConsoleScan(t *testing.T) {
 	if l := c.panicLine(); l != "Kernel panic - not syncing: No working init found." {
 		t.Errorf("panicLine %q after the end", l)
 	}
-	// The first panic line is the one kept.
-	c = newConsole()
-	c.scan(strings.NewReader("Kernel panic - not syncing: first\n---[ end Kernel panic - not syncing: second ]---\n"), io.Discard)
-	if l := c.panicLine(); l != "Kernel panic - not syncing: first" {
-		t.Errorf("panicLine %q, want the first", l)
-	}
-	// Oopses: the first die() line, its timestamp dropped; a WARN is none.
-	c = newConsole()
-	c.scan(strings.NewReader("[    3.2] WARNING: CPU: 1 PID: 9 at kernel/x.c:1 f+0x1/0x2\n"), io.Discard)
-	if l := c.oops(); l != "" {
-		t.Errorf("a WARN taken for an oops: %q", l)
-	}
-	c = newConsole()
-	c.scan(strings.NewReader("[  123.456789] general protection fault, probably for non-canonical address 0xdead: 0000 [#1] PREEMPT SMP NOPTI\n[  124.0] Oops: 0002 [#2] SMP\n"), io.Discard)
-	if l := c.oops(); l != "general protection fault, probably for non-canonical address 0xdead: 0000 [#1] PREEMPT SMP NOPTI" {
-		t.Errorf("oops %q, want the first, without its timestamp", l)
+	// The first panic line and the first oops line (die()'s, its
+	// timestamp dropped) are the ones kept; a WARN is no oops.
+	for _, tc := range []struct{ console, panic, oops string }{
+		{"Kernel panic - not syncing: first\n---[ end Kernel panic - not syncing: second ]---\n", "Kernel panic - not syncing: first", ""},
+		{"[    3.2] WARNING: CPU: 1 PID: 9 at kernel/x.c:1 f+0x1/0x2\n", "", ""},
+		{"[  123.456789] general protection fault, probably for non-canonical address 0xdead: 0000 [#1] PREEMPT SMP NOPTI\n[  124.0] Oops: 0002 [#2] SMP\n",
+			"", "general protection fault, probably for non-canonical address 0xdead: 0000 [#1] PREEMPT SMP NOPTI"},
+	} {
+		c := newConsole()
+		c.scan(strings.NewReader(tc.console), io.Discard)
+		if p, o := c.panicLine(), c.oops(); p != tc.panic || o != tc.oops {
+			t.Errorf("%q: panic %q, oops %q; want %q, %q", tc.console, p, o, tc.panic, tc.oops)
+		}
 	}
 }
 
