@@ -43,6 +43,17 @@ const Reserved = 256
 // MaxAppend is how long -append may be: what vmexec leaves of the 2048.
 const MaxAppend = 2048 - 1 - Reserved
 
+// OwnCmdline is the start of every guest's kernel command line, before
+// the user's -append: the console on ttyS0 and the data port on ttyS1
+// (8250.nr_uarts), panic=-1 and softlockup_panic=1 (as lkp boots its
+// kernels), so that a guest that panics or whose CPUs are stuck in the
+// kernel ends QEMU at once and vmexec reports its console instead of
+// hanging, and vmexec itself as the initramfs's init. docs/vms.md says
+// which guests made each of them needed. Its keys are vmexec's: a piece of
+// command line that sets one again (the kernel takes the last value) is
+// refused, since the guest would then hang or never report.
+const OwnCmdline = "console=ttyS0,115200 8250.nr_uarts=4 panic=-1 softlockup_panic=1 rdinit=/init"
+
 // Accels are the accelerators -accel accepts.
 var Accels = []string{"auto", "kvm", "tcg"}
 
@@ -138,7 +149,8 @@ func Accel(s string) error {
 func Append(s string) error { return AppendAs("-append", s, MaxAppend) }
 
 // AppendAs checks a piece of kernel command line given by flag name: at
-// most max bytes of printable text, as Append.
+// most max bytes of printable text, as Append, that sets none of
+// OwnCmdline's keys.
 func AppendAs(name, s string, max int) error {
 	if len(s) > max {
 		return &Error{name, fmt.Sprintf("at most %d bytes, of the x86 kernel command line's 2048 that vmexec leaves", max), fmt.Sprintf("%d bytes", len(s))}
@@ -148,7 +160,59 @@ func AppendAs(name, s string, max int) error {
 			return &Error{name, "printable text: kernel parameters separated by spaces", fmt.Sprintf("control byte %#02x at byte %d of %q", c, i, s)}
 		}
 	}
+	for _, p := range params(s) {
+		key, _, _ := strings.Cut(p, "=")
+		for _, own := range params(OwnCmdline) {
+			if ownKey, _, _ := strings.Cut(own, "="); paramKey(key) == paramKey(ownKey) {
+				return &Error{name, "kernel parameters but vmexec's own (" + strings.Join(ownKeys(), ", ") + ")",
+					fmt.Sprintf("%q: vmexec sets %s itself", p, own)}
+			}
+		}
+	}
 	return nil
+}
+
+// params splits a command line into its parameters as the kernel's
+// next_arg does: at spaces and tabs outside double quotes, the quotes
+// dropped.
+func params(s string) []string {
+	var out []string
+	var cur strings.Builder
+	quoted, in := false, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"':
+			quoted, in = !quoted, true
+		case (c == ' ' || c == '\t') && !quoted:
+			if in {
+				out = append(out, cur.String())
+				cur.Reset()
+			}
+			in = false
+		default:
+			cur.WriteByte(c)
+			in = true
+		}
+	}
+	if in {
+		out = append(out, cur.String())
+	}
+	return out
+}
+
+// paramKey is a parameter's name as the kernel compares names: '-' and
+// '_' are the same character (parameq).
+func paramKey(k string) string { return strings.ReplaceAll(k, "-", "_") }
+
+// ownKeys are OwnCmdline's keys, in its order.
+func ownKeys() []string {
+	var keys []string
+	for _, p := range params(OwnCmdline) {
+		k, _, _ := strings.Cut(p, "=")
+		keys = append(keys, k)
+	}
+	return keys
 }
 
 // Kernel checks that path is an x86 boot image (a bzImage): a regular

@@ -60,7 +60,9 @@ func TestAccel(t *testing.T) {
 }
 
 func TestAppend(t *testing.T) {
-	for _, s := range []string{"", "nokaslr", "mitigations=off sysctl.net.core.bpf_jit_harden=2", "a=\"b c\"\tx", strings.Repeat("x", MaxAppend)} {
+	for _, s := range []string{"", "nokaslr", "mitigations=off sysctl.net.core.bpf_jit_harden=2", "a=\"b c\"\tx", strings.Repeat("x", MaxAppend),
+		// Keys that only start or end like vmexec's.
+		"panic_on_warn=1", "oops=panic", "init=/sbin/init", "consoleblank=0", `a="panic=0"`} {
 		if err := Append(s); err != nil {
 			t.Errorf("Append(%.40q): %v", s, err)
 		}
@@ -70,6 +72,14 @@ func TestAppend(t *testing.T) {
 		"a\x00b":                         "control byte 0x00 at byte 1",
 		"a\nb":                           "control byte 0x0a at byte 1",
 		"\x7f":                           "control byte 0x7f at byte 0",
+		// vmexec's own keys, as the kernel reads names and quotes.
+		"rdinit=/bin/sh":        `vmexec's own (console, 8250.nr_uarts, panic, softlockup_panic, rdinit) (got "rdinit=/bin/sh": vmexec sets rdinit=/init itself)`,
+		"nokaslr panic=0":       `(got "panic=0": vmexec sets panic=-1 itself)`,
+		"softlockup-panic=0":    `(got "softlockup-panic=0": vmexec sets softlockup_panic=1 itself)`,
+		"8250.nr-uarts=1":       `vmexec sets 8250.nr_uarts=4 itself`,
+		"console=tty0":          `vmexec sets console=ttyS0,115200 itself`,
+		`a="b c" "rdinit=/x y"`: `(got "rdinit=/x y": vmexec sets rdinit=/init itself)`,
+		"panic":                 `(got "panic": vmexec sets panic=-1 itself)`,
 	} {
 		if err := Append(s); err == nil || !strings.Contains(err.Error(), "-append") || !strings.Contains(err.Error(), want) {
 			t.Errorf("Append(%.40q): %v, want %q", s, err, want)

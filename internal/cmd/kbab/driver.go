@@ -20,6 +20,7 @@ import (
 
 	"github.com/kbench/kbench/internal/abreport"
 	"github.com/kbench/kbench/internal/abstat"
+	"github.com/kbench/kbench/internal/vmflags"
 )
 
 // interruptGrace is how long a boot's go test and VM get to stop after
@@ -208,7 +209,14 @@ func (d *driver) runBoot(i int, sig <-chan os.Signal, left func() string) (code 
 	default:
 	}
 	fmt.Fprintf(d.stderr, "kbab: %s: %s (%s); elapsed %s%s\n", d.bootName(i), s, describe(d.kernelOf(s)), d.elapsed(), left())
-	code, err := d.boot(i, sig)
+	code, err := d.boot(i, sig, "")
+	var lost *guestLost
+	if errors.As(err, &lost) {
+		// A guest that died or froze is the emulator's or the host's
+		// loss, not the A/B's result: one retry; a second loss stops.
+		fmt.Fprintf(d.stderr, "kbab: %v\nkbab: %s (%s): retrying it once\n", err, d.bootName(i), s)
+		code, err = d.boot(i, sig, d.bootName(i)+" ("+s+"): its first try's "+lost.why)
+	}
 	if err != nil {
 		fmt.Fprintf(d.stderr, "kbab: %v\n", err)
 		if code == exitInterrupted {
@@ -246,7 +254,7 @@ func round(t time.Duration) time.Duration { return t.Round(time.Second) }
 
 // boot runs boot i (0-based) and records it, or returns why it did not
 // finish and kbab's exit status for that.
-func (d *driver) boot(i int, sig <-chan os.Signal) (int, error) {
+func (d *driver) boot(i int, sig <-chan os.Signal, retry string) (int, error) {
 	s := side(i)
 	k := d.kernelOf(s)
 	base := filepath.Join(d.cfg.out, "boots", fmt.Sprintf("%02d-%s", i+1, s))
@@ -266,9 +274,17 @@ func (d *driver) boot(i int, sig <-chan os.Signal) (int, error) {
 	defer logf.Close()
 
 	began := time.Now()
+	// Absolute: vmexec runs in each package's directory.
+	outcomes, err := filepath.Abs(base + ".outcome")
+	if err != nil {
+		return exitUsage, err
+	}
 	for _, a := range d.goTests(i) {
-		args := append([]string{"test", "-exec", d.execCmd(k)}, a...)
+		args := append([]string{"test", "-exec", d.execCmd(k) + " -outcome " + quote(outcomes)}, a...)
 		if code, err := d.goTest(i, args, out, logf, outPath, logPath, sig); err != nil {
+			if code == exitBootFailed {
+				err = lostGuest(outcomes, err)
+			}
 			return code, err
 		}
 	}
@@ -296,7 +312,7 @@ func (d *driver) boot(i int, sig <-chan os.Signal) (int, error) {
 		return exitUsage, err
 	}
 	dn := done{Boot: i + 1, Side: s, Seconds: took.Seconds(), Finished: time.Now().UTC(), BootIDs: ids,
-		Offset: offset, Bytes: n, SHA256: sum}
+		Offset: offset, Bytes: n, SHA256: sum, Retry: retry}
 	if d.st.Settings.Target > 0 && i >= 2*abstat.PilotBoots {
 		dn.Runs = d.st.Round
 	}
@@ -409,7 +425,7 @@ func keepEarlierTry(base string) error {
 		if _, err := os.Stat(try + ".txt"); err == nil {
 			continue
 		}
-		for _, ext := range []string{".txt", ".log"} {
+		for _, ext := range []string{".txt", ".log", ".outcome"} {
 			if err := os.Rename(base+ext, try+ext); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return err
 			}
@@ -488,6 +504,11 @@ func (d *driver) compare(stdout io.Writer) int {
 	if d.st.Settings.Target > 0 {
 		b.WriteString(d.plannedTail(rep))
 	}
+	for _, dn := range d.st.Done {
+		if dn.Retry != "" {
+			fmt.Fprintf(&b, "retried: %s\n", dn.Retry)
+		}
+	}
 	if err := os.WriteFile(filepath.Join(d.cfg.out, "report.txt"), b.Bytes(), 0o666); err != nil {
 		fmt.Fprintf(d.stderr, "kbab: %v\n", err)
 		return exitUsage
@@ -517,4 +538,29 @@ func bootIDs(p string) ([]string, error) {
 		}
 	}
 	return ids, nil
+}
+
+// A guestLost is a failed boot whose guest died or froze (vmexec's exit
+// status, as its -outcome file records it: go test reports every failure
+// as 1), which kbab retries once.
+type guestLost struct {
+	why string // "guest died (vmexec exit 82, ./seccompbench): guest kernel panic: ..."
+	err error
+}
+
+func (g *guestLost) Error() string { return g.err.Error() + "; its " + g.why }
+
+// lostGuest gives a failed boot's error the guest it lost, when its
+// outcomes file names one.
+func lostGuest(outcomes string, err error) error {
+	outs, rerr := vmflags.ReadOutcomeFile(outcomes)
+	if rerr != nil {
+		return fmt.Errorf("%v; vmexec's outcomes: %v", err, rerr)
+	}
+	for _, o := range outs {
+		if o.Lost() {
+			return &guestLost{why: fmt.Sprintf("guest %s (vmexec exit %d, %s): %s", o.Outcome, o.Status, filepath.Base(o.Dir), o.Why), err: err}
+		}
+	}
+	return err
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -36,6 +37,7 @@ func fakeVMExec() int {
 	smp := fs.String("smp", "", "")
 	mem := fs.String("memory", "", "")
 	accel := fs.String("accel", "", "")
+	outcome := fs.String("outcome", "", "")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return 2
 	}
@@ -61,14 +63,26 @@ func fakeVMExec() int {
 	f.Close()
 	b, _ := os.ReadFile(calls)
 	n := strings.Count(string(b), "\n")
+	// A knob holds the numbers of the calls it acts on.
 	knob := func(name string) bool {
 		v, err := os.ReadFile(filepath.Join(dir, name))
-		return err == nil && strings.TrimSpace(string(v)) == strconv.Itoa(n)
+		return err == nil && slices.Contains(strings.Fields(string(v)), strconv.Itoa(n))
+	}
+	ended := func(st int, why string) int {
+		if *outcome != "" {
+			wd, _ := os.Getwd()
+			vmflags.AppendOutcome(*outcome, vmflags.Outcome{Status: st, Outcome: vmflags.OutcomeOf(st), Program: fs.Arg(0), Dir: wd, Why: why})
+		}
+		return st
 	}
 	switch {
+	case knob("die-at"):
+		// The guest panics, as vmexec reports it.
+		fmt.Fprintln(os.Stderr, "vmexec: guest kernel panic: Kernel panic - not syncing: Fatal exception in interrupt")
+		return ended(vmflags.ExitDied, "guest kernel panic: Kernel panic - not syncing: Fatal exception in interrupt")
 	case knob("fail-at"):
 		fmt.Println("--- FAIL: BenchmarkWork")
-		return 1
+		return ended(1, "")
 	case knob("hang-at"):
 		// A VM that ignores Ctrl-C: only SIGKILL ends it.
 		signal.Ignore(syscall.SIGINT, syscall.SIGTERM)
@@ -90,14 +104,14 @@ func fakeVMExec() int {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "planned")); err == nil {
 		plannedRows(fs.Args()[1:], ns, n)
-		return 0
+		return ended(0, "")
 	}
 	for i := range 5 {
 		// A little spread within and between boots, as real rows have.
 		fmt.Printf("BenchmarkWork-2\t1000\t%.1f ns/op\n", ns*(1+0.002*float64(i)+0.003*float64(n%3)))
 	}
 	fmt.Println("PASS")
-	return 0
+	return ended(0, "")
 }
 
 // plannedRows prints, as a test binary given args would, -test.count

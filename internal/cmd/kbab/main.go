@@ -92,7 +92,12 @@
 // keeps the finished boots and exits 130. A failed boot (go test exited
 // non-zero, or no fresh boot id) stops the run with exit status 3: its
 // files stay in boots/ (a retry renames them NN-A.try1.txt, ...), A.txt
-// and B.txt keep only finished boots, and a rerun retries it. Why stop rather than record and go on: kbcompare
+// and B.txt keep only finished boots, and a rerun retries it. One kind is
+// retried at once: a boot whose guest died or froze (vmexec's exit
+// status, which vmexec's -outcome file, boots/NN-A.outcome, records, since
+// go test reports every failure as 1) runs again once, and the report
+// ends with a "retried:" line naming the boot and the first try's loss; a
+// second loss stops the run as above. Why stop rather than record and go on: kbcompare
 // never calls a comparison with a failure in it "nothing worse", so the
 // remaining boots (minutes to hours) cannot change the answer, and a
 // failure is the thing to read first; a row a kernel fails is itself the

@@ -83,8 +83,10 @@ func writeImage(t *testing.T, p, tag string) {
 	}
 }
 
-func (f *fake) knob(name string, n int) {
-	if err := os.WriteFile(filepath.Join(f.dir, name), []byte(strconv.Itoa(n)), 0o666); err != nil {
+// knob sets a knob of the fake: the call (an int) or calls (a string of
+// numbers) it acts on.
+func (f *fake) knob(name string, calls any) {
+	if err := os.WriteFile(filepath.Join(f.dir, name), []byte(fmt.Sprint(calls)), 0o666); err != nil {
 		f.t.Fatal(err)
 	}
 }
@@ -290,6 +292,52 @@ func TestFailedBootStopsAndRerunRetries(t *testing.T) {
 	}
 }
 
+// A boot whose guest died (vmexec's exit status, through -outcome) is
+// retried once, and the report says which boot and why; a second death
+// stops the run as any failed boot does.
+func TestDiedBootRetriedOnce(t *testing.T) {
+	f := newFake(t)
+	f.knob("die-at", 3)
+	code, stdout, stderr := f.run(nil, f.args("-b-kernel", f.imgB, "-b-append", "slow")...)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 (B slower) after the retry\n%s", code, stderr)
+	}
+	why := "boot 3 of 6 (B): its first try's guest died (vmexec exit 82, fake): guest kernel panic: Kernel panic - not syncing: Fatal exception in interrupt"
+	if !strings.Contains(stdout, "\nretried: "+why+"\n") {
+		t.Errorf("the report does not say which boot was retried and why:\n%s", stdout)
+	}
+	if report, _ := os.ReadFile(filepath.Join(f.out, "report.txt")); !strings.Contains(string(report), "retried: "+why) {
+		t.Errorf("report.txt lacks the retry:\n%s", report)
+	}
+	if !strings.Contains(stderr, "03-B.log; its guest died (vmexec exit 82, fake): guest kernel panic") || !strings.Contains(stderr, "kbab: boot 3 of 6 (B): retrying it once\n") {
+		t.Errorf("stderr does not announce the retry:\n%s", stderr)
+	}
+	if n := len(f.calls()); n != 7 {
+		t.Errorf("%d vmexec calls, want 7 (6 boots, one twice)", n)
+	}
+	if _, err := os.Stat(filepath.Join(f.out, "boots", "03-B.try1.outcome")); err != nil {
+		t.Errorf("the lost try's outcome was not kept: %v", err)
+	}
+	// Printed again from the state on a rerun: the retry stays recorded.
+	if _, stdout2, _ := f.run(nil, f.args("-b-kernel", f.imgB, "-b-append", "slow")...); !strings.Contains(stdout2, "retried: "+why) {
+		t.Errorf("the rerun's report lost the retry:\n%s", stdout2)
+	}
+
+	// Twice in a row: stop with exit 3, as a failed boot.
+	f = newFake(t)
+	f.knob("die-at", "2 3")
+	code, stdout, stderr = f.run(nil, f.args("-b-kernel", f.imgB)...)
+	if code != exitBootFailed || stdout != "" || strings.Count(stderr, "guest kernel panic") < 2 || !strings.Contains(stderr, "rerun the same command to retry boot 2") {
+		t.Errorf("two deaths: exit %d, stdout %q, stderr:\n%s\nwant %d", code, stdout, stderr, exitBootFailed)
+	}
+	// A test that fails is no death: no retry.
+	f = newFake(t)
+	f.knob("fail-at", 2)
+	if code, _, stderr := f.run(nil, f.args("-b-kernel", f.imgB)...); code != exitBootFailed || strings.Contains(stderr, "retrying") || len(f.calls()) != 2 {
+		t.Errorf("a failed test: exit %d, %d calls, stderr:\n%s\nwant %d, no retry", code, len(f.calls()), stderr, exitBootFailed)
+	}
+}
+
 func TestRepeatedBootIDFails(t *testing.T) {
 	f := newFake(t)
 	os.WriteFile(filepath.Join(f.dir, "same-id"), nil, 0o666)
@@ -381,6 +429,9 @@ func TestBadOptions(t *testing.T) {
 		{cat(base, []string{"-accel", "hvf"}, pk), `-accel accepts auto, kvm or tcg (got "hvf")`},
 		{cat(base, []string{"-b-append", "a\nb"}, pk), `-b-append accepts printable text`},
 		{cat(base, []string{"-a-append", strings.Repeat("x", 1792)}, pk), `-a-append accepts at most 1791 bytes`},
+		// vmexec's own keys, refused as vmexec refuses them.
+		{cat(base, []string{"-a-append", "rdinit=/bin/sh"}, pk), `-a-append accepts kernel parameters but vmexec's own (console, 8250.nr_uarts, panic, softlockup_panic, rdinit) (got "rdinit=/bin/sh": vmexec sets rdinit=/init itself)`},
+		{cat(base, []string{"-b-append", "mitigations=off panic=0"}, pk), `-b-append accepts kernel parameters but vmexec's own (console, 8250.nr_uarts, panic, softlockup_panic, rdinit) (got "panic=0": vmexec sets panic=-1 itself)`},
 		{cat([]string{"-out", out, "-a-kernel", img, "-b-kernel", notKernel}, pk), "-b-kernel " + notKernel + ": not a kernel image"},
 		{cat(base, []string{"-frobnicate"}, pk), "flag provided but not defined: -frobnicate"},
 		{base, "no packages"},

@@ -72,6 +72,9 @@ type done struct {
 	Bytes  int64    `json:"bytes"`
 	SHA256 string   `json:"sha256"`
 	Runs   []pkgRun `json:"runs,omitempty"` // a planned boot's after the pilot
+	// Retry says why the boot's first try was retried (its guest died
+	// or froze), for the report; "" when it was not.
+	Retry string `json:"retry,omitempty"`
 }
 
 const order = "abba"

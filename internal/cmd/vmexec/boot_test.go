@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/kbench/kbench/internal/vmflags"
 )
 
 // testGraces keep the tests short; qemuEnd stays long, since it bounds
@@ -108,13 +110,17 @@ func (r *fakeRun) run() (*exitStatus, syscall.Signal, error) {
 	return st, sig, err
 }
 
-// fails runs vmexec and checks that it failed with an error holding each
-// of want, and named the console log, which it kept.
-func (r *fakeRun) fails(want ...string) string {
+// fails runs vmexec and checks that it failed with the exit status
+// (vmflags.ExitFailed, ...) and an error holding each of want, and named
+// the console log, which it kept.
+func (r *fakeRun) fails(status int, want ...string) string {
 	r.t.Helper()
 	st, sig, err := r.run()
 	if err == nil || st != nil || sig != 0 {
 		r.t.Fatalf("run: status %+v, signal %v, error %v; want an error\nstderr: %s", st, sig, err, r.stderr)
+	}
+	if got := statusOf(err); got != status {
+		r.t.Errorf("exit status %d (%s), want %d (%s): %v", got, vmflags.OutcomeOf(got), status, vmflags.OutcomeOf(status), err)
 	}
 	for _, w := range append(want, "full console log: "+r.cfg.console) {
 		if !strings.Contains(err.Error(), w) {
@@ -164,7 +170,8 @@ func TestBootOutputAndStatus(t *testing.T) {
 		t.Errorf("-test.cpuprofile file: %q, %v", b, err)
 	}
 	log, _ := os.ReadFile(r.cfg.console)
-	for _, w := range []string{"=== vmexec: " + r.cfg.qemu + " -nodefaults", "rdinit=/init nokaslr tsc=unstable no_timer_check -chardev", "Linux version 0.0.0-fake", "=== vm.boot: init ran "} {
+	for _, w := range []string{"=== vmexec: " + r.cfg.qemu + " -nodefaults", "rdinit=/init nokaslr tsc=unstable no_timer_check -chardev", "Linux version 0.0.0-fake", "=== vm.boot: init ran ",
+		"=== vmexec: the guest's longest silence (no byte on either port): "} {
 		if !strings.Contains(string(log), w) {
 			t.Errorf("console log lacks %q:\n%s", w, log)
 		}
@@ -203,11 +210,13 @@ func TestBootBinaryEnds(t *testing.T) {
 }
 
 func TestBootPanic(t *testing.T) {
-	newFakeRun(t, "panic", nil).fails("guest kernel panic: Kernel panic - not syncing: VFS: Unable to mount root fs on unknown-block(0,0)",
+	newFakeRun(t, "panic", nil).fails(vmflags.ExitDied, "guest kernel panic: Kernel panic - not syncing: VFS: Unable to mount root fs on unknown-block(0,0)",
 		"likely cause: the kernel did not run the initramfs's /init", "last console lines:\n  [    0.000000] Linux version 0.0.0-fake")
 	// A QEMU that goes on after the panic is killed.
-	newFakeRun(t, "panic-hang", nil).fails("guest kernel panic: Kernel panic - not syncing: No working init found.",
+	newFakeRun(t, "panic-hang", nil).fails(vmflags.ExitDied, "guest kernel panic: Kernel panic - not syncing: No working init found.",
 		"likely cause: the kernel could not execute the init")
+	// An oops that killed the binary: the guest died, not the binary.
+	newFakeRun(t, "oops", nil).fails(vmflags.ExitDied, "the guest kernel oopsed: int3: 0000 [#1] PREEMPT SMP NOPTI; the binary then ended by signal segmentation fault")
 	// A panic after the binary's end leaves its status.
 	r := newFakeRun(t, "panic-after-exit", nil)
 	r.env.grace.powerOff = time.Minute
@@ -215,13 +224,13 @@ func TestBootPanic(t *testing.T) {
 }
 
 func TestBootNeverReachesInit(t *testing.T) {
-	newFakeRun(t, "no-init", []string{"-boot-timeout", "1s"}).fails("the kernel did not reach init within -boot-timeout=1s",
+	newFakeRun(t, "no-init", []string{"-boot-timeout", "1s"}).fails(vmflags.ExitDied, "the kernel did not reach init within -boot-timeout=1s",
 		"likely cause: the guest ran out of memory: raise -memory", "Freeing unused kernel image")
-	newFakeRun(t, "silent", []string{"-boot-timeout", "1s"}).fails("the kernel did not reach init within -boot-timeout=1s",
+	newFakeRun(t, "silent", []string{"-boot-timeout", "1s"}).fails(vmflags.ExitDied, "the kernel did not reach init within -boot-timeout=1s",
 		"likely cause: the console stayed empty")
-	newFakeRun(t, "silent", []string{"-boot-timeout", "1s", "-accel", "kvm"}).fails("likely cause: KVM does not run this kernel on this host")
+	newFakeRun(t, "silent", []string{"-boot-timeout", "1s", "-accel", "kvm"}).fails(vmflags.ExitDied, "likely cause: KVM does not run this kernel on this host")
 	// Init's own messages say more than any hint.
-	newFakeRun(t, "no-port", nil).fails("QEMU ended (exit status 0) before the kernel reached init",
+	newFakeRun(t, "no-port", nil).fails(vmflags.ExitDied, "QEMU ended (exit status 0) before the kernel reached init",
 		"the guest's init said: open /dev/ttyS1: no such device (the kernel needs CONFIG_SERIAL_8250")
 }
 
@@ -231,18 +240,59 @@ func TestBootTimeout(t *testing.T) {
 	// exit: testGraces' 2 s, since 500 ms missed the dump on a loaded
 	// machine (load average 10, a TCG guest beside the tests).
 	r := newFakeRun(t, "hang", []string{"-timeout", "2s"})
-	r.fails("-timeout=2s reached; the guest was killed")
+	r.fails(vmflags.ExitFailed, "-timeout=2s reached; the guest was killed")
 	if r.stdout.String() != "ready\n" || !strings.Contains(r.stderr.String(), "SIGQUIT: quit\ngoroutine 1") {
 		t.Errorf("stdout %q, stderr %q: want ready, then the goroutine dump", r.stdout, r.stderr)
 	}
 	// The binary exits at SIGQUIT: still a timeout.
 	r = newFakeRun(t, "quit", []string{"-timeout", "2s"})
-	r.fails("-timeout=2s reached; the guest was killed")
+	r.fails(vmflags.ExitFailed, "-timeout=2s reached; the guest was killed")
 	if !strings.Contains(r.stderr.String(), "SIGQUIT: quit") {
 		t.Errorf("no goroutine dump: %q", r.stderr)
 	}
-	// Before init there is no binary to ask.
-	newFakeRun(t, "silent", []string{"-timeout", "1s"}).fails("-timeout=1s reached; the guest was killed")
+	// Before init there is no binary to ask: a guest that sends nothing
+	// more froze.
+	newFakeRun(t, "silent", []string{"-timeout", "1s"}).fails(vmflags.ExitFroze, "-timeout=1s reached; the guest was killed; it sent nothing in the 2s after: frozen")
+}
+
+// The progress guard: a guest that sends nothing for -stall is frozen,
+// its vCPUs' registers named from System.map where it applies; one whose
+// init still beats is not, however long its binary stays silent.
+func TestBootStall(t *testing.T) {
+	stalls := func(guest string, flags ...string) *fakeRun {
+		r := newFakeRun(t, guest, append([]string{"-smp", "2"}, flags...))
+		r.cfg.stall = time.Second // parseFlags asks for 4 heartbeats at least
+		return r
+	}
+	msg := stalls("hang").fails(vmflags.ExitFroze, "the guest sent no byte for -stall=1s (no console line, no output, no heartbeat from init): frozen",
+		"where the vCPUs were (QEMU's info registers -a):\n  vCPU0 RIP ffffffff81000010\n  vCPU1 RIP ffffffff81000110\n  (not named: no System.map beside ")
+	if strings.Contains(msg, "-timeout") {
+		t.Errorf("the guard reported as -timeout: %s", msg)
+	}
+	// Debian's layout: System.map-V beside vmlinuz-V.
+	r := stalls("hang", "-append", "nokaslr")
+	sysmap := strings.Replace(r.img, "vmlinuz-", "System.map-", 1)
+	os.WriteFile(sysmap, []byte("ffffffff81000000 T _stext\nffffffff81000100 t native_safe_halt\nffffffff81000108 D not_text\nffffffff81000200 T __schedule\n"), 0o644)
+	r.fails(vmflags.ExitFroze, "  vCPU0 RIP ffffffff81000010 _stext+0x10\n  vCPU1 RIP ffffffff81000110 native_safe_halt+0x10\n")
+	// Debian's placeholder map.
+	r = stalls("hang", "-append", "nokaslr")
+	os.WriteFile(strings.Replace(r.img, "vmlinuz-", "System.map-", 1), []byte("ffffffffffffffff B The real System.map is in the linux-image-<version>-dbg package\n"), 0o644)
+	r.fails(vmflags.ExitFroze, "  vCPU0 RIP ffffffff81000010\n", "holds no text symbol (Debian's is a placeholder: the real one is in the linux-image-*-dbg package)")
+	// A bzImage boot without nokaslr: the addresses are randomized.
+	r = stalls("hang")
+	os.WriteFile(strings.Replace(r.img, "vmlinuz-", "System.map-", 1), []byte("ffffffff81000000 T _stext\n"), 0o644)
+	r.fails(vmflags.ExitFroze, "(not named: a bzImage boot randomizes the kernel's base (KASLR)")
+	// Init's heartbeat is progress: 3 s of a silent binary pass -stall=1s.
+	stalls("beating").exits(exitStatus{})
+}
+
+func TestSymtab(t *testing.T) {
+	syms := symtab{{0x1000, "a"}, {0x1100, "b"}}
+	for addr, want := range map[uint64]string{0xfff: "", 0x1000: "a+0x0", 0x10ff: "a+0xff", 0x1100: "b+0x0", 0x1100 + 1<<20 + 1: ""} {
+		if got := syms.name(addr); got != want {
+			t.Errorf("name(%#x) = %q, want %q", addr, got, want)
+		}
+	}
 }
 
 func TestBootSignals(t *testing.T) {
@@ -286,25 +336,25 @@ func TestBootSignals(t *testing.T) {
 
 func TestBootQEMUKilled(t *testing.T) {
 	r := newFakeRun(t, "killed", nil)
-	r.fails("QEMU ended (signal: killed) while the test binary ran, with no exit status from the guest")
+	r.fails(vmflags.ExitDied, "QEMU ended (signal: killed) while the test binary ran, with no exit status from the guest")
 	if r.stdout.String() != "ready\n" {
 		t.Errorf("stdout %q", r.stdout)
 	}
-	newFakeRun(t, "killed-early", nil).fails("QEMU ended (signal: killed) before the kernel reached init")
-	newFakeRun(t, "qemu-error", nil).fails("QEMU ended (exit status 1) before the kernel reached init",
+	newFakeRun(t, "killed-early", nil).fails(vmflags.ExitDied, "QEMU ended (signal: killed) before the kernel reached init")
+	newFakeRun(t, "qemu-error", nil).fails(vmflags.ExitQEMU, "QEMU ended (exit status 1) before the kernel printed a line",
 		"QEMU said:\nqemu-system-x86_64: -accel kvm: failed to initialize kvm: Permission denied")
 }
 
 func TestBootBadFrames(t *testing.T) {
-	newFakeRun(t, "corrupt", nil).fails("the guest's data port, byte 5: a 'O' frame of 4294967295 bytes, more than the 1048576 a frame holds: the stream is corrupt")
-	newFakeRun(t, "bad-exit", nil).fails("the guest's data port, byte 5: 'X' frame \"{\\\"code\\\":300}\"", "code 300")
-	newFakeRun(t, "bad-exit-at-end", nil).fails("the guest's data port, byte 5: 'X' frame \"null\"", "not a JSON object")
-	newFakeRun(t, "two-hellos", nil).fails("the guest's data port, byte 5: 'H' frame \"\": want one empty hello frame")
-	newFakeRun(t, "two-exits", nil).fails("the guest's data port, byte 20: 'X' frame \"{\\\"code\\\":1}\": want one exit frame")
-	newFakeRun(t, "panic-bad-exit", nil).fails("the guest's data port, byte 5: 'X' frame \"{\\\"signal\\\":99}\"", "signal 99")
-	newFakeRun(t, "flood", nil).fails("the guest's data port, byte 5: 'X' frame \"[]\"", "not a JSON object")
+	newFakeRun(t, "corrupt", nil).fails(vmflags.ExitFailed, "the guest's data port, byte 5: a 'O' frame of 4294967295 bytes, more than the 1048576 a frame holds: the stream is corrupt")
+	newFakeRun(t, "bad-exit", nil).fails(vmflags.ExitFailed, "the guest's data port, byte 5: 'X' frame \"{\\\"code\\\":300}\"", "code 300")
+	newFakeRun(t, "bad-exit-at-end", nil).fails(vmflags.ExitFailed, "the guest's data port, byte 5: 'X' frame \"null\"", "not a JSON object")
+	newFakeRun(t, "two-hellos", nil).fails(vmflags.ExitFailed, "the guest's data port, byte 5: 'H' frame \"\": want one empty hello frame")
+	newFakeRun(t, "two-exits", nil).fails(vmflags.ExitFailed, "the guest's data port, byte 20: 'X' frame \"{\\\"code\\\":1}\": want one exit frame")
+	newFakeRun(t, "panic-bad-exit", nil).fails(vmflags.ExitFailed, "the guest's data port, byte 5: 'X' frame \"{\\\"signal\\\":99}\"", "signal 99")
+	newFakeRun(t, "flood", nil).fails(vmflags.ExitFailed, "the guest's data port, byte 5: 'X' frame \"[]\"", "not a JSON object")
 	r := newFakeRun(t, "quit-corrupt", []string{"-timeout", "2s"})
-	r.fails("-timeout=2s reached; the guest was killed")
+	r.fails(vmflags.ExitFailed, "-timeout=2s reached; the guest was killed")
 }
 
 func TestKVMProbe(t *testing.T) {
@@ -325,7 +375,7 @@ func TestKVMProbe(t *testing.T) {
 	r.stdout, r.stderr = &syncBuffer{}, &syncBuffer{}
 	r.env.stdout, r.env.stderr = r.stdout, r.stderr
 	r.setFlags(append(r.cfg.flagArgs(), "-boot-timeout", "2s", "/bin/true"))
-	r.fails("the kernel did not reach init within -boot-timeout=2s", "likely cause: KVM does not run this kernel on this host")
+	r.fails(vmflags.ExitDied, "the kernel did not reach init within -boot-timeout=2s", "likely cause: KVM does not run this kernel on this host")
 
 	// A silent kernel, or a QEMU that cannot start KVM: TCG, with a
 	// warning, and the verdict cached.
@@ -446,19 +496,38 @@ func TestFakeQEMUCommand(t *testing.T) {
 	}
 	noQEMULeft(t, img)
 
-	img, args = fakeArgsFor(t)
-	if r := vmexec(t, []string{fakeQEMUEnv + "=init-error", cache}, args...); r.ws.ExitStatus() != 1 ||
-		!strings.HasPrefix(r.stderr, "vmexec: the guest's init could not run /bin/true: mount devtmpfs on /dev") {
-		t.Errorf("exit %d, stderr %q", r.ws.ExitStatus(), r.stderr)
+	// vmexec's own statuses (vmflags), each recorded by -outcome.
+	outcomes := filepath.Join(t.TempDir(), "outcomes")
+	for _, c := range []struct {
+		guest  string
+		flags  []string
+		status int
+		stderr string
+	}{
+		{"init-error", nil, vmflags.ExitFailed, "vmexec: the guest's init could not run /bin/true: mount devtmpfs on /dev"},
+		{"no-init", []string{"-boot-timeout", "1s"}, vmflags.ExitDied, "vmexec: the kernel did not reach init within -boot-timeout=1s"},
+		{"panic", nil, vmflags.ExitDied, "vmexec: guest kernel panic: "},
+		{"qemu-error", nil, vmflags.ExitQEMU, "vmexec: QEMU ended (exit status 1) before the kernel printed a line"},
+		{"silent", []string{"-timeout", "1s"}, vmflags.ExitFroze, "vmexec: -timeout=1s reached; the guest was killed; it sent nothing"},
+		{"ok", nil, 3, "err: second"},
+	} {
+		img, args := fakeArgsFor(t, append([]string{"-outcome", outcomes}, c.flags...)...)
+		r := vmexec(t, []string{fakeQEMUEnv + "=" + c.guest, cache}, args...)
+		if r.ws.ExitStatus() != c.status || !strings.HasPrefix(r.stderr, c.stderr) && !strings.Contains(r.stderr, "\n"+c.stderr) {
+			t.Errorf("%s: exit %d, stderr %q; want %d and %q", c.guest, r.ws.ExitStatus(), r.stderr, c.status, c.stderr)
+		}
+		noQEMULeft(t, img)
 	}
-	noQEMULeft(t, img)
-
-	img, args = fakeArgsFor(t, "-boot-timeout", "1s")
-	if r := vmexec(t, []string{fakeQEMUEnv + "=no-init", cache}, args...); r.ws.ExitStatus() != 1 ||
-		!strings.HasPrefix(r.stderr, "vmexec: the kernel did not reach init within -boot-timeout=1s") {
-		t.Errorf("exit %d, stderr %q", r.ws.ExitStatus(), r.stderr)
+	got, err := vmflags.ReadOutcomeFile(outcomes)
+	if err != nil || len(got) != 6 {
+		t.Fatalf("-outcome: %d lines, %v; want 6", len(got), err)
 	}
-	noQEMULeft(t, img)
+	for i, want := range []string{"failed", "died", "died", "qemu", "froze", "exited"} {
+		wd, _ := os.Getwd()
+		if o := got[i]; o.Outcome != want || o.Program != "/bin/true" || o.Dir != wd || o.Lost() != (want == "died" || want == "froze") || want != "exited" && o.Why == "" || strings.Contains(o.Why, "\n") {
+			t.Errorf("outcome %d: %+v, want %s", i, o, want)
+		}
+	}
 
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		img, args := fakeArgsFor(t)

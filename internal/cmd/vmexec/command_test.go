@@ -17,6 +17,7 @@ import (
 
 	"github.com/kbench/kbench/internal/fingerprint"
 	"github.com/kbench/kbench/internal/options"
+	"github.com/kbench/kbench/internal/vmflags"
 )
 
 // kernelVar names the kernel image the guest boot tests use.
@@ -108,6 +109,12 @@ func helper(mode string) int {
 		return 0
 	case "kill":
 		syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	case "crash":
+		// The guest kernel panics (sysrq-trigger's crash), as root only.
+		if err := os.WriteFile("/proc/sysrq-trigger", []byte("c"), 0); err != nil {
+			fmt.Println(err)
+		}
+		time.Sleep(time.Minute)
 	case "sleep":
 		fmt.Println("ready")
 		time.Sleep(time.Hour)
@@ -194,7 +201,7 @@ func TestNoQEMU(t *testing.T) {
 	cmd := exec.Command(vmexecBin, "-kernel", img, "/bin/true")
 	cmd.Env = []string{"PATH=" + t.TempDir()}
 	out, err := cmd.CombinedOutput()
-	if err == nil || cmd.ProcessState.ExitCode() != 1 || !strings.Contains(string(out), "install QEMU") || !strings.Contains(string(out), "qemu-system-x86") {
+	if err == nil || cmd.ProcessState.ExitCode() != vmflags.ExitQEMU || !strings.Contains(string(out), "install QEMU") || !strings.Contains(string(out), "qemu-system-x86") {
 		t.Errorf("without QEMU: %v\n%s", err, out)
 	}
 }
@@ -206,12 +213,15 @@ func TestNotAKernel(t *testing.T) {
 	os.WriteFile(text, bytes.Repeat([]byte{0x7f, 'E', 'L', 'F'}, 1024), 0o644)
 	for img, want := range map[string]string{text: "not a kernel image", filepath.Join(dir, "none"): "no such file"} {
 		r := vmexec(t, nil, "-kernel", img, "/bin/true")
-		if r.ws.ExitStatus() != 1 || !strings.Contains(r.stderr, want) {
+		if r.ws.ExitStatus() != vmflags.ExitFailed || !strings.Contains(r.stderr, want) {
 			t.Errorf("-kernel %s: exit %d, stderr %q, want %q", img, r.ws.ExitStatus(), r.stderr, want)
 		}
 	}
-	if r := vmexec(t, nil, "-kernel", text, "-smp", "0", "/bin/true"); r.ws.ExitStatus() != 2 || !strings.Contains(r.stderr, "-smp accepts") {
-		t.Errorf("bad flag: exit %d, stderr %q", r.ws.ExitStatus(), r.stderr)
+	for _, bad := range [][]string{{"-smp", "0"}, {"-append", "rdinit=/bin/sh"}, {"-append", "panic=0"}, {"-kernel", "arch/x86/boot/bzImage"}} {
+		r := vmexec(t, nil, append(append([]string{"-kernel", text}, bad...), "/bin/true")...)
+		if r.ws.ExitStatus() != 2 || !strings.HasPrefix(r.stderr, "vmexec: "+bad[0]+" ") {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and the flag named", bad, r.ws.ExitStatus(), r.stderr)
+		}
 	}
 }
 
@@ -226,7 +236,7 @@ func TestNeverReachesInit(t *testing.T) {
 	start := time.Now()
 	r := vmexec(t, nil, "-kernel", img, "-accel", "tcg", "-boot-timeout", "8s", "/bin/true")
 	t.Logf("%v: %s", time.Since(start), r.stderr)
-	if r.ws.ExitStatus() != 1 || !(strings.Contains(r.stderr, "did not reach init within -boot-timeout=8s") || strings.Contains(r.stderr, "before the kernel reached init")) {
+	if r.ws.ExitStatus() != vmflags.ExitDied && r.ws.ExitStatus() != vmflags.ExitQEMU || !(strings.Contains(r.stderr, "did not reach init within -boot-timeout=8s") || strings.Contains(r.stderr, "before the kernel")) {
 		t.Errorf("exit %d, stderr %q", r.ws.ExitStatus(), r.stderr)
 	}
 	checkLogNamed(t, r.stderr)
@@ -351,9 +361,12 @@ func TestGuestKilled(t *testing.T) {
 
 func TestGuestPanic(t *testing.T) {
 	img := kernelLink(t, needKernel(t))
+	if os.Getuid() != 0 {
+		t.Skip("the guest's binary runs as vmexec's user; only root can crash its kernel through /proc/sysrq-trigger")
+	}
 	start := time.Now()
-	r := vmexec(t, nil, guestArgs(img, "-append", "rdinit=/bogus")...)
-	if r.ws.ExitStatus() != 1 || !strings.Contains(r.stderr, "guest kernel panic: Kernel panic - not syncing") {
+	r := vmexec(t, []string{"GO_VMEXEC_HELPER=crash"}, guestArgs(img)...)
+	if r.ws.ExitStatus() != vmflags.ExitDied || !strings.Contains(r.stderr, "guest kernel panic: Kernel panic - not syncing") {
 		t.Errorf("exit %d, stderr %q", r.ws.ExitStatus(), r.stderr)
 	}
 	t.Logf("panic reported after %v", time.Since(start))
@@ -364,7 +377,7 @@ func TestGuestPanic(t *testing.T) {
 func TestGuestTimeout(t *testing.T) {
 	img := kernelLink(t, needKernel(t))
 	r := vmexec(t, []string{"GO_VMEXEC_HELPER=sleep"}, guestArgs(img, "-timeout", "40s")...)
-	if r.ws.ExitStatus() != 1 || !strings.Contains(r.stderr, "-timeout=40s reached") || !strings.HasPrefix(r.stdout, "ready\n") {
+	if r.ws.ExitStatus() != vmflags.ExitFailed || !strings.Contains(r.stderr, "-timeout=40s reached") || !strings.HasPrefix(r.stdout, "ready\n") {
 		t.Errorf("exit %d, stdout %q, stderr %q", r.ws.ExitStatus(), r.stdout, r.stderr)
 	}
 	// SIGQUIT went to the binary first: it printed its goroutines.

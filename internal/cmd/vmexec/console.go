@@ -5,6 +5,7 @@ package main
 import (
 	"bufio"
 	"io"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -23,6 +24,7 @@ type console struct {
 	aliveAt time.Time     // when that line came
 	panic   chan struct{} // closed at the first panic line
 	panicAt string        // that line, from "Kernel panic" on
+	oopsAt  string        // the kernel's first oops line (oopsLine), "" for none
 	done    chan struct{} // closed at EOF
 }
 
@@ -54,6 +56,13 @@ func (c *console) scan(r io.Reader, log io.Writer) {
 			c.mu.Unlock()
 			close(c.alive)
 		}
+		if oopsLine.MatchString(l) {
+			c.mu.Lock()
+			if c.oopsAt == "" {
+				c.oopsAt = strings.TrimSpace(timestamp.ReplaceAllString(l, ""))
+			}
+			c.mu.Unlock()
+		}
 		if i := strings.Index(l, "Kernel panic - not syncing"); !panicSeen && i >= 0 {
 			panicSeen = true
 			c.mu.Lock()
@@ -70,6 +79,22 @@ func (c *console) firstLine() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.aliveAt
+}
+
+// oopsLine matches the line the kernel's die() prints for an oops,
+// "TYPE: ERRORCODE [#N]": "Oops: 0002 [#1] PREEMPT SMP", "int3: 0000
+// [#1]", "general protection fault, probably for non-canonical address
+// ...: 0000 [#1]"; the console's timestamp is left out.
+var (
+	oopsLine  = regexp.MustCompile(`: [0-9a-f]{4} \[#[0-9]+\]`)
+	timestamp = regexp.MustCompile(`^\[ *[0-9]+\.[0-9]+\] `)
+)
+
+// oops is the kernel's first oops line ("": none so far).
+func (c *console) oops() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.oopsAt
 }
 
 // panicLine is the kernel's first panic line ("": none so far).

@@ -95,6 +95,18 @@ var fakeGuests = map[string]func(vm *fakeVM) int{
 		vm.console("Linux version 0.0.0-fake", "Kernel panic - not syncing: No working init found.")
 		return vm.hang()
 	},
+	// An oops kills the binary (an int3 in text patching, as TCG guests
+	// showed), and the guest goes on.
+	"oops": func(vm *fakeVM) int {
+		if err := vm.hello(); err != nil {
+			return vm.die(err)
+		}
+		vm.fw.write(frameStdout, []byte("ready\n"))
+		vm.console("int3: 0000 [#1] PREEMPT SMP NOPTI", "RIP: 0010:__schedule+0x2a4/0x8a0")
+		time.Sleep(100 * time.Millisecond)
+		vm.exit(`{"signal":11}`)
+		return 0
+	},
 	// The binary ended, then the kernel panicked (at power-off).
 	"panic-after-exit": func(vm *fakeVM) int {
 		if err := vm.hello(); err != nil {
@@ -110,6 +122,19 @@ var fakeGuests = map[string]func(vm *fakeVM) int{
 	"no-init": func(vm *fakeVM) int {
 		vm.console("Linux version 0.0.0-fake", "Freeing unused kernel image (initmem) memory: 2660K", "Out of memory: Killed process 1 (init)")
 		return vm.hang()
+	},
+	// The binary runs silently for 3 s while init's heartbeat goes on,
+	// then exits 0.
+	"beating": func(vm *fakeVM) int {
+		if err := vm.hello(); err != nil {
+			return vm.die(err)
+		}
+		for range 15 {
+			time.Sleep(200 * time.Millisecond)
+			vm.fw.write(frameBeat, nil)
+		}
+		vm.exit(`{"code":0}`)
+		return 0
 	},
 	// The binary hangs and ignores SIGQUIT; its runtime still dumps.
 	"hang": func(vm *fakeVM) int { return vm.running(false) },
@@ -398,6 +423,13 @@ func serveQMP(sock, smp string) error {
 					switch cmd.Execute {
 					case "qmp_capabilities":
 						enc.Encode(map[string]any{"return": map[string]any{}})
+					case "human-monitor-command":
+						// info registers -a, cut to what vmexec reads.
+						var regs strings.Builder
+						for i := range n {
+							fmt.Fprintf(&regs, "CPU#%d\r\nRAX=0000000000000000 RBX=0000000000000000\r\nRIP=ffffffff8100%04x RFL=00000246 [---Z-P-] CPL=0 II=0 A20=1 SMM=0 HLT=0\r\n", i, 0x10+i*0x100)
+						}
+						enc.Encode(map[string]any{"return": regs.String()})
 					case "query-cpus-fast":
 						enc.Encode(map[string]any{"event": "RESUME", "data": map[string]any{}})
 						var cpus []map[string]int

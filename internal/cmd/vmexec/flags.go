@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -29,6 +31,8 @@ type config struct {
 	modules     []string
 	console     string
 	qemu        string
+	outcome     string
+	stall       time.Duration
 	args        []string // the test binary and its arguments
 }
 
@@ -52,6 +56,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	modules := fs.String("modules", "veth", "comma-separated kernel modules to load when the image's modules tree is found ('' for none)")
 	fs.StringVar(&c.console, "console", "", "write the kernel console here (default: a temporary file, kept and named when the run fails)")
 	fs.StringVar(&c.qemu, "qemu", "qemu-system-x86_64", "the QEMU system emulator")
+	fs.StringVar(&c.outcome, "outcome", "", "append how the run ended to this `file`, as one JSON line (vmflags.Outcome): for callers of go test -exec, which report every failure as exit status 1")
+	fs.DurationVar(&c.stall, "stall", defaultStall, "kill a guest that sends no byte at all (console, the binary's output, init's heartbeat every "+beatEvery.String()+") for this long, as frozen (0: no guard)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: vmexec -kernel IMAGE [flags] program [args...]\n\nas go test -exec 'vmexec -kernel IMAGE' ...; flags:")
 		fs.PrintDefaults()
@@ -66,13 +72,16 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	case len(c.args) == 0:
 		return nil, fmt.Errorf("no program to run: vmexec -kernel IMAGE [flags] program [args...]")
 	}
+	if err := relativeKernel(c.kernel); err != nil {
+		return nil, err
+	}
 	// The settings kbab passes through, checked by the rules kbab uses.
 	if err := (vmflags.Guest{SMP: *smp, Memory: c.memory, Accel: c.accel, Append: c.append}).Check(); err != nil {
 		return nil, err
 	}
 	// -tcg-append shares vmexec's part of the command line with its own
 	// arguments (vmflags.Reserved), each after a space.
-	if err := vmflags.AppendAs("-tcg-append", c.tcgAppend, vmflags.Reserved-len(ownCmdline)-2); err != nil {
+	if err := vmflags.AppendAs("-tcg-append", c.tcgAppend, vmflags.Reserved-len(vmflags.OwnCmdline)-2); err != nil {
 		return nil, err
 	}
 	c.smp, _ = strconv.Atoi(*smp)
@@ -83,6 +92,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		return nil, fmt.Errorf("-pvh accepts auto or off (got %q)", c.pvh)
 	case c.timeout < 0 || c.bootTimeout <= 0 || c.kvmProbe <= 0:
 		return nil, fmt.Errorf("-timeout accepts 0 or more, -boot-timeout and -kvm-probe more than 0")
+	case c.stall != 0 && c.stall < 4*beatEvery:
+		return nil, fmt.Errorf("-stall accepts 0 (no guard) or at least %v, four of init's heartbeats (got %v)", 4*beatEvery, c.stall)
 	}
 	for _, m := range strings.Split(*modules, ",") {
 		if m = strings.TrimSpace(m); m != "" {
@@ -90,4 +101,39 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		}
 	}
 	return c, nil
+}
+
+// relativeKernel refuses a relative -kernel that names no file: go test
+// -exec runs vmexec in each package's directory, so a path relative to
+// the directory go test was run in names nothing there. The error gives
+// the absolute path to try: the first directory up from here that holds
+// the path, else the module's root (go.mod), else this directory.
+func relativeKernel(kernel string) error {
+	if filepath.IsAbs(kernel) || exists(kernel) {
+		return nil
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return fmt.Errorf("-kernel %s: a relative path, and the working directory is unknown: %v", kernel, err)
+	}
+	try, found, module := "", false, ""
+	for dir := cwd; ; dir = filepath.Dir(dir) {
+		if p := filepath.Join(dir, kernel); !found && exists(p) {
+			try, found = p, true
+		}
+		if module == "" && exists(filepath.Join(dir, "go.mod")) {
+			module = dir
+		}
+		if dir == filepath.Dir(dir) {
+			break
+		}
+	}
+	why := fmt.Sprintf("-kernel %s: no such file in %s, where vmexec runs: go test -exec runs it in each package's directory, so a relative path names a file there; ", kernel, cwd)
+	switch {
+	case found:
+		return fmt.Errorf("%sgive the absolute path: -kernel %s", why, try)
+	case module != "":
+		return fmt.Errorf("%sgive an absolute path, such as -kernel \"$(pwd)/%s\" where the path is relative to (%s, from the module's root, does not exist either)", why, kernel, filepath.Join(module, kernel))
+	}
+	return fmt.Errorf("%sgive an absolute path, such as -kernel \"$(pwd)/%s\" where the path is relative to", why, kernel)
 }

@@ -35,6 +35,7 @@ func guestMain() {
 		}
 		powerOff()
 	}
+	go beat(fw) // stall.go: the host's progress guard
 	st := runGuest(fw, ctl)
 	payload, _ := json.Marshal(st)
 	fw.write(frameExit, payload)

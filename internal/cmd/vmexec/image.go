@@ -51,15 +51,20 @@ var (
 // configFor finds the kernel config beside an image: config-V beside
 // vmlinuz-V (Debian's /boot), or .config at the top of a build tree
 // (arch/x86/boot/bzImage). "" when there is none.
-func configFor(image string) string {
+func configFor(image string) string { return besideImage(image, "config-", ".config") }
+
+// besideImage finds a file that comes with an image: PREFIX-V beside
+// vmlinuz-V, or treeFile at the top of the build tree of
+// arch/x86/boot/bzImage; "" when there is none.
+func besideImage(image, prefix, treeFile string) string {
 	dir, base := filepath.Split(image)
 	if v, ok := strings.CutPrefix(base, "vmlinuz-"); ok {
-		if p := filepath.Join(dir, "config-"+v); exists(p) {
+		if p := filepath.Join(dir, prefix+v); exists(p) {
 			return p
 		}
 	}
 	if tree, ok := strings.CutSuffix(filepath.Clean(dir), filepath.Join("arch", "x86", "boot")); ok {
-		if p := filepath.Join(tree, ".config"); exists(p) {
+		if p := filepath.Join(tree, treeFile); exists(p) {
 			return p
 		}
 	}

@@ -12,8 +12,31 @@
 // vmexec is also the guest's init (PID 1): build it with CGO_ENABLED=0
 // for a static one. docs/vms.md says what the guest holds, the kernel
 // options it needs, how the accelerator is chosen, what a VM changes next
-// to bare metal, and how each failure ends: a message and exit status 1 (2
-// for a bad flag), never a hang, and no QEMU left behind.
+// to bare metal, and how each failure ends: a message and a status of its
+// own, never a hang, and no QEMU left behind.
+//
+// Exit status (package vmflags defines them, for kbab and CI):
+//
+//	N    the test binary's own exit status, passed through; a binary
+//	     killed by a signal kills vmexec by the same signal
+//	2    a bad flag, such as an -append that sets one of vmexec's own
+//	     kernel parameters or a relative -kernel that is not there; no boot
+//	80   vmexec failed otherwise: a host-side error, the guest's init could
+//	     not start the binary, a corrupt data port, or -timeout reached by
+//	     a binary that still answered (a test that hangs)
+//	81   QEMU is missing, did not start, or ended before the kernel's
+//	     first console line
+//	82   the guest died: a kernel panic, an oops on the console (whatever
+//	     the binary's status then), no init within -boot-timeout, or QEMU
+//	     ended before the binary's exit status came back
+//	83   the guest froze: no byte at all (console, the binary's output,
+//	     init's heartbeat) for -stall (stall.go), or nothing back for
+//	     -timeout's SIGQUIT; the message says where its vCPUs were
+//
+// go test -exec reports any failure as exit status 1, so -outcome FILE
+// appends each run's status as a JSON line (vmflags.Outcome) for the
+// caller: kbab retries a boot whose guest died or froze once, and CI's
+// kernel matrix a package's.
 package main
 
 import (
@@ -22,10 +45,12 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 	"unsafe"
 
+	"github.com/kbench/kbench/internal/vmflags"
 	"golang.org/x/sys/unix"
 )
 
@@ -38,7 +63,7 @@ func main() {
 		if !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(os.Stderr, "vmexec: %v\n", err)
 		}
-		os.Exit(2)
+		os.Exit(vmflags.ExitFlags)
 	}
 	if skipBoot(cfg) { // nothing.go: no guest for a binary with nothing to run
 		os.Exit(0)
@@ -48,21 +73,36 @@ func main() {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	st, sig, err := run(cfg, runEnv{stdout: os.Stdout, stderr: os.Stderr, signals: sigs, kvmDevice: "/dev/kvm", grace: defaultGraces})
+	o := vmflags.Outcome{Program: cfg.args[0]}
+	o.Dir, _ = os.Getwd()
+	switch {
+	case sig != 0:
+		o.Status, o.Outcome, o.Why = 128+int(sig), "signal", "vmexec was interrupted by "+sig.String()
+	case err != nil:
+		fmt.Fprintf(os.Stderr, "vmexec: %v\n", err)
+		o.Status, o.Why = statusOf(err), err.Error()
+	case st.Err != "":
+		o.Status, o.Why = vmflags.ExitFailed, "the guest's init could not run "+cfg.args[0]+": "+st.Err
+		fmt.Fprintf(os.Stderr, "vmexec: %s\n", o.Why)
+	case st.Signal != 0:
+		sig = syscall.Signal(st.Signal)
+		o.Status, o.Outcome, o.Why = 128+st.Signal, "signal", "the binary was killed by "+sig.String()
+	default:
+		o.Status = st.Code
+	}
+	if o.Outcome == "" {
+		o.Outcome = vmflags.OutcomeOf(o.Status)
+	}
+	o.Why, _, _ = strings.Cut(o.Why, "\n")
+	if cfg.outcome != "" {
+		if err := vmflags.AppendOutcome(cfg.outcome, o); err != nil {
+			fmt.Fprintf(os.Stderr, "vmexec: -outcome: %v\n", err)
+		}
+	}
 	if sig != 0 {
 		dieBySignal(sig)
 	}
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "vmexec: %v\n", err)
-		os.Exit(1)
-	}
-	if st.Err != "" {
-		fmt.Fprintf(os.Stderr, "vmexec: the guest's init could not run %s: %s\n", cfg.args[0], st.Err)
-		os.Exit(1)
-	}
-	if st.Signal != 0 {
-		dieBySignal(syscall.Signal(st.Signal))
-	}
-	os.Exit(st.Code)
+	os.Exit(o.Status)
 }
 
 // dieBySignal ends vmexec by sig with its default action, so that go test

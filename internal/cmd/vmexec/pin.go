@@ -55,9 +55,29 @@ func (h *host) pin(qemuPid int) string {
 // vcpuThreads asks QEMU's QMP socket for the host thread of each vCPU,
 // in vCPU order.
 func vcpuThreads(sock string) ([]int, error) {
+	var cpus []struct {
+		Index  int `json:"cpu-index"`
+		Thread int `json:"thread-id"`
+	}
+	if err := qmpCall(sock, "query-cpus-fast", nil, &cpus); err != nil {
+		return nil, err
+	}
+	tids := make([]int, len(cpus))
+	for _, c := range cpus {
+		if c.Index < 0 || c.Index >= len(cpus) {
+			return nil, fmt.Errorf("vCPU index %d out of range", c.Index)
+		}
+		tids[c.Index] = c.Thread
+	}
+	return tids, nil
+}
+
+// qmpCall runs one QMP command (with args, when not nil) on QEMU's
+// socket and decodes its return value into ret.
+func qmpCall(sock, cmd string, args, ret any) error {
 	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	f := os.NewFile(uintptr(fd), sock)
 	defer f.Close()
@@ -68,7 +88,7 @@ func vcpuThreads(sock string) ([]int, error) {
 			break
 		}
 		if time.Now().After(deadline) {
-			return nil, err
+			return err
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -77,10 +97,15 @@ func vcpuThreads(sock string) ([]int, error) {
 	dec := json.NewDecoder(f)
 	var greeting map[string]json.RawMessage
 	if err := dec.Decode(&greeting); err != nil {
-		return nil, err
+		return err
 	}
-	call := func(cmd string, ret any) error {
-		if _, err := fmt.Fprintf(f, `{"execute":%q}`+"\n", cmd); err != nil {
+	call := func(cmd string, args, ret any) error {
+		req := map[string]any{"execute": cmd}
+		if args != nil {
+			req["arguments"] = args
+		}
+		b, _ := json.Marshal(req)
+		if _, err := f.Write(append(b, '\n')); err != nil {
 			return err
 		}
 		for {
@@ -103,22 +128,8 @@ func vcpuThreads(sock string) ([]int, error) {
 		}
 	}
 	var none struct{}
-	if err := call("qmp_capabilities", &none); err != nil {
-		return nil, err
+	if err := call("qmp_capabilities", nil, &none); err != nil {
+		return err
 	}
-	var cpus []struct {
-		Index  int `json:"cpu-index"`
-		Thread int `json:"thread-id"`
-	}
-	if err := call("query-cpus-fast", &cpus); err != nil {
-		return nil, err
-	}
-	tids := make([]int, len(cpus))
-	for _, c := range cpus {
-		if c.Index < 0 || c.Index >= len(cpus) {
-			return nil, fmt.Errorf("vCPU index %d out of range", c.Index)
-		}
-		tids[c.Index] = c.Thread
-	}
-	return tids, nil
+	return call(cmd, args, ret)
 }

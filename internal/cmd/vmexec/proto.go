@@ -26,13 +26,14 @@ const (
 	frameFile   = 'P' // guest: an output file follows (payload: its path)
 	frameData   = 'D' // guest: the next bytes of that file
 	frameExit   = 'X' // guest: the binary's end (JSON exitStatus)
+	frameBeat   = 'B' // guest: init's heartbeat, every beatEvery (payload: nothing)
 	frameStart  = 'S' // host: facts known only after QEMU started (JSON []string lines); run the binary
 	frameSignal = 'K' // host: deliver this signal (one byte) to the binary
 )
 
 // The frame types each side sends: what the other side's reader accepts.
 const (
-	guestFrames = "HOEMPDX"
+	guestFrames = "HOEMPDXB"
 	hostFrames  = "SK"
 )
 
@@ -45,6 +46,18 @@ type exitStatus struct {
 	Code   int    `json:"code"`   // exit code, when it exited
 	Signal int    `json:"signal"` // the signal that killed it, else 0
 	Err    string `json:"err"`    // init could not run it: why
+}
+
+// String says how the binary ended: "with exit status 0", "by signal
+// killed".
+func (st *exitStatus) String() string {
+	switch {
+	case st.Err != "":
+		return "without running: " + st.Err
+	case st.Signal != 0:
+		return "by signal " + syscall.Signal(st.Signal).String()
+	}
+	return fmt.Sprintf("with exit status %d", st.Code)
 }
 
 // frame is one frame read, with where it began in its stream.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/kbench/kbench/internal/fingerprint"
 	"github.com/kbench/kbench/internal/procfs"
+	"github.com/kbench/kbench/internal/vmflags"
 	"golang.org/x/sys/unix"
 )
 
@@ -69,7 +70,7 @@ func run(cfg *config, env runEnv) (*exitStatus, syscall.Signal, error) {
 	}
 	qemu, err := exec.LookPath(cfg.qemu)
 	if err != nil {
-		return nil, 0, fmt.Errorf("%s not found in PATH: install QEMU (Debian and Ubuntu: apt-get install qemu-system-x86; Fedora: dnf install qemu-system-x86)", cfg.qemu)
+		return nil, 0, failWith(vmflags.ExitQEMU, fmt.Errorf("%s not found in PATH: install QEMU (Debian and Ubuntu: apt-get install qemu-system-x86; Fedora: dnf install qemu-system-x86)", cfg.qemu))
 	}
 	tmp, err := os.MkdirTemp("", "vmexec-")
 	if err != nil {
@@ -210,7 +211,7 @@ func (h *host) saveVerdict(v string) {
 func hostFacts(cfg *config, qemu string) ([]string, error) {
 	out, err := exec.Command(qemu, "--version").Output()
 	if err != nil {
-		return nil, fmt.Errorf("%s --version: %v", qemu, err)
+		return nil, failWith(vmflags.ExitQEMU, fmt.Errorf("%s --version: %v", qemu, err))
 	}
 	version := strings.SplitN(strings.TrimSpace(string(out)), "\n", 2)[0]
 	var u unix.Utsname

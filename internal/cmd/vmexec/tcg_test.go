@@ -16,7 +16,7 @@ import (
 // vmexec's command line and -append; KVM boots and an empty -tcg-append do not.
 func TestTCGAppend(t *testing.T) {
 	appendOf := func(flags []string, accel string) string {
-		cfg, err := parseFlags(append(flags, "-kernel", "k", "true"), io.Discard)
+		cfg, err := parseFlags(append(flags, "-kernel", "/k", "true"), io.Discard)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -45,9 +45,9 @@ func TestTCGAppend(t *testing.T) {
 // -tcg-append, fits the 2047 bytes an x86 kernel keeps; a longer
 // -tcg-append, or one with a control byte, is refused naming the flag.
 func TestTCGAppendFits(t *testing.T) {
-	longest := vmflags.Reserved - len(ownCmdline) - 2
+	longest := vmflags.Reserved - len(vmflags.OwnCmdline) - 2
 	app := strings.Repeat("a", vmflags.MaxAppend)
-	cfg, err := parseFlags([]string{"-kernel", "k", "-append", app, "-tcg-append", strings.Repeat("t", longest), "true"}, io.Discard)
+	cfg, err := parseFlags([]string{"-kernel", "/k", "-append", app, "-tcg-append", strings.Repeat("t", longest), "true"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func TestTCGAppendFits(t *testing.T) {
 		strings.Repeat("t", longest+1): fmt.Sprintf("-tcg-append accepts at most %d bytes", longest),
 		"tsc=unstable\nx":              "-tcg-append accepts printable text",
 	} {
-		if _, err := parseFlags([]string{"-kernel", "k", "-tcg-append", v, "true"}, io.Discard); err == nil || !strings.HasPrefix(err.Error(), want) {
+		if _, err := parseFlags([]string{"-kernel", "/k", "-tcg-append", v, "true"}, io.Discard); err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("-tcg-append %.20q: %v, want %q", v, err, want)
 		}
 	}

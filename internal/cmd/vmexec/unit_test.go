@@ -45,12 +45,45 @@ func TestParseFlagsBad(t *testing.T) {
 		{"-kernel /k -pin maybe x", "-pin accepts"},
 		{"-kernel /k -boot-timeout 0s x", "-boot-timeout"},
 		{"-kernel /k -nosuch x", "flag provided but not defined"},
+		// vmexec's own keys: the guest would never report, or hang.
+		{"-kernel /k -append rdinit=/bin/sh x", `-append accepts kernel parameters but vmexec's own (console, 8250.nr_uarts, panic, softlockup_panic, rdinit) (got "rdinit=/bin/sh": vmexec sets rdinit=/init itself)`},
+		{"-kernel /k -append panic=0 x", `(got "panic=0": vmexec sets panic=-1 itself)`},
+		{"-kernel /k -tcg-append softlockup_panic=0 x", `-tcg-append accepts kernel parameters but vmexec's own`},
 	} {
 		var stderr bytes.Buffer
 		_, err := parseFlags(strings.Fields(tc.args), &stderr)
 		if err == nil || !strings.Contains(err.Error()+stderr.String(), tc.want) {
 			t.Errorf("%q: err %v, want one naming %q", tc.args, err, tc.want)
 		}
+	}
+}
+
+// A relative -kernel is read in the package's directory, where go test
+// -exec runs vmexec: one that is not there is refused with the absolute
+// path to try.
+func TestParseFlagsRelativeKernel(t *testing.T) {
+	root := t.TempDir()
+	pkg := filepath.Join(root, "sub", "pkg")
+	os.MkdirAll(pkg, 0o755)
+	os.MkdirAll(filepath.Join(root, "linux", "arch", "x86", "boot"), 0o755)
+	fakeImage(t, filepath.Join(root, "linux", "arch", "x86", "boot"), 4096)
+	os.WriteFile(filepath.Join(root, "sub", "go.mod"), []byte("module m\n"), 0o644)
+	t.Chdir(pkg)
+	for k, want := range map[string]string{
+		// Found up the tree: that path.
+		"linux/arch/x86/boot/vmlinuz-0.0-fake": "-kernel linux/arch/x86/boot/vmlinuz-0.0-fake: no such file in " + pkg + ", where vmexec runs: go test -exec runs it in each package's directory, so a relative path names a file there; give the absolute path: -kernel " + filepath.Join(root, "linux/arch/x86/boot/vmlinuz-0.0-fake"),
+		// Nowhere: $(pwd), and what the module's root would give.
+		"bzImage": `give an absolute path, such as -kernel "$(pwd)/bzImage" where the path is relative to (` + filepath.Join(root, "sub", "bzImage") + ", from the module's root, does not exist either)",
+	} {
+		_, err := parseFlags([]string{"-kernel", k, "x.test"}, io.Discard)
+		if err == nil || err.Error() != want && !strings.HasSuffix(err.Error(), want) {
+			t.Errorf("-kernel %s: %v\nwant %s", k, err, want)
+		}
+	}
+	// A relative path that is there is the user's to give.
+	os.WriteFile(filepath.Join(pkg, "bzImage"), nil, 0o644)
+	if _, err := parseFlags([]string{"-kernel", "bzImage", "x.test"}, io.Discard); err != nil {
+		t.Errorf("a relative -kernel that exists: %v", err)
 	}
 }
 
@@ -280,7 +313,7 @@ func TestFrames(t *testing.T) {
 	hello := []byte{frameHello, 0, 0, 0, 0}
 	for in, want := range map[string]string{
 		string(stream(hello, corrupt)):                    "the guest's data port, byte 5: a 'O' frame of 4294967295 bytes, more than the 1048576 a frame holds",
-		string(stream(hello, []byte{'Z', 0, 0, 0, 0})):    `the guest's data port, byte 5: frame type 'Z', want one of "HOEMPDX"`,
+		string(stream(hello, []byte{'Z', 0, 0, 0, 0})):    `the guest's data port, byte 5: frame type 'Z', want one of "HOEMPDXB"`,
 		string(stream(hello, []byte{frameStdout, 9, 0})):  "the guest's data port, byte 5: a frame header cut short after 3 of its 5 bytes",
 		string(stream(hello, []byte{'O', 9, 0, 0, 0, 1})): "the guest's data port, byte 5: a 'O' frame cut short after 1 of its 9 bytes",
 	} {
@@ -383,11 +416,19 @@ func TestConsoleScan(t *testing.T) {
 	if l := c.panicLine(); l != "Kernel panic - not syncing: No working init found." {
 		t.Errorf("panicLine %q after the end", l)
 	}
-	// The first panic line is the one kept.
-	c = newConsole()
-	c.scan(strings.NewReader("Kernel panic - not syncing: first\n---[ end Kernel panic - not syncing: second ]---\n"), io.Discard)
-	if l := c.panicLine(); l != "Kernel panic - not syncing: first" {
-		t.Errorf("panicLine %q, want the first", l)
+	// The first panic line and the first oops line (die()'s, its
+	// timestamp dropped) are the ones kept; a WARN is no oops.
+	for _, tc := range []struct{ console, panic, oops string }{
+		{"Kernel panic - not syncing: first\n---[ end Kernel panic - not syncing: second ]---\n", "Kernel panic - not syncing: first", ""},
+		{"[    3.2] WARNING: CPU: 1 PID: 9 at kernel/x.c:1 f+0x1/0x2\n", "", ""},
+		{"[  123.456789] general protection fault, probably for non-canonical address 0xdead: 0000 [#1] PREEMPT SMP NOPTI\n[  124.0] Oops: 0002 [#2] SMP\n",
+			"", "general protection fault, probably for non-canonical address 0xdead: 0000 [#1] PREEMPT SMP NOPTI"},
+	} {
+		c := newConsole()
+		c.scan(strings.NewReader(tc.console), io.Discard)
+		if p, o := c.panicLine(), c.oops(); p != tc.panic || o != tc.oops {
+			t.Errorf("%q: panic %q, oops %q; want %q, %q", tc.console, p, o, tc.panic, tc.oops)
+		}
 	}
 }
 

@@ -13,9 +13,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/kbench/kbench/internal/vmflags"
 	"golang.org/x/sys/unix"
 )
 
@@ -27,15 +29,11 @@ type bootResult struct {
 	signal      syscall.Signal // vmexec was interrupted by this signal
 }
 
-// cmdline is the guest's kernel command line: the console on ttyS0;
-// panic=-1 and softlockup_panic=1 (as lkp boots its kernels), so that a
-// guest that panics or whose CPUs are stuck in the kernel ends QEMU at
-// once and vmexec reports its console instead of hanging; then the user's
-// -append. docs/vms.md says which guests made each of them needed.
-const ownCmdline = "console=ttyS0,115200 8250.nr_uarts=4 panic=-1 softlockup_panic=1 rdinit=/init"
-
+// cmdline is the guest's kernel command line: vmexec's own
+// (vmflags.OwnCmdline: the console, panic=-1, the init), then the user's
+// -append, which may set none of its keys.
 func (h *host) cmdline() string {
-	s := ownCmdline
+	s := vmflags.OwnCmdline
 	if h.cfg.append != "" {
 		s += " " + h.cfg.append
 	}
@@ -92,6 +90,8 @@ type boot struct {
 	exited  chan struct{} // closed when QEMU has ended
 	waitErr error         // how QEMU ended, once exited is closed
 
+	progress progress // what the guest sent, and when
+
 	hello    bool        // init is running
 	status   *exitStatus // the binary's end, once init sent it
 	bootTime time.Duration
@@ -109,7 +109,7 @@ func (h *host) boot(accel, fact string, probe bool) bootResult {
 	}
 	if err := b.start(); err != nil {
 		b.stop()
-		return bootResult{err: err}
+		return bootResult{err: err} // a *failure: start says whose
 	}
 	defer b.stop()
 	return b.wait()
@@ -150,11 +150,12 @@ func (b *boot) start() error {
 	b.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	fmt.Fprintf(b.h.log, "\n=== vmexec: %s %s\n", b.h.qemu, strings.Join(b.cmd.Args[1:], " "))
 	b.started = time.Now()
+	b.progress.start.Store(b.started.UnixNano())
 	err = b.cmd.Start()
 	conW.Close()
 	if err != nil {
 		conR.Close()
-		return fmt.Errorf("starting %s: %w", b.h.qemu, err)
+		return failWith(vmflags.ExitQEMU, fmt.Errorf("starting %s: %w", b.h.qemu, err))
 	}
 	b.exited = make(chan struct{})
 	go func() {
@@ -163,12 +164,12 @@ func (b *boot) start() error {
 	}()
 	b.con = newConsole()
 	go func() {
-		b.con.scan(conR, b.h.log)
+		b.con.scan(progressReader{conR, &b.progress}, b.h.log)
 		conR.Close()
 	}()
 	b.frames = make(chan frame, 4)
 	go func() {
-		b.readErr = b.h.readGuest(b.out, func(f frame) { b.frames <- f })
+		b.readErr = b.h.readGuest(progressReader{b.out, &b.progress}, func(f frame) { b.frames <- f })
 		close(b.frames)
 	}()
 	b.fw = &frameWriter{w: b.in}
@@ -190,6 +191,8 @@ func (b *boot) stop() {
 		case <-b.con.done:
 		case <-time.After(b.h.grace.qemuEnd):
 		}
+		fmt.Fprintf(b.h.log, "\n=== vmexec: the guest's longest silence (no byte on either port): %v, of -stall=%v\n",
+			time.Duration(b.progress.longest.Load()).Round(time.Millisecond), b.h.cfg.stall)
 	}
 	for _, f := range []*os.File{b.in, b.out, b.outW} {
 		if f != nil {
@@ -227,8 +230,18 @@ func (b *boot) wait() bootResult {
 	}
 	alive, frames := b.con.alive, b.frames
 	var powerOff <-chan time.Time
+	var stall <-chan time.Time
+	if cfg.stall > 0 {
+		t := time.NewTicker(min(cfg.stall/8, time.Second))
+		defer t.Stop()
+		stall = t.C
+	}
 	for {
 		select {
+		case <-stall:
+			if b.status == nil && b.progress.since(b.started) >= cfg.stall {
+				return b.froze()
+			}
 		case <-alive:
 			alive = nil
 			if b.probe && !b.hello {
@@ -241,17 +254,17 @@ func (b *boot) wait() bootResult {
 				// Only a corrupt stream ends the reader while QEMU runs.
 				frames = nil
 				if b.status == nil {
-					return b.fail("%v", b.readErr)
+					return b.fail(vmflags.ExitFailed, "%v", b.readErr)
 				}
 				continue
 			}
 			if err := b.take(f); err != nil {
-				return b.fail("%v", err)
+				return b.fail(vmflags.ExitFailed, "%v", err)
 			}
 			if f.typ == frameHello {
 				bootTimer.Stop()
 				if err := b.sendStart(); err != nil {
-					return b.fail("sending the start frame: %v", err)
+					return b.fail(vmflags.ExitFailed, "sending the start frame: %v", err)
 				}
 			}
 			if b.status != nil && powerOff == nil {
@@ -275,7 +288,7 @@ func (b *boot) wait() bootResult {
 			if b.probe {
 				return bootResult{probeFailed: true, err: fmt.Errorf("no console output within -kvm-probe=%v", cfg.kvmProbe)}
 			}
-			return b.fail("the kernel did not reach init within -boot-timeout=%v", cfg.bootTimeout)
+			return b.fail(vmflags.ExitDied, "the kernel did not reach init within -boot-timeout=%v", cfg.bootTimeout)
 		case <-overall:
 			return b.timedOut()
 		case s := <-b.h.signals:
@@ -350,49 +363,67 @@ func (b *boot) finish() error {
 
 // timedOut ends a boot that ran past -timeout: a binary that runs gets
 // SIGQUIT first and a moment to print where it is, as go test's own
-// timeout does.
+// timeout does. A guest that sends nothing back in that moment froze.
 func (b *boot) timedOut() bootResult {
+	quit := b.progress.last.Load()
 	if b.hello && b.status == nil {
 		b.fw.write(frameSignal, []byte{byte(syscall.SIGQUIT)})
-		t := time.NewTimer(b.h.grace.quitDump)
-	dump:
-		for b.status == nil {
-			select {
-			case f, ok := <-b.frames:
-				if !ok {
-					break dump
-				}
-				b.take(f)
-			case <-t.C:
-				break dump
-			}
-		}
-		t.Stop()
 	}
+	// The binary's dump, or before init the kernel's lines: whatever the
+	// guest still sends in the grace tells a frozen guest from a busy one.
+	t := time.NewTimer(b.h.grace.quitDump)
+	frames := b.frames
+dump:
+	for b.status == nil {
+		select {
+		case f, ok := <-frames:
+			if !ok {
+				frames = nil
+				continue
+			}
+			b.take(f)
+		case <-t.C:
+			break dump
+		}
+	}
+	t.Stop()
 	b.finish()
-	return b.fail("-timeout=%v reached; the guest was killed", b.h.cfg.timeout)
+	if b.progress.last.Load() == quit {
+		// Nothing came back, not even init's heartbeat: nothing runs.
+		return b.fail(vmflags.ExitFroze, "-timeout=%v reached; the guest was killed; it sent nothing in the %v after: frozen", b.h.cfg.timeout, b.h.grace.quitDump)
+	}
+	return b.fail(vmflags.ExitFailed, "-timeout=%v reached; the guest was killed", b.h.cfg.timeout)
 }
 
 // ended is a boot whose QEMU ended by itself, or that panicked.
 func (b *boot) ended() bootResult {
 	if err := b.finish(); err != nil {
-		return b.fail("%v", err)
+		return b.fail(vmflags.ExitFailed, "%v", err)
 	}
 	select {
 	case <-b.con.done:
 	case <-time.After(b.h.grace.qemuEnd):
 	}
 	switch {
+	case b.status != nil && b.con.oops() != "":
+		// The binary's end came from a kernel that oopsed (a task it
+		// killed, maybe the binary): the boot's results are not the
+		// kernel's.
+		return b.fail(vmflags.ExitDied, "the guest kernel oopsed: %s; the binary then ended %s", b.con.oops(), b.status)
 	case b.status != nil:
 		return bootResult{status: b.status}
 	case b.con.panicLine() != "":
-		return b.fail("guest kernel panic: %s", b.con.panicLine())
+		return b.fail(vmflags.ExitDied, "guest kernel panic: %s", b.con.panicLine())
 	case b.probe:
 		return bootResult{probeFailed: true, err: fmt.Errorf("QEMU ended (%s): %s", b.end(), lastLine(b.qemuErr.String()))}
 	case !b.hello:
-		return b.fail("QEMU ended (%s) before the kernel reached init", b.end())
+		if b.con.firstLine().IsZero() {
+			// Before the kernel's first line: QEMU's own failure.
+			return b.fail(vmflags.ExitQEMU, "QEMU ended (%s) before the kernel printed a line", b.end())
+		}
+		return b.fail(vmflags.ExitDied, "QEMU ended (%s) before the kernel reached init", b.end())
 	}
-	return b.fail("QEMU ended (%s) while the test binary ran, with no exit status from the guest", b.end())
+	return b.fail(vmflags.ExitDied, "QEMU ended (%s) while the test binary ran, with no exit status from the guest", b.end())
 }
 
 // end says how QEMU ended: "exit status 1", "signal: killed".
@@ -429,6 +460,8 @@ func (h *host) readGuest(r io.Reader, pass func(frame)) error {
 			return err
 		}
 		switch f.typ {
+		case frameBeat:
+			// init's heartbeat: progress, nothing to pass on.
 		case frameFile:
 			if out != nil {
 				out.Close()
@@ -464,7 +497,7 @@ func (h *host) readGuest(r io.Reader, pass func(frame)) error {
 
 // fail ends a boot with a message: what happened, the likely cause, the
 // console's last lines and where the whole log is.
-func (b *boot) fail(format string, args ...any) bootResult {
+func (b *boot) fail(status int, format string, args ...any) bootResult {
 	b.kill() // QEMU's output is whole once it has ended
 	var s strings.Builder
 	s.WriteString(fmt.Sprintf(format, args...))
@@ -484,7 +517,7 @@ func (b *boot) fail(format string, args ...any) bootResult {
 	}
 	b.h.keepLog = true
 	s.WriteString("\nfull console log: " + b.h.logPath)
-	return bootResult{err: errors.New(s.String())}
+	return bootResult{err: &failure{status, errors.New(s.String())}}
 }
 
 // isOutput says whether p is one of the binary's outputs or below one.
@@ -496,4 +529,76 @@ func (h *host) isOutput(p string) bool {
 		}
 	}
 	return false
+}
+
+// A failure is an error with the exit status vmexec gives it
+// (vmflags.ExitFailed, ExitQEMU, ExitDied, ExitFroze).
+type failure struct {
+	status int
+	err    error
+}
+
+func (f *failure) Error() string { return f.err.Error() }
+
+// failWith gives err the status; nil stays nil.
+func failWith(status int, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &failure{status, err}
+}
+
+// statusOf is the exit status for a run's error: its failure's, else
+// vmflags.ExitFailed.
+func statusOf(err error) int {
+	var f *failure
+	if errors.As(err, &f) {
+		return f.status
+	}
+	return vmflags.ExitFailed
+}
+
+// progress is when a guest last sent a byte, on either port, and the
+// longest it stayed silent (logged, to size -stall by).
+type progress struct {
+	last    atomic.Int64 // time.Now().UnixNano() of the last byte; 0: none yet
+	start   atomic.Int64 // when the boot started, as last
+	longest atomic.Int64 // the longest silence so far, in nanoseconds
+}
+
+// since is how long ago the last byte came, or the boot started.
+func (p *progress) since(started time.Time) time.Duration {
+	if n := p.last.Load(); n != 0 {
+		return time.Since(time.Unix(0, n))
+	}
+	return time.Since(started)
+}
+
+// mark notes a byte now.
+func (p *progress) mark() {
+	now := time.Now().UnixNano()
+	prev := p.last.Swap(now)
+	if prev == 0 {
+		prev = p.start.Load()
+	}
+	for gap := now - prev; ; {
+		l := p.longest.Load()
+		if gap <= l || p.longest.CompareAndSwap(l, gap) {
+			return
+		}
+	}
+}
+
+// progressReader notes each read that returns bytes.
+type progressReader struct {
+	r io.Reader
+	p *progress
+}
+
+func (pr progressReader) Read(b []byte) (int, error) {
+	n, err := pr.r.Read(b)
+	if n > 0 {
+		pr.p.mark()
+	}
+	return n, err
 }

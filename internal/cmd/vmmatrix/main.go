@@ -10,6 +10,7 @@
 //	vmmatrix DIR                       # the table, from DIR/LABEL.json (and LABEL.seconds)
 //	vmmatrix -doc docs/vms.md DIR      # the same, written into the doc between its markers
 //	vmmatrix -bench DIR/LABEL.json     # the benchmark text of one stream, for benchcheck
+//	vmmatrix -lost OUTCOMES            # whether a guest was lost, from vmexec -outcome's file
 //
 // LABEL is the kernel's name as the matrix gives it (vmlinuz-LABEL); the
 // table names each kernel by its guests' kernel.release fingerprint line
@@ -17,6 +18,13 @@
 // time of that kernel's part of the matrix. The exit status is 0, or 1
 // when a stream could not be read (2 for bad usage); a failed test is
 // the matrix's verdict, not this command's.
+//
+// -lost reads the file vmexec's -outcome appended to (one JSON line a
+// test binary: package vmflags's Outcome) and decides a package's retry
+// by vmexec's exit statuses, not its messages: it prints each run whose
+// guest died or froze and exits 0 when there was one (retry), 1 when
+// there was none (the file missing or empty: none ran), 2 when the file
+// cannot be read.
 package main
 
 import (
@@ -28,19 +36,25 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/kbench/kbench/internal/vmflags"
 )
 
 func main() {
 	doc := flag.String("doc", "", "write the table into this Markdown file, between its kernel-matrix markers")
 	bench := flag.Bool("bench", false, "print the benchmark text of the one stream named, for benchcheck")
+	lost := flag.Bool("lost", false, "exit 0 when vmexec -outcome's file names a guest that died or froze (printing each), else 1")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: vmmatrix [-doc FILE] DIR | vmmatrix -bench FILE.json")
+		fmt.Fprintln(os.Stderr, "usage: vmmatrix [-doc FILE] DIR | vmmatrix -bench FILE.json | vmmatrix -lost OUTCOMES")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
 	if flag.NArg() != 1 {
 		flag.Usage()
 		os.Exit(2)
+	}
+	if *lost {
+		os.Exit(lostGuests(flag.Arg(0), os.Stdout, os.Stderr))
 	}
 	if err := run(flag.Arg(0), *doc, *bench, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "vmmatrix:", err)
@@ -100,6 +114,24 @@ func run(arg, doc string, bench bool, stdout io.Writer) error {
 		return fmt.Errorf("%s: %v", doc, err)
 	}
 	return os.WriteFile(doc, updated, 0o644)
+}
+
+// lostGuests prints the runs in an -outcome file whose guest died or
+// froze; its exit status is -lost's.
+func lostGuests(path string, stdout, stderr io.Writer) int {
+	outs, err := vmflags.ReadOutcomeFile(path)
+	if err != nil {
+		fmt.Fprintln(stderr, "vmmatrix:", err)
+		return 2
+	}
+	code := 1
+	for _, o := range outs {
+		if o.Lost() {
+			fmt.Fprintf(stdout, "%s: %s's guest %s (vmexec exit %d): %s\n", o.Dir, filepath.Base(o.Program), o.Outcome, o.Status, o.Why)
+			code = 0
+		}
+	}
+	return code
 }
 
 // The markers around the generated part of the doc.

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kbench/kbench/internal/vmflags"
 )
 
 // stream is a kernel's go test -json output, cut down: a package whose
@@ -142,4 +144,28 @@ func FuzzRead(f *testing.F) {
 			t.Fatalf("table starts %q", table[:min(len(table), 40)])
 		}
 	})
+}
+
+func TestLostGuests(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "outcomes")
+	var out, errs strings.Builder
+	if code := lostGuests(p, &out, &errs); code != 1 || out.Len() > 0 {
+		t.Errorf("no file: exit %d, %q; want 1 and nothing", code, out.String())
+	}
+	// A failed test (exit 1) and vmexec's own failure are no lost guest.
+	for _, st := range []int{1, vmflags.ExitFailed, vmflags.ExitQEMU} {
+		vmflags.AppendOutcome(p, vmflags.Outcome{Status: st, Outcome: vmflags.OutcomeOf(st), Program: "/tmp/b/x.test", Dir: "/k/x"})
+	}
+	if code := lostGuests(p, &out, &errs); code != 1 || out.Len() > 0 {
+		t.Errorf("no guest lost: exit %d, %q; want 1 and nothing", code, out.String())
+	}
+	vmflags.AppendOutcome(p, vmflags.Outcome{Status: vmflags.ExitFroze, Outcome: "froze", Program: "/tmp/b/netbench.test", Dir: "/k/netbench", Why: "the guest sent no byte for -stall=2m0s"})
+	if code := lostGuests(p, &out, &errs); code != 0 || out.String() != "/k/netbench: netbench.test's guest froze (vmexec exit 83): the guest sent no byte for -stall=2m0s\n" {
+		t.Errorf("a frozen guest: exit %d, %q", code, out.String())
+	}
+	os.WriteFile(p, []byte("garbage\n"), 0o644)
+	if code := lostGuests(p, &out, &errs); code != 2 || !strings.Contains(errs.String(), "line 1") {
+		t.Errorf("a bad file: exit %d, stderr %q", code, errs.String())
+	}
 }
