@@ -84,7 +84,7 @@ func build(c *collector, sym *symbolizer, m meta) *profile.Profile {
 		p.PeriodType = &profile.ValueType{Type: m.event, Unit: "count"}
 	}
 	p.Comments = append(p.Comments,
-		Sampling{m.event, m.hz, m.scope}.header(),
+		Sampling{m.event, m.hz, m.scope}.Header(),
 		c.summary())
 	p.Comments = append(p.Comments, m.notes...)
 	for _, b := range c.bad {

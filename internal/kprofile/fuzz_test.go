@@ -32,13 +32,13 @@ func FuzzFileName(f *testing.F) {
 // FuzzHeader checks that parseHeader reads exactly the comments
 // Sampling.header writes.
 func FuzzHeader(f *testing.F) {
-	f.Add(Sampling{"cpu-clock", 4000, "system-wide"}.header())
-	f.Add(Sampling{"cycles", 1000, "process"}.header())
+	f.Add(Sampling{"cpu-clock", 4000, "system-wide"}.Header())
+	f.Add(Sampling{"cycles", 1000, "process"}.Header())
 	f.Add("kbench kernel profile: cycles sampled at 04000 Hz, x, idle excluded, timed region only")
 	f.Fuzz(func(t *testing.T, c string) {
 		s, ok := parseHeader(c)
-		if ok && s.header() != c {
-			t.Fatalf("parseHeader(%q) = %+v, which header writes as %q", c, s, s.header())
+		if ok && s.Header() != c {
+			t.Fatalf("parseHeader(%q) = %+v, which header writes as %q", c, s, s.Header())
 		}
 	})
 }

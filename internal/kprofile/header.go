@@ -26,7 +26,8 @@ const (
 	headerSuffix = ", idle excluded, timed region only"
 )
 
-func (s Sampling) header() string {
+// Header is the comment kprofile writes for s.
+func (s Sampling) Header() string {
 	return fmt.Sprintf("%s%s sampled at %d Hz, %s%s", headerPrefix, s.Event, s.Hz, s.Scope, headerSuffix)
 }
 
@@ -56,7 +57,7 @@ func parseHeader(c string) (Sampling, bool) {
 		return Sampling{}, false
 	}
 	s := Sampling{event, n, scope}
-	if s.header() != c {
+	if s.Header() != c {
 		return Sampling{}, false
 	}
 	return s, true

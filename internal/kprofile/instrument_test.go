@@ -112,8 +112,8 @@ func TestFileNames(t *testing.T) {
 		t.Errorf("FileName = %q", got)
 	}
 	s := Sampling{"cpu-clock", 4000, "system-wide"}
-	p := &profile.Profile{Comments: []string{"other", s.header()}}
+	p := &profile.Profile{Comments: []string{"other", s.Header()}}
 	if got, ok := ReadSampling(p); !ok || got != s {
-		t.Errorf("ReadSampling of %q = %+v, %v", s.header(), got, ok)
+		t.Errorf("ReadSampling of %q = %+v, %v", s.Header(), got, ok)
 	}
 }
