@@ -16,44 +16,7 @@ import (
 	"github.com/kbench/kbench/internal/kprofile"
 )
 
-const injected = "bpf_jit_blind_constants"
-
-// base is a row's stacks and their samples a boot before jitter.
-var base = map[string]int64{
-	"native_queued_spin_lock_slowpath;_raw_spin_lock;do_syscall_64": 3000,
-	"__seccomp_filter;syscall_trace_enter;do_syscall_64":            2000,
-	"clear_page_erms;exc_page_fault":                                1000,
-	"user:main.work":                                                4000,
-	"tiny_fn;do_syscall_64":                                         1, // below MinShare
-}
-
-// fixtureBoots draws n boots of two runs each: every stack's samples
-// jittered by up to ±10% a boot, and with inject the injected function
-// added at share (of the boot's base samples) jittered by ±1%. It
-// returns the boots and each boot's samples by stack.
-func fixtureBoots(r *rand.Rand, n int, inject float64) ([]Boot, []map[string]int64) {
-	var boots []Boot
-	var counts []map[string]int64
-	for b := range n {
-		c := map[string]int64{}
-		var total int64
-		for k, v := range base {
-			c[k] = int64(math.Round(float64(v) * (0.9 + 0.2*r.Float64())))
-			total += c[k]
-		}
-		if inject > 0 {
-			c[injected+";do_syscall_64"] = int64(math.Round(inject * float64(total) * (0.99 + 0.02*r.Float64())))
-		}
-		runs := [2]map[string]int64{{}, {}}
-		for k, v := range c {
-			runs[0][k], runs[1][k] = v/2, v-v/2
-		}
-		boots = append(boots, Boot{ID: "boot" + string(rune('1'+b)),
-			Profiles: []*profile.Profile{FixtureProfile(4000, runs[0]), FixtureProfile(4000, runs[1])}})
-		counts = append(counts, c)
-	}
-	return boots, counts
-}
+const injected = FixtureInjected
 
 // shares is each boot's share of the stacks that hold fn (leaf only:
 // self) among all its samples.
@@ -89,8 +52,8 @@ func near(a, b float64) bool { return math.Abs(a-b) <= 1e-12*math.Max(1, math.Ab
 // is the per-boot shares' mean and sample standard deviation.
 func TestInjected(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	old, oldCounts := fixtureBoots(r, 4, 0)
-	new, newCounts := fixtureBoots(r, 4, 0.10)
+	old, oldCounts := FixtureBoots(r, 4, 0)
+	new, newCounts := FixtureBoots(r, 4, 0.10)
 	d, err := Compute(old, new, DefaultOptions)
 	if err != nil {
 		t.Fatal(err)
@@ -170,8 +133,8 @@ func mean(x []float64) float64 { m, _ := meanSD(x); return m }
 // beyond its noise (q <= 0.05).
 func TestSameSides(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	a, _ := fixtureBoots(r, 4, 0)
-	b, _ := fixtureBoots(r, 4, 0)
+	a, _ := FixtureBoots(r, 4, 0)
+	b, _ := FixtureBoots(r, 4, 0)
 	d, err := Compute(a, b, DefaultOptions)
 	if err != nil {
 		t.Fatal(err)
@@ -190,7 +153,7 @@ func TestSameSides(t *testing.T) {
 
 func TestComputeRefusesEmptySide(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	a, _ := fixtureBoots(r, 2, 0)
+	a, _ := FixtureBoots(r, 2, 0)
 	empty := []Boot{{ID: "x", Profiles: []*profile.Profile{FixtureProfile(4000, nil)}}}
 	if _, err := Compute(a, empty, DefaultOptions); err == nil || !strings.Contains(err.Error(), "new side") {
 		t.Errorf("a side without samples: %v", err)
@@ -205,8 +168,8 @@ func TestComputeRefusesEmptySide(t *testing.T) {
 // scaled to the same boots, the old side negated and labelled.
 func TestDiffProfile(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
-	old, _ := fixtureBoots(r, 3, 0)
-	new, newCounts := fixtureBoots(r, 2, 0.10)
+	old, _ := FixtureBoots(r, 3, 0)
+	new, newCounts := FixtureBoots(r, 2, 0.10)
 	p, err := DiffProfile(old, new)
 	if err != nil {
 		t.Fatal(err)
@@ -262,7 +225,7 @@ func TestDiffProfile(t *testing.T) {
 // kprofile could not have written.
 func TestDir(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
-	boots, _ := fixtureBoots(r, 3, 0)
+	boots, _ := FixtureBoots(r, 3, 0)
 	dir := t.TempDir()
 	k := Key{"seccompbench", kprofile.RowStem("Load/shape=stress-ng-2")}
 	for _, b := range boots {

@@ -3,6 +3,10 @@
 package profdelta
 
 import (
+	"fmt"
+	"maps"
+	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -84,4 +88,46 @@ func WriteBoot(dir string, k Key, b Boot) error {
 		}
 	}
 	return nil
+}
+
+// FixtureInjected is the function FixtureBoots injects.
+const FixtureInjected = "bpf_jit_blind_constants"
+
+// fixtureBase is a row's stacks and their samples a boot before jitter:
+// kernel stacks, a user frame and a function below MinShare.
+var fixtureBase = map[string]int64{
+	"native_queued_spin_lock_slowpath;_raw_spin_lock;do_syscall_64": 3000,
+	"__seccomp_filter;syscall_trace_enter;do_syscall_64":            2000,
+	"clear_page_erms;exc_page_fault":                                1000,
+	"user:main.work":                                                4000,
+	"tiny_fn;do_syscall_64":                                         1,
+}
+
+// FixtureBoots draws n boots of two runs each (FixtureProfile, 4000
+// Hz): every stack's samples jittered by up to ±10% a boot, and with
+// share > 0 FixtureInjected added under do_syscall_64 at share of the
+// boot's other samples, jittered by ±1%. It returns the boots and each
+// boot's samples by stack.
+func FixtureBoots(r *rand.Rand, n int, share float64) ([]Boot, []map[string]int64) {
+	var boots []Boot
+	var counts []map[string]int64
+	for b := range n {
+		c := map[string]int64{}
+		var total int64
+		for _, k := range slices.Sorted(maps.Keys(fixtureBase)) {
+			c[k] = int64(math.Round(float64(fixtureBase[k]) * (0.9 + 0.2*r.Float64())))
+			total += c[k]
+		}
+		if share > 0 {
+			c[FixtureInjected+";do_syscall_64"] = int64(math.Round(share * float64(total) * (0.99 + 0.02*r.Float64())))
+		}
+		runs := [2]map[string]int64{{}, {}}
+		for k, v := range c {
+			runs[0][k], runs[1][k] = v/2, v-v/2
+		}
+		boots = append(boots, Boot{ID: fmt.Sprintf("boot%d", b+1),
+			Profiles: []*profile.Profile{FixtureProfile(4000, runs[0]), FixtureProfile(4000, runs[1])}})
+		counts = append(counts, c)
+	}
+	return boots, counts
 }
