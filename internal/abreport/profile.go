@@ -240,7 +240,7 @@ func profileCells(c []string, width int) string {
 func briefCells(form profdelta.Form, c []string, width int) string {
 	var b strings.Builder
 	b.WriteString(pad(map[profdelta.Form]string{profdelta.Self: "self", profdelta.Children: "child"}[form], 5, false) + " ")
-	for i, w := range []int{11, 7, 11, 6} {
+	for i, w := range []int{12, 7, 12, 6} {
 		b.WriteString(pad(c[i], w, true) + "  ")
 	}
 	return b.String() + fit(c[len(c)-1], max(width-runes(b.String()), 8))
