@@ -157,6 +157,7 @@ func profileHeader(rp RowProfile, width int) []string {
 		frames = "all functions"
 	}
 	how := fmt.Sprintf("%s, %d+%d boots, %s", samplingText(d), len(d.Boots[0]), len(d.Boots[1]), frames)
+
 	if d.Empty[0]+d.Empty[1] > 0 {
 		how += fmt.Sprintf(", %d+%d boots without samples left out", d.Empty[0], d.Empty[1])
 	}
@@ -169,6 +170,11 @@ func profileHeader(rp RowProfile, width int) []string {
 	}
 	for _, l := range wrap(how, width-2) {
 		lines = append(lines, "  "+l)
+	}
+	if d.Comm != "" {
+		for _, l := range wrap("samples of the threads whose comm matches "+d.Comm, width-2) {
+			lines = append(lines, "  "+l)
+		}
 	}
 	return lines
 }

@@ -6,6 +6,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
 
 	"github.com/google/pprof/profile"
@@ -23,6 +24,10 @@ type Options struct {
 	// function reaches on at least one side, in the form compared, to be
 	// listed and tested; below it a share is a few samples a boot.
 	MinShare float64
+	// Comm keeps the samples whose comm label (the thread's name) it
+	// matches, as pprof's -tagfocus=comm=: the benchmark's own process
+	// on a machine that runs others. nil keeps all.
+	Comm *regexp.Regexp
 }
 
 // DefaultOptions list the kernel functions with at least 0.05% of a
@@ -56,6 +61,7 @@ type Delta struct {
 	Sampling  [2][]kprofile.Sampling
 	AllFrames bool // Options.AllFrames
 	MinShare  float64
+	Comm      string // Options.Comm's pattern, "" for all samples
 	// Self and Children list the functions, each form ordered by |T|
 	// (the undefined last), then |Change|.
 	Self, Children []Func
@@ -106,6 +112,11 @@ func (d *Delta) Forms() []struct {
 // It fails where a side has no boot with samples.
 func Compute(old, new []Boot, o Options) (*Delta, error) {
 	d := &Delta{AllFrames: o.AllFrames, MinShare: o.MinShare}
+	var keep func(*profile.Sample) bool
+	if o.Comm != nil {
+		d.Comm = o.Comm.String()
+		keep = func(s *profile.Sample) bool { return slices.ContainsFunc(s.Label["comm"], o.Comm.MatchString) }
+	}
 	frame := kprofile.KernelFrame
 	if o.AllFrames {
 		frame = func(*profile.Location) bool { return true }
@@ -119,9 +130,9 @@ func Compute(old, new []Boot, o Options) (*Delta, error) {
 			for _, p := range b.Profiles {
 				d.addSampling(side, p)
 				v := valueIndex(p)
-				total += sum(p, v)
-				samples += sampleCount(p)
-				for _, w := range kprofile.Weigh(p, nil, frame, v) {
+				total += sum(p, v, keep)
+				samples += sampleCount(p, keep)
+				for _, w := range kprofile.Weigh(p, keep, frame, v) {
 					flat[w.Name] += w.Flat
 					cum[w.Name] += w.Cum
 				}
@@ -144,7 +155,11 @@ func Compute(old, new []Boot, o Options) (*Delta, error) {
 			d.Samples[side] = append(d.Samples[side], samples)
 		}
 		if len(shares[side]) == 0 {
-			return nil, fmt.Errorf("the %s side has no profile with samples (%d boots)", [2]string{"old", "new"}[side], len(boots))
+			of := ""
+			if o.Comm != nil {
+				of = " of a thread whose comm matches " + o.Comm.String()
+			}
+			return nil, fmt.Errorf("the %s side has no profile with samples%s (%d boots)", [2]string{"old", "new"}[side], of, len(boots))
 		}
 	}
 	for form := range 2 {
@@ -231,25 +246,32 @@ func valueIndex(p *profile.Profile) int {
 	return len(p.SampleType) - 1
 }
 
-func sum(p *profile.Profile, v int) int64 {
+// sum adds value v of the samples keep takes (nil: all).
+func sum(p *profile.Profile, v int, keep func(*profile.Sample) bool) int64 {
 	var n int64
 	for _, s := range p.Sample {
-		if v >= 0 && v < len(s.Value) {
+		if v >= 0 && v < len(s.Value) && (keep == nil || keep(s)) {
 			n += s.Value[v]
 		}
 	}
 	return n
 }
 
-// sampleCount is the samples p holds: its "samples" count where it has
-// one (kprofile's first value), else its sample records.
-func sampleCount(p *profile.Profile) int64 {
+// sampleCount is the samples of p that keep takes: its "samples" count
+// where it has one (kprofile's first value), else its sample records.
+func sampleCount(p *profile.Profile, keep func(*profile.Sample) bool) int64 {
 	for i, st := range p.SampleType {
 		if st.Type == "samples" && st.Unit == "count" {
-			return sum(p, i)
+			return sum(p, i, keep)
 		}
 	}
-	return int64(len(p.Sample))
+	var n int64
+	for _, s := range p.Sample {
+		if keep == nil || keep(s) {
+			n++
+		}
+	}
+	return n
 }
 
 // addSampling notes how p was sampled.

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -111,7 +112,7 @@ func TestInjected(t *testing.T) {
 			}
 		}
 	}
-	if d.Boots[0][0] != "boot1" || len(d.Boots[1]) != 4 || d.Samples[0][0] != sum(old[0].Profiles[0], 0)+sum(old[0].Profiles[1], 0) {
+	if d.Boots[0][0] != "boot1" || len(d.Boots[1]) != 4 || d.Samples[0][0] != sum(old[0].Profiles[0], 0, nil)+sum(old[0].Profiles[1], 0, nil) {
 		t.Errorf("boots %v samples %v", d.Boots, d.Samples)
 	}
 	if want := (kprofile.Sampling{Event: "cpu-clock", Hz: 4000, Scope: "system-wide"}); len(d.Sampling[0]) != 1 || d.Sampling[0][0] != want {
@@ -196,12 +197,12 @@ func TestDiffProfile(t *testing.T) {
 	var oldSum, newSum int64
 	for _, b := range old {
 		for _, q := range b.Profiles {
-			oldSum += sum(q, 0)
+			oldSum += sum(q, 0, nil)
 		}
 	}
 	for _, b := range new {
 		for _, q := range b.Profiles {
-			newSum += sum(q, 0)
+			newSum += sum(q, 0, nil)
 		}
 	}
 	if pos != 3*newSum || neg != -2*oldSum || inj != 3*want {
@@ -211,7 +212,7 @@ func TestDiffProfile(t *testing.T) {
 		t.Errorf("the difference's header: %q", p.Comments)
 	}
 	var html bytes.Buffer
-	if err := FlameGraph(&html, p); err != nil {
+	if err := FlameGraph(&html, p, ""); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"<html", injected, "stackViewer"} {
@@ -245,7 +246,7 @@ func TestDir(t *testing.T) {
 	if err != nil || len(got) != 3 || got[2].ID != "boot3" || len(got[0].Profiles) != 2 {
 		t.Fatalf("Load: %v, %+v", err, got)
 	}
-	if sum(got[1].Profiles[1], 0) != sum(boots[1].Profiles[1], 0) {
+	if sum(got[1].Profiles[1], 0, nil) != sum(boots[1].Profiles[1], 0, nil) {
 		t.Error("Load read back other samples than were written")
 	}
 
@@ -269,5 +270,48 @@ func TestDir(t *testing.T) {
 	}
 	if _, err := ReadDir(t.TempDir()); err == nil || !strings.Contains(err.Error(), "no profile") {
 		t.Errorf("an empty directory: %v", err)
+	}
+}
+
+// TestComm adds another process's samples to the new side, a heavy
+// function of its own: with Options.Comm the shares are the benchmark's
+// alone, as without that process; without it, that process leads.
+func TestComm(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	old, _ := FixtureBoots(r, 3, 0)
+	new, _ := FixtureBoots(r, 3, 0.10)
+	want, err := Compute(old, new, Options{MinShare: DefaultOptions.MinShare, Comm: regexp.MustCompile("^fixture$")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range new {
+		other := FixtureProfile(4000, map[string]int64{"other_hot_fn;do_syscall_64": 20000})
+		for _, s := range other.Sample {
+			s.Label["comm"] = []string{"qemu-system-x86"}
+		}
+		merged, err := profile.Merge([]*profile.Profile{b.Profiles[0], other})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Profiles[0] = merged
+	}
+	got, err := Compute(old, new, Options{MinShare: DefaultOptions.MinShare, Comm: regexp.MustCompile("^fixture$")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Comm != "^fixture$" || find(got.Self, "other_hot_fn") != nil || len(got.Self) != len(want.Self) {
+		t.Fatalf("with Comm: %+v", got.Self)
+	}
+	for i := range want.Self {
+		if g, w := got.Self[i], want.Self[i]; g.Name != w.Name || !near(g.New.Mean, w.New.Mean) || !near(g.New.SD, w.New.SD) {
+			t.Errorf("with Comm, %d: %s %v ± %v, want %s %v ± %v", i, g.Name, g.New.Mean, g.New.SD, w.Name, w.New.Mean, w.New.SD)
+		}
+	}
+	all, err := Compute(old, new, DefaultOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := find(all.Self, "other_hot_fn"); f == nil || !(f.New.Mean > 0.5) {
+		t.Errorf("without Comm, the other process's function: %+v", f)
 	}
 }

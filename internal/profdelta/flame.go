@@ -21,12 +21,18 @@ import (
 // as the one self-contained HTML page that `go tool pprof -http` serves
 // at /flamegraph. It runs pprof's driver as a library, with the web UI's
 // handlers handed to it instead of a listening server, and opens no
-// browser and no socket; nothing is symbolized again.
-func FlameGraph(w io.Writer, p *profile.Profile) error {
+// browser and no socket; nothing is symbolized again. A comm pattern
+// other than "" keeps the samples of the threads it matches
+// (-tagfocus=comm=PATTERN).
+func FlameGraph(w io.Writer, p *profile.Profile, comm string) error {
 	ui := &quietUI{}
 	var page []byte
+	args := []string{"-http=localhost:0", "-no_browser", "-symbolize=none"}
+	if comm != "" {
+		args = append(args, "-tagfocus=comm="+comm)
+	}
 	err := driver.PProf(&driver.Options{
-		Flagset: newFlags([]string{"-http=localhost:0", "-no_browser", "-symbolize=none", "delta"}),
+		Flagset: newFlags(append(args, "delta")),
 		Fetch:   fetcher{p},
 		UI:      ui,
 		HTTPServer: func(args *driver.HTTPServerArgs) error {

@@ -48,8 +48,9 @@ type MachineProfile struct {
 	Boots    MachineSides     `json:"boots"`
 	Samples  [2][]int64       `json:"samples"` // per boot, old then new
 	BootIDs  [2][]string      `json:"boot_ids"`
-	Sampling [2][]MachineSmpl `json:"sampling"` // each side's distinct ways, old then new
-	Frames   string           `json:"frames"`   // "kernel" or "all"
+	Sampling [2][]MachineSmpl `json:"sampling"`       // each side's distinct ways, old then new
+	Frames   string           `json:"frames"`         // "kernel" or "all"
+	Comm     string           `json:"comm,omitempty"` // -profile-comm: the threads whose samples count
 	MinShare float64          `json:"min_share"`
 	Self     []MachineFunc    `json:"self"`
 	Children []MachineFunc    `json:"children"`
@@ -228,7 +229,7 @@ func machineProfile(rp abreport.RowProfile) MachineProfile {
 	d := rp.Delta
 	mp := MachineProfile{Package: rp.Table.Pkg, Ident: rp.Table.Ident, Name: rp.Row.Name, Verdict: rp.Row.Verdict,
 		Boots: MachineSides{len(d.Boots[0]), len(d.Boots[1])}, Samples: d.Samples, BootIDs: d.Boots,
-		Frames: "kernel", MinShare: d.MinShare, Self: []MachineFunc{}, Children: []MachineFunc{}}
+		Frames: "kernel", Comm: d.Comm, MinShare: d.MinShare, Self: []MachineFunc{}, Children: []MachineFunc{}}
 	if d.AllFrames {
 		mp.Frames = "all"
 	}

@@ -9,7 +9,7 @@
 // boot share its layout.
 //
 //	go run ./internal/cmd/kbcompare [-threshold 5%] [-alpha 0.05] [-format text|brief|markdown|json|csv] [-plot DIR] old.txt new.txt
-//	go run ./internal/cmd/kbcompare -profiles-old DIR -profiles-new DIR [-profile-frames kernel|all] [flags] old.txt new.txt
+//	go run ./internal/cmd/kbcompare -profiles-old DIR -profiles-new DIR [-profile-frames kernel|all] [-profile-comm REGEXP] [flags] old.txt new.txt
 //	go run ./internal/cmd/kbcompare -bisect [-row REGEXP] good.txt bad.txt candidate.txt
 //	go run ./internal/cmd/kbcompare -plan [-target 5%] [-boot-cost DURATION] PILOT.txt | A.txt B.txt
 //
@@ -45,6 +45,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -124,6 +125,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	profilesOld := flags.String("profiles-old", "", "a `dir` of KBENCH_PROFILE profiles of the old side, a subdirectory per boot: adds the perf-profile section (with -profiles-new; docs/profiles.md)")
 	profilesNew := flags.String("profiles-new", "", "a `dir` of KBENCH_PROFILE profiles of the new side, a subdirectory per boot")
 	profileFrames := flags.String("profile-frames", "kernel", "with -profiles-old and -profiles-new: the frames that name functions, `kernel` or all")
+	profileComm := flags.String("profile-comm", "", "with -profiles-old and -profiles-new: keep the samples of the threads whose comm this `regexp` matches, as pprof's -tagfocus=comm= (default: every sample)")
 	if err := flags.Parse(args); err != nil {
 		return usage
 	}
@@ -174,6 +176,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	default:
 		fmt.Fprintf(stderr, "kbcompare: -profile-frames accepts kernel or all, not %q\n", *profileFrames)
 		return 2
+	}
+	if *profileComm != "" {
+		re, err := regexp.Compile(*profileComm)
+		if err != nil {
+			fmt.Fprintf(stderr, "kbcompare: -profile-comm accepts a regular expression (Go's syntax), not %q: %v\n", *profileComm, err)
+			return 2
+		}
+		popts.Comm = re
 	}
 	if (*profilesOld == "") != (*profilesNew == "") {
 		fmt.Fprintln(stderr, "kbcompare: -profiles-old and -profiles-new go together: a directory of profiles for each side")

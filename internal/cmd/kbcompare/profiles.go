@@ -93,7 +93,7 @@ func writeProfilePlots(dir string, rows []abreport.RowProfile) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		ferr := profdelta.FlameGraph(html, p)
+		ferr := profdelta.FlameGraph(html, p, rp.Delta.Comm)
 		if err := html.Close(); err != nil {
 			return "", err
 		}

@@ -238,6 +238,8 @@ func TestProfileFlags(t *testing.T) {
 	}{
 		{[]string{"-profiles-old", oldDir}, "-profiles-old and -profiles-new go together"},
 		{[]string{"-profiles-old", oldDir, "-profiles-new", newDir, "-profile-frames", "user"}, "-profile-frames accepts kernel or all"},
+		{[]string{"-profiles-old", oldDir, "-profiles-new", newDir, "-profile-comm", "("}, "-profile-comm accepts a regular expression"},
+		{[]string{"-profiles-old", oldDir, "-profiles-new", newDir, "-profile-comm", "^nobody$"}, "the old side has no profile with samples"},
 		{[]string{"-profiles-old", t.TempDir(), "-profiles-new", newDir}, "-profiles-old: "},
 		{[]string{"-profiles-old", oldDir, "-profiles-new", filepath.Join(newDir, "missing")}, "-profiles-new: "},
 	} {
@@ -249,6 +251,13 @@ func TestProfileFlags(t *testing.T) {
 	var errOut bytes.Buffer
 	if code := run([]string{"-plan", "-profiles-old", oldDir, old}, &bytes.Buffer{}, &errOut); code != 2 || !strings.Contains(errOut.String(), "-profiles-old") {
 		t.Errorf("-plan with -profiles-old: exit %d, %q", code, errOut.String())
+	}
+
+	// -profile-comm keeps the threads it matches: the fixture's are all
+	// "fixture".
+	out, _ := compareRun(t, "-profiles-old", oldDir, "-profiles-new", newDir, "-profile-comm", "^fixture$", old, nw)
+	if !strings.Contains(out, "samples of the threads whose comm matches ^fixture$") || !strings.Contains(firstFunctionLine(out[strings.Index(out, "perf-profile seccompbench"):]), profdelta.FixtureInjected) {
+		t.Errorf("-profile-comm ^fixture$: %s", out)
 	}
 
 	plot := t.TempDir()
