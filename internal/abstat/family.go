@@ -160,3 +160,7 @@ func bhQ(p []float64) []float64 {
 	}
 	return q
 }
+
+// BHQ is bhQ, for other families of tests (package profdelta's kernel
+// functions of one row).
+func BHQ(p []float64) []float64 { return bhQ(p) }

@@ -30,6 +30,10 @@ func welch(a, b []float64) (t, df, p float64) {
 	return r.T, r.DoF, r.P
 }
 
+// Welch is welch, for the other samples across boots that the A/B
+// compares (package profdelta's per-boot profile shares).
+func Welch(a, b []float64) (t, df, p float64) { return welch(a, b) }
+
 // tQuantile is Student's t distribution's p quantile on df degrees of
 // freedom. go-moremath's TDist panics ("betainc: a or b too big") for
 // very large or infinite df, where t is the normal distribution: that

@@ -84,7 +84,7 @@ func build(c *collector, sym *symbolizer, m meta) *profile.Profile {
 		p.PeriodType = &profile.ValueType{Type: m.event, Unit: "count"}
 	}
 	p.Comments = append(p.Comments,
-		fmt.Sprintf("kbench kernel profile: %s sampled at %d Hz, %s, idle excluded, timed region only", m.event, m.hz, m.scope),
+		Sampling{m.event, m.hz, m.scope}.Header(),
 		c.summary())
 	p.Comments = append(p.Comments, m.notes...)
 	for _, b := range c.bad {
@@ -210,14 +210,14 @@ func (s *symbolizer) location(pid uint32, f frame, leaf bool, callers []frame) *
 	l := &profile.Location{ID: uint64(len(s.p.Location) + 1), Address: f.addr}
 	if f.kernel {
 		if s.kernelMap == nil {
-			s.kernelMap = &profile.Mapping{ID: uint64(len(s.p.Mapping) + 1), File: "[kernel.kallsyms]", Start: 0, Limit: ^uint64(0), HasFunctions: true}
+			s.kernelMap = &profile.Mapping{ID: uint64(len(s.p.Mapping) + 1), File: KernelMapping, Start: 0, Limit: ^uint64(0), HasFunctions: true}
 			s.p.Mapping = append(s.p.Mapping, s.kernelMap)
 		}
 		l.Mapping = s.kernelMap
 		if ksym == "" {
 			ksym = s.unnamedKernel(look, k.caller)
 		}
-		l.Line = []profile.Line{{Function: s.function(ksym, "[kernel.kallsyms]")}}
+		l.Line = []profile.Line{{Function: s.function(ksym, KernelMapping)}}
 	} else {
 		s.userLines(l, pid, look)
 	}

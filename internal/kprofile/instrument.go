@@ -107,29 +107,18 @@ func (provider) Open(b *testing.B) (region.Instrument, error) {
 		return nil, err
 	}
 	row := rowName(b.Name(), runtime.GOMAXPROCS(0))
-	path := filepath.Join(*profileDir, fmt.Sprintf("%s.%s.run%d.pb.gz", binaryName(), row, runNumber(row, b)))
+	path := filepath.Join(*profileDir, FileName(binaryName(), row, runNumber(row, b)))
 	return &instrument{s: s, path: path}, nil
 }
 
 // rowName is the row as go test prints it (Benchmark dropped, -GOMAXPROCS
-// added when not 1), made a file name: "/" becomes "_", "=" becomes "-",
-// and anything but letters, digits, '.', '_' and '-' becomes '_'.
+// added when not 1), made a file name by RowStem.
 func rowName(name string, procs int) string {
 	name = strings.TrimPrefix(name, "Benchmark")
 	if procs != 1 {
 		name += "-" + strconv.Itoa(procs)
 	}
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r == '/':
-			return '_'
-		case r == '=':
-			return '-'
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_', r == '-':
-			return r
-		}
-		return '_'
-	}, name)
+	return RowStem(name)
 }
 
 // binaryName is the package's test binary name without ".test"

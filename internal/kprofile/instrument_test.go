@@ -87,3 +87,33 @@ func TestCheckDir(t *testing.T) {
 		t.Error("a directory under a regular file accepted")
 	}
 }
+
+func TestFileNames(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		pkg, stem string
+		run       int
+	}{
+		{"seccompbench.Syscall_work-getpid_kind-full_filters-32-2.run3.pb.gz", "seccompbench", "Syscall_work-getpid_kind-full_filters-32-2", 3},
+		{"netbench.TCPCRR_size-1.5.run_x.run10.pb.gz", "netbench", "TCPCRR_size-1.5.run_x", 10},
+	} {
+		pkg, stem, run, ok := ParseFileName(c.name)
+		if !ok || pkg != c.pkg || stem != c.stem || run != c.run {
+			t.Errorf("ParseFileName(%q) = %q, %q, %d, %v; want %q, %q, %d", c.name, pkg, stem, run, ok, c.pkg, c.stem, c.run)
+		}
+	}
+	for _, bad := range []string{"seccompbench.X.run0.pb.gz", "seccompbench.X.run01.pb.gz", "seccompbench.X.pb.gz",
+		"seccompbench.X.run1.pb", ".X.run1.pb.gz", "seccompbench.X=1.run1.pb.gz", "seccompbench..run1.pb.gz"} {
+		if _, _, _, ok := ParseFileName(bad); ok {
+			t.Errorf("ParseFileName(%q) accepted a name FileName never writes", bad)
+		}
+	}
+	if got := FileName("seccompbench", RowStem("Syscall/work=getpid-2"), 1); got != "seccompbench.Syscall_work-getpid-2.run1.pb.gz" {
+		t.Errorf("FileName = %q", got)
+	}
+	s := Sampling{"cpu-clock", 4000, "system-wide"}
+	p := &profile.Profile{Comments: []string{"other", s.Header()}}
+	if got, ok := ReadSampling(p); !ok || got != s {
+		t.Errorf("ReadSampling of %q = %+v, %v", s.Header(), got, ok)
+	}
+}

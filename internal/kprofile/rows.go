@@ -65,21 +65,46 @@ type Weight struct {
 // KernelFunctions sums the samples of pid (-1: every pid) by kernel
 // function, heaviest flat first.
 func KernelFunctions(p *profile.Profile, pid int) []Weight {
+	want := strconv.Itoa(pid)
+	return Weigh(p, func(s *profile.Sample) bool {
+		return pid < 0 || len(s.Label["pid"]) == 1 && s.Label["pid"][0] == want
+	}, KernelFrame, 0)
+}
+
+// KernelMapping is the file of the mapping every kernel frame of a
+// profile kprofile writes lies in, as perf names it.
+const KernelMapping = "[kernel.kallsyms]"
+
+// KernelFrame reports whether l is a kernel frame (JIT'd BPF, which
+// kallsyms does not name, included).
+func KernelFrame(l *profile.Location) bool {
+	return l.Mapping != nil && l.Mapping.File == KernelMapping
+}
+
+// Weigh sums value (an index into each sample's Value) of the samples
+// keep takes (nil: all) by the function of the frames frame takes: Flat
+// where the function is the innermost frame's (its innermost inlined
+// call), Cum where it is anywhere on the stack, once a sample. Total is
+// the value of the samples kept, whatever their frames. Heaviest flat
+// first.
+func Weigh(p *profile.Profile, keep func(*profile.Sample) bool, frame func(*profile.Location) bool, value int) []Weight {
 	ws := map[string]*Weight{}
 	var total int64
-	want := strconv.Itoa(pid)
 	for _, s := range p.Sample {
-		if pid >= 0 && (len(s.Label["pid"]) != 1 || s.Label["pid"][0] != want) {
+		if keep != nil && !keep(s) || value >= len(s.Value) {
 			continue
 		}
-		n := s.Value[0]
+		n := s.Value[value]
 		total += n
 		seen := map[string]bool{}
 		for i, l := range s.Location {
-			if l.Mapping == nil || l.Mapping.File != "[kernel.kallsyms]" {
+			if !frame(l) {
 				continue
 			}
 			for j, ln := range l.Line {
+				if ln.Function == nil {
+					continue
+				}
 				name := ln.Function.Name
 				w := ws[name]
 				if w == nil {

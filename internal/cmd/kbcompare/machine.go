@@ -9,7 +9,9 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/kbench/kbench/internal/abreport"
 	"github.com/kbench/kbench/internal/abstat"
+	"github.com/kbench/kbench/internal/profdelta"
 )
 
 // Machine is the report for scripts and dashboards (-format json; csv
@@ -31,6 +33,57 @@ type Machine struct {
 	Geomeans  []MachineGeo       `json:"geomeans"`
 	Problems  []abstat.Problem   `json:"problems"`
 	Summary   MachineSummary     `json:"summary"`
+	// Profiles is the perf-profile section, with -profiles-old and
+	// -profiles-new only.
+	Profiles []MachineProfile `json:"profiles,omitempty"`
+}
+
+// MachineProfile is one row's profile comparison (package profdelta):
+// its functions in each form, ordered by |t|.
+type MachineProfile struct {
+	Package  string           `json:"package"`
+	Ident    string           `json:"ident,omitempty"`
+	Name     string           `json:"name"`
+	Verdict  abstat.Verdict   `json:"verdict"`
+	Boots    MachineSides     `json:"boots"`
+	Samples  [2][]int64       `json:"samples"` // per boot, old then new
+	BootIDs  [2][]string      `json:"boot_ids"`
+	Sampling [2][]MachineSmpl `json:"sampling"`       // each side's distinct ways, old then new
+	Frames   string           `json:"frames"`         // "kernel" or "all"
+	Comm     string           `json:"comm,omitempty"` // -profile-comm: the threads whose samples count
+	MinShare float64          `json:"min_share"`
+	Self     []MachineFunc    `json:"self"`
+	Children []MachineFunc    `json:"children"`
+}
+
+// MachineSmpl is how a side's profiles were sampled.
+type MachineSmpl struct {
+	Event string `json:"event"`
+	Hz    int    `json:"hz"` // 0: not recorded
+	Scope string `json:"scope"`
+}
+
+// MachineFunc is a function's share of a row's samples (a fraction) on
+// each side, the change (new - old) and Welch's test of the per-boot
+// shares.
+type MachineFunc struct {
+	Function string       `json:"function"`
+	Old      MachineShare `json:"old"`
+	New      MachineShare `json:"new"`
+	Change   *float64     `json:"change"`
+	Rel      *float64     `json:"rel_change"` // change/old; null for a function new to the row
+	T        *float64     `json:"t"`
+	DF       *float64     `json:"df"`
+	P        *float64     `json:"p"`
+	Q        *float64     `json:"q"`
+}
+
+// MachineShare is a side's mean share, the sd of its per-boot shares
+// (null for one boot) and those shares.
+type MachineShare struct {
+	Mean  float64   `json:"mean"`
+	SD    *float64  `json:"sd"`
+	Boots []float64 `json:"boots"`
 }
 
 // MachineSides is a count per side.
@@ -143,8 +196,8 @@ func dirWord(better int) string {
 	return "unknown"
 }
 
-// machine builds the machine-readable report.
-func machine(r *abstat.Report) *Machine {
+// machine builds the machine-readable report, with profs' section.
+func machine(r *abstat.Report, profs ...abreport.RowProfile) *Machine {
 	m := &Machine{Schema: "kbcompare/2", Old: r.Old, New: r.New, Threshold: r.Opts.Threshold, Alpha: r.Opts.Alpha,
 		Boots: MachineSides{r.Boots[0], r.Boots[1]}, BootMode: r.BootMode, Setup: r.Setup, SetupSame: r.SetupEqual,
 		Problems: r.Problems}
@@ -166,7 +219,33 @@ func machine(r *abstat.Report) *Machine {
 	m.Summary = MachineSummary{r.Rows(), r.Family, r.Nominal, r.Count(abstat.Worse), r.Count(abstat.Better), r.Count(abstat.Changed),
 		r.Count(abstat.Same), r.Count(abstat.Underpowered), r.Count(abstat.OldOnly), r.Count(abstat.NewOnly),
 		r.Count(abstat.Failed), r.Count(abstat.Skipped), len(r.Problems), exitStatus(r)}
+	for _, rp := range profs {
+		m.Profiles = append(m.Profiles, machineProfile(rp))
+	}
 	return m
+}
+
+func machineProfile(rp abreport.RowProfile) MachineProfile {
+	d := rp.Delta
+	mp := MachineProfile{Package: rp.Table.Pkg, Ident: rp.Table.Ident, Name: rp.Row.Name, Verdict: rp.Row.Verdict,
+		Boots: MachineSides{len(d.Boots[0]), len(d.Boots[1])}, Samples: d.Samples, BootIDs: d.Boots,
+		Frames: "kernel", Comm: d.Comm, MinShare: d.MinShare, Self: []MachineFunc{}, Children: []MachineFunc{}}
+	if d.AllFrames {
+		mp.Frames = "all"
+	}
+	for side, ss := range d.Sampling {
+		for _, s := range ss {
+			mp.Sampling[side] = append(mp.Sampling[side], MachineSmpl{s.Event, s.Hz, s.Scope})
+		}
+	}
+	share := func(s profdelta.Share) MachineShare { return MachineShare{s.Mean, num(s.SD), s.Boots} }
+	for _, f := range d.Self {
+		mp.Self = append(mp.Self, MachineFunc{f.Name, share(f.Old), share(f.New), num(f.Change), num(f.Rel), num(f.T), num(f.DF), num(f.P), num(f.Q)})
+	}
+	for _, f := range d.Children {
+		mp.Children = append(mp.Children, MachineFunc{f.Name, share(f.Old), share(f.New), num(f.Change), num(f.Rel), num(f.T), num(f.DF), num(f.P), num(f.Q)})
+	}
+	return mp
 }
 
 func machineRow(r *abstat.Report, t *abstat.Table, row *abstat.Row) MachineRow {
@@ -230,10 +309,10 @@ func machineRow(r *abstat.Report, t *abstat.Table, row *abstat.Row) MachineRow {
 	return mr
 }
 
-func writeJSON(w io.Writer, r *abstat.Report) error {
+func writeJSON(w io.Writer, r *abstat.Report, profs []abreport.RowProfile) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(machine(r))
+	return enc.Encode(machine(r, profs...))
 }
 
 // csvHeader names the csv columns; docs/kbcompare.md describes them.
@@ -243,13 +322,29 @@ var csvHeader = []string{"kind", "package", "ident", "name", "unit", "direction"
 	"change", "change_lo", "change_hi", "p", "q", "test", "verdict", "role", "mde", "need", "need_unit",
 	"within", "between", "old_text", "new_text", "count", "note"}
 
+// csvProfileHeader are the columns added after csvHeader's where the
+// report has a perf-profile section (only then, so that a report without
+// one is what it was).
+var csvProfileHeader = []string{"form", "function", "old_sd", "new_sd", "t", "df", "rel_change", "event", "hz"}
+
 // writeCSV writes one header row, then a record per row ("row"), per
 // counter under a row ("counter", group in note), per geomean line
 // ("geomean", its rows in count), per setup difference ("setup", key in
 // name, values in old_text and new_text), per problem ("problem", side in
 // old_text) and per summary count ("summary", name and count).
-func writeCSV(w io.Writer, r *abstat.Report) error {
-	m := machine(r)
+//
+// With a perf-profile section, the columns of csvProfileHeader follow,
+// and a record per function of each profiled row and form ("profile",
+// the row's name in name, the form and function, each side's mean share
+// in old_center and new_center and its boots in old_boots and new_boots,
+// their sd in old_sd and new_sd, the change in change, Welch's t, df, p
+// and q, the new side's first event and rate).
+func writeCSV(w io.Writer, r *abstat.Report, profs []abreport.RowProfile) error {
+	m := machine(r, profs...)
+	header := csvHeader
+	if len(m.Profiles) > 0 {
+		header = append(header[:len(header):len(header)], csvProfileHeader...)
+	}
 	cw := csv.NewWriter(w)
 	f := func(p *float64) string {
 		if p == nil {
@@ -259,13 +354,13 @@ func writeCSV(w io.Writer, r *abstat.Report) error {
 	}
 	g := func(x float64) string { return f(&x) }
 	record := func(kv map[string]string) error {
-		rec := make([]string, len(csvHeader))
-		for i, k := range csvHeader {
+		rec := make([]string, len(header))
+		for i, k := range header {
 			rec[i] = kv[k]
 		}
 		return cw.Write(rec)
 	}
-	if err := cw.Write(csvHeader); err != nil {
+	if err := cw.Write(header); err != nil {
 		return err
 	}
 	for _, row := range m.Rows {
@@ -309,6 +404,27 @@ func writeCSV(w io.Writer, r *abstat.Report) error {
 	for _, p := range m.Problems {
 		if err := record(map[string]string{"kind": "problem", "package": p.Pkg, "name": p.Name, "old_text": p.Side, "note": p.What}); err != nil {
 			return err
+		}
+	}
+	for _, mp := range m.Profiles {
+		var event, hz string
+		if ss := mp.Sampling[1]; len(ss) > 0 {
+			event, hz = ss[0].Event, strconv.Itoa(ss[0].Hz)
+		}
+		for _, form := range []struct {
+			name  string
+			funcs []MachineFunc
+		}{{"self", mp.Self}, {"children", mp.Children}} {
+			for _, fn := range form.funcs {
+				if err := record(map[string]string{"kind": "profile", "package": mp.Package, "ident": mp.Ident, "name": mp.Name,
+					"verdict": string(mp.Verdict), "form": form.name, "function": fn.Function,
+					"old_center": g(fn.Old.Mean), "old_sd": f(fn.Old.SD), "old_boots": strconv.Itoa(len(fn.Old.Boots)),
+					"new_center": g(fn.New.Mean), "new_sd": f(fn.New.SD), "new_boots": strconv.Itoa(len(fn.New.Boots)),
+					"change": f(fn.Change), "rel_change": f(fn.Rel), "t": f(fn.T), "df": f(fn.DF), "p": f(fn.P), "q": f(fn.Q),
+					"test": "welch", "event": event, "hz": hz}); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	s := m.Summary

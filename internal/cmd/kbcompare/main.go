@@ -9,8 +9,16 @@
 // boot share its layout.
 //
 //	go run ./internal/cmd/kbcompare [-threshold 5%] [-alpha 0.05] [-format text|brief|markdown|json|csv] [-plot DIR] old.txt new.txt
+//	go run ./internal/cmd/kbcompare -profiles-old DIR -profiles-new DIR [-profile-frames kernel|all] [-profile-comm REGEXP] [flags] old.txt new.txt
 //	go run ./internal/cmd/kbcompare -bisect [-row REGEXP] good.txt bad.txt candidate.txt
 //	go run ./internal/cmd/kbcompare -plan [-target 5%] [-boot-cost DURATION] PILOT.txt | A.txt B.txt
+//
+// -profiles-old and -profiles-new add the perf-profile section: for each
+// row both directories hold KBENCH_PROFILE profiles of (a subdirectory
+// per boot), the kernel functions whose share of its samples changed
+// most against their spread between boots (package profdelta), in every
+// -format; with -plot also each row's difference profile and pprof's
+// flame graph of it. docs/profiles.md has the layout.
 //
 // -plan prints, from a pilot's spreads within and between boots and its
 // costs, the boots a side and -count each row and package needs to reach
@@ -37,12 +45,14 @@ import (
 	"io"
 	"math"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/kbench/kbench/internal/abreport"
 	"github.com/kbench/kbench/internal/abstat"
+	"github.com/kbench/kbench/internal/profdelta"
 )
 
 func main() {
@@ -63,13 +73,26 @@ func (p *percent) Set(s string) error {
 	return nil
 }
 
-// renderers are the -format values.
-var renderers = map[string]func(io.Writer, *abstat.Report) error{
-	"text":     abreport.WriteText,
-	"brief":    abreport.WriteBrief,
-	"markdown": abreport.WriteMarkdown,
+// renderers are the -format values: the report, then the perf-profile
+// section of the rows with profiles (none: the report alone, as without
+// -profiles-old and -profiles-new).
+var renderers = map[string]func(io.Writer, *abstat.Report, []abreport.RowProfile) error{
+	"text":     withProfiles(abreport.WriteText, abreport.WriteProfileText),
+	"brief":    withProfiles(abreport.WriteBrief, abreport.WriteProfileBrief),
+	"markdown": withProfiles(abreport.WriteMarkdown, abreport.WriteProfileMarkdown),
 	"json":     writeJSON,
 	"csv":      writeCSV,
+}
+
+// withProfiles writes the report with report, then the profile section
+// with section where there are profiles.
+func withProfiles(report func(io.Writer, *abstat.Report) error, section func(io.Writer, []abreport.RowProfile) error) func(io.Writer, *abstat.Report, []abreport.RowProfile) error {
+	return func(w io.Writer, r *abstat.Report, rows []abreport.RowProfile) error {
+		if err := report(w, r); err != nil || len(rows) == 0 {
+			return err
+		}
+		return section(w, rows)
+	}
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -99,6 +122,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	target := percent(-1)
 	flags.Var(&target, "target", "with -plan: the minimum detectable effect to reach at 80% power, in `percent` (default: -threshold)")
 	bootCost := flags.Duration("boot-cost", 0, "with -plan: the `duration` of one boot of each package, in place of the files' go test times (a host pilot planned for VMs)")
+	profilesOld := flags.String("profiles-old", "", "a `dir` of KBENCH_PROFILE profiles of the old side, a subdirectory per boot: adds the perf-profile section (with -profiles-new; docs/profiles.md)")
+	profilesNew := flags.String("profiles-new", "", "a `dir` of KBENCH_PROFILE profiles of the new side, a subdirectory per boot")
+	profileFrames := flags.String("profile-frames", "kernel", "with -profiles-old and -profiles-new: the frames that name functions, `kernel` or all")
+	profileComm := flags.String("profile-comm", "", "with -profiles-old and -profiles-new: keep the samples of the threads whose comm this `regexp` matches, as pprof's -tagfocus=comm= (default: every sample)")
 	if err := flags.Parse(args); err != nil {
 		return usage
 	}
@@ -114,7 +141,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if *bisect {
 		var refused []string
 		flags.Visit(func(f *flag.Flag) {
-			if f.Name == "format" || f.Name == "plot" {
+			if f.Name == "format" || f.Name == "plot" || strings.HasPrefix(f.Name, "profile") {
 				refused = append(refused, "-"+f.Name)
 			}
 		})
@@ -141,6 +168,27 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "kbcompare: -row goes with -bisect")
 		return 2
 	}
+	popts := profdelta.DefaultOptions
+	switch *profileFrames {
+	case "kernel":
+	case "all":
+		popts.AllFrames = true
+	default:
+		fmt.Fprintf(stderr, "kbcompare: -profile-frames accepts kernel or all, not %q\n", *profileFrames)
+		return 2
+	}
+	if *profileComm != "" {
+		re, err := regexp.Compile(*profileComm)
+		if err != nil {
+			fmt.Fprintf(stderr, "kbcompare: -profile-comm accepts a regular expression (Go's syntax), not %q: %v\n", *profileComm, err)
+			return 2
+		}
+		popts.Comm = re
+	}
+	if (*profilesOld == "") != (*profilesNew == "") {
+		fmt.Fprintln(stderr, "kbcompare: -profiles-old and -profiles-new go together: a directory of profiles for each side")
+		return 2
+	}
 	if flags.NArg() != 2 {
 		flags.Usage()
 		return 2
@@ -150,12 +198,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "kbcompare: %v\n", err)
 		return 2
 	}
-	if err := render(stdout, rep); err != nil {
+	var profs []abreport.RowProfile
+	if *profilesOld != "" {
+		if profs, err = rowProfiles(rep, *profilesOld, *profilesNew, popts); err != nil {
+			fmt.Fprintf(stderr, "kbcompare: %v\n", err)
+			return 2
+		}
+	}
+	if err := render(stdout, rep, profs); err != nil {
 		fmt.Fprintf(stderr, "kbcompare: %v\n", err)
 		return 2
 	}
 	if *plotDir != "" {
-		if err := writePlots(*plotDir, rep); err != nil {
+		if err := writePlots(*plotDir, rep, profs); err != nil {
 			fmt.Fprintf(stderr, "kbcompare: -plot: %v\n", err)
 			return 2
 		}
@@ -167,7 +222,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 func runPlan(flags *flag.FlagSet, opts abstat.Options, target float64, bootCost time.Duration, stdout, stderr io.Writer) int {
 	var refused []string
 	flags.Visit(func(f *flag.Flag) {
-		if f.Name == "format" || f.Name == "plot" || f.Name == "row" {
+		if f.Name == "format" || f.Name == "plot" || f.Name == "row" || strings.HasPrefix(f.Name, "profile") {
 			refused = append(refused, "-"+f.Name)
 		}
 	})

@@ -38,7 +38,7 @@ var (
 // writePlots draws, into dir, one picture per row that changed or is
 // underpowered, an overview forest plot of every compared row's change
 // with its interval, each as SVG and PNG, and index.md naming them.
-func writePlots(dir string, r *abstat.Report) error {
+func writePlots(dir string, r *abstat.Report, profs []abreport.RowProfile) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -70,6 +70,14 @@ func writePlots(dir string, r *abstat.Report) error {
 	if n == 0 {
 		index.WriteString("No row changed or is underpowered.\n")
 	}
+	sec, err := writeProfilePlots(dir, profs)
+	if err != nil {
+		return err
+	}
+	if sec != "" && !strings.HasSuffix(index.String(), "\n\n") {
+		index.WriteString("\n")
+	}
+	index.WriteString(sec)
 	return os.WriteFile(filepath.Join(dir, "index.md"), []byte(index.String()), 0o644)
 }
 

@@ -1,0 +1,277 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kbench/kbench/internal/abstat/sim"
+	"github.com/kbench/kbench/internal/kprofile"
+	"github.com/kbench/kbench/internal/profdelta"
+)
+
+// profileFixture writes the syscall fixture's results, 3 boots a side,
+// and for its row 3 boots of profiles a side, the new side's with
+// profdelta.FixtureInjected at 10%. It returns the result files and
+// profile directories.
+func profileFixture(t *testing.T) (old, nw, oldDir, newDir string) {
+	t.Helper()
+	old = sim.Assemble(t, "old.txt", sim.Runs("a", sim.BootsA, nil)...)
+	nw = sim.Assemble(t, "new.txt", sim.Runs("b", sim.BootsB, nil)...)
+	r := rand.New(rand.NewPCG(11, 12))
+	k := profdelta.Key{Pkg: "seccompbench", Stem: kprofile.RowStem(sim.SyscallRow)}
+	root := t.TempDir()
+	for i, share := range []float64{0, 0.10} {
+		dir := filepath.Join(root, []string{"old", "new"}[i])
+		boots, _ := profdelta.FixtureBoots(r, 3, share)
+		for _, b := range boots {
+			if err := profdelta.WriteBoot(filepath.Join(dir, b.ID), k, b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if i == 0 {
+			oldDir = dir
+		} else {
+			newDir = dir
+		}
+	}
+	return
+}
+
+// TestProfileSection runs kbcompare with two directories of fixture
+// profiles: in every form the injected function leads the row's
+// section, with its spreads; without the flags each form is what it was.
+func TestProfileSection(t *testing.T) {
+	old, nw, oldDir, newDir := profileFixture(t)
+	flags := []string{"-profiles-old", oldDir, "-profiles-new", newDir}
+	for _, format := range []string{"text", "brief", "markdown", "json", "csv"} {
+		plain, code := compareRun(t, "-format", format, old, nw)
+		with, code2 := compareRun(t, append(append([]string{"-format", format}, flags...), old, nw)...)
+		if code != 1 || code2 != 1 {
+			t.Errorf("%s: exit %d and %d with profiles, want 1 (worse)", format, code, code2)
+		}
+		if strings.Contains(plain, "perf-profile") || strings.Contains(plain, profdelta.FixtureInjected) {
+			t.Errorf("%s: a profile section without profiles", format)
+		}
+		switch format {
+		case "text", "brief", "markdown":
+			if !strings.HasPrefix(with, plain) {
+				t.Errorf("%s: the report with profiles does not begin with the report without", format)
+			}
+			sec := with[len(plain):]
+			head := "perf-profile seccompbench " + sim.SyscallRow + " (worse"
+			if format == "markdown" {
+				head = "### perf-profile seccompbench " + mdEscape(sim.SyscallRow)
+			}
+			for _, want := range []string{head, "cpu-clock at 4000 Hz per CPU, system-wide, 3+3 boots, kernel functions"} {
+				if !strings.Contains(sec, want) {
+					t.Errorf("%s: section lacks %q:\n%s", format, want, sec)
+				}
+			}
+			first := firstFunctionLine(sec)
+			if !strings.Contains(first, profdelta.FixtureInjected) || !strings.Contains(first, "0.00") || !strings.Contains(first, "+9.") {
+				t.Errorf("%s: first function line %q, want the injected one, 0.00 -> about 9.1%%", format, first)
+			}
+			if format == "brief" {
+				checkLines(t, sec, 80)
+			} else if format == "text" {
+				checkLines(t, sec, 100)
+			}
+		case "csv":
+			checkProfileCSV(t, plain, with)
+		case "json":
+			checkProfileJSON(t, plain, with)
+		}
+	}
+}
+
+func mdEscape(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
+
+// firstFunctionLine is the first line of a section that lists a
+// function: the line after the first column header, or the brief form's
+// first "self"/"child" line.
+func firstFunctionLine(sec string) string {
+	lines := strings.Split(sec, "\n")
+	for i, l := range lines {
+		f := strings.Fields(l)
+		switch {
+		case len(f) > 0 && (f[0] == "self" || f[0] == "child"):
+			return l
+		case len(f) > 2 && f[0] == "old" && f[1] == "change" && i+1 < len(lines):
+			return lines[i+1]
+		case strings.HasPrefix(l, "|---") && i+1 < len(lines):
+			return lines[i+1]
+		}
+	}
+	return ""
+}
+
+func checkLines(t *testing.T, s string, width int) {
+	t.Helper()
+	for _, l := range strings.Split(s, "\n") {
+		if n := len([]rune(l)); n > width {
+			t.Errorf("%d columns, over %d: %q", n, width, l)
+		}
+	}
+}
+
+// checkProfileJSON checks the profiles field's schema: the keys of a
+// row's entry and of a function, and the injected function's numbers.
+func checkProfileJSON(t *testing.T, plain, with string) {
+	t.Helper()
+	var p0 map[string]any
+	if err := json.Unmarshal([]byte(plain), &p0); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := p0["profiles"]; ok {
+		t.Error("json: a profiles field without profiles")
+	}
+	var m map[string]any
+	if err := json.Unmarshal([]byte(with), &m); err != nil {
+		t.Fatal(err)
+	}
+	profs, _ := m["profiles"].([]any)
+	if len(profs) != 1 {
+		t.Fatalf("json: profiles %v, want one row", m["profiles"])
+	}
+	row := profs[0].(map[string]any)
+	keys := func(o map[string]any) []string {
+		var ks []string
+		for k := range o {
+			ks = append(ks, k)
+		}
+		slices.Sort(ks)
+		return ks
+	}
+	wantRow := []string{"boot_ids", "boots", "children", "frames", "min_share", "name", "package", "samples", "sampling", "self", "verdict"}
+	if got := keys(row); !slices.Equal(got, wantRow) {
+		t.Errorf("json: a profile row's keys %v, want %v", got, wantRow)
+	}
+	if row["package"] != "seccompbench" || row["name"] != sim.SyscallRow || row["verdict"] != "worse" || row["frames"] != "kernel" {
+		t.Errorf("json: row %v", row)
+	}
+	smpl := row["sampling"].([]any)[1].([]any)[0].(map[string]any)
+	if smpl["event"] != "cpu-clock" || smpl["hz"] != 4000.0 || smpl["scope"] != "system-wide" {
+		t.Errorf("json: sampling %v", smpl)
+	}
+	for _, form := range []string{"self", "children"} {
+		fs := row[form].([]any)
+		top := fs[0].(map[string]any)
+		wantFn := []string{"change", "df", "function", "new", "old", "p", "q", "rel_change", "t"}
+		if got := keys(top); !slices.Equal(got, wantFn) {
+			t.Errorf("json: a function's keys %v, want %v", got, wantFn)
+		}
+		oldS, newS := top["old"].(map[string]any), top["new"].(map[string]any)
+		if got := keys(newS); !slices.Equal(got, []string{"boots", "mean", "sd"}) {
+			t.Errorf("json: a share's keys %v", got)
+		}
+		if top["function"] != profdelta.FixtureInjected || oldS["mean"] != 0.0 || oldS["sd"] != 0.0 || top["rel_change"] != nil {
+			t.Errorf("json: %s first %v, want the injected function from 0 ± 0, rel_change null", form, top)
+		}
+		if m, sd := newS["mean"].(float64), newS["sd"].(float64); !(m > 0.085 && m < 0.095 && sd > 0 && sd < 0.01*m*3) ||
+			len(newS["boots"].([]any)) != 3 {
+			t.Errorf("json: %s injected new share %v", form, newS)
+		}
+		if q := top["q"].(float64); !(q <= 0.05) {
+			t.Errorf("json: %s injected q %v", form, q)
+		}
+	}
+	// The schema is Machine's: nothing decodes outside it.
+	dec := json.NewDecoder(strings.NewReader(with))
+	dec.DisallowUnknownFields()
+	var mm Machine
+	if err := dec.Decode(&mm); err != nil {
+		t.Errorf("json: %v", err)
+	}
+}
+
+// checkProfileCSV checks that the profile columns come only with
+// profiles, and the injected function's record.
+func checkProfileCSV(t *testing.T, plain, with string) {
+	t.Helper()
+	p, err := csv.NewReader(strings.NewReader(plain)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(p[0], csvHeader) {
+		t.Errorf("csv: header without profiles %v", p[0])
+	}
+	recs, err := csv.NewReader(strings.NewReader(with)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := append(slices.Clone(csvHeader), csvProfileHeader...); !slices.Equal(recs[0], want) {
+		t.Fatalf("csv: header %v, want %v", recs[0], want)
+	}
+	col := map[string]int{}
+	for i, k := range recs[0] {
+		col[k] = i
+	}
+	var first []string
+	for _, r := range recs[1:] {
+		if r[col["kind"]] == "profile" && r[col["form"]] == "self" {
+			first = r
+			break
+		}
+	}
+	if first == nil || first[col["function"]] != profdelta.FixtureInjected || first[col["old_center"]] != "0" ||
+		first[col["old_sd"]] != "0" || first[col["new_boots"]] != "3" || first[col["event"]] != "cpu-clock" || first[col["hz"]] != "4000" {
+		t.Errorf("csv: first self profile record %v", first)
+	}
+}
+
+// TestProfileFlags checks the flags' refusals (exit 2, naming the flag)
+// and -plot's difference profile and flame graph.
+func TestProfileFlags(t *testing.T) {
+	old, nw, oldDir, newDir := profileFixture(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-profiles-old", oldDir}, "-profiles-old and -profiles-new go together"},
+		{[]string{"-profiles-old", oldDir, "-profiles-new", newDir, "-profile-frames", "user"}, "-profile-frames accepts kernel or all"},
+		{[]string{"-profiles-old", oldDir, "-profiles-new", newDir, "-profile-comm", "("}, "-profile-comm accepts a regular expression"},
+		{[]string{"-profiles-old", oldDir, "-profiles-new", newDir, "-profile-comm", "^nobody$"}, "the old side has no profile with samples"},
+		{[]string{"-profiles-old", t.TempDir(), "-profiles-new", newDir}, "-profiles-old: "},
+		{[]string{"-profiles-old", oldDir, "-profiles-new", filepath.Join(newDir, "missing")}, "-profiles-new: "},
+	} {
+		var out, errOut bytes.Buffer
+		if code := run(append(c.args, old, nw), &out, &errOut); code != 2 || !strings.Contains(errOut.String(), c.want) {
+			t.Errorf("%v: exit %d, %q; want 2 and %q", c.args, code, errOut.String(), c.want)
+		}
+	}
+	var errOut bytes.Buffer
+	if code := run([]string{"-plan", "-profiles-old", oldDir, old}, &bytes.Buffer{}, &errOut); code != 2 || !strings.Contains(errOut.String(), "-profiles-old") {
+		t.Errorf("-plan with -profiles-old: exit %d, %q", code, errOut.String())
+	}
+
+	// -profile-comm keeps the threads it matches: the fixture's are all
+	// "fixture".
+	out, _ := compareRun(t, "-profiles-old", oldDir, "-profiles-new", newDir, "-profile-comm", "^fixture$", old, nw)
+	if !strings.Contains(out, "samples of the threads whose comm matches ^fixture$") || !strings.Contains(firstFunctionLine(out[strings.Index(out, "perf-profile seccompbench"):]), profdelta.FixtureInjected) {
+		t.Errorf("-profile-comm ^fixture$: %s", out)
+	}
+
+	plot := t.TempDir()
+	if _, code := compareRun(t, "-plot", plot, "-profiles-old", oldDir, "-profiles-new", newDir, "-profile-frames", "all", old, nw); code != 1 {
+		t.Errorf("-plot: exit %d", code)
+	}
+	pbs, _ := filepath.Glob(filepath.Join(plot, "profile-001-*.pb.gz"))
+	htmls, _ := filepath.Glob(filepath.Join(plot, "profile-001-*.html"))
+	if len(pbs) != 1 || len(htmls) != 1 {
+		t.Fatalf("-plot wrote %v and %v", pbs, htmls)
+	}
+	html, _ := os.ReadFile(htmls[0])
+	index, _ := os.ReadFile(filepath.Join(plot, "index.md"))
+	if !bytes.Contains(html, []byte(profdelta.FixtureInjected)) || !bytes.Contains(index, []byte(filepath.Base(htmls[0]))) {
+		t.Errorf("the flame graph (%d bytes) lacks the injected function, or index.md does not link it", len(html))
+	}
+}

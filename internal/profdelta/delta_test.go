@@ -1,0 +1,317 @@
+//go:build linux
+
+package profdelta
+
+import (
+	"bytes"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/kbench/kbench/internal/kprofile"
+)
+
+const injected = FixtureInjected
+
+// shares is each boot's share of the stacks that hold fn (leaf only:
+// self) among all its samples.
+func shares(counts []map[string]int64, fn string, self bool) []float64 {
+	var out []float64
+	for _, c := range counts {
+		var n, total int64
+		for k, v := range c {
+			total += v
+			frames := strings.Split(k, ";")
+			if self && frames[0] == fn || !self && strings.Contains(";"+k+";", ";"+fn+";") {
+				n += v
+			}
+		}
+		out = append(out, float64(n)/float64(total))
+	}
+	return out
+}
+
+func find(fs []Func, name string) *Func {
+	for i := range fs {
+		if fs[i].Name == name {
+			return &fs[i]
+		}
+	}
+	return nil
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-12*math.Max(1, math.Abs(b)) }
+
+// TestInjected compares 4 boots a side, the new side with one function
+// injected at 10%: it leads both forms by t, and every share and spread
+// is the per-boot shares' mean and sample standard deviation.
+func TestInjected(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	old, oldCounts := FixtureBoots(r, 4, 0)
+	new, newCounts := FixtureBoots(r, 4, 0.10)
+	d, err := Compute(old, new, DefaultOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range d.Forms() {
+		if len(f.Funcs) == 0 || f.Funcs[0].Name != injected {
+			t.Fatalf("%s: first is %+v, want %s", f.Form, f.Funcs, injected)
+		}
+		top := f.Funcs[0]
+		if top.Old.Mean != 0 || top.Old.SD != 0 || !math.IsInf(top.Rel, 1) || !(top.Q <= 0.05) {
+			t.Errorf("%s: injected %+v: want old share 0 ± 0, rel +Inf, q <= 0.05", f.Form, top)
+		}
+		want := shares(newCounts, injected, f.Form == Self)
+		m, sd := meanSD(want)
+		if !near(top.New.Mean, m) || !near(top.New.SD, sd) || !near(top.Change, m) || len(top.New.Boots) != 4 {
+			t.Errorf("%s: injected new share %v ± %v (change %v), want %v ± %v", f.Form, top.New.Mean, top.New.SD, top.Change, m, sd)
+		}
+		if !(m > 0.085 && m < 0.095) { // 10% of the base, which is 10/11 of the boot
+			t.Errorf("%s: the injected share is %v, want about 0.0909", f.Form, m)
+		}
+		for i := 1; i < len(f.Funcs); i++ {
+			if byNoise(f.Funcs[i-1], f.Funcs[i]) > 0 {
+				t.Errorf("%s: %s (t %v) before %s (t %v)", f.Form, f.Funcs[i-1].Name, f.Funcs[i-1].T, f.Funcs[i].Name, f.Funcs[i].T)
+			}
+		}
+		if find(f.Funcs, "main.work") != nil {
+			t.Errorf("%s: a user frame listed without AllFrames", f.Form)
+		}
+		if find(f.Funcs, "tiny_fn") != nil {
+			t.Errorf("%s: a function below MinShare listed", f.Form)
+		}
+	}
+	for _, c := range []struct {
+		fn   string
+		self bool
+	}{{"__seccomp_filter", true}, {"do_syscall_64", false}, {"_raw_spin_lock", false}} {
+		fs := d.Children
+		if c.self {
+			fs = d.Self
+		}
+		f := find(fs, c.fn)
+		if f == nil {
+			t.Fatalf("%s missing (self %v)", c.fn, c.self)
+		}
+		for side, s := range []Share{f.Old, f.New} {
+			want := shares([][]map[string]int64{oldCounts, newCounts}[side], c.fn, c.self)
+			m, sd := meanSD(want)
+			if !near(s.Mean, m) || !near(s.SD, sd) || !(sd > 0) {
+				t.Errorf("%s side %d: %v ± %v, want %v ± %v", c.fn, side, s.Mean, s.SD, m, sd)
+			}
+			for i := range want {
+				if !near(s.Boots[i], want[i]) {
+					t.Errorf("%s side %d boot %d: %v, want %v", c.fn, side, i, s.Boots[i], want[i])
+				}
+			}
+		}
+	}
+	if d.Boots[0][0] != "boot1" || len(d.Boots[1]) != 4 || d.Samples[0][0] != sum(old[0].Profiles[0], 0, nil)+sum(old[0].Profiles[1], 0, nil) {
+		t.Errorf("boots %v samples %v", d.Boots, d.Samples)
+	}
+	if want := (kprofile.Sampling{Event: "cpu-clock", Hz: 4000, Scope: "system-wide"}); len(d.Sampling[0]) != 1 || d.Sampling[0][0] != want {
+		t.Errorf("sampling %+v, want %+v", d.Sampling, want)
+	}
+
+	all, err := Compute(old, new, Options{AllFrames: true, MinShare: DefaultOptions.MinShare})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := find(all.Self, "main.work"); f == nil || !near(f.Old.Mean, mean(shares(oldCounts, "user:main.work", true))) {
+		t.Errorf("AllFrames: main.work %+v", f)
+	}
+}
+
+func mean(x []float64) float64 { m, _ := meanSD(x); return m }
+
+// TestSameSides compares two draws of one kernel: no function moves
+// beyond its noise (q <= 0.05).
+func TestSameSides(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	a, _ := FixtureBoots(r, 4, 0)
+	b, _ := FixtureBoots(r, 4, 0)
+	d, err := Compute(a, b, DefaultOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range d.Forms() {
+		if len(f.Funcs) < 3 {
+			t.Fatalf("%s: %d functions", f.Form, len(f.Funcs))
+		}
+		for _, fn := range f.Funcs {
+			if fn.Q <= 0.05 {
+				t.Errorf("%s: %s moved in an A/A: %+v", f.Form, fn.Name, fn)
+			}
+		}
+	}
+}
+
+func TestComputeRefusesEmptySide(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	a, _ := FixtureBoots(r, 2, 0)
+	empty := []Boot{{ID: "x", Profiles: []*profile.Profile{FixtureProfile(4000, nil)}}}
+	if _, err := Compute(a, empty, DefaultOptions); err == nil || !strings.Contains(err.Error(), "new side") {
+		t.Errorf("a side without samples: %v", err)
+	}
+	d, err := Compute(a, append(empty, a...), DefaultOptions)
+	if err != nil || d.Empty[1] != 1 || len(d.Boots[1]) != 2 {
+		t.Errorf("an empty boot beside others: %v, empty %v, boots %v", err, d.Empty, d.Boots)
+	}
+}
+
+// TestDiffProfile checks the difference's values: each side's sums,
+// scaled to the same boots, the old side negated and labelled.
+func TestDiffProfile(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	old, _ := FixtureBoots(r, 3, 0)
+	new, newCounts := FixtureBoots(r, 2, 0.10)
+	p, err := DiffProfile(old, new)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pos, neg, inj int64
+	var want int64
+	for _, c := range newCounts {
+		want += c[injected+";do_syscall_64"]
+	}
+	for _, s := range p.Sample {
+		v := s.Value[0]
+		if s.DiffBaseSample() != (v < 0) {
+			t.Errorf("sample %v labelled %v", v, s.Label)
+		}
+		if v < 0 {
+			neg += v
+		} else {
+			pos += v
+		}
+		if s.Location[0].Line[0].Function.Name == injected {
+			inj += v
+		}
+	}
+	var oldSum, newSum int64
+	for _, b := range old {
+		for _, q := range b.Profiles {
+			oldSum += sum(q, 0, nil)
+		}
+	}
+	for _, b := range new {
+		for _, q := range b.Profiles {
+			newSum += sum(q, 0, nil)
+		}
+	}
+	if pos != 3*newSum || neg != -2*oldSum || inj != 3*want {
+		t.Errorf("diff: +%d -%d, injected %d; want +%d -%d, injected %d", pos, -neg, inj, 3*newSum, 2*oldSum, 3*want)
+	}
+	if s, ok := kprofile.ReadSampling(p); !ok || s.Event != "cpu-clock" {
+		t.Errorf("the difference's header: %q", p.Comments)
+	}
+	var html bytes.Buffer
+	if err := FlameGraph(&html, p, ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"<html", injected, "stackViewer"} {
+		if !strings.Contains(html.String(), want) {
+			t.Errorf("pprof's flame graph page lacks %q (%d bytes)", want, html.Len())
+		}
+	}
+}
+
+// TestDir reads a directory a subdirectory a boot, and refuses what
+// kprofile could not have written.
+func TestDir(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	boots, _ := FixtureBoots(r, 3, 0)
+	dir := t.TempDir()
+	k := Key{"seccompbench", kprofile.RowStem("Load/shape=stress-ng-2")}
+	for _, b := range boots {
+		if err := WriteBoot(filepath.Join(dir, b.ID), k, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(dir, "A.txt"), []byte("not a profile"), 0o644)
+	d, err := ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.Has(k) || d.Has(Key{"seccompbench", "Other-2"}) || len(d.Boots) != 3 {
+		t.Fatalf("index %+v", d)
+	}
+	got, err := d.Load(k)
+	if err != nil || len(got) != 3 || got[2].ID != "boot3" || len(got[0].Profiles) != 2 {
+		t.Fatalf("Load: %v, %+v", err, got)
+	}
+	if sum(got[1].Profiles[1], 0, nil) != sum(boots[1].Profiles[1], 0, nil) {
+		t.Error("Load read back other samples than were written")
+	}
+
+	flat := t.TempDir()
+	if err := WriteBoot(flat, k, boots[0]); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := ReadDir(flat); err != nil || len(d.Boots) != 1 || d.Boots[0] != "." {
+		t.Errorf("a flat directory: %v %+v", err, d)
+	}
+	if err := WriteBoot(filepath.Join(flat, "boot2"), k, boots[1]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadDir(flat); err == nil || !strings.Contains(err.Error(), "both in it") {
+		t.Errorf("a directory of both forms: %v", err)
+	}
+	bad := t.TempDir()
+	os.WriteFile(filepath.Join(bad, "seccompbench.Load.pb.gz"), nil, 0o644)
+	if _, err := ReadDir(bad); err == nil || !strings.Contains(err.Error(), "not a profile name") {
+		t.Errorf("a misnamed profile: %v", err)
+	}
+	if _, err := ReadDir(t.TempDir()); err == nil || !strings.Contains(err.Error(), "no profile") {
+		t.Errorf("an empty directory: %v", err)
+	}
+}
+
+// TestComm adds another process's samples to the new side, a heavy
+// function of its own: with Options.Comm the shares are the benchmark's
+// alone, as without that process; without it, that process leads.
+func TestComm(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	old, _ := FixtureBoots(r, 3, 0)
+	new, _ := FixtureBoots(r, 3, 0.10)
+	want, err := Compute(old, new, Options{MinShare: DefaultOptions.MinShare, Comm: regexp.MustCompile("^fixture$")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range new {
+		other := FixtureProfile(4000, map[string]int64{"other_hot_fn;do_syscall_64": 20000})
+		for _, s := range other.Sample {
+			s.Label["comm"] = []string{"qemu-system-x86"}
+		}
+		merged, err := profile.Merge([]*profile.Profile{b.Profiles[0], other})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Profiles[0] = merged
+	}
+	got, err := Compute(old, new, Options{MinShare: DefaultOptions.MinShare, Comm: regexp.MustCompile("^fixture$")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Comm != "^fixture$" || find(got.Self, "other_hot_fn") != nil || len(got.Self) != len(want.Self) {
+		t.Fatalf("with Comm: %+v", got.Self)
+	}
+	for i := range want.Self {
+		if g, w := got.Self[i], want.Self[i]; g.Name != w.Name || !near(g.New.Mean, w.New.Mean) || !near(g.New.SD, w.New.SD) {
+			t.Errorf("with Comm, %d: %s %v ± %v, want %s %v ± %v", i, g.Name, g.New.Mean, g.New.SD, w.Name, w.New.Mean, w.New.SD)
+		}
+	}
+	all, err := Compute(old, new, DefaultOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := find(all.Self, "other_hot_fn"); f == nil || !(f.New.Mean > 0.5) {
+		t.Errorf("without Comm, the other process's function: %+v", f)
+	}
+}
