@@ -174,9 +174,14 @@ func ruleLines(r *abstat.Report) []string {
 // countsText counts a report's rows by verdict.
 func countsText(r *abstat.Report) string {
 	n := r.Rows()
-	return fmt.Sprintf("%s: %d worse, %d better, %d changed, %d ~, %d underpowered, %d old only, %d new only",
+	s := fmt.Sprintf("%s: %d worse, %d better, %d changed, %d ~, %d underpowered, %d old only, %d new only",
 		plural(n, "row", "rows"), r.Count(abstat.Worse), r.Count(abstat.Better), r.Count(abstat.Changed),
 		r.Count(abstat.Same), r.Count(abstat.Underpowered), r.Count(abstat.OldOnly), r.Count(abstat.NewOnly))
+	if u := r.Count(abstat.Undecided); u > 0 {
+		// Only where some row is: the reports of runs without one stay as they were.
+		s += fmt.Sprintf(", %d undecided (too few boots for a verdict)", u)
+	}
+	return s
 }
 
 // chanceText says how many rows reached p <= alpha and how many chance
