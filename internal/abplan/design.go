@@ -320,7 +320,8 @@ func (d *Design) admit(spent float64) {
 		if best == nil {
 			break
 		}
-		if b := d.Opts.Budget; b > 0 && spent+stage2+bestAdd > b {
+		// A row the pilot decides alone costs nothing more: always in.
+		if b := d.Opts.Budget; b > 0 && bestAdd > 0 && spent+stage2+bestAdd > b {
 			break
 		}
 		stage2 += bestAdd

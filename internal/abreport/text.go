@@ -223,9 +223,17 @@ func writeSummary(b *strings.Builder, r *abstat.Report) {
 		unit, spread = "boots", "between boots"
 	}
 	th := 100 * r.Opts.Threshold
-	for _, l := range wrap(fmt.Sprintf("mde: the change this test detects with %.0f%% power at p <= %g, from the spread %s "+
+	mde := fmt.Sprintf("mde: the change this test detects with %.0f%% power at p <= %g, from the spread %s "+
 		"and n; need: %s a side to detect %g%%. A ~ row whose mde exceeds %g%% is underpowered: no evidence of no change.",
-		100*abstat.TargetPower, r.Opts.Alpha, spread, unit, th, th), Width) {
+		100*abstat.TargetPower, r.Opts.Alpha, spread, unit, th, th)
+	if r.Opts.Design != nil {
+		mde = fmt.Sprintf("A row its design planned is tested by the design's rule (its note names it), not Welch's: p from "+
+			"the pilot's spread of boot medians alone, against t on the pilot's degrees of freedom; its mde is the change "+
+			"its boots detect with %.0f%% power at the design's level, need the boots a side the rule asked. A ~ row whose "+
+			"mde exceeds %g%% is underpowered; an undecided row got no verdict (too few boots for its test).",
+			100*abstat.TargetPower, 100*r.Opts.Target)
+	}
+	for _, l := range wrap(mde, Width) {
 		b.WriteString(l + "\n")
 	}
 	b.WriteString(countsText(r) + "\n")

@@ -48,7 +48,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.memory, "memory", "", "vmexec -memory: guest memory `size` such as 2G or 2048M, at least 128M (unset: vmexec's default)")
 	fs.StringVar(&c.accel, "accel", "", "vmexec -accel: auto, kvm or tcg (unset: vmexec's default)")
 	fs.StringVar(&c.vmexec, "vmexec", "", "prebuilt vmexec `path` (unset: go build from the module into -out/bin)")
-	fs.Func("target", "plan the boots: a pilot of 2 boots a side, then boots of only the rows that need them, until each reaches this minimum detectable `percent`age (5%) at 80% power", func(v string) error {
+	fs.Func("target", "plan the boots by Stein's two-stage test: a pilot of 6 boots a side at one -count, then boots of only the rows that need them, so that a change of this `percent`age (5%) is called worse in at least 80% of runs", func(v string) error {
 		x, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), "%"), 64)
 		if err != nil || !(x > 0 && x < 100) {
 			return errors.New("want a percentage above 0 and below 100, such as 5%")
@@ -56,7 +56,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		c.target = x / 100
 		return nil
 	})
-	fs.DurationVar(&c.budget, "budget", 0, "with -target: start no boot pair that would take the boots' time past this `duration` (0: no bound); the report names the rows it cut short")
+	fs.DurationVar(&c.budget, "budget", 0, "with -target: plan and run no boots past this `duration`, counted as A's boot times doubled (0: no bound); rows that do not fit get no verdict, named in the report")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: kbab -out DIR -a-kernel IMAGE [-a-append ARGS] -b-kernel IMAGE [-b-append ARGS] [flags] -- PACKAGES [go test flags]")
 		fs.PrintDefaults()
@@ -165,7 +165,7 @@ func splitGoTest(goTest []string) (pkgs, flags []string, err error) {
 		name = strings.TrimPrefix(name, "test.")
 		switch {
 		case name == "count":
-			return nil, nil, fmt.Errorf("go test flag %s: with -target kbab sets each package's -count (the pilot's, then the plan's)", a)
+			return nil, nil, fmt.Errorf("go test flag %s: with -target kbab sets each package's -count (the design's, one for every boot)", a)
 		case !hasValue && !slices.Contains(goBoolFlags, name):
 			return nil, nil, fmt.Errorf("go test flag %s: with -target write it as %s=VALUE, so that its value is not taken for a package", a, a)
 		case name == "bench":
