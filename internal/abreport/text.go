@@ -223,9 +223,13 @@ func writeSummary(b *strings.Builder, r *abstat.Report) {
 		unit, spread = "boots", "between boots"
 	}
 	th := 100 * r.Opts.Threshold
-	mde := fmt.Sprintf("mde: the change this test detects with %.0f%% power at p <= %g, from the spread %s "+
+	level := fmt.Sprintf("p <= %g", r.Opts.Alpha)
+	if !r.Opts.PerRow && r.Family >= 2 {
+		level = fmt.Sprintf("q <= %g (p <= %.2g, %g over the %d rows, for a row changed alone)", r.Opts.Alpha, r.Opts.Alpha/float64(r.Family), r.Opts.Alpha, r.Family)
+	}
+	mde := fmt.Sprintf("mde: the change this test detects with %.0f%% power at %s, from the spread %s "+
 		"and n; need: %s a side to detect %g%%. A ~ row whose mde exceeds %g%% is underpowered: no evidence of no change.",
-		100*abstat.TargetPower, r.Opts.Alpha, spread, unit, th, th)
+		100*abstat.TargetPower, level, spread, unit, th, th)
 	if r.Opts.Design != nil {
 		mde = fmt.Sprintf("A row its design planned is tested by the design's rule (its note names it), not Welch's: p from "+
 			"the pilot's spread of boot medians alone, against t on the pilot's degrees of freedom; its mde is the change "+

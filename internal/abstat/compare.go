@@ -261,6 +261,7 @@ func (r *Report) Judge() {
 		}
 	}
 	r.family()
+	r.powerAtLevel()
 	for _, t := range all {
 		for _, row := range t.Rows {
 			p := row.P
@@ -283,6 +284,31 @@ func (r *Report) Judge() {
 			if row.Role == Derived {
 				row.Verdict, row.Q = row.primary.Verdict, row.primary.Q
 			}
+		}
+	}
+}
+
+// powerAtLevel computes each Primary row's power at the level its
+// verdict is decided at: alpha over the family where the report judges by
+// q (a row changed alone has q = p × rows, so p <= alpha/rows is where it
+// is called), alpha where by p. A design's rows have their design's.
+func (r *Report) powerAtLevel() {
+	if r.Opts.PerRow || r.Family < 2 {
+		return
+	}
+	level := r.Opts.Alpha / float64(r.Family)
+	for _, row := range r.Primaries() {
+		old, new := row.Samples[0], row.Samples[1]
+		switch {
+		case row.Power == nil || row.Power.Test == "stein":
+		case row.Boot != nil:
+			row.Power = bootPower(row.Boot, r.goal(), level)
+		case row.Verdict == Undecided:
+			if old.Boots() >= 2 && new.Boots() >= 2 {
+				row.Power = bootPower(compareBoots(old, new, row.Scale), r.goal(), level)
+			}
+		case row.Old != nil && row.New != nil:
+			row.Power = samplePower(row.Old.Values, row.New.Values, row.Scale, r.goal(), level)
 		}
 	}
 }
