@@ -182,34 +182,48 @@ func zNeed(sigma, shift, level, power float64) float64 {
 	return 2 * sigma * sigma * k * k / (shift * shift)
 }
 
+// layoutDominated is the least share of a row's boot-median spread its
+// layout makes for its boot medians to count as near normal (the rest
+// is its median's sampling of the fixture's ten samples: bounded, with
+// lighter tails than normal).
+const layoutDominated = 0.87
+
 // rowFor picks, for a row that needs need boots at level, a fixture row
 // and the layout spread that makes it so: of the first package from
-// pkgs[from] on with room for a layout, the row whose median spread at
-// Count is smallest. It returns the row, its layout spread and the
-// spread of its boot medians.
+// pkgs[from] on where one is layout-dominated, the row whose median
+// spread at Count is smallest; where none is, that row of the whole
+// fixture. It returns the row, its layout spread and the spread of its
+// boot medians.
 func rowFor(t testing.TB, rows []simRow, pkgs []string, from int, need, level float64, o Options) (simRow, float64, float64) {
 	t.Helper()
 	shift := math.Log1p(o.Target)
 	k := normal.InvCDF(1-level/2) + normal.InvCDF(o.Power)
 	sigma := shift * math.Sqrt(need/2) / k
+	var best simRow
+	bestSD := math.Inf(1)
 	for j := range pkgs {
 		pkg := pkgs[(from+j)%len(pkgs)]
-		var best simRow
-		bestSD := math.Inf(1)
+		var pb simRow
+		pbSD := math.Inf(1)
 		for _, r := range rows {
 			if r.pkg != pkg || !(r.within > 0) {
 				continue
 			}
-			if sd := r.medianSD(o.Count, 0); sd < bestSD {
-				best, bestSD = r, sd
+			if sd := r.medianSD(o.Count, 0); sd < pbSD {
+				pb, pbSD = r, sd
 			}
 		}
-		if bestSD < 0.9*sigma {
-			return best, math.Sqrt(sigma*sigma - bestSD*bestSD), sigma
+		if pbSD < bestSD {
+			best, bestSD = pb, pbSD
+		}
+		if pbSD <= math.Sqrt(1-layoutDominated*layoutDominated)*sigma {
+			return pb, math.Sqrt(sigma*sigma - pbSD*pbSD), sigma
 		}
 	}
-	t.Fatalf("no row of the fixture needs as few as %g boots at -count %d", need, o.Count)
-	return simRow{}, 0, 0
+	if !(bestSD < sigma) {
+		t.Fatalf("no row of the fixture needs as few as %g boots at -count %d", need, o.Count)
+	}
+	return best, math.Sqrt(sigma*sigma - bestSD*bestSD), sigma
 }
 
 // packages are the suite's packages in order.
@@ -223,15 +237,20 @@ func packages(rows []simRow) []string {
 	return pkgs
 }
 
-// TestRowAA and TestRowPower: one row at a time, through Design, for
-// rows that need 3, 6, 10 and 20 boots a side at the level tested (a
-// design that knew the spread would need them), each from another
-// package of the fixture: under no change p <= level in level's share
-// of runs within ±20%, at alpha = 0.05 (PerRow) and at the family's
-// level (0.05/86), with no gate; and a change of exactly the target is
-// called worse (p <= level, past the gate, B slower) in the share
-// Rule.PowerAt predicts within 5 points, at least 80% less three
-// binomial standard errors.
+// TestRowAA: one row at a time, through Design, for rows that need 3, 6,
+// 10 and 20 boots a side at the level tested (a design that knew the
+// spread would need them), each from another package of the fixture,
+// with no gate: under no change p <= level in level's share of runs
+// within ±20% (or three binomial standard errors, where more), at alpha
+// = 0.05 (PerRow) and at the family's level (0.05/86).
+//
+// Two kinds of row. Layout-dominated rows (layoutDominated), whose boot
+// medians are near normal: the rate is within ±20% of the level. Rows
+// whose boot medians spread much by their median's sampling, where the
+// fixture has no layout-dominated row that needs so few boots: the
+// median of Count of the fixture's ten samples is bounded by them, with
+// lighter tails than normal, the test is conservative at the family's
+// level, and only the upper bound (1.2 × the level) is asserted.
 func TestRowAA(t *testing.T) {
 	rows := suiteRows(t)
 	costs := suiteCosts(t)
@@ -261,12 +280,13 @@ func TestRowAA(t *testing.T) {
 				continue
 			}
 			r, between, sigma := rowFor(t, rows, pkgs, ni+2*li, need, level, o)
+			upperOnly := between/sigma < layoutDominated
 			pkg := r.pkg
 			c := case_{rows: []simRow{r}, between: []float64{between}, change: []float64{0}}
 			var hits, boots int
 			var mu sync.Mutex
 			parallel(draws, func(i int) {
-				rng := rand.New(rand.NewPCG(36, uint64(100000*(10*li+ni)+i)))
+				rng := rand.New(rand.NewPCG(36, uint64(1000000*(10*li+ni)+i)))
 				d, err := New(o)
 				if err != nil {
 					panic(err)
@@ -282,10 +302,10 @@ func TestRowAA(t *testing.T) {
 			})
 			rate := float64(hits) / float64(draws)
 			se := math.Sqrt(level * (1 - level) / float64(draws))
-			t.Logf("A/A %s, needs %g (σ %.4f): p <= %.2g in %d of %d runs (%.2f × level, SE %.2f ×); %.1f boots a side",
-				path.Base(pkg)+" "+r.name, need, sigma, level, hits, draws, rate/level, se/level, float64(boots)/float64(draws))
+			t.Logf("A/A %s, needs %g (σ %.4f, layout %.2f of it): p <= %.2g in %d of %d runs (%.2f × level, SE %.2f ×); %.1f boots a side",
+				path.Base(pkg)+" "+r.name, need, sigma, between/sigma, level, hits, draws, rate/level, se/level, float64(boots)/float64(draws))
 			tol := max(0.2*level, 3*se)
-			if math.Abs(rate-level) > tol {
+			if rate-level > tol || (!upperOnly && level-rate > tol) {
 				t.Errorf("A/A %s needs %g at level %.2g: rate %.2g, want within %.2g of the level", r.name, need, level, rate, tol)
 			}
 		}
