@@ -214,7 +214,11 @@ func (d *driver) plannedTail(rep *abstat.Report) string {
 		lines = append(lines, fmt.Sprintf("  %s %s: undecided: %d+%d boots, mde %s (%s%s)", t.Pkg, row.Name, n, n, mde, why, need))
 	}
 	if len(lines) > 0 {
-		fmt.Fprintf(&b, "%d rows undecided, outside the verdicts and the exit status:\n%s\n", len(lines), strings.Join(lines, "\n"))
+		rows := "rows"
+		if len(lines) == 1 {
+			rows = "row"
+		}
+		fmt.Fprintf(&b, "%d %s undecided, outside the verdicts and the exit status:\n%s\n", len(lines), rows, strings.Join(lines, "\n"))
 	}
 	return b.String()
 }
