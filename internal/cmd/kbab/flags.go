@@ -56,7 +56,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		c.target = x / 100
 		return nil
 	})
-	fs.DurationVar(&c.budget, "budget", 0, "with -target: plan and run no boots past this `duration`, counted as A's boot times doubled (0: no bound); rows that do not fit get no verdict, named in the report")
+	fs.DurationVar(&c.budget, "budget", 0, "with -target: after the pilot (which always runs), plan and run no boots past this `duration`, counted as A's boot times doubled (0: no bound); rows that do not fit get no verdict, named in the report")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: kbab -out DIR -a-kernel IMAGE [-a-append ARGS] -b-kernel IMAGE [-b-append ARGS] [flags] -- PACKAGES [go test flags]")
 		fs.PrintDefaults()
