@@ -265,3 +265,39 @@ func TestMedianVar(t *testing.T) {
 		t.Errorf("two clusters ±1, n=5: %.3f, want most of the clusters' variance 1", got)
 	}
 }
+
+// TestMedianVarEven: for an even count the median's variance is the
+// mean of two order statistics' exactly, as enumerating every draw of 4
+// from 5 values (ties among them) and of 6 from 4 gives it.
+func TestMedianVarEven(t *testing.T) {
+	for _, c := range []struct {
+		s []float64
+		n int
+	}{{[]float64{-2, -1, -1, 0.5, 3}, 4}, {[]float64{-1, 0, 0.2, 1}, 6}, {[]float64{-1, 0, 0.2, 1}, 2}} {
+		var sum, sq, w float64
+		idx := make([]int, c.n)
+		for {
+			draw := make([]float64, c.n)
+			for i, j := range idx {
+				draw[i] = c.s[j]
+			}
+			m := median(draw)
+			sum, sq, w = sum+m, sq+m*m, w+1
+			i := 0
+			for ; i < c.n; i++ {
+				idx[i]++
+				if idx[i] < len(c.s) {
+					break
+				}
+				idx[i] = 0
+			}
+			if i == c.n {
+				break
+			}
+		}
+		want := sq/w - (sum/w)*(sum/w)
+		if got := medianVar(c.s, c.n); math.Abs(got-want) > 1e-9 {
+			t.Errorf("median of %d from %v: variance %.6f, enumerated %.6f", c.n, c.s, got, want)
+		}
+	}
+}
