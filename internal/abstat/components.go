@@ -181,7 +181,7 @@ func medianVarEven(s []float64, n int) float64 {
 	k := n / 2
 	lc, _ := math.Lgamma(float64(n + 1))
 	la, _ := math.Lgamma(float64(k + 1))
-	choose := math.Exp(lc - 2*la) // C(n, k), n = 2k
+	choose := math.Exp(lc - 2*la)  // C(n, k), n = 2k
 	below := func(i int) float64 { // F_{i-1}
 		if i == 0 {
 			return 0
