@@ -150,7 +150,7 @@ var goBoolFlags = []string{"a", "asan", "benchmem", "cover", "failfast", "msan",
 // package on its own with its own -count and -bench: the packages, and
 // the other flags (less -bench and -count, which kbab sets). A flag
 // with a value must be written -flag=value, so that a value is never
-// taken for a package; -count is kbab's to set.
+// taken for a package; a -count=N is every boot's (plannedCount).
 func splitGoTest(goTest []string) (pkgs, flags []string, err error) {
 	for i, a := range goTest {
 		if a == "-args" || a == "--args" {
@@ -165,7 +165,13 @@ func splitGoTest(goTest []string) (pkgs, flags []string, err error) {
 		name = strings.TrimPrefix(name, "test.")
 		switch {
 		case name == "count":
-			return nil, nil, fmt.Errorf("go test flag %s: with -target kbab sets each package's -count (the design's, one for every boot)", a)
+			// The design's count for every boot, pilot and later alike
+			// (plannedCount); kbab writes it into each run.
+			_, v, _ := strings.Cut(a, "=")
+			if n, err := strconv.Atoi(v); err != nil || n < 1 {
+				return nil, nil, fmt.Errorf("go test flag %s: with -target, -count=N with N of 1 or more: every boot of the design runs at it", a)
+			}
+			continue
 		case !hasValue && !slices.Contains(goBoolFlags, name):
 			return nil, nil, fmt.Errorf("go test flag %s: with -target write it as %s=VALUE, so that its value is not taken for a package", a, a)
 		case name == "bench":
@@ -177,6 +183,26 @@ func splitGoTest(goTest []string) (pkgs, flags []string, err error) {
 		return nil, nil, errors.New("-target: no packages among go test's arguments")
 	}
 	return pkgs, flags, nil
+}
+
+// plannedCount is the -count of every boot of a planned run: the go test
+// flags' -count=N where they give one (splitGoTest checked it), else
+// def. It is fixed before the pilot, so that every boot median of the
+// design's test is of the same number of samples.
+func plannedCount(goTest []string, def int) int {
+	n := def
+	for _, a := range goTest {
+		if a == "-args" || a == "--args" {
+			break
+		}
+		name, v, ok := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if ok && (name == "count" || name == "test.count") {
+			if c, err := strconv.Atoi(v); err == nil && c > 0 {
+				n = c
+			}
+		}
+	}
+	return n
 }
 
 // sets reports whether the go test flags set flag (-count, -p)

@@ -15,8 +15,8 @@
 //
 // Two designs. -target plans the boots with Stein's two-stage test
 // (package abplan; docs/comparing.md): a pilot of 6 boots a side (ABBA)
-// of the whole command, every boot at one -count (10), fixed before the
-// pilot; from the pilot's pooled spread of boot medians alone, each row's
+// of the whole command, every boot at one -count (the go test flags'
+// -count=N, else 10), fixed before the pilot; from the pilot's pooled spread of boot medians alone, each row's
 // boots a side, n = max(6, ⌈2 s0² (t(1-a/2) + t(0.8))² / d²⌉) on the
 // pilot's degrees of freedom, a = 0.05 over the rows, d = log(1 + target);
 // then pairs of boots (ABBA) of only the packages and rows still short of
@@ -34,7 +34,7 @@
 // lines give the rows decided, pending and undecided and the time left;
 // DIR/plan.txt holds the design, and the report ends with the rule and the
 // rows without a verdict. With -target, go test flags with a value must
-// be written -flag=value, and -count is kbab's.
+// be written -flag=value, and -count=N is every boot's.
 // Without -target, the fixed design: -boots boots a side (3) of the whole
 // command.
 //

@@ -16,10 +16,11 @@ import (
 	"github.com/kbench/kbench/internal/abstat"
 )
 
-// designOptions are the planned run's design: -target, -budget, and
-// abplan's defaults (its pilot, one -count for every boot).
+// designOptions are the planned run's design: -target, -budget, the go
+// test flags' -count (else abplan's), and abplan's pilot.
 func (d *driver) designOptions() abplan.Options {
 	o := abplan.DefaultOptions(d.st.Settings.Target)
+	o.Count = plannedCount(d.st.Settings.GoTest, o.Count)
 	o.Budget = d.cfg.budget.Seconds()
 	return o
 }

@@ -86,13 +86,18 @@ func TestPlannedRun(t *testing.T) {
 }
 
 // TestPlannedChange: a planned A/B whose B is 50% slower ends worse, exit
-// 1, by the design's test.
+// 1, by the design's test; the go test flags' -count=5 is every boot's.
 func TestPlannedChange(t *testing.T) {
 	f := newFake(t)
 	f.knob("planned", 0)
-	code, stdout, stderr := f.run(nil, f.args("-b-kernel", f.imgB, "-b-append", "slow", "-target", "5%")...)
+	code, stdout, stderr := f.run(nil, append(f.args("-b-kernel", f.imgB, "-b-append", "slow", "-target", "5%"), "-count=5")...)
 	if code != 1 {
 		t.Fatalf("B 50%% slower: exit %d, want 1\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	for i, c := range f.calls() {
+		if !strings.Contains(c, "-test.count=5") || strings.Contains(c, "-test.count=10") {
+			t.Errorf("boot %d: %s, want -test.count=5 alone", i+1, c)
+		}
 	}
 	if !strings.Contains(stdout, "2 worse") || !strings.Contains(stdout, "2 of 2 rows decided") {
 		t.Errorf("report:\n%s", stdout)
