@@ -25,8 +25,8 @@
 //	benchmark:  netbench prctlbench redisbench seccompbench sockfdbench
 //	            -> driver instrument workload harness os
 //	tool:       internal/cmd/* internal/lkpstat internal/abstat
-//	            internal/abstat/sim internal/profdelta internal/abreport
-//	            internal/vmflags
+//	            internal/abstat/sim internal/abplan internal/profdelta
+//	            internal/abreport internal/vmflags
 //	            -> instrument workload harness os
 //
 // The OS and runtime layer is one package per kernel or runtime interface
@@ -37,9 +37,10 @@
 // benchmark's work needs beyond the OS layer (seccomp filters, a
 // redis-server, pulses, UnixBench's loop). benchmain is the TestMain of
 // every benchmark package; the tools are commands and their libraries
-// (abstat, the A/B statistics; profdelta, the kernel profiles' deltas
-// across boots; abreport, its text forms; abstat/sim, the fixtures and
-// simulation their tests share).
+// (abstat, the A/B statistics; abplan, the planned run's sequential
+// design; profdelta, the kernel profiles' deltas across boots; abreport,
+// its text forms; abstat/sim, the fixtures and simulation their tests
+// share).
 //
 // # Linux only
 //

@@ -98,7 +98,7 @@ func WriteBrief(w io.Writer, r *abstat.Report) error {
 	}
 	var counts []string
 	for _, v := range []abstat.Verdict{abstat.Worse, abstat.Better, abstat.Changed, abstat.Same, abstat.Underpowered,
-		abstat.OldOnly, abstat.NewOnly, abstat.Failed, abstat.Skipped} {
+		abstat.Undecided, abstat.OldOnly, abstat.NewOnly, abstat.Failed, abstat.Skipped} {
 		if n := r.Count(v); n > 0 {
 			counts = append(counts, fmt.Sprintf("%d %s", n, strings.ToLower(string(v))))
 		}

@@ -48,8 +48,18 @@ func FormatRow(t *abstat.Table, row *abstat.Row) Cells {
 		// n in boots, and the two spreads.
 		c.Old, c.New = scaler.Format(b.OldCenter), scaler.Format(b.NewCenter)
 		c.Change = pctChange(row.Change)
-		c.P, c.N = fmt.Sprintf("%.3f", b.P), fmt.Sprintf("%d+%d", b.N1, b.N2)
+		// The p of the row's test: Welch's, or its design's.
+		c.N = fmt.Sprintf("%d+%d", b.N1, b.N2)
+		if !math.IsNaN(row.P) {
+			c.P = fmt.Sprintf("%.3f", row.P)
+		}
 		c.Within, c.Between = spread(b.Within), spread(b.Between)
+		return c
+	}
+	if row.Verdict == abstat.Undecided && row.Samples[0] != nil && row.Samples[1] != nil {
+		// Too few boots for a test: none is shown.
+		c.Change = pctChange(row.Change)
+		c.N = fmt.Sprintf("%d+%d", row.Samples[0].Boots(), row.Samples[1].Boots())
 		return c
 	}
 	if row.Old != nil {

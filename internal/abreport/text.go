@@ -174,9 +174,14 @@ func ruleLines(r *abstat.Report) []string {
 // countsText counts a report's rows by verdict.
 func countsText(r *abstat.Report) string {
 	n := r.Rows()
-	return fmt.Sprintf("%s: %d worse, %d better, %d changed, %d ~, %d underpowered, %d old only, %d new only",
+	s := fmt.Sprintf("%s: %d worse, %d better, %d changed, %d ~, %d underpowered, %d old only, %d new only",
 		plural(n, "row", "rows"), r.Count(abstat.Worse), r.Count(abstat.Better), r.Count(abstat.Changed),
 		r.Count(abstat.Same), r.Count(abstat.Underpowered), r.Count(abstat.OldOnly), r.Count(abstat.NewOnly))
+	if u := r.Count(abstat.Undecided); u > 0 {
+		// Only where some row is: the reports of runs without one stay as they were.
+		s += fmt.Sprintf(", %d undecided (too few boots for a verdict)", u)
+	}
+	return s
 }
 
 // chanceText says how many rows reached p <= alpha and how many chance
@@ -218,9 +223,21 @@ func writeSummary(b *strings.Builder, r *abstat.Report) {
 		unit, spread = "boots", "between boots"
 	}
 	th := 100 * r.Opts.Threshold
-	for _, l := range wrap(fmt.Sprintf("mde: the change this test detects with %.0f%% power at p <= %g, from the spread %s "+
+	level := fmt.Sprintf("p <= %g", r.Opts.Alpha)
+	if !r.Opts.PerRow && r.Family >= 2 {
+		level = fmt.Sprintf("q <= %g (p <= %.2g, %g over the %d rows, for a row changed alone)", r.Opts.Alpha, r.Opts.Alpha/float64(r.Family), r.Opts.Alpha, r.Family)
+	}
+	mde := fmt.Sprintf("mde: the change this test detects with %.0f%% power at %s, from the spread %s "+
 		"and n; need: %s a side to detect %g%%. A ~ row whose mde exceeds %g%% is underpowered: no evidence of no change.",
-		100*abstat.TargetPower, r.Opts.Alpha, spread, unit, th, th), Width) {
+		100*abstat.TargetPower, level, spread, unit, th, th)
+	if r.Opts.Design != nil {
+		mde = fmt.Sprintf("A row its design planned is tested by the design's rule (its note names it), not Welch's: p from "+
+			"the pilot's spread of boot medians alone, against t on the pilot's degrees of freedom; its mde is the change "+
+			"its boots detect with %.0f%% power at the design's level, need the boots a side the rule asked. A ~ row whose "+
+			"mde exceeds %g%% is underpowered; an undecided row got no verdict (too few boots for its test).",
+			100*abstat.TargetPower, 100*r.Opts.Target)
+	}
+	for _, l := range wrap(mde, Width) {
 		b.WriteString(l + "\n")
 	}
 	b.WriteString(countsText(r) + "\n")

@@ -25,6 +25,12 @@ type Options struct {
 	// PerRow judges each row on its own p instead of the q of the
 	// comparison's rows: for a row chosen before looking (-bisect).
 	PerRow bool
+	// Design, where set, tests the Primary rows a planned run's design
+	// holds in place of Welch's test of all their boots (Designed).
+	Design Designed
+	// Target is the change a design planned each row to detect: a row
+	// "~" whose mde passes it is underpowered. 0: the threshold.
+	Target float64
 }
 
 // DefaultOptions are benchstat's alpha and a 5% threshold.
@@ -49,6 +55,12 @@ const (
 	// of the threshold (its minimum detectable effect is larger), so it
 	// is no evidence of no change.
 	Underpowered Verdict = "underpowered"
+	// Undecided: no verdict, in a run with boots as samples, for a row
+	// whose boots are too few for its test: fewer than MinBoots a side,
+	// or fewer than its design planned (cut short by a budget, out of
+	// reach). It is outside the family and cannot fail the comparison;
+	// its Power says what its boots could have detected.
+	Undecided Verdict = "undecided"
 )
 
 // Moved reports whether v is a significant change of at least the
@@ -249,6 +261,7 @@ func (r *Report) Judge() {
 		}
 	}
 	r.family()
+	r.powerAtLevel()
 	for _, t := range all {
 		for _, row := range t.Rows {
 			p := row.P
@@ -260,7 +273,7 @@ func (r *Report) Judge() {
 	}
 	for _, t := range r.Tables {
 		for _, row := range t.Rows {
-			if row.Role != Derived && row.Verdict == Same && row.Power.Underpowered(r.Opts.Threshold) {
+			if row.Role != Derived && row.Verdict == Same && row.Power.Underpowered(r.goal()) {
 				row.Verdict = Underpowered
 			}
 		}
@@ -275,9 +288,49 @@ func (r *Report) Judge() {
 	}
 }
 
-// test runs a row's test: with boots as samples where both sides hold
-// it in MinBoots boots in boot mode, else per sample as benchstat does.
+// powerAtLevel computes each Primary row's power at the level its
+// verdict is decided at: alpha over the family where the report judges by
+// q (a row changed alone has q = p × rows, so p <= alpha/rows is where it
+// is called), alpha where by p. A design's rows have their design's.
+func (r *Report) powerAtLevel() {
+	if r.Opts.PerRow || r.Family < 2 {
+		return
+	}
+	level := r.Opts.Alpha / float64(r.Family)
+	for _, row := range r.Primaries() {
+		old, new := row.Samples[0], row.Samples[1]
+		switch {
+		case row.Power == nil || row.Power.Test == "stein":
+		case row.Boot != nil:
+			row.Power = bootPower(row.Boot, r.goal(), level)
+		case row.Verdict == Undecided:
+			if old.Boots() >= 2 && new.Boots() >= 2 {
+				row.Power = bootPower(compareBoots(old, new, row.Scale), r.goal(), level)
+			}
+		case row.Old != nil && row.New != nil:
+			row.Power = samplePower(row.Old.Values, row.New.Values, row.Scale, r.goal(), level)
+		}
+	}
+}
+
+// goal is the change a row must be able to detect not to be
+// underpowered: the design's target, else the threshold.
+func (r *Report) goal() float64 {
+	if r.Opts.Target > 0 {
+		return r.Opts.Target
+	}
+	return r.Opts.Threshold
+}
+
+// test runs a row's test: the design's where it holds the row; with
+// boots as samples where both sides hold it in MinBoots boots in boot
+// mode; none in boot mode with fewer boots (Undecided: a per-sample test
+// there would take a boot's layout for a change); else per sample as
+// benchstat does.
 func (r *Report) test(t *Table, row *Row) {
+	if row.Verdict == Undecided {
+		row.Verdict = ""
+	}
 	thresholds := &benchmath.Thresholds{CompareAlpha: r.Opts.Alpha}
 	assumption := r.units.GetAssumption(t.Unit)
 	old, new := row.Samples[0], row.Samples[1]
@@ -303,7 +356,28 @@ func (r *Report) test(t *Table, row *Row) {
 		return
 	}
 	row.Scale = ScaleOf(row.Old.Values, row.New.Values)
-	if r.BootMode && old.Boots() >= MinBoots && new.Boots() >= MinBoots {
+	if r.Opts.Design != nil && row.Role == Primary {
+		if dt, ok := r.Opts.Design.TestRow(t, row); ok {
+			r.designed(row, dt)
+			return
+		}
+	}
+	if r.BootMode && (old.Boots() < MinBoots || new.Boots() < MinBoots) {
+		row.setVerdict(Undecided)
+		row.Warnings = append(row.Warnings, fmt.Sprintf(
+			"too few boots: only %d+%d boots hold this row (need %d each): no verdict, since a per-sample test would take a boot's layout for a change",
+			old.Boots(), new.Boots(), MinBoots))
+		row.Power = &Power{Test: "welch", MDE: math.Inf(1)}
+		if old.Boots() >= 2 && new.Boots() >= 2 {
+			b := compareBoots(old, new, row.Scale)
+			row.Power = bootPower(b, r.goal(), r.Opts.Alpha)
+			row.Change = change(b.OldCenter, b.NewCenter)
+		} else {
+			row.Change = change(row.OldSum.Center, row.NewSum.Center)
+		}
+		return
+	}
+	if r.BootMode {
 		row.Boot = compareBoots(old, new, row.Scale)
 		row.Power = bootPower(row.Boot, r.Opts.Threshold, r.Opts.Alpha)
 		row.P = row.Boot.P
@@ -312,11 +386,6 @@ func (r *Report) test(t *Table, row *Row) {
 	} else {
 		row.Cmp = assumption.Compare(row.Old, row.New)
 		row.warn(row.OldSum.Warnings, row.NewSum.Warnings, row.Cmp.Warnings)
-		if r.BootMode {
-			row.Warnings = append(row.Warnings, fmt.Sprintf(
-				"too few boots: only %d+%d boots hold this row (need %d each): per-sample statistics, which a layout shift between boots can fool",
-				old.Boots(), new.Boots(), MinBoots))
-		}
 		row.Power = samplePower(row.Old.Values, row.New.Values, row.Scale, r.Opts.Threshold, r.Opts.Alpha)
 		row.P = row.Cmp.P
 		row.Change = change(row.OldSum.Center, row.NewSum.Center)
@@ -325,6 +394,30 @@ func (r *Report) test(t *Table, row *Row) {
 		}
 	}
 	row.ChangeLo, row.ChangeHi = changeInterval(row)
+}
+
+// designed sets a row's test from its design's: Stein's statistic, or
+// no verdict where the row lacks its planned boots.
+func (r *Report) designed(row *Row, dt DesignTest) {
+	old, new := row.Samples[0], row.Samples[1]
+	if old.Boots() >= 2 && new.Boots() >= 2 {
+		// For the report's centers and spreads; not the test.
+		row.Boot = compareBoots(old, new, row.Scale)
+	}
+	row.Power = &Power{Test: "stein", MDE: dt.MDE, Need: dt.Need}
+	if row.Boot != nil {
+		row.Power.Spread = row.Boot.Between
+	}
+	row.Warnings = append(row.Warnings, fmt.Sprintf("%s: %d boots a side planned, %d held", dt.Rule, dt.Need, dt.Boots))
+	if !dt.Decided {
+		row.setVerdict(Undecided)
+		row.Warnings = append(row.Warnings, "undecided: "+dt.Why)
+		if row.Boot != nil {
+			row.Change = change(row.Boot.OldCenter, row.Boot.NewCenter)
+		}
+		return
+	}
+	row.P, row.Change, row.ChangeLo, row.ChangeHi = dt.P, dt.Change, dt.Lo, dt.Hi
 }
 
 // spreadNotes states where boot medians have no spread, which makes
@@ -361,7 +454,7 @@ func change(o, n float64) float64 {
 
 // decide sets a compared row's verdict from its change and p (or q).
 func (r *Report) decide(t *Table, row *Row, p float64) {
-	if row.Old == nil || row.New == nil || row.Verdict == Failed || row.Verdict == Skipped {
+	if row.Old == nil || row.New == nil || row.Verdict == Failed || row.Verdict == Skipped || row.Verdict == Undecided {
 		return
 	}
 	// benchstat calls a change significant unless p > alpha; an

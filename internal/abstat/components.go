@@ -135,30 +135,75 @@ func ComponentsOf(sc Scale, sides ...*BootSamples) Components {
 // medianVar is the variance of the median of n draws with replacement
 // from the sorted values s: the k-th smallest of n draws is at most
 // s[j] with the chance that at least k of the n draws are, a binomial
-// tail at F = (j+1)/len(s). For an even n the median is the mean of two
-// order statistics; their variances' mean stands for its variance, a
-// little above it.
+// tail at F = (j+1)/len(s). For an even n the median is the mean of the
+// two middle order statistics, whose joint law medianVarEven sums.
 func medianVar(s []float64, n int) float64 {
 	if n < 1 || len(s) < 2 {
 		return 0
 	}
-	ks := []int{(n + 1) / 2}
 	if n%2 == 0 {
-		ks = []int{n / 2, n/2 + 1}
+		return medianVarEven(s, n)
 	}
-	var v float64
-	for _, k := range ks {
-		var mean, sq, prev float64
-		for j, x := range s {
-			cdf := binomAtLeast(n, k, float64(j+1)/float64(len(s)))
-			p := cdf - prev
-			prev = cdf
-			mean += p * x
-			sq += p * x * x
+	k := (n + 1) / 2
+	var mean, sq, prev float64
+	for j, x := range s {
+		cdf := binomAtLeast(n, k, float64(j+1)/float64(len(s)))
+		p := cdf - prev
+		prev = cdf
+		mean += p * x
+		sq += p * x * x
+	}
+	return max(sq-mean*mean, 0)
+}
+
+// medianVarEven is the variance of (X(k) + X(k+1))/2, k = n/2, the
+// median of an even n draws from the sorted values s, each of chance
+// 1/len(s), from the joint law of the two middle order statistics over
+// the distinct values v_1 < ... < v_d with cumulative chances F_i: for
+// i < j, exactly k draws at most v_i, one of them v_i, none between, one
+// v_j,
+//
+//	P(v_i, v_j) = C(n,k) (F_i^k - F_{i-1}^k) ((1-F_{j-1})^(n-k) - (1-F_j)^(n-k))
+//
+// and for both at v_i, fewer than k draws below v_i and more than k at
+// most v_i. (The mean of the two order statistics' variances, which
+// this replaced, ignores their correlation: 1.21 times the variance at
+// n = 4 for normal residuals.)
+func medianVarEven(s []float64, n int) float64 {
+	var v, F []float64 // distinct values and cumulative chances
+	for j, x := range s {
+		if len(v) > 0 && v[len(v)-1] == x {
+			F[len(F)-1] = float64(j+1) / float64(len(s))
+			continue
 		}
-		v += max(sq-mean*mean, 0)
+		v, F = append(v, x), append(F, float64(j+1)/float64(len(s)))
 	}
-	return v / float64(len(ks))
+	k := n / 2
+	lc, _ := math.Lgamma(float64(n + 1))
+	la, _ := math.Lgamma(float64(k + 1))
+	choose := math.Exp(lc - 2*la)  // C(n, k), n = 2k
+	below := func(i int) float64 { // F_{i-1}
+		if i == 0 {
+			return 0
+		}
+		return F[i-1]
+	}
+	pow := func(x float64, e int) float64 { return math.Pow(max(x, 0), float64(e)) }
+	var mean, sq float64
+	add := func(p, m float64) {
+		mean += p * m
+		sq += p * m * m
+	}
+	for i := range v {
+		fi, fb := F[i], below(i)
+		// Both middle draws at v_i.
+		add(1-binomAtLeast(n, k, fb)-(1-binomAtLeast(n, k+1, fi))+choose*pow(fb, k)*pow(1-fi, n-k), v[i])
+		lo := choose * (pow(fi, k) - pow(fb, k))
+		for j := i + 1; j < len(v); j++ {
+			add(lo*(pow(1-below(j), n-k)-pow(1-F[j], n-k)), (v[i]+v[j])/2)
+		}
+	}
+	return max(sq-mean*mean, 0)
 }
 
 // binomAtLeast is P(Bin(n, p) >= k), summed term by term (n is a

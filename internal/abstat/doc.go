@@ -19,11 +19,13 @@
 // setup.go, outcomes.go and geomean.go the setup lines, failures and
 // geomeans; components.go holds each row's variance within and between
 // boots and a sample's cost, plan.go the boots and -count per row and
-// package that reach a target mde (kbcompare -plan, kbab -target), each
-// row at alpha over the rows planned, since the report judges by q and a
-// row changed alone has q = p x rows (PlanOptions.PerRow for a report
-// judged by p). Package sim holds the fixtures and draws simulated
-// comparisons of the whole suite from its real run.
+// package that reach a target mde (kbcompare -plan), each row at alpha
+// over the rows planned, since the report judges by q and a row changed
+// alone has q = p x rows (PlanOptions.PerRow for a report judged by p);
+// design.go the hook by which a design that fixed a row's test before
+// its boots ran (package abplan: Stein's two-stage test, kbab -target)
+// tests the row instead of Welch's. Package sim holds the fixtures and
+// draws simulated comparisons of the whole suite from its real run.
 //
 // docs/kbcompare.md gives the formulas, the choices and why.
 package abstat

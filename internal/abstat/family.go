@@ -117,13 +117,26 @@ func (r *Report) family() {
 	var rows []*Row
 	var ps []float64
 	for _, row := range r.Primaries() {
-		if row.Old != nil && row.New != nil && row.Verdict != Failed && row.Verdict != Skipped && !math.IsNaN(row.P) {
+		switch {
+		case row.Old != nil && row.New != nil && row.Verdict != Failed && row.Verdict != Skipped && !math.IsNaN(row.P):
 			rows = append(rows, row)
 			ps = append(ps, row.P)
+		case row.Verdict == Undecided:
+			// In the family as p = 1: a design keeps a row undecided
+			// for its pilot's spread (out of reach, over budget), so the
+			// rows it decides are those whose spread looked small, whose
+			// p alone is a little below uniform; counted with p = 1 the
+			// rows left undecided keep the family's q at alpha
+			// (Simes), and no q of theirs is shown.
+			rows = append(rows, nil)
+			ps = append(ps, 1)
 		}
 	}
 	r.Family, r.Nominal = len(rows), 0
 	for i, q := range bhQ(ps) {
+		if rows[i] == nil {
+			continue
+		}
 		rows[i].Q = q
 		if ps[i] <= r.Opts.Alpha {
 			r.Nominal++

@@ -19,11 +19,9 @@ type PlanOptions struct {
 	MinCount, MaxCount int
 	// MaxBoots is the most boots a side a plan asks of a row; a row that
 	// would need more at its package's count is out of reach and planned
-	// at MaxBoots, to come as close as it can (Plan.Next runs it after
-	// the rows in reach).
+	// at MaxBoots, to come as close as it can.
 	MaxBoots int
-	// Counts fixes the -count of packages, by import path: a run under
-	// way keeps the counts its first plan chose.
+	// Counts fixes the -count of packages, by import path.
 	Counts map[string]int
 	// BootCost, where > 0, is the seconds of one boot of every package,
 	// in place of what the files' go test times say (PackageCost).
@@ -39,14 +37,6 @@ type PlanOptions struct {
 
 // DefaultPlanOptions plan for the default threshold.
 var DefaultPlanOptions = PlanOptions{Target: 0.05, Alpha: DefaultOptions.Alpha, MinCount: 3, MaxCount: 50, MaxBoots: 30}
-
-// PilotBoots and PilotCounts are a planned run's pilot: boots a side
-// (ABBA), the first of each side at the first count, the second at the
-// second, so that the go test times of two counts tell a boot's cost
-// from its samples' (PackageCost).
-const PilotBoots = 2
-
-var PilotCounts = [PilotBoots]int{3, 6}
 
 // FixedBoots and FixedCount are the fixed design a plan is set against:
 // the README's 3+3 boots at -count=10.
@@ -115,20 +105,6 @@ type RowPlan struct {
 	// Done is the boots a side the row holds (the fewer of the two).
 	Done int
 	at   float64 // the row's center on its Scale: its changes are relative to it
-}
-
-// Pending reports whether the row needs more boots than it holds.
-func (r *RowPlan) Pending() bool { return r.Done < r.Boots }
-
-// Pending lists the package's rows that need more boots.
-func (p *PkgPlan) Pending() []*RowPlan {
-	var out []*RowPlan
-	for _, r := range p.Rows {
-		if r.Pending() {
-			out = append(out, r)
-		}
-	}
-	return out
 }
 
 // PlanFiles reads one result file (a pilot) or two (both sides of one)
@@ -242,7 +218,9 @@ func NewPlan(r *Report, costs map[string]Cost, opts PlanOptions) *Plan {
 			}
 		}
 		rp := &RowPlan{Name: row.Name, Scale: ScaleOf(all...)}
-		rp.at = rp.Scale.To(median(slices.Concat(all...)))
+		// Centered on the first side's median: both sides' would carry
+		// the difference into the plan on the linear scale.
+		rp.at = rp.Scale.To(median(all[0]))
 		rp.Comp = ComponentsOf(rp.Scale, old, new)
 		secOp := row
 		if t.Unit != "sec/op" {
@@ -375,78 +353,6 @@ func (rp *RowPlan) kjCount(bootCost float64, opts PlanOptions) int {
 		n = math.Sqrt(bootCost / rp.Sample * w / b)
 	}
 	return int(math.Round(min(max(n, float64(opts.MinCount)), float64(opts.MaxCount))))
-}
-
-// Pending lists the packages with rows that need more boots.
-func (p *Plan) Pending() []*PkgPlan {
-	var out []*PkgPlan
-	for _, pp := range p.Pkgs {
-		if len(pp.Pending()) > 0 {
-			out = append(out, pp)
-		}
-	}
-	return out
-}
-
-// Run is one package's part of the next boot: its pending rows.
-type Run struct {
-	Pkg  *PkgPlan
-	Rows []*RowPlan
-}
-
-// Next is what the next boot of each side runs: the pending rows in
-// reach, package by package; where none is left, the pending rows out
-// of reach, which come as close to the target as their boots allow.
-// Rows in reach first, so that a budget decides as many rows as it can.
-// Nil when no row is pending.
-func (p *Plan) Next() []Run {
-	for _, reach := range []bool{true, false} {
-		var out []Run
-		for _, pp := range p.Pkgs {
-			var rows []*RowPlan
-			for _, rp := range pp.Pending() {
-				if rp.Reach == reach {
-					rows = append(rows, rp)
-				}
-			}
-			if len(rows) > 0 {
-				out = append(out, Run{pp, rows})
-			}
-		}
-		if len(out) > 0 {
-			return out
-		}
-	}
-	return nil
-}
-
-// Counts returns each package's planned count, by import path.
-func (p *Plan) Counts() map[string]int {
-	m := map[string]int{}
-	for _, pp := range p.Pkgs {
-		m[pp.Pkg] = pp.Count
-	}
-	return m
-}
-
-// Progress counts the rows that hold their planned boots and those
-// that do not, and the boots done and planned (a side, summed over
-// packages: a package's boots are those its neediest row holds).
-func (p *Plan) Progress() (decided, pending, bootsDone, bootsPlanned int) {
-	for _, pp := range p.Pkgs {
-		done := 0
-		for _, rp := range pp.Rows {
-			if rp.Pending() {
-				pending++
-			} else {
-				decided++
-			}
-			done = max(done, min(rp.Done, rp.Boots))
-		}
-		bootsDone += done
-		bootsPlanned += pp.Boots
-	}
-	return
 }
 
 // Find returns the plan of row name in package pkg (import path or its

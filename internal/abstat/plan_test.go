@@ -8,8 +8,6 @@ import (
 	"math/rand/v2"
 	"path"
 	"slices"
-	"strings"
-	"sync"
 	"testing"
 
 	"github.com/kbench/kbench/internal/abstat/sim"
@@ -89,47 +87,6 @@ func planOf(s *sim.Suite, rows []rowBoots, costs map[string]Cost, opts PlanOptio
 	return NewPlan(groupRows(s, rows), costs, opts)
 }
 
-// plannedRun is what kbab -target does, drawn: a pilot of PilotBoots a
-// side at PilotCounts, a plan, then one more boot a side of each row
-// Plan.Next names, at its package's count, replanning after each (counts
-// kept), until no row is pending. It returns the drawn boots and
-// the last plan; continuing looks at the plan alone, which looks at
-// spreads alone.
-func plannedRun(s *sim.Suite, rng *rand.Rand, d sim.Design, costs map[string]Cost, opts PlanOptions) ([]rowBoots, *Plan) {
-	rows := make([]rowBoots, len(s.Rows))
-	for _, n := range PilotCounts {
-		d.Count = n
-		for side := range 2 {
-			for i := range s.Rows {
-				rows[i][side] = append(rows[i][side], s.DrawRow(rng, i, side, d))
-			}
-		}
-	}
-	index := map[string]int{}
-	for i, sr := range s.Rows {
-		index[sr.Pkg+" "+sr.Name] = i
-	}
-	p := planOf(s, rows, costs, opts)
-	opts.Counts = p.Counts()
-	for range 2 * opts.MaxBoots {
-		next := p.Next()
-		if len(next) == 0 {
-			break
-		}
-		for _, run := range next {
-			for _, rp := range run.Rows {
-				i := index[run.Pkg.Pkg+" "+rp.Name]
-				d.Count = run.Pkg.Count
-				for side := range 2 {
-					rows[i][side] = append(rows[i][side], s.DrawRow(rng, i, side, d))
-				}
-			}
-		}
-		p = planOf(s, rows, costs, opts)
-	}
-	return rows, p
-}
-
 // slowed returns a row's boots with the new side's ns/op multiplied by f.
 func slowed(rb rowBoots, nsOp int, f float64) rowBoots {
 	var out rowBoots
@@ -144,97 +101,6 @@ func slowed(rb rowBoots, nsOp int, f float64) rowBoots {
 		out[1] = append(out[1], b)
 	}
 	return out
-}
-
-// planDraws is how many planned runs the simulations draw per boot
-// spread: a share of 80% is then known within ±5.7 points (two standard
-// deviations of a binomial share), 2% within ±2.
-const planDraws = 200
-
-// TestPlannedRun: planned runs of the whole suite, drawn from its real
-// run at the boot spreads of real comparisons (0.35 and 1.2 times the
-// within-boot spread), with every boot a fresh draw:
-//   - an A/A flags some row (by q, as the report does) in at most 5% of
-//     draws: continuing by spreads alone keeps the false-alarm rate;
-//   - one row made 10% slower among the rest (of the rows the plan
-//     reaches, one with the median planned boots), in the same runs, is
-//     called worse at its planned boots in at least 80% of draws. The
-//     same runs: a change moves no spread, so the plan, and the boots
-//     it ran, do not see it.
-func TestPlannedRun(t *testing.T) {
-	if testing.Short() {
-		t.Skip("planned runs of the whole suite: a minute")
-	}
-	s := sim.LoadSuite(t)
-	costs := suiteCosts(t)
-	// At most 15 boots a side at the smaller boot spread, kbab's 30 at
-	// the larger: the rows out of reach, run to the most, make the runs
-	// slow, and at 1.2×within no row reaches the target in 15 boots at
-	// the family's level (alpha over the rows, PlanOptions.PerRow).
-	for k, between := range []float64{0.35, 1.2} {
-		opts := DefaultPlanOptions
-		opts.MaxBoots = []int{15, 30}[k]
-		rng := rand.New(rand.NewPCG(27, uint64(200+k)))
-		d := sim.Design{Between: between}
-		ref := planOf(s, drawRows(s, rng, 20, 10, d), costs, opts)
-		// The changed row: of the rows the plan of a long pilot reaches,
-		// one with the median of their planned boots.
-		var reached []string
-		boots := map[string]int{}
-		for _, pp := range ref.Pkgs {
-			for _, rp := range pp.Rows {
-				if rp.Reach {
-					key := path.Base(pp.Pkg) + " " + rp.Name
-					reached = append(reached, key)
-					boots[key] = rp.Boots
-				}
-			}
-		}
-		slices.SortStableFunc(reached, func(a, b string) int { return boots[a] - boots[b] })
-		changed := reached[len(reached)/2]
-		pkg, name, _ := strings.Cut(changed, " ")
-		ci := slices.IndexFunc(s.Rows, func(r sim.SuiteRow) bool { return r.Key() == changed })
-		nsOp := slices.Index(s.Rows[ci].Units, "ns/op")
-		// Each draw its own seeded generator, two at a time: the same
-		// outcome on any machine, in half the time on two CPUs.
-		type outcome struct{ aa, ab bool }
-		outs := make([]outcome, planDraws)
-		var wg sync.WaitGroup
-		for w := range 2 {
-			wg.Go(func() {
-				for i := w; i < planDraws; i += 2 {
-					rng := rand.New(rand.NewPCG(27, uint64(1000*k+i)))
-					rows, _ := plannedRun(s, rng, d, costs, opts)
-					outs[i].aa = flagged(reportOfRows(s, rows, defaults)) > 0
-					// The same run with the row 10% slower on the new
-					// side: a change moves no spread, so the plan, and
-					// the boots it ran, are the same.
-					rows[ci] = slowed(rows[ci], nsOp, 1.10)
-					row := reportOfRows(s, rows, defaults).Find(pkg, "sec/op", name)
-					outs[i].ab = row != nil && row.Verdict == Worse
-				}
-			})
-		}
-		wg.Wait()
-		var aa, ab int
-		for _, o := range outs {
-			if o.aa {
-				aa++
-			}
-			if o.ab {
-				ab++
-			}
-		}
-		fa, power := float64(aa)/planDraws, float64(ab)/planDraws
-		t.Logf("between %.2f×within: A/A flagged some row in %.1f%% of %d planned runs; %s (%d boots planned from a long pilot) +10%% called worse in %.1f%%",
-			between, 100*fa, planDraws, changed, boots[changed], 100*power)
-		if fa > 0.05 {
-			t.Errorf("between %.2f×within: planned A/A flagged some row in %.1f%% of draws, want at most 5%%", between, 100*fa)
-		}
-		if power < 0.8 {
-			t.Errorf("between %.2f×within: the row made 10%% slower was called worse in %.1f%% of planned runs, want at least 80%%", between, 100*power)
-		}
-	}
 }
 
 // TestPlanPredictsPower: the power the plan predicts is the power its
@@ -397,5 +263,41 @@ func TestMedianVar(t *testing.T) {
 	two := []float64{-1, -1, -1, -1, -1, 1, 1, 1, 1, 1}
 	if got := medianVar(two, 5); got < 0.5 {
 		t.Errorf("two clusters ±1, n=5: %.3f, want most of the clusters' variance 1", got)
+	}
+}
+
+// TestMedianVarEven: for an even count the median's variance is the
+// mean of two order statistics' exactly, as enumerating every draw of 4
+// from 5 values (ties among them) and of 6 from 4 gives it.
+func TestMedianVarEven(t *testing.T) {
+	for _, c := range []struct {
+		s []float64
+		n int
+	}{{[]float64{-2, -1, -1, 0.5, 3}, 4}, {[]float64{-1, 0, 0.2, 1}, 6}, {[]float64{-1, 0, 0.2, 1}, 2}} {
+		var sum, sq, w float64
+		idx := make([]int, c.n)
+		for {
+			draw := make([]float64, c.n)
+			for i, j := range idx {
+				draw[i] = c.s[j]
+			}
+			m := median(draw)
+			sum, sq, w = sum+m, sq+m*m, w+1
+			i := 0
+			for ; i < c.n; i++ {
+				idx[i]++
+				if idx[i] < len(c.s) {
+					break
+				}
+				idx[i] = 0
+			}
+			if i == c.n {
+				break
+			}
+		}
+		want := sq/w - (sum/w)*(sum/w)
+		if got := medianVar(c.s, c.n); math.Abs(got-want) > 1e-9 {
+			t.Errorf("median of %d from %v: variance %.6f, enumerated %.6f", c.n, c.s, got, want)
+		}
 	}
 }

@@ -19,7 +19,7 @@ const MaxNeed = 1000
 // Power is what a compared row could have detected (docs/kbcompare.md
 // gives the formulas).
 type Power struct {
-	Test string // "welch" (boots as samples) or "utest" (per sample)
+	Test string // "welch" (boots as samples), "stein" (a design's), or "utest" (per sample)
 	// Spread is the standard deviation the formula used, on the row's
 	// Scale: of boot medians (Welch), or 1.4826 times the median absolute
 	// deviation of the samples (U-test).
@@ -34,7 +34,7 @@ type Power struct {
 
 // NeedUnit names what Need counts.
 func (p *Power) NeedUnit() string {
-	if p.Test == "welch" {
+	if p.Test == "welch" || p.Test == "stein" {
 		return "boots"
 	}
 	return "samples"

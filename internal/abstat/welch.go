@@ -65,3 +65,8 @@ func tQuantile(p, df float64) float64 {
 }
 
 var normal = stats.NormalDist{Mu: 0, Sigma: 1}
+
+// TQuantile is Student's t distribution's p quantile on df degrees of
+// freedom (tQuantile), for the designs that plan a test of boot medians
+// (package abplan).
+func TQuantile(p, df float64) float64 { return tQuantile(p, df) }

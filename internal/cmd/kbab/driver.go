@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/kbench/kbench/internal/abplan"
 	"github.com/kbench/kbench/internal/abreport"
 	"github.com/kbench/kbench/internal/abstat"
 	"github.com/kbench/kbench/internal/vmflags"
@@ -36,9 +37,8 @@ type driver struct {
 	lock      *os.File
 	stderr    io.Writer
 	start     time.Time
-	// plan is a planned run's latest plan; cut says the budget stopped it.
-	plan *abstat.Plan
-	cut  bool
+	// design is a planned run's (-target): what it runs, and its test.
+	design *abplan.Design
 }
 
 func prepare(c *config, stderr io.Writer) (*driver, error) {
@@ -65,6 +65,12 @@ func prepare(c *config, stderr io.Writer) (*driver, error) {
 	if err := d.open(now); err != nil {
 		d.close()
 		return nil, err
+	}
+	if d.st.Settings.Target > 0 {
+		if d.design, err = abplan.New(d.designOptions()); err != nil {
+			d.close()
+			return nil, err
+		}
 	}
 	return d, nil
 }
@@ -113,17 +119,6 @@ func (d *driver) open(now settings) error {
 }
 
 func (d *driver) result(side string) string { return filepath.Join(d.cfg.out, side+".txt") }
-
-// doneOf counts the finished boots of a side.
-func (d *driver) doneOf(side string) int {
-	n := 0
-	for _, b := range d.st.Done {
-		if b.Side == side {
-			n++
-		}
-	}
-	return n
-}
 
 // tools finds vmexec: the path given, else go build of the module's
 // command into -out/bin. The comparison needs no tool: it runs
@@ -313,7 +308,7 @@ func (d *driver) boot(i int, sig <-chan os.Signal, retry string) (int, error) {
 	}
 	dn := done{Boot: i + 1, Side: s, Seconds: took.Seconds(), Finished: time.Now().UTC(), BootIDs: ids,
 		Offset: offset, Bytes: n, SHA256: sum, Retry: retry}
-	if d.st.Settings.Target > 0 && i >= 2*abstat.PilotBoots {
+	if d.design != nil && i >= d.design.PilotBoots() {
 		dn.Runs = d.st.Round
 	}
 	d.st.Done = append(d.st.Done, dn)
@@ -364,15 +359,15 @@ func (d *driver) bootName(i int) string {
 
 // goTests are the go test arguments (after -exec) of boot i's runs: the
 // whole command once, with -count=1 and -p=1 unless it sets them; in a
-// planned run's pilot the same at the pilot's count for this side's
-// boot; after the pilot one run a package of the round under way.
+// planned run's pilot the same at the design's count; after the pilot
+// one run a package of the round under way.
 func (d *driver) goTests(i int) [][]string {
 	st := d.st.Settings
-	if st.Target == 0 || i < 2*abstat.PilotBoots {
+	if d.design == nil || i < d.design.PilotBoots() {
 		var a []string
 		count := "1"
-		if st.Target > 0 {
-			count = fmt.Sprint(abstat.PilotCounts[d.doneOf(side(i))])
+		if d.design != nil {
+			count = fmt.Sprint(d.design.Opts.Count)
 		}
 		for _, f := range []struct{ name, v string }{{"count", count}, {"p", "1"}} {
 			if !sets(st.GoTest, f.name) {
@@ -491,7 +486,7 @@ func quoteAll(a []string) []string {
 // report.txt; its exit status is what kbcompare's would be: 0, 1 where
 // something is worse or failed, 2 where a file cannot be read.
 func (d *driver) compare(stdout io.Writer) int {
-	rep, err := abstat.Compare(d.result("A"), d.result("B"), abstat.DefaultOptions)
+	rep, err := abstat.Compare(d.result("A"), d.result("B"), d.compareOptions())
 	if err != nil {
 		fmt.Fprintf(d.stderr, "kbab: comparing the boots: %v\n", err)
 		return exitUsage

@@ -6,6 +6,8 @@ import (
 	"crypto/rand"
 	"flag"
 	"fmt"
+	"math"
+	mrand "math/rand/v2"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -103,7 +105,9 @@ func fakeVMExec() int {
 		ns = 1500
 	}
 	if _, err := os.Stat(filepath.Join(dir, "planned")); err == nil {
-		plannedRows(fs.Args()[1:], ns, n)
+		seed, _ := os.ReadFile(filepath.Join(dir, "seed"))
+		s, _ := strconv.ParseUint(strings.TrimSpace(string(seed)), 10, 64)
+		plannedRows(fs.Args()[1:], ns, n, s)
 		return ended(0, "")
 	}
 	for i := range 5 {
@@ -116,9 +120,11 @@ func fakeVMExec() int {
 
 // plannedRows prints, as a test binary given args would, -test.count
 // results of each row -test.bench names: Work, quiet, and Noisy, whose
-// boots differ by a few percent (a layout), so that a plan asks more
-// boots of it. Call n of the fake sets the boot's layout.
-func plannedRows(args []string, ns float64, n int) {
+// boots differ by a layout (normal, 3%: a boot's medians spread as a
+// real row's between boots), so that the design asks more boots of it.
+// Call n of the fake seeds its boot (the "seed" knob, 0 unless set, seeds
+// the run): the same draws on any machine, an A/A unless ns differs.
+func plannedRows(args []string, ns float64, n int, seed uint64) {
 	count, bench := 1, "."
 	for _, a := range args {
 		if v, ok := strings.CutPrefix(a, "-test.count="); ok {
@@ -128,17 +134,17 @@ func plannedRows(args []string, ns float64, n int) {
 			bench = v
 		}
 	}
-	// Alike for A and B in every pair of the ABBA order: an A/A.
-	layout := []float64{-0.02, 0.03, 0.03, -0.03, -0.03, 0.02, 0.02, -0.02}[n%8]
+	rng := mrand.New(mrand.NewPCG(seed, uint64(n)))
 	for _, row := range []struct {
-		name   string
-		layout float64
-	}{{"Work", 0.002 * float64(n%3)}, {"Noisy", layout}} {
+		name           string
+		layout, within float64
+	}{{"Work", 0.001, 0.002}, {"Noisy", 0.03, 0.01}} {
+		layout := row.layout * rng.NormFloat64()
 		if bench != "." && !strings.Contains(bench, "Benchmark"+row.name) {
 			continue
 		}
-		for i := range count {
-			fmt.Printf("Benchmark%s-2\t1000\t%.1f ns/op\n", row.name, ns*(1+0.002*float64(i%3)+row.layout))
+		for range count {
+			fmt.Printf("Benchmark%s-2\t1000\t%.1f ns/op\n", row.name, ns*math.Exp(layout+row.within*rng.NormFloat64()))
 		}
 	}
 	fmt.Println("PASS")

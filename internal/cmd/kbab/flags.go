@@ -48,7 +48,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.memory, "memory", "", "vmexec -memory: guest memory `size` such as 2G or 2048M, at least 128M (unset: vmexec's default)")
 	fs.StringVar(&c.accel, "accel", "", "vmexec -accel: auto, kvm or tcg (unset: vmexec's default)")
 	fs.StringVar(&c.vmexec, "vmexec", "", "prebuilt vmexec `path` (unset: go build from the module into -out/bin)")
-	fs.Func("target", "plan the boots: a pilot of 2 boots a side, then boots of only the rows that need them, until each reaches this minimum detectable `percent`age (5%) at 80% power", func(v string) error {
+	fs.Func("target", "plan the boots by Stein's two-stage test: a pilot of 6 boots a side at one -count, then boots of only the rows that need them, so that a change of this `percent`age (5%) is called worse in at least 80% of runs", func(v string) error {
 		x, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), "%"), 64)
 		if err != nil || !(x > 0 && x < 100) {
 			return errors.New("want a percentage above 0 and below 100, such as 5%")
@@ -56,7 +56,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		c.target = x / 100
 		return nil
 	})
-	fs.DurationVar(&c.budget, "budget", 0, "with -target: start no boot pair that would take the boots' time past this `duration` (0: no bound); the report names the rows it cut short")
+	fs.DurationVar(&c.budget, "budget", 0, "with -target: after the pilot (which always runs), plan and run no boots past this `duration`, counted as A's boot times doubled (0: no bound); rows that do not fit get no verdict, named in the report")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: kbab -out DIR -a-kernel IMAGE [-a-append ARGS] -b-kernel IMAGE [-b-append ARGS] [flags] -- PACKAGES [go test flags]")
 		fs.PrintDefaults()
@@ -150,7 +150,7 @@ var goBoolFlags = []string{"a", "asan", "benchmem", "cover", "failfast", "msan",
 // package on its own with its own -count and -bench: the packages, and
 // the other flags (less -bench and -count, which kbab sets). A flag
 // with a value must be written -flag=value, so that a value is never
-// taken for a package; -count is kbab's to set.
+// taken for a package; a -count=N is every boot's (plannedCount).
 func splitGoTest(goTest []string) (pkgs, flags []string, err error) {
 	for i, a := range goTest {
 		if a == "-args" || a == "--args" {
@@ -165,7 +165,13 @@ func splitGoTest(goTest []string) (pkgs, flags []string, err error) {
 		name = strings.TrimPrefix(name, "test.")
 		switch {
 		case name == "count":
-			return nil, nil, fmt.Errorf("go test flag %s: with -target kbab sets each package's -count (the pilot's, then the plan's)", a)
+			// The design's count for every boot, pilot and later alike
+			// (plannedCount); kbab writes it into each run.
+			_, v, _ := strings.Cut(a, "=")
+			if n, err := strconv.Atoi(v); err != nil || n < 1 {
+				return nil, nil, fmt.Errorf("go test flag %s: with -target, -count=N with N of 1 or more: every boot of the design runs at it", a)
+			}
+			continue
 		case !hasValue && !slices.Contains(goBoolFlags, name):
 			return nil, nil, fmt.Errorf("go test flag %s: with -target write it as %s=VALUE, so that its value is not taken for a package", a, a)
 		case name == "bench":
@@ -177,6 +183,26 @@ func splitGoTest(goTest []string) (pkgs, flags []string, err error) {
 		return nil, nil, errors.New("-target: no packages among go test's arguments")
 	}
 	return pkgs, flags, nil
+}
+
+// plannedCount is the -count of every boot of a planned run: the go test
+// flags' -count=N where they give one (splitGoTest checked it), else
+// def. It is fixed before the pilot, so that every boot median of the
+// design's test is of the same number of samples.
+func plannedCount(goTest []string, def int) int {
+	n := def
+	for _, a := range goTest {
+		if a == "-args" || a == "--args" {
+			break
+		}
+		name, v, ok := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if ok && (name == "count" || name == "test.count") {
+			if c, err := strconv.Atoi(v); err == nil && c > 0 {
+				n = c
+			}
+		}
+	}
+	return n
 }
 
 // sets reports whether the go test flags set flag (-count, -p)

@@ -13,24 +13,28 @@
 //	    [-smp N] [-memory SIZE] [-accel auto|kvm|tcg] [-vmexec PATH]
 //	    -- PACKAGES [go test flags]
 //
-// Two designs. -target plans the boots: a pilot of 2 boots a side (ABBA;
-// each side's first boot at -count=3, its second at -count=6, so that go
-// test's times tell a boot's cost from its samples'), then a plan
-// (abstat.Plan, what `kbcompare -plan` prints: per package the -count of
-// least cost, per row the boots a side its mde needs at 80% power, by
-// Kalibera and Jones's rule from the spreads within and between boots),
-// then pairs of boots (ABBA) of only the packages and rows the plan leaves
-// pending, each package one go test with -bench built from its pending rows
-// at its planned -count, replanning before each pair, until every row holds
-// its planned boots or the next pair would pass -budget (the boots' own
-// time, kept across resumes). What runs next depends on the spreads of each
-// side around its own center alone, never on the difference between A and
-// B, so the final test keeps its false-alarm rate (abstat's TestPlannedRun
-// shows it on the suite's real run). Progress lines give the rows decided
-// and pending, the boots done and planned and the time the plan has left;
-// DIR/plan.txt holds the latest plan, and the report ends with the rows the
-// budget cut short and the mde their boots reached. With -target, go test
-// flags with a value must be written -flag=value, and -count is kbab's.
+// Two designs. -target plans the boots with Stein's two-stage test
+// (package abplan; docs/comparing.md): a pilot of 6 boots a side (ABBA)
+// of the whole command, every boot at one -count (the go test flags'
+// -count=N, else 10), fixed before the pilot; from the pilot's pooled spread of boot medians alone, each row's
+// boots a side, n = max(6, ⌈2 s0² (t(1-a/2) + t(0.8))² / d²⌉) on the
+// pilot's degrees of freedom, a = 0.05 over the rows, d = log(1 + target);
+// then pairs of boots (ABBA) of only the packages and rows still short of
+// their n, each package one go test with -bench built from those rows.
+// Each row is then tested on the mean of its n boots a side against the
+// pilot's spread alone, on t with the pilot's degrees of freedom, so that
+// the false-alarm rate is alpha whatever n came out, and a change of the
+// target is called worse in at least 80% of runs (more where the pilot
+// alone gives a row more boots than it needs). -budget bounds the run by
+// A's boot times doubled (what B's speed cannot move): rows whose boots
+// do not fit, or that would need more than 30 a side, get no verdict
+// ("undecided: N+N boots, mde X%"), stay out of the exit status, and count
+// in the family as p = 1. What runs next depends on the pilot's spreads
+// and A's costs alone, never on the difference between A and B. Progress
+// lines give the rows decided, pending and undecided and the time left;
+// DIR/plan.txt holds the design, and the report ends with the rule and the
+// rows without a verdict. With -target, go test flags with a value must
+// be written -flag=value, and -count=N is every boot's.
 // Without -target, the fixed design: -boots boots a side (3) of the whole
 // command.
 //

@@ -443,7 +443,8 @@ func TestBadOptions(t *testing.T) {
 		{cat(base, []string{"-target", "0"}, pk), "want a percentage above 0"},
 		{cat(base, []string{"-budget", "1h"}, pk), "-budget goes with -target"},
 		{cat(base, []string{"-target", "5%", "-boots", "3"}, pk), "-boots and -target exclude each other"},
-		{cat(base, []string{"-target", "5%"}, pk, []string{"-count=3"}), "with -target kbab sets each package's -count"},
+		{cat(base, []string{"-target", "5%"}, pk, []string{"-count=0"}), "with -target, -count=N with N of 1 or more"},
+		{cat(base, []string{"-target", "5%"}, pk, []string{"-count", "3"}), "with -target, -count=N with N of 1 or more"},
 		{cat(base, []string{"-target", "5%"}, pk, []string{"-bench", "Load"}), "write it as -bench=VALUE"},
 	} {
 		var stderr bytes.Buffer

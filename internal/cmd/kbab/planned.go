@@ -11,45 +11,49 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kbench/kbench/internal/abplan"
 	"github.com/kbench/kbench/internal/abreport"
 	"github.com/kbench/kbench/internal/abstat"
 )
 
-// runPlanned runs a planned comparison (-target): the pilot, then boot
-// pairs of the rows the plan leaves pending, replanning before each
-// pair from the spreads of the boots so far, until no row is pending
-// or the next pair would pass the budget; then the comparison.
+// designOptions are the planned run's design: -target, -budget, the go
+// test flags' -count (else abplan's), and abplan's pilot.
+func (d *driver) designOptions() abplan.Options {
+	o := abplan.DefaultOptions(d.st.Settings.Target)
+	o.Count = plannedCount(d.st.Settings.GoTest, o.Count)
+	o.Budget = d.cfg.budget.Seconds()
+	return o
+}
+
+// runPlanned runs a planned comparison (-target), as the design
+// (abplan.Design: Stein's two-stage test) says: the pilot's boots of
+// the whole command, then pairs of boots of the rows the design leaves
+// pending, until none is or the budget stops it; then the comparison,
+// judged by the design.
 //
-// What to run next depends on the plan alone, and the plan on each
-// side's spreads around its own center alone (abstat.NewPlan): never on
-// the difference between A and B, so that the final test keeps its
-// false-alarm rate (abstat's TestPlannedRun draws it).
+// kbab decides nothing here: what runs next is the design's, from the
+// pilot's spreads and A's costs alone, never from a boot after the
+// pilot nor from the difference between A and B.
 func (d *driver) runPlanned(stdout io.Writer, sig <-chan os.Signal) int {
-	pilot := 2 * abstat.PilotBoots
+	pilot := d.design.PilotBoots()
 	for i := len(d.st.Done); ; i++ {
 		if i >= pilot && i%2 == 0 {
 			if err := d.replan(); err != nil {
 				fmt.Fprintf(d.stderr, "kbab: planning: %v\n", err)
 				return exitUsage
 			}
-			next := d.plan.Next()
+			next, _ := d.design.Next(d.spent())
 			if len(next) == 0 {
-				break
-			}
-			if b := d.cfg.budget; b > 0 && d.spent()+2*pairSeconds(next) > b.Seconds() {
-				d.cut = true
-				_, pending, _, _ := d.plan.Progress()
-				fmt.Fprintf(d.stderr, "kbab: -budget %s: the next pair (about %s) would pass it after %s of boots; stopping with %d rows pending\n",
-					b, round(seconds(2*pairSeconds(next))), round(seconds(d.spent())), pending)
+				if d.design.Cut {
+					_, pending, _ := d.design.Progress()
+					fmt.Fprintf(d.stderr, "kbab: -budget %s: the next pair would pass it after %s of boots (A's doubled); stopping with %d rows pending\n",
+						d.cfg.budget, round(seconds(d.spent())), pending)
+				}
 				break
 			}
 			d.st.Round = nil
-			for _, run := range next {
-				r := pkgRun{Pkg: run.Pkg.Pkg, Count: run.Pkg.Count}
-				for _, rp := range run.Rows {
-					r.Rows = append(r.Rows, rp.Name)
-				}
-				d.st.Round = append(d.st.Round, r)
+			for _, r := range next {
+				d.st.Round = append(d.st.Round, pkgRun{Pkg: r.Pkg, Count: r.Count, Rows: r.Rows})
 			}
 			if err := d.st.write(d.statePath); err != nil {
 				fmt.Fprintf(d.stderr, "kbab: %v\n", err)
@@ -58,7 +62,7 @@ func (d *driver) runPlanned(stdout io.Writer, sig <-chan os.Signal) int {
 		}
 		left := func() string {
 			if len(d.st.Done) < pilot {
-				return fmt.Sprintf(" (pilot: %d of %d boots)", len(d.st.Done), pilot)
+				return fmt.Sprintf(" (pilot: %d of %d boots at -count=%d)", len(d.st.Done), pilot, d.design.Opts.Count)
 			}
 			return d.progress()
 		}
@@ -69,114 +73,153 @@ func (d *driver) runPlanned(stdout io.Writer, sig <-chan os.Signal) int {
 	return d.compare(stdout)
 }
 
-// replan plans from the boots so far, with the counts of the first
-// plan, and writes it to plan.txt; the first plan also goes to stderr
-// and fixes the counts.
+// replan brings the design up to the boots so far: the first time in a
+// process it plans from the pilot (the first Pilot boots a side of A.txt
+// and B.txt, and the costs of A's first boot) and writes the plan to
+// plan.txt, the first plan of the run also to stderr; after that it
+// records the boots each row holds. A resumed run plans as the first
+// did: from the same pilot boots.
 func (d *driver) replan() error {
-	opts := abstat.DefaultPlanOptions
-	opts.Target = d.st.Settings.Target
-	opts.Counts = d.st.Counts
-	p, err := abstat.PlanFiles(opts, d.result("A"), d.result("B"))
+	rep, err := abstat.Compare(d.result("A"), d.result("B"), abstat.DefaultOptions)
 	if err != nil {
 		return err
 	}
+	rows := abplan.RowsOf(rep, nil)
+	if d.design.Planned {
+		d.design.Update(rows)
+		return d.writePlan(false)
+	}
+	costs, err := d.pilotCosts()
+	if err != nil {
+		return err
+	}
+	var spent float64
+	for _, b := range d.st.Done[:d.design.PilotBoots()] {
+		if b.Side == "A" {
+			spent += 2 * b.Seconds
+		}
+	}
+	d.design.Plan(rows, costs, spent)
+	first := len(d.st.Done) == d.design.PilotBoots()
+	return d.writePlan(first)
+}
+
+// pilotCosts are each package's boot cost from A's first boot: its go
+// test time less its rows' timed work (iterations × sec/op), as
+// abstat.PackageCost fits it from one boot. One boot of A: what B's
+// speed cannot move, and what a resumed run reads again alike.
+func (d *driver) pilotCosts() (map[string]float64, error) {
+	files, _, err := abstat.Read(filepath.Join(d.cfg.out, "boots", "01-A.txt"))
+	if err != nil {
+		return nil, err
+	}
+	costs := map[string]float64{}
+	for pkg, c := range abstat.PackageCost(files) {
+		costs[pkg] = c.Boot
+	}
+	return costs, nil
+}
+
+// writePlan writes the design to plan.txt, and to stderr where first.
+func (d *driver) writePlan(first bool) error {
 	var b bytes.Buffer
-	if err := abreport.WritePlan(&b, p); err != nil {
+	if err := abreport.WriteDesign(&b, d.design); err != nil {
 		return err
 	}
 	if err := os.WriteFile(filepath.Join(d.cfg.out, "plan.txt"), b.Bytes(), 0o666); err != nil {
 		return err
 	}
-	if d.st.Counts == nil {
+	if first {
 		fmt.Fprintf(d.stderr, "kbab: the plan from the pilot (%s):\n%s", filepath.Join(d.cfg.out, "plan.txt"), b.Bytes())
-		d.st.Counts = p.Counts()
-		if err := d.st.write(d.statePath); err != nil {
-			return err
-		}
 	}
-	d.plan = p
 	return nil
 }
 
-// progress is a progress line's tail: rows decided and pending, boots
-// done and planned, and the time the plan has left.
+// progress is a progress line's tail: rows decided, pending and
+// undecided, and the time the design has left by A's costs.
 func (d *driver) progress() string {
-	if d.plan == nil {
+	if !d.design.Planned {
 		return ""
 	}
-	decided, pending, done, planned := d.plan.Progress()
-	return fmt.Sprintf("; rows %d decided, %d pending; boots %d of %d a side (all packages); about %s left",
-		decided, pending, done, planned, round(seconds(planLeft(d.plan))))
+	decided, pending, undecided := d.design.Progress()
+	return fmt.Sprintf("; rows %d decided, %d pending, %d undecided; about %s left",
+		decided, pending, undecided, round(seconds(max(d.design.Seconds-d.spent(), 0))))
 }
 
-// spent is the seconds the finished boots took, across resumes.
+// spent is what the finished boots count against the budget: A's boot
+// times doubled, across resumes. B's own times never count, so when the
+// budget stops a run cannot depend on B's speed.
 func (d *driver) spent() float64 {
 	var s float64
 	for _, b := range d.st.Done {
-		s += b.Seconds
-	}
-	return s
-}
-
-// pairSeconds is what one boot of these runs costs.
-func pairSeconds(runs []abstat.Run) float64 {
-	var s float64
-	for _, r := range runs {
-		s += r.Pkg.BootCost
-		for _, rp := range r.Rows {
-			s += float64(r.Pkg.Count) * rp.Sample
+		if b.Side == "A" {
+			s += 2 * b.Seconds
 		}
-	}
-	return s
-}
-
-// planLeft is the seconds, both sides, of the boots the plan still asks.
-func planLeft(p *abstat.Plan) float64 {
-	var s float64
-	for _, pp := range p.Pkgs {
-		most := 0
-		for _, rp := range pp.Rows {
-			if n := rp.Boots - rp.Done; n > 0 {
-				most = max(most, n)
-				s += 2 * float64(n*pp.Count) * rp.Sample
-			}
-		}
-		s += 2 * float64(most) * pp.BootCost
 	}
 	return s
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
-// plannedTail closes a planned run's report: how many rows hold their
-// planned boots, and each row the budget cut short with the mde its
-// boots reached.
+// compareOptions are the report's options under the design: its gate as
+// the threshold, its test for the rows it planned.
+func (d *driver) compareOptions() abstat.Options {
+	o := abstat.DefaultOptions
+	if d.design != nil && d.design.Planned {
+		o.Threshold, o.Design, o.Target = d.design.Opts.Gate, d.design, d.design.Opts.Target
+	}
+	return o
+}
+
+// plannedTail closes a planned run's report: the rule, how many rows it
+// decided, and each row without a verdict with its boots and the mde
+// they reached.
 func (d *driver) plannedTail(rep *abstat.Report) string {
-	if d.plan == nil {
+	if d.design == nil || !d.design.Planned {
 		return ""
 	}
 	var b strings.Builder
-	decided, pending, _, _ := d.plan.Progress()
-	fmt.Fprintf(&b, "\nkbab -target %s: %d of %d rows hold their planned boots (the plan: %s)\n",
-		abreport.FormatMDE(d.st.Settings.Target), decided, decided+pending, filepath.Join(d.cfg.out, "plan.txt"))
-	if pending == 0 {
-		return b.String()
-	}
-	why := "pending"
-	if d.cut {
-		why = fmt.Sprintf("cut short by -budget %s", d.cfg.budget)
-	}
-	fmt.Fprintf(&b, "%d rows %s, with the mde their boots reached:\n", pending, why)
+	o := d.design.Opts
+	decided, pending, undecided := d.design.Progress()
+	fmt.Fprintf(&b, "\nkbab -target %s: %s, pilot %d+%d boots, every boot at -count=%d, each row at p <= %.2g (%g over %d rows), gate %s; %d of %d rows decided (the plan: %s)\n",
+		abreport.FormatMDE(o.Target), abplan.RuleName, o.Pilot, o.Pilot, o.Count, d.design.Level, o.Alpha, decided+pending+undecided,
+		abreport.FormatMDE(o.Gate), decided, decided+pending+undecided, filepath.Join(d.cfg.out, "plan.txt"))
+	var lines []string
 	for t, row := range rep.Primaries() {
-		rp := d.plan.Find(t.Path, row.Name)
-		if rp == nil || !rp.Pending() {
+		if row.Verdict != abstat.Undecided {
 			continue
+		}
+		rp := d.design.Find(t.Path, row.Name)
+		why := "too few boots"
+		if rp != nil {
+			why = string(rp.Status)
+			if rp.Status == abplan.Running {
+				why = "cut short"
+			}
+			if rp.Status == abplan.OverBudget || (d.design.Cut && rp.Status == abplan.Running) {
+				why += fmt.Sprintf(" by -budget %s", d.cfg.budget)
+			}
 		}
 		mde := "?"
 		if row.Power != nil {
 			mde = abreport.FormatMDE(row.Power.MDE)
 		}
-		fmt.Fprintf(&b, "  %s %s: mde %s at %d of %d boots a side\n", t.Pkg, row.Name, mde, rp.Done, rp.Boots)
+		n := 0
+		if row.Samples[0] != nil && row.Samples[1] != nil {
+			n = min(row.Samples[0].Boots(), row.Samples[1].Boots())
+		}
+		need := ""
+		if rp != nil {
+			need = fmt.Sprintf(", the rule asks %d", rp.Need)
+		}
+		lines = append(lines, fmt.Sprintf("  %s %s: undecided: %d+%d boots, mde %s (%s%s)", t.Pkg, row.Name, n, n, mde, why, need))
+	}
+	if len(lines) > 0 {
+		rows := "rows"
+		if len(lines) == 1 {
+			rows = "row"
+		}
+		fmt.Fprintf(&b, "%d %s undecided, outside the verdicts and the exit status:\n%s\n", len(lines), rows, strings.Join(lines, "\n"))
 	}
 	return b.String()
 }

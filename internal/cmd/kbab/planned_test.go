@@ -3,77 +3,103 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kbench/kbench/internal/abplan"
 )
 
-// TestPlannedRun: kbab -target runs a pilot of two boots a side at the
-// pilot's two counts, then pairs of boots of only the rows the plan
-// leaves pending, each with -bench built from them at the plan's count;
-// -budget stops it with the rows it cut short named, and the same
-// command without the budget resumes and finishes them.
+// TestPlannedRun: kbab -target runs the design's pilot (abplan: 6 boots a
+// side of the whole command, every boot at its -count), then pairs of
+// boots of only the rows the design leaves pending, each with -bench
+// built from them at the same count. Under -budget the rows whose boots
+// do not fit get no verdict, named with their boots and mde, exit 0; the
+// same command without the budget resumes and decides them; no verdict
+// in this A/A (seeded boots of one distribution both sides).
 func TestPlannedRun(t *testing.T) {
 	f := newFake(t)
 	f.knob("planned", 0)
+	f.knob("seed", 36)
+	pilot := 2 * abplan.DefaultPilot
+	count := fmt.Sprintf("-test.count=%d", abplan.DefaultCount)
 	args := f.args("-b-kernel", f.imgA, "-target", "5%", "-budget", "1ms")
 	code, stdout, stderr := f.run(nil, args...)
 	if code != 0 {
 		t.Fatalf("budgeted A/A: exit %d, want 0\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	calls := f.calls()
-	if len(calls) != 4 {
-		t.Fatalf("budget of 1ms: %d boots, want the pilot's 4:\n%s", len(calls), strings.Join(calls, "\n"))
+	if len(calls) != pilot {
+		t.Fatalf("budget of 1ms: %d boots, want the pilot's %d:\n%s", len(calls), pilot, strings.Join(calls, "\n"))
 	}
-	for i, want := range []string{"-test.count=3", "-test.count=3", "-test.count=6", "-test.count=6"} {
-		if !strings.Contains(calls[i], want+" ") && !strings.HasSuffix(calls[i], want+`"`) {
-			t.Errorf("pilot boot %d: %s, want %s", i+1, calls[i], want)
+	for i, c := range calls {
+		if !strings.Contains(c, count+" ") && !strings.HasSuffix(c, count+`"`) {
+			t.Errorf("pilot boot %d: %s, want %s", i+1, c, count)
 		}
 	}
-	for _, want := range []string{"cut short by -budget 1ms", "fake Noisy-2: mde", "fake Work-2: mde", "at 2 of "} {
+	for _, want := range []string{"Stein's two-stage t-test", "1 of 2 rows decided", "fake Noisy-2: undecided: 6+6 boots, mde ", "over budget by -budget 1ms, the rule asks "} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("budgeted report lacks %q:\n%s", want, stdout)
 		}
 	}
-	if !strings.Contains(stderr, "the plan from the pilot") || !strings.Contains(stderr, "-budget 1ms: the next pair") {
-		t.Errorf("stderr lacks the plan or the budget's stop:\n%s", stderr)
+	if !strings.Contains(stdout, "0 worse, 0 better, 0 changed") {
+		t.Errorf("A/A report has a verdict:\n%s", stdout)
+	}
+	if !strings.Contains(stderr, "the plan from the pilot") {
+		t.Errorf("stderr lacks the plan:\n%s", stderr)
 	}
 	plan, err := os.ReadFile(filepath.Join(f.out, "plan.txt"))
-	if err != nil || !strings.Contains(string(plan), "Noisy-2") {
+	if err != nil || !strings.Contains(string(plan), "Noisy-2") || !strings.Contains(string(plan), "over budget") {
 		t.Fatalf("plan.txt: %v\n%s", err, plan)
 	}
 
-	// Resume without the budget: the pilot stays, pairs follow.
+	// Resume without the budget: the pilot stays, pairs of Noisy follow.
 	code, stdout, stderr = f.run(nil, f.args("-b-kernel", f.imgA, "-target", "5%")...)
 	if code != 0 {
 		t.Fatalf("resumed: exit %d, want 0\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	calls = f.calls()
-	if len(calls) <= 4 || len(calls)%2 != 0 {
-		t.Fatalf("resumed: %d boots in all, want pairs after the pilot's 4", len(calls))
+	if len(calls) <= pilot || len(calls)%2 != 0 {
+		t.Fatalf("resumed: %d boots in all, want pairs after the pilot's %d", len(calls), pilot)
 	}
-	var noisyOnly int
-	for i, c := range calls[4:] {
-		if !strings.Contains(c, "-test.bench=") || strings.Contains(c, "-test.bench=.") {
-			t.Errorf("boot %d after the pilot: %s, want -bench built from its rows", i+5, c)
-		}
-		if !strings.Contains(c, "BenchmarkWork") {
-			noisyOnly++
+	for i, c := range calls[pilot:] {
+		if !strings.Contains(c, "-test.bench=^BenchmarkNoisy$") || strings.Contains(c, "BenchmarkWork") || !strings.Contains(c, count) {
+			t.Errorf("boot %d after the pilot: %s, want -bench of Noisy alone (Work is decided by the pilot) at %s", i+pilot+1, c, count)
 		}
 	}
-	if noisyOnly == 0 {
-		t.Errorf("every boot after the pilot ran Work, which needs 3 boots; want boots of Noisy alone:\n%s", strings.Join(calls, "\n"))
-	}
-	for _, want := range []string{"rows 1 decided, 1 pending", "decided,", "boots ", " left"} {
+	for _, want := range []string{"rows 1 decided, 1 pending, 0 undecided", " left"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("progress lacks %q:\n%s", want, stderr)
 		}
 	}
-	if !strings.Contains(stdout, "2 of 2 rows hold their planned boots") {
+	if !strings.Contains(stdout, "2 of 2 rows decided") || strings.Contains(stdout, "undecided:") {
 		t.Errorf("finished report:\n%s", stdout)
+	}
+	if !strings.Contains(stdout, "0 worse, 0 better, 0 changed") {
+		t.Errorf("A/A report has a verdict:\n%s", stdout)
 	}
 	if got := boots(t, filepath.Join(f.out, "A.txt")); got != len(calls)/2 {
 		t.Errorf("A.txt holds %d boots, want %d", got, len(calls)/2)
+	}
+}
+
+// TestPlannedChange: a planned A/B whose B is 50% slower ends worse, exit
+// 1, by the design's test; the go test flags' -count=5 is every boot's.
+func TestPlannedChange(t *testing.T) {
+	f := newFake(t)
+	f.knob("planned", 0)
+	code, stdout, stderr := f.run(nil, append(f.args("-b-kernel", f.imgB, "-b-append", "slow", "-target", "5%"), "-count=5")...)
+	if code != 1 {
+		t.Fatalf("B 50%% slower: exit %d, want 1\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	for i, c := range f.calls() {
+		if !strings.Contains(c, "-test.count=5") || strings.Contains(c, "-test.count=10") {
+			t.Errorf("boot %d: %s, want -test.count=5 alone", i+1, c)
+		}
+	}
+	if !strings.Contains(stdout, "2 worse") || !strings.Contains(stdout, "2 of 2 rows decided") {
+		t.Errorf("report:\n%s", stdout)
 	}
 }

@@ -174,8 +174,12 @@ type MachineSummary struct {
 	NewOnly      int `json:"new_only"`
 	Failed       int `json:"failed"`
 	Skipped      int `json:"skipped"`
-	Problems     int `json:"problems"`
-	Exit         int `json:"exit"` // kbcompare's exit status
+	// Undecided counts rows too few boots held for a verdict (boots as
+	// samples, fewer than 3 a side, or short of a design's plan); absent
+	// where none.
+	Undecided int `json:"undecided,omitempty"`
+	Problems  int `json:"problems"`
+	Exit      int `json:"exit"` // kbcompare's exit status
 }
 
 // num is x, or nil where JSON has no number for it.
@@ -218,7 +222,7 @@ func machine(r *abstat.Report, profs ...abreport.RowProfile) *Machine {
 	}
 	m.Summary = MachineSummary{r.Rows(), r.Family, r.Nominal, r.Count(abstat.Worse), r.Count(abstat.Better), r.Count(abstat.Changed),
 		r.Count(abstat.Same), r.Count(abstat.Underpowered), r.Count(abstat.OldOnly), r.Count(abstat.NewOnly),
-		r.Count(abstat.Failed), r.Count(abstat.Skipped), len(r.Problems), exitStatus(r)}
+		r.Count(abstat.Failed), r.Count(abstat.Skipped), r.Count(abstat.Undecided), len(r.Problems), exitStatus(r)}
 	for _, rp := range profs {
 		m.Profiles = append(m.Profiles, machineProfile(rp))
 	}
@@ -433,8 +437,11 @@ func writeCSV(w io.Writer, r *abstat.Report, profs []abreport.RowProfile) error 
 		n    int
 	}{{"rows", s.Rows}, {"family", s.Family}, {"nominal", s.Nominal}, {"worse", s.Worse}, {"better", s.Better}, {"changed", s.Changed}, {"same", s.Same},
 		{"underpowered", s.Underpowered}, {"old_only", s.OldOnly}, {"new_only", s.NewOnly}, {"failed", s.Failed},
-		{"skipped", s.Skipped}, {"problems", s.Problems}, {"exit", s.Exit}, {"setup_equal", m.SetupSame},
+		{"skipped", s.Skipped}, {"undecided", s.Undecided}, {"problems", s.Problems}, {"exit", s.Exit}, {"setup_equal", m.SetupSame},
 		{"boots_old", m.Boots.Old}, {"boots_new", m.Boots.New}} {
+		if c.name == "undecided" && c.n == 0 {
+			continue // as the JSON omits it: the reports of runs without one stay as they were
+		}
 		if err := record(map[string]string{"kind": "summary", "name": c.name, "count": strconv.Itoa(c.n)}); err != nil {
 			return err
 		}

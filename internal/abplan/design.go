@@ -1,0 +1,558 @@
+//go:build linux
+
+package abplan
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/kbench/kbench/internal/abstat"
+)
+
+// Options are a design's knobs.
+type Options struct {
+	// Target is the relative change each row is planned to detect, with
+	// Power, at the level of the rule that decides its verdict.
+	Target float64
+	// Alpha is the report's level: a row's q (or, with PerRow, its p)
+	// must be at most Alpha. A row is planned at Alpha over the rows of
+	// the design unless PerRow: that is where the q of a row changed
+	// alone reaches Alpha (q <= p × rows).
+	Alpha  float64
+	PerRow bool
+	// Family, where > 0, is the rows alpha is divided over in place of
+	// the rows planned: a row planned alone as one of a family.
+	Family int
+	// Power is the chance of calling a change of Target (0.8).
+	Power float64
+	// Gate is the report's threshold under the design: the smallest
+	// |change| called better or worse. It must be below Target, or a
+	// change of exactly Target would be called in half the runs at most
+	// (Gate).
+	Gate float64
+	// Pilot is the pilot's boots a side (stage 1 of Rule), Count the
+	// -count of every boot of the run, pilot and stage 2 alike: every
+	// boot median entering the test is of Count samples.
+	Pilot, Count int
+	// MaxBoots is the most boots a side a row may get: a row whose rule
+	// asks more is out of reach, and gets no verdict.
+	MaxBoots int
+	// Budget, where > 0, bounds the run's seconds, both sides, counted
+	// from A's costs alone (Plan): rows that do not fit get no verdict.
+	Budget float64
+}
+
+// DefaultPilot is the pilot's boots a side. Stein's test pays for not
+// knowing the spread with the pilot's degrees of freedom: at the
+// family's level (0.05 over 86 rows), t(1-α/2) + t(0.8) on 2(n0-1)
+// degrees of freedom asks 6.4 times the boots of a known spread at n0 =
+// 3, 1.85 times at 6, 1.38 times at 10; 6 a side keeps the pilot at 12
+// boots and the inflation under 2.
+const DefaultPilot = 6
+
+// DefaultCount is the -count of a planned run where the go test
+// arguments set none: the fixed design's (abstat.FixedCount). The count
+// is chosen before the pilot, which is what keeps every boot of the test
+// at one count; the spreads that would tune it are the pilot's.
+const DefaultCount = abstat.FixedCount
+
+// DefaultOptions plan for target with the report's alpha.
+func DefaultOptions(target float64) Options {
+	return Options{Target: target, Alpha: abstat.DefaultOptions.Alpha, Power: abstat.TargetPower,
+		Gate: Gate(target), Pilot: DefaultPilot, Count: DefaultCount, MaxBoots: 30}
+}
+
+// Gate is the threshold a design of target judges with: the report's
+// (5%) where that is below target/2, else target/2. At the planned
+// boots a significant change is already past about 0.8 × target (the
+// critical value's share of k), so a gate at half the target costs a
+// change of the target almost nothing (Rule.PowerAt counts it), while a
+// gate equal to the target would let half of its runs through at most.
+func Gate(target float64) float64 {
+	return min(abstat.DefaultOptions.Threshold, target/2)
+}
+
+// Side is the side of a run's boot i (from 0) in the ABBA order: 0 for
+// A, 1 for B. Pairs in that order cancel a drift linear in time.
+func Side(i int) int {
+	if (i/2)%2 == i%2 {
+		return 0
+	}
+	return 1
+}
+
+// Row is one row's boots so far, as a design reads them.
+type Row struct {
+	Pkg  string // import path
+	Name string // full name, as the report's
+	// Medians are each side's boot medians in boot order, in the row's
+	// units, and Counts the samples each is the median of.
+	Medians [2][]float64
+	Counts  [2][]int
+	// Sample is the seconds one sample of A's takes (its timed part
+	// times its package's overhead): a cost that B's speed cannot move.
+	Sample float64
+}
+
+// Status is where a row stands in a design.
+type Status string
+
+const (
+	// Running: the row runs until it holds its planned boots.
+	Running Status = "running"
+	// OutOfReach: the rule asks more than MaxBoots boots a side.
+	OutOfReach Status = "out of reach"
+	// OverBudget: the row's boots do not fit the budget.
+	OverBudget Status = "over budget"
+	// NoPilot: the row lacks pilot boots on a side (it failed or was
+	// skipped in one), so the rule has no s0.
+	NoPilot Status = "no pilot"
+)
+
+// Design is a planned run: the pilot, then the boots Stein's rule gives
+// each row, under a budget. kbab drives it (Next, after each pair of
+// boots) and its simulations drive the same type.
+type Design struct {
+	Opts Options
+	// Level is the two-sided level each row is tested at (Rule.Level).
+	Level float64
+	Pkgs  []*PkgPlan
+	// Planned says the pilot is done and the rows planned; before, only
+	// Next's pilot step is known.
+	Planned bool
+	// Seconds is the planned run's cost, both sides, by A's costs: the
+	// pilot's (as given to Plan) and stage 2's of the rows running.
+	Seconds float64
+	// Cut says the budget stopped the run before every running row
+	// held its boots (Next).
+	Cut bool
+}
+
+// PkgPlan is one package's rows: one go test a boot runs its pending
+// ones.
+type PkgPlan struct {
+	Pkg string
+	// BootCost is the seconds of one boot of the package besides its
+	// samples (A's).
+	BootCost float64
+	Rows     []*RowPlan
+}
+
+// RowPlan is one row's plan.
+type RowPlan struct {
+	Pkg, Name string
+	Scale     abstat.Scale
+	Rule      Rule
+	// S0sq is the pilot's pooled variance of boot medians on Scale.
+	S0sq float64
+	// Need is the boots a side the rule asks; Boots those the row runs
+	// to (Need where Running, else the pilot's).
+	Need, Boots int
+	Status      Status
+	// Done is the boots a side the row holds (the fewer of the two).
+	Done   int
+	Sample float64
+	center float64 // A's pilot mean on Scale: a linear row's changes are relative to it
+}
+
+// Pending reports whether the row runs and lacks boots.
+func (r *RowPlan) Pending() bool { return r.Status == Running && r.Done < r.Boots }
+
+// Run is one go test of a boot: a package's pending rows at Count.
+type Run struct {
+	Pkg   string
+	Count int
+	Rows  []string
+}
+
+// New is a design before its pilot.
+func New(opts Options) (*Design, error) {
+	switch {
+	case !(opts.Target > 0 && opts.Target < 1):
+		return nil, fmt.Errorf("target %v: want a relative change above 0 and below 1", opts.Target)
+	case !(opts.Gate >= 0 && opts.Gate < opts.Target):
+		return nil, fmt.Errorf("gate %v: want at least 0 and below the target %v, or a change of the target is called in half the runs at most", opts.Gate, opts.Target)
+	case opts.Pilot < 2:
+		return nil, fmt.Errorf("pilot of %d boots a side: want at least 2, for a spread", opts.Pilot)
+	case opts.Count < 1:
+		return nil, fmt.Errorf("-count %d: want at least 1", opts.Count)
+	case opts.MaxBoots < opts.Pilot:
+		return nil, fmt.Errorf("at most %d boots a side, fewer than the pilot's %d", opts.MaxBoots, opts.Pilot)
+	}
+	return &Design{Opts: opts}, nil
+}
+
+// PilotBoots is the pilot's boots, both sides.
+func (d *Design) PilotBoots() int { return 2 * d.Opts.Pilot }
+
+// Plan plans every row from its pilot boots, the first Pilot a side,
+// and never from a later boot: stage 2 never enters s0 (Rule). costs
+// are each package's BootCost (A's), spent the pilot's seconds both
+// sides as counted against the budget (A's boots doubled). Rows come in
+// the caller's order; a row already holding boots keeps them (Done), so
+// that a resumed run plans as the first did.
+func (d *Design) Plan(rows []Row, costs map[string]float64, spent float64) {
+	o := d.Opts
+	d.Level = o.Alpha
+	switch m := len(rows); {
+	case o.PerRow:
+	case o.Family > 0:
+		d.Level = o.Alpha / float64(o.Family)
+	case m > 0:
+		d.Level = o.Alpha / float64(m)
+	}
+	d.Pkgs, d.Planned, d.Seconds = nil, true, spent
+	byPkg := map[string]*PkgPlan{}
+	for _, r := range rows {
+		pp := byPkg[r.Pkg]
+		if pp == nil {
+			pp = &PkgPlan{Pkg: r.Pkg, BootCost: costs[r.Pkg]}
+			byPkg[r.Pkg] = pp
+			d.Pkgs = append(d.Pkgs, pp)
+		}
+		pp.Rows = append(pp.Rows, d.planRow(r))
+	}
+	d.admit(spent)
+}
+
+// planRow is one row's plan from its pilot.
+func (d *Design) planRow(r Row) *RowPlan {
+	o := d.Opts
+	rp := &RowPlan{Pkg: r.Pkg, Name: r.Name, Sample: r.Sample, Done: held(r)}
+	var pilot [2][]float64
+	for s := range 2 {
+		pilot[s] = r.Medians[s][:min(len(r.Medians[s]), o.Pilot)]
+	}
+	rp.Rule = Rule{Level: d.Level, Power: o.Power, N0: o.Pilot, MaxBoots: o.MaxBoots}
+	if len(pilot[0]) < o.Pilot || len(pilot[1]) < o.Pilot {
+		rp.Status, rp.Boots, rp.Need = NoPilot, o.Pilot, o.Pilot
+		return rp
+	}
+	rp.Scale = scaleOf(pilot)
+	var ss float64
+	for s := range 2 {
+		v := rp.Scale.ToAll(pilot[s])
+		m := mean(v)
+		if s == 0 {
+			rp.center = m
+		}
+		for _, x := range v {
+			ss += (x - m) * (x - m)
+		}
+	}
+	rp.S0sq = ss / float64(rp.Rule.DF())
+	rp.Rule.Shift = rp.Scale.Shift(o.Target, rp.center)
+	rp.Rule.Gate = rp.Scale.Shift(o.Gate, rp.center)
+	rp.Need = rp.Rule.Boots(rp.S0sq)
+	rp.Status, rp.Boots = Running, rp.Need
+	if rp.Need > o.MaxBoots {
+		rp.Status, rp.Boots = OutOfReach, o.Pilot
+	}
+	return rp
+}
+
+// scaleOf is the row's Scale from its pilot: logs where every median is
+// positive, else values relative to the magnitude of A's median (1 where
+// it is 0), so that B's level does not set the unit.
+func scaleOf(pilot [2][]float64) abstat.Scale {
+	if sc := abstat.ScaleOf(pilot[0], pilot[1]); sc.Log {
+		return sc
+	}
+	s := slices.Sorted(slices.Values(pilot[0]))
+	m := math.Abs(s[len(s)/2]+s[(len(s)-1)/2]) / 2
+	if m == 0 {
+		m = 1
+	}
+	return abstat.Scale{Unit: m}
+}
+
+// held is the boots a side a row holds.
+func held(r Row) int { return min(len(r.Medians[0]), len(r.Medians[1])) }
+
+// admit fits the running rows into the budget: cheapest first, each
+// package's rows by their boots, adding the row whose boots add the
+// least to the planned seconds, until the next would pass it; the rest
+// are OverBudget. Only A's costs and the pilot's spreads enter, never B's
+// speed nor the difference.
+func (d *Design) admit(spent float64) {
+	var stage2 float64
+	type cand struct {
+		pp   *PkgPlan
+		rows []*RowPlan // running rows by boots
+		in   int        // how many are admitted
+	}
+	var cands []*cand
+	for _, pp := range d.Pkgs {
+		c := &cand{pp: pp}
+		for _, rp := range pp.Rows {
+			if rp.Status == Running {
+				c.rows = append(c.rows, rp)
+			}
+		}
+		sort.SliceStable(c.rows, func(i, j int) bool { return c.rows[i].Boots < c.rows[j].Boots })
+		cands = append(cands, c)
+	}
+	// cost of the first k rows of c: boots past the pilot of its
+	// neediest, and each row's samples.
+	cost := func(c *cand, k int) float64 {
+		if k == 0 {
+			return 0
+		}
+		extra := c.rows[k-1].Boots - d.Opts.Pilot
+		s := 2 * float64(extra) * c.pp.BootCost
+		for _, rp := range c.rows[:k] {
+			s += 2 * float64((rp.Boots-d.Opts.Pilot)*d.Opts.Count) * rp.Sample
+		}
+		return s
+	}
+	for {
+		var best *cand
+		bestAdd := math.Inf(1)
+		for _, c := range cands {
+			if c.in < len(c.rows) {
+				if add := cost(c, c.in+1) - cost(c, c.in); add < bestAdd {
+					best, bestAdd = c, add
+				}
+			}
+		}
+		if best == nil {
+			break
+		}
+		// A row the pilot decides alone costs nothing more: always in.
+		if b := d.Opts.Budget; b > 0 && bestAdd > 0 && spent+stage2+bestAdd > b {
+			break
+		}
+		stage2 += bestAdd
+		best.in++
+	}
+	for _, c := range cands {
+		for _, rp := range c.rows[c.in:] {
+			rp.Status, rp.Boots = OverBudget, d.Opts.Pilot
+		}
+	}
+	d.Seconds = spent + stage2
+}
+
+// Update records the boots the rows hold now, after the plan.
+func (d *Design) Update(rows []Row) {
+	for _, r := range rows {
+		if rp := d.Find(r.Pkg, r.Name); rp != nil {
+			rp.Done = held(r)
+		}
+	}
+}
+
+// Next is what the next pair of boots (one a side) runs, given spent,
+// the seconds the boots so far count against the budget (A's boots
+// doubled: what B's speed cannot move): the whole command at Count
+// during the pilot (pilot true, no Runs), then per package its pending
+// rows at Count. Nil where no row is pending, or where the pair would
+// pass the budget: then Cut is set and the rows left pending get no
+// verdict (Test).
+func (d *Design) Next(spent float64) (runs []Run, pilot bool) {
+	if !d.Planned {
+		return nil, true
+	}
+	if d.Cut {
+		return nil, false
+	}
+	for _, pp := range d.Pkgs {
+		var names []string
+		for _, rp := range pp.Rows {
+			if rp.Pending() {
+				names = append(names, rp.Name)
+			}
+		}
+		if len(names) > 0 {
+			runs = append(runs, Run{Pkg: pp.Pkg, Count: d.Opts.Count, Rows: names})
+		}
+	}
+	if b := d.Opts.Budget; b > 0 && len(runs) > 0 && spent+2*d.BootSeconds(runs) > b {
+		d.Cut = true
+		return nil, false
+	}
+	return runs, false
+}
+
+// BootSeconds is what one boot of runs costs by A's costs.
+func (d *Design) BootSeconds(runs []Run) float64 {
+	var s float64
+	for _, r := range runs {
+		for _, pp := range d.Pkgs {
+			if pp.Pkg != r.Pkg {
+				continue
+			}
+			s += pp.BootCost
+			for _, rp := range pp.Rows {
+				if slices.Contains(r.Rows, rp.Name) {
+					s += float64(r.Count) * rp.Sample
+				}
+			}
+		}
+	}
+	return s
+}
+
+// Find returns the plan of row name in package pkg, nil where none.
+func (d *Design) Find(pkg, name string) *RowPlan {
+	for _, pp := range d.Pkgs {
+		if pp.Pkg == pkg {
+			for _, rp := range pp.Rows {
+				if rp.Name == name {
+					return rp
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// Progress counts the rows decided (holding their planned boots),
+// pending, and without a verdict (out of reach, over budget, no pilot).
+func (d *Design) Progress() (decided, pending, undecided int) {
+	for _, pp := range d.Pkgs {
+		for _, rp := range pp.Rows {
+			switch {
+			case rp.Status != Running:
+				undecided++
+			case rp.Pending():
+				pending++
+			default:
+				decided++
+			}
+		}
+	}
+	return
+}
+
+// Result is a row's test under the design.
+type Result struct {
+	// Decided says the row holds its planned boots: P, Change and the
+	// interval are Stein's test's. Otherwise the row gets no verdict.
+	Decided bool
+	P       float64
+	// Change is B's mean boot median over A's, less 1, on the row's
+	// scale mapped back; Lo and Hi bound it at abstat.Confidence.
+	Change, Lo, Hi float64
+	// MDE is the change the row's boots detect with the design's power:
+	// the rule's k s0 √(2/n) at the boots it holds (Rule.MDE), which
+	// counts the spread between boots.
+	MDE float64
+	// Boots is the boots a side the test used (or the row holds).
+	Boots int
+	Why   string // why undecided
+}
+
+// Test is row r's test: Stein's statistic where the row holds its
+// planned boots (the first Boots a side: a row never holds more), else
+// undecided with the mde of the boots it holds.
+func (d *Design) Test(r Row) Result {
+	rp := d.Find(r.Pkg, r.Name)
+	if rp == nil || !d.Planned {
+		return Result{Why: "not in the plan", MDE: math.Inf(1)}
+	}
+	n := held(r)
+	res := Result{Boots: n, MDE: math.Inf(1)}
+	if rp.Status == NoPilot {
+		res.Why = "no pilot: the row lacks pilot boots on a side"
+		return res
+	}
+	if n > 0 {
+		res.MDE = rp.Scale.Change(rp.Rule.MDE(rp.S0sq, n), rp.center)
+	}
+	switch {
+	case rp.Status != Running:
+		res.Why = fmt.Sprintf("%s: the rule asks %d boots a side", rp.Status, rp.Need)
+		return res
+	case n < rp.Boots:
+		res.Why = fmt.Sprintf("cut short at %d of %d boots a side", n, rp.Boots)
+		return res
+	}
+	n = rp.Boots
+	var m [2]float64
+	for s := range 2 {
+		m[s] = mean(rp.Scale.ToAll(r.Medians[s][:n]))
+	}
+	diff := m[1] - m[0]
+	res.Decided, res.Boots = true, n
+	res.P = rp.Rule.P(rp.Rule.T(diff, rp.S0sq, n))
+	half := rp.Rule.Half(rp.S0sq, n, abstat.Confidence)
+	res.Change = rp.Scale.Change(diff, rp.center)
+	res.Lo, res.Hi = rp.Scale.Change(diff-half, rp.center), rp.Scale.Change(diff+half, rp.center)
+	res.MDE = rp.Scale.Change(rp.Rule.MDE(rp.S0sq, n), rp.center)
+	return res
+}
+
+// PredictedPower is the chance the rule calls a change of the target
+// worse for a row whose boot medians spread like its pilot's (σ = s0):
+// Rule.PowerAt at the target.
+func (rp *RowPlan) PredictedPower() float64 {
+	if rp.Status == NoPilot {
+		return math.NaN()
+	}
+	return rp.Rule.PowerAt(rp.Rule.Shift, math.Sqrt(rp.S0sq))
+}
+
+func mean(v []float64) float64 {
+	var s float64
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
+}
+
+// RuleName names the design's test in reports.
+const RuleName = "Stein's two-stage t-test"
+
+// TestRow is the design as abstat.Designed: the row's Test, for every
+// Primary row the design planned.
+func (d *Design) TestRow(t *abstat.Table, row *abstat.Row) (abstat.DesignTest, bool) {
+	rp := d.Find(t.Path, row.Name)
+	if rp == nil || !d.Planned {
+		return abstat.DesignTest{}, false
+	}
+	res := d.Test(RowOf(t, row, nil))
+	return abstat.DesignTest{Rule: RuleName, Decided: res.Decided, P: res.P, Change: res.Change, Lo: res.Lo, Hi: res.Hi,
+		MDE: res.MDE, Boots: res.Boots, Need: rp.Need, Why: res.Why}, true
+}
+
+// RowOf is a report row as the design reads it: each side's boot
+// medians and counts, and the seconds of one of A's samples from secOp,
+// the row's sec/op row (nil: 0).
+func RowOf(t *abstat.Table, row *abstat.Row, secOp *abstat.Row) Row {
+	r := Row{Pkg: t.Path, Name: row.Name}
+	for s, bs := range row.Samples {
+		if bs == nil {
+			continue
+		}
+		r.Medians[s] = bs.Medians()
+		for _, v := range bs.Values {
+			r.Counts[s] = append(r.Counts[s], len(v))
+		}
+	}
+	if secOp != nil && secOp.Samples[0] != nil {
+		r.Sample = abstat.SampleCost(secOp.Samples[0])
+	}
+	return r
+}
+
+// RowsOf are the Primary rows of a report as the design reads them, in
+// report order, each with its sample's cost times perTimed[pkg] (the
+// package's overhead per timed second, 1 where absent).
+func RowsOf(rep *abstat.Report, perTimed map[string]float64) []Row {
+	var rows []Row
+	for t, row := range rep.Primaries() {
+		secOp := row
+		if t.Unit != "sec/op" {
+			secOp = rep.Find(t.Pkg, "sec/op", row.Name)
+		}
+		r := RowOf(t, row, secOp)
+		if k := perTimed[t.Path]; k > 0 {
+			r.Sample *= k
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}

@@ -1,0 +1,212 @@
+//go:build linux
+
+package abplan
+
+import (
+	"math"
+	"sync"
+
+	"github.com/aclements/go-moremath/stats"
+
+	"github.com/kbench/kbench/internal/abstat"
+)
+
+// Rule is Stein's two-stage test of one row (C. Stein, "A two-sample
+// test for a linear hypothesis whose power is independent of the
+// variance", Ann. Math. Statist. 16, 1945), on the row's boot medians on
+// its Scale, both sides at one -count:
+//
+//   - stage 1, the pilot: N0 boots a side; s0² is the pooled variance of
+//     their boot medians, each side around its own mean, on df0 =
+//     2(N0-1) degrees of freedom;
+//   - s0² alone fixes the row's boots a side,
+//     n = max(N0, ⌈2 s0² (t(1-Level/2, df0) + t(Power, df0))² / Shift²⌉);
+//   - stage 2 adds n-N0 boots a side;
+//   - the statistic is T = (mean of B's n medians - mean of A's n) /
+//     (s0 √(2/n)), judged against Student's t on df0.
+//
+// Under no change and normal boot medians, T is exactly t on df0 whatever
+// n came out (the means are independent of s0, and n depends on s0
+// alone), so P(p <= Level) = Level by construction; and a change of Shift
+// gives T >= Z σ/s0 + t(1-Level/2) + t(Power), so the test passes in at
+// least Power of runs whatever the spread. Stage 2's spread never enters
+// the statistic: that is the price (a pilot's df0 instead of all boots')
+// of a guarantee that holds at every spread.
+type Rule struct {
+	// Level is the two-sided level a row is tested at: alpha over the
+	// rows of the family where the report judges by q (a row changed
+	// alone has q = p × rows), alpha where by p.
+	Level float64
+	// Power is the chance of passing the test at a change of Shift.
+	Power float64
+	// Shift is the change to detect on the row's scale (log(1+target)
+	// on logs), Gate the smallest |change| the report calls a change
+	// (its threshold) on the same scale: 0 for none.
+	Shift, Gate float64
+	// N0 is the pilot's boots a side, MaxBoots the most a row may have.
+	N0, MaxBoots int
+}
+
+// DF is the pilot's degrees of freedom, 2(N0-1).
+func (r Rule) DF() int { return 2 * (r.N0 - 1) }
+
+// k is t(1-Level/2, df0) + t(Power, df0).
+func (r Rule) k() float64 {
+	df := float64(r.DF())
+	return quantile(1-r.Level/2, df) + quantile(r.Power, df)
+}
+
+// Boots is the boots a side the pilot's variance s0sq asks for: at
+// least N0. It may pass MaxBoots (then the row is out of reach).
+func (r Rule) Boots(s0sq float64) int {
+	if !(s0sq > 0) {
+		return r.N0
+	}
+	k := r.k()
+	n := math.Ceil(2 * s0sq * k * k / (r.Shift * r.Shift))
+	if n > 1e6 || math.IsNaN(n) {
+		return math.MaxInt32
+	}
+	return max(r.N0, int(n))
+}
+
+// T is the statistic of a difference of means diff (B - A) over n boots
+// a side, with the pilot's variance s0sq.
+func (r Rule) T(diff, s0sq float64, n int) float64 {
+	se := math.Sqrt(s0sq * 2 / float64(n))
+	switch {
+	case se > 0:
+		return diff / se
+	case diff == 0:
+		return 0
+	}
+	return math.Copysign(math.Inf(1), diff)
+}
+
+// P is the two-sided p of statistic t against Student's t on df0.
+func (r Rule) P(t float64) float64 {
+	if math.IsInf(t, 0) {
+		return 0
+	}
+	return 2 * (1 - stats.TDist{V: float64(r.DF())}.CDF(math.Abs(t)))
+}
+
+// Half is the half-width of the change's interval at confidence conf:
+// t((1+conf)/2, df0) s0 √(2/n), on the scale.
+func (r Rule) Half(s0sq float64, n int, conf float64) float64 {
+	return quantile((1+conf)/2, float64(r.DF())) * math.Sqrt(s0sq*2/float64(n))
+}
+
+// MDE is the shift, on the scale, that n boots a side detect with the
+// rule's power by its construction: k s0 √(2/n), the Shift that would
+// have planned n. For n at least the planned boots it is at most Shift.
+func (r Rule) MDE(s0sq float64, n int) float64 {
+	return r.k() * math.Sqrt(s0sq*2/float64(n))
+}
+
+// PowerAt is the chance that the procedure calls a row whose boot
+// medians are normal with standard deviation sigma changed in the
+// direction of delta (> 0) and past the Gate, the row not out of reach:
+// exact in that model, an integral over the pilot's variance (s0²/σ² is
+// chi-squared on df0 over df0), given which n is fixed and the mean
+// difference is normal with variance 2σ²/n and independent of s0.
+func (r Rule) PowerAt(delta, sigma float64) float64 {
+	if !(sigma > 0) {
+		if delta > r.Gate {
+			return 1
+		}
+		return 0
+	}
+	df := float64(r.DF())
+	crit := quantile(1-r.Level/2, df)
+	var p float64
+	for _, v := range chiGrid(r.DF()) {
+		s0sq := sigma * sigma * v.x / df
+		n := r.Boots(s0sq)
+		if n > r.MaxBoots {
+			continue
+		}
+		se := sigma * math.Sqrt(2/float64(n))
+		cut := max(r.Gate, crit*math.Sqrt(s0sq*2/float64(n)))
+		p += v.w * normal.CDF((delta-cut)/se)
+	}
+	return p
+}
+
+// ExpectedBoots is the mean boots a side the rule plans for a row of
+// spread sigma (counting out-of-reach rows at MaxBoots).
+func (r Rule) ExpectedBoots(sigma float64) float64 {
+	df := float64(r.DF())
+	var e float64
+	for _, v := range chiGrid(r.DF()) {
+		e += v.w * float64(min(r.Boots(sigma*sigma*v.x/df), r.MaxBoots))
+	}
+	return e
+}
+
+// FloorShare is the chance that the pilot alone decides a row of spread
+// sigma: its rule asks no boot past the pilot's (n = N0). Such a row has
+// more power than the rule's Power, since the pilot gave it more boots
+// than its spread asks.
+func (r Rule) FloorShare(sigma float64) float64 {
+	df := float64(r.DF())
+	var e float64
+	for _, v := range chiGrid(r.DF()) {
+		if r.Boots(sigma*sigma*v.x/df) <= r.N0 {
+			e += v.w
+		}
+	}
+	return e
+}
+
+var normal = stats.NormalDist{Mu: 0, Sigma: 1}
+
+type point struct{ x, w float64 }
+
+var (
+	gridMu sync.Mutex
+	grids  = map[int][]point{}
+	qMu    sync.Mutex
+	qs     = map[[2]float64]float64{}
+)
+
+// chiGrid is a midpoint grid of the chi-squared distribution on df: its
+// points and their probabilities, summing to 1 within 1e-9.
+func chiGrid(df int) []point {
+	gridMu.Lock()
+	defer gridMu.Unlock()
+	if g, ok := grids[df]; ok {
+		return g
+	}
+	f := float64(df)
+	lg, _ := math.Lgamma(f / 2)
+	hi := f + 40*math.Sqrt(2*f) + 40
+	const steps = 4000
+	h := hi / steps
+	var g []point
+	var sum float64
+	for i := range steps {
+		x := (float64(i) + 0.5) * h
+		w := h * math.Exp((f/2-1)*math.Log(x)-x/2-f/2*math.Ln2-lg)
+		g = append(g, point{x, w})
+		sum += w
+	}
+	for i := range g {
+		g[i].w /= sum
+	}
+	grids[df] = g
+	return g
+}
+
+// quantile is abstat.TQuantile, cached: a design asks the same few.
+func quantile(p, df float64) float64 {
+	qMu.Lock()
+	defer qMu.Unlock()
+	k := [2]float64{p, df}
+	if v, ok := qs[k]; ok {
+		return v
+	}
+	v := abstat.TQuantile(p, df)
+	qs[k] = v
+	return v
+}
