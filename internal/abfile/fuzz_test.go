@@ -4,6 +4,7 @@ package abfile_test
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -17,8 +18,9 @@ import (
 // kbcompare spin until killed before its reader refused it.
 
 // FuzzRead: any file either reads as results that are measurements
-// (iteration counts >= 1, finite values, no negative amounts), each in a
-// boot the file lists, or is refused with an error naming the file, the
+// (iteration counts >= 1, finite values, no negative amounts) and
+// outcomes, each in a boot the file lists once and at a line it has, or
+// is refused with an error naming the file, the
 // line and what was wanted; in bounded time, without a panic.
 func FuzzRead(f *testing.F) {
 	sim.FuzzSeeds(f)
@@ -34,6 +36,15 @@ func FuzzRead(f *testing.F) {
 			return
 		}
 		fl := files[0]
+		if ids := fl.BootIDs(); len(slices.Compact(slices.Sorted(slices.Values(ids)))) != len(ids) {
+			t.Fatalf("boots %q listed twice", ids)
+		}
+		for _, o := range fl.Outcomes {
+			if o.Kind < abfile.Failed || o.Kind > abfile.BinaryFailed || o.Line < 1 || o.Line > fl.Lines ||
+				!slices.Contains(fl.BootIDs(), o.Boot) {
+				t.Fatalf("outcome %+v: kind, line (of %d), boot (of %q) wrong", o, fl.Lines, fl.BootIDs())
+			}
+		}
 		for _, r := range fl.Results {
 			if r.Iters < 1 || r.Line < 1 || !strings.Contains(strings.Join(fl.BootIDs(), "\x00")+"\x00", r.Boot+"\x00") {
 				t.Fatalf("result %+v: iterations, line or boot (boots %q) wrong", r, fl.BootIDs())
