@@ -306,6 +306,7 @@ func (r *reader) line(n int, l string) {
 		if r.msg.Reason == "" {
 			r.msg.Reason = strings.Join(r.msg.above, " / ")
 		}
+		r.msg.above = nil
 		r.msg = nil
 	}
 	if indented {
