@@ -9,9 +9,9 @@
 // Lowest first. A package may import the packages of its own layer and of
 // the layers named after "->" on its layer's line, and no other package
 // of this module. Test files of a package follow its layer; an external
-// test package (package x_test) may import what a benchmark may. A
-// package in no layer fails the test: add it here. A pattern ending in
-// "/*" takes every package below it.
+// test package (package x_test) may import what a benchmark may and what
+// its own package may. A package in no layer fails the test: add it
+// here. A pattern ending in "/*" takes every package below it.
 //
 //	os:         internal/skip internal/cpus internal/procfs internal/thread
 //	            internal/child internal/gotool internal/limits
@@ -24,9 +24,9 @@
 //	driver:     internal/benchmain -> instrument workload harness os
 //	benchmark:  netbench prctlbench redisbench seccompbench sockfdbench
 //	            -> driver instrument workload harness os
-//	tool:       internal/cmd/* internal/lkpstat internal/abstat
-//	            internal/abstat/sim internal/abplan internal/profdelta
-//	            internal/abreport internal/vmflags
+//	tool:       internal/abfile internal/abstat internal/abstat/sim
+//	            internal/abplan internal/profdelta internal/abreport
+//	            internal/cmd/* internal/lkpstat internal/vmflags
 //	            -> instrument workload harness os
 //
 // The OS and runtime layer is one package per kernel or runtime interface
@@ -37,10 +37,11 @@
 // benchmark's work needs beyond the OS layer (seccomp filters, a
 // redis-server, pulses, UnixBench's loop). benchmain is the TestMain of
 // every benchmark package; the tools are commands and their libraries
-// (abstat, the A/B statistics; abplan, the planned run's sequential
-// design; profdelta, the kernel profiles' deltas across boots; abreport,
-// its text forms; abstat/sim, the fixtures and simulation their tests
-// share).
+// (abfile, the one-pass reader of result files; abstat, the A/B
+// statistics; abplan, the planned run's sequential design; profdelta,
+// the kernel profiles' deltas across boots; abreport, its text forms;
+// abstat/sim, the fixtures and simulation their tests share), the A/B
+// stages listed in the order the data flows.
 //
 // # Linux only
 //

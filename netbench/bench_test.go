@@ -166,7 +166,7 @@ func target(b *testing.B, ip int) (ctl netip.AddrPort, stop func() error) {
 	if *serverAddr != "" {
 		ap := netip.MustParseAddrPort(*serverAddr)
 		if is4 := ap.Addr().Unmap().Is4(); is4 != (ip == 4) {
-			b.Skipf("KBENCH_NET_SERVER=%s is not an IPv%d address; run a server on one to get these rows", *serverAddr, ip)
+			skip.Nowf(b, "KBENCH_NET_SERVER=%s is not an IPv%d address; run a server on one to get these rows", *serverAddr, ip)
 		}
 		return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()), func() error { return nil }
 	}

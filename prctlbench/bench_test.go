@@ -133,7 +133,7 @@ func pinned(pin bool, cpu int) int {
 
 // TestCrossSkipsOnOneCPU runs the cpu=cross PingPong row in a copy of
 // this test binary that taskset confines to one CPU: it must skip,
-// naming the affinity mask, where the cpu=same row runs.
+// naming the affinity mask in its skip line, where the cpu=same row runs.
 func TestCrossSkipsOnOneCPU(t *testing.T) {
 	usable := limits.NeedCPUs(t, "a CPU to confine a copy of the binary to", 1)
 	taskset, err := exec.LookPath("taskset")
@@ -153,7 +153,8 @@ func TestCrossSkipsOnOneCPU(t *testing.T) {
 	}
 	o := string(out)
 	if !strings.Contains(o, "--- SKIP: BenchmarkPingPong/mm=separate/cpu=cross") || !strings.Contains(o, "CPU affinity") ||
-		strings.Contains(o, "BenchmarkPingPong/mm=separate/cpu=cross-") {
+		!regexp.MustCompile(`(?m)^# kbench skip \S+/prctlbench BenchmarkPingPong/mm=separate/cpu=cross-2: CPU affinity`).MatchString(o) ||
+		regexp.MustCompile(`(?m)^BenchmarkPingPong/mm=separate/cpu=cross-\S*\s+[0-9]`).MatchString(o) {
 		t.Errorf("confined to CPU %d, cpu=cross did not skip naming the affinity mask:\n%s", usable[0], o)
 	}
 	if !regexp.MustCompile(`BenchmarkPingPong/mm=separate/cpu=same\S*\s+10\s`).MatchString(o) {

@@ -31,7 +31,7 @@ func mayPulse(b *testing.B, mode pulse.Mode) {
 	initial, err := pulse.Initial()
 	err = protectBlocked(mode, initial, err, pulse.SpectreV2(), pulse.RequestedMode())
 	if errors.Is(err, errProtectNotRequested) {
-		b.Skip(err)
+		skip.Now(b, err)
 	}
 	skip.IfNotSupported(b, err)
 }

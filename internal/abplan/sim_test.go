@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/kbench/kbench/internal/abfile"
 	"github.com/kbench/kbench/internal/abstat"
 	"github.com/kbench/kbench/internal/abstat/sim"
 )
@@ -52,7 +53,7 @@ func suiteRows(t testing.TB) []simRow {
 // of its one boot: go test's time less the timed samples).
 func suiteCosts(t testing.TB) map[string]float64 {
 	t.Helper()
-	files, _, err := abstat.Read(sim.File(t, sim.SuiteFile))
+	files, _, err := abfile.Read(sim.File(t, sim.SuiteFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/kbench/kbench/internal/abfile"
 	"github.com/kbench/kbench/internal/abstat"
 )
 
@@ -47,7 +48,7 @@ func WriteBrief(w io.Writer, r *abstat.Report) error {
 
 	var setup []abstat.SetupDiff
 	for _, d := range r.Setup {
-		if d.Key != abstat.BootIDKey { // differs by nature: one per boot
+		if d.Key != abfile.BootIDKey { // differs by nature: one per boot
 			setup = append(setup, d)
 		}
 	}

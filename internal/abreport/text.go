@@ -268,6 +268,15 @@ func writeSummary(b *strings.Builder, r *abstat.Report) {
 	for _, p := range r.Problems {
 		line(fmt.Sprintf("failed: %s %s %s: %s", p.Side, p.Pkg, p.Name, p.What))
 	}
+	for _, s := range r.Skips {
+		var why []string
+		for _, w := range s.Why {
+			if w != "" {
+				why = append(why, w)
+			}
+		}
+		line(fmt.Sprintf("skipped, no results on either side: %s %s: %s", s.Pkg, s.Name, strings.Join(why, "; ")))
+	}
 }
 
 // eachPrimary calls f for each Primary row with verdict v, in report

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/kbench/kbench/internal/abfile"
 	"github.com/kbench/kbench/internal/unit"
 )
 
@@ -54,7 +55,7 @@ func workCounter(unit string) bool {
 
 // deriveRates adds to every result that has sec/op, for each of its
 // event counters, that counter per second of the row's time.
-func deriveRates(files []*File) {
+func deriveRates(files []*abfile.File) {
 	for _, f := range files {
 		for i := range f.Results {
 			res := &f.Results[i]

@@ -13,6 +13,8 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 	"golang.org/x/perf/benchmath"
+
+	"github.com/kbench/kbench/internal/abfile"
 )
 
 // Options are the judgement's knobs.
@@ -83,6 +85,9 @@ type Report struct {
 	// failed benchmarks without a row, failed packages. Rows whose
 	// verdict is Failed or Skipped are listed with the rows.
 	Problems []Problem
+	// Skips are the rows that skipped and have no results on either
+	// side (outcomes.go): listed, not failures.
+	Skips []*Skip
 	// Pulses notes, per side, boots in which protect pulses ran before
 	// the results.
 	Pulses [2][]string
@@ -220,7 +225,7 @@ func (r *Report) Fails() bool { return r.Count(Worse) > 0 || r.Failures() > 0 }
 
 // Compare reads two result files and compares them.
 func Compare(oldPath, newPath string, opts Options) (*Report, error) {
-	files, units, err := Read(oldPath, newPath)
+	files, units, err := abfile.Read(oldPath, newPath)
 	if err != nil {
 		return nil, err
 	}
@@ -228,12 +233,16 @@ func Compare(oldPath, newPath string, opts Options) (*Report, error) {
 }
 
 // compareFiles compares two files as read.
-func compareFiles(files []*File, units benchfmt.UnitMetadataMap, opts Options) *Report {
+func compareFiles(files []*abfile.File, units benchfmt.UnitMetadataMap, opts Options) *Report {
 	r := &Report{Old: files[0].Path, New: files[1].Path, Opts: opts, units: units}
 	for side, f := range files {
 		r.Boots[side] = len(f.Boots)
-		for _, p := range f.lines.pulses {
-			r.Pulses[side] = append(r.Pulses[side], fmt.Sprintf("boot %s: %s", ShortBoot(p.boot), p.name))
+		for _, p := range f.Pulses {
+			note := "this run began with a KBENCH_PULSE=protect sweep"
+			if p.Earlier != "" {
+				note = "protect pulses ran earlier in this boot: " + p.Earlier
+			}
+			r.Pulses[side] = append(r.Pulses[side], fmt.Sprintf("boot %s: %s", ShortBoot(p.Boot), note))
 		}
 	}
 	r.BootMode = r.Boots[0] >= MinBoots && r.Boots[1] >= MinBoots
@@ -491,7 +500,7 @@ func (row *Row) Centers() (old, new float64) {
 // group sorts the results into tables by package, other distinguishing
 // configuration and unit, and rows by full name, each side's samples
 // grouped by boot, and gives each row its Role.
-func (r *Report) group(files []*File) {
+func (r *Report) group(files []*abfile.File) {
 	type tableKey struct{ pkg, ident, unit string }
 	var identKeys []string
 	for _, f := range files {
@@ -553,12 +562,12 @@ func (r *Report) group(files []*File) {
 // setupKey reports whether a configuration key describes the setup (one
 // value throughout each file in which it appears) rather than telling
 // benchmarks apart. pkg always tells them apart.
-func setupKey(files []*File, key string) bool {
+func setupKey(files []*abfile.File, key string) bool {
 	if key == "pkg" {
 		return false
 	}
 	for _, f := range files {
-		if f.Config[key] != nil && !f.singleValued(key) {
+		if f.Config[key] != nil && !f.SingleValued(key) {
 			return false
 		}
 	}

@@ -1,8 +1,9 @@
 //go:build linux
 
 // Package abstat holds the statistics of an A/B comparison of two kbench
-// result files: reading them (go test -bench output, one run per boot,
-// with kbench's fingerprint lines), grouping each row's samples by boot,
+// result files, as package abfile reads them (go test -bench output, one
+// run per boot, with kbench's fingerprint lines): grouping each row's
+// samples by boot,
 // the tests (Welch's t-test on boot medians with MinBoots boots a side,
 // benchstat's U-test per sample otherwise), the interval of each change,
 // what each row could have detected (power), and one verdict per row,
@@ -12,12 +13,11 @@
 // Why a package: the statistics are one mechanism with two users, and
 // the experiment's design (variance components, a plan of boots and
 // samples per row) reads the same grouped samples. Each
-// concern is a file: read.go and lines.go read, compare.go groups and
-// judges, boots.go, welch.go, interval.go and power.go test, family.go
+// concern is a file: compare.go groups and judges, boots.go, welch.go, interval.go and power.go test, family.go
 // decides which unit is a row's verdict and its q-value, scale.go is the
 // one Scale every test uses, attribution.go the counters under a row,
-// setup.go, outcomes.go and geomean.go the setup lines, failures and
-// geomeans; components.go holds each row's variance within and between
+// setup.go, outcomes.go and geomean.go the setup lines, failures, skips
+// and geomeans; components.go holds each row's variance within and between
 // boots and a sample's cost, plan.go the boots and -count per row and
 // package that reach a target mde (kbcompare -plan), each row at alpha
 // over the rows planned, since the report judges by q and a row changed

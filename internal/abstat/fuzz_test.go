@@ -5,10 +5,9 @@ package abstat
 import (
 	"math"
 	"os"
-	"regexp"
-	"strings"
 	"testing"
 
+	"github.com/kbench/kbench/internal/abfile"
 	"github.com/kbench/kbench/internal/abstat/sim"
 )
 
@@ -17,66 +16,13 @@ import (
 // reader and the statistics take milliseconds on what it makes. A NaN
 // sample made kbcompare spin until killed before its reader refused it.
 
-// fuzzSeeds are real result files (the fixtures, the suite's first
-// lines) and the lines that are no measurement.
-func fuzzSeeds(f *testing.F) {
-	for _, name := range []string{"syscall-a-run1.txt", "syscall-b-run2.txt", "fail-old.txt", "fail-new.txt", "fail-new-v.txt"} {
-		f.Add(sim.Data(f, name))
-	}
-	suite := sim.Data(f, sim.SuiteFile)
-	f.Add(suite[:8192])
-	for _, l := range []string{"BenchmarkOp-2 \t 1000\t NaN ns/op", "BenchmarkOp-2 \t 0\t 100 ns/op", "BenchmarkOp-2 \t 1000\t -5 ns/op",
-		"BenchmarkOp-2 \t 1000\t 100 ns/op\t 6 slow/op", "Unit loops/s better=lower"} {
-		f.Add([]byte(resultText(l)))
-	}
-	f.Add([]byte(BootIDLine + "b1\n# kbench pulse.earlier: protect at x\npkg: a/b\nBenchmarkX-2 1 5 ns/op\n--- SKIP: BenchmarkY\n" +
-		BootIDLine + "b2\nBenchmarkX-2 \t--- FAIL: BenchmarkX-2\nFAIL\ta/b\t0.1s\n"))
-}
-
-// errorForm is what every error of Read must look like: the file, a
-// line where one is at fault, and what was wanted.
-func errorForm(p string) *regexp.Regexp {
-	return regexp.MustCompile(`^` + regexp.QuoteMeta(p) + `(:[1-9][0-9]*)?: .*want`)
-}
-
-// FuzzRead: any file either reads as results that are measurements
-// (iteration counts >= 1, finite values, no negative amounts), each in a
-// boot the file lists, or is refused with an error naming the file, the
-// line and what was wanted; in bounded time, without a panic.
-func FuzzRead(f *testing.F) {
-	fuzzSeeds(f)
-	f.Fuzz(func(t *testing.T, data []byte) {
-		const p = "in.txt"
-		var files []*File
-		var err error
-		files, _, err = readData([]string{p}, [][]byte{data})
-		if err != nil {
-			if !errorForm(p).MatchString(err.Error()) {
-				t.Fatalf("error %q does not name the file and line and what was wanted", err)
-			}
-			return
-		}
-		fl := files[0]
-		for _, r := range fl.Results {
-			if r.Iters < 1 || r.Line < 1 || !strings.Contains(strings.Join(fl.Boots, "\x00")+"\x00", r.Boot+"\x00") {
-				t.Fatalf("result %+v: iterations, line or boot (boots %q) wrong", r, fl.Boots)
-			}
-			for _, v := range r.Values {
-				if math.IsNaN(v.Value) || math.IsInf(v.Value, 0) || v.Value < 0 && Amount(v.Unit) {
-					t.Fatalf("result at line %d holds %v %s, not a measurement", r.Line, v.Value, v.Unit)
-				}
-			}
-		}
-	})
-}
-
 // FuzzBoots: any file, compared with a real three-boot file and with
 // itself, is judged without a panic in bounded time: the fingerprint and
 // setup lines, boot grouping, failures, skips and pulses it holds give
 // a report whose boots, samples and p- and q-values add up, or an error
 // that names the file and line.
 func FuzzBoots(f *testing.F) {
-	fuzzSeeds(f)
+	sim.FuzzSeeds(f)
 	realPath := sim.Assemble(f, "real.txt", sim.Runs("a", sim.BootsA, nil)...)
 	real, err := os.ReadFile(realPath)
 	if err != nil {
@@ -86,12 +32,12 @@ func FuzzBoots(f *testing.F) {
 		const p = "in.txt"
 		for _, pair := range [][2][]byte{{real, data}, {data, data}} {
 			var r *Report
-			files, units, err := readData([]string{"real.txt", p}, pair[:])
+			files, units, err := abfile.ReadData([]string{"real.txt", p}, pair[:])
 			if err == nil {
 				r = compareFiles(files, units, defaults)
 			}
 			if err != nil {
-				if !errorForm(p).MatchString(err.Error()) {
+				if !sim.ErrorForm(p).MatchString(err.Error()) {
 					t.Fatalf("error %q does not name the file and line and what was wanted", err)
 				}
 				return

@@ -4,8 +4,6 @@ package abstat
 
 import (
 	"testing"
-
-	"github.com/kbench/kbench/internal/abstat/sim"
 )
 
 var defaults = Options{Threshold: 0.05, Alpha: 0.05}
@@ -18,12 +16,4 @@ func rowOf(t *testing.T, r *Report, unit, name string) *Row {
 		t.Fatalf("no row %s in unit %s", name, unit)
 	}
 	return row
-}
-
-// TestFixtureBootIDLine: the fixtures' copy of the boot id line is this
-// package's.
-func TestFixtureBootIDLine(t *testing.T) {
-	if sim.BootIDLine != BootIDLine {
-		t.Errorf("sim.BootIDLine %q, abstat.BootIDLine %q", sim.BootIDLine, BootIDLine)
-	}
 }

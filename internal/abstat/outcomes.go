@@ -4,21 +4,36 @@ package abstat
 
 import (
 	"fmt"
+	"path"
 	"strings"
+
+	"github.com/kbench/kbench/internal/abfile"
 )
 
+// Skip is a row that skipped and has no results on either side: one
+// that skipped on both sides, or on one side of a comparison whose other
+// side has no such row. It is listed, not failed.
+type Skip struct {
+	Pkg  string `json:"package"`
+	Name string `json:"name"` // as the skip line names it, without "Benchmark"
+	// Why is, per side (old, new), the skip's reason and where it was
+	// printed; "" where that side did not skip it.
+	Why [2]string `json:"why"`
+}
+
 // outcomes marks the rows that failed, or that one side lacks because it
-// failed or skipped them there, and lists the failures no row shows.
-// It runs before Judge, on which rows each side holds.
-func (r *Report) outcomes(files []*File) {
+// failed or skipped them there, lists the failures no row shows, and the
+// skips of rows neither side ran. It runs before Judge, on which rows
+// each side holds.
+func (r *Report) outcomes(files []*abfile.File) {
 	// Rows by package and by go test's name of them (full name, and
-	// without the -GOMAXPROCS suffix), as sameBenchmark matches them.
+	// without the -GOMAXPROCS suffix).
 	index := map[[2]string][]*Row{}
 	for _, t := range r.Tables {
 		for _, row := range t.Rows {
 			k := [2]string{t.Pkg, row.Name}
 			index[k] = append(index[k], row)
-			if s := procsSuffix.ReplaceAllString(row.Name, ""); s != row.Name {
+			if s := abfile.WithoutProcs(row.Name); s != row.Name {
 				k := [2]string{t.Pkg, s}
 				index[k] = append(index[k], row)
 			}
@@ -31,39 +46,91 @@ func (r *Report) outcomes(files []*File) {
 		}
 		return index[[2]string{pkg, name}]
 	}
-	sides := [2]string{"old", "new"}
-	for side, f := range files {
-		for _, o := range leaves(f.lines.failed) {
-			rows := find(o.pkg, o.name)
-			for _, row := range rows {
-				row.fail(Failed, fmt.Sprintf("--- FAIL in %s (%s:%d)", sides[side], f.Path, o.line))
-			}
-			if len(rows) == 0 {
-				r.Problems = append(r.Problems, Problem{sides[side], o.pkg, o.name, fmt.Sprintf("--- FAIL, no results (%s:%d)", f.Path, o.line)})
+	// The rows a skip covers: the row it names, or, for a skip of a
+	// parent before its sub-benchmarks ran, the rows below it.
+	skipped := func(pkg, testName string) []*Row {
+		if rows := find(pkg, testName); rows != nil {
+			return rows
+		}
+		name, ok := strings.CutPrefix(testName, "Benchmark")
+		if !ok {
+			return nil
+		}
+		var rows []*Row
+		for _, t := range r.Tables {
+			for _, row := range t.Rows {
+				if t.Pkg == pkg && strings.HasPrefix(row.Name, abfile.WithoutProcs(name)+"/") {
+					rows = append(rows, row)
+				}
 			}
 		}
-		failedPkg := map[string]outcome{}
-		for _, o := range f.lines.pkgFail {
-			r.Problems = append(r.Problems, Problem{sides[side], o.pkg, o.name, fmt.Sprintf("the test binary failed (%s:%d)", f.Path, o.line)})
-			if _, ok := failedPkg[o.pkg]; !ok {
-				failedPkg[o.pkg] = o
+		return rows
+	}
+	sides := [2]string{"old", "new"}
+	skips := map[[2]string]*Skip{}
+	for side, f := range files {
+		for _, o := range f.Outcomes {
+			if o.Kind != abfile.Failed || o.Parent {
+				continue
+			}
+			pkg := path.Base(o.Pkg)
+			rows := find(pkg, o.Name)
+			for _, row := range rows {
+				row.fail(Failed, fmt.Sprintf("--- FAIL in %s (%s:%d)", sides[side], f.Path, o.Line))
+			}
+			if len(rows) == 0 {
+				r.Problems = append(r.Problems, Problem{sides[side], pkg, o.Name, fmt.Sprintf("--- FAIL, no results (%s:%d)", f.Path, o.Line)})
+			}
+		}
+		failedPkg := map[string]abfile.Outcome{}
+		for _, o := range f.Outcomes {
+			if o.Kind != abfile.BinaryFailed {
+				continue
+			}
+			pkg := path.Base(o.Pkg)
+			r.Problems = append(r.Problems, Problem{sides[side], pkg, o.Pkg, fmt.Sprintf("the test binary failed (%s:%d)", f.Path, o.Line)})
+			if _, ok := failedPkg[pkg]; !ok {
+				failedPkg[pkg] = o
 			}
 		}
 		// A row the other side has and this side lacks: did this side
 		// skip it, or did its package fail?
 		lacks := func(row *Row) bool { return row.Samples[side] == nil && row.Samples[1-side] != nil }
-		for _, o := range f.lines.skipped {
-			for _, row := range find(o.pkg, o.name) {
+		for _, o := range f.Outcomes {
+			if o.Kind != abfile.Skipped {
+				continue
+			}
+			why := fmt.Sprintf("skipped in %s (%s:%d)", sides[side], f.Path, o.Line)
+			if o.Reason != "" {
+				why += ": " + o.Reason
+			}
+			pkg := path.Base(o.Pkg)
+			rows := skipped(pkg, o.Name)
+			for _, row := range rows {
 				if lacks(row) {
-					row.fail(Skipped, fmt.Sprintf("--- SKIP in %s (%s:%d)", sides[side], f.Path, o.line))
+					row.fail(Skipped, why)
 				}
+			}
+			if len(rows) > 0 || !strings.HasPrefix(o.Name, "Benchmark") {
+				continue // a row's skip, or a test's (go test -v)
+			}
+			name := abfile.WithoutProcs(strings.TrimPrefix(o.Name, "Benchmark"))
+			k := [2]string{pkg, name}
+			s := skips[k]
+			if s == nil {
+				s = &Skip{Pkg: pkg, Name: name}
+				skips[k] = s
+				r.Skips = append(r.Skips, s)
+			}
+			if s.Why[side] == "" {
+				s.Why[side] = why
 			}
 		}
 		for _, t := range r.Tables {
 			if o, ok := failedPkg[t.Pkg]; ok {
 				for _, row := range t.Rows {
 					if lacks(row) {
-						row.fail(Failed, fmt.Sprintf("missing from %s, whose test binary failed (%s:%d)", sides[side], f.Path, o.line))
+						row.fail(Failed, fmt.Sprintf("missing from %s, whose test binary failed (%s:%d)", sides[side], f.Path, o.Line))
 					}
 				}
 			}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/kbench/kbench/internal/abfile"
 )
 
 // PlanOptions are a plan's knobs.
@@ -113,7 +115,7 @@ func PlanFiles(opts PlanOptions, paths ...string) (*Plan, error) {
 	if len(paths) < 1 || len(paths) > 2 {
 		return nil, fmt.Errorf("a plan reads one pilot file or two, not %d", len(paths))
 	}
-	files, units, err := Read(paths...)
+	files, units, err := abfile.Read(paths...)
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +144,7 @@ type Cost struct {
 // of each boot: a least-squares line through (timed, wall) where the
 // boots' timed totals differ by half or more (a pilot at two counts),
 // else all of the wall time past the timed part counted to the boot.
-func PackageCost(files []*File) map[string]Cost {
+func PackageCost(files []*abfile.File) map[string]Cost {
 	type key struct{ pkg, boot string }
 	timed := map[key]float64{}
 	for _, f := range files {
@@ -156,9 +158,9 @@ func PackageCost(files []*File) map[string]Cost {
 	}
 	xs, ys := map[string][]float64{}, map[string][]float64{}
 	for _, f := range files {
-		for _, p := range f.lines.passed {
-			xs[p.pkg] = append(xs[p.pkg], timed[key{p.pkg, p.boot}])
-			ys[p.pkg] = append(ys[p.pkg], p.seconds)
+		for _, p := range f.Passed {
+			xs[p.Pkg] = append(xs[p.Pkg], timed[key{p.Pkg, p.Boot}])
+			ys[p.Pkg] = append(ys[p.Pkg], p.Seconds)
 		}
 	}
 	out := map[string]Cost{}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/kbench/kbench/internal/abfile"
 	"github.com/kbench/kbench/internal/abstat/sim"
 )
 
@@ -17,7 +18,7 @@ import (
 // its go test times (PackageCost).
 func suiteCosts(t *testing.T) map[string]Cost {
 	t.Helper()
-	files, _, err := Read(sim.File(t, sim.SuiteFile))
+	files, _, err := abfile.Read(sim.File(t, sim.SuiteFile))
 	if err != nil {
 		t.Fatal(err)
 	}

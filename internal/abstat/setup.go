@@ -5,6 +5,8 @@ package abstat
 import (
 	"maps"
 	"slices"
+
+	"github.com/kbench/kbench/internal/abfile"
 )
 
 // SetupDiff is one setup line that differs; "" where a file lacks it.
@@ -16,7 +18,7 @@ type SetupDiff struct {
 
 // setup lists the fingerprint lines, then the configuration keys that
 // hold one value throughout each file, that differ between the files.
-func (r *Report) setup(files []*File) {
+func (r *Report) setup(files []*abfile.File) {
 	type pair struct{ old, new string }
 	var keys []string
 	vals := map[string]*pair{}

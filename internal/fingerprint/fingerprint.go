@@ -404,32 +404,51 @@ func Write(w io.Writer, fields []Field) error {
 	return nil
 }
 
-// Parse reads the fingerprint lines of a result file, in order. A key
-// seen again (one fingerprint per test binary) keeps its first value
-// unless the values differ, in which case they are joined with " | " so a
-// reader sees that the setup changed during the run.
+// Parse reads the fingerprint lines of a result file, in order, as
+// Merged does.
 func Parse(r io.Reader) ([]Field, error) {
-	var fields []Field
-	index := map[string]int{}
+	var m Merged
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
 	for sc.Scan() {
-		rest, ok := strings.CutPrefix(sc.Text(), Prefix)
-		if !ok {
-			continue
-		}
-		key, val, ok := strings.Cut(rest, ": ")
-		if !ok || key == "" || strings.ContainsAny(key, " \t") {
-			continue
-		}
-		if i, seen := index[key]; seen {
-			if !slices.Contains(strings.Split(fields[i].Value, " | "), val) {
-				fields[i].Value += " | " + val
-			}
-			continue
-		}
-		index[key] = len(fields)
-		fields = append(fields, Field{key, val})
+		m.Add(sc.Text())
 	}
-	return fields, sc.Err()
+	return m.Fields, sc.Err()
+}
+
+// Merged gathers the fingerprint lines of a result file, line by line
+// (internal/abfile reads a file in one pass). A key seen again (one
+// fingerprint per test binary) keeps its first value unless the values
+// differ, in which case they are joined with " | " so a reader sees
+// that the setup changed during the run.
+type Merged struct {
+	Fields []Field
+	index  map[string]int
+}
+
+// Add takes one line of a result file and reports whether it was a
+// fingerprint line ("# kbench key: value", the key without blanks),
+// with the field it held.
+func (m *Merged) Add(line string) (Field, bool) {
+	rest, ok := strings.CutPrefix(line, Prefix)
+	if !ok {
+		return Field{}, false
+	}
+	key, val, ok := strings.Cut(rest, ": ")
+	if !ok || key == "" || strings.ContainsAny(key, " \t") {
+		return Field{}, false
+	}
+	f := Field{key, val}
+	if i, seen := m.index[key]; seen {
+		if !slices.Contains(strings.Split(m.Fields[i].Value, " | "), val) {
+			m.Fields[i].Value += " | " + val
+		}
+		return f, true
+	}
+	if m.index == nil {
+		m.index = map[string]int{}
+	}
+	m.index[key] = len(m.Fields)
+	m.Fields = append(m.Fields, f)
+	return f, true
 }

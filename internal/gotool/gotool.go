@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	"github.com/kbench/kbench/internal/skip"
 )
 
 // Go returns the go command for tb: the one on PATH (go test puts its own
@@ -26,11 +28,11 @@ func Go(tb testing.TB) string {
 	if err != nil {
 		cmd = filepath.Join(goroot(), "bin", "go")
 		if _, serr := os.Stat(cmd); serr != nil {
-			tb.Skipf("needs the Go toolchain, which is not here (no go on PATH: %v; no %s): install Go or run the test where it is, with go test rather than a copied test binary or go test -exec vmexec", err, cmd)
+			skip.Nowf(tb, "needs the Go toolchain, which is not here (no go on PATH: %v; no %s): install Go or run the test where it is, with go test rather than a copied test binary or go test -exec vmexec", err, cmd)
 		}
 	}
 	if _, err := ModuleRoot(); err != nil {
-		tb.Skipf("needs the module's source to build from: %v; run the test in a checkout of the module", err)
+		skip.Nowf(tb, "needs the module's source to build from: %v; run the test in a checkout of the module", err)
 	}
 	return cmd
 }

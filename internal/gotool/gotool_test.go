@@ -60,18 +60,16 @@ func TestGoSkipsWithoutToolchain(t *testing.T) {
 	}
 }
 
-// recorder keeps the message of a Skipf.
+// recorder keeps the message of a Skip (skip.Nowf's).
 type recorder struct {
 	*testing.T
 	msg string
 }
 
-func (r *recorder) Skipf(format string, args ...any) {
-	r.msg = strings.TrimSpace(sprintf(format, args...))
+func (r *recorder) Skip(args ...any) {
+	r.msg = strings.TrimSpace(fmt.Sprint(args...))
 	r.T.Skip(r.msg)
 }
-
-var sprintf = fmt.Sprintf
 
 // runGo calls Go in a subtest and says whether it skipped, and with what.
 func runGo(t *testing.T) (skipped bool, msg string) {

@@ -19,6 +19,15 @@
 // variable. Set Since only where the release alone decides: a feature
 // that also needs the CPU (spec-ctrl under TCG), a config option
 // distributions leave out, or a privilege, leaves it zero.
+//
+// # Skip lines
+//
+// A benchmark row skips through Now or Nowf (or the helpers here, which
+// call them), never b.Skip: each prints the row's skip line (LinePrefix
+// has its format) to the standard output before skipping, so that the
+// default go test output, without -v, says which row skipped and why.
+// internal/abfile reads these lines as the row's SKIP, and kbcompare
+// fails a row that ran on one side and skipped on the other.
 package skip
 
 import (
@@ -95,7 +104,7 @@ func IfNotSupported(tb testing.TB, err error) {
 	if must {
 		tb.Fatalf("%s=fail and kernel %s is at or above the release that brought it, yet: %v", SinceVar, Kernel(), err)
 	}
-	tb.Skip(err)
+	Now(tb, err)
 }
 
 // OnlyIfNotSupported skips tb, as IfNotSupported does, when err wraps
@@ -137,6 +146,6 @@ func mustHave(err error, lookup func(string) (string, bool)) (bool, error) {
 func NeedProcs(tb testing.TB, n, gomaxprocs int) {
 	tb.Helper()
 	if gomaxprocs < n {
-		tb.Skipf("needs GOMAXPROCS >= %d to run its threads at once, have %d; drop -cpu=%d or raise it", n, gomaxprocs, gomaxprocs)
+		Nowf(tb, "needs GOMAXPROCS >= %d to run its threads at once, have %d; drop -cpu=%d or raise it", n, gomaxprocs, gomaxprocs)
 	}
 }

@@ -6,6 +6,10 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -150,5 +154,96 @@ func TestOnlyIfNotSupported(t *testing.T) {
 	})
 	if !skipped {
 		t.Error("a not-supported error did not skip")
+	}
+}
+
+// TestLine: a row's skip line names its package, the row as go test
+// names its results and the reason on one line, and ParseLine reads it
+// back; no other line reads as one.
+func TestLine(t *testing.T) {
+	l := Line("example.com/m/netbench", "BenchmarkX/a=1-2", "no feature:\nENOSYS\tnow")
+	if want := "# kbench skip example.com/m/netbench BenchmarkX/a=1-2: no feature: ENOSYS now"; l != want {
+		t.Errorf("Line = %q, want %q", l, want)
+	}
+	pkg, name, reason, ok := ParseLine(l)
+	if !ok || pkg != "example.com/m/netbench" || name != "BenchmarkX/a=1-2" || reason != "no feature: ENOSYS now" {
+		t.Errorf("ParseLine(%q) = %q %q %q %v", l, pkg, name, reason, ok)
+	}
+	if l := Line("p", "BenchmarkY", strings.Repeat("x", 3*maxReason)); len(l) > maxReason+100 {
+		t.Errorf("a long reason gives a line of %d bytes", len(l))
+	}
+	for _, other := range []string{"# kbench kernel.boot_id: x", "# kbench skip: p BenchmarkX: r", "# kbench skip p TestX: r",
+		"# kbench skip p BenchmarkX r", "# kbench skip BenchmarkX: r", "BenchmarkX-2 1 5 ns/op"} {
+		if _, _, _, ok := ParseLine(other); ok {
+			t.Errorf("ParseLine(%q) reads a skip line", other)
+		}
+	}
+}
+
+// TestNowPrintsLine: a benchmark that skips through Now prints its skip
+// line, its name with the -GOMAXPROCS suffix, before skipping; a test
+// that skips prints none. (testing.Benchmark names no row: the end to
+// end test, internal/cmd/kbcompare's TestSkipLines, runs a real one.)
+func TestNowPrintsLine(t *testing.T) {
+	var out strings.Builder
+	old := lineOut
+	lineOut = &out
+	defer func() { lineOut = old }()
+	testing.Benchmark(func(b *testing.B) { Nowf(b, "needs %s", "a feature") })
+	want := LinePrefix + binaryPkg() + " " + rowName("") + ": needs a feature\n"
+	if out.String() != want || binaryPkg() != "github.com/kbench/kbench/internal/skip" {
+		t.Errorf("skip line %q, want %q", out.String(), want)
+	}
+	if p := runtime.GOMAXPROCS(0); rowName("BenchmarkX") != "BenchmarkX-"+strconv.Itoa(p) && p != 1 {
+		t.Errorf("rowName(BenchmarkX) = %q at GOMAXPROCS %d", rowName("BenchmarkX"), p)
+	}
+	out.Reset()
+	t.Run("test", func(t *testing.T) {
+		defer func() {
+			if out.Len() != 0 {
+				t.Errorf("a test's skip printed %q", out.String())
+			}
+		}()
+		Now(t, "a test")
+	})
+}
+
+// skipCall is a row skipping around package skip: b.Skip, b.Skipf or
+// b.SkipNow on a benchmark (b) or a helper's testing.TB (tb).
+var skipCall = regexp.MustCompile(`\b(b|tb)\.Skip(f|Now)?\(`)
+
+// TestEverySkipRecorded: no file of the module skips a benchmark row but
+// through Now, Nowf or the helpers that call them, so that every skip
+// leaves its line.
+func TestEverySkipRecorded(t *testing.T) {
+	root := filepath.Join("..", "..")
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".") || d.Name() == "skip") && p != root {
+			return filepath.SkipDir // skip: this package, whose Now calls tb.Skip
+		}
+		if d.IsDir() || !strings.HasSuffix(p, ".go") || filepath.Dir(p) == "." {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		checked++
+		for i, l := range strings.Split(string(data), "\n") {
+			if skipCall.MatchString(l) && !strings.HasPrefix(strings.TrimSpace(l), "//") {
+				t.Errorf("%s:%d: %s: skip a row with skip.Now or skip.Nowf, which print its skip line", p, i+1, strings.TrimSpace(l))
+			}
+		}
+		return nil
+	})
+	if err != nil || checked < 100 {
+		t.Fatalf("checked %d files: %v", checked, err)
 	}
 }

@@ -21,13 +21,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kbench/kbench/internal/fingerprint"
+	"github.com/kbench/kbench/internal/abfile"
 )
-
-// BootIDLine is abstat.BootIDLine, the line that names a boot. abstat's
-// own tests import this package, so it cannot import abstat; abstat's
-// TestFixtureBootIDLine keeps the two equal.
-const BootIDLine = fingerprint.Prefix + "kernel.boot_id: "
 
 //go:embed testdata/*.txt
 var testdata embed.FS
@@ -115,8 +110,8 @@ func Assemble(t testing.TB, name string, runs ...Run) string {
 	for _, r := range runs {
 		var n int
 		for _, l := range strings.SplitAfter(string(Data(t, r.File)), "\n") {
-			if strings.HasPrefix(l, BootIDLine) {
-				l = BootIDLine + r.Boot + "\n"
+			if strings.HasPrefix(l, abfile.BootIDLine) {
+				l = abfile.BootIDLine + r.Boot + "\n"
 				n++
 			}
 			if r.Scale != 0 && strings.HasPrefix(l, "Benchmark") {
@@ -171,12 +166,12 @@ const FailBlock = "--- FAIL: BenchmarkSyscall/work=getpid/kind=cached/filters=0\
 // instead (ending in PASS for skips, FAIL for failures).
 func DropRows(boot, instead string) func(string) string {
 	return func(s string) string {
-		start := strings.Index(s, BootIDLine+boot+"\n")
+		start := strings.Index(s, abfile.BootIDLine+boot+"\n")
 		if start < 0 {
 			panic("no boot " + boot)
 		}
 		end := len(s)
-		if i := strings.Index(s[start+1:], BootIDLine); i >= 0 {
+		if i := strings.Index(s[start+1:], abfile.BootIDLine); i >= 0 {
 			end = start + 1 + i
 		}
 		var kept []string
@@ -198,7 +193,7 @@ func FirstSampleOnly(s string) string {
 	var b strings.Builder
 	seen := false
 	for _, l := range strings.SplitAfter(s, "\n") {
-		if strings.HasPrefix(l, BootIDLine) {
+		if strings.HasPrefix(l, abfile.BootIDLine) {
 			seen = false
 		}
 		if strings.HasPrefix(l, "Benchmark") {

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"golang.org/x/perf/benchfmt"
+	"github.com/kbench/kbench/internal/abfile"
 )
 
 // SuiteFile is the whole-suite fixture: every row of .ci/benchmarks.txt
@@ -69,47 +69,42 @@ func LoadSuite(t testing.TB) *Suite {
 }
 
 func parseSuite(data []byte) (*Suite, error) {
-	var rd benchfmt.Reader
-	rd.Reset(bytes.NewReader(data), SuiteFile)
+	files, units, err := abfile.ReadData([]string{SuiteFile}, [][]byte{data})
+	if err != nil {
+		return nil, err
+	}
 	s := &Suite{better: map[string]int{}}
-	index := map[string]int{}
-	for rd.Scan() {
-		switch rec := rd.Result().(type) {
-		case *benchfmt.SyntaxError:
-			return nil, rec
-		case *benchfmt.UnitMetadata:
-			if rec.Key == "better" {
-				s.better[rec.OrigUnit] = map[string]int{"higher": 1, "lower": -1}[rec.Value]
-			}
-		case *benchfmt.Result:
-			pkg := rec.GetConfig("pkg")
-			key := pkg + " " + string(rec.Name.Full())
-			i, ok := index[key]
-			if !ok {
-				i = len(s.Rows)
-				index[key] = i
-				s.Rows = append(s.Rows, SuiteRow{Pkg: pkg, Name: string(rec.Name.Full())})
-			}
-			r := &s.Rows[i]
-			var units []string
-			var vals []float64
-			for _, v := range rec.Values {
-				u, x := v.Unit, v.Value
-				if v.OrigUnit != "" {
-					u, x = v.OrigUnit, v.OrigValue
-				}
-				units, vals = append(units, u), append(vals, x)
-			}
-			if r.Units == nil {
-				r.Units = units
-			} else if !slices.Equal(r.Units, units) {
-				return nil, fmt.Errorf("%s: units %v, then %v", key, r.Units, units)
-			}
-			r.Iters, r.Results = append(r.Iters, rec.Iters), append(r.Results, vals)
+	for k, m := range units {
+		if k.Key == "better" {
+			s.better[m.OrigUnit] = map[string]int{"higher": 1, "lower": -1}[m.Value]
 		}
 	}
-	if err := rd.Err(); err != nil {
-		return nil, err
+	index := map[string]int{}
+	for _, res := range files[0].Results {
+		pkg := res.Config["pkg"]
+		key := pkg + " " + res.Name
+		i, ok := index[key]
+		if !ok {
+			i = len(s.Rows)
+			index[key] = i
+			s.Rows = append(s.Rows, SuiteRow{Pkg: pkg, Name: res.Name})
+		}
+		r := &s.Rows[i]
+		var units []string
+		var vals []float64
+		for _, v := range res.Values {
+			u, x := v.Unit, v.Value
+			if v.OrigUnit != "" {
+				u, x = v.OrigUnit, v.OrigValue
+			}
+			units, vals = append(units, u), append(vals, x)
+		}
+		if r.Units == nil {
+			r.Units = units
+		} else if !slices.Equal(r.Units, units) {
+			return nil, fmt.Errorf("%s: units %v, then %v", key, r.Units, units)
+		}
+		r.Iters, r.Results = append(r.Iters, res.Iters), append(r.Results, vals)
 	}
 	for i := range s.Rows {
 		r := &s.Rows[i]
@@ -253,7 +248,7 @@ func (s *Suite) Write(w io.Writer, boots []Boot, fp map[string]string) error {
 				for _, k := range slices.Sorted(maps.Keys(fp)) {
 					fmt.Fprintf(&b, "# kbench %s: %s\n", k, fp[k])
 				}
-				fmt.Fprintf(&b, "%s%s\n", BootIDLine, boot.ID)
+				fmt.Fprintf(&b, "%s%s\n", abfile.BootIDLine, boot.ID)
 				for _, u := range slices.Sorted(maps.Keys(s.better)) {
 					fmt.Fprintf(&b, "Unit %s better=%s\n", u, map[int]string{1: "higher", -1: "lower"}[s.better[u]])
 				}

@@ -1,7 +1,8 @@
 //go:build linux
 
-// Command benchcheck checks a smoke run of the suite: the output must parse
-// with golang.org/x/perf/benchfmt, and every sub-benchmark named in the
+// Command benchcheck checks a smoke run of the suite: the output must read
+// as result files do (internal/abfile: benchfmt's syntax, every result a
+// measurement), and every sub-benchmark named in the
 // expectation file must have a result row (and no row may be unlisted, so
 // the list stays true). CI runs it on `go test -bench=. -benchtime=100x`.
 //
@@ -10,8 +11,9 @@
 // The expectation file has one "package Name/key=value/..." per line, as
 // benchfmt names results without the "Benchmark" prefix and the -N
 // GOMAXPROCS suffix; a leading "? " marks a row that may be skipped on a
-// machine without the feature (the skip message says why). '#' starts a
-// comment. Every row must also report the kernel counters its test
+// machine without the feature: it must then leave its skip line (package
+// skip), which says why, and a row that neither ran nor left one is a
+// problem. '#' starts a comment. Every row must also report the kernel counters its test
 // binary's fingerprint says were counted (package counters).
 package main
 
@@ -22,11 +24,10 @@ import (
 	"io"
 	"os"
 	"path"
-	"regexp"
 	"slices"
 	"strings"
 
-	"golang.org/x/perf/benchfmt"
+	"github.com/kbench/kbench/internal/abfile"
 )
 
 func main() {
@@ -99,30 +100,37 @@ func readExpect(file string) (map[string]expectation, error) {
 	return want, sc.Err()
 }
 
-var procsSuffix = regexp.MustCompile(`-[0-9]+$`)
-
-// check returns the problems found in a result stream.
+// check returns the problems found in a result stream, read with
+// internal/abfile: an expected row must have a result, or, if optional,
+// leave its skip line (package skip), which says why it skipped.
 func check(r io.Reader, name string, want map[string]expectation) ([]string, int, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, 0, err
+	}
+	files, _, err := abfile.ReadData([]string{name}, [][]byte{data})
+	if err != nil {
+		return []string{err.Error()}, 0, nil
+	}
+	f := files[0]
 	var problems []string
 	seen := map[string]bool{}
-	rows := 0
-	br := benchfmt.NewReader(r, name)
-	for br.Scan() {
-		switch rec := br.Result().(type) {
-		case *benchfmt.SyntaxError:
-			problems = append(problems, rec.Error())
-		case *benchfmt.Result:
-			rows++
-			pkg := path.Base(rec.GetConfig("pkg"))
-			key := pkg + " " + procsSuffix.ReplaceAllString(string(rec.Name), "")
-			seen[key] = true
-			if _, ok := want[key]; !ok {
-				problems = append(problems, fmt.Sprintf("unexpected row %q: add it to the expectation file", key))
-			}
+	for _, res := range f.Results {
+		key := path.Base(res.Config["pkg"]) + " " + abfile.WithoutProcs(res.Name)
+		seen[key] = true
+		if _, ok := want[key]; !ok {
+			problems = append(problems, fmt.Sprintf("unexpected row %q: add it to the expectation file", key))
 		}
 	}
-	if err := br.Err(); err != nil {
-		return nil, 0, err
+	// skipped returns the reason of the skip of row key, or of a parent.
+	skipped := func(key string) (string, bool) {
+		for _, o := range f.Outcomes {
+			s := path.Base(o.Pkg) + " " + abfile.WithoutProcs(strings.TrimPrefix(o.Name, "Benchmark"))
+			if o.Kind == abfile.Skipped && (key == s || strings.HasPrefix(key, s+"/")) {
+				return o.Reason, true
+			}
+		}
+		return "", false
 	}
 	var keys []string
 	for k := range want {
@@ -130,12 +138,21 @@ func check(r io.Reader, name string, want map[string]expectation) ([]string, int
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		if !seen[k] && !want[k].optional {
+		if seen[k] {
+			continue
+		}
+		why, skip := skipped(k)
+		switch {
+		case !want[k].optional && skip:
+			problems = append(problems, fmt.Sprintf("no result row for %q: it skipped: %s", k, why))
+		case !want[k].optional:
 			problems = append(problems, fmt.Sprintf("no result row for %q", k))
+		case !skip:
+			problems = append(problems, fmt.Sprintf("no result row for %q and no skip line: a row marked \"? \" may skip, leaving its line (package skip)", k))
 		}
 	}
-	if rows == 0 {
+	if len(f.Results) == 0 {
 		problems = append(problems, "no result rows at all")
 	}
-	return slices.Compact(problems), rows, nil
+	return slices.Compact(problems), len(f.Results), nil
 }

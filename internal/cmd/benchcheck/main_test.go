@@ -19,7 +19,8 @@ func TestCheckPasses(t *testing.T) {
 		"seccompbench Load/shape=stress-ng": {},
 		"seccompbench Pulse/mode=protect":   {optional: true},
 	}
-	problems, rows, err := check(strings.NewReader(smoke), "smoke", want)
+	skipLine := "# kbench skip github.com/kbench/kbench/seccompbench BenchmarkPulse/mode=protect-2: needs KBENCH_PULSE=protect\n"
+	problems, rows, err := check(strings.NewReader(smoke+skipLine), "smoke", want)
 	if err != nil || len(problems) != 0 || rows != 2 {
 		t.Fatalf("problems %q, rows %d, err %v", problems, rows, err)
 	}
@@ -37,6 +38,30 @@ func TestCheckFindsMissingAndUnexpected(t *testing.T) {
 	all := strings.Join(problems, "\n")
 	for _, w := range []string{`no result row for "seccompbench Syscall/filters=1"`, `unexpected row "seccompbench Load/shape=stress-ng"`} {
 		if !strings.Contains(all, w) {
+			t.Errorf("problems lack %s:\n%s", w, all)
+		}
+	}
+}
+
+// TestCheckSkips: an optional row that neither ran nor left a skip line
+// is a problem, and a required row that skipped is one naming the
+// reason.
+func TestCheckSkips(t *testing.T) {
+	want := map[string]expectation{
+		"seccompbench Load/shape=single":    {},
+		"seccompbench Load/shape=stress-ng": {},
+		"seccompbench Pulse/mode=protect":   {optional: true},
+		"seccompbench Syscall/filters=1":    {},
+	}
+	skipLine := "# kbench skip github.com/kbench/kbench/seccompbench BenchmarkSyscall: no seccomp\n"
+	problems, _, err := check(strings.NewReader(skipLine+smoke), "smoke", want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := strings.Join(problems, "\n")
+	for _, w := range []string{`no result row for "seccompbench Pulse/mode=protect" and no skip line`,
+		`no result row for "seccompbench Syscall/filters=1": it skipped: no seccomp`} {
+		if !strings.Contains(all, w) || len(problems) != 2 {
 			t.Errorf("problems lack %s:\n%s", w, all)
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/kbench/kbench/internal/abfile"
 	"github.com/kbench/kbench/internal/abplan"
 	"github.com/kbench/kbench/internal/abreport"
 	"github.com/kbench/kbench/internal/abstat"
@@ -293,7 +294,7 @@ func (d *driver) boot(i int, sig <-chan os.Signal, retry string) (int, error) {
 	}
 	if len(ids) == 0 {
 		return exitBootFailed, fmt.Errorf("%s (%s) failed: %s has no %q line, so kbcompare cannot tell boots apart (run benchmark packages: their TestMain prints it)",
-			d.bootName(i), s, outPath, abstat.BootIDLine)
+			d.bootName(i), s, outPath, abfile.BootIDLine)
 	}
 	for _, id := range ids {
 		if d.st.seen(id) {
@@ -393,7 +394,7 @@ func (d *driver) goTests(i int) [][]string {
 func benchPattern(rows []string) string {
 	var alts []string
 	for _, r := range rows {
-		r = procsSuffix.ReplaceAllString(r, "")
+		r = abfile.WithoutProcs(r)
 		var levels []string
 		for j, l := range strings.Split(r, "/") {
 			if j == 0 {
@@ -405,9 +406,6 @@ func benchPattern(rows []string) string {
 	}
 	return strings.Join(alts, "|")
 }
-
-// procsSuffix is go test's -GOMAXPROCS suffix of a row's name.
-var procsSuffix = regexp.MustCompile(`-[0-9]+$`)
 
 // keepEarlierTry renames the files of a failed or interrupted earlier
 // try of a boot to base.tryN.txt and .log, so a retry keeps them.
@@ -526,8 +524,8 @@ func bootIDs(p string) ([]string, error) {
 	}
 	var ids []string
 	for _, l := range strings.Split(string(b), "\n") {
-		if id, ok := strings.CutPrefix(l, abstat.BootIDLine); ok {
-			if id = strings.TrimSpace(id); !slices.Contains(ids, id) {
+		if id, ok := abfile.BootID(l); ok {
+			if !slices.Contains(ids, id) {
 				ids = append(ids, id)
 			}
 		}

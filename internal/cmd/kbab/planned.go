@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kbench/kbench/internal/abfile"
 	"github.com/kbench/kbench/internal/abplan"
 	"github.com/kbench/kbench/internal/abreport"
 	"github.com/kbench/kbench/internal/abstat"
@@ -109,7 +110,7 @@ func (d *driver) replan() error {
 // abstat.PackageCost fits it from one boot. One boot of A: what B's
 // speed cannot move, and what a resumed run reads again alike.
 func (d *driver) pilotCosts() (map[string]float64, error) {
-	files, _, err := abstat.Read(filepath.Join(d.cfg.out, "boots", "01-A.txt"))
+	files, _, err := abfile.Read(filepath.Join(d.cfg.out, "boots", "01-A.txt"))
 	if err != nil {
 		return nil, err
 	}

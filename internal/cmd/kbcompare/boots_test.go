@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kbench/kbench/internal/abfile"
 	"github.com/kbench/kbench/internal/abreport"
 	"github.com/kbench/kbench/internal/abstat"
 	"github.com/kbench/kbench/internal/abstat/sim"
@@ -172,8 +173,8 @@ func TestFailedRow(t *testing.T) {
 	if code != 1 {
 		t.Errorf("skipped row: exit %d, want 1", code)
 	}
-	if !strings.Contains(out, "skipped: seccompbench "+sim.SyscallRow+" sec/op: --- SKIP in new") {
-		t.Errorf("skipped row not listed:\n%s", out)
+	if !strings.Contains(out, "skipped: seccompbench "+sim.SyscallRow+" sec/op: skipped in new") || !strings.Contains(out, ": syscall_test.go:40: no seccomp") {
+		t.Errorf("skipped row not listed with its reason:\n%s", out)
 	}
 }
 
@@ -182,8 +183,8 @@ func TestFailedRow(t *testing.T) {
 func TestPulseWarning(t *testing.T) {
 	rs := sim.Runs("a", sim.BootsA, nil)
 	rs[2].Edit = func(s string) string {
-		return strings.Replace(s, abstat.BootIDLine+sim.BootsA[2]+"\n",
-			abstat.BootIDLine+sim.BootsA[2]+"\n# kbench pulse.earlier: protect at 2026-11-30T10:00:00Z by prctlbench.test (1 process)\n", 1)
+		return strings.Replace(s, abfile.BootIDLine+sim.BootsA[2]+"\n",
+			abfile.BootIDLine+sim.BootsA[2]+"\n# kbench pulse.earlier: protect at 2026-11-30T10:00:00Z by prctlbench.test (1 process)\n", 1)
 	}
 	old := sim.Assemble(t, "old.txt", rs...)
 	nw := sim.Assemble(t, "new.txt", sim.Runs("a2", sim.BootsB, nil)...)

@@ -32,7 +32,10 @@ type Machine struct {
 	Rows      []MachineRow       `json:"rows"`
 	Geomeans  []MachineGeo       `json:"geomeans"`
 	Problems  []abstat.Problem   `json:"problems"`
-	Summary   MachineSummary     `json:"summary"`
+	// Skips are the rows that skipped with no results on either side
+	// (abstat.Skip), left out where there are none.
+	Skips   []*abstat.Skip `json:"skips,omitempty"`
+	Summary MachineSummary `json:"summary"`
 	// Profiles is the perf-profile section, with -profiles-old and
 	// -profiles-new only.
 	Profiles []MachineProfile `json:"profiles,omitempty"`
@@ -204,7 +207,7 @@ func dirWord(better int) string {
 func machine(r *abstat.Report, profs ...abreport.RowProfile) *Machine {
 	m := &Machine{Schema: "kbcompare/2", Old: r.Old, New: r.New, Threshold: r.Opts.Threshold, Alpha: r.Opts.Alpha,
 		Boots: MachineSides{r.Boots[0], r.Boots[1]}, BootMode: r.BootMode, Setup: r.Setup, SetupSame: r.SetupEqual,
-		Problems: r.Problems}
+		Problems: r.Problems, Skips: r.Skips}
 	if m.Setup == nil {
 		m.Setup = []abstat.SetupDiff{}
 	}

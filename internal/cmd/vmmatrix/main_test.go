@@ -29,6 +29,7 @@ const stream = `{"Action":"start","Package":"github.com/kbench/kbench/seccompben
 {"Action":"output","Package":"github.com/kbench/kbench/seccompbench","Test":"BenchmarkLoad/x=1","Output":"BenchmarkLoad/x=1\n"}
 {"Action":"output","Package":"github.com/kbench/kbench/seccompbench","Test":"BenchmarkLoad/x=1","Output":"BenchmarkLoad/x=1-2   \t"}
 {"Action":"output","Package":"github.com/kbench/kbench/seccompbench","Test":"BenchmarkLoad/x=1","Output":"       1\t     5000 ns/op\t  12.0 cpu-ns/op\n"}
+{"Action":"output","Package":"github.com/kbench/kbench/seccompbench","Test":"BenchmarkLoad/x=2","Output":"# kbench skip github.com/kbench/kbench/seccompbench BenchmarkLoad/x=2-2: needs 2 CPUs\n"}
 {"Action":"output","Package":"github.com/kbench/kbench/seccompbench","Test":"BenchmarkLoad/x=2","Output":"    bench_test.go:9: needs 2 CPUs\n"}
 {"Action":"output","Package":"github.com/kbench/kbench/seccompbench","Test":"BenchmarkLoad/x=2","Output":"--- SKIP: BenchmarkLoad/x=2\n"}
 {"Action":"skip","Package":"github.com/kbench/kbench/seccompbench","Test":"BenchmarkLoad/x=2"}
@@ -68,7 +69,9 @@ func TestRead(t *testing.T) {
 	text := k.benchText.String()
 	for _, line := range []string{"# kbench kernel.release: 6.12.117+deb13-amd64\n", "pkg: github.com/kbench/kbench/seccompbench\n", "BenchmarkLoad/x=1-2   \t       1\t     5000 ns/op\t  12.0 cpu-ns/op\n",
 		// netbench printed no labels (a test ran testing.Benchmark first): its rows get a pkg line.
-		"pkg: github.com/kbench/kbench/netbench\nBenchmarkTCPRR/x=1-2"} {
+		"pkg: github.com/kbench/kbench/netbench\nBenchmarkTCPRR/x=1-2",
+		// The skipped row's skip line, for benchcheck.
+		"# kbench skip github.com/kbench/kbench/seccompbench BenchmarkLoad/x=2-2: needs 2 CPUs\n"} {
 		if !strings.Contains(text, line) {
 			t.Errorf("benchmark text lacks %q:\n%s", line, text)
 		}

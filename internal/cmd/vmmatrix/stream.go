@@ -9,6 +9,8 @@ import (
 	"io"
 	"regexp"
 	"strings"
+
+	"github.com/kbench/kbench/internal/skip"
 )
 
 // event is one line of go test -json (cmd/test2json).
@@ -118,6 +120,10 @@ func (k *kernel) outputLine(pkg, test, line string, last map[string]string, pkgL
 		last[key] = m[1]
 	}
 	switch {
+	case strings.HasPrefix(out, skip.LinePrefix):
+		// A row's skip line, which benchcheck reads (test2json gives it
+		// to the row's test).
+		k.benchText.WriteString(line)
 	case test == "":
 		if !strings.HasPrefix(out, "=== ") && !strings.HasPrefix(out, "--- ") {
 			k.benchText.WriteString(line)

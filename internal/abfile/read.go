@@ -1,0 +1,444 @@
+//go:build linux
+
+package abfile
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/kbench/kbench/internal/fingerprint"
+	"github.com/kbench/kbench/internal/skip"
+)
+
+// File is one result file as read.
+type File struct {
+	Path string
+	// Fields are the fingerprint lines of the whole file, merged as
+	// fingerprint.Merged merges them.
+	Fields  []fingerprint.Field
+	Results []Result
+	// Config holds, per file configuration key ("goos", "cpu", "pkg"),
+	// the distinct values it took and in how many results it was present.
+	Config map[string]*ConfigUse
+	// Boots lists the boots that hold a result or an outcome, in order of
+	// first appearance; a boot with the id "" stands for the lines above
+	// any boot id line.
+	Boots []*Boot
+	// Outcomes are the failures and skips, in line order.
+	Outcomes []Outcome
+	// Pulses are the boots whose fingerprint says protect pulses ran
+	// earlier in the boot, or that this run began with a protect sweep.
+	Pulses []Pulse
+	// Passed are go test's "ok  \tpkg\t12.3s" lines: the package's wall
+	// time in that boot (with -exec vmexec, the VM's boot as well).
+	Passed []PkgTime
+	Lines  int // how many lines the file has
+}
+
+// Boot is one boot of a file.
+type Boot struct {
+	ID string
+	// Fields are the fingerprint lines printed in this boot.
+	Fields []fingerprint.Field
+	merged fingerprint.Merged
+}
+
+// ConfigUse is what one configuration key held in a file.
+type ConfigUse struct {
+	Values  []string
+	Present int
+}
+
+// Result is one benchmark line with its file configuration.
+type Result struct {
+	Config map[string]string
+	Name   string // full name, as benchstat's .fullname: "Syscall/filters=0-2"
+	Iters  int
+	Values []benchfmt.Value
+	Boot   string // the boot id in force at the result's line
+	Line   int
+}
+
+// Kind is what an Outcome says of a row or a test binary.
+type Kind int
+
+const (
+	// Failed: go test's "--- FAIL: BenchmarkX" (FAIL in the reports).
+	Failed Kind = iota + 1
+	// Skipped: a skip line (package skip), or go test -v's "--- SKIP".
+	Skipped
+	// BinaryFailed: go test's "FAIL\tpkg\t0.5s", the test binary failed.
+	BinaryFailed
+)
+
+// Outcome is one failure or skip.
+type Outcome struct {
+	Kind Kind
+	// Pkg is the import path: the skip line's, the FAIL line's, or the
+	// "pkg:" line's above the row's FAIL or --- SKIP.
+	Pkg string
+	// Name is go test's name of the row, "BenchmarkX/a=1" (with or
+	// without the -GOMAXPROCS suffix: WithoutProcs); "" for BinaryFailed.
+	Name string
+	Boot string
+	Line int
+	// Reason is the skip's reason, or the message go test printed below
+	// the FAIL or --- SKIP line (its indented lines, joined by " / ").
+	Reason string
+	// Parent: a FAIL of a row whose sub-benchmark failed (go test fails
+	// "BenchmarkX" as well when "BenchmarkX/a=2" fails).
+	Parent bool
+	above  []string // the log lines above a --- line, its reason if none follow
+}
+
+// Pulse is a boot whose run followed protect pulses (package pulse).
+type Pulse struct {
+	Boot string
+	// Earlier is the pulse.earlier fingerprint value; "" for a boot whose
+	// run began with a KBENCH_PULSE=protect sweep itself.
+	Earlier string
+	Line    int
+}
+
+// PkgTime is one package's wall time in one boot, as go test printed it.
+type PkgTime struct {
+	Pkg, Boot string // Pkg: the import path
+	Seconds   float64
+}
+
+// maxLine is the longest line a result file may have: benchfmt's
+// reader (bufio.Scanner's default) stops at 64 KiB.
+const maxLine = 64 * 1024
+
+// Read reads result files in order with one benchfmt reader, as
+// benchstat's benchfmt.Files does, so unit metadata accumulates across
+// them (a contradiction between them is an error). Every error names
+// the file and, where one line is at fault, the line and what a line
+// there should be.
+func Read(paths ...string) ([]*File, benchfmt.UnitMetadataMap, error) {
+	data := make([][]byte, len(paths))
+	for i, p := range paths {
+		var err error
+		if data[i], err = os.ReadFile(p); err != nil {
+			return nil, nil, err
+		}
+	}
+	return ReadData(paths, data)
+}
+
+// ReadData is Read of files' contents, data[i] named paths[i].
+func ReadData(paths []string, data [][]byte) ([]*File, benchfmt.UnitMetadataMap, error) {
+	var rd benchfmt.Reader
+	files := make([]*File, len(paths))
+	for i, p := range paths {
+		var err error
+		if files[i], err = parse(&rd, p, data[i]); err != nil {
+			return nil, nil, err
+		}
+	}
+	return files, rd.Units(), nil
+}
+
+// reader is the state of one file's pass: the lines read so far and what
+// is in force at the next one.
+type reader struct {
+	f     *File
+	lines []string
+	next  int // index of the next line to take
+	pkg   string
+	boot  *Boot
+	boots map[string]*Boot
+	// inline are the lines where go test printed a FAIL on the row's name
+	// line, which benchfmt reads as a syntax error.
+	inline map[int]bool
+	// msg is the outcome whose message the indented lines below add to.
+	msg *Outcome
+	// above are the indented lines since the last other line that are no
+	// outcome's message: go test -v prints a row's log as it comes, above
+	// its --- SKIP or --- FAIL line, which then has none of its own below.
+	above []string
+	// block holds the "# kbench" lines since the last other line: a test
+	// binary's fingerprint, whose boot id line is not its first, belongs
+	// whole to the boot it names.
+	block []string
+}
+
+// flush gives the fingerprint lines of the block above to the boot in
+// force.
+func (r *reader) flush() {
+	for _, l := range r.block {
+		r.boot.merged.Add(l)
+	}
+	r.block = r.block[:0]
+}
+
+// parse reads one file's contents with rd: benchfmt's records in order,
+// each after the lines above it (take), so that a record meets the boot
+// and package in force at its line.
+func parse(rd *benchfmt.Reader, p string, data []byte) (*File, error) {
+	lines, err := splitLines(p, data)
+	if err != nil {
+		return nil, err
+	}
+	r := &reader{f: &File{Path: p, Config: map[string]*ConfigUse{}, Lines: len(lines)}, lines: lines,
+		boots: map[string]*Boot{}, inline: map[int]bool{}}
+	r.boot = r.bootOf("")
+	var all fingerprint.Merged
+	take := func(upTo int) { // lines up to line number upTo
+		for ; r.next < upTo && r.next < len(r.lines); r.next++ {
+			l := r.lines[r.next]
+			all.Add(l)
+			r.line(r.next+1, l)
+		}
+	}
+	rd.Reset(bytes.NewReader(data), p)
+	for rd.Scan() {
+		switch rec := rd.Result().(type) {
+		case *benchfmt.SyntaxError:
+			take(rec.Line)
+			if r.inline[rec.Line] {
+				continue // a failed row, in Outcomes
+			}
+			return nil, fmt.Errorf("%v (want a go test -bench result line)", rec)
+		case *benchfmt.UnitMetadata:
+			_, line := rec.Pos()
+			take(line)
+		case *benchfmt.Result:
+			_, line := rec.Pos()
+			take(line)
+			if err := measurement(p, line, rec); err != nil {
+				return nil, err
+			}
+			r.result(rec, line)
+		}
+	}
+	if err := rd.Err(); err != nil {
+		return nil, err
+	}
+	take(len(lines))
+	r.line(len(lines)+1, "") // ends a message
+	r.flush()
+	r.f.Fields = all.Fields
+	for _, b := range r.f.Boots {
+		b.Fields = b.merged.Fields
+	}
+	markParents(r.f.Outcomes)
+	// A file of failures and skips alone is compared: it must list them.
+	if len(r.f.Results) == 0 && len(r.f.Outcomes) == 0 {
+		return nil, fmt.Errorf("%s: no benchmark results in its %d lines (want `go test -bench` output)", p, len(lines))
+	}
+	return r.f, nil
+}
+
+// splitLines splits a file's contents into lines as bufio.ScanLines
+// does (a final line without a newline counts, a trailing \r is
+// dropped), refusing a line longer than benchfmt reads.
+func splitLines(p string, data []byte) ([]string, error) {
+	var lines []string
+	for n := 1; len(data) > 0; n++ {
+		l := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			l, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		if len(l) > maxLine {
+			return nil, fmt.Errorf("%s:%d: a line of %d bytes: want go test output, whose lines benchfmt reads up to %d KiB", p, n, len(l), maxLine/1024)
+		}
+		lines = append(lines, string(bytes.TrimSuffix(l, []byte("\r"))))
+	}
+	return lines, nil
+}
+
+// bootOf returns the boot with id, made on first use.
+func (r *reader) bootOf(id string) *Boot {
+	b := r.boots[id]
+	if b == nil {
+		b = &Boot{ID: id}
+		r.boots[id] = b
+	}
+	return b
+}
+
+// used lists the boot in force among the file's boots.
+func (r *reader) used() {
+	if !slices.Contains(r.f.Boots, r.boot) {
+		r.f.Boots = append(r.f.Boots, r.boot)
+	}
+}
+
+// outcome adds an outcome in the boot in force; the indented lines below
+// it are its message.
+func (r *reader) outcome(o Outcome) {
+	o.Boot = r.boot.ID
+	r.used()
+	r.f.Outcomes = append(r.f.Outcomes, o)
+	r.msg = &r.f.Outcomes[len(r.f.Outcomes)-1]
+}
+
+// inlineFail matches go test's FAIL printed on a row's name line, and
+// inlineSkip a skip line printed there (a row that skipped in a later
+// -count, after go test printed its name).
+var (
+	inlineFail = regexp.MustCompile(`^Benchmark\S*\s+--- FAIL: (Benchmark\S+)`)
+	inlineSkip = regexp.MustCompile(`^Benchmark\S*\s+(` + regexp.QuoteMeta(skip.LinePrefix) + `.*)$`)
+)
+
+// line takes line n (from 1), l, of the file.
+func (r *reader) line(n int, l string) {
+	m, indented := strings.CutPrefix(l, "    ")
+	if r.msg != nil {
+		if indented {
+			if r.msg.Reason != "" {
+				r.msg.Reason += " / "
+			}
+			r.msg.Reason += strings.TrimSpace(m)
+			return
+		}
+		if r.msg.Reason == "" {
+			r.msg.Reason = strings.Join(r.msg.above, " / ")
+		}
+		r.msg.above = nil
+		r.msg = nil
+	}
+	if indented {
+		r.above = append(r.above, strings.TrimSpace(m))
+		return
+	}
+	above := r.above
+	r.above = nil
+	if strings.HasPrefix(l, fingerprint.Prefix) {
+		r.block = append(r.block, l)
+	} else {
+		r.flush()
+	}
+	switch {
+	case strings.HasPrefix(l, BootIDLine):
+		id, _ := BootID(l)
+		r.boot = r.bootOf(id)
+	case strings.HasPrefix(l, fingerprint.Prefix+"pulse.earlier: "):
+		if v := strings.TrimPrefix(l, fingerprint.Prefix+"pulse.earlier: "); !strings.HasPrefix(v, "none") {
+			r.f.Pulses = append(r.f.Pulses, Pulse{r.boot.ID, v, n})
+		}
+	case l == fingerprint.Prefix+"pulse.mode: protect":
+		r.f.Pulses = append(r.f.Pulses, Pulse{r.boot.ID, "", n})
+	case strings.HasPrefix(l, skip.LinePrefix):
+		r.skipLine(n, l)
+	case inlineSkip.MatchString(l):
+		if r.skipLine(n, inlineSkip.FindStringSubmatch(l)[1]) {
+			r.inline[n] = true
+		}
+	case strings.HasPrefix(l, "pkg: "):
+		r.pkg = strings.TrimSpace(strings.TrimPrefix(l, "pkg: "))
+	case inlineFail.MatchString(l):
+		// A row that failed after go test printed its name (b.Fatal
+		// after the probe run of b.N=1): "BenchmarkX/a=1-2 \t--- FAIL:
+		// BenchmarkX/a=1-2", the message on the lines below.
+		m := inlineFail.FindStringSubmatch(l)
+		r.outcome(Outcome{Kind: Failed, Pkg: r.pkg, Name: m[1], Line: n})
+		r.inline[n] = true
+	case strings.HasPrefix(l, "--- FAIL: "), strings.HasPrefix(l, "--- SKIP: "):
+		f := strings.Fields(l)
+		if len(f) < 3 {
+			return
+		}
+		kind := Failed
+		if f[1] == "SKIP:" {
+			kind = Skipped
+		}
+		r.outcome(Outcome{Kind: kind, Pkg: r.pkg, Name: f[2], Line: n, above: above})
+	case strings.HasPrefix(l, "ok "), strings.HasPrefix(l, "ok\t"):
+		// "ok  \tgithub.com/x/pkg\t12.345s"; "(cached)" holds no time.
+		if f := strings.Fields(l); len(f) >= 3 {
+			if d, err := time.ParseDuration(f[2]); err == nil && d > 0 {
+				r.f.Passed = append(r.f.Passed, PkgTime{f[1], r.boot.ID, d.Seconds()})
+			}
+		}
+	case strings.HasPrefix(l, "FAIL\t") || strings.HasPrefix(l, "FAIL "):
+		// go test's package summary: "FAIL\tgithub.com/x/pkg\t0.5s".
+		if f := strings.Fields(l); len(f) >= 2 {
+			r.outcome(Outcome{Kind: BinaryFailed, Pkg: f[1], Line: n})
+			r.msg = nil
+		}
+	}
+}
+
+// skipLine takes a skip line (package skip) at line n, and reports
+// whether it was one.
+func (r *reader) skipLine(n int, l string) bool {
+	pkg, name, reason, ok := skip.ParseLine(l)
+	if ok {
+		r.outcome(Outcome{Kind: Skipped, Pkg: pkg, Name: name, Line: n, Reason: reason})
+		r.msg = nil
+	}
+	return ok
+}
+
+// result adds a benchmark result at line.
+func (r *reader) result(rec *benchfmt.Result, line int) {
+	f := r.f
+	res := Result{Config: map[string]string{}, Name: string(rec.Name.Full()), Iters: rec.Iters,
+		Values: slices.Clone(rec.Values), Boot: r.boot.ID, Line: line}
+	r.used()
+	for _, c := range rec.Config {
+		if !c.File {
+			continue
+		}
+		v := string(c.Value)
+		res.Config[c.Key] = v
+		u := f.Config[c.Key]
+		if u == nil {
+			u = &ConfigUse{}
+			f.Config[c.Key] = u
+		}
+		u.Present++
+		if !slices.Contains(u.Values, v) {
+			u.Values = append(u.Values, v)
+		}
+	}
+	f.Results = append(f.Results, res)
+}
+
+// markParents marks the FAILs of rows that are a parent of another
+// FAIL's row in the same package.
+func markParents(os []Outcome) {
+	parents := map[[2]string]bool{}
+	for _, o := range os {
+		if o.Kind != Failed {
+			continue
+		}
+		for i, c := range o.Name {
+			if c == '/' {
+				parents[[2]string{path.Base(o.Pkg), o.Name[:i]}] = true
+			}
+		}
+	}
+	for i := range os {
+		if os[i].Kind == Failed && parents[[2]string{path.Base(os[i].Pkg), os[i].Name}] {
+			os[i].Parent = true
+		}
+	}
+}
+
+// BootIDs are the ids of f's Boots.
+func (f *File) BootIDs() []string {
+	var ids []string
+	for _, b := range f.Boots {
+		ids = append(ids, b.ID)
+	}
+	return ids
+}
+
+// SingleValued reports whether key holds one value in every result of f.
+func (f *File) SingleValued(key string) bool {
+	u := f.Config[key]
+	return u != nil && len(u.Values) == 1 && u.Present == len(f.Results)
+}
