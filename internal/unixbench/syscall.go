@@ -6,9 +6,24 @@
 //
 // Mode "m" (mix) calls close(dup(fd)) on a pipe's read end, getpid through
 // syscall(2), getuid and umask: five system calls per loop. Mode "g" calls
-// getpid alone. Every call goes through RawSyscall, so the Go runtime adds
-// no scheduler hooks between them, and each result is checked, so a loop
-// that stops doing its work fails instead of getting faster.
+// getpid alone. Each result is checked, so a loop that stops doing its work
+// fails instead of getting faster.
+//
+// The calls are raw (no entersyscall/exitsyscall, so the Go runtime adds
+// no scheduler hooks between them) and as short as Go has them: x/sys's
+// RawSyscallNoError, one assembly function around the SYSCALL
+// instruction, for the calls that cannot fail or whose failure shows in
+// the result (close's is not 0), and package syscall's RawSyscall for dup,
+// whose error has to be told from a valid fd on every architecture.
+// Measured against a C loop of syscall(SYS_getpid) built with gcc -O2,
+// interleaved in one process, a getpid through RawSyscallNoError costs
+// 1.02-1.03 of C's and the mix 1.03 (1.01-1.02 with dup's call the same,
+// which would not tell an error from an fd on mips); x/sys's RawSyscall, which
+// these loops used before, cost 1.09-1.19 (getpid) and 1.11-1.22 (mix),
+// and Syscall (the runtime's hooks) 1.6-1.7
+// (results/2026-12-03-harness-floor.md). x/sys's RawSyscall jumps to
+// package syscall's through its ABI0 wrapper, three calls deep before the
+// SYSCALL instruction where RawSyscallNoError is one.
 //
 // UnixBench calls umask(022), which would change the test binary's umask;
 // the loop passes the process's current umask instead, so the kernel does
@@ -20,6 +35,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/kbench/kbench/internal/limits"
@@ -114,20 +130,20 @@ func (l *Loop) run(w Work, n int, b *testing.B) error {
 // not nil (inline, so that b.Loop's fast path costs no call).
 func (l *Loop) mix(n int, b *testing.B) error {
 	for i := 0; b == nil && i < n || b != nil && b.Loop(); i++ {
-		fd, _, e := unix.RawSyscall(unix.SYS_DUP, uintptr(l.rfd), 0, 0)
+		fd, _, e := syscall.RawSyscall(unix.SYS_DUP, uintptr(l.rfd), 0, 0)
 		if e != 0 {
 			return fmt.Errorf("loop %d: dup(%d): %w", i, l.rfd, e)
 		}
-		if _, _, e := unix.RawSyscall(unix.SYS_CLOSE, fd, 0, 0); e != 0 {
-			return fmt.Errorf("loop %d: close(%d): %w", i, fd, e)
+		if r, _ := unix.RawSyscallNoError(unix.SYS_CLOSE, fd, 0, 0); r != 0 {
+			return fmt.Errorf("loop %d: close(%d) returned %#x, want 0", i, fd, r)
 		}
-		if pid, _, _ := unix.RawSyscall(unix.SYS_GETPID, 0, 0, 0); pid != l.pid {
+		if pid, _ := unix.RawSyscallNoError(unix.SYS_GETPID, 0, 0, 0); pid != l.pid {
 			return fmt.Errorf("loop %d: getpid returned %d, want %d", i, pid, l.pid)
 		}
-		if uid, _, _ := unix.RawSyscall(unix.SYS_GETUID, 0, 0, 0); uid != l.uid {
+		if uid, _ := unix.RawSyscallNoError(unix.SYS_GETUID, 0, 0, 0); uid != l.uid {
 			return fmt.Errorf("loop %d: getuid returned %d, want %d", i, uid, l.uid)
 		}
-		if old, _, _ := unix.RawSyscall(unix.SYS_UMASK, l.umask, 0, 0); old != l.umask {
+		if old, _ := unix.RawSyscallNoError(unix.SYS_UMASK, l.umask, 0, 0); old != l.umask {
 			return fmt.Errorf("loop %d: umask was %#o, want %#o (someone else changed it)", i, old, l.umask)
 		}
 	}
@@ -136,7 +152,7 @@ func (l *Loop) mix(n int, b *testing.B) error {
 
 func (l *Loop) getpid(n int, b *testing.B) error {
 	for i := 0; b == nil && i < n || b != nil && b.Loop(); i++ {
-		if pid, _, _ := unix.RawSyscall(unix.SYS_GETPID, 0, 0, 0); pid != l.pid {
+		if pid, _ := unix.RawSyscallNoError(unix.SYS_GETPID, 0, 0, 0); pid != l.pid {
 			return fmt.Errorf("loop %d: getpid returned %d, want %d", i, pid, l.pid)
 		}
 	}
