@@ -15,13 +15,12 @@
 // instruction, for the calls that cannot fail or whose failure shows in
 // the result (close's is not 0), and package syscall's RawSyscall for dup,
 // whose error has to be told from a valid fd on every architecture.
-// Measured against a C loop of syscall(SYS_getpid) built with gcc -O2,
-// interleaved in one process, a getpid through RawSyscallNoError costs
-// 1.02-1.03 of C's and the mix 1.03 (1.01-1.02 with dup's call the same,
-// which would not tell an error from an fd on mips); x/sys's RawSyscall, which
-// these loops used before, cost 1.09-1.19 (getpid) and 1.11-1.22 (mix),
-// and Syscall (the runtime's hooks) 1.6-1.7
-// (results/2026-12-03-harness-floor.md). x/sys's RawSyscall jumps to
+// Against a C loop of syscall(SYS_getpid) built with gcc -O2, interleaved
+// in one process, a getpid through RawSyscallNoError costs a few percent
+// above C's, where x/sys's RawSyscall, which these loops used before,
+// cost about a tenth more and Syscall (the runtime's hooks) over half
+// more (results/2026-12-03-harness-floor.md has the ratios and the
+// command). x/sys's RawSyscall jumps to
 // package syscall's through its ABI0 wrapper, three calls deep before the
 // SYSCALL instruction where RawSyscallNoError is one.
 //

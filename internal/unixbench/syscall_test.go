@@ -48,6 +48,18 @@ func TestLoopDetectsWrongAnswer(t *testing.T) {
 		}
 	}
 	l.pid--
+	l.uid++ // as if getuid answered for another user
+	if err := l.Run(Mix, 3); err == nil || !strings.Contains(err.Error(), "getuid returned") {
+		t.Errorf("wrong uid not detected: %v", err)
+	}
+	l.uid--
+	l.umask ^= 0o7 // as if someone else had changed the umask
+	err = l.Run(Mix, 3)
+	unix.Umask(processUmask()) // the failed call set the wrong mask
+	if err == nil || !strings.Contains(err.Error(), "umask was") {
+		t.Errorf("changed umask not detected: %v", err)
+	}
+	l.umask ^= 0o7
 	l.rfd = 1 << 20 // dup of a closed fd fails
 	if err := l.Run(Mix, 3); err == nil || !strings.Contains(err.Error(), "dup(") {
 		t.Errorf("failing dup not detected: %v", err)
