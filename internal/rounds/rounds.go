@@ -36,10 +36,10 @@ package rounds
 import (
 	"flag"
 	"fmt"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/kbench/kbench/internal/testflags"
 )
 
 // Timer is the part of the benchmark's timer that Run drives: a
@@ -125,22 +125,9 @@ func benchtime() (fixed bool, d time.Duration, err error) {
 	if f == nil {
 		return false, 0, fmt.Errorf("rounds: no -test.benchtime flag: Run needs the testing package's flags (a test binary)")
 	}
-	return parseBenchtime(f.Value.String())
-}
-
-// parseBenchtime parses a -test.benchtime value by the testing
-// package's rules (a count above 0 with an x, or a duration above 0), so
-// that no value the testing package took is refused here.
-func parseBenchtime(s string) (fixed bool, d time.Duration, err error) {
-	if n, ok := strings.CutSuffix(s, "x"); ok {
-		if k, err := strconv.ParseInt(n, 10, 0); err != nil || k <= 0 {
-			return false, 0, fmt.Errorf("rounds: -test.benchtime=%s is not a count of iterations such as 100x", s)
-		}
-		return true, 0, nil
+	fixed, d, err = testflags.Benchtime(f.Value.String())
+	if err != nil {
+		return false, 0, fmt.Errorf("rounds: %w", err)
 	}
-	d, err = time.ParseDuration(s)
-	if err != nil || d <= 0 {
-		return false, 0, fmt.Errorf("rounds: -test.benchtime=%s is neither a duration such as 1s nor a count such as 100x", s)
-	}
-	return false, d, nil
+	return fixed, d, nil
 }

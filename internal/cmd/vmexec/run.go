@@ -18,6 +18,7 @@ import (
 
 	"github.com/kbench/kbench/internal/fingerprint"
 	"github.com/kbench/kbench/internal/procfs"
+	"github.com/kbench/kbench/internal/testflags"
 	"github.com/kbench/kbench/internal/vmflags"
 	"golang.org/x/sys/unix"
 )
@@ -457,16 +458,15 @@ func outputs(cwd string, args []string, getenv func(string) string) []string {
 	var outs []string
 	outdir := cwd
 	vals := map[string]string{}
-	for _, a := range args {
-		k, v, ok := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if !ok || !strings.HasPrefix(a, "-") {
+	for _, s := range args {
+		a := testflags.Parse(s)
+		if !a.Flag || !a.HasValue {
 			continue
 		}
-		k = strings.TrimPrefix(k, "test.")
-		if k == "outputdir" {
-			outdir = v
+		if a.Name == "outputdir" {
+			outdir = a.Value
 		}
-		vals[k] = v
+		vals[a.Name] = a.Value
 	}
 	abs := func(base, p string) string {
 		if filepath.IsAbs(p) {
