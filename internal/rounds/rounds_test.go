@@ -41,8 +41,8 @@ type fakeRow struct {
 
 func (f *fakeRow) bench(b *testing.B) {
 	f.calls++
-	spin(f.setup) // before Run: the row's setup, untimed
-	_, err := Run(b, b, func(n int64) (int64, error) {
+	spin(f.setup) // before Loop: the row's setup, untimed
+	_, err := Loop(b, b, func(n int64) (int64, error) {
 		f.asked = append(f.asked, n)
 		spin(f.setup)
 		if f.whole > 0 {
@@ -149,7 +149,7 @@ func TestRunStopsAtAFailedRound(t *testing.T) {
 				total  int64
 			)
 			testing.Benchmark(func(b *testing.B) {
-				total, err = Run(b, b, func(n int64) (int64, error) {
+				total, err = Loop(b, b, func(n int64) (int64, error) {
 					rounds++
 					b.StartTimer()
 					spin(time.Millisecond)

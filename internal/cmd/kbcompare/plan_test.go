@@ -14,8 +14,8 @@ import (
 // package and row, with the total against the fixed design; it refuses
 // what does not apply to it, and -target or -boot-cost without it.
 func TestPlan(t *testing.T) {
-	a := sim.Assemble(t, "a.txt", sim.Runs("a", sim.BootsA, []float64{1, 1.03, 0.98})...)
-	b := sim.Assemble(t, "b.txt", sim.Runs("b", sim.BootsB, nil)...)
+	a := sim.Assemble(t, "a.txt", sim.BootFiles("a", sim.BootsA, []float64{1, 1.03, 0.98})...)
+	b := sim.Assemble(t, "b.txt", sim.BootFiles("b", sim.BootsB, nil)...)
 	for _, args := range [][]string{{"-plan", a}, {"-plan", a, b}, {"-plan", "-target", "10%", "-boot-cost", "20s", a, b}} {
 		var out, errb bytes.Buffer
 		if code := run(args, &out, &errb); code != 0 {
