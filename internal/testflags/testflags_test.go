@@ -97,9 +97,13 @@ func TestCount(t *testing.T) {
 
 // FuzzGoTest: any go test command line (arguments joined by NUL) reads
 // back to what it was: every argument is once in Args, in order, or in
-// Rest from the first -args on; a flag's parts rebuild its text.
+// Rest from the first -args on; a flag's parts rebuild its text. Each
+// flag's value read as a -test.benchtime meets checkBenchtime (one
+// target for the package, so that .ci/fuzz's time grows by one).
 func FuzzGoTest(f *testing.F) {
-	for _, s := range []string{"./a\x00-count=3\x00-v", "-test.run=X\x00-args\x00-count=1", "--bench=.\x00--args", "-\x00--\x00---x=", ""} {
+	for _, s := range []string{"./a\x00-count=3\x00-v", "-test.run=X\x00-args\x00-count=1", "--bench=.\x00--args", "-\x00--\x00---x=", "",
+		"-benchtime=1s", "-test.benchtime=100x", "-benchtime=1x", "-benchtime=250ms", "-benchtime=1h2m3.5s", "-benchtime=0s",
+		"-benchtime=-1s", "-benchtime=x", "-benchtime=18446744073709551616x", "-benchtime="} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -109,6 +113,7 @@ func FuzzGoTest(f *testing.F) {
 			t.Fatalf("GoTest(%q): %d args and %d rest, of %d", args, len(l.Args), len(l.Rest), len(args))
 		}
 		for i, a := range l.Args {
+			checkBenchtime(t, a.Value)
 			if a.Text != args[i] || a.Text == "-args" || a.Text == "--args" {
 				t.Fatalf("GoTest(%q): arg %d = %+v", args, i, a)
 			}
@@ -142,7 +147,7 @@ func FuzzGoTest(f *testing.F) {
 	})
 }
 
-func TestParseBenchtime(t *testing.T) {
+func TestBenchtime(t *testing.T) {
 	for _, c := range []struct {
 		in    string
 		fixed bool
@@ -167,28 +172,23 @@ func TestParseBenchtime(t *testing.T) {
 	}
 }
 
-// FuzzBenchtime: any -test.benchtime text ends in a count, a
-// positive duration, or an error that quotes it; never a panic.
-func FuzzBenchtime(f *testing.F) {
-	for _, s := range []string{"1s", "100x", "1x", "250ms", "1h2m3.5s", "0s", "-1s", "x", "18446744073709551616x", ""} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		fixed, d, err := Benchtime(s)
-		switch {
-		case err != nil:
-			if fixed || d != 0 {
-				t.Fatalf("Benchtime(%q) = %v, %v with error %v", s, fixed, d, err)
-			}
-			if !strings.Contains(err.Error(), "-test.benchtime="+s) {
-				t.Fatalf("Benchtime(%q): error %q does not quote the value", s, err)
-			}
-		case fixed:
-			if d != 0 || !strings.HasSuffix(s, "x") {
-				t.Fatalf("Benchtime(%q) = fixed with %v", s, d)
-			}
-		case d <= 0:
-			t.Fatalf("Benchtime(%q) = duration %v without an error", s, d)
+// checkBenchtime: any -test.benchtime text ends in a count, a positive
+// duration, or an error that quotes it; never a panic.
+func checkBenchtime(t *testing.T, s string) {
+	fixed, d, err := Benchtime(s)
+	switch {
+	case err != nil:
+		if fixed || d != 0 {
+			t.Fatalf("Benchtime(%q) = %v, %v with error %v", s, fixed, d, err)
 		}
-	})
+		if !strings.Contains(err.Error(), "-test.benchtime="+s) {
+			t.Fatalf("Benchtime(%q): error %q does not quote the value", s, err)
+		}
+	case fixed:
+		if d != 0 || !strings.HasSuffix(s, "x") {
+			t.Fatalf("Benchtime(%q) = fixed with %v", s, d)
+		}
+	case d <= 0:
+		t.Fatalf("Benchtime(%q) = duration %v without an error", s, d)
+	}
 }
