@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/kbench/kbench/internal/kprofile"
+	"github.com/kbench/kbench/internal/profdelta"
 	"github.com/kbench/kbench/internal/vmflags"
 )
 
@@ -114,8 +116,27 @@ func fakeVMExec() int {
 		// A little spread within and between boots, as real rows have.
 		fmt.Printf("BenchmarkWork-2\t1000\t%.1f ns/op\n", ns*(1+0.002*float64(i)+0.003*float64(n%3)))
 	}
+	if p := os.Getenv("KBENCH_PROFILE"); p != "" {
+		if err := fakeProfiles(p, strings.Contains(*app, "slow"), n); err != nil {
+			fmt.Fprintf(os.Stderr, "fake vmexec: KBENCH_PROFILE: %v\n", err)
+			return ended(1, "")
+		}
+	}
 	fmt.Println("PASS")
 	return ended(0, "")
+}
+
+// fakeProfiles writes, as a guest's KBENCH_PROFILE would bring back, the
+// profiles of a boot of Work: package profdelta's fixture (two runs),
+// with profdelta.FixtureInjected at 5% of the samples on a slow kernel.
+// Call n seeds the jitter.
+func fakeProfiles(dir string, slow bool, n int) error {
+	share := 0.0
+	if slow {
+		share = 0.05
+	}
+	boots, _ := profdelta.FixtureBoots(mrand.New(mrand.NewPCG(uint64(n), 40)), 1, share)
+	return profdelta.WriteBoot(dir, profdelta.Key{Pkg: "fake", Stem: kprofile.RowStem("Work-2")}, boots[0])
 }
 
 // plannedRows prints, as a test binary given args would, -test.count
