@@ -149,6 +149,9 @@ func (d *driver) runProfileBoots(sig <-chan os.Signal) (code int, ok bool) {
 		fmt.Fprintf(d.stderr, "kbab: %s: %s finished in %s; elapsed %s\n", name, s,
 			round(seconds(d.st.Profiled[len(d.st.Profiled)-1].Seconds)), d.elapsed())
 	}
+	// Empty once every boot moved its profiles out: not an error where
+	// a failed try's are still in it.
+	os.Remove(filepath.Join(d.cfg.out, "profiles", "tmp"))
 	return 0, true
 }
 

@@ -74,6 +74,9 @@ func TestProfileBootsAddTheSection(t *testing.T) {
 			t.Errorf("profiles/%s holds %v, want %v", s, got, want)
 		}
 	}
+	if _, err := os.Stat(filepath.Join(f.out, "profiles", "tmp")); err == nil {
+		t.Errorf("profiles/tmp is left after every profile boot finished")
+	}
 	if !strings.Contains(stdout, "perf-profile fake Work-2 (worse") || !strings.Contains(stdout, "3+3 boots") {
 		t.Errorf("the report lacks Work's perf-profile section of 3+3 boots:\n%s", stdout)
 	}
