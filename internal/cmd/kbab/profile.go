@@ -271,5 +271,13 @@ func (d *driver) writeProfileSection(w io.Writer, rep *abstat.Report) error {
 		_, err = fmt.Fprintf(w, "\nperf-profile: none: %v\n", err)
 		return err
 	}
-	return abreport.WriteProfileText(w, rows)
+	if err := abreport.WriteProfileText(w, rows); err != nil {
+		return err
+	}
+	// The "-format json" that the section's "... more" lines name is
+	// kbcompare's: say how to get it, and the pictures, from this run.
+	o := d.cfg.out
+	_, err = fmt.Fprintf(w, "\nevery function, other forms, flame graphs: kbcompare -profiles-old %s -profiles-new %s [-format json] [-plot DIR] %s %s\n",
+		filepath.Join(o, "profiles", "A"), filepath.Join(o, "profiles", "B"), d.result("A"), d.result("B"))
+	return err
 }

@@ -74,6 +74,9 @@ func TestProfileBootsAddTheSection(t *testing.T) {
 			t.Errorf("profiles/%s holds %v, want %v", s, got, want)
 		}
 	}
+	if want := "kbcompare -profiles-old " + filepath.Join(f.out, "profiles", "A") + " -profiles-new " + filepath.Join(f.out, "profiles", "B"); !strings.Contains(stdout, want) {
+		t.Errorf("the report does not say how to get the other forms (%q):\n%s", want, stdout)
+	}
 	if _, err := os.Stat(filepath.Join(f.out, "profiles", "tmp")); err == nil {
 		t.Errorf("profiles/tmp is left after every profile boot finished")
 	}
