@@ -110,6 +110,12 @@ func fakeVMExec() int {
 		seed, _ := os.ReadFile(filepath.Join(dir, "seed"))
 		s, _ := strconv.ParseUint(strings.TrimSpace(string(seed)), 10, 64)
 		plannedRows(fs.Args()[1:], ns, n, s)
+		if p := os.Getenv("KBENCH_PROFILE"); p != "" {
+			if err := fakeProfiles(p, strings.Contains(*app, "slow"), n); err != nil {
+				fmt.Fprintf(os.Stderr, "fake vmexec: KBENCH_PROFILE: %v\n", err)
+				return ended(1, "")
+			}
+		}
 		return ended(0, "")
 	}
 	for i := range 5 {

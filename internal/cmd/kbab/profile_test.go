@@ -4,6 +4,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/kbench/kbench/internal/abplan"
 	"github.com/kbench/kbench/internal/kprofile"
 	"github.com/kbench/kbench/internal/profdelta"
 )
@@ -228,5 +230,31 @@ func TestProfiledStateChecked(t *testing.T) {
 		if _, err := parseState(out); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: parseState: %v, want %q", name, err, c.want)
 		}
+	}
+}
+
+// In a planned run the profile boots follow the last planned boot and
+// run the pilot's command, at the design's -count.
+func TestProfileBootsAfterPlannedRun(t *testing.T) {
+	f := newFake(t)
+	f.knob("planned", 0)
+	f.knob("seed", 36)
+	pilot := 2 * abplan.DefaultPilot
+	code, stdout, stderr := f.run(nil, f.args("-b-kernel", f.imgA, "-target", "5%", "-budget", "1ms", "-profile", "3")...)
+	if code != 0 {
+		t.Fatalf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	calls := f.calls()
+	if len(calls) != pilot+6 {
+		t.Fatalf("%d boots, want the pilot's %d and 6 profile boots", len(calls), pilot)
+	}
+	count := fmt.Sprintf("-test.count=%d", abplan.DefaultCount)
+	for i, c := range calls[pilot:] {
+		if !strings.Contains(c, count) || strings.Contains(c, "-test.bench=^") {
+			t.Errorf("profile boot %d: %s, want the pilot's command at %s", i+1, c, count)
+		}
+	}
+	if !strings.Contains(stdout, "Stein's two-stage t-test") || !strings.Contains(stdout, "perf-profile fake Work-2") {
+		t.Errorf("the report lacks the design or the section:\n%s", stdout)
 	}
 }
