@@ -88,7 +88,12 @@ func fakeVMExec() int {
 		fmt.Println("--- FAIL: BenchmarkWork")
 		return ended(1, "")
 	case knob("hang-at"):
-		// A VM that ignores Ctrl-C: only SIGKILL ends it.
+		// A VM that ignores Ctrl-C: only SIGKILL ends it. A profiled
+		// one has written a row's profile first (row Hung).
+		if p := os.Getenv("KBENCH_PROFILE"); p != "" {
+			boots, _ := profdelta.FixtureBoots(mrand.New(mrand.NewPCG(uint64(n), 40)), 1, 0)
+			profdelta.WriteBoot(p, profdelta.Key{Pkg: "fake", Stem: kprofile.RowStem("Hung-2")}, boots[0])
+		}
 		signal.Ignore(syscall.SIGINT, syscall.SIGTERM)
 		os.WriteFile(filepath.Join(dir, "hung.pid"), []byte(strconv.Itoa(os.Getpid())), 0o666)
 		time.Sleep(time.Hour)

@@ -9,7 +9,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/pprof/profile"
 
@@ -256,5 +258,48 @@ func TestProfileBootsAfterPlannedRun(t *testing.T) {
 	}
 	if !strings.Contains(stdout, "Stein's two-stage t-test") || !strings.Contains(stdout, "perf-profile fake Work-2") {
 		t.Errorf("the report lacks the design or the section:\n%s", stdout)
+	}
+}
+
+// Ctrl-C during a profile boot keeps the finished ones; the interrupted
+// try's profiles go to profiles/cut on the rerun, never into the boot's
+// directory.
+func TestInterruptedProfileBootNotMerged(t *testing.T) {
+	f := newFake(t)
+	f.knob("hang-at", 8) // profile boot 2 (B)
+	sig := make(chan os.Signal, 1)
+	go func() {
+		for {
+			if b, err := os.ReadFile(filepath.Join(f.dir, "hung.pid")); err == nil && len(b) > 0 {
+				sig <- syscall.SIGINT
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	grace := interruptGrace
+	interruptGrace = 300 * time.Millisecond
+	defer func() { interruptGrace = grace }()
+	args := f.args("-b-kernel", f.imgB, "-b-append", "slow", "-profile", "3")
+	code, _, stderr := f.run(sig, args...)
+	if code != exitInterrupted || !strings.Contains(stderr, "profile boot 2 of 6 (B): interrupt") || !strings.Contains(stderr, "1 of 6 profile boots finished") {
+		t.Fatalf("exit %d, want %d, stderr:\n%s", code, exitInterrupted, stderr)
+	}
+	os.Remove(filepath.Join(f.dir, "hang-at"))
+	code, stdout, stderr := f.run(nil, args...)
+	if code != 1 {
+		t.Fatalf("rerun: exit %d, want 1\n%s\n%s", code, stdout, stderr)
+	}
+	hung, _ := filepath.Glob(filepath.Join(f.out, "profiles", "cut", "tmp-p02-B.1", "fake.Hung-2.run*"))
+	if len(hung) == 0 {
+		t.Errorf("the interrupted try's profiles are not in profiles/cut/tmp-p02-B.1")
+	}
+	for _, s := range []string{"A", "B"} {
+		if m, _ := filepath.Glob(filepath.Join(f.out, "profiles", s, "*", "fake.Hung-2.*")); len(m) > 0 {
+			t.Errorf("the interrupted try's profiles were merged into a finished boot's: %v", m)
+		}
+	}
+	if strings.Contains(stdout, "Hung") {
+		t.Errorf("the section has the interrupted try's row:\n%s", stdout)
 	}
 }
