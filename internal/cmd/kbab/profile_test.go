@@ -9,9 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/google/pprof/profile"
 
@@ -267,19 +265,7 @@ func TestProfileBootsAfterPlannedRun(t *testing.T) {
 func TestInterruptedProfileBootNotMerged(t *testing.T) {
 	f := newFake(t)
 	f.knob("hang-at", 8) // profile boot 2 (B)
-	sig := make(chan os.Signal, 1)
-	go func() {
-		for {
-			if b, err := os.ReadFile(filepath.Join(f.dir, "hung.pid")); err == nil && len(b) > 0 {
-				sig <- syscall.SIGINT
-				return
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}()
-	grace := interruptGrace
-	interruptGrace = 300 * time.Millisecond
-	defer func() { interruptGrace = grace }()
+	sig, _ := interruptOnHang(f)
 	args := f.args("-b-kernel", f.imgB, "-b-append", "slow", "-profile", "3")
 	code, _, stderr := f.run(sig, args...)
 	if code != exitInterrupted || !strings.Contains(stderr, "profile boot 2 of 6 (B): interrupt") || !strings.Contains(stderr, "1 of 6 profile boots finished") {
