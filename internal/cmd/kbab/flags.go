@@ -28,6 +28,7 @@ type config struct {
 	target   float64
 	budget   time.Duration
 	bootsSet bool // -boots was given
+	profile  int  // -profile: profile boots a side (profile.go)
 }
 
 type kernelFlags struct{ image, append string }
@@ -50,6 +51,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.vmexec, "vmexec", "", "prebuilt vmexec `path` (unset: go build from the module into -out/bin)")
 	fs.Var(percent.Value{Fraction: &c.target, Kind: percent.Effect}, "target", "plan the boots by Stein's two-stage test: a pilot of 6 boots a side at one -count, then boots of only the rows that need them, so that a change of this `percent`age (5%) is called worse in at least 80% of runs")
 	fs.DurationVar(&c.budget, "budget", 0, "with -target: after the pilot (which always runs), plan and run no boots past this `duration`, counted as A's boot times doubled (0: no bound); rows that do not fit get no verdict, named in the report")
+	profileFlag(fs, c)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: kbab -out DIR -a-kernel IMAGE [-a-append ARGS] -b-kernel IMAGE [-b-append ARGS] [flags] -- PACKAGES [go test flags]")
 		fs.PrintDefaults()
@@ -110,6 +112,9 @@ func (c *config) check() error {
 		return errors.New("-budget goes with -target: it bounds a planned run")
 	case c.target > 0 && c.bootsSet:
 		return errors.New("-boots and -target exclude each other: -target plans the boots of each row")
+	}
+	if err := c.checkProfile(); err != nil {
+		return err
 	}
 	if c.target > 0 {
 		if _, _, err := splitGoTest(c.goTest); err != nil {
