@@ -26,7 +26,8 @@
 // fixed 3+3 boots at -count=10 (abstat.Plan; docs/comparing.md); it
 // exits 0, or 2 where a file cannot be read or a flag is bad.
 //
-// The statistics are package abstat's, the text forms abreport's;
+// The statistics are package abstat's, every form (text, brief, markdown,
+// json, csv, the pictures of -plot) abreport's;
 // docs/kbcompare.md says what each figure is, the formulas and why, the
 // json and csv schema, the pictures of -plot and a `git bisect run`
 // recipe for -bisect.
@@ -80,8 +81,8 @@ var renderers = map[string]func(io.Writer, *abstat.Report, []abreport.RowProfile
 	"text":     withProfiles(abreport.WriteText, abreport.WriteProfileText),
 	"brief":    withProfiles(abreport.WriteBrief, abreport.WriteProfileBrief),
 	"markdown": withProfiles(abreport.WriteMarkdown, abreport.WriteProfileMarkdown),
-	"json":     writeJSON,
-	"csv":      writeCSV,
+	"json":     abreport.WriteJSON,
+	"csv":      abreport.WriteCSV,
 }
 
 // withProfiles writes the report with report, then the profile section
@@ -210,7 +211,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if *plotDir != "" {
-		if err := writePlots(*plotDir, rep, profs); err != nil {
+		if err := abreport.WritePlots(*plotDir, rep, profs); err != nil {
 			fmt.Fprintf(stderr, "kbcompare: -plot: %v\n", err)
 			return 2
 		}
