@@ -129,7 +129,7 @@ func briefRow(r *abstat.Report, t *abstat.Table, row *abstat.Row) []string {
 	}
 	add := func(s string) { lines = append(lines, fit(indent+s, BriefWidth)) }
 	if row.Verdict == abstat.Failed || row.Verdict == abstat.Skipped {
-		add(row.Why)
+		add(Why(row.Outcome))
 		return lines
 	}
 	add(fmt.Sprintf("%s %s [%s, %s] p=%.3f q=%.3f", t.Unit, pctChange(row.Change), pct1(row.ChangeLo), pct1(row.ChangeHi), row.P, row.Q))

@@ -31,8 +31,8 @@ type JSONReport struct {
 	Problems  []abstat.Problem   `json:"problems"`
 	// Skips are the rows that skipped with no results on either side
 	// (abstat.Skip), left out where there are none.
-	Skips   []*abstat.Skip `json:"skips,omitempty"`
-	Summary JSONSummary    `json:"summary"`
+	Skips   []JSONSkip  `json:"skips,omitempty"`
+	Summary JSONSummary `json:"summary"`
 	// Profiles is the perf-profile section, with -profiles-old and
 	// -profiles-new only.
 	Profiles []JSONProfile `json:"profiles,omitempty"`
@@ -182,6 +182,16 @@ type JSONSummary struct {
 	Exit      int `json:"exit"` // kbcompare's exit status
 }
 
+// JSONSkip is a row that skipped with no results on either side
+// (abstat.Skip).
+type JSONSkip struct {
+	Pkg  string `json:"package"`
+	Name string `json:"name"` // as the skip line names it, without "Benchmark"
+	// Why is, per side (old, new), the skip's reason and where it was
+	// printed; "" where that side did not skip it.
+	Why [2]string `json:"why"`
+}
+
 // num is x, or nil where JSON has no number for it.
 func num(x float64) *float64 {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
@@ -204,7 +214,10 @@ func dirWord(better int) string {
 func JSONOf(r *abstat.Report, profs ...RowProfile) *JSONReport {
 	m := &JSONReport{Schema: "kbcompare/2", Old: r.Old, New: r.New, Threshold: r.Opts.Threshold, Alpha: r.Opts.Alpha,
 		Boots: JSONSides{r.Boots[0], r.Boots[1]}, BootMode: r.BootMode, Setup: r.Setup, SetupSame: r.SetupEqual,
-		Problems: r.Problems, Skips: r.Skips}
+		Problems: r.Problems}
+	for _, s := range r.Skips {
+		m.Skips = append(m.Skips, JSONSkip{s.Pkg, s.Name, skipWhys(s)})
+	}
 	if m.Setup == nil {
 		m.Setup = []abstat.SetupDiff{}
 	}
@@ -254,7 +267,7 @@ func jsonProfile(rp RowProfile) JSONProfile {
 
 func jsonRow(r *abstat.Report, t *abstat.Table, row *abstat.Row) JSONRow {
 	mr := JSONRow{Package: t.Pkg, Ident: t.Ident, Name: row.Name, Unit: t.Unit, Direction: dirWord(t.Better),
-		Role: row.Role, Verdict: row.Verdict, Why: row.Why, Warnings: row.Warnings}
+		Role: row.Role, Verdict: row.Verdict, Why: Why(row.Outcome), Warnings: row.Warnings}
 	sides := [2]*JSONSide{}
 	for i, s := range []struct {
 		present bool

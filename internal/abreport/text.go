@@ -262,20 +262,14 @@ func writeSummary(b *strings.Builder, r *abstat.Report) {
 	})
 	for _, v := range []abstat.Verdict{abstat.Failed, abstat.Skipped} {
 		eachPrimary(r, v, func(t *abstat.Table, row *abstat.Row) {
-			line(fmt.Sprintf("%s: %s %s %s: %s", strings.ToLower(string(row.Verdict)), t.Pkg, row.Name, t.Unit, row.Why))
+			line(fmt.Sprintf("%s: %s %s %s: %s", strings.ToLower(string(row.Verdict)), t.Pkg, row.Name, t.Unit, Why(row.Outcome)))
 		})
 	}
 	for _, p := range r.Problems {
 		line(fmt.Sprintf("failed: %s %s %s: %s", p.Side, p.Pkg, p.Name, p.What))
 	}
 	for _, s := range r.Skips {
-		var why []string
-		for _, w := range s.Why {
-			if w != "" {
-				why = append(why, w)
-			}
-		}
-		line(fmt.Sprintf("skipped, no results on either side: %s %s: %s", s.Pkg, s.Name, strings.Join(why, "; ")))
+		line(fmt.Sprintf("skipped, no results on either side: %s %s: %s", s.Pkg, s.Name, skipWhy(s)))
 	}
 }
 

@@ -145,8 +145,9 @@ type Row struct {
 	Warnings []string
 	// Boot is the comparison with boots as samples, in boot mode.
 	Boot *BootCmp
-	// Why says, for a Failed or Skipped row, what go test printed.
-	Why string
+	// Outcome is, for a Failed or Skipped row, what go test printed
+	// that failed or skipped it; nil for the others.
+	Outcome *Outcome
 	// Power is what the comparison could have detected, for the test
 	// the verdict used; nil where a side is missing.
 	Power *Power
@@ -156,6 +157,8 @@ type Row struct {
 	// (changeInterval); NaN where a side is missing.
 	ChangeLo, ChangeHi float64
 	primary            *Row // the benchmark's Primary row (itself for one)
+	// undecided: its test had too few boots for a verdict (test).
+	undecided bool
 }
 
 // Primaries yields the rows, each in its Primary unit, with its table,
@@ -271,19 +274,15 @@ func (r *Report) Judge() {
 	}
 	r.family()
 	r.powerAtLevel()
-	for _, t := range all {
-		for _, row := range t.Rows {
-			p := row.P
-			if row.Role == Primary && !r.Opts.PerRow {
-				p = row.Q
-			}
-			r.decide(t, row, p)
-		}
-	}
-	for _, t := range r.Tables {
-		for _, row := range t.Rows {
-			if row.Role != Derived && row.Verdict == Same && row.Power.Underpowered(r.goal()) {
-				row.Verdict = Underpowered
+	// The verdicts: a headline table's Derived rows last, as they take
+	// their Primary's.
+	headline := len(r.Tables)
+	for _, derived := range []bool{false, true} {
+		for i, t := range all {
+			for _, row := range t.Rows {
+				if derived == (i < headline && row.Role == Derived) {
+					row.Verdict = r.verdict(t, row, i < headline)
+				}
 			}
 		}
 	}
@@ -291,7 +290,7 @@ func (r *Report) Judge() {
 		t.Geomean = geomean(t)
 		for _, row := range t.Rows {
 			if row.Role == Derived {
-				row.Verdict, row.Q = row.primary.Verdict, row.primary.Q
+				row.Q = row.primary.Q
 			}
 		}
 	}
@@ -312,7 +311,7 @@ func (r *Report) powerAtLevel() {
 		case row.Power == nil || row.Power.Test == "stein":
 		case row.Boot != nil:
 			row.Power = bootPower(row.Boot, r.goal(), level)
-		case row.Verdict == Undecided:
+		case row.undecided && row.Outcome == nil:
 			if old.Boots() >= 2 && new.Boots() >= 2 {
 				row.Power = bootPower(compareBoots(old, new, row.Scale), r.goal(), level)
 			}
@@ -337,9 +336,7 @@ func (r *Report) goal() float64 {
 // there would take a boot's layout for a change); else per sample as
 // benchstat does.
 func (r *Report) test(t *Table, row *Row) {
-	if row.Verdict == Undecided {
-		row.Verdict = ""
-	}
+	row.undecided = false
 	thresholds := &benchmath.Thresholds{CompareAlpha: r.Opts.Alpha}
 	assumption := r.units.GetAssumption(t.Unit)
 	old, new := row.Samples[0], row.Samples[1]
@@ -356,11 +353,9 @@ func (r *Report) test(t *Table, row *Row) {
 	case old == nil && new == nil:
 		return
 	case new == nil:
-		row.setVerdict(OldOnly)
 		row.warn(row.OldSum.Warnings)
 		return
 	case old == nil:
-		row.setVerdict(NewOnly)
 		row.warn(row.NewSum.Warnings)
 		return
 	}
@@ -372,7 +367,7 @@ func (r *Report) test(t *Table, row *Row) {
 		}
 	}
 	if r.BootMode && (old.Boots() < MinBoots || new.Boots() < MinBoots) {
-		row.setVerdict(Undecided)
+		row.undecided = true
 		row.Warnings = append(row.Warnings, fmt.Sprintf(
 			"too few boots: only %d+%d boots hold this row (need %d each): no verdict, since a per-sample test would take a boot's layout for a change",
 			old.Boots(), new.Boots(), MinBoots))
@@ -419,7 +414,7 @@ func (r *Report) designed(row *Row, dt DesignTest) {
 	}
 	row.Warnings = append(row.Warnings, fmt.Sprintf("%s: %d boots a side planned, %d held", dt.Rule, dt.Need, dt.Boots))
 	if !dt.Decided {
-		row.setVerdict(Undecided)
+		row.undecided = true
 		row.Warnings = append(row.Warnings, "undecided: "+dt.Why)
 		if row.Boot != nil {
 			row.Change = change(row.Boot.OldCenter, row.Boot.NewCenter)
@@ -461,31 +456,46 @@ func change(o, n float64) float64 {
 	return n/o - 1
 }
 
-// decide sets a compared row's verdict from its change and p (or q).
-func (r *Report) decide(t *Table, row *Row, p float64) {
-	if row.Old == nil || row.New == nil || row.Verdict == Failed || row.Verdict == Skipped || row.Verdict == Undecided {
-		return
+// verdict is a row's verdict, decided here alone: Failed or Skipped by
+// its Outcome; old or new only where a side lacks it; undecided where
+// its test had too few boots; else from its change and p (q for a
+// Primary row, unless PerRow): ~, changed, better or worse, and in a
+// headline table a ~ that could not have seen the goal is
+// underpowered, and a Derived row has its Primary's verdict.
+func (r *Report) verdict(t *Table, row *Row, headline bool) Verdict {
+	switch {
+	case headline && row.Role == Derived:
+		return row.primary.Verdict
+	case row.Outcome != nil:
+		return row.Outcome.Verdict()
+	case row.Samples[0] == nil && row.Samples[1] == nil:
+		return ""
+	case row.Samples[1] == nil:
+		return OldOnly
+	case row.Samples[0] == nil:
+		return NewOnly
+	case row.undecided:
+		return Undecided
+	}
+	p := row.P
+	if row.Role == Primary && !r.Opts.PerRow {
+		p = row.Q
 	}
 	// benchstat calls a change significant unless p > alpha; an
 	// undefined p is no evidence.
 	significant := p <= r.Opts.Alpha
 	switch {
 	case !significant || math.Abs(row.Change) < r.Opts.Threshold || row.Change == 0:
-		row.Verdict = Same
+		if headline && row.Power.Underpowered(r.goal()) {
+			return Underpowered
+		}
+		return Same
 	case t.Better == 0:
-		row.Verdict = Changed
+		return Changed
 	case (row.Change > 0) == (t.Better > 0):
-		row.Verdict = Better
-	default:
-		row.Verdict = Worse
+		return Better
 	}
-}
-
-// setVerdict sets v unless the row already failed or skipped.
-func (row *Row) setVerdict(v Verdict) {
-	if row.Verdict != Failed && row.Verdict != Skipped {
-		row.Verdict = v
-	}
+	return Worse
 }
 
 // Centers returns a compared row's two centers: of the boot medians in

@@ -118,10 +118,10 @@ func (r *Report) family() {
 	var ps []float64
 	for _, row := range r.Primaries() {
 		switch {
-		case row.Old != nil && row.New != nil && row.Verdict != Failed && row.Verdict != Skipped && !math.IsNaN(row.P):
+		case row.Old != nil && row.New != nil && row.Outcome == nil && !math.IsNaN(row.P):
 			rows = append(rows, row)
 			ps = append(ps, row.P)
-		case row.Verdict == Undecided:
+		case row.undecided && row.Outcome == nil:
 			// In the family as p = 1: a design keeps a row undecided
 			// for its pilot's spread (out of reach, over budget), so the
 			// rows it decides are those whose spread looked small, whose
