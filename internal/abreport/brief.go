@@ -42,7 +42,7 @@ func WriteBrief(w io.Writer, r *abstat.Report) error {
 	}
 	for side, name := range []string{"old", "new"} {
 		for _, p := range r.Pulses[side] {
-			add(fmt.Sprintf("warning: %s, %s", name, p))
+			add(fmt.Sprintf("warning: %s, %s", name, pulseNote(p)))
 		}
 	}
 
@@ -145,7 +145,7 @@ func briefRow(r *abstat.Report, t *abstat.Table, row *abstat.Row) []string {
 	if len(paced) > 0 {
 		var notes []string
 		for _, l := range paced {
-			notes = append(notes, abstat.PacedNote(l))
+			notes = append(notes, pacedNote(l))
 		}
 		if s != "" {
 			s += "; "

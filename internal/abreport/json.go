@@ -313,7 +313,7 @@ func jsonRow(r *abstat.Report, t *abstat.Table, row *abstat.Row) JSONRow {
 		for _, l := range g.lines {
 			o, n := l.Row.Centers()
 			c := JSONCtr{Unit: l.Unit, Group: g.name, Old: num(o), New: num(n), Change: num(l.Row.Change),
-				P: num(l.Row.P), Verdict: abstat.Direction(l.Row)}
+				P: num(l.Row.P), Verdict: counterDirection(l.Row)}
 			if l.Rate != nil && l.Rate.Old != nil && l.Rate.New != nil {
 				c.RateChange = num(l.Rate.Change)
 			}

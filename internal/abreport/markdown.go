@@ -35,7 +35,7 @@ func WriteMarkdown(w io.Writer, r *abstat.Report) error {
 	}
 	done := attributed{}
 	for _, t := range r.Tables {
-		fmt.Fprintf(&b, "\n**%s** %s (%s)\n\n", mdCell(tableTitle(t)), mdCell(t.Unit), mdCell(t.Direction()))
+		fmt.Fprintf(&b, "\n**%s** %s (%s)\n\n", mdCell(tableTitle(t)), mdCell(t.Unit), mdCell(direction(t)))
 		if r.BootMode {
 			b.WriteString("| benchmark | old | new | change | p | q | boots | within | between | mde | need | verdict |\n" +
 				"| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n")

@@ -95,7 +95,7 @@ func rowCaption(r *abstat.Report, t *abstat.Table, row *abstat.Row) string {
 	c := FormatRow(t, row)
 	return fmt.Sprintf("old %s, new %s, change %s [%s, %s], p %s (%s), mde %s; %s. Dots are samples, one column per "+
 		"boot; a bar marks each boot's median, the dashed line each side's center.",
-		c.Old, c.New, c.Change, pct(row.ChangeLo), pct(row.ChangeHi), c.P, testName(row), c.MDE, t.Direction())
+		c.Old, c.New, c.Change, pct(row.ChangeLo), pct(row.ChangeHi), c.P, testName(row), c.MDE, direction(t))
 }
 
 func testName(row *abstat.Row) string {
@@ -128,9 +128,9 @@ func rowPlot(dir, name string, r *abstat.Report, t *abstat.Table, row *abstat.Ro
 	o, n := row.Centers()
 	scaler := benchunit.CommonScale([]float64{o, n}, benchunit.ClassOf(t.Unit))
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("%s %s\n%s (%s): new %s, %s (p=%s, mde %s)", t.Pkg, row.Name, t.Unit, t.Direction(),
+	p.Title.Text = fmt.Sprintf("%s %s\n%s (%s): new %s, %s (p=%s, mde %s)", t.Pkg, row.Name, t.Unit, direction(t),
 		pct(row.Change), row.Verdict, FormatRow(t, row).P, FormatMDE(row.Power.MDE))
-	p.Y.Label.Text = fmt.Sprintf("%s (%s)", axisUnit(t.Unit, scaler), t.Direction())
+	p.Y.Label.Text = fmt.Sprintf("%s (%s)", axisUnit(t.Unit, scaler), direction(t))
 	p.X.Label.Text = "old boots (blue, left) | new boots (orange, right); bar: a boot's median, dashed: a side's center"
 	var names []string
 	x := 0.0
@@ -164,7 +164,7 @@ func rowPlot(dir, name string, r *abstat.Report, t *abstat.Table, row *abstat.Ro
 			}
 			bar.LineStyle = draw.LineStyle{Color: blackColor, Width: vg.Points(2.5)}
 			p.Add(sc, bar)
-			names = append(names, fmt.Sprintf("%s %d\n%s", label, i+1, abstat.ShortBoot(boot)))
+			names = append(names, fmt.Sprintf("%s %d\n%s", label, i+1, ShortBoot(boot)))
 			x++
 		}
 		c := []float64{o, n}[side] / scaler.Factor

@@ -82,7 +82,7 @@ func at(s []string, i int) string {
 }
 
 func writeTableText(b *strings.Builder, r *abstat.Report, t *abstat.Table, done attributed) {
-	fmt.Fprintf(b, "%s  %s (%s)\n", tableTitle(t), t.Unit, t.Direction())
+	fmt.Fprintf(b, "%s  %s (%s)\n", tableTitle(t), t.Unit, direction(t))
 	head := Cells{Old: "old", New: "new", Change: "change", P: "p", Q: "q", N: "n", Verdict: "verdict", Within: "within", Between: "between", MDE: "mde", Need: "need"}
 	if r.BootMode {
 		head.N = "boots"
@@ -305,7 +305,7 @@ func bootsHeader(r *abstat.Report) []string {
 	for side, name := range []string{"old", "new"} {
 		for _, p := range r.Pulses[side] {
 			lines = append(lines, fmt.Sprintf("warning: %s, %s: later rows of that boot are contaminated "+
-				"(docs/pulses.md)", name, p))
+				"(docs/pulses.md)", name, pulseNote(p)))
 		}
 	}
 	return lines

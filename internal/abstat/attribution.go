@@ -3,7 +3,6 @@
 package abstat
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -150,28 +149,4 @@ func (a *Attribution) For(pkg, ident, name string) (own, paced []AttrLine, same 
 		}
 	}
 	return own, paced, same
-}
-
-// Direction words a counter's change: counters have no better side.
-func Direction(row *Row) string {
-	switch {
-	case row.Change > 0:
-		return "up"
-	case row.Change < 0:
-		return "down"
-	}
-	return "~"
-}
-
-// PacedNote says how an event counter changed per op and per second.
-func PacedNote(l AttrLine) string {
-	s := fmt.Sprintf("%s %+.0f%%", l.Unit, 100*l.Row.Change)
-	if l.Rate != nil && l.Rate.Old != nil && l.Rate.New != nil {
-		if l.Rate.Verdict.Moved() {
-			s += fmt.Sprintf(" (%+.0f%%/s)", 100*l.Rate.Change)
-		} else {
-			s += " (~/s)"
-		}
-	}
-	return s
 }

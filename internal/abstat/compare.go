@@ -88,9 +88,9 @@ type Report struct {
 	// Skips are the rows that skipped and have no results on either
 	// side (outcomes.go): listed, not failures.
 	Skips []*Skip
-	// Pulses notes, per side, boots in which protect pulses ran before
-	// the results.
-	Pulses [2][]string
+	// Pulses are, per side, the boots in which protect pulses ran
+	// before the results.
+	Pulses [2][]abfile.Pulse
 	// Attribution holds the kernel counters' tables, out of Tables.
 	Attribution Attribution
 	// Family is how many rows the q-values correct for (the Primary
@@ -240,13 +240,7 @@ func compareFiles(files []*abfile.File, units benchfmt.UnitMetadataMap, opts Opt
 	r := &Report{Old: files[0].Path, New: files[1].Path, Opts: opts, units: units}
 	for side, f := range files {
 		r.Boots[side] = len(f.Boots)
-		for _, p := range f.Pulses {
-			note := "this run began with a KBENCH_PULSE=protect sweep"
-			if p.Earlier != "" {
-				note = "protect pulses ran earlier in this boot: " + p.Earlier
-			}
-			r.Pulses[side] = append(r.Pulses[side], fmt.Sprintf("boot %s: %s", ShortBoot(p.Boot), note))
-		}
+		r.Pulses[side] = f.Pulses
 	}
 	r.BootMode = r.Boots[0] >= MinBoots && r.Boots[1] >= MinBoots
 	r.setup(files)
@@ -590,17 +584,6 @@ func (r *Report) Failures() int {
 	return r.Count(Failed) + r.Count(Skipped) + len(r.Problems)
 }
 
-// ShortBoot abbreviates a boot id for a header.
-func ShortBoot(b string) string {
-	if b == "" {
-		return "(no boot id)"
-	}
-	if len(b) > 8 {
-		return b[:8]
-	}
-	return b
-}
-
 func (row *Row) warn(lists ...[]error) {
 	for _, l := range lists {
 		for _, e := range l {
@@ -609,15 +592,4 @@ func (row *Row) warn(lists ...[]error) {
 			}
 		}
 	}
-}
-
-// Direction describes a table's unit for a header.
-func (t *Table) Direction() string {
-	switch t.Better {
-	case 1:
-		return "higher is better"
-	case -1:
-		return "lower is better"
-	}
-	return fmt.Sprintf("direction unknown: no `Unit %s better=...` line", t.Unit)
 }
