@@ -235,6 +235,15 @@ func Compare(oldPath, newPath string, opts Options) (*Report, error) {
 	return compareFiles(files, units, opts), nil
 }
 
+// Grouped is the rows of files as read, grouped into tables with their
+// samples by boot, not judged: what a plan reads (package abplan).
+func Grouped(files []*abfile.File, units benchfmt.UnitMetadataMap) *Report {
+	r := &Report{units: units}
+	deriveRates(files)
+	r.group(files)
+	return r
+}
+
 // compareFiles compares two files as read.
 func compareFiles(files []*abfile.File, units benchfmt.UnitMetadataMap, opts Options) *Report {
 	r := &Report{Old: files[0].Path, New: files[1].Path, Opts: opts, units: units}

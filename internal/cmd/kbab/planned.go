@@ -106,7 +106,7 @@ func (d *driver) replan() error {
 
 // pilotCosts are each package's boot cost from A's first boot: its go
 // test time less its rows' timed work (iterations × sec/op), as
-// abstat.PackageCost fits it from one boot. One boot of A: what B's
+// abplan.PackageCost fits it from one boot. One boot of A: what B's
 // speed cannot move, and what a resumed run reads again alike.
 func (d *driver) pilotCosts() (map[string]float64, error) {
 	files, _, err := abfile.Read(filepath.Join(d.cfg.out, "boots", "01-A.txt"))
@@ -114,7 +114,7 @@ func (d *driver) pilotCosts() (map[string]float64, error) {
 		return nil, err
 	}
 	costs := map[string]float64{}
-	for pkg, c := range abstat.PackageCost(files) {
+	for pkg, c := range abplan.PackageCost(files) {
 		costs[pkg] = c.Boot
 	}
 	return costs, nil

@@ -23,7 +23,7 @@
 // -plan prints, from a pilot's spreads within and between boots and its
 // costs, the boots a side and -count each row and package needs to reach
 // the target mde at 80% power, and the minutes that takes against the
-// fixed 3+3 boots at -count=10 (abstat.Plan; docs/comparing.md); it
+// fixed 3+3 boots at -count=10 (abplan.Plan; docs/comparing.md); it
 // exits 0, or 2 where a file cannot be read or a flag is bad.
 //
 // The statistics are package abstat's, every form (text, brief, markdown,
@@ -51,6 +51,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kbench/kbench/internal/abplan"
 	"github.com/kbench/kbench/internal/abreport"
 	"github.com/kbench/kbench/internal/abstat"
 	"github.com/kbench/kbench/internal/profdelta"
@@ -238,7 +239,7 @@ func runPlan(flags *flag.FlagSet, opts abstat.Options, target float64, bootCost 
 		fmt.Fprintf(stderr, "kbcompare: -boot-cost %s: want a duration >= 0\n", bootCost)
 		return 2
 	}
-	po := abstat.DefaultPlanOptions
+	po := abplan.DefaultPlanOptions
 	po.Alpha, po.Target, po.BootCost = opts.Alpha, opts.Threshold, bootCost.Seconds()
 	if target >= 0 {
 		po.Target = target
@@ -247,7 +248,7 @@ func runPlan(flags *flag.FlagSet, opts abstat.Options, target float64, bootCost 
 		fmt.Fprintln(stderr, "kbcompare: -target accepts a percentage above 0, such as 5%")
 		return 2
 	}
-	p, err := abstat.PlanFiles(po, flags.Args()...)
+	p, err := abplan.PlanFiles(po, flags.Args()...)
 	if err != nil {
 		fmt.Fprintf(stderr, "kbcompare: %v\n", err)
 		return 2
