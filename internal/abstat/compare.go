@@ -15,6 +15,7 @@ import (
 	"golang.org/x/perf/benchmath"
 
 	"github.com/kbench/kbench/internal/abfile"
+	"github.com/kbench/kbench/internal/unit"
 )
 
 // Options are the judgement's knobs.
@@ -156,7 +157,11 @@ type Row struct {
 	// ChangeLo and ChangeHi bound Change at Confidence for that test
 	// (changeInterval); NaN where a side is missing.
 	ChangeLo, ChangeHi float64
-	primary            *Row // the benchmark's Primary row (itself for one)
+	// Rate is, for an event counter (one that also comes at a pace of
+	// its own: Attribution), the counter per second of the row's time,
+	// each result's counter/op over its sec/op; nil for the others.
+	Rate    *Row
+	primary *Row // the benchmark's Primary row (itself for one)
 	// undecided: its test had too few boots for a verdict (test).
 	undecided bool
 }
@@ -239,7 +244,6 @@ func Compare(oldPath, newPath string, opts Options) (*Report, error) {
 // samples by boot, not judged: what a plan reads (package abplan).
 func Grouped(files []*abfile.File, units benchfmt.UnitMetadataMap) *Report {
 	r := &Report{units: units}
-	deriveRates(files)
 	r.group(files)
 	return r
 }
@@ -253,7 +257,6 @@ func compareFiles(files []*abfile.File, units benchfmt.UnitMetadataMap, opts Opt
 	}
 	r.BootMode = r.Boots[0] >= MinBoots && r.Boots[1] >= MinBoots
 	r.setup(files)
-	deriveRates(files)
 	r.group(files)
 	r.outcomes(files)
 	r.attribute()
@@ -525,6 +528,7 @@ func (r *Report) group(files []*abfile.File) {
 	}
 	slices.Sort(identKeys)
 	index := map[tableKey]*Table{}
+	rateTables := map[*Table]*Table{}
 	rowOf := map[*Table]map[string]*Row{}
 	benches := map[benchKey]*bench{}
 	var order []benchKey
@@ -536,6 +540,12 @@ func (r *Report) group(files []*abfile.File) {
 				ident = append(ident, k+"="+res.Config[k])
 			}
 			bk := benchKey{pkg, strings.Join(ident, " "), res.Name}
+			secOp := math.NaN()
+			for _, v := range res.Values {
+				if v.Unit == "sec/op" {
+					secOp = v.Value
+				}
+			}
 			b := benches[bk]
 			if b == nil {
 				b = &bench{rows: map[string]*Row{}, products: map[string]*[2][]float64{}}
@@ -563,6 +573,24 @@ func (r *Report) group(files []*abfile.File) {
 					row.Samples[side] = &BootSamples{}
 				}
 				row.Samples[side].AddN(res.Boot, v.Value, res.Iters)
+				if secOp > 0 && unit.IsCounter(v.Unit) && !workCounter(v.Unit) {
+					rt := rateTables[t]
+					if rt == nil {
+						u := v.Unit + rateSuffix
+						rt = &Table{Pkg: t.Pkg, Path: t.Path, Ident: t.Ident, Unit: u, Better: r.units.GetBetter(u)}
+						rateTables[t] = rt
+						r.Attribution.Rates = append(r.Attribution.Rates, rt)
+					}
+					if row.Rate == nil {
+						row.Rate = &Row{Name: res.Name, Role: Evidence}
+						row.Rate.primary = row.Rate
+						rt.Rows = append(rt.Rows, row.Rate)
+					}
+					if row.Rate.Samples[side] == nil {
+						row.Rate.Samples[side] = &BootSamples{}
+					}
+					row.Rate.Samples[side].AddN(res.Boot, v.Value/secOp, res.Iters)
+				}
 			}
 			b.addProducts(side, res.Values)
 		}

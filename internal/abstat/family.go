@@ -5,7 +5,6 @@ package abstat
 import (
 	"math"
 	"slices"
-	"strings"
 
 	"golang.org/x/perf/benchfmt"
 
@@ -73,8 +72,8 @@ func (b *bench) addProducts(side int, values []benchfmt.Value) {
 }
 
 // headline reports whether a unit can be a row's verdict: not a kernel
-// counter nor a rate kbcompare derived from one (deriveRates).
-func headline(u string) bool { return !unit.IsCounter(u) && !strings.HasSuffix(u, rateSuffix) }
+// counter.
+func headline(u string) bool { return !unit.IsCounter(u) }
 
 // roles gives each of the bench's rows its Role and Primary.
 func (b *bench) roles() {
