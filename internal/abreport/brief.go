@@ -81,7 +81,8 @@ func WriteBrief(w io.Writer, r *abstat.Report) error {
 		}
 		f()
 	}
-	for i, p := range r.Problems {
+	for i, rp := range r.Problems {
+		p := problem(rp)
 		if i == briefProblems {
 			add(fmt.Sprintf("  ... %s (-format text lists them)", plural(len(r.Problems)-i, "more failure", "more failures")))
 			break

@@ -28,7 +28,7 @@ type JSONReport struct {
 	SetupSame int                `json:"setup_equal"`
 	Rows      []JSONRow          `json:"rows"`
 	Geomeans  []JSONGeo          `json:"geomeans"`
-	Problems  []abstat.Problem   `json:"problems"`
+	Problems  []JSONProblem      `json:"problems"`
 	// Skips are the rows that skipped with no results on either side
 	// (abstat.Skip), left out where there are none.
 	Skips   []JSONSkip  `json:"skips,omitempty"`
@@ -214,15 +214,15 @@ func dirWord(better int) string {
 func JSONOf(r *abstat.Report, profs ...RowProfile) *JSONReport {
 	m := &JSONReport{Schema: "kbcompare/2", Old: r.Old, New: r.New, Threshold: r.Opts.Threshold, Alpha: r.Opts.Alpha,
 		Boots: JSONSides{r.Boots[0], r.Boots[1]}, BootMode: r.BootMode, Setup: r.Setup, SetupSame: r.SetupEqual,
-		Problems: r.Problems}
+		Problems: []JSONProblem{}}
 	for _, s := range r.Skips {
 		m.Skips = append(m.Skips, JSONSkip{s.Pkg, s.Name, skipWhys(s)})
 	}
 	if m.Setup == nil {
 		m.Setup = []abstat.SetupDiff{}
 	}
-	if m.Problems == nil {
-		m.Problems = []abstat.Problem{}
+	for _, p := range r.Problems {
+		m.Problems = append(m.Problems, problem(p))
 	}
 	m.Rows, m.Geomeans = []JSONRow{}, []JSONGeo{}
 	for _, t := range r.Tables {
@@ -267,7 +267,7 @@ func jsonProfile(rp RowProfile) JSONProfile {
 
 func jsonRow(r *abstat.Report, t *abstat.Table, row *abstat.Row) JSONRow {
 	mr := JSONRow{Package: t.Pkg, Ident: t.Ident, Name: row.Name, Unit: t.Unit, Direction: dirWord(t.Better),
-		Role: row.Role, Verdict: row.Verdict, Why: Why(row.Outcome), Warnings: row.Warnings}
+		Role: row.Role, Verdict: row.Verdict, Why: Why(row.Outcome), Warnings: warnings(row)}
 	sides := [2]*JSONSide{}
 	for i, s := range []struct {
 		present bool

@@ -49,7 +49,7 @@ func WriteMarkdown(w io.Writer, r *abstat.Report) error {
 			if row.Role != abstat.Evidence && (row.Verdict.Moved() && row.Verdict != abstat.Changed || row.Verdict == abstat.Failed || row.Verdict == abstat.Skipped) {
 				c.Verdict = "**" + c.Verdict + "**"
 			}
-			c.Verdict += footnotes(&notes, row.Warnings)
+			c.Verdict += footnotes(&notes, warnings(row))
 			spreads := ""
 			if r.BootMode {
 				spreads = " " + c.Within + " | " + c.Between + " |"

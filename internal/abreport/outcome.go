@@ -33,6 +33,23 @@ func Why(o *abstat.Outcome) string {
 	return why
 }
 
+// JSONProblem is a failure no row shows (abstat.Problem), worded.
+type JSONProblem struct {
+	Side string `json:"side"`
+	Pkg  string `json:"package"`
+	Name string `json:"name"`
+	What string `json:"what"`
+}
+
+// problem words a failure no row shows.
+func problem(p abstat.Problem) JSONProblem {
+	what := fmt.Sprintf("the test binary failed (%s:%d)", p.File, p.Line)
+	if p.Kind == abstat.FailLine {
+		what = fmt.Sprintf("--- FAIL, no results (%s:%d)", p.File, p.Line)
+	}
+	return JSONProblem{sideNames[p.Side], p.Pkg, p.Name, what}
+}
+
 // skipWhys words a skip's sides, old then new; "" where a side did not
 // skip it.
 func skipWhys(s *abstat.Skip) [2]string {

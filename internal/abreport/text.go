@@ -92,7 +92,7 @@ func writeTableText(b *strings.Builder, r *abstat.Report, t *abstat.Table, done 
 	var notes []string
 	for _, row := range t.Rows {
 		c := FormatRow(t, row)
-		c.Verdict += footnotes(&notes, row.Warnings)
+		c.Verdict += footnotes(&notes, warnings(row))
 		rows = append(rows, c)
 		names = append(names, row.Name)
 	}
@@ -265,7 +265,8 @@ func writeSummary(b *strings.Builder, r *abstat.Report) {
 			line(fmt.Sprintf("%s: %s %s %s: %s", strings.ToLower(string(row.Verdict)), t.Pkg, row.Name, t.Unit, Why(row.Outcome)))
 		})
 	}
-	for _, p := range r.Problems {
+	for _, rp := range r.Problems {
+		p := problem(rp)
 		line(fmt.Sprintf("failed: %s %s %s: %s", p.Side, p.Pkg, p.Name, p.What))
 	}
 	for _, s := range r.Skips {

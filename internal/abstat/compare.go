@@ -3,7 +3,6 @@
 package abstat
 
 import (
-	"fmt"
 	"iter"
 	"maps"
 	"math"
@@ -101,12 +100,17 @@ type Report struct {
 	units           benchfmt.UnitMetadataMap
 }
 
-// Problem is a failure or skip, on a side ("old" or "new").
+// Problem is a failure on a side that no row shows.
 type Problem struct {
-	Side string `json:"side"`
-	Pkg  string `json:"package"`
-	Name string `json:"name"`
-	What string `json:"what"`
+	// Kind is FailLine (a --- FAIL line for a benchmark without
+	// results) or BinaryFailed (the package's test binary failed).
+	Kind OutcomeKind
+	Side int    // 0 old, 1 new
+	Pkg  string // the package's last path element
+	Name string // the benchmark as go test names it, or the import path
+	// File and Line are where go test printed it.
+	File string
+	Line int
 }
 
 // Table holds the rows of one package and unit.
@@ -141,9 +145,10 @@ type Row struct {
 	// Cmp's), Q its Benjamini-Hochberg q among the comparison's rows
 	// (Primary rows, and Derived ones, which take their Primary's); NaN
 	// where there is none.
-	P, Q     float64
-	Verdict  Verdict
-	Warnings []string
+	P, Q    float64
+	Verdict Verdict
+	// Notes are the caveats on the row's test, in the order they arose.
+	Notes []Note
 	// Boot is the comparison with boots as samples, in boot mode.
 	Boot *BootCmp
 	// Outcome is, for a Failed or Skipped row, what go test printed
@@ -374,9 +379,7 @@ func (r *Report) test(t *Table, row *Row) {
 	}
 	if r.BootMode && (old.Boots() < MinBoots || new.Boots() < MinBoots) {
 		row.undecided = true
-		row.Warnings = append(row.Warnings, fmt.Sprintf(
-			"too few boots: only %d+%d boots hold this row (need %d each): no verdict, since a per-sample test would take a boot's layout for a change",
-			old.Boots(), new.Boots(), MinBoots))
+		row.note(Note{Kind: TooFewBoots, Boots: [2]int{old.Boots(), new.Boots()}})
 		row.Power = &Power{Test: "welch", MDE: math.Inf(1)}
 		if old.Boots() >= 2 && new.Boots() >= 2 {
 			b := compareBoots(old, new, row.Scale)
@@ -400,7 +403,7 @@ func (r *Report) test(t *Table, row *Row) {
 		row.P = row.Cmp.P
 		row.Change = change(row.OldSum.Center, row.NewSum.Center)
 		if all := slices.Concat(row.Old.Values, row.New.Values); flat(all) {
-			row.Warnings = append(row.Warnings, fmt.Sprintf("no spread: every sample of both sides is %.4g", all[0]))
+			row.note(Note{Kind: FlatSamples, Values: [2]float64{all[0], all[0]}})
 		}
 	}
 	row.ChangeLo, row.ChangeHi = changeInterval(row)
@@ -418,10 +421,10 @@ func (r *Report) designed(row *Row, dt DesignTest) {
 	if row.Boot != nil {
 		row.Power.Spread = row.Boot.Between
 	}
-	row.Warnings = append(row.Warnings, fmt.Sprintf("%s: %d boots a side planned, %d held", dt.Rule, dt.Need, dt.Boots))
+	row.note(Note{Kind: DesignBoots, Rule: dt.Rule, Boots: [2]int{dt.Need, dt.Boots}})
 	if !dt.Decided {
 		row.undecided = true
-		row.Warnings = append(row.Warnings, "undecided: "+dt.Why)
+		row.note(Note{Kind: DesignUndecided, Why: dt.Why})
 		if row.Boot != nil {
 			row.Change = change(row.Boot.OldCenter, row.Boot.NewCenter)
 		}
@@ -436,13 +439,13 @@ func (row *Row) spreadNotes() {
 	b := row.Boot
 	switch o, n := flat(b.Old), flat(b.New); {
 	case o && n && b.P == 1:
-		row.Warnings = append(row.Warnings, fmt.Sprintf("no spread: every boot of both sides has the median %.4g, so p is 1, not a test", b.Old[0]))
+		row.note(Note{Kind: FlatBootsEqual, Values: [2]float64{b.Old[0], b.New[0]}})
 	case o && n:
-		row.Warnings = append(row.Warnings, fmt.Sprintf("no spread: each side's boots share one median (%.4g, %.4g), so p is 0, not a test", b.Old[0], b.New[0]))
+		row.note(Note{Kind: FlatBoots, Values: [2]float64{b.Old[0], b.New[0]}})
 	case o:
-		row.Warnings = append(row.Warnings, "no spread between old's boots: Welch's test rests on new's spread alone")
+		row.note(Note{Kind: FlatBootsOld})
 	case n:
-		row.Warnings = append(row.Warnings, "no spread between new's boots: Welch's test rests on old's spread alone")
+		row.note(Note{Kind: FlatBootsNew})
 	}
 }
 
@@ -621,12 +624,15 @@ func (r *Report) Failures() int {
 	return r.Count(Failed) + r.Count(Skipped) + len(r.Problems)
 }
 
+// warn notes benchmath's warnings, each once.
 func (row *Row) warn(lists ...[]error) {
 	for _, l := range lists {
 		for _, e := range l {
-			if s := e.Error(); !slices.Contains(row.Warnings, s) {
-				row.Warnings = append(row.Warnings, s)
+			if !slices.ContainsFunc(row.Notes, func(n Note) bool { return n.Kind == Library && n.Err.Error() == e.Error() }) {
+				row.note(Note{Kind: Library, Err: e})
 			}
 		}
 	}
 }
+
+func (row *Row) note(n Note) { row.Notes = append(row.Notes, n) }

@@ -3,7 +3,6 @@
 package abstat
 
 import (
-	"fmt"
 	"path"
 	"strings"
 
@@ -98,7 +97,6 @@ func (r *Report) outcomes(files []*abfile.File) {
 		}
 		return rows
 	}
-	sides := [2]string{"old", "new"}
 	skips := map[[2]string]*Skip{}
 	for side, f := range files {
 		for _, o := range f.Outcomes {
@@ -111,7 +109,7 @@ func (r *Report) outcomes(files []*abfile.File) {
 				row.fail(&Outcome{Kind: FailLine, Side: side, File: f.Path, Line: o.Line})
 			}
 			if len(rows) == 0 {
-				r.Problems = append(r.Problems, Problem{sides[side], pkg, o.Name, fmt.Sprintf("--- FAIL, no results (%s:%d)", f.Path, o.Line)})
+				r.Problems = append(r.Problems, Problem{FailLine, side, pkg, o.Name, f.Path, o.Line})
 			}
 		}
 		failedPkg := map[string]abfile.Outcome{}
@@ -120,7 +118,7 @@ func (r *Report) outcomes(files []*abfile.File) {
 				continue
 			}
 			pkg := path.Base(o.Pkg)
-			r.Problems = append(r.Problems, Problem{sides[side], pkg, o.Pkg, fmt.Sprintf("the test binary failed (%s:%d)", f.Path, o.Line)})
+			r.Problems = append(r.Problems, Problem{BinaryFailed, side, pkg, o.Pkg, f.Path, o.Line})
 			if _, ok := failedPkg[pkg]; !ok {
 				failedPkg[pkg] = o
 			}
