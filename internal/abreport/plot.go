@@ -207,7 +207,7 @@ func forestPlot(dir string, r *abstat.Report) error {
 	var items []item
 	for _, t := range r.Tables {
 		for _, row := range t.Rows {
-			if row.Old == nil || row.New == nil || math.IsInf(row.Change, 0) || row.Change <= -1 {
+			if row.Old == nil || row.New == nil || math.IsInf(row.Change, 0) || !(row.Change > -1) { // NaN too: no place on a log axis
 				continue
 			}
 			it := item{label: fmt.Sprintf("%s %s %s", t.Pkg, row.Name, t.Unit), ratio: 1 + row.Change,
@@ -226,7 +226,10 @@ func forestPlot(dir string, r *abstat.Report) error {
 	p.X.Label.Text = "<- new is worse  |  new is better ->   (log scale, each unit's better direction; shaded: within ±threshold)"
 	p.X.Scale = plot.LogScale{}
 	if len(items) == 0 {
+		// No data gives the axis no range, which a log scale cannot
+		// draw: the threshold's band stands for it.
 		p.Title.Text += ": no compared rows"
+		p.X.Min, p.X.Max = 1/(1+r.Opts.Threshold)/1.02, (1+r.Opts.Threshold)*1.02
 		return saveBoth(p, dir, "overview", 8*vg.Inch, 3*vg.Inch)
 	}
 	// The range: the ratios and finite interval ends, and the threshold.
@@ -239,7 +242,8 @@ func forestPlot(dir string, r *abstat.Report) error {
 		if !(it.lo > 0) || math.IsInf(it.lo, 0) || math.IsNaN(it.lo) || it.lo < lo/1.5 {
 			it.lo, it.loOpen = lo/1.5, true
 		}
-		if math.IsInf(it.hi, 0) || math.IsNaN(it.hi) || it.hi > hi*1.5 {
+		// An end at or below 0 (1/(1+lo) of a change below -100%) is unbounded.
+		if !(it.hi > 0) || math.IsInf(it.hi, 0) || math.IsNaN(it.hi) || it.hi > hi*1.5 {
 			it.hi, it.hiOpen = hi*1.5, true
 		}
 		lo, hi = math.Min(lo, it.lo), math.Max(hi, it.hi)
