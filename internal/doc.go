@@ -16,7 +16,7 @@
 //	os:         internal/skip internal/cpus internal/procfs internal/thread
 //	            internal/child internal/gotool internal/limits
 //	harness:    internal/options internal/unit internal/fingerprint
-//	            internal/region internal/rounds -> os
+//	            internal/region internal/rounds internal/testflags -> os
 //	instrument: internal/perfevent internal/counters internal/kprofile
 //	            -> harness os
 //	workload:   internal/seccompfilter internal/redisserver internal/pulse
@@ -31,6 +31,7 @@
 //	abreport:   internal/abreport -> abplan abstat abfile instrument
 //	            harness os
 //	cmd:        internal/cmd/* internal/lkpstat internal/vmflags
+//	            internal/percent
 //	            -> abreport abplan abstat abfile instrument workload
 //	            harness os
 //
@@ -38,7 +39,9 @@
 // (threads, child processes, CPUs, /proc, skips). The harness runs rows:
 // options, the fingerprint, the unit registry, the timed region, and the
 // timed rounds of rows whose ops run elsewhere than in the row's goroutine.
-// The instruments measure inside a region. Workload helpers are what a
+// testflags is the one reader of go test's and a test binary's command
+// lines (rounds reads -test.benchtime by it, kbab and vmexec what they
+// pass and receive). The instruments measure inside a region. Workload helpers are what a
 // benchmark's work needs beyond the OS layer (seccomp filters, a
 // redis-server, pulses, UnixBench's loop). benchmain is the TestMain of
 // every benchmark package. The tools are the A/B stages, a layer each in
@@ -49,7 +52,8 @@
 // designs (the plan of a fixed design from a pilot, the sequential
 // design); abreport presents every form (text, brief, markdown, JSON,
 // CSV, pictures, the plan and kbab's report); the commands (cmd/*, with
-// lkpstat and vmflags, their libraries) keep flags and exit statuses.
+// lkpstat and the tools' shared flag types, vmflags for the guest and
+// percent for percentages) keep flags and exit statuses.
 //
 // # Linux only
 //

@@ -20,18 +20,51 @@ type RunNotes struct {
 	// Budget is the run's -budget, PlanFile where it wrote its plan.
 	Budget   time.Duration
 	PlanFile string
+	// Profile is the perf-profile section of a run with -profile; nil
+	// for none.
+	Profile *RunProfile
 	// Retries says, per boot that was retried, why.
 	Retries []string
 }
 
+// RunProfile is a kbab run's perf-profile section: its rows' deltas,
+// or why there are none; and the run's profile directories and result
+// files (A, B), for the kbcompare command that gives the other forms.
+type RunProfile struct {
+	Rows          []RowProfile
+	Err           error
+	Dirs, Results [2]string
+}
+
+// writeRunProfile writes the section, or why it is missing.
+func writeRunProfile(w io.Writer, p *RunProfile) error {
+	if p.Err != nil {
+		_, err := fmt.Fprintf(w, "\nperf-profile: none: %v\n", p.Err)
+		return err
+	}
+	if err := WriteProfileText(w, p.Rows); err != nil {
+		return err
+	}
+	// The "-format json" that the section's "... more" lines name is
+	// kbcompare's: say how to get it, and the pictures, from this run.
+	_, err := fmt.Fprintf(w, "\nevery function, other forms, flame graphs: kbcompare -profiles-old %s -profiles-new %s [-format json] [-plot DIR] %s %s\n",
+		p.Dirs[0], p.Dirs[1], p.Results[0], p.Results[1])
+	return err
+}
+
 // WriteRun writes kbab's report: the text report, a planned run's tail
-// (plannedTail) and a line per retried boot.
+// (plannedTail), the perf-profile section and a line per retried boot.
 func WriteRun(w io.Writer, rep *abstat.Report, n RunNotes) error {
 	var b strings.Builder
 	if err := WriteText(&b, rep); err != nil {
 		return err
 	}
 	b.WriteString(plannedTail(rep, n))
+	if n.Profile != nil {
+		if err := writeRunProfile(&b, n.Profile); err != nil {
+			return err
+		}
+	}
 	for _, r := range n.Retries {
 		fmt.Fprintf(&b, "retried: %s\n", r)
 	}

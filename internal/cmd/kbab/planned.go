@@ -70,6 +70,9 @@ func (d *driver) runPlanned(stdout io.Writer, sig <-chan os.Signal) int {
 			return code
 		}
 	}
+	if code, ok := d.runProfileBoots(sig); !ok {
+		return code
+	}
 	return d.compare(stdout)
 }
 
