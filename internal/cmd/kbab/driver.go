@@ -515,22 +515,20 @@ func (d *driver) compare(stdout io.Writer) int {
 		fmt.Fprintf(d.stderr, "kbab: comparing the boots: %v\n", err)
 		return exitUsage
 	}
-	var b bytes.Buffer
-	if err := abreport.WriteText(&b, rep); err != nil {
-		fmt.Fprintf(d.stderr, "kbab: %v\n", err)
-		return exitUsage
-	}
+	notes := abreport.RunNotes{Budget: d.cfg.budget, PlanFile: filepath.Join(d.cfg.out, "plan.txt")}
 	if d.st.Settings.Target > 0 {
-		b.WriteString(d.plannedTail(rep))
+		notes.Design = d.design
 	}
-	if err := d.writeProfileSection(&b, rep); err != nil {
-		fmt.Fprintf(d.stderr, "kbab: %v\n", err)
-		return exitUsage
-	}
+	notes.Profile = d.profileSection(rep)
 	for _, dn := range d.st.Done {
 		if dn.Retry != "" {
-			fmt.Fprintf(&b, "retried: %s\n", dn.Retry)
+			notes.Retries = append(notes.Retries, dn.Retry)
 		}
+	}
+	var b bytes.Buffer
+	if err := abreport.WriteRun(&b, rep, notes); err != nil {
+		fmt.Fprintf(d.stderr, "kbab: %v\n", err)
+		return exitUsage
 	}
 	if err := os.WriteFile(filepath.Join(d.cfg.out, "report.txt"), b.Bytes(), 0o666); err != nil {
 		fmt.Fprintf(d.stderr, "kbab: %v\n", err)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -252,32 +251,24 @@ func (d *driver) cutAside(p string) error {
 	}
 }
 
-// writeProfileSection appends the perf-profile section of the finished
-// profile boots to the report (abreport.RowProfiles, kbcompare's
-// -profiles-old profiles/A -profiles-new profiles/B). Profiles that
-// cannot be read leave the verdicts standing: the section says why it is
-// missing, on the report and stderr.
-func (d *driver) writeProfileSection(w io.Writer, rep *abstat.Report) error {
+// profileSection is the perf-profile section of the finished profile
+// boots for the report (abreport.RowProfiles, kbcompare's
+// -profiles-old profiles/A -profiles-new profiles/B); nil without
+// -profile. Profiles that cannot be read leave the verdicts standing:
+// the section says why it is missing, on the report and stderr.
+func (d *driver) profileSection(rep *abstat.Report) *abreport.RunProfile {
 	if d.st.Settings.Profile == 0 {
 		return nil
 	}
-	rows, err := abreport.RowProfiles(rep, filepath.Join(d.cfg.out, "profiles", "A"), filepath.Join(d.cfg.out, "profiles", "B"),
-		profdelta.DefaultOptions, [2]string{"profiles/A", "profiles/B"})
-	if err == nil && len(rows) == 0 {
-		err = errors.New("no row of the report has profiles on both sides")
-	}
-	if err != nil {
-		fmt.Fprintf(d.stderr, "kbab: perf-profile section: %v\n", err)
-		_, err = fmt.Fprintf(w, "\nperf-profile: none: %v\n", err)
-		return err
-	}
-	if err := abreport.WriteProfileText(w, rows); err != nil {
-		return err
-	}
-	// The "-format json" that the section's "... more" lines name is
-	// kbcompare's: say how to get it, and the pictures, from this run.
 	o := d.cfg.out
-	_, err = fmt.Fprintf(w, "\nevery function, other forms, flame graphs: kbcompare -profiles-old %s -profiles-new %s [-format json] [-plot DIR] %s %s\n",
-		filepath.Join(o, "profiles", "A"), filepath.Join(o, "profiles", "B"), d.result("A"), d.result("B"))
-	return err
+	p := &abreport.RunProfile{Dirs: [2]string{filepath.Join(o, "profiles", "A"), filepath.Join(o, "profiles", "B")},
+		Results: [2]string{d.result("A"), d.result("B")}}
+	p.Rows, p.Err = abreport.RowProfiles(rep, p.Dirs[0], p.Dirs[1], profdelta.DefaultOptions, [2]string{"profiles/A", "profiles/B"})
+	if p.Err == nil && len(p.Rows) == 0 {
+		p.Err = errors.New("no row of the report has profiles on both sides")
+	}
+	if p.Err != nil {
+		fmt.Fprintf(d.stderr, "kbab: perf-profile section: %v\n", p.Err)
+	}
+	return p
 }

@@ -23,10 +23,11 @@
 // -plan prints, from a pilot's spreads within and between boots and its
 // costs, the boots a side and -count each row and package needs to reach
 // the target mde at 80% power, and the minutes that takes against the
-// fixed 3+3 boots at -count=10 (abstat.Plan; docs/comparing.md); it
+// fixed 3+3 boots at -count=10 (abplan.Plan; docs/comparing.md); it
 // exits 0, or 2 where a file cannot be read or a flag is bad.
 //
-// The statistics are package abstat's, the text forms abreport's;
+// The statistics are package abstat's, every form (text, brief, markdown,
+// json, csv, the pictures of -plot) abreport's;
 // docs/kbcompare.md says what each figure is, the formulas and why, the
 // json and csv schema, the pictures of -plot and a `git bisect run`
 // recipe for -bisect.
@@ -49,6 +50,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kbench/kbench/internal/abplan"
 	"github.com/kbench/kbench/internal/abreport"
 	"github.com/kbench/kbench/internal/abstat"
 	"github.com/kbench/kbench/internal/percent"
@@ -67,8 +69,8 @@ var renderers = map[string]func(io.Writer, *abstat.Report, []abreport.RowProfile
 	"text":     withProfiles(abreport.WriteText, abreport.WriteProfileText),
 	"brief":    withProfiles(abreport.WriteBrief, abreport.WriteProfileBrief),
 	"markdown": withProfiles(abreport.WriteMarkdown, abreport.WriteProfileMarkdown),
-	"json":     writeJSON,
-	"csv":      writeCSV,
+	"json":     abreport.WriteJSON,
+	"csv":      abreport.WriteCSV,
 }
 
 // withProfiles writes the report with report, then the profile section
@@ -197,7 +199,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if *plotDir != "" {
-		if err := writePlots(*plotDir, rep, profs); err != nil {
+		if err := abreport.WritePlots(*plotDir, rep, profs); err != nil {
 			fmt.Fprintf(stderr, "kbcompare: -plot: %v\n", err)
 			return 2
 		}
@@ -224,7 +226,7 @@ func runPlan(flags *flag.FlagSet, opts abstat.Options, target float64, bootCost 
 		fmt.Fprintf(stderr, "kbcompare: -boot-cost %s: want a duration >= 0\n", bootCost)
 		return 2
 	}
-	po := abstat.DefaultPlanOptions
+	po := abplan.DefaultPlanOptions
 	po.Alpha, po.Target, po.BootCost = opts.Alpha, opts.Threshold, bootCost.Seconds()
 	if target > 0 {
 		po.Target = target
@@ -233,7 +235,7 @@ func runPlan(flags *flag.FlagSet, opts abstat.Options, target float64, bootCost 
 		fmt.Fprintln(stderr, "kbcompare: -target accepts a percentage above 0 and below 100, such as 5% (it defaults to -threshold, here 0)")
 		return 2
 	}
-	p, err := abstat.PlanFiles(po, flags.Args()...)
+	p, err := abplan.PlanFiles(po, flags.Args()...)
 	if err != nil {
 		fmt.Fprintf(stderr, "kbcompare: %v\n", err)
 		return 2
