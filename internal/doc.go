@@ -26,7 +26,8 @@
 //	            -> driver instrument workload harness os
 //	tool:       internal/abfile internal/abstat internal/abstat/sim
 //	            internal/abplan internal/profdelta internal/abreport
-//	            internal/cmd/* internal/lkpstat internal/vmflags
+//	            internal/abseries internal/cmd/* internal/lkpstat
+//	            internal/vmflags
 //	            -> instrument workload harness os
 //
 // The OS and runtime layer is one package per kernel or runtime interface
@@ -39,7 +40,8 @@
 // every benchmark package; the tools are commands and their libraries
 // (abfile, the one-pass reader of result files; abstat, the A/B
 // statistics; abplan, the planned run's sequential design; profdelta,
-// the kernel profiles' deltas across boots; abreport, its text forms;
+// the kernel profiles' deltas across boots; abseries, the change points
+// and bisection of a series of kernels; abreport, its text forms;
 // abstat/sim, the fixtures and simulation their tests share), the A/B
 // stages listed in the order the data flows.
 //
