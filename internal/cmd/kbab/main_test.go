@@ -476,7 +476,7 @@ func TestQuote(t *testing.T) {
 func TestABBA(t *testing.T) {
 	var s string
 	for i := range 8 {
-		s += side(i)
+		s += string(rune('A' + balancedOrder(i, 2)))
 	}
 	if s != "ABBAABBA" {
 		t.Errorf("order %s, want ABBAABBA", s)
@@ -498,7 +498,7 @@ func TestBrokenResumeStateRefused(t *testing.T) {
 	good, _ := os.ReadFile(state)
 	goodA, _ := os.ReadFile(filepath.Join(f.out, "A.txt"))
 	st, err := parseState(good)
-	if err != nil || len(st.Done) != 3 || st.Done[0].Bytes != int64(len(goodA)) {
+	if err != nil || len(st.Boots) != 3 || st.Boots[0].Bytes != int64(len(goodA)) {
 		t.Fatalf("state after 3 boots: %+v, %v; A.txt %d bytes", st, err, len(goodA))
 	}
 	calls := len(f.calls())
@@ -510,8 +510,8 @@ func TestBrokenResumeStateRefused(t *testing.T) {
 		{"kbab.json cut short", good[:len(good)/2], goodA, "the JSON ends there, inside its object: cut short", "kbab.json: line "},
 		{"kbab.json empty", nil, goodA, "the file is empty (0 bytes)", "kbab.json: "},
 		{"kbab.json not JSON", []byte("\x00\x00\x00"), goodA, "want a JSON object", "kbab.json: line 1, column 1 (byte 0)"},
-		{"a boot's side changed", bytes.Replace(good, []byte(`"side": "B"`), []byte(`"side": "A"`), 1), goodA,
-			`is side "A": want "B", its place in the ABBA order`, "kbab.json: done[1] (boot 2)"},
+		{"a boot's kernel changed", bytes.Replace(good, []byte(`"kernel": "B"`), []byte(`"kernel": "A"`), 1), goodA,
+			`is kernel "A": want "B", its place in the balanced order`, "kbab.json: boots[1] (boot 2)"},
 		{"A.txt cut mid-boot", good, goodA[:len(goodA)/2], fmt.Sprintf("ends at byte %d, inside boot 1's output (bytes 0-%d): it was cut mid-boot", len(goodA)/2, len(goodA)), "A.txt"},
 		{"A.txt changed", good, bytes.Replace(goodA, []byte("BenchmarkWork"), []byte("BenchmarkWorm"), 1), "boot 1's output, are not what it appended", "A.txt: bytes 0-"},
 	} {
