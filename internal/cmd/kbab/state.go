@@ -58,8 +58,8 @@ const stateVersion = 2
 
 // state is kbab.json: the settings and the finished boots.
 type state struct {
-	Version  int        `json:"version"`
-	Settings settings   `json:"settings"`
+	Version  int          `json:"version"`
+	Settings settings     `json:"settings"`
 	Boots    []bootRecord `json:"boots"`
 	// Counts are a planned run's -count per package (import path), as
 	// its first plan chose them; PairRuns the go test runs of the boot
