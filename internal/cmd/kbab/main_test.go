@@ -349,25 +349,8 @@ func TestRepeatedBootIDFails(t *testing.T) {
 
 func TestInterruptKillsTheBootAndKeepsFinished(t *testing.T) {
 	f := newFake(t)
-	f.knob("hang-at", 2)
-	sig := make(chan os.Signal, 1)
-	pidFile := filepath.Join(f.dir, "hung.pid")
-	var pid int
-	go func() {
-		for {
-			if b, err := os.ReadFile(pidFile); err == nil && len(b) > 0 {
-				pid, _ = strconv.Atoi(string(b))
-				sig <- syscall.SIGINT
-				return
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}()
-	grace := interruptGrace
-	interruptGrace = 300 * time.Millisecond
-	defer func() { interruptGrace = grace }()
 	args := f.args("-b-kernel", f.imgA)
-	code, _, stderr := f.run(sig, args...)
+	code, _, stderr, pid := f.interruptAt(2, args...)
 	if code != exitInterrupted {
 		t.Fatalf("exit %d, want %d\n%s", code, exitInterrupted, stderr)
 	}
@@ -382,10 +365,45 @@ func TestInterruptKillsTheBootAndKeepsFinished(t *testing.T) {
 	if a, b := boots(t, filepath.Join(f.out, "A.txt")), boots(t, filepath.Join(f.out, "B.txt")); a != 1 || b != 0 {
 		t.Errorf("after Ctrl-C A.txt holds %d boots, B.txt %d; want 1 and 0", a, b)
 	}
-	os.Remove(filepath.Join(f.dir, "hang-at"))
 	if code, stdout, stderr := f.run(nil, args...); code != 0 || !strings.Contains(stdout, "boots: old 3 boots, new 3 boots") {
 		t.Errorf("resumed after Ctrl-C: exit %d, want 0 with 3 boots a side\n%s\n%s", code, stdout, stderr)
 	}
+}
+
+// interruptAt runs kbab with the fake's call n hanging (a VM that
+// ignores Ctrl-C) and sends SIGINT once it hangs; pid is the hung fake's.
+func (f *fake) interruptAt(n int, args ...string) (code int, stdout, stderr string, pid int) {
+	f.knob("hang-at", n)
+	defer os.Remove(filepath.Join(f.dir, "hang-at"))
+	os.Remove(filepath.Join(f.dir, "hung.pid"))
+	sig := make(chan os.Signal, 1)
+	pidFile := filepath.Join(f.dir, "hung.pid")
+	got, ran := make(chan int, 1), make(chan struct{})
+	defer close(ran)
+	go func() {
+		for {
+			if b, err := os.ReadFile(pidFile); err == nil && len(b) > 0 {
+				p, _ := strconv.Atoi(string(b))
+				got <- p
+				sig <- syscall.SIGINT
+				return
+			}
+			select {
+			case <-ran:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}()
+	grace := interruptGrace
+	interruptGrace = 300 * time.Millisecond
+	defer func() { interruptGrace = grace }()
+	code, stdout, stderr = f.run(sig, args...)
+	select {
+	case pid = <-got:
+	default:
+	}
+	return code, stdout, stderr, pid
 }
 
 // gone waits up to 5 s for pid to be gone (or a zombie no one waits for).

@@ -108,7 +108,7 @@ func (d *driver) seriesReport(stdout io.Writer) int {
 				fmt.Fprintf(d.stderr, "kbab: %v\n", err)
 				return exitUsage
 			}
-			fmt.Fprintf(&b, "  picture: %s.png\n", filepath.Join(pics, name))
+			fmt.Fprintf(&b, "  picture: %s.png\n", filepath.Join("series", name))
 		}
 		var cs []string
 		for k, c := range rr.Centers {
