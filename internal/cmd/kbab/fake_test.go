@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -142,7 +143,7 @@ func plannedRows(args []string, ns float64, app string, n int, seed uint64) {
 		layout, within float64
 	}{{"Work", 0.001, 0.002}, {"Noisy", 0.03, 0.01}} {
 		layout := row.layout * rng.NormFloat64()
-		if bench != "." && !strings.Contains(bench, "Benchmark"+row.name) {
+		if ok, _ := regexp.MatchString(bench, "Benchmark"+row.name); !ok {
 			continue
 		}
 		step := 1.0
