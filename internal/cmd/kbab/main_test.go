@@ -428,6 +428,12 @@ func TestBadOptions(t *testing.T) {
 	os.WriteFile(notKernel, make([]byte, 4096), 0o666)
 	out := filepath.Join(t.TempDir(), "out")
 	base := []string{"-out", out, "-a-kernel", img, "-b-kernel", img}
+	lists := t.TempDir()
+	list, badList, badAppend, two := filepath.Join(lists, "ok"), filepath.Join(lists, "bad"), filepath.Join(lists, "append"), filepath.Join(lists, "two")
+	os.WriteFile(list, []byte("K1 "+img+"\nK2 "+img+"\nK3 "+img+" quiet\n"), 0o666)
+	os.WriteFile(badList, []byte("K1 "+img+"\nK2 "+notKernel+"\n"), 0o666)
+	os.WriteFile(badAppend, []byte("K1 "+img+"\nK2 "+img+" panic=0\n"), 0o666)
+	os.WriteFile(two, []byte("K1 "+img+"\nK2 "+img+" quiet\n"), 0o666)
 	pk := []string{"--", "./seccompbench"}
 	cat := slices.Concat[[]string]
 	for _, c := range []struct {
@@ -464,6 +470,18 @@ func TestBadOptions(t *testing.T) {
 		{cat(base, []string{"-target", "5%"}, pk, []string{"-count=0"}), "with -target, -count=N with N of 1 or more"},
 		{cat(base, []string{"-target", "5%"}, pk, []string{"-count", "3"}), "with -target, -count=N with N of 1 or more"},
 		{cat(base, []string{"-target", "5%"}, pk, []string{"-bench", "Load"}), "write it as -bench=VALUE"},
+		{cat([]string{"-out", out, "-series", list, "-bisect", list}, pk), "-series and -bisect exclude each other"},
+		{cat([]string{"-out", out, "-series", list, "-a-kernel", img}, pk), "-a-kernel: a kernel list (-series, -bisect) gives the kernels"},
+		{cat([]string{"-out", out, "-series", list, "-row", "x"}, pk), "-row goes with -bisect"},
+		{cat([]string{"-out", out, "-series", list, "-target", "5%"}, pk), "-target goes with an A/B or -bisect"},
+		{cat([]string{"-out", out, "-series", list + ".missing"}, pk), "kernel list: open " + list + ".missing"},
+		{cat([]string{"-out", out, "-series", badList}, pk), badList + " line 2 " + notKernel + ": not a kernel image"},
+		{cat([]string{"-out", out, "-series", badAppend}, pk), badAppend + " line 2's cmdline accepts kernel parameters but vmexec's own"},
+		{cat([]string{"-out", out, "-bisect", list}, pk), "-bisect needs -row"},
+		{cat([]string{"-out", out, "-bisect", list, "-row", "("}, pk), "-row (: error parsing regexp"},
+		{cat([]string{"-out", out, "-bisect", list, "-row", "x", "-boots", "3"}, pk), "-boots goes with an A/B or -series"},
+		{cat([]string{"-out", out, "-bisect", two, "-row", "x"}, pk), "-bisect " + two + ": 2 kernels: want a good one, a bad one and at least one image"},
+		{cat(base, []string{"-row", "x"}, pk), "-row goes with -bisect"},
 	} {
 		var stderr bytes.Buffer
 		code := run(c.args, os.Stdout, &stderr, make(chan os.Signal))

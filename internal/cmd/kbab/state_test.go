@@ -39,6 +39,11 @@ func TestParseState(t *testing.T) {
 			t.Fatalf("a state kbab wrote: %v", err)
 		}
 	}
+	if v1, err := os.ReadFile("testdata/v1-state.json"); err != nil {
+		t.Fatal(err)
+	} else if _, err := parseState(v1); err == nil || !strings.HasPrefix(err.Error(), "version 1 (no \"version\": an A/B of kbab before series") {
+		t.Errorf("a version 1 kbab.json (an A/B's before series): %v, want it refused by its version", err)
+	}
 	good := stateSeeds(t)[0]
 	edit := func(old, new string) []byte {
 		if !bytes.Contains(good, []byte(old)) {
