@@ -26,12 +26,12 @@ func TestParseKernelList(t *testing.T) {
 		}
 	}
 	for in, msg := range map[string]string{
-		"":                          "0 kernels: want 2 or more",
-		"a x\n":                     "1 kernels: want 2 or more",
-		"a x\nb\n":                  `line 2: "b": want LABEL IMAGE`,
-		"a x\na y\n":                `line 2: label "a" is line 1's too`,
-		"a x\n../b y\n":             `line 2: label "../b": want 1 to 64 letters`,
-		"a x\n-b y\n":               `line 2: label "-b"`,
+		"":                         "0 kernels: want 2 or more",
+		"a x\n":                    "1 kernels: want 2 or more",
+		"a x\nb\n":                 `line 2: "b": want LABEL IMAGE`,
+		"a x\na y\n":               `line 2: label "a" is line 1's too`,
+		"a x\n../b y\n":            `line 2: label "../b": want 1 to 64 letters`,
+		"a x\n-b y\n":              `line 2: label "-b"`,
 		strings.Repeat("k x\n", 1): "1 kernels",
 	} {
 		if _, err := parseKernelList("k.list", []byte(in)); err == nil || !strings.Contains(err.Error(), msg) {
