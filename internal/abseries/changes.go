@@ -31,10 +31,25 @@ type Options struct {
 }
 
 // DefaultOptions are kbcompare's level and power, with enough
-// permutations to resolve p at the family's level of a hundred rows
-// (0.05/100 = 5e-4 against a smallest p of 1e-4).
+// permutations to resolve p at the family's level of a hundred rows:
+// at 0.05/100 = 5e-4, 99999 permutations expect 50 exceedances, so the
+// Monte Carlo p's own noise costs little power (at 9999, 5 expected
+// exceedances, the test ran at about half its level).
 var DefaultOptions = Options{Alpha: abstat.DefaultOptions.Alpha, Power: abstat.TargetPower,
-	Permutations: 9999, Exceed: 20, Seed: 38}
+	Permutations: 99999, Exceed: 20, Seed: 38}
+
+// DesignPower is the power a series' boots per kernel are planned with
+// (BootsFor): a step found with 90% power is found at its place, between
+// the right two kernels, in at least 80% of series; at 80% power, in
+// about 75% (the largest t lands a kernel off in the rest).
+const DesignPower = 0.9
+
+// DefaultBoots is the boots per kernel of a series where the user names
+// none: what BootsFor gives a 10% step in the middle of a series of 8
+// kernels, in a suite's family of rows, at DesignPower, for boot medians
+// spreading ±5% (results/2026-12-04-series-simulations.md lists the
+// suite's rows and their boots).
+const DefaultBoots = 5
 
 // MinBoots is the fewest boots a kernel needs for its row to be tested:
 // two, for a spread within the kernel.
@@ -70,7 +85,7 @@ type RowResult struct {
 	Changes []Change
 	// MDE is, for a row without a change, the smallest step in the
 	// middle of the series (between kernels K/2-1 and K/2) that the rule
-	// finds with Options.Power at the level a row changed alone must
+	// reports as a change of the row with Options.Power at the level a row changed alone must
 	// reach (Alpha over the rows), as a relative change; MDEEnd that of
 	// a step before the last kernel (or after the first: the same boots
 	// a side), the hardest place. Both are computed for rows with
