@@ -94,8 +94,10 @@ type RowResult struct {
 	// Sigma is the pooled spread of boot medians within the kernels, on
 	// Scale (a relative spread with logs).
 	Sigma float64
-	// Untested says why the row was not tested ("" where it was).
+	// Untested says why the row was not tested ("" where it was), and
+	// Kernel which kernel made it so (-1: none, or the row as a whole).
 	Untested string
+	Kernel   int
 }
 
 // Detect tests each row of rows for change points: rows[r][k] are row
@@ -109,8 +111,9 @@ func Detect(rows [][][]float64, o Options) []RowResult {
 	ps := make([]float64, len(rows))
 	segs := make([]*series, len(rows))
 	for r, meds := range rows {
-		s, why := newSeries(meds)
+		s, kernel, why := newSeries(meds)
 		res := &out[r]
+		res.Kernel = kernel
 		res.P, res.Q, res.MDE, res.MDEEnd, res.Sigma = math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN()
 		ps[r] = 1
 		if why != "" {
@@ -191,17 +194,19 @@ type series struct {
 	start []int     // kernel k's boots are x[start[k]:start[k+1]]
 }
 
-func newSeries(meds [][]float64) (*series, string) {
+// newSeries is a row's series, or the kernel at fault (-1: none) and
+// why there is none.
+func newSeries(meds [][]float64) (*series, int, string) {
 	if len(meds) < 2 {
-		return nil, fmt.Sprintf("%d kernels: want at least 2", len(meds))
+		return nil, -1, fmt.Sprintf("%d kernels: want at least 2", len(meds))
 	}
 	for k, m := range meds {
 		if len(m) < MinBoots {
-			return nil, fmt.Sprintf("kernel %d has %d boots: want at least %d", k, len(m), MinBoots)
+			return nil, k, fmt.Sprintf("%d boots: want at least %d", len(m), MinBoots)
 		}
 		for _, v := range m {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, fmt.Sprintf("kernel %d has a boot median of %v", k, v)
+				return nil, k, fmt.Sprintf("a boot median of %v", v)
 			}
 		}
 	}
@@ -211,7 +216,7 @@ func newSeries(meds [][]float64) (*series, string) {
 		s.x = append(s.x, s.sc.ToAll(m)...)
 	}
 	s.start = append(s.start, len(s.x))
-	return s, ""
+	return s, -1, ""
 }
 
 func (s *series) kernels() int { return len(s.start) - 1 }
