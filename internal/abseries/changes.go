@@ -31,10 +31,25 @@ type Options struct {
 }
 
 // DefaultOptions are kbcompare's level and power, with enough
-// permutations to resolve p at the family's level of a hundred rows
-// (0.05/100 = 5e-4 against a smallest p of 1e-4).
+// permutations to resolve p at the family's level of a hundred rows:
+// at 0.05/100 = 5e-4, 99999 permutations expect 50 exceedances, so the
+// Monte Carlo p's own noise costs little power (at 9999, 5 expected
+// exceedances, the test ran at about half its level).
 var DefaultOptions = Options{Alpha: abstat.DefaultOptions.Alpha, Power: abstat.TargetPower,
-	Permutations: 9999, Exceed: 20, Seed: 38}
+	Permutations: 99999, Exceed: 20, Seed: 38}
+
+// DesignPower is the power a series' boots per kernel are planned with
+// (BootsFor): a step found with 90% power is found at its place, between
+// the right two kernels, in at least 80% of series; at 80% power, in
+// about 75% (the largest t lands a kernel off in the rest).
+const DesignPower = 0.9
+
+// DefaultBoots is the boots per kernel of a series where the user names
+// none: what BootsFor gives a 10% step in the middle of a series of 8
+// kernels, in a suite's family of rows, at DesignPower, for boot medians
+// spreading ±5% (results/2026-12-04-series-simulations.md lists the
+// suite's rows and their boots).
+const DefaultBoots = 5
 
 // MinBoots is the fewest boots a kernel needs for its row to be tested:
 // two, for a spread within the kernel.
@@ -70,7 +85,7 @@ type RowResult struct {
 	Changes []Change
 	// MDE is, for a row without a change, the smallest step in the
 	// middle of the series (between kernels K/2-1 and K/2) that the rule
-	// finds with Options.Power at the level a row changed alone must
+	// reports as a change of the row with Options.Power at the level a row changed alone must
 	// reach (Alpha over the rows), as a relative change; MDEEnd that of
 	// a step before the last kernel (or after the first: the same boots
 	// a side), the hardest place. Both are computed for rows with
@@ -79,8 +94,10 @@ type RowResult struct {
 	// Sigma is the pooled spread of boot medians within the kernels, on
 	// Scale (a relative spread with logs).
 	Sigma float64
-	// Untested says why the row was not tested ("" where it was).
+	// Untested says why the row was not tested ("" where it was), and
+	// Kernel which kernel made it so (-1: none, or the row as a whole).
 	Untested string
+	Kernel   int
 }
 
 // Detect tests each row of rows for change points: rows[r][k] are row
@@ -94,8 +111,9 @@ func Detect(rows [][][]float64, o Options) []RowResult {
 	ps := make([]float64, len(rows))
 	segs := make([]*series, len(rows))
 	for r, meds := range rows {
-		s, why := newSeries(meds)
+		s, kernel, why := newSeries(meds)
 		res := &out[r]
+		res.Kernel = kernel
 		res.P, res.Q, res.MDE, res.MDEEnd, res.Sigma = math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN()
 		ps[r] = 1
 		if why != "" {
@@ -176,17 +194,19 @@ type series struct {
 	start []int     // kernel k's boots are x[start[k]:start[k+1]]
 }
 
-func newSeries(meds [][]float64) (*series, string) {
+// newSeries is a row's series, or the kernel at fault (-1: none) and
+// why there is none.
+func newSeries(meds [][]float64) (*series, int, string) {
 	if len(meds) < 2 {
-		return nil, fmt.Sprintf("%d kernels: want at least 2", len(meds))
+		return nil, -1, fmt.Sprintf("%d kernels: want at least 2", len(meds))
 	}
 	for k, m := range meds {
 		if len(m) < MinBoots {
-			return nil, fmt.Sprintf("kernel %d has %d boots: want at least %d", k, len(m), MinBoots)
+			return nil, k, fmt.Sprintf("%d boots: want at least %d", len(m), MinBoots)
 		}
 		for _, v := range m {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, fmt.Sprintf("kernel %d has a boot median of %v", k, v)
+				return nil, k, fmt.Sprintf("a boot median of %v", v)
 			}
 		}
 	}
@@ -196,7 +216,7 @@ func newSeries(meds [][]float64) (*series, string) {
 		s.x = append(s.x, s.sc.ToAll(m)...)
 	}
 	s.start = append(s.start, len(s.x))
-	return s, ""
+	return s, -1, ""
 }
 
 func (s *series) kernels() int { return len(s.start) - 1 }

@@ -22,7 +22,7 @@ type SearchOptions struct {
 }
 
 // DefaultSearchOptions are the bisection's defaults.
-var DefaultSearchOptions = SearchOptions{Wrong: 0.10, MinBoots: 2, MaxBoots: 20}
+var DefaultSearchOptions = SearchOptions{Wrong: 0.10, MinBoots: 2, MaxBoots: 30}
 
 // Decision is what one step of a bisection decided of its image.
 type Decision string
