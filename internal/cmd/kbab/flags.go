@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kbench/kbench/internal/abseries"
 	"github.com/kbench/kbench/internal/vmflags"
 )
 
@@ -50,7 +51,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.a.append, "a-append", "", "kernel A's extra `cmdline` arguments")
 	fs.StringVar(&c.b.image, "b-kernel", "", "kernel B's `image` (may be A's, with another -b-append)")
 	fs.StringVar(&c.b.append, "b-append", "", "kernel B's extra `cmdline` arguments")
-	fs.IntVar(&c.boots, "boots", 3, "boots of each kernel (kbcompare uses boots as samples from 3 a side; a series' default is 4)")
+	fs.IntVar(&c.boots, "boots", 3, "boots of each kernel (kbcompare uses boots as samples from 3 a side; a series' default is abseries' 5)")
 	fs.StringVar(&c.list, "series", "", "boot the kernels of this `list` file (a line a kernel: LABEL IMAGE [cmdline args...]) -boots times each, in a balanced order, and report their change points")
 	bisect := fs.String("bisect", "", "bisect the kernels of this `list` file, ordered good (first) to bad (last), on the -row: confirm good and bad differ (a planned A/B at -target), then boot middle images until the first bad one is found")
 	fs.StringVar(&c.row, "row", "", "with -bisect: the row to bisect on, a `regexp` matching exactly one row's name (benchstat's, such as Load/shape=stress-ng/loaders=1-2)")
@@ -117,7 +118,7 @@ func (c *config) pickDesign(bisect string, given map[string]bool) error {
 		case c.target > 0:
 			return errors.New("-target goes with an A/B or -bisect: a series boots each kernel -boots times")
 		case !c.bootsSet:
-			c.boots = defaultSeriesBoots
+			c.boots = abseries.DefaultBoots
 		}
 	} else {
 		c.design, c.list = "bisect", bisect
@@ -143,13 +144,6 @@ func (c *config) pickDesign(bisect string, given map[string]bool) error {
 	c.kernels = ks
 	return nil
 }
-
-// defaultSeriesBoots is a series' -boots: abseries asks at least
-// MinBoots (2) a kernel for a spread within kernels; 4 gives each kernel
-// two pairs of rounds of the balanced order, which cancels a linear
-// drift twice over, in a run whose length a user can wait for (a TCG
-// boot is about a minute).
-const defaultSeriesBoots = 4
 
 // defaultBisectTarget is -bisect's -target where none is given: the
 // confirmation's planned A/B is sized to see 5%, as -target's example.

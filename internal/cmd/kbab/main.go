@@ -16,7 +16,7 @@
 //	# A/B, planned: boots until each row is decided (abplan)
 //	go run ./internal/cmd/kbab -out DIR -a-kernel ... -b-kernel ... -target 5% [-budget D] -- ...
 //	# series: change points over kernels K1..Kn
-//	go run ./internal/cmd/kbab -series LIST -out DIR [-boots 4] -- PACKAGES [go test flags]
+//	go run ./internal/cmd/kbab -series LIST -out DIR [-boots 5] -- PACKAGES [go test flags]
 //	# bisection: the first bad image of LIST, good first, bad last
 //	go run ./internal/cmd/kbab -bisect LIST -row PATTERN -out DIR [-target 5%] [-budget D] -- ...
 //
@@ -28,9 +28,10 @@
 // kernels, and a file that names each by its release is the record of
 // what the series was.
 //
-// Series (-series): -boots boots of every kernel (4: abseries wants at
-// least 2 a kernel for a spread within kernels, and 4 gives two pairs of
-// rounds of the order below) of the whole command. The report
+// Series (-series): -boots boots of every kernel of the whole command
+// (abseries.DefaultBoots, 5: what a 10% step mid-series of 8 kernels
+// needs for rows whose boot medians spread ±5%; abseries.BootsFor for
+// others). The report
 // (report.txt and stdout) tests each row's boot medians by kernel for
 // change points with package abseries (binary segmentation over the
 // kernel boundaries, a permutation test, the rows one family corrected
@@ -49,12 +50,12 @@
 // the middle image, and kbab boots it, one boot at a time, each a go test
 // of the row's package at the design's -count with -bench of the row
 // alone, until Wald's sequential test decides it like good or like bad
-// (at least 2, at most 20 boots; the chance of ending at the wrong image
+// (at least 2, at most 30 boots; the chance of ending at the wrong image
 // at most 10% over the ⌈log2(images+1)⌉ steps, abseries' doc says how),
 // and halves the bracket, until it is one image wide. The report is the
 // confirmation's kbcompare report, then each step (image, boots,
 // decision), the first bad image by label, the steps and the boots
-// spent; exit 0, or 1 where a step stayed undecided at its 20 boots
+// spent; exit 0, or 1 where a step stayed undecided at its 30 boots
 // ("cannot tell", with the bracket it reached). The search is rebuilt at
 // every start from the finished boots, so a resumed bisection boots what
 // the first would have.

@@ -14,24 +14,27 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"github.com/kbench/kbench/internal/abseries"
+	"github.com/kbench/kbench/internal/abreport"
 )
 
-// seriesPlot draws a changed row of a series into dir as name.svg and
-// name.png: each kernel's boot medians (dots) and center (a bar), in
-// series order, and each change point as a dashed line between its two
-// kernels, labeled with its ratio.
-func seriesPlot(dir, name, title string, ks []kernel, meds [][]float64, rr abseries.RowResult) error {
+// seriesPlot draws row i of a series, a changed row, into dir as
+// name.svg and name.png: each kernel's boot medians (dots) and center (a
+// bar), in series order, and each change point as a dashed line between
+// its two kernels, labeled with its ratio. kbcompare -series -plot draws
+// the same from the same report; the two belong in one package of
+// pictures that kbab and kbcompare share.
+func seriesPlot(dir, name string, r *abreport.SeriesReport, i int) error {
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return err
 	}
+	meds, rr := r.Series.Rows[i].Medians, r.Results[i]
 	p := plot.New()
-	p.Title.Text = title
+	p.Title.Text = fmt.Sprintf("%s (%s)", r.RowTitle(i), r.Series.Rows[i].Unit)
 	p.Y.Label.Text = "boot medians (dots), kernel centers (bars)"
 	var names []string
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for k, m := range meds {
-		names = append(names, ks[k].Label)
+		names = append(names, r.Series.Labels[k])
 		pts := make(plotter.XYs, len(m))
 		for j, v := range m {
 			off := 0.0
@@ -73,7 +76,7 @@ func seriesPlot(dir, name, title string, ks []kernel, meds [][]float64, rr abser
 		p.Add(line, lab)
 	}
 	p.NominalX(names...)
-	w := vg.Length(max(6, 0.8*float64(len(ks)))) * vg.Inch
+	w := vg.Length(max(6, 0.8*float64(len(meds)))) * vg.Inch
 	for _, ext := range []string{".svg", ".png"} {
 		if err := p.Save(w, 4*vg.Inch, filepath.Join(dir, name+ext)); err != nil {
 			return fmt.Errorf("drawing %s%s: %w", name, ext, err)
