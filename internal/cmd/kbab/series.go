@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"strings"
 
@@ -76,7 +77,12 @@ func (d *driver) seriesReport(stdout io.Writer) int {
 }
 
 // pct writes a ratio as a signed percentage: 1.1 is +10%.
-func pct(ratio float64) string { return fmt.Sprintf("%+.3g%%", 100*(ratio-1)) }
+func pct(ratio float64) string {
+	if c := 100 * (ratio - 1); math.Abs(c) >= 1000 {
+		return fmt.Sprintf("%+.0f%%", c)
+	}
+	return fmt.Sprintf("%+.3g%%", 100*(ratio-1))
+}
 
 // fileSafe makes a row's name a file name.
 func fileSafe(s string) string {
