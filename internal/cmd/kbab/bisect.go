@@ -235,7 +235,12 @@ func (b *bisectDesign) report(stdout io.Writer) int {
 	fmt.Fprintf(&out, "\nkbab -bisect %s -row %s: %s %s, good %s, bad %s, %d images between\n", s.List, s.Row, b.pkg, b.row, s.label(0), s.label(n-1), n-2)
 	row := b.rowOf()
 	fmt.Fprintf(&out, "confirmation: %s against %s after %d boots: %s", s.label(0), s.label(n-1), d.st.Confirmed.Boots, row.Verdict)
-	if !moved(d.st.Confirmed.Verdict) {
+	switch {
+	case abstat.Verdict(d.st.Confirmed.Verdict) == abstat.Undecided:
+		fmt.Fprintf(&out, "; cannot tell: the planned A/B gave the row no verdict (its boots do not reach -target %s; a larger -target, the step you expect, or -budget), nothing to bisect\n",
+			abreport.FormatMDE(s.Target))
+		return b.write(stdout, out.Bytes(), 1)
+	case !moved(d.st.Confirmed.Verdict):
 		fmt.Fprintf(&out, "; cannot tell: good and bad do not differ on the row, nothing to bisect\n")
 		return b.write(stdout, out.Bytes(), 1)
 	}

@@ -84,3 +84,22 @@ func TestBisectNoDifference(t *testing.T) {
 		}
 	}
 }
+
+// TestBisectUndecided: where the confirmation's planned A/B gives the
+// row no verdict (at -target 1% its rows need more boots than the design allows), the
+// bisection says so, not that good and bad are alike, and boots no
+// image, exit 1.
+func TestBisectUndecided(t *testing.T) {
+	f := newFake(t)
+	f.knob("planned", 0)
+	f.knob("seed", 36)
+	list := f.writeList(4, 0)
+	self, _ := os.Executable()
+	code, stdout, stderr := f.run(nil, "-bisect", list, "-row", "Noisy", "-target", "1%", "-out", f.out, "-vmexec", self, "--", ".", "-run=^$", "-bench=Noisy")
+	if code != 1 || !strings.Contains(stdout, "cannot tell: the planned A/B gave the row no verdict (its boots do not reach -target 1.0%") {
+		t.Fatalf("undecided confirmation: exit %d, want 1, no verdict\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if n := len(f.calls()); n != 2*abplan.DefaultPilot {
+		t.Errorf("%d boots, want the pilot's %d alone", n, 2*abplan.DefaultPilot)
+	}
+}
