@@ -34,6 +34,7 @@ type config struct {
 	target   float64
 	budget   time.Duration
 	bootsSet bool // -boots was given
+	profile  int  // -profile: profile boots a side (profile.go)
 }
 
 // kernelFlags are one kernel as given: its label, image and cmdline,
@@ -68,6 +69,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		return nil
 	})
 	fs.DurationVar(&c.budget, "budget", 0, "with -target: after the pilot (which always runs), plan and run no boots past this `duration`, counted as A's boot times doubled (0: no bound); rows that do not fit get no verdict, named in the report")
+	profileFlag(fs, c)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: kbab -out DIR -a-kernel IMAGE [-a-append ARGS] -b-kernel IMAGE [-b-append ARGS] [flags] -- PACKAGES [go test flags]")
 		fs.PrintDefaults()
@@ -105,9 +107,9 @@ func (c *config) pickDesign(bisect string, given map[string]bool) error {
 		c.kernels = []kernelFlags{{"A", c.a.image, c.a.append, "-a-kernel"}, {"B", c.b.image, c.b.append, "-b-kernel"}}
 		return nil
 	}
-	for _, f := range []string{"a-kernel", "a-append", "b-kernel", "b-append"} {
+	for _, f := range []string{"a-kernel", "a-append", "b-kernel", "b-append", "profile"} {
 		if given[f] {
-			return fmt.Errorf("-%s: a kernel list (-series, -bisect) gives the kernels, A and B are an A/B's", f)
+			return fmt.Errorf("-%s: an A/B's; a kernel list (-series, -bisect) gives the kernels, and its designs have no profile boots", f)
 		}
 	}
 	if c.list != "" {
@@ -193,6 +195,9 @@ func (c *config) check() error {
 		return errors.New("-budget goes with -target or -bisect: it bounds a planned run")
 	case c.target > 0 && c.bootsSet:
 		return errors.New("-boots and -target exclude each other: -target plans the boots of each row")
+	}
+	if err := c.checkProfile(); err != nil {
+		return err
 	}
 	if c.target > 0 {
 		if _, _, err := splitGoTest(c.goTest); err != nil {

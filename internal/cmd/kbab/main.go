@@ -12,7 +12,7 @@
 //	# A/B, fixed: -boots boots a side, ABBA; kbcompare's report of A.txt against B.txt
 //	go run ./internal/cmd/kbab -out DIR -a-kernel IMAGE [-a-append ARGS]
 //	    -b-kernel IMAGE [-b-append ARGS] [-boots 3] [-smp N] [-memory SIZE]
-//	    [-accel auto|kvm|tcg] [-vmexec PATH] -- PACKAGES [go test flags]
+//	    [-accel auto|kvm|tcg] [-vmexec PATH] [-profile N] -- PACKAGES [go test flags]
 //	# A/B, planned: boots until each row is decided (abplan)
 //	go run ./internal/cmd/kbab -out DIR -a-kernel ... -b-kernel ... -target 5% [-budget D] -- ...
 //	# series: change points over kernels K1..Kn
@@ -102,6 +102,14 @@
 // unless they set -p, so one VM runs at a time and no two packages'
 // guests share the host's CPUs.
 //
+// Profiles (-profile N, an A/B's alone; profile.go): after the timed boots, N profile
+// boots a side, ABBA, each the same go test command with KBENCH_PROFILE,
+// whose kernel profiles go to DIR/profiles/A/pNN and DIR/profiles/B/pNN
+// (kbcompare's -profiles-old and -profiles-new layout); the report ends
+// with the perf-profile section of them (docs/profiles.md). Profile
+// boots of their own, since sampling slows the rows: no timed boot is
+// profiled.
+//
 // Order: ABBA (A B B A A B ...), not A B A B. Strict alternation always
 // runs A first in each pair, so anything that drifts over the run (a
 // machine warming up, a neighbour's load, a filling page cache) leans on
@@ -127,14 +135,15 @@
 // Files in DIR: LABEL.txt for each kernel (A.txt and B.txt for an A/B;
 // the finished boots, appended one whole boot at a time),
 // boots/NN-LABEL.txt and boots/NN-LABEL.log (boot NN's go test stdout and
-// stderr), report.txt (the report), plan.txt (with -target and -bisect),
-// series/ (a series' pictures) and kbab.json, the settings, the finished
-// boots (each with its kernel's label and the offset, length and SHA-256
-// of what it appended), a planned run's counts and the boot pair under
-// way, a bisection's confirmation. kbab.json carries "version": 2 (the
-// kernels a list by label); an A/B begun by a kbab before series
-// (version 1, no "version", sides "a" and "b") is refused, naming the
-// version: finish it with the kbab that began it, or use a new -out. Rerunning with the same -out resumes after the
+// stderr; pNN-A for profile boots), profiles/ (-profile), report.txt
+// (the report), plan.txt (with -target and -bisect), series/ (a series'
+// pictures) and kbab.json, the settings, the finished boots (each with
+// its kernel's label and the offset, length and SHA-256 of what it
+// appended), a planned run's counts and the boot pair under way, a
+// bisection's confirmation. kbab.json carries "version": 2 (the kernels a
+// list by label); an A/B begun by a kbab before series (version 1, no
+// "version", sides "a" and "b") is refused, naming the version: finish
+// it with the kbab that began it, or use a new -out. Rerunning with the same -out resumes after the
 // last finished boot; kbab refuses when any setting differs (images are
 // compared by SHA-256, so a rebuilt kernel at the same path counts as
 // different) and names it. Run with every boot finished, it prints the

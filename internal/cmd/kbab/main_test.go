@@ -349,8 +349,15 @@ func TestRepeatedBootIDFails(t *testing.T) {
 
 func TestInterruptKillsTheBootAndKeepsFinished(t *testing.T) {
 	f := newFake(t)
+	f.knob("hang-at", 2)
+	sig, hung := interruptOnHang(f)
 	args := f.args("-b-kernel", f.imgA)
-	code, _, stderr, pid := f.interruptAt(2, args...)
+	code, _, stderr := f.run(sig, args...)
+	var pid int
+	select {
+	case pid = <-hung:
+	default: // it never hung: the checks below say so
+	}
 	if code != exitInterrupted {
 		t.Fatalf("exit %d, want %d\n%s", code, exitInterrupted, stderr)
 	}
@@ -370,37 +377,40 @@ func TestInterruptKillsTheBootAndKeepsFinished(t *testing.T) {
 	}
 }
 
-// interruptAt runs kbab with the fake's call n hanging (a VM that
-// ignores Ctrl-C) and sends SIGINT once it hangs; pid is the hung fake's.
-func (f *fake) interruptAt(n int, args ...string) (code int, stdout, stderr string, pid int) {
-	f.knob("hang-at", n)
-	defer os.Remove(filepath.Join(f.dir, "hang-at"))
-	os.Remove(filepath.Join(f.dir, "hung.pid"))
+// interruptOnHang returns a signal channel that gets SIGINT once the
+// fake hangs (its hang-at knob), and the hung fake's pid, and shortens
+// kbab's grace for the test.
+func interruptOnHang(f *fake) (chan os.Signal, <-chan int) {
 	sig := make(chan os.Signal, 1)
-	pidFile := filepath.Join(f.dir, "hung.pid")
-	got, ran := make(chan int, 1), make(chan struct{})
-	defer close(ran)
+	hung := make(chan int, 1)
 	go func() {
 		for {
-			if b, err := os.ReadFile(pidFile); err == nil && len(b) > 0 {
-				p, _ := strconv.Atoi(string(b))
-				got <- p
+			if b, err := os.ReadFile(filepath.Join(f.dir, "hung.pid")); err == nil && len(b) > 0 {
+				pid, _ := strconv.Atoi(string(b))
+				hung <- pid
 				sig <- syscall.SIGINT
 				return
 			}
-			select {
-			case <-ran:
-				return
-			case <-time.After(20 * time.Millisecond):
-			}
+			time.Sleep(20 * time.Millisecond)
 		}
 	}()
 	grace := interruptGrace
 	interruptGrace = 300 * time.Millisecond
-	defer func() { interruptGrace = grace }()
+	f.t.Cleanup(func() { interruptGrace = grace })
+	return sig, hung
+}
+
+// interruptAt runs kbab with the fake's call n hanging (a VM that
+// ignores Ctrl-C) and SIGINT sent once it hangs (interruptOnHang); pid
+// is the hung fake's.
+func (f *fake) interruptAt(n int, args ...string) (code int, stdout, stderr string, pid int) {
+	f.knob("hang-at", n)
+	defer os.Remove(filepath.Join(f.dir, "hang-at"))
+	os.Remove(filepath.Join(f.dir, "hung.pid"))
+	sig, hung := interruptOnHang(f)
 	code, stdout, stderr = f.run(sig, args...)
 	select {
-	case pid = <-got:
+	case pid = <-hung:
 	default:
 	}
 	return code, stdout, stderr, pid
@@ -471,7 +481,8 @@ func TestBadOptions(t *testing.T) {
 		{cat(base, []string{"-target", "5%"}, pk, []string{"-count", "3"}), "with -target, -count=N with N of 1 or more"},
 		{cat(base, []string{"-target", "5%"}, pk, []string{"-bench", "Load"}), "write it as -bench=VALUE"},
 		{cat([]string{"-out", out, "-series", list, "-bisect", list}, pk), "-series and -bisect exclude each other"},
-		{cat([]string{"-out", out, "-series", list, "-a-kernel", img}, pk), "-a-kernel: a kernel list (-series, -bisect) gives the kernels"},
+		{cat([]string{"-out", out, "-series", list, "-a-kernel", img}, pk), "-a-kernel: an A/B's; a kernel list (-series, -bisect) gives the kernels"},
+		{cat([]string{"-out", out, "-series", list, "-profile", "3"}, pk), "-profile: an A/B's"},
 		{cat([]string{"-out", out, "-series", list, "-row", "x"}, pk), "-row goes with -bisect"},
 		{cat([]string{"-out", out, "-series", list, "-target", "5%"}, pk), "-target goes with an A/B or -bisect"},
 		{cat([]string{"-out", out, "-series", list + ".missing"}, pk), "kernel list: open " + list + ".missing"},

@@ -41,6 +41,8 @@ type settings struct {
 	Target float64 `json:"target,omitempty"`
 	// Row is -bisect's -row pattern.
 	Row string `json:"row,omitempty"`
+	// Profile is -profile's profile boots a side (0: none).
+	Profile int `json:"profile,omitempty"`
 }
 
 // A kernel is an image plus a cmdline, labeled: its result file is
@@ -69,6 +71,8 @@ type state struct {
 	// Confirmed is a bisection's end of its confirmation (the planned
 	// A/B of good against bad), nil before.
 	Confirmed *confirmation `json:"confirmed,omitempty"`
+	// Profiled are the finished profile boots (-profile), in order.
+	Profiled []profiledBoot `json:"profiled,omitempty"`
 }
 
 // confirmation is how a bisection's planned A/B of good against bad
@@ -149,7 +153,7 @@ func newSettings(c *config) (settings, error) {
 		return settings{}, err
 	}
 	s := settings{Dir: dir, Design: c.design, List: c.list, Boots: c.boots, Order: order, SMP: c.smp, Memory: c.memory,
-		Accel: c.accel, GoTest: c.goTest, Target: c.target, Row: c.row}
+		Accel: c.accel, GoTest: c.goTest, Target: c.target, Row: c.row, Profile: c.profile}
 	if c.target > 0 {
 		s.Boots = 0 // the plan's
 	}
@@ -218,6 +222,7 @@ func differences(old, now settings) []string {
 	add("-boots", fmt.Sprint(old.Boots), fmt.Sprint(now.Boots))
 	add("-target", fmt.Sprint(old.Target), fmt.Sprint(now.Target))
 	add("-row", old.Row, now.Row)
+	add("-profile", fmt.Sprint(old.Profile), fmt.Sprint(now.Profile))
 	add("order", old.Order, now.Order)
 	add("-smp", old.SMP, now.SMP)
 	add("-memory", old.Memory, now.Memory)
@@ -388,7 +393,7 @@ func (st *state) check() error {
 		}
 		end[d.Kernel] = d.Offset + d.Bytes
 	}
-	return nil
+	return st.checkProfiled(ids)
 }
 
 // kernelOf is the label boot i must have and why; "" for a bisection's
@@ -509,10 +514,16 @@ func (st *state) write(p string) error {
 	return dir.Sync()
 }
 
-// seen reports whether a finished boot printed boot id id.
+// seen reports whether a finished boot, timed or profile, printed boot
+// id id.
 func (st *state) seen(id string) bool {
 	for _, d := range st.Boots {
 		if slices.Contains(d.BootIDs, id) {
+			return true
+		}
+	}
+	for _, p := range st.Profiled {
+		if slices.Contains(p.BootIDs, id) {
 			return true
 		}
 	}

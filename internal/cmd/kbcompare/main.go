@@ -212,7 +212,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	var profs []abreport.RowProfile
 	if *profilesOld != "" {
-		if profs, err = rowProfiles(rep, *profilesOld, *profilesNew, popts); err != nil {
+		if profs, err = abreport.RowProfiles(rep, *profilesOld, *profilesNew, popts, [2]string{"-profiles-old", "-profiles-new"}); err != nil {
 			fmt.Fprintf(stderr, "kbcompare: %v\n", err)
 			return 2
 		}
