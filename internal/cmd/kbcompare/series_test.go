@@ -31,7 +31,7 @@ func seriesFiles(t *testing.T, changeAt int) []string {
 			f = 1.3
 		}
 		prefix := []string{"a", "a2"}[k%2]
-		paths = append(paths, sim.Assemble(t, fmt.Sprintf("6.12.%d.txt", 100+k), sim.Runs(prefix, boots, []float64{f, f, f})...))
+		paths = append(paths, sim.Assemble(t, fmt.Sprintf("6.12.%d.txt", 100+k), sim.BootFiles(prefix, boots, []float64{f, f, f})...))
 	}
 	return paths
 }
