@@ -27,7 +27,7 @@
 //	abfile:     internal/abfile internal/abstat/sim -> harness os
 //	abstat:     internal/abstat internal/profdelta -> abfile instrument
 //	            harness os
-//	abplan:     internal/abplan -> abstat abfile harness os
+//	abplan:     internal/abplan internal/abseries -> abstat abfile harness os
 //	abreport:   internal/abreport -> abplan abstat abfile instrument
 //	            harness os
 //	cmd:        internal/cmd/* internal/lkpstat internal/vmflags
@@ -50,7 +50,8 @@
 // simulation the stages' tests share, reads through it); abstat judges
 // (and profdelta, the kernel profiles' deltas across boots); abplan
 // designs (the plan of a fixed design from a pilot, the sequential
-// design); abreport presents every form (text, brief, markdown, JSON,
+// design; and abseries, the change points and the bisection of a series
+// of kernels); abreport presents every form (text, brief, markdown, JSON,
 // CSV, pictures, the plan and kbab's report); the commands (cmd/*, with
 // lkpstat and the tools' shared flag types, vmflags for the guest and
 // percent for percentages) keep flags and exit statuses.

@@ -74,13 +74,17 @@ type profiledBoot struct {
 	Retry    string    `json:"retry,omitempty"`
 }
 
+// profileSide is the kernel, A or B, of profile boot j: ABBA, as the
+// timed boots of an A/B (balancedOrder).
+func profileSide(j int) string { return []string{"A", "B"}[balancedOrder(j, 2)] }
+
 // profileBootName is profile boot j's (0-based) name in files: p01, p02.
 func profileBootName(j int) string { return fmt.Sprintf("p%02d", j+1) }
 
 // profileRel is where profile boot j's profiles are once it finished,
 // relative to -out.
 func profileRel(j int) string {
-	return filepath.Join("profiles", side(j), profileBootName(j))
+	return filepath.Join("profiles", profileSide(j), profileBootName(j))
 }
 
 // checkProfiled makes sure the finished profile boots add up, as check
@@ -97,8 +101,8 @@ func (st *state) checkProfiled(ids map[string]int) error {
 		switch {
 		case p.Boot != j+1:
 			return fmt.Errorf("%s is profile boot %d: want %d (boots finish in order)", at, p.Boot, j+1)
-		case p.Side != side(j):
-			return fmt.Errorf("%s (profile boot %d) is side %q: want %q, its place in the ABBA order", at, p.Boot, p.Side, side(j))
+		case p.Side != profileSide(j):
+			return fmt.Errorf("%s (profile boot %d) is side %q: want %q, its place in the ABBA order", at, p.Boot, p.Side, profileSide(j))
 		case !(p.Seconds >= 0):
 			return fmt.Errorf("%s (profile boot %d) took %v seconds: want 0 or more", at, p.Boot, p.Seconds)
 		case len(p.BootIDs) == 0:
@@ -126,7 +130,7 @@ func (d *driver) runProfileBoots(sig <-chan os.Signal) (code int, ok bool) {
 		return exitUsage, false
 	}
 	for j := len(d.st.Profiled); j < total; j++ {
-		s := side(j)
+		s := profileSide(j)
 		name := fmt.Sprintf("profile boot %d of %d", j+1, total)
 		select {
 		case got := <-sig:
@@ -157,7 +161,7 @@ func (d *driver) runProfileBoots(sig <-chan os.Signal) (code int, ok bool) {
 // profileBoot runs profile boot j (0-based) and records it, or returns
 // why it did not finish and kbab's exit status for that.
 func (d *driver) profileBoot(j int, name string, sig <-chan os.Signal, retry string) (int, error) {
-	s := side(j)
+	s := profileSide(j)
 	base := filepath.Join(d.cfg.out, "boots", profileBootName(j)+"-"+s)
 	if err := keepEarlierTry(base); err != nil {
 		return exitUsage, err
@@ -175,7 +179,11 @@ func (d *driver) profileBoot(j int, name string, sig <-chan os.Signal, retry str
 	}
 	// The whole command, as a timed boot of the fixed design (or of a
 	// planned run's pilot) runs it.
-	took, code, err := d.runGoTests(name, s, append(os.Environ(), "KBENCH_PROFILE="+tmp), d.goTests(0), base, sig)
+	count := 1
+	if d.design != nil {
+		count = d.design.Opts.Count
+	}
+	took, code, err := d.runGoTests(name, s, append(os.Environ(), "KBENCH_PROFILE="+tmp), d.wholeCommand(count), base, sig)
 	if err != nil {
 		return code, err
 	}
