@@ -98,12 +98,16 @@ func needs(s *sim.Suite, d sim.Design) (sds []float64, boots []int) {
 // TestSimNoChange: a series of 8 kernels, every row of the suite, no
 // change: a change point on some row in at most 5% of draws (two
 // binomial standard errors of the draws' share at 5% allowed), at
-// DefaultBoots per kernel and at 3.
+// DefaultBoots per kernel and at 3 (DefaultBoots only, 40 draws, without
+// KBENCH_SIM_FULL).
 func TestSimNoChange(t *testing.T) {
 	s := sim.LoadSuite(t)
-	draws := simDraws(1000, 60, 20)
+	draws := simDraws(1000, 40, 20)
 	for li, mult := range layouts {
 		for bi, boots := range []int{DefaultBoots, 3} {
+			if bi > 0 && !full() {
+				continue // DefaultBoots only: seconds a case
+			}
 			d := sim.Design{Count: abstat.FixedCount, Between: mult}
 			var any, changes int
 			var mu sync.Mutex
@@ -156,11 +160,14 @@ func pickRows(s *sim.Suite, boots []int, want []int) []int {
 // spread of its boot medians) gets a change point in the row in at least
 // 80% of draws, the mde's promise. Both less three binomial standard
 // errors of 80% at the draws. Without KBENCH_SIM_FULL only the
-// DefaultBoots row, at 40 draws.
+// DefaultBoots row's 10% at layout 1.2, 30 draws.
 func TestSimStep(t *testing.T) {
 	s := sim.LoadSuite(t)
-	draws := simDraws(1000, 40, 20)
+	draws := simDraws(1000, 30, 20)
 	for li, mult := range layouts {
+		if li == 0 && !full() {
+			continue // the noisier layout only
+		}
 		d := sim.Design{Count: abstat.FixedCount, Between: mult}
 		sds, boots := needs(s, d)
 		for ri, row := range pickRows(s, boots, []int{3, DefaultBoots, 8}) {
@@ -170,6 +177,9 @@ func TestSimStep(t *testing.T) {
 			n := boots[row]
 			mdeShift := MDEShift(sds[row], float64(n), 8, 3, DefaultOptions.Alpha/float64(len(s.Rows)), DefaultOptions.Power)
 			for ci, change := range []float64{0.10, math.Expm1(mdeShift)} {
+				if ci > 0 && !full() {
+					continue
+				}
 				dc := d
 				dc.Change = map[string]float64{s.Rows[row].Key(): change}
 				var found, inRow, others int
@@ -254,7 +264,7 @@ func confirmBoots(sd float64, rows int) int {
 // errors.
 func TestSimBisect(t *testing.T) {
 	s := sim.LoadSuite(t)
-	draws := simDraws(4000, 1000, 200)
+	draws := simDraws(4000, 400, 200)
 	for li, mult := range layouts {
 		d := sim.Design{Count: abstat.FixedCount, Between: mult}
 		var rows, confirm []int
