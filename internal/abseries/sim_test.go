@@ -57,7 +57,7 @@ func bootMedian(s *sim.Suite, rng *rand.Rand, i, side int, d sim.Design, smooth 
 
 // drawSeries draws every row's boot medians over kernels, boots per
 // kernel, the kernels from changeAt on changed (side 1).
-func drawSeries(s *sim.Suite, rng *rand.Rand, kernels, boots, changeAt int, d sim.Design) [][][]float64 {
+func drawSeries(s *sim.Suite, rng *rand.Rand, kernels, boots, changeAt int, d sim.Design, smooth ...bool) [][][]float64 {
 	rows := make([][][]float64, len(s.Rows))
 	for i := range s.Rows {
 		rows[i] = make([][]float64, kernels)
@@ -67,7 +67,7 @@ func drawSeries(s *sim.Suite, rng *rand.Rand, kernels, boots, changeAt int, d si
 				side = 1
 			}
 			for range boots {
-				rows[i][k] = append(rows[i][k], bootMedian(s, rng, i, side, d))
+				rows[i][k] = append(rows[i][k], bootMedian(s, rng, i, side, d, smooth...))
 			}
 		}
 	}
@@ -99,9 +99,9 @@ func simDraws(fullN, n, short int) int {
 
 // needs are, per row of the suite, the spread of its boot medians under
 // d and the boots per kernel BootsFor gives a 10% step in a series of 8.
-func needs(s *sim.Suite, d sim.Design) (sds []float64, boots []int) {
+func needs(s *sim.Suite, d sim.Design, smooth ...bool) (sds []float64, boots []int) {
 	for i := range s.Rows {
-		sd := medianSD(s, i, d)
+		sd := medianSD(s, i, d, smooth...)
 		sds = append(sds, sd)
 		boots = append(boots, BootsFor(0.10, sd, 8, len(s.Rows), DefaultOptions.Alpha, DesignPower, 100))
 	}
@@ -172,19 +172,25 @@ func pickRows(s *sim.Suite, boots []int, want []int) []int {
 // exactly the row's mde at those boots (MDEShift at Power, from the
 // spread of its boot medians) gets a change point in the row in at least
 // 80% of draws, the mde's promise. Both less three binomial standard
-// errors of 80% at the draws. Without KBENCH_SIM_FULL only the
-// DefaultBoots row's 10% at layout 1.2, 30 draws.
+// errors of 80% at the draws; with KBENCH_SIM_FULL also the DefaultBoots
+// row at layout 1.2 drawn by the smoothed bootstrap (bootMedian).
+// Without KBENCH_SIM_FULL only the DefaultBoots row's 10% at layout 1.2,
+// 30 draws.
 func TestSimStep(t *testing.T) {
 	s := sim.LoadSuite(t)
 	draws := simDraws(1000, 30, 20)
-	for li, mult := range layouts {
-		if li == 0 && !full() {
+	for li, c := range []struct {
+		mult   float64
+		smooth bool
+	}{{layouts[0], false}, {layouts[1], false}, {layouts[1], true}} {
+		mult, smooth := c.mult, c.smooth
+		if (li != 1 && !full()) || (smooth && !full()) {
 			continue // the noisier layout only
 		}
 		d := sim.Design{Count: abstat.FixedCount, Between: mult}
-		sds, boots := needs(s, d)
+		sds, boots := needs(s, d, smooth)
 		for ri, row := range pickRows(s, boots, []int{3, DefaultBoots, 8}) {
-			if ri != 1 && !full() {
+			if ri != 1 && (!full() || smooth) {
 				continue // the DefaultBoots row only: seconds a case
 			}
 			n := boots[row]
@@ -199,7 +205,7 @@ func TestSimStep(t *testing.T) {
 				var mu sync.Mutex
 				sim.Parallel(draws, func(i int) {
 					rng := rand.New(rand.NewPCG(41, uint64(1000000*(10*li+2*ri+ci)+i)))
-					res := Detect(drawSeries(s, rng, 8, n, 4, dc), DefaultOptions)
+					res := Detect(drawSeries(s, rng, 8, n, 4, dc, smooth), DefaultOptions)
 					hit, other := false, false
 					for r, rr := range res {
 						for _, c := range rr.Changes {
@@ -228,8 +234,8 @@ func TestSimStep(t *testing.T) {
 					what, share = "the row's mde", float64(inRow)/float64(draws)
 				}
 				se := math.Sqrt(0.8 * 0.2 / float64(draws))
-				t.Logf("layout %.2f×within, %s (boot medians ±%.1f%%), %d boots a kernel: %s, +%.1f%% from kernel 5: found between 4 and 5 in %d of %d draws, a change point in the row in %d; one on another row in %d",
-					mult, s.Rows[row].Key(), 100*sds[row], n, what, 100*change, found, draws, inRow, others)
+				t.Logf("layout %.2f×within, smoothed bootstrap %v, %s (boot medians ±%.1f%%), %d boots a kernel: %s, +%.1f%% from kernel 5: found between 4 and 5 in %d of %d draws, a change point in the row in %d; one on another row in %d",
+					mult, smooth, s.Rows[row].Key(), 100*sds[row], n, what, 100*change, found, draws, inRow, others)
 				if share < 0.8-3*se {
 					t.Errorf("layout %.2f, %s at %d boots, %s (+%.1f%%): %.1f%% of draws, want at least 80%%", mult, s.Rows[row].Key(), n, what, 100*change, 100*share)
 				}
