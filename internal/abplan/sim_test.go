@@ -11,7 +11,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/kbench/kbench/internal/abfile"
 	"github.com/kbench/kbench/internal/abstat"
 	"github.com/kbench/kbench/internal/abstat/sim"
 )
@@ -54,16 +53,12 @@ func suiteRows(t testing.TB) []simRow {
 	return rows
 }
 
-// suiteCosts are the fixture's packages' boot costs (abstat.PackageCost
+// suiteCosts are the fixture's packages' boot costs (PackageCost
 // of its one boot: go test's time less the timed samples).
-func suiteCosts(t testing.TB) map[string]float64 {
+func suiteCosts(t *testing.T) map[string]float64 {
 	t.Helper()
-	files, _, err := abfile.Read(sim.File(t, sim.SuiteFile))
-	if err != nil {
-		t.Fatal(err)
-	}
 	out := map[string]float64{}
-	for pkg, c := range abstat.PackageCost(files) {
+	for pkg, c := range packageCosts(t) {
 		out[pkg] = c.Boot
 	}
 	return out

@@ -18,7 +18,7 @@ func TestRead(t *testing.T) {
 		for b := range n {
 			boots = append(boots, fmt.Sprintf("%08x-0000-4000-8000-%012d", k+1, b+1))
 		}
-		paths = append(paths, sim.Assemble(t, fmt.Sprintf("k%d.txt", k), sim.Runs("a", boots, nil)...))
+		paths = append(paths, sim.Assemble(t, fmt.Sprintf("k%d.txt", k), sim.BootFiles("a", boots, nil)...))
 		labels = append(labels, fmt.Sprint("k", k))
 	}
 	s, err := Read(paths, labels)

@@ -16,7 +16,7 @@ import (
 
 // The simulations draw series from the real run of every package
 // (sim.SuiteFile): a boot's median of a row is the median of
-// abstat.FixedCount of the row's real ns/op samples drawn with
+// simCount of the row's real ns/op samples drawn with
 // replacement, moved by the boot's layout (sim.Suite.DrawRow), at the
 // layout spreads of real comparisons (0.35 and 1.2 times each row's
 // within-boot spread, sim.Design). By default they draw a few hundred
@@ -25,6 +25,10 @@ import (
 // results/2026-12-04-series-simulations.md reports.
 
 func full() bool { return os.Getenv("KBENCH_SIM_FULL") != "" }
+
+// simCount is the -count of every simulated boot: the fixed design's
+// (abplan.FixedCount, a later layer than this package's).
+const simCount = 10
 
 // layouts are the layout spreads simulated, as multiples of a row's
 // within-boot spread.
@@ -121,7 +125,7 @@ func TestSimNoChange(t *testing.T) {
 			if bi > 0 && !full() {
 				continue // DefaultBoots only: seconds a case
 			}
-			d := sim.Design{Count: abstat.FixedCount, Between: mult}
+			d := sim.Design{Count: simCount, Between: mult}
 			var any, changes int
 			var mu sync.Mutex
 			sim.Parallel(draws, func(i int) {
@@ -187,7 +191,7 @@ func TestSimStep(t *testing.T) {
 		if (li != 1 && !full()) || (smooth && !full()) {
 			continue // the noisier layout only
 		}
-		d := sim.Design{Count: abstat.FixedCount, Between: mult}
+		d := sim.Design{Count: simCount, Between: mult}
 		sds, boots := needs(s, d, smooth)
 		for ri, row := range pickRows(s, boots, []int{3, DefaultBoots, 8}) {
 			if ri != 1 && (!full() || smooth) {
@@ -251,7 +255,7 @@ func TestSimNeeds(t *testing.T) {
 	}
 	s := sim.LoadSuite(t)
 	for _, mult := range layouts {
-		sds, boots := needs(s, sim.Design{Count: abstat.FixedCount, Between: mult})
+		sds, boots := needs(s, sim.Design{Count: simCount, Between: mult})
 		for i := range s.Rows {
 			t.Logf("layout %.2f %s: boot medians ±%.1f%%, %d boots a kernel", mult, s.Rows[i].Key(), 100*sds[i], boots[i])
 		}
@@ -292,7 +296,7 @@ func TestSimBisect(t *testing.T) {
 		if smooth && mult == layouts[0] && !full() {
 			continue // the smoothed bootstrap at the noisier layout only
 		}
-		d := sim.Design{Count: abstat.FixedCount, Between: mult}
+		d := sim.Design{Count: simCount, Between: mult}
 		var rows, confirm []int
 		var sds []float64
 		for i := range s.Rows {

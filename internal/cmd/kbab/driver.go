@@ -190,6 +190,9 @@ func (d *driver) runAll(stdout io.Writer, sig <-chan os.Signal) int {
 			return code
 		}
 	}
+	if code, ok := d.runProfileBoots(sig); !ok {
+		return code
+	}
 	return d.compare(stdout)
 }
 
@@ -252,55 +255,18 @@ func round(t time.Duration) time.Duration { return t.Round(time.Second) }
 // finish and kbab's exit status for that.
 func (d *driver) boot(i int, sig <-chan os.Signal, retry string) (int, error) {
 	s := side(i)
-	k := d.kernelOf(s)
 	base := filepath.Join(d.cfg.out, "boots", fmt.Sprintf("%02d-%s", i+1, s))
-	outPath, logPath := base+".txt", base+".log"
+	outPath := base + ".txt"
 	if err := keepEarlierTry(base); err != nil {
 		return exitUsage, err
 	}
-	out, err := os.Create(outPath)
+	took, code, err := d.runGoTests(d.bootName(i), s, nil, d.goTests(i), base, sig)
 	if err != nil {
-		return exitUsage, err
+		return code, err
 	}
-	defer out.Close()
-	logf, err := os.Create(logPath)
+	ids, code, err := d.freshBootIDs(d.bootName(i), s, outPath)
 	if err != nil {
-		return exitUsage, err
-	}
-	defer logf.Close()
-
-	began := time.Now()
-	// Absolute: vmexec runs in each package's directory.
-	outcomes, err := filepath.Abs(base + ".outcome")
-	if err != nil {
-		return exitUsage, err
-	}
-	for _, a := range d.goTests(i) {
-		args := append([]string{"test", "-exec", d.execCmd(k) + " -outcome " + quote(outcomes)}, a...)
-		if code, err := d.goTest(i, args, out, logf, outPath, logPath, sig); err != nil {
-			if code == exitBootFailed {
-				err = lostGuest(outcomes, err)
-			}
-			return code, err
-		}
-	}
-	took := time.Since(began)
-	if err := out.Sync(); err != nil {
-		return exitUsage, err
-	}
-	ids, err := bootIDs(outPath)
-	if err != nil {
-		return exitUsage, err
-	}
-	if len(ids) == 0 {
-		return exitBootFailed, fmt.Errorf("%s (%s) failed: %s has no %q line, so kbcompare cannot tell boots apart (run benchmark packages: their TestMain prints it)",
-			d.bootName(i), s, outPath, abfile.BootIDLine)
-	}
-	for _, id := range ids {
-		if d.st.seen(id) {
-			return exitBootFailed, fmt.Errorf("%s (%s) failed: %s has boot id %s, which an earlier boot printed: not a fresh boot (a cached go test result, or an -exec that does not boot?)",
-				d.bootName(i), s, outPath, id)
-		}
+		return code, err
 	}
 	offset := d.st.size(s)
 	n, sum, err := appendFile(d.result(s), outPath, offset)
@@ -319,11 +285,71 @@ func (d *driver) boot(i int, sig <-chan os.Signal, retry string) (int, error) {
 	return 0, nil
 }
 
-// goTest runs one go test of boot i, its stdout into out.
-func (d *driver) goTest(i int, args []string, out, logf *os.File, outPath, logPath string, sig <-chan os.Signal) (int, error) {
-	s := side(i)
+// runGoTests runs the go test runs (their arguments after -exec) of
+// boot name of side s in env (nil: kbab's), stdout into base.txt, stderr
+// into base.log, vmexec's outcomes into base.outcome, and returns how
+// long they took, or kbab's exit status and why they failed.
+func (d *driver) runGoTests(name, s string, env []string, runs [][]string, base string, sig <-chan os.Signal) (time.Duration, int, error) {
+	outPath, logPath := base+".txt", base+".log"
+	out, err := os.Create(outPath)
+	if err != nil {
+		return 0, exitUsage, err
+	}
+	defer out.Close()
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return 0, exitUsage, err
+	}
+	defer logf.Close()
+	began := time.Now()
+	// Absolute: vmexec runs in each package's directory.
+	outcomes, err := filepath.Abs(base + ".outcome")
+	if err != nil {
+		return 0, exitUsage, err
+	}
+	for _, a := range runs {
+		args := append([]string{"test", "-exec", d.execCmd(d.kernelOf(s)) + " -outcome " + quote(outcomes)}, a...)
+		if code, err := d.goTest(name, s, env, args, out, logf, outPath, logPath, sig); err != nil {
+			if code == exitBootFailed {
+				err = lostGuest(outcomes, err)
+			}
+			return 0, code, err
+		}
+	}
+	took := time.Since(began)
+	if err := out.Sync(); err != nil {
+		return 0, exitUsage, err
+	}
+	return took, 0, nil
+}
+
+// freshBootIDs are the boot ids of boot name's output, or why they make
+// it a failed boot: none, or one an earlier boot (timed or profile)
+// printed.
+func (d *driver) freshBootIDs(name, s, outPath string) ([]string, int, error) {
+	ids, err := bootIDs(outPath)
+	if err != nil {
+		return nil, exitUsage, err
+	}
+	if len(ids) == 0 {
+		return nil, exitBootFailed, fmt.Errorf("%s (%s) failed: %s has no %q line, so kbcompare cannot tell boots apart (run benchmark packages: their TestMain prints it)",
+			name, s, outPath, abfile.BootIDLine)
+	}
+	for _, id := range ids {
+		if d.st.seen(id) {
+			return nil, exitBootFailed, fmt.Errorf("%s (%s) failed: %s has boot id %s, which an earlier boot printed: not a fresh boot (a cached go test result, or an -exec that does not boot?)",
+				name, s, outPath, id)
+		}
+	}
+	return ids, 0, nil
+}
+
+// goTest runs one go test of boot name of side s, its stdout into out,
+// in env (nil: kbab's environment).
+func (d *driver) goTest(name, s string, env, args []string, out, logf *os.File, outPath, logPath string, sig <-chan os.Signal) (int, error) {
 	cmd := exec.Command("go", args...)
 	cmd.Dir = d.st.Settings.Dir
+	cmd.Env = env
 	cmd.Stdout = out
 	cmd.Stderr = io.MultiWriter(logf, d.stderr)
 	// Its own process group, so the group (go test, vmexec, QEMU) can be
@@ -331,7 +357,7 @@ func (d *driver) goTest(i int, args []string, out, logf *os.File, outPath, logPa
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	fmt.Fprintf(logf, "kbab: go %s\n", strings.Join(quoteAll(args), " "))
 	if err := cmd.Start(); err != nil {
-		return exitUsage, fmt.Errorf("boot %d: go test: %v", i+1, err)
+		return exitUsage, fmt.Errorf("%s: go test: %v", name, err)
 	}
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
@@ -340,11 +366,11 @@ func (d *driver) goTest(i int, args []string, out, logf *os.File, outPath, logPa
 	case werr = <-waited:
 	case got := <-sig:
 		d.stop(cmd.Process.Pid, waited)
-		return exitInterrupted, fmt.Errorf("%s (%s): %v: stopped its go test and VM", d.bootName(i), s, got)
+		return exitInterrupted, fmt.Errorf("%s (%s): %v: stopped its go test and VM", name, s, got)
 	}
 	if werr != nil {
 		return exitBootFailed, fmt.Errorf("%s (%s, %s) failed: go test: %v; its output is in %s and %s",
-			d.bootName(i), s, describe(d.kernelOf(s)), werr, outPath, logPath)
+			name, s, describe(d.kernelOf(s)), werr, outPath, logPath)
 	}
 	return 0, nil
 }
@@ -489,18 +515,20 @@ func (d *driver) compare(stdout io.Writer) int {
 		fmt.Fprintf(d.stderr, "kbab: comparing the boots: %v\n", err)
 		return exitUsage
 	}
-	var b bytes.Buffer
-	if err := abreport.WriteText(&b, rep); err != nil {
-		fmt.Fprintf(d.stderr, "kbab: %v\n", err)
-		return exitUsage
-	}
+	notes := abreport.RunNotes{Budget: d.cfg.budget, PlanFile: filepath.Join(d.cfg.out, "plan.txt")}
 	if d.st.Settings.Target > 0 {
-		b.WriteString(d.plannedTail(rep))
+		notes.Design = d.design
 	}
+	notes.Profile = d.profileSection(rep)
 	for _, dn := range d.st.Done {
 		if dn.Retry != "" {
-			fmt.Fprintf(&b, "retried: %s\n", dn.Retry)
+			notes.Retries = append(notes.Retries, dn.Retry)
 		}
+	}
+	var b bytes.Buffer
+	if err := abreport.WriteRun(&b, rep, notes); err != nil {
+		fmt.Fprintf(d.stderr, "kbab: %v\n", err)
+		return exitUsage
 	}
 	if err := os.WriteFile(filepath.Join(d.cfg.out, "report.txt"), b.Bytes(), 0o666); err != nil {
 		fmt.Fprintf(d.stderr, "kbab: %v\n", err)

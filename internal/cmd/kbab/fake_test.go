@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/kbench/kbench/internal/kprofile"
+	"github.com/kbench/kbench/internal/profdelta"
 	"github.com/kbench/kbench/internal/vmflags"
 )
 
@@ -86,7 +88,12 @@ func fakeVMExec() int {
 		fmt.Println("--- FAIL: BenchmarkWork")
 		return ended(1, "")
 	case knob("hang-at"):
-		// A VM that ignores Ctrl-C: only SIGKILL ends it.
+		// A VM that ignores Ctrl-C: only SIGKILL ends it. A profiled
+		// one has written a row's profile first (row Hung).
+		if p := os.Getenv("KBENCH_PROFILE"); p != "" {
+			boots, _ := profdelta.FixtureBoots(mrand.New(mrand.NewPCG(uint64(n), 40)), 1, 0)
+			profdelta.WriteBoot(p, profdelta.Key{Pkg: "fake", Stem: kprofile.RowStem("Hung-2")}, boots[0])
+		}
 		signal.Ignore(syscall.SIGINT, syscall.SIGTERM)
 		os.WriteFile(filepath.Join(dir, "hung.pid"), []byte(strconv.Itoa(os.Getpid())), 0o666)
 		time.Sleep(time.Hour)
@@ -108,14 +115,39 @@ func fakeVMExec() int {
 		seed, _ := os.ReadFile(filepath.Join(dir, "seed"))
 		s, _ := strconv.ParseUint(strings.TrimSpace(string(seed)), 10, 64)
 		plannedRows(fs.Args()[1:], ns, n, s)
+		if p := os.Getenv("KBENCH_PROFILE"); p != "" {
+			if err := fakeProfiles(p, strings.Contains(*app, "slow"), n); err != nil {
+				fmt.Fprintf(os.Stderr, "fake vmexec: KBENCH_PROFILE: %v\n", err)
+				return ended(1, "")
+			}
+		}
 		return ended(0, "")
 	}
 	for i := range 5 {
 		// A little spread within and between boots, as real rows have.
 		fmt.Printf("BenchmarkWork-2\t1000\t%.1f ns/op\n", ns*(1+0.002*float64(i)+0.003*float64(n%3)))
 	}
+	if p := os.Getenv("KBENCH_PROFILE"); p != "" {
+		if err := fakeProfiles(p, strings.Contains(*app, "slow"), n); err != nil {
+			fmt.Fprintf(os.Stderr, "fake vmexec: KBENCH_PROFILE: %v\n", err)
+			return ended(1, "")
+		}
+	}
 	fmt.Println("PASS")
 	return ended(0, "")
+}
+
+// fakeProfiles writes, as a guest's KBENCH_PROFILE would bring back, the
+// profiles of a boot of Work: package profdelta's fixture (two runs),
+// with profdelta.FixtureInjected at 5% of the samples on a slow kernel.
+// Call n seeds the jitter.
+func fakeProfiles(dir string, slow bool, n int) error {
+	share := 0.0
+	if slow {
+		share = 0.05
+	}
+	boots, _ := profdelta.FixtureBoots(mrand.New(mrand.NewPCG(uint64(n), 40)), 1, share)
+	return profdelta.WriteBoot(dir, profdelta.Key{Pkg: "fake", Stem: kprofile.RowStem("Work-2")}, boots[0])
 }
 
 // plannedRows prints, as a test binary given args would, -test.count

@@ -11,7 +11,7 @@
 //	go run ./internal/cmd/kbab -out DIR -a-kernel IMAGE [-a-append ARGS]
 //	    -b-kernel IMAGE [-b-append ARGS] [-target 5% [-budget DURATION] | -boots 3]
 //	    [-smp N] [-memory SIZE] [-accel auto|kvm|tcg] [-vmexec PATH]
-//	    -- PACKAGES [go test flags]
+//	    [-profile N] -- PACKAGES [go test flags]
 //
 // Two designs. -target plans the boots with Stein's two-stage test
 // (package abplan; docs/comparing.md): a pilot of 6 boots a side (ABBA)
@@ -55,6 +55,14 @@
 // unless they set -p, so one VM runs at a time and no two packages'
 // guests share the host's CPUs.
 //
+// Profiles (-profile N, profile.go): after the timed boots, N profile
+// boots a side, ABBA, each the same go test command with KBENCH_PROFILE,
+// whose kernel profiles go to DIR/profiles/A/pNN and DIR/profiles/B/pNN
+// (kbcompare's -profiles-old and -profiles-new layout); the report ends
+// with the perf-profile section of them (docs/profiles.md). Profile
+// boots of their own, since sampling slows the rows: no timed boot is
+// profiled.
+//
 // Order: ABBA (A B B A A B ...), not A B A B. Strict alternation always
 // runs A first in each pair, so anything that drifts over the run (a
 // machine warming up, a neighbour's load, a filling page cache) leans on
@@ -70,7 +78,8 @@
 //
 // Files in DIR: A.txt and B.txt (the finished boots, appended one whole
 // boot at a time), boots/NN-A.txt and boots/NN-A.log (boot NN's go test
-// stdout and stderr), report.txt (the report), plan.txt (with -target)
+// stdout and stderr; pNN-A for profile boots), profiles/ (-profile),
+// report.txt (the report), plan.txt (with -target)
 // and kbab.json, the settings, the finished boots (each with the offset,
 // length and SHA-256 of what it appended), a planned run's counts and the
 // boot pair under way. Rerunning with the same -out resumes after the

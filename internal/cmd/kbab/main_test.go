@@ -350,24 +350,14 @@ func TestRepeatedBootIDFails(t *testing.T) {
 func TestInterruptKillsTheBootAndKeepsFinished(t *testing.T) {
 	f := newFake(t)
 	f.knob("hang-at", 2)
-	sig := make(chan os.Signal, 1)
-	pidFile := filepath.Join(f.dir, "hung.pid")
-	var pid int
-	go func() {
-		for {
-			if b, err := os.ReadFile(pidFile); err == nil && len(b) > 0 {
-				pid, _ = strconv.Atoi(string(b))
-				sig <- syscall.SIGINT
-				return
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}()
-	grace := interruptGrace
-	interruptGrace = 300 * time.Millisecond
-	defer func() { interruptGrace = grace }()
+	sig, hung := interruptOnHang(f)
 	args := f.args("-b-kernel", f.imgA)
 	code, _, stderr := f.run(sig, args...)
+	var pid int
+	select {
+	case pid = <-hung:
+	default: // it never hung: the checks below say so
+	}
 	if code != exitInterrupted {
 		t.Fatalf("exit %d, want %d\n%s", code, exitInterrupted, stderr)
 	}
@@ -386,6 +376,29 @@ func TestInterruptKillsTheBootAndKeepsFinished(t *testing.T) {
 	if code, stdout, stderr := f.run(nil, args...); code != 0 || !strings.Contains(stdout, "boots: old 3 boots, new 3 boots") {
 		t.Errorf("resumed after Ctrl-C: exit %d, want 0 with 3 boots a side\n%s\n%s", code, stdout, stderr)
 	}
+}
+
+// interruptOnHang returns a signal channel that gets SIGINT once the
+// fake hangs (its hang-at knob), and the hung fake's pid, and shortens
+// kbab's grace for the test.
+func interruptOnHang(f *fake) (chan os.Signal, <-chan int) {
+	sig := make(chan os.Signal, 1)
+	hung := make(chan int, 1)
+	go func() {
+		for {
+			if b, err := os.ReadFile(filepath.Join(f.dir, "hung.pid")); err == nil && len(b) > 0 {
+				pid, _ := strconv.Atoi(string(b))
+				hung <- pid
+				sig <- syscall.SIGINT
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	grace := interruptGrace
+	interruptGrace = 300 * time.Millisecond
+	f.t.Cleanup(func() { interruptGrace = grace })
+	return sig, hung
 }
 
 // gone waits up to 5 s for pid to be gone (or a zombie no one waits for).

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/kbench/kbench/internal/abfile"
@@ -71,6 +70,9 @@ func (d *driver) runPlanned(stdout io.Writer, sig <-chan os.Signal) int {
 			return code
 		}
 	}
+	if code, ok := d.runProfileBoots(sig); !ok {
+		return code
+	}
 	return d.compare(stdout)
 }
 
@@ -107,7 +109,7 @@ func (d *driver) replan() error {
 
 // pilotCosts are each package's boot cost from A's first boot: its go
 // test time less its rows' timed work (iterations × sec/op), as
-// abstat.PackageCost fits it from one boot. One boot of A: what B's
+// abplan.PackageCost fits it from one boot. One boot of A: what B's
 // speed cannot move, and what a resumed run reads again alike.
 func (d *driver) pilotCosts() (map[string]float64, error) {
 	files, _, err := abfile.Read(filepath.Join(d.cfg.out, "boots", "01-A.txt"))
@@ -115,7 +117,7 @@ func (d *driver) pilotCosts() (map[string]float64, error) {
 		return nil, err
 	}
 	costs := map[string]float64{}
-	for pkg, c := range abstat.PackageCost(files) {
+	for pkg, c := range abplan.PackageCost(files) {
 		costs[pkg] = c.Boot
 	}
 	return costs, nil
@@ -170,57 +172,4 @@ func (d *driver) compareOptions() abstat.Options {
 		o.Threshold, o.Design, o.Target = d.design.Opts.Gate, d.design, d.design.Opts.Target
 	}
 	return o
-}
-
-// plannedTail closes a planned run's report: the rule, how many rows it
-// decided, and each row without a verdict with its boots and the mde
-// they reached.
-func (d *driver) plannedTail(rep *abstat.Report) string {
-	if d.design == nil || !d.design.Planned {
-		return ""
-	}
-	var b strings.Builder
-	o := d.design.Opts
-	decided, pending, undecided := d.design.Progress()
-	fmt.Fprintf(&b, "\nkbab -target %s: %s, pilot %d+%d boots, every boot at -count=%d, each row at p <= %.2g (%g over %d rows), gate %s; %d of %d rows decided (the plan: %s)\n",
-		abreport.FormatMDE(o.Target), abplan.RuleName, o.Pilot, o.Pilot, o.Count, d.design.Level, o.Alpha, decided+pending+undecided,
-		abreport.FormatMDE(o.Gate), decided, decided+pending+undecided, filepath.Join(d.cfg.out, "plan.txt"))
-	var lines []string
-	for t, row := range rep.Primaries() {
-		if row.Verdict != abstat.Undecided {
-			continue
-		}
-		rp := d.design.Find(t.Path, row.Name)
-		why := "too few boots"
-		if rp != nil {
-			why = string(rp.Status)
-			if rp.Status == abplan.Running {
-				why = "cut short"
-			}
-			if rp.Status == abplan.OverBudget || (d.design.Cut && rp.Status == abplan.Running) {
-				why += fmt.Sprintf(" by -budget %s", d.cfg.budget)
-			}
-		}
-		mde := "?"
-		if row.Power != nil {
-			mde = abreport.FormatMDE(row.Power.MDE)
-		}
-		n := 0
-		if row.Samples[0] != nil && row.Samples[1] != nil {
-			n = min(row.Samples[0].Boots(), row.Samples[1].Boots())
-		}
-		need := ""
-		if rp != nil {
-			need = fmt.Sprintf(", the rule asks %d", rp.Need)
-		}
-		lines = append(lines, fmt.Sprintf("  %s %s: undecided: %d+%d boots, mde %s (%s%s)", t.Pkg, row.Name, n, n, mde, why, need))
-	}
-	if len(lines) > 0 {
-		rows := "rows"
-		if len(lines) == 1 {
-			rows = "row"
-		}
-		fmt.Fprintf(&b, "%d %s undecided, outside the verdicts and the exit status:\n%s\n", len(lines), rows, strings.Join(lines, "\n"))
-	}
-	return b.String()
 }

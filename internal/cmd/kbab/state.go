@@ -16,6 +16,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/kbench/kbench/internal/vmflags"
 )
 
 // settings is everything that decides what a boot measures; a resumed
@@ -33,6 +35,8 @@ type settings struct {
 	Env    []string `json:"env"` // KBENCH_* and GOFLAGS, sorted
 	// Target is -target's mde (0: the fixed design of Boots a side).
 	Target float64 `json:"target,omitempty"`
+	// Profile is -profile's profile boots a side (0: none).
+	Profile int `json:"profile,omitempty"`
 }
 
 type kernel struct {
@@ -50,6 +54,8 @@ type state struct {
 	// under way, which both of its boots run alike.
 	Counts map[string]int `json:"counts,omitempty"`
 	Round  []pkgRun       `json:"round,omitempty"`
+	// Profiled are the finished profile boots (-profile), in order.
+	Profiled []profiledBoot `json:"profiled,omitempty"`
 }
 
 // pkgRun is one go test run of a planned boot: a package, its -count
@@ -93,7 +99,7 @@ func newSettings(c *config) (settings, error) {
 	if err != nil {
 		return settings{}, err
 	}
-	s := settings{Dir: dir, Boots: c.boots, Order: order, SMP: c.smp, Memory: c.memory, Accel: c.accel, GoTest: c.goTest, Target: c.target}
+	s := settings{Dir: dir, Boots: c.boots, Order: order, SMP: c.smp, Memory: c.memory, Accel: c.accel, GoTest: c.goTest, Target: c.target, Profile: c.profile}
 	if c.target > 0 {
 		s.Boots = 0 // the plan's
 	}
@@ -106,7 +112,7 @@ func newSettings(c *config) (settings, error) {
 		if err != nil {
 			return s, err
 		}
-		sum, err := fileSHA256(img)
+		sum, err := vmflags.ImageDigest(img)
 		if err != nil {
 			return s, fmt.Errorf("%s: %v", k.flag, err)
 		}
@@ -119,24 +125,6 @@ func newSettings(c *config) (settings, error) {
 	}
 	slices.Sort(s.Env)
 	return s, nil
-}
-
-func fileSHA256(p string) (string, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil {
-		return "", err
-	} else if !fi.Mode().IsRegular() {
-		return "", fmt.Errorf("%s is not a regular file", p)
-	}
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // differences names each setting that differs, as the option that sets it.
@@ -160,6 +148,7 @@ func differences(old, now settings) []string {
 	add("-b-append", old.B.Append, now.B.Append)
 	add("-boots", fmt.Sprint(old.Boots), fmt.Sprint(now.Boots))
 	add("-target", fmt.Sprint(old.Target), fmt.Sprint(now.Target))
+	add("-profile", fmt.Sprint(old.Profile), fmt.Sprint(now.Profile))
 	add("order", old.Order, now.Order)
 	add("-smp", old.SMP, now.SMP)
 	add("-memory", old.Memory, now.Memory)
@@ -286,7 +275,7 @@ func (st *state) check() error {
 		}
 		end[d.Side] = d.Offset + d.Bytes
 	}
-	return nil
+	return st.checkProfiled(ids)
 }
 
 func isSHA256(s string) bool {
@@ -383,10 +372,16 @@ func (st *state) write(p string) error {
 	return dir.Sync()
 }
 
-// seen reports whether a finished boot printed boot id id.
+// seen reports whether a finished boot, timed or profile, printed boot
+// id id.
 func (st *state) seen(id string) bool {
 	for _, d := range st.Done {
 		if slices.Contains(d.BootIDs, id) {
+			return true
+		}
+	}
+	for _, p := range st.Profiled {
+		if slices.Contains(p.BootIDs, id) {
 			return true
 		}
 	}

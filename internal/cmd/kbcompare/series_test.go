@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kbench/kbench/internal/abreport"
 	"github.com/kbench/kbench/internal/abstat/sim"
 )
 
@@ -31,7 +32,7 @@ func seriesFiles(t *testing.T, changeAt int) []string {
 			f = 1.3
 		}
 		prefix := []string{"a", "a2"}[k%2]
-		paths = append(paths, sim.Assemble(t, fmt.Sprintf("6.12.%d.txt", 100+k), sim.Runs(prefix, boots, []float64{f, f, f})...))
+		paths = append(paths, sim.Assemble(t, fmt.Sprintf("6.12.%d.txt", 100+k), sim.BootFiles(prefix, boots, []float64{f, f, f})...))
 	}
 	return paths
 }
@@ -63,7 +64,7 @@ func TestSeriesMachine(t *testing.T) {
 	if code := run(append([]string{"-series", "-format", "json"}, files...), &out, &errOut); code != 1 {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
-	var m SeriesMachine
+	var m abreport.SeriesMachine
 	if err := json.Unmarshal(out.Bytes(), &m); err != nil {
 		t.Fatal(err)
 	}
@@ -85,8 +86,8 @@ func TestSeriesMachine(t *testing.T) {
 	}
 	kinds := map[string]int{}
 	for _, rec := range recs[1:] {
-		if len(rec) != len(seriesCSVHeader) {
-			t.Fatalf("record %v: %d fields, want %d", rec, len(rec), len(seriesCSVHeader))
+		if len(rec) != len(recs[0]) {
+			t.Fatalf("record %v: %d fields, want %d", rec, len(rec), len(recs[0]))
 		}
 		kinds[rec[0]]++
 		if rec[0] == "change" && (rec[6] != "1" || rec[7] != "6.12.101" || rec[8] != "6.12.102") {

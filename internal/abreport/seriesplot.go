@@ -1,6 +1,6 @@
 //go:build linux
 
-package main
+package abreport
 
 import (
 	"fmt"
@@ -14,14 +14,12 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-
-	"github.com/kbench/kbench/internal/abreport"
 )
 
-// writeSeriesPlots draws, into dir, one picture per row with a change
+// WriteSeriesPlots draws, into dir, one picture per row with a change
 // point (its boot medians by kernel, each change marked), each as SVG
 // and PNG, and index.md naming them.
-func writeSeriesPlots(dir string, r *abreport.SeriesReport) error {
+func WriteSeriesPlots(dir string, r *SeriesReport) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -60,7 +58,7 @@ func writeSeriesPlots(dir string, r *abreport.SeriesReport) error {
 }
 
 // seriesPlot draws row i of the series.
-func seriesPlot(dir, name string, r *abreport.SeriesReport, i int) error {
+func seriesPlot(dir, name string, r *SeriesReport, i int) error {
 	row, res := r.Series.Rows[i], r.Results[i]
 	scaler := benchunit.CommonScale(res.Centers, benchunit.ClassOf(row.Unit))
 	p := plot.New()
