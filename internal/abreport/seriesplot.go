@@ -16,9 +16,12 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// WriteSeriesPlots draws, into dir, one picture per row with a change
-// point (its boot medians by kernel, each change marked), each as SVG
-// and PNG, and index.md naming them.
+// WriteSeriesPlots draws, into dir, one picture per row (its boot
+// medians by kernel, each change marked), each as SVG and PNG, and
+// index.md naming them: the rows with a change point first, then the
+// rows without one with the change they could have seen, so that a
+// series that found nothing still shows what it measured. Untested
+// rows get none.
 func WriteSeriesPlots(dir string, r *SeriesReport) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -31,28 +34,44 @@ func WriteSeriesPlots(dir string, r *SeriesReport) error {
 		}
 		fmt.Fprintf(&index, "%d `%s`", k+1, l)
 	}
-	index.WriteString(".\n\nEach picture is one row with a change point: a dot per boot median, the dash across a kernel " +
-		"its center, a red line where the series changed, the gray dashed lines the centers of the segments between changes.\n\n")
+	index.WriteString(".\n\nEach picture is one row: a dot per boot median, the dash across a kernel " +
+		"its center, a red line where the series changed, the gray dashed lines the centers of the segments between changes.\n")
 	n := 0
-	for i, res := range r.Results {
-		if len(res.Changes) == 0 {
-			continue
+	for _, changed := range []bool{true, false} {
+		if changed {
+			index.WriteString("\n# Rows with a change point\n\n")
+		} else {
+			index.WriteString("\n# Rows without a change\n\n")
 		}
-		n++
-		row := r.Series.Rows[i]
-		name := fmt.Sprintf("series-%03d-%s", n, fileSafe(row.Pkg+"-"+row.Name+"-"+row.Unit))
-		if err := seriesPlot(dir, name, r, i); err != nil {
-			return err
+		drawn := 0
+		for i, res := range r.Results {
+			if (len(res.Changes) > 0) != changed || res.Untested != "" {
+				continue
+			}
+			n++
+			drawn++
+			row := r.Series.Rows[i]
+			name := fmt.Sprintf("series-%03d-%s", n, fileSafe(row.Pkg+"-"+row.Name+"-"+row.Unit))
+			if err := seriesPlot(dir, name, r, i); err != nil {
+				return err
+			}
+			var what string
+			if changed {
+				var cs []string
+				for _, c := range res.Changes {
+					cs = append(cs, fmt.Sprintf("between %s and %s %s [%s, %s] (q %.2g)", r.Series.Labels[c.After], r.Series.Labels[c.After+1],
+						pct(c.Ratio-1), pct(c.Lo-1), pct(c.Hi-1), c.Q))
+				}
+				what = strings.Join(cs, "; ")
+			} else {
+				what = fmt.Sprintf("no change; it could have seen %s (a step in the middle) / %s (before the last kernel) at 80%% power",
+					FormatMDE(res.MDE), FormatMDE(res.MDEEnd))
+			}
+			fmt.Fprintf(&index, "## %s (%s)\n\n%s.\n\n![%s](%s.png) ([svg](%s.svg))\n\n", r.RowTitle(i), row.Unit, what, name, name, name)
 		}
-		var cs []string
-		for _, c := range res.Changes {
-			cs = append(cs, fmt.Sprintf("between %s and %s %s [%s, %s] (q %.2g)", r.Series.Labels[c.After], r.Series.Labels[c.After+1],
-				pct(c.Ratio-1), pct(c.Lo-1), pct(c.Hi-1), c.Q))
+		if drawn == 0 {
+			index.WriteString("None.\n")
 		}
-		fmt.Fprintf(&index, "## %s (%s)\n\n%s.\n\n![%s](%s.png) ([svg](%s.svg))\n\n", r.RowTitle(i), row.Unit, strings.Join(cs, "; "), name, name, name)
-	}
-	if n == 0 {
-		index.WriteString("No row changed.\n")
 	}
 	return os.WriteFile(filepath.Join(dir, "index.md"), []byte(index.String()), 0o644)
 }
@@ -65,6 +84,9 @@ func seriesPlot(dir, name string, r *SeriesReport, i int) error {
 	var cs []string
 	for _, c := range res.Changes {
 		cs = append(cs, fmt.Sprintf("%s after %s", pct(c.Ratio-1), r.Series.Labels[c.After]))
+	}
+	if len(cs) == 0 {
+		cs = append(cs, "no change, mde "+FormatMDE(res.MDE))
 	}
 	p.Title.Text = fmt.Sprintf("%s\n%s: %s", r.RowTitle(i), row.Unit, strings.Join(cs, ", "))
 	dir1 := "unknown direction"

@@ -44,27 +44,23 @@ func (d *driver) seriesReport(stdout io.Writer) int {
 		return exitUsage
 	}
 	code := 0
-	changed := false
 	for i, res := range rep.Results {
 		if res.Untested != "" {
 			code = 1
 		}
 		for _, c := range res.Changes {
-			changed = true
 			if abreport.ChangeWord(c.Ratio, ser.Rows[i].Better) == "worse" {
 				code = 1
 			}
 		}
 	}
-	// The pictures are kbcompare -series -plot's: one per changed row
-	// and index.md naming them.
-	if changed {
-		if err := abreport.WriteSeriesPlots(filepath.Join(d.cfg.out, "series"), rep); err != nil {
-			fmt.Fprintf(d.stderr, "kbab: %v\n", err)
-			return exitUsage
-		}
-		b.WriteString("\npictures: series/index.md (a .png and .svg per changed row)\n")
+	// The pictures are kbcompare -series -plot's: one per row and
+	// index.md naming them, the changed rows first.
+	if err := abreport.WriteSeriesPlots(filepath.Join(d.cfg.out, "series"), rep); err != nil {
+		fmt.Fprintf(d.stderr, "kbab: %v\n", err)
+		return exitUsage
 	}
+	b.WriteString("\npictures: series/index.md (a .png and .svg per row, the changed rows first)\n")
 	if err := d.writeReport(stdout, b.Bytes()); err != nil {
 		fmt.Fprintf(d.stderr, "kbab: %v\n", err)
 		return exitUsage

@@ -154,11 +154,14 @@ func TestSeries(t *testing.T) {
 			t.Errorf("picture of Work: %v", err)
 		}
 	}
-	if pics, _ := filepath.Glob(filepath.Join(f.out, "series", "*Noisy*")); len(pics) > 0 {
-		t.Errorf("a picture of Noisy, which did not change: %v", pics)
+	// Noisy did not change: its picture comes after the changed rows'.
+	if pics, _ := filepath.Glob(filepath.Join(f.out, "series", "series-*-fake-Noisy-2-*.png")); len(pics) != 1 {
+		t.Errorf("pictures of Noisy: %v, want one", pics)
 	}
-	if idx, err := os.ReadFile(filepath.Join(f.out, "series", "index.md")); err != nil || !strings.Contains(string(idx), "Work-2") {
-		t.Errorf("series/index.md does not name Work's picture: %v\n%s", err, idx)
+	idx, err := os.ReadFile(filepath.Join(f.out, "series", "index.md"))
+	changed, unchanged := strings.Index(string(idx), "# Rows with a change point"), strings.Index(string(idx), "# Rows without a change")
+	if w, n := strings.Index(string(idx), "Work-2"), strings.Index(string(idx), "Noisy-2"); err != nil || changed < 0 || !(changed < w && w < unchanged && unchanged < n) {
+		t.Errorf("series/index.md does not list Work under the changes and Noisy after, without one: %v\n%s", err, idx)
 	}
 	if !strings.Contains(stderr, "boot 20 of 20: K") || !strings.Contains(stderr, "left") {
 		t.Errorf("progress lacks boot 20 of 20 and the time left:\n%s", stderr)
