@@ -42,7 +42,9 @@ type Machine struct {
 }
 
 // MachineProfile is one row's profile comparison (package profdelta):
-// its functions in each form, ordered by |t|.
+// its functions in each form, ordered by |t| of the measure OrderBy
+// names: "per_op" (each function's per_op) where every profile records
+// its ops, else "share".
 type MachineProfile struct {
 	Package  string           `json:"package"`
 	Ident    string           `json:"ident,omitempty"`
@@ -55,8 +57,14 @@ type MachineProfile struct {
 	Frames   string           `json:"frames"`         // "kernel" or "all"
 	Comm     string           `json:"comm,omitempty"` // -profile-comm: the threads whose samples count
 	MinShare float64          `json:"min_share"`
-	Self     []MachineFunc    `json:"self"`
-	Children []MachineFunc    `json:"children"`
+	OrderBy  string           `json:"order_by"`
+	// PerOpUnit is the unit of the per-op figures' numerator ("cpu
+	// nanoseconds"), Ops each side's ops per boot; with order_by per_op
+	// only.
+	PerOpUnit string        `json:"per_op_unit,omitempty"`
+	Ops       *[2][]int64   `json:"ops,omitempty"`
+	Self      []MachineFunc `json:"self"`
+	Children  []MachineFunc `json:"children"`
 }
 
 // MachineSmpl is how a side's profiles were sampled.
@@ -68,17 +76,24 @@ type MachineSmpl struct {
 
 // MachineFunc is a function's share of a row's samples (a fraction) on
 // each side, the change (new - old) and Welch's test of the per-boot
-// shares.
+// shares, and its cost per op (per_op_unit over an op) compared alike,
+// where the row's profiles record their ops.
 type MachineFunc struct {
-	Function string       `json:"function"`
-	Old      MachineShare `json:"old"`
-	New      MachineShare `json:"new"`
-	Change   *float64     `json:"change"`
-	Rel      *float64     `json:"rel_change"` // change/old; null for a function new to the row
-	T        *float64     `json:"t"`
-	DF       *float64     `json:"df"`
-	P        *float64     `json:"p"`
-	Q        *float64     `json:"q"`
+	Function string `json:"function"`
+	MachineStat
+	PerOp *MachineStat `json:"per_op,omitempty"`
+}
+
+// MachineStat compares one measure of a function across the boots.
+type MachineStat struct {
+	Old    MachineShare `json:"old"`
+	New    MachineShare `json:"new"`
+	Change *float64     `json:"change"`
+	Rel    *float64     `json:"rel_change"` // change/old; null for a function new to the row
+	T      *float64     `json:"t"`
+	DF     *float64     `json:"df"`
+	P      *float64     `json:"p"`
+	Q      *float64     `json:"q"`
 }
 
 // MachineShare is a side's mean share, the sd of its per-boot shares
@@ -245,12 +260,26 @@ func machineProfile(rp abreport.RowProfile) MachineProfile {
 			mp.Sampling[side] = append(mp.Sampling[side], MachineSmpl{s.Event, s.Hz, s.Scope})
 		}
 	}
-	share := func(s profdelta.Share) MachineShare { return MachineShare{s.Mean, num(s.SD), s.Boots} }
-	for _, f := range d.Self {
-		mp.Self = append(mp.Self, MachineFunc{f.Name, share(f.Old), share(f.New), num(f.Change), num(f.Rel), num(f.T), num(f.DF), num(f.P), num(f.Q)})
+	mp.OrderBy = "share"
+	if d.By == profdelta.ByPerOp {
+		mp.OrderBy, mp.PerOpUnit, mp.Ops = "per_op", d.Unit, &d.Ops
 	}
-	for _, f := range d.Children {
-		mp.Children = append(mp.Children, MachineFunc{f.Name, share(f.Old), share(f.New), num(f.Change), num(f.Rel), num(f.T), num(f.DF), num(f.P), num(f.Q)})
+	share := func(s profdelta.Share) MachineShare { return MachineShare{s.Mean, num(s.SD), s.Boots} }
+	stat := func(s profdelta.Stat) MachineStat {
+		return MachineStat{share(s.Old), share(s.New), num(s.Change), num(s.Rel), num(s.T), num(s.DF), num(s.P), num(s.Q)}
+	}
+	for _, fs := range []struct {
+		to   *[]MachineFunc
+		from []profdelta.Func
+	}{{&mp.Self, d.Self}, {&mp.Children, d.Children}} {
+		for _, f := range fs.from {
+			mf := MachineFunc{Function: f.Name, MachineStat: stat(f.Stat)}
+			if f.PerOp != nil {
+				po := stat(*f.PerOp)
+				mf.PerOp = &po
+			}
+			*fs.to = append(*fs.to, mf)
+		}
 	}
 	return mp
 }
@@ -332,7 +361,8 @@ var csvHeader = []string{"kind", "package", "ident", "name", "unit", "direction"
 // csvProfileHeader are the columns added after csvHeader's where the
 // report has a perf-profile section (only then, so that a report without
 // one is what it was).
-var csvProfileHeader = []string{"form", "function", "old_sd", "new_sd", "t", "df", "rel_change", "event", "hz"}
+var csvProfileHeader = []string{"form", "function", "old_sd", "new_sd", "t", "df", "rel_change", "event", "hz",
+	"order_by", "per_op_unit", "per_op_old", "per_op_old_sd", "per_op_new", "per_op_new_sd", "per_op_change", "per_op_t", "per_op_q"}
 
 // writeCSV writes one header row, then a record per row ("row"), per
 // counter under a row ("counter", group in note), per geomean line
@@ -345,7 +375,9 @@ var csvProfileHeader = []string{"form", "function", "old_sd", "new_sd", "t", "df
 // the row's name in name, the form and function, each side's mean share
 // in old_center and new_center and its boots in old_boots and new_boots,
 // their sd in old_sd and new_sd, the change in change, Welch's t, df, p
-// and q, the new side's first event and rate).
+// and q, the new side's first event and rate, what orders the row's
+// functions (order_by: per_op or share) and with per_op the function's
+// cost per op: each side's mean and sd, the change, Welch's t and q).
 func writeCSV(w io.Writer, r *abstat.Report, profs []abreport.RowProfile) error {
 	m := machine(r, profs...)
 	header := csvHeader
@@ -423,12 +455,17 @@ func writeCSV(w io.Writer, r *abstat.Report, profs []abreport.RowProfile) error 
 			funcs []MachineFunc
 		}{{"self", mp.Self}, {"children", mp.Children}} {
 			for _, fn := range form.funcs {
-				if err := record(map[string]string{"kind": "profile", "package": mp.Package, "ident": mp.Ident, "name": mp.Name,
+				kv := map[string]string{"kind": "profile", "package": mp.Package, "ident": mp.Ident, "name": mp.Name,
 					"verdict": string(mp.Verdict), "form": form.name, "function": fn.Function,
 					"old_center": g(fn.Old.Mean), "old_sd": f(fn.Old.SD), "old_boots": strconv.Itoa(len(fn.Old.Boots)),
 					"new_center": g(fn.New.Mean), "new_sd": f(fn.New.SD), "new_boots": strconv.Itoa(len(fn.New.Boots)),
 					"change": f(fn.Change), "rel_change": f(fn.Rel), "t": f(fn.T), "df": f(fn.DF), "p": f(fn.P), "q": f(fn.Q),
-					"test": "welch", "event": event, "hz": hz}); err != nil {
+					"test": "welch", "event": event, "hz": hz, "order_by": mp.OrderBy, "per_op_unit": mp.PerOpUnit}
+				if po := fn.PerOp; po != nil {
+					kv["per_op_old"], kv["per_op_old_sd"], kv["per_op_new"], kv["per_op_new_sd"] = g(po.Old.Mean), f(po.Old.SD), g(po.New.Mean), f(po.New.SD)
+					kv["per_op_change"], kv["per_op_t"], kv["per_op_q"] = f(po.Change), f(po.T), f(po.Q)
+				}
+				if err := record(kv); err != nil {
 					return err
 				}
 			}
