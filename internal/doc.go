@@ -16,7 +16,7 @@
 //	os:         internal/skip internal/cpus internal/procfs internal/thread
 //	            internal/child internal/gotool internal/limits
 //	harness:    internal/options internal/unit internal/fingerprint
-//	            internal/region internal/rounds -> os
+//	            internal/region internal/rounds internal/testflags -> os
 //	instrument: internal/perfevent internal/counters internal/kprofile
 //	            -> harness os
 //	workload:   internal/seccompfilter internal/redisserver internal/pulse
@@ -27,13 +27,16 @@
 //	tool:       internal/abfile internal/abstat internal/abstat/sim
 //	            internal/abplan internal/profdelta internal/abreport
 //	            internal/cmd/* internal/lkpstat internal/vmflags
+//	            internal/percent
 //	            -> instrument workload harness os
 //
 // The OS and runtime layer is one package per kernel or runtime interface
 // (threads, child processes, CPUs, /proc, skips). The harness runs rows:
 // options, the fingerprint, the unit registry, the timed region, and the
 // timed rounds of rows whose ops run elsewhere than in the row's goroutine.
-// The instruments measure inside a region. Workload helpers are what a
+// testflags is the one reader of go test's and a test binary's command
+// lines (rounds reads -test.benchtime by it, kbab and vmexec what they
+// pass and receive). The instruments measure inside a region. Workload helpers are what a
 // benchmark's work needs beyond the OS layer (seccomp filters, a
 // redis-server, pulses, UnixBench's loop). benchmain is the TestMain of
 // every benchmark package; the tools are commands and their libraries
@@ -41,7 +44,8 @@
 // statistics; abplan, the planned run's sequential design; profdelta,
 // the kernel profiles' deltas across boots; abreport, its text forms;
 // abstat/sim, the fixtures and simulation their tests share), the A/B
-// stages listed in the order the data flows.
+// stages listed in the order the data flows, and the tools' shared flag
+// types (vmflags for the guest, percent for percentages).
 //
 // # Linux only
 //

@@ -113,8 +113,8 @@ func pinnedRow(ip int, cfg Config) bool {
 func benchRow(b *testing.B, ip int, cfg Config, kept *peer.Kept[*flows]) {
 	r := region.New(b)
 	res := &Result{}
-	ops, err := rounds.Run(b, r, func(n int64) (int64, error) {
-		_, err := kept.Get(fmt.Sprint(ip, cfg), func() (*flows, *peer.Run, error) {
+	ops, err := rounds.Loop(b, r, func(n int64) (int64, error) {
+		_, err := kept.Get(fmt.Sprint(ip, cfg), func() (*flows, *peer.Group, error) {
 			ctl, stop := target(b, ip)
 			if err := checkLimits(cfg, *serverAddr == ""); err != nil {
 				stop()

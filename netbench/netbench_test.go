@@ -26,6 +26,7 @@ type nopTimer struct{}
 
 func (nopTimer) StartTimer() {}
 func (nopTimer) StopTimer()  {}
+func (nopTimer) ResetTimer() {}
 
 // localServer starts an in-process server on 127.0.0.1 with hooks.
 func localServer(t *testing.T, hooks *serverHooks) netip.AddrPort {
@@ -922,3 +923,4 @@ type timerFunc struct{ start func() }
 
 func (f timerFunc) StartTimer() { f.start() }
 func (timerFunc) StopTimer()    {}
+func (timerFunc) ResetTimer()   {}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kbench/kbench/internal/peer"
+	"github.com/kbench/kbench/internal/region"
 	"github.com/kbench/kbench/internal/skip"
 	"github.com/kbench/kbench/internal/thread"
 	"github.com/kbench/kbench/internal/unit"
@@ -107,7 +108,7 @@ type flows struct {
 	budget  *peer.Budget
 	meter   *peer.Meter
 	metered bool // the server flows look too: the server is in this process
-	run     *peer.Run
+	run     *peer.Group
 	retrans int64        // TCPSynRetrans at the last reading
 	server  []flowReport // the server's counts at the last reading
 	final   []flowReport // the server's counts at STOP
@@ -230,7 +231,7 @@ func (fl *flows) close() error {
 // what the server answered in the round, flow by flow, and the SYNs the
 // kernel retransmitted. A failed side ends the flows (close); a failed
 // check leaves them to the caller.
-func (fl *flows) round(n int, t peer.Timer) (*Result, error) {
+func (fl *flows) round(n int, t region.Timer) (*Result, error) {
 	if n < 0 {
 		return nil, fmt.Errorf("netbench: %d transactions", n)
 	}
@@ -299,7 +300,7 @@ func (fl *flows) round(n int, t peer.Timer) (*Result, error) {
 
 // runFlows runs n transactions over cfg.Flows flows against the netbench
 // server at ctl, in one round of flows started for it, and checks them.
-func runFlows(ctl netip.AddrPort, cfg Config, n int, t peer.Timer, ports portRange) (*Result, error) {
+func runFlows(ctl netip.AddrPort, cfg Config, n int, t region.Timer, ports portRange) (*Result, error) {
 	fl, err := startFlows(ctl, cfg, ports, nil)
 	if err != nil {
 		return nil, err

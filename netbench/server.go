@@ -33,7 +33,7 @@ type flowServer struct {
 	badReqs *atomic.Int64 // requests with a wrong byte
 	stop    *atomic.Bool
 
-	run  *peer.Run
+	run  *peer.Group
 	hook int   // the hooks' registration, 0 for none
 	err  error // the side's result, once done is closed
 	done chan struct{}

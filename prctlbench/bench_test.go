@@ -69,7 +69,7 @@ func benchPingPong(b *testing.B, row *peer.Kept[*pingPongSides], shared bool, cp
 	// the instruments' are open now.
 	sides, err := getPingPong(row, cpuA, cpuB, shared)
 	skip.IfNotSupported(b, err)
-	var timer peer.Timer = r
+	var timer region.Timer = r
 	if !shared {
 		timer = region.ClockTimer{Region: r} // the children's CPU time is counted until End
 	}
@@ -77,7 +77,7 @@ func benchPingPong(b *testing.B, row *peer.Kept[*pingPongSides], shared bool, cp
 		seen       peer.Reading
 		unswitched bool
 	)
-	ops, err := rounds.Run(b, r, func(n int64) (int64, error) {
+	ops, err := rounds.Loop(b, r, func(n int64) (int64, error) {
 		var switches int
 		err := row.Round(func(s *pingPongSides) (err error) {
 			switches, err = s.round(int(n), timer)

@@ -15,6 +15,7 @@ import (
 	"github.com/kbench/kbench/internal/limits"
 	"github.com/kbench/kbench/internal/peer"
 	"github.com/kbench/kbench/internal/procfs"
+	"github.com/kbench/kbench/internal/region"
 	"github.com/kbench/kbench/internal/thread"
 )
 
@@ -211,7 +212,7 @@ func expect(fd int, want uint32) error {
 // pingPongSides is a row's started ping and pong and what the parent
 // holds for them.
 type pingPongSides struct {
-	run    *peer.Run
+	run    *peer.Group
 	shared bool
 	// held and mem are the pipes and the memfd with the budgets while
 	// threads use them (mm=shared); in mm=separate the children hold
@@ -273,7 +274,7 @@ func startMoving(cpuA, cpuB int, shared bool, moveTo int) (*pingPongSides, error
 // cannot be read or parsed is an error, and so is a pinned side the
 // meter saw off its CPU (s.seen holds the meter's reading). A failed
 // round ends the sides.
-func (s *pingPongSides) round(n int, t peer.Timer) (int, error) {
+func (s *pingPongSides) round(n int, t region.Timer) (int, error) {
 	res := make([]ppResult, 2)
 	err := s.run.Round(func(int) any { return ppRound{n} }, t, func(i int) any { return &res[i] })
 	if err != nil {
@@ -323,7 +324,7 @@ func (s *pingPongSides) release() error {
 // cpuB changed, checking the fds and tasks the sides take just before
 // it starts them, with the row's instruments open.
 func getPingPong(row *peer.Kept[*pingPongSides], cpuA, cpuB int, shared bool) (*pingPongSides, error) {
-	return row.Get(fmt.Sprint(cpuA, cpuB, shared), func() (*pingPongSides, *peer.Run, error) {
+	return row.Get(fmt.Sprint(cpuA, cpuB, shared), func() (*pingPongSides, *peer.Group, error) {
 		if err := checkPingPong(shared); err != nil {
 			return nil, nil, err
 		}

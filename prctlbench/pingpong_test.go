@@ -19,12 +19,13 @@ import (
 	"github.com/kbench/kbench/internal/limits"
 	"github.com/kbench/kbench/internal/peer"
 	"github.com/kbench/kbench/internal/procfs"
+	"github.com/kbench/kbench/internal/region"
 	"github.com/kbench/kbench/internal/skip"
 )
 
 // pingPongOnce starts the sides, runs one round of n round trips timed
 // by t and ends them.
-func pingPongOnce(cpuA, cpuB, n int, shared bool, t peer.Timer) (int, error) {
+func pingPongOnce(cpuA, cpuB, n int, shared bool, t region.Timer) (int, error) {
 	s, err := startPingPong(cpuA, cpuB, shared)
 	if err != nil {
 		return 0, err
@@ -37,7 +38,7 @@ func pingPongOnce(cpuA, cpuB, n int, shared bool, t peer.Timer) (int, error) {
 	return sw, s.close()
 }
 
-// hookTimer is a peer.Timer that records its calls and runs start, if
+// hookTimer is a region.Timer that records its calls and runs start, if
 // set, at each StartTimer.
 type hookTimer struct {
 	calls []string
@@ -50,7 +51,8 @@ func (h *hookTimer) StartTimer() {
 		h.start()
 	}
 }
-func (h *hookTimer) StopTimer() { h.calls = append(h.calls, "stop") }
+func (h *hookTimer) StopTimer()  { h.calls = append(h.calls, "stop") }
+func (h *hookTimer) ResetTimer() { h.calls = append(h.calls, "reset") }
 
 // TestPingPongRounds runs three rounds on the same sides in each shape:
 // each round is timed once, switches at least once per round trip, and

@@ -155,7 +155,7 @@ func benchRecipe(b *testing.B, s *Session, client Client, cmd string, p int) {
 		count++
 		return nil
 	}
-	sent, err := rounds.Run(b, r, func(n int64) (int64, error) {
+	sent, err := rounds.Loop(b, r, func(n int64) (int64, error) {
 		var done int64
 		for _, k := range RoundSizes(int(n), p) {
 			if err := round(); err != nil {

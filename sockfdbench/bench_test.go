@@ -68,7 +68,7 @@ func BenchmarkSockfd(b *testing.B) {
 func benchSockfd(b *testing.B, k *peer.Kept[*Sides], cfg Config) {
 	r := region.New(b)
 	var res Result
-	ops, err := rounds.Run(b, r, func(n int64) (int64, error) {
+	ops, err := rounds.Loop(b, r, func(n int64) (int64, error) {
 		cfg.Ops = n
 		got, err := keptRound(k, cfg, region.ClockTimer{Region: r}) // counted until End: see region.ClockTimer
 		res.add(got.Counts)

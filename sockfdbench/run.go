@@ -10,6 +10,7 @@ import (
 
 	"github.com/kbench/kbench/internal/limits"
 	"github.com/kbench/kbench/internal/peer"
+	"github.com/kbench/kbench/internal/region"
 	"github.com/kbench/kbench/internal/skip"
 	"golang.org/x/sys/unix"
 )
@@ -69,7 +70,7 @@ type Sides struct {
 	mem   *peer.Mem
 	sh    *shared
 	meter *peer.Meter
-	run   *peer.Run
+	run   *peer.Group
 	round int64
 }
 
@@ -159,7 +160,7 @@ func (s *Sides) start(cfg Config) (err error) {
 // ready and stopped once every side has sent its counts (a benchmark's
 // region.ClockTimer). A failed round ends the sides; Close then returns
 // its error.
-func (s *Sides) Round(ops int64, t peer.Timer) (Result, error) {
+func (s *Sides) Round(ops int64, t region.Timer) (Result, error) {
 	res := Result{PerConn: s.plan.perConn, Dir: s.dir}
 	if ops < 0 {
 		return res, fmt.Errorf("sockfd: %d ops", ops)
@@ -240,10 +241,10 @@ func Run(cfg Config) (res Result, err error) {
 // row keeps one Config: the key is all of it but Ops, so a -cpu list's
 // GOMAXPROCS (Pairs) starts new sides. A failed round, a count check's
 // included, ends them: the next call starts fresh ones.
-func keptRound(k *peer.Kept[*Sides], cfg Config, t peer.Timer) (Result, error) {
+func keptRound(k *peer.Kept[*Sides], cfg Config, t region.Timer) (Result, error) {
 	ops := cfg.Ops
 	cfg.Ops = 0
-	_, err := k.Get(fmt.Sprintf("%+v", cfg), func() (*Sides, *peer.Run, error) {
+	_, err := k.Get(fmt.Sprintf("%+v", cfg), func() (*Sides, *peer.Group, error) {
 		s, err := Start(cfg)
 		if err != nil {
 			return nil, nil, err

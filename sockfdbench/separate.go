@@ -65,7 +65,7 @@ func (s *shared) failed(i int) *atomic.Bool {
 
 // sides lists every pair's server and client, in that order, placed by
 // place (the server is the pair's first end) and watched by meter.
-func sides(cfg *Config, pairs []*pair, pl plan, memfd int, place peer.Plan, meter *peer.Meter) []peer.Side {
+func sides(cfg *Config, pairs []*pair, pl plan, memfd int, place peer.Pinning, meter *peer.Meter) []peer.Side {
 	var s []peer.Side
 	for i, p := range pairs {
 		a := sideArgs{Kind: cfg.Kind, FdsPerMsg: cfg.FdsPerMsg, Pairs: len(pairs), Pair: i, Path: p.path, File: cfg.path,

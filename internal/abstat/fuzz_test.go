@@ -23,7 +23,7 @@ import (
 // that names the file and line.
 func FuzzBoots(f *testing.F) {
 	sim.FuzzSeeds(f)
-	realPath := sim.Assemble(f, "real.txt", sim.Runs("a", sim.BootsA, nil)...)
+	realPath := sim.Assemble(f, "real.txt", sim.BootFiles("a", sim.BootsA, nil)...)
 	real, err := os.ReadFile(realPath)
 	if err != nil {
 		f.Fatal(err)

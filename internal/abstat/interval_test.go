@@ -14,14 +14,14 @@ import (
 func TestChangeInterval(t *testing.T) {
 	for _, c := range []struct {
 		name       string
-		old, new   []sim.Run
+		old, new   []sim.BootFile
 		wantNoZero bool // the interval excludes 0
 		welch      bool
 	}{
-		{"boots, worse", sim.Runs("a", sim.BootsA, nil), sim.Runs("b", sim.BootsB, nil), true, true},
-		{"boots, A/A", sim.Runs("a", sim.BootsA, nil), sim.Runs("a2", sim.BootsB, nil), false, true},
-		{"per sample, worse", sim.Runs("a", sim.OneA, nil), sim.Runs("b", sim.OneB, nil), true, false},
-		{"per sample, A/A", sim.Runs("a", sim.OneA, nil), sim.Runs("a2", sim.OneB, nil), false, false},
+		{"boots, worse", sim.BootFiles("a", sim.BootsA, nil), sim.BootFiles("b", sim.BootsB, nil), true, true},
+		{"boots, A/A", sim.BootFiles("a", sim.BootsA, nil), sim.BootFiles("a2", sim.BootsB, nil), false, true},
+		{"per sample, worse", sim.BootFiles("a", sim.OneA, nil), sim.BootFiles("b", sim.OneB, nil), true, false},
+		{"per sample, A/A", sim.BootFiles("a", sim.OneA, nil), sim.BootFiles("a2", sim.OneB, nil), false, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r, err := Compare(sim.Assemble(t, "old.txt", c.old...), sim.Assemble(t, "new.txt", c.new...), defaults)

@@ -40,12 +40,12 @@ const (
 func TestPowerPerSample(t *testing.T) {
 	for _, c := range []struct {
 		name     string
-		old, new []sim.Run
+		old, new []sim.BootFile
 		seed     uint64
 	}{
-		{"A/A'", sim.Runs("a", sim.OneA, nil), sim.Runs("a2", sim.OneB, nil), 1},
-		{"B/B, 32 filters", sim.Runs("b", sim.OneA, nil), sim.Runs("b", sim.OneB, nil), 2},
-		{"A/A', first two runs", sim.Runs("a", sim.OneA, nil)[:2], sim.Runs("a2", sim.OneB, nil)[:2], 3},
+		{"A/A'", sim.BootFiles("a", sim.OneA, nil), sim.BootFiles("a2", sim.OneB, nil), 1},
+		{"B/B, 32 filters", sim.BootFiles("b", sim.OneA, nil), sim.BootFiles("b", sim.OneB, nil), 2},
+		{"A/A', first two runs", sim.BootFiles("a", sim.OneA, nil)[:2], sim.BootFiles("a2", sim.OneB, nil)[:2], 3},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			powerPerSample(t, sim.Assemble(t, "old.txt", c.old...), sim.Assemble(t, "new.txt", c.new...), c.seed)
@@ -110,8 +110,8 @@ func powerPerSample(t *testing.T, old, nw string, seed uint64) {
 // on its median, moved by a layout factor exp(ε), ε normal with the
 // between-boot spread kbcompare reported (the t-test's own assumption).
 func TestPowerBoots(t *testing.T) {
-	old := sim.Assemble(t, "old.txt", sim.Runs("a", sim.BootsA, nil)...)
-	nw := sim.Assemble(t, "new.txt", sim.Runs("a2", sim.BootsB, nil)...)
+	old := sim.Assemble(t, "old.txt", sim.BootFiles("a", sim.BootsA, nil)...)
+	nw := sim.Assemble(t, "new.txt", sim.BootFiles("a2", sim.BootsB, nil)...)
 	r, err := Compare(old, nw, defaults)
 	if err != nil {
 		t.Fatal(err)
@@ -156,7 +156,7 @@ func realRuns(t *testing.T) [][]float64 {
 	var out [][]float64
 	for _, f := range []string{"a", "a2"} {
 		for i := range 3 {
-			one := sim.Assemble(t, "run.txt", sim.Runs(f, sim.BootsA, nil)[i])
+			one := sim.Assemble(t, "run.txt", sim.BootFiles(f, sim.BootsA, nil)[i])
 			r, err := Compare(one, one, defaults)
 			if err != nil {
 				t.Fatal(err)

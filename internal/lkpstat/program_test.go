@@ -26,6 +26,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/kbench/kbench/internal/abfile"
 	"github.com/kbench/kbench/internal/gotool"
 )
 
@@ -127,8 +128,12 @@ var (
 	// iteration); go test adds the -GOMAXPROCS suffix there and under -v.
 	failLine   = regexp.MustCompile(`^(\s*|Benchmark\S*\s+)--- FAIL: Benchmark(\S+)`)
 	inlineFail = regexp.MustCompile(`^Benchmark\S*\s+--- FAIL: `)
-	procsEnd   = regexp.MustCompile(`-[0-9]+$`)
-	failProcs  = regexp.MustCompile(`([^=])-[0-9]+$`)
+	// A result row's -GOMAXPROCS suffix is abfile's one rule
+	// (WithoutProcs), which parse's result rows follow in awk (lkp runs
+	// no Go). A FAIL line's is parse's own: a FAIL line may name the row
+	// without the suffix, so parse keeps a -N after "=" there ("n=-1"
+	// is a value, not a suffix).
+	failProcs = regexp.MustCompile(`([^=])-[0-9]+$`)
 )
 
 // expectedStats computes, without awk, what parse must print for a raw
@@ -151,9 +156,8 @@ func expectedStats(t *testing.T, name string, raw []byte) map[string]float64 {
 		case *benchfmt.Result:
 			pkg := path.Base(string(rec.GetConfig("pkg")))
 			row, gomaxprocs := string(rec.Name.Full()), "1"
-			if m := procsEnd.FindString(row); m != "" {
-				gomaxprocs = m[1:]
-				row = strings.TrimSuffix(row, m)
+			if base := abfile.WithoutProcs(row); base != row {
+				gomaxprocs, row = row[len(base)+1:], base
 			}
 			k := rowKey{pkg, row}
 			if procs[k] == nil {
@@ -307,7 +311,7 @@ func TestFixturesCoverSuite(t *testing.T) {
 			if strings.HasSuffix(k, ".fail") {
 				fail = true
 			}
-			if procsEnd.MatchString(strings.TrimSuffix(k, ".pass")) {
+			if k := strings.TrimSuffix(k, ".pass"); abfile.WithoutProcs(k) != k {
 				cpus = true
 			}
 		}

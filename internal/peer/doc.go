@@ -30,10 +30,10 @@
 //	})
 //
 // The parent starts the sides once (Start) and runs rounds on them
-// (Run.Round): each round sends its arguments, waits until every side is
+// (Group.Round): each round sends its arguments, waits until every side is
 // ready, starts the timer, says go, waits for every side's result and
 // stops the timer; Close ends the sides and reaps them, then runs what the
-// row handed to Run.Defer (a control connection, a server, listening
+// row handed to Group.Defer (a control connection, a server, listening
 // sockets, and the checks of what the sides leave behind, which belong to
 // the row's end once the sides outlive a call of the row's function). A
 // row keeps its sides across the calls of its function, one per -count
@@ -51,7 +51,7 @@
 //
 // Every two-sided row has a cpu= key (Placement): any leaves the sides
 // where the scheduler puts them, as the reports ran; same pins both ends
-// of a pair to one CPU and cross each to a CPU of its own (Place, Plan:
+// of a pair to one CPU and cross each to a CPU of its own (Place, Pinning:
 // pair i over the usable CPUs in internal/cpus' ring order, the first
 // end on ring[i] and, for cross, the second on ring[i+1]). A pin is set
 // on the side's own thread (a child's role thread, or a throw-away

@@ -8,15 +8,15 @@ import "errors"
 // (once per -count, each running its rounds under internal/rounds; under
 // -benchtime=Nx, at b.N = 1 and then N), and the sides are started once.
 // S is what the
-// row keeps: its Run and what it set up beside it (sockfdbench's Sides,
-// netbench's flows, prctlbench's ping-pong), all of which the Run's Close
-// ends (Run.Defer). The row's parent declares a Kept beside its b.Run and
+// row keeps: its Group and what it set up beside it (sockfdbench's Sides,
+// netbench's flows, prctlbench's ping-pong), all of which the Group's Close
+// ends (Group.Defer). The row's parent declares a Kept beside its b.Run and
 // closes it when b.Run returns:
 //
 //	var k peer.Kept[*rowSides]
 //	b.Run(name, func(b *testing.B) {
 //		s, err := k.Get(key, start)
-//		... rounds.Run(b, r, func(n int64) (int64, error) {
+//		... rounds.Loop(b, r, func(n int64) (int64, error) {
 //			err := k.Round(func(s *rowSides) error { ... n ops ... })
 //			...
 //		})
@@ -32,16 +32,16 @@ import "errors"
 type Kept[S any] struct {
 	key    string
 	sides  S
-	run    *Run
+	run    *Group
 	failed bool
 }
 
 // Get returns the kept sides for key, starting them with start (which
-// returns them and their Run) when there are none, when key changed (a
-// -cpu list's GOMAXPROCS, another placement) or when the kept Run broke.
-func (k *Kept[S]) Get(key string, start func() (S, *Run, error)) (S, error) {
+// returns them and their Group) when there are none, when key changed (a
+// -cpu list's GOMAXPROCS, another placement) or when the kept Group broke.
+func (k *Kept[S]) Get(key string, start func() (S, *Group, error)) (S, error) {
 	if k.run != nil && (k.key != key || k.run.broken != nil) {
-		// A broken Run's error was its failed round's, reported there.
+		// A broken Group's error was its failed round's, reported there.
 		broken := k.run.broken != nil
 		if err := k.end(); err != nil && !broken {
 			var zero S

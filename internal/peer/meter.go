@@ -96,7 +96,7 @@ func (mt *Meter) Watch(pair, end int) *Watch {
 
 // Watch is one end's place in a Meter. A Side that carries one looks
 // (Link.Look); a side pinned to a CPU has the pin checked at every look.
-// A side in another peer.Run than its pair's other end (netbench's
+// A side in another peer.Group than its pair's other end (netbench's
 // server flows) uses the same meter through its own Watch.
 type Watch struct {
 	m    *Meter

@@ -78,7 +78,7 @@ var _ = Register("peer-test-looker", func(l Link) error {
 // meterRun starts pairs pairs of lookers placed by pl, with a meter in
 // a Mem of their own, and returns the run and the meter, closed when t
 // ends.
-func meterRun(t *testing.T, pl Plan, pairs int, thread bool, move map[int]lookArgs) (*Run, *Meter) {
+func meterRun(t *testing.T, pl Pinning, pairs int, thread bool, move map[int]lookArgs) (*Group, *Meter) {
 	t.Helper()
 	m, err := NewMem("kbench-peer-meter", MeterSize(pairs))
 	if err != nil {
@@ -115,7 +115,7 @@ func meterRun(t *testing.T, pl Plan, pairs int, thread bool, move map[int]lookAr
 
 // sameRound starts a pair of threads pinned to one CPU and runs a round
 // of n looks each on them.
-func sameRound(t *testing.T, n int) (*Run, *Meter) {
+func sameRound(t *testing.T, n int) (*Group, *Meter) {
 	t.Helper()
 	pl, err := Place(Same)
 	if err != nil {
@@ -247,7 +247,7 @@ func TestMeterInTwoRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer mt.Close()
-	var runs []*Run
+	var runs []*Group
 	for end, thread := range []bool{false, true} {
 		s := Side{Role: "peer-test-looker", Args: lookArgs{}, Thread: thread, Watch: mt.Watch(0, end)}
 		pl.Pin(&s, 0, end)
@@ -280,7 +280,7 @@ func TestMeterInTwoRuns(t *testing.T) {
 // error.
 func TestPlace(t *testing.T) {
 	usable := limits.NeedCPUs(t, "placements over the usable CPUs", 1)
-	if pin, _ := (Plan{Placement: Any}).End(3, 1); pin {
+	if pin, _ := (Pinning{Placement: Any}).End(3, 1); pin {
 		t.Error("cpu=any pinned a side")
 	}
 	if _, err := Place("both"); err == nil || !strings.Contains(err.Error(), "want any, same or cross") {
@@ -332,14 +332,14 @@ func TestPlace(t *testing.T) {
 // has nothing more to say.
 func TestKeptRound(t *testing.T) {
 	m, b := testBudget(t)
-	var k Kept[*Run]
+	var k Kept[*Group]
 	starts := 0
 	start := keptStart(m, &starts, false)
 	if _, err := k.Get("a", start(1)); err != nil {
 		t.Fatal(err)
 	}
 	b.Reset(10)
-	err := k.Round(func(run *Run) error { return run.Round(func(int) any { return takeRound{1} }, nil, nil) })
+	err := k.Round(func(run *Group) error { return run.Round(func(int) any { return takeRound{1} }, nil, nil) })
 	if err == nil || !strings.Contains(err.Error(), "failing in round 1 as asked") || strings.Count(err.Error(), "failing in round 1") != 1 {
 		t.Fatalf("failed round: %v, want the side's failure once", err)
 	}
@@ -350,19 +350,19 @@ func TestKeptRound(t *testing.T) {
 		t.Fatalf("Get after a failed round: %v, %d starts, want 2", err, starts)
 	}
 	b.Reset(10)
-	if err := k.Round(func(run *Run) error { return run.Round(func(int) any { return takeRound{1} }, nil, nil) }); err != nil {
+	if err := k.Round(func(run *Group) error { return run.Round(func(int) any { return takeRound{1} }, nil, nil) }); err != nil {
 		t.Fatal(err)
 	}
 	// A check of the round's counts that fails (the sides are fine)
 	// ends them too, and says only what it found.
 	check := fmt.Errorf("counts do not add up")
-	if err := k.Round(func(*Run) error { return check }); err != check {
+	if err := k.Round(func(*Group) error { return check }); err != check {
 		t.Errorf("a failed check: %v, want its own error", err)
 	}
 	if err := k.Close(); err != nil {
 		t.Errorf("Close after the failed rounds: %v", err)
 	}
-	if err := k.Round(func(*Run) error { return nil }); err == nil {
+	if err := k.Round(func(*Group) error { return nil }); err == nil {
 		t.Error("a round with no kept sides ran")
 	}
 }

@@ -88,9 +88,9 @@ func testBudget(t *testing.T) (*Mem, *Budget) {
 
 // keptStart returns the Kept start of three takers (threads or
 // processes) asked to fail as sides says, counting its calls in starts.
-func keptStart(m *Mem, starts *int, thread bool) func(fail ...int) func() (*Run, *Run, error) {
-	return func(fail ...int) func() (*Run, *Run, error) {
-		return func() (*Run, *Run, error) {
+func keptStart(m *Mem, starts *int, thread bool) func(fail ...int) func() (*Group, *Group, error) {
+	return func(fail ...int) func() (*Group, *Group, error) {
+		return func() (*Group, *Group, error) {
 			*starts++
 			run, err := Start(sides(m, thread, fail...))
 			return run, run, err
@@ -102,6 +102,7 @@ type countTimer struct{ starts, stops int }
 
 func (c *countTimer) StartTimer() { c.starts++ }
 func (c *countTimer) StopTimer()  { c.stops++ }
+func (c *countTimer) ResetTimer() { c.starts, c.stops = 0, 0 }
 
 // TestRounds runs three rounds on the same sides, processes and threads:
 // every ticket is taken exactly once per round, by the same processes.
@@ -193,7 +194,7 @@ func TestFailedRound(t *testing.T) {
 // new key, and again after a failed round.
 func TestKept(t *testing.T) {
 	m, b := testBudget(t)
-	var k Kept[*Run]
+	var k Kept[*Group]
 	defer k.Close()
 	starts := 0
 	start := keptStart(m, &starts, true)

@@ -34,8 +34,9 @@ const (
 // Placements are every row's cpu= values, in row order.
 var Placements = []Placement{Any, Same, Cross}
 
-// Plan is a placement over this process's usable CPUs.
-type Plan struct {
+// Pinning is a placement made over this process's usable CPUs: the CPU,
+// if any, that each end of each pair is pinned to (End).
+type Pinning struct {
 	Placement Placement
 	ring      []int
 }
@@ -43,20 +44,20 @@ type Plan struct {
 // Place plans p over the usable CPUs (online and in the affinity mask).
 // cross needs two: with one a limits.Shortfall names the affinity mask,
 // which skips the row.
-func Place(p Placement) (Plan, error) {
+func Place(p Placement) (Pinning, error) {
 	switch p {
 	case Any:
-		return Plan{Placement: Any}, nil
+		return Pinning{Placement: Any}, nil
 	case Same, Cross:
 	default:
-		return Plan{}, fmt.Errorf("peer: placement %q, want any, same or cross", p)
+		return Pinning{}, fmt.Errorf("peer: placement %q, want any, same or cross", p)
 	}
 	need := map[Placement]int{Same: 1, Cross: 2}[p]
 	ring, _, err := ring(fmt.Sprintf("cpu=%s (the two ends of a pair on CPUs of their own)", p), need)
 	if err != nil {
-		return Plan{}, err
+		return Pinning{}, err
 	}
-	return Plan{Placement: p, ring: ring}, nil
+	return Pinning{Placement: p, ring: ring}, nil
 }
 
 // ring is the usable CPUs in cpus.Ring order and their topology, or a
@@ -75,7 +76,7 @@ func ring(what string, need int) ([]int, cpus.Topology, error) {
 
 // End is where end (0 or 1) of pair i runs: pinned to cpu, or not pinned
 // (any).
-func (pl Plan) End(pair, end int) (pin bool, cpu int) {
+func (pl Pinning) End(pair, end int) (pin bool, cpu int) {
 	switch pl.Placement {
 	case Same:
 		return true, pl.ring[pair%len(pl.ring)]
@@ -88,7 +89,7 @@ func (pl Plan) End(pair, end int) (pin bool, cpu int) {
 // Away is where end of pair i is pinned and another of the plan's CPUs,
 // for tests that move a side off its pin to show the pin check firing.
 // It needs a pinned plan of two CPUs or more.
-func (pl Plan) Away(pair, end int) (pin, away int) {
+func (pl Pinning) Away(pair, end int) (pin, away int) {
 	_, pin = pl.End(pair, end)
 	away = pl.ring[0]
 	if away == pin {
@@ -98,7 +99,7 @@ func (pl Plan) Away(pair, end int) (pin, away int) {
 }
 
 // Pin places side s as end of pair i.
-func (pl Plan) Pin(s *Side, pair, end int) { s.Pin, s.CPU = pl.End(pair, end) }
+func (pl Pinning) Pin(s *Side, pair, end int) { s.Pin, s.CPU = pl.End(pair, end) }
 
 // Fingerprint is the cpu.cross line of a test binary with two-sided
 // rows: the CPUs pair 0 of a cpu=cross row runs on and what they share

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kbench/kbench/internal/child"
 	"github.com/kbench/kbench/internal/cpus"
+	"github.com/kbench/kbench/internal/region"
 	"github.com/kbench/kbench/internal/thread"
 )
 
@@ -74,24 +75,15 @@ type Side struct {
 	Role   string // a Register'ed body
 	Args   any    // JSON-encoded for Link.Args
 	Fds    []int  // Link.File(i): inherited by a process, shared by a thread
-	Pin    bool   // pin the side's thread to CPU (Plan.Pin)
+	Pin    bool   // pin the side's thread to CPU (Pinning.Pin)
 	CPU    int
 	Thread bool   // run on a throw-away thread of this process, not in a child
 	Watch  *Watch // the side's end in its row's placement meter; nil for none
 }
 
-// Timer is the part of a benchmark's timer a round drives: a Region, or
-// region.ClockTimer for sides whose CPU time is counted after the clock.
-// A round starts it at the go and stops it at the last result, so that a
-// row's rounds add up (internal/rounds stops and zeroes it before the
-// first).
-type Timer interface {
-	StartTimer()
-	StopTimer()
-}
-
-// Run is a row's started sides.
-type Run struct {
+// Group is a row's started sides, as one: their child processes or
+// threads and the parent's end of each, run in rounds and closed together.
+type Group struct {
 	sides  []Side
 	procs  []*child.Proc
 	ends   []end // in Side order
@@ -113,8 +105,8 @@ type end interface {
 
 // Start starts every side; none does its ops before the first Round. A
 // refused fork or exec is a skip.Unsupported (internal/child).
-func Start(sides []Side) (*Run, error) {
-	r := &Run{sides: sides}
+func Start(sides []Side) (*Group, error) {
+	r := &Group{sides: sides}
 	for _, s := range sides {
 		bodiesMu.Lock()
 		body, ok := bodies[s.Role]
@@ -152,7 +144,7 @@ func Start(sides []Side) (*Run, error) {
 }
 
 // Pids lists the sides' child processes (none for threads).
-func (r *Run) Pids() []int {
+func (r *Group) Pids() []int {
 	var pids []int
 	for _, p := range r.procs {
 		pids = append(pids, p.Pid)
@@ -164,8 +156,8 @@ func (r *Run) Pids() []int {
 // waits until every side is ready, calls t.StartTimer, says go, waits for
 // every side's result (into(i) is where side i's is decoded; nil: none)
 // and calls t.StopTimer. t may be nil. A failed round kills the sides and
-// breaks the Run: later rounds return the same error.
-func (r *Run) Round(args func(i int) any, t Timer, into func(i int) any) error {
+// breaks the Group: later rounds return the same error.
+func (r *Group) Round(args func(i int) any, t region.Timer, into func(i int) any) error {
 	if err := r.Begin(args, t); err != nil {
 		return err
 	}
@@ -176,7 +168,7 @@ func (r *Run) Round(args func(i int) any, t Timer, into func(i int) any) error {
 // and has been told to go. End, which may run on another goroutine, is
 // its second: a round that lasts as long as its sides serve (netbench's
 // server flows, from OPEN to STOP) is a Begin and an End.
-func (r *Run) Begin(args func(i int) any, t Timer) error {
+func (r *Group) Begin(args func(i int) any, t region.Timer) error {
 	if r.broken != nil {
 		return r.broken
 	}
@@ -208,7 +200,7 @@ func (r *Run) Begin(args func(i int) any, t Timer) error {
 
 // End waits for every side's result of the round Begin started and
 // calls t.StopTimer (see Round).
-func (r *Run) End(t Timer, into func(i int) any) error {
+func (r *Group) End(t region.Timer, into func(i int) any) error {
 	err := r.each(func(i int, e end) error {
 		var v any
 		if into != nil {
@@ -225,8 +217,8 @@ func (r *Run) End(t Timer, into func(i int) any) error {
 	return nil
 }
 
-// fail breaks the Run with err and kills the sides.
-func (r *Run) fail(err error) error {
+// fail breaks the Group with err and kills the sides.
+func (r *Group) fail(err error) error {
 	r.broken = err
 	r.kill()
 	return err
@@ -236,7 +228,7 @@ func (r *Run) fail(err error) error {
 // waiting for them fails), for a parent that cannot wait any longer: a
 // side still serving a client that neither finishes nor closes. Close
 // still reaps them.
-func (r *Run) Kill() { r.kill() }
+func (r *Group) Kill() { r.kill() }
 
 // Defer has Close call fn once the sides have ended and been reaped, also
 // after a failed round: what a row set up beside its sides and keeps as
@@ -245,13 +237,13 @@ func (r *Run) Kill() { r.kill() }
 // than per round. fn gets the sides' error (nil after clean rounds), so
 // that it can leave out checks a failure makes moot. Close calls them
 // last deferred first and joins their errors to its own.
-func (r *Run) Defer(fn func(sides error) error) { r.defers = append(r.defers, fn) }
+func (r *Group) Defer(fn func(sides error) error) { r.defers = append(r.defers, fn) }
 
 // Close ends the sides after their last round and reaps them: their
 // errors, or the failed round's, joined with the deferred functions'. It
 // may be called more than once; the sides end and the deferred functions
 // run once.
-func (r *Run) Close() error {
+func (r *Group) Close() error {
 	if r.closed {
 		return r.broken
 	}
@@ -272,7 +264,7 @@ func (r *Run) Close() error {
 }
 
 // closeSides stops and reaps the sides, leaving their error in r.broken.
-func (r *Run) closeSides() {
+func (r *Group) closeSides() {
 	defer r.join()
 	if r.broken != nil {
 		r.kill()
@@ -293,7 +285,7 @@ func (r *Run) closeSides() {
 
 // join waits for every thread side's thread to end, so that none
 // outlives its row.
-func (r *Run) join() {
+func (r *Group) join() {
 	for _, e := range r.ends {
 		if t, ok := e.(*threadEnd); ok {
 			<-t.done
@@ -303,7 +295,7 @@ func (r *Run) join() {
 
 // kill kills the child processes and stops the threads that wait for the
 // parent; threads in their loop end by the workload's own abort.
-func (r *Run) kill() {
+func (r *Group) kill() {
 	for _, e := range r.ends {
 		e.kill()
 	}
@@ -311,7 +303,7 @@ func (r *Run) kill() {
 
 // each runs fn on every side at once and returns the first failure, after
 // killing the rest; failures that follow from that kill are left out.
-func (r *Run) each(fn func(int, end) error) error {
+func (r *Group) each(fn func(int, end) error) error {
 	errs := make([]error, len(r.ends))
 	var wg sync.WaitGroup
 	var once sync.Once

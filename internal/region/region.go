@@ -205,6 +205,18 @@ func (r *Region) StopTimer() {
 	r.stopInstruments()
 }
 
+// Timer is the benchmark timer that a row's rounds drive: a Region, a
+// ClockTimer (for sides whose CPU time is counted after the clock), or
+// the *testing.B. internal/rounds stops and zeroes it before the first
+// round; each round starts it at its go and stops it once its ops are
+// done (internal/peer's rounds at the last result), so that a row's
+// rounds add up.
+type Timer interface {
+	StartTimer()
+	StopTimer()
+	ResetTimer()
+}
+
 // StopClock stops the benchmark timer and leaves the instruments counting;
 // StopTimer stops both.
 func (r *Region) StopClock() {

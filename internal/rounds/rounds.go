@@ -11,7 +11,7 @@
 // work away: every trial before the reported one (b.N = 1, 100, 10,000,
 // then about a second's worth) is run and discarded, a quarter to two
 // thirds of the reported trial for ops of 30-80 us (netbench's TCP rows;
-// results/2026-12-02-suite-rounds.md). Run does what b.Loop does for
+// results/2026-12-02-suite-rounds.md). Loop does what b.Loop does for
 // such a row instead: it sizes the rounds as b.Loop sizes its iterations
 // (one op, then the testing package's predictN over the ops and time so
 // far, until the timer has run -test.benchtime), times every round, and
@@ -21,10 +21,10 @@
 // The row's first ops are so in its figures, as they are in a b.Loop
 // row's; a row whose sides outlive a call (peer.Kept) is warm from its
 // second -count on. Under a fixed -test.benchtime=Nx the testing package
-// calls the function with b.N = 1 and then N, and Run runs one round of
+// calls the function with b.N = 1 and then N, and Loop runs one round of
 // b.N ops each time, as a b.N row does.
 //
-// Run sets b.N to the ops the rounds did, once they are done: the testing
+// Loop sets b.N to the ops the rounds did, once they are done: the testing
 // package reads b.N back as the result's iteration count (N in the
 // output, the divisor of ns/op), which is how the reported N comes to be
 // the ops that were timed. The round's timer contract: the timer is
@@ -36,19 +36,12 @@ package rounds
 import (
 	"flag"
 	"fmt"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
-)
 
-// Timer is the part of the benchmark's timer that Run drives: a
-// region.Region. Run stops and zeroes it before the first round; each
-// round starts and stops it itself.
-type Timer interface {
-	StopTimer()
-	ResetTimer()
-}
+	"github.com/kbench/kbench/internal/region"
+	"github.com/kbench/kbench/internal/testflags"
+)
 
 // Func runs one round of at least n ops (n >= 1), starting the timer at
 // its go and stopping it when the ops are done, and returns the ops it
@@ -56,11 +49,11 @@ type Timer interface {
 // that fails returns its error, with the ops it did.
 type Func func(n int64) (done int64, err error)
 
-// Run runs round until the timer has run the benchmark time, as b.Loop
+// Loop runs round until the timer has run the benchmark time, as b.Loop
 // would, and sets b.N to the ops done (see the package doc). It returns
 // the ops done and the first round's error; after an error no other
 // round runs.
-func Run(b *testing.B, t Timer, round Func) (int64, error) {
+func Loop(b *testing.B, t region.Timer, round Func) (int64, error) {
 	fixed, d, err := benchtime()
 	if err != nil {
 		return 0, err
@@ -123,24 +116,11 @@ func checkDone(done, asked int64, err error) error {
 func benchtime() (fixed bool, d time.Duration, err error) {
 	f := flag.Lookup("test.benchtime")
 	if f == nil {
-		return false, 0, fmt.Errorf("rounds: no -test.benchtime flag: Run needs the testing package's flags (a test binary)")
+		return false, 0, fmt.Errorf("rounds: no -test.benchtime flag: Loop needs the testing package's flags (a test binary)")
 	}
-	return parseBenchtime(f.Value.String())
-}
-
-// parseBenchtime parses a -test.benchtime value by the testing
-// package's rules (a count above 0 with an x, or a duration above 0), so
-// that no value the testing package took is refused here.
-func parseBenchtime(s string) (fixed bool, d time.Duration, err error) {
-	if n, ok := strings.CutSuffix(s, "x"); ok {
-		if k, err := strconv.ParseInt(n, 10, 0); err != nil || k <= 0 {
-			return false, 0, fmt.Errorf("rounds: -test.benchtime=%s is not a count of iterations such as 100x", s)
-		}
-		return true, 0, nil
+	fixed, d, err = testflags.Benchtime(f.Value.String())
+	if err != nil {
+		return false, 0, fmt.Errorf("rounds: %w", err)
 	}
-	d, err = time.ParseDuration(s)
-	if err != nil || d <= 0 {
-		return false, 0, fmt.Errorf("rounds: -test.benchtime=%s is neither a duration such as 1s nor a count such as 100x", s)
-	}
-	return false, d, nil
+	return fixed, d, nil
 }

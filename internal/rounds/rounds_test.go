@@ -41,8 +41,8 @@ type fakeRow struct {
 
 func (f *fakeRow) bench(b *testing.B) {
 	f.calls++
-	spin(f.setup) // before Run: the row's setup, untimed
-	_, err := Run(b, b, func(n int64) (int64, error) {
+	spin(f.setup) // before Loop: the row's setup, untimed
+	_, err := Loop(b, b, func(n int64) (int64, error) {
 		f.asked = append(f.asked, n)
 		spin(f.setup)
 		if f.whole > 0 {
@@ -149,7 +149,7 @@ func TestRunStopsAtAFailedRound(t *testing.T) {
 				total  int64
 			)
 			testing.Benchmark(func(b *testing.B) {
-				total, err = Run(b, b, func(n int64) (int64, error) {
+				total, err = Loop(b, b, func(n int64) (int64, error) {
 					rounds++
 					b.StartTimer()
 					spin(time.Millisecond)
@@ -187,55 +187,4 @@ func TestNext(t *testing.T) {
 			t.Errorf("next(%v, %d, %v) = %d; want %d", c.goal, c.ops, c.elapsed, got, c.want)
 		}
 	}
-}
-
-func TestParseBenchtime(t *testing.T) {
-	for _, c := range []struct {
-		in    string
-		fixed bool
-		d     time.Duration
-		err   bool
-	}{
-		{"1s", false, time.Second, false},
-		{"250ms", false, 250 * time.Millisecond, false},
-		{"100x", true, 0, false},
-		{"1x", true, 0, false},
-		{"x", false, 0, true},
-		{"-3x", false, 0, true},
-		{"0x", false, 0, true},
-		{"+5x", true, 0, false}, // as testing's flag takes it
-		{"0s", false, 0, true},
-		{"soon", false, 0, true},
-	} {
-		fixed, d, err := parseBenchtime(c.in)
-		if fixed != c.fixed || d != c.d || (err != nil) != c.err {
-			t.Errorf("parseBenchtime(%q) = %v, %v, %v; want %v, %v, error %v", c.in, fixed, d, err, c.fixed, c.d, c.err)
-		}
-	}
-}
-
-// FuzzParseBenchtime: any -test.benchtime text ends in a count, a
-// positive duration, or an error that quotes it; never a panic.
-func FuzzParseBenchtime(f *testing.F) {
-	for _, s := range []string{"1s", "100x", "1x", "250ms", "1h2m3.5s", "0s", "-1s", "x", "18446744073709551616x", ""} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		fixed, d, err := parseBenchtime(s)
-		switch {
-		case err != nil:
-			if fixed || d != 0 {
-				t.Fatalf("parseBenchtime(%q) = %v, %v with error %v", s, fixed, d, err)
-			}
-			if !strings.Contains(err.Error(), "-test.benchtime="+s) {
-				t.Fatalf("parseBenchtime(%q): error %q does not quote the value", s, err)
-			}
-		case fixed:
-			if d != 0 || !strings.HasSuffix(s, "x") {
-				t.Fatalf("parseBenchtime(%q) = fixed with %v", s, d)
-			}
-		case d <= 0:
-			t.Fatalf("parseBenchtime(%q) = duration %v without an error", s, d)
-		}
-	})
 }

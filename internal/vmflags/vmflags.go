@@ -11,7 +11,9 @@ package vmflags
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -243,4 +245,27 @@ func Kernel(flagName, path string) error {
 		return fmt.Errorf("%s %s: boot protocol %#x is older than 2.00 (no initramfs support)", flagName, path, v)
 	}
 	return nil
+}
+
+// ImageDigest is the SHA-256 of the kernel image at path, in lower-case
+// hex: the one name of an image's contents, which vmexec's fingerprint
+// line (vm.image), its -accel auto cache and its PVH vmlinux cache are
+// keyed by, and which kbab's resume state records for each kernel. A
+// path that is not a regular file has none.
+func ImageDigest(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil {
+		return "", err
+	} else if !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("%s is not a regular file", path)
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }

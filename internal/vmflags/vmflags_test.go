@@ -137,3 +137,21 @@ func TestGuest(t *testing.T) {
 		}
 	}
 }
+
+func TestImageDigest(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "bzImage")
+	if err := os.WriteFile(p, []byte("abc"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// SHA-256("abc"), FIPS 180-2's example.
+	if got, err := ImageDigest(p); err != nil || got != "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad" {
+		t.Errorf("ImageDigest = %q, %v; want abc's SHA-256", got, err)
+	}
+	if got, err := ImageDigest(dir); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("ImageDigest(a directory) = %q, %v; want not a regular file", got, err)
+	}
+	if _, err := ImageDigest(filepath.Join(dir, "none")); err == nil {
+		t.Error("ImageDigest(a missing file): no error")
+	}
+}

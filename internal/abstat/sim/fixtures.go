@@ -79,8 +79,8 @@ var (
 	OneB   = []string{BootsB[0], BootsB[0], BootsB[0]}
 )
 
-// Run is one real run standing for one boot.
-type Run struct {
+// BootFile is one real run standing for one boot.
+type BootFile struct {
 	File  string  // testdata file
 	Boot  string  // the boot id written into its kernel.boot_id line
 	Scale float64 // multiplies sec/op samples (and divides loops/s); 0 is 1
@@ -88,12 +88,12 @@ type Run struct {
 	Edit func(string) string
 }
 
-// Runs are the Syscall runs syscall-PREFIX-runN.txt, N from 1, one per
+// BootFiles are the Syscall runs syscall-PREFIX-runN.txt, N from 1, one per
 // boot id, scaled by scales (nil: unscaled).
-func Runs(prefix string, boots []string, scales []float64) []Run {
-	var rs []Run
+func BootFiles(prefix string, boots []string, scales []float64) []BootFile {
+	var rs []BootFile
 	for i, b := range boots {
-		r := Run{File: fmt.Sprintf("syscall-%s-run%d.txt", prefix, i+1), Boot: b}
+		r := BootFile{File: fmt.Sprintf("syscall-%s-run%d.txt", prefix, i+1), Boot: b}
 		if scales != nil {
 			r.Scale = scales[i]
 		}
@@ -104,7 +104,7 @@ func Runs(prefix string, boots []string, scales []float64) []Run {
 
 // Assemble concatenates runs into one result file, as `tee -a` across
 // boots would, with each run's boot id (and samples) edited.
-func Assemble(t testing.TB, name string, runs ...Run) string {
+func Assemble(t testing.TB, name string, runs ...BootFile) string {
 	t.Helper()
 	var b strings.Builder
 	for _, r := range runs {

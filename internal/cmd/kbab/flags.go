@@ -7,11 +7,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/kbench/kbench/internal/percent"
+	"github.com/kbench/kbench/internal/testflags"
 	"github.com/kbench/kbench/internal/vmflags"
 )
 
@@ -49,14 +49,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.memory, "memory", "", "vmexec -memory: guest memory `size` such as 2G or 2048M, at least 128M (unset: vmexec's default)")
 	fs.StringVar(&c.accel, "accel", "", "vmexec -accel: auto, kvm or tcg (unset: vmexec's default)")
 	fs.StringVar(&c.vmexec, "vmexec", "", "prebuilt vmexec `path` (unset: go build from the module into -out/bin)")
-	fs.Func("target", "plan the boots by Stein's two-stage test: a pilot of 6 boots a side at one -count, then boots of only the rows that need them, so that a change of this `percent`age (5%) is called worse in at least 80% of runs", func(v string) error {
-		x, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), "%"), 64)
-		if err != nil || !(x > 0 && x < 100) {
-			return errors.New("want a percentage above 0 and below 100, such as 5%")
-		}
-		c.target = x / 100
-		return nil
-	})
+	fs.Var(percent.Value{Fraction: &c.target, Kind: percent.Effect}, "target", "plan the boots by Stein's two-stage test: a pilot of 6 boots a side at one -count, then boots of only the rows that need them, so that a change of this `percent`age (5%) is called worse in at least 80% of runs")
 	fs.DurationVar(&c.budget, "budget", 0, "with -target: after the pilot (which always runs), plan and run no boots past this `duration`, counted as A's boot times doubled (0: no bound); rows that do not fit get no verdict, named in the report")
 	profileFlag(fs, c)
 	fs.Usage = func() {
@@ -128,28 +121,21 @@ func (c *config) check() error {
 			return err
 		}
 	}
-	for _, a := range c.goTest {
-		if a == "-args" || a == "--args" {
-			break // the rest is the test binary's
+	for _, a := range testflags.GoTest(c.goTest).Args {
+		if !a.Flag || a.Test {
+			continue // test.NAME is the testing package's, none of these
 		}
-		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if !strings.HasPrefix(a, "-") {
-			continue
-		}
-		switch name {
+		switch a.Name {
 		case "exec":
-			return fmt.Errorf("go test flag %s: kbab sets -exec to vmexec; use -smp, -memory and -accel for the guest", a)
+			return fmt.Errorf("go test flag %s: kbab sets -exec to vmexec; use -smp, -memory and -accel for the guest", a.Text)
 		case "json":
-			return fmt.Errorf("go test flag %s: kbcompare reads go test's text output, not -json", a)
+			return fmt.Errorf("go test flag %s: kbcompare reads go test's text output, not -json", a.Text)
 		case "c", "i", "n":
-			return fmt.Errorf("go test flag %s: kbab needs go test to run the tests in each boot", a)
+			return fmt.Errorf("go test flag %s: kbab needs go test to run the tests in each boot", a.Text)
 		}
 	}
 	return nil
 }
-
-// goBoolFlags are go test's flags that take no value.
-var goBoolFlags = []string{"a", "asan", "benchmem", "cover", "failfast", "msan", "race", "short", "trimpath", "v", "work", "x"}
 
 // splitGoTest splits go test's arguments for -target, which runs each
 // package on its own with its own -count and -bench: the packages, and
@@ -157,34 +143,27 @@ var goBoolFlags = []string{"a", "asan", "benchmem", "cover", "failfast", "msan",
 // with a value must be written -flag=value, so that a value is never
 // taken for a package; a -count=N is every boot's (plannedCount).
 func splitGoTest(goTest []string) (pkgs, flags []string, err error) {
-	for i, a := range goTest {
-		if a == "-args" || a == "--args" {
-			flags = append(flags, goTest[i:]...)
-			break
-		}
-		if !strings.HasPrefix(a, "-") {
-			pkgs = append(pkgs, a)
-			continue
-		}
-		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		name = strings.TrimPrefix(name, "test.")
+	line := testflags.GoTest(goTest)
+	for _, a := range line.Args {
 		switch {
-		case name == "count":
+		case !a.Flag:
+			continue
+		case a.Name == "count":
 			// The design's count for every boot, pilot and later alike
 			// (plannedCount); kbab writes it into each run.
-			_, v, _ := strings.Cut(a, "=")
-			if n, err := strconv.Atoi(v); err != nil || n < 1 {
-				return nil, nil, fmt.Errorf("go test flag %s: with -target, -count=N with N of 1 or more: every boot of the design runs at it", a)
+			if _, err := testflags.Count(a.Value); err != nil || !a.HasValue {
+				return nil, nil, fmt.Errorf("go test flag %s: with -target, -count=N with N of 1 or more: every boot of the design runs at it", a.Text)
 			}
 			continue
-		case !hasValue && !slices.Contains(goBoolFlags, name):
-			return nil, nil, fmt.Errorf("go test flag %s: with -target write it as %s=VALUE, so that its value is not taken for a package", a, a)
-		case name == "bench":
+		case !a.HasValue && !testflags.BoolFlag(a.Name):
+			return nil, nil, fmt.Errorf("go test flag %s: with -target write it as %s=VALUE, so that its value is not taken for a package", a.Text, a.Text)
+		case a.Name == "bench":
 			continue // the pilot's is the user's; later boots build their own
 		}
-		flags = append(flags, a)
+		flags = append(flags, a.Text)
 	}
-	if len(pkgs) == 0 {
+	flags = append(flags, line.Rest...)
+	if pkgs = line.Packages(); len(pkgs) == 0 {
 		return nil, nil, errors.New("-target: no packages among go test's arguments")
 	}
 	return pkgs, flags, nil
@@ -195,37 +174,18 @@ func splitGoTest(goTest []string) (pkgs, flags []string, err error) {
 // def. It is fixed before the pilot, so that every boot median of the
 // design's test is of the same number of samples.
 func plannedCount(goTest []string, def int) int {
-	n := def
-	for _, a := range goTest {
-		if a == "-args" || a == "--args" {
-			break
-		}
-		name, v, ok := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if ok && (name == "count" || name == "test.count") {
-			if c, err := strconv.Atoi(v); err == nil && c > 0 {
-				n = c
-			}
+	if a, ok := testflags.GoTest(goTest).Lookup("count"); ok {
+		if n, err := testflags.Count(a.Value); err == nil {
+			return n
 		}
 	}
-	return n
+	return def
 }
 
 // sets reports whether the go test flags set flag (-count, -p)
 // themselves.
 func sets(goTest []string, flag string) bool {
-	for _, a := range goTest {
-		if a == "-args" || a == "--args" {
-			return false
-		}
-		if !strings.HasPrefix(a, "-") {
-			continue
-		}
-		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if name == flag || name == "test."+flag {
-			return true
-		}
-	}
-	return false
+	return testflags.GoTest(goTest).Sets(flag)
 }
 
 // quote makes s one field of go test's -exec, which splits on spaces and

@@ -16,6 +16,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/kbench/kbench/internal/vmflags"
 )
 
 // settings is everything that decides what a boot measures; a resumed
@@ -110,7 +112,7 @@ func newSettings(c *config) (settings, error) {
 		if err != nil {
 			return s, err
 		}
-		sum, err := fileSHA256(img)
+		sum, err := vmflags.ImageDigest(img)
 		if err != nil {
 			return s, fmt.Errorf("%s: %v", k.flag, err)
 		}
@@ -123,24 +125,6 @@ func newSettings(c *config) (settings, error) {
 	}
 	slices.Sort(s.Env)
 	return s, nil
-}
-
-func fileSHA256(p string) (string, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil {
-		return "", err
-	} else if !fi.Mode().IsRegular() {
-		return "", fmt.Errorf("%s is not a regular file", p)
-	}
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // differences names each setting that differs, as the option that sets it.

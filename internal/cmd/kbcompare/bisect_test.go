@@ -17,19 +17,19 @@ import (
 // three more boots, and -bisect's exit status is what git bisect run
 // reads.
 func TestBisect(t *testing.T) {
-	good := sim.Assemble(t, "good.txt", sim.Runs("a", sim.BootsA, nil)...)
-	bad := sim.Assemble(t, "bad.txt", sim.Runs("b", sim.BootsB, nil)...)
+	good := sim.Assemble(t, "good.txt", sim.BootFiles("a", sim.BootsA, nil)...)
+	bad := sim.Assemble(t, "bad.txt", sim.BootFiles("b", sim.BootsB, nil)...)
 	bootsC := []string{"cccccccc-0000-4000-8000-000000000001", "cccccccc-0000-4000-8000-000000000002", "cccccccc-0000-4000-8000-000000000003"}
-	likeGood := sim.Assemble(t, "c.txt", sim.Runs("a2", bootsC, nil)...)
-	likeBad := sim.Assemble(t, "c.txt", sim.Runs("b", bootsC, []float64{1.01, 0.99, 1.02})...)
+	likeGood := sim.Assemble(t, "c.txt", sim.BootFiles("a2", bootsC, nil)...)
+	likeBad := sim.Assemble(t, "c.txt", sim.BootFiles("b", bootsC, []float64{1.01, 0.99, 1.02})...)
 	// Halfway: A' runs slowed by √8, about half of BAD's 8x on a log scale.
-	between := sim.Assemble(t, "c.txt", sim.Runs("a2", bootsC, []float64{2.8, 2.8, 2.8})...)
+	between := sim.Assemble(t, "c.txt", sim.BootFiles("a2", bootsC, []float64{2.8, 2.8, 2.8})...)
 	// Too noisy: boots of A' whose layouts put them anywhere from GOOD to BAD.
-	noisy := sim.Assemble(t, "c.txt", sim.Runs("a2", bootsC, []float64{1, 3, 8})...)
+	noisy := sim.Assemble(t, "c.txt", sim.BootFiles("a2", bootsC, []float64{1, 3, 8})...)
 	// The candidate's row failed (its kernel broke the benchmark).
-	failed := sim.Assemble(t, "c.txt", sim.Run{File: "syscall-a2-run1.txt", Boot: sim.BootsC[0]},
-		sim.Run{File: "syscall-a2-run2.txt", Boot: sim.BootsC[1], Edit: sim.DropRows(bootsC[1], sim.FailBlock)},
-		sim.Run{File: "syscall-a2-run3.txt", Boot: sim.BootsC[2]})
+	failed := sim.Assemble(t, "c.txt", sim.BootFile{File: "syscall-a2-run1.txt", Boot: sim.BootsC[0]},
+		sim.BootFile{File: "syscall-a2-run2.txt", Boot: sim.BootsC[1], Edit: sim.DropRows(bootsC[1], sim.FailBlock)},
+		sim.BootFile{File: "syscall-a2-run3.txt", Boot: sim.BootsC[2]})
 	failOld := sim.File(t, "fail-old.txt")
 	failNew := sim.File(t, "fail-new.txt")
 	failNewV := sim.File(t, "fail-new-v.txt")

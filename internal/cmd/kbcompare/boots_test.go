@@ -27,8 +27,8 @@ func compareRun(t *testing.T, args ...string) (string, int) {
 // TestBootsRealChange: three boots of A against three boots of B, whose
 // getpid pays for 32 seccomp filters: worse, with boots as the samples.
 func TestBootsRealChange(t *testing.T) {
-	old := sim.Assemble(t, "old.txt", sim.Runs("a", sim.BootsA, nil)...)
-	nw := sim.Assemble(t, "new.txt", sim.Runs("b", sim.BootsB, nil)...)
+	old := sim.Assemble(t, "old.txt", sim.BootFiles("a", sim.BootsA, nil)...)
+	nw := sim.Assemble(t, "new.txt", sim.BootFiles("b", sim.BootsB, nil)...)
 	r, err := abstat.Compare(old, nw, defaults)
 	if err != nil {
 		t.Fatal(err)
@@ -70,8 +70,8 @@ func TestBootsRealChange(t *testing.T) {
 func TestBootsLayoutNotFlagged(t *testing.T) {
 	oldScales := []float64{1.00, 1.08, 1.16}
 	newScales := []float64{0.93, 1.01, 1.09}
-	old := sim.Assemble(t, "old.txt", sim.Runs("a", sim.BootsA, oldScales)...)
-	nw := sim.Assemble(t, "new.txt", sim.Runs("a2", sim.BootsB, newScales)...)
+	old := sim.Assemble(t, "old.txt", sim.BootFiles("a", sim.BootsA, oldScales)...)
+	nw := sim.Assemble(t, "new.txt", sim.BootFiles("a2", sim.BootsB, newScales)...)
 	r, err := abstat.Compare(old, nw, defaults)
 	if err != nil {
 		t.Fatal(err)
@@ -96,8 +96,8 @@ func TestBootsLayoutNotFlagged(t *testing.T) {
 
 	// The same samples with one boot id per side: per-sample statistics
 	// (what kbcompare did before, and benchstat does) are fooled.
-	old1 := sim.Assemble(t, "old1.txt", sim.Runs("a", sim.OneA, oldScales)...)
-	new1 := sim.Assemble(t, "new1.txt", sim.Runs("a2", sim.OneB, newScales)...)
+	old1 := sim.Assemble(t, "old1.txt", sim.BootFiles("a", sim.OneA, oldScales)...)
+	new1 := sim.Assemble(t, "new1.txt", sim.BootFiles("a2", sim.OneB, newScales)...)
 	r1, err := abstat.Compare(old1, new1, defaults)
 	if err != nil {
 		t.Fatal(err)
@@ -115,8 +115,8 @@ func TestBootsLayoutNotFlagged(t *testing.T) {
 // TestOneBootWarned: one boot a side keeps per-sample statistics and says
 // that boot-to-boot variation is unmeasured.
 func TestOneBootWarned(t *testing.T) {
-	old := sim.Assemble(t, "old.txt", sim.Runs("a", sim.OneA, nil)...)
-	nw := sim.Assemble(t, "new.txt", sim.Runs("b", sim.OneB, nil)...)
+	old := sim.Assemble(t, "old.txt", sim.BootFiles("a", sim.OneA, nil)...)
+	nw := sim.Assemble(t, "new.txt", sim.BootFiles("b", sim.OneB, nil)...)
 	out, code := compareRun(t, old, nw)
 	if code != 1 {
 		t.Errorf("exit %d, want 1 (B is worse)", code)
@@ -128,21 +128,21 @@ func TestOneBootWarned(t *testing.T) {
 		}
 	}
 	// Two boots a side are still too few.
-	old2 := sim.Assemble(t, "old2.txt", sim.Runs("a", []string{sim.BootsA[0], sim.BootsA[1], sim.BootsA[1]}, nil)...)
+	old2 := sim.Assemble(t, "old2.txt", sim.BootFiles("a", []string{sim.BootsA[0], sim.BootsA[1], sim.BootsA[1]}, nil)...)
 	out, _ = compareRun(t, old2, nw)
 	if !strings.Contains(out, "boots: old 2 boots, new 1 boot. Boot-to-boot variation is unmeasured") {
 		t.Errorf("2+1 boots not warned:\n%s", out)
 	}
-	new2 := sim.Assemble(t, "new2.txt", sim.Runs("b", []string{sim.BootsB[0], sim.BootsB[1], sim.BootsB[1]}, nil)...)
+	new2 := sim.Assemble(t, "new2.txt", sim.BootFiles("b", []string{sim.BootsB[0], sim.BootsB[1], sim.BootsB[1]}, nil)...)
 	out, _ = compareRun(t, old2, new2)
 	if !strings.Contains(out, "boots: old 2 boots, new 2 boots: too few to use boots as samples") {
 		t.Errorf("2+2 boots not warned:\n%s", out)
 	}
 }
 func TestFailedRow(t *testing.T) {
-	old := sim.Assemble(t, "old.txt", sim.Runs("a", sim.BootsA, nil)...)
+	old := sim.Assemble(t, "old.txt", sim.BootFiles("a", sim.BootsA, nil)...)
 	// B is A' here (no injected filters): nothing is worse.
-	rs := sim.Runs("a2", sim.BootsB, nil)
+	rs := sim.BootFiles("a2", sim.BootsB, nil)
 	rs[1].Edit = sim.DropRows(sim.BootsB[1], sim.FailBlock)
 	nw := sim.Assemble(t, "new.txt", rs...)
 	r, err := abstat.Compare(old, nw, defaults)
@@ -164,7 +164,7 @@ func TestFailedRow(t *testing.T) {
 
 	// Every boot of B skipped the row (go test -v prints the skips).
 	skipped := "--- SKIP: BenchmarkSyscall/work=getpid/kind=cached/filters=0\n    syscall_test.go:40: no seccomp\nPASS\n"
-	rs = sim.Runs("a2", sim.BootsB, nil)
+	rs = sim.BootFiles("a2", sim.BootsB, nil)
 	for i := range rs {
 		rs[i].Edit = sim.DropRows(sim.BootsB[i], skipped)
 	}
@@ -181,13 +181,13 @@ func TestFailedRow(t *testing.T) {
 // TestPulseWarning: a boot whose fingerprint records protect pulses
 // earlier in the boot is named in the header.
 func TestPulseWarning(t *testing.T) {
-	rs := sim.Runs("a", sim.BootsA, nil)
+	rs := sim.BootFiles("a", sim.BootsA, nil)
 	rs[2].Edit = func(s string) string {
 		return strings.Replace(s, abfile.BootIDLine+sim.BootsA[2]+"\n",
 			abfile.BootIDLine+sim.BootsA[2]+"\n# kbench pulse.earlier: protect at 2026-11-30T10:00:00Z by prctlbench.test (1 process)\n", 1)
 	}
 	old := sim.Assemble(t, "old.txt", rs...)
-	nw := sim.Assemble(t, "new.txt", sim.Runs("a2", sim.BootsB, nil)...)
+	nw := sim.Assemble(t, "new.txt", sim.BootFiles("a2", sim.BootsB, nil)...)
 	out, _ := compareRun(t, old, nw)
 	if !strings.Contains(out, "warning: old, boot aaaaaaaa: protect pulses ran earlier in this boot: protect at") {
 		t.Errorf("no pulse warning:\n%s", out)
@@ -203,7 +203,7 @@ func checkWidth(t *testing.T, out string) {
 	}
 }
 func TestBootsOneSampleEach(t *testing.T) {
-	ra, rb := sim.Runs("a", sim.BootsA, nil), sim.Runs("b", sim.BootsB, nil)
+	ra, rb := sim.BootFiles("a", sim.BootsA, nil), sim.BootFiles("b", sim.BootsB, nil)
 	ra[0].Edit, rb[0].Edit = sim.FirstSampleOnly, sim.FirstSampleOnly
 	old, nw := sim.Assemble(t, "old.txt", ra...), sim.Assemble(t, "new.txt", rb...)
 	out, code := compareRun(t, old, nw)

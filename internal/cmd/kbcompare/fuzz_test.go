@@ -25,7 +25,7 @@ func FuzzReport(f *testing.F) {
 	}
 	f.Add(sim.Data(f, sim.SuiteFile)[:6000])
 	f.Add([]byte("pkg: a/b\nUnit x better=higher\n" + abfile.BootIDLine + "b\nBenchmarkOp-2 \t 10\t 100 ns/op\t 6 x\n--- SKIP: BenchmarkOp\n"))
-	realPath := sim.Assemble(f, "real.txt", sim.Runs("a", sim.BootsA, nil)...)
+	realPath := sim.Assemble(f, "real.txt", sim.BootFiles("a", sim.BootsA, nil)...)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		dir := t.TempDir()
 		p := filepath.Join(dir, "in.txt")

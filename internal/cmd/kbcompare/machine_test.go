@@ -22,9 +22,9 @@ func machineCases(t *testing.T) map[string][2]string {
 	t.Helper()
 	attrOld, attrNew := attrFiles(t)
 	return map[string][2]string{
-		"boots, worse":  {sim.Assemble(t, "old.txt", sim.Runs("a", sim.BootsA, nil)...), sim.Assemble(t, "new.txt", sim.Runs("b", sim.BootsB, nil)...)},
-		"boots, A/A":    {sim.Assemble(t, "old.txt", sim.Runs("a", sim.BootsA, nil)...), sim.Assemble(t, "new.txt", sim.Runs("a2", sim.BootsB, nil)...)},
-		"one boot":      {sim.Assemble(t, "old.txt", sim.Runs("a", sim.OneA, nil)...), sim.Assemble(t, "new.txt", sim.Runs("b", sim.OneB, nil)...)},
+		"boots, worse":  {sim.Assemble(t, "old.txt", sim.BootFiles("a", sim.BootsA, nil)...), sim.Assemble(t, "new.txt", sim.BootFiles("b", sim.BootsB, nil)...)},
+		"boots, A/A":    {sim.Assemble(t, "old.txt", sim.BootFiles("a", sim.BootsA, nil)...), sim.Assemble(t, "new.txt", sim.BootFiles("a2", sim.BootsB, nil)...)},
+		"one boot":      {sim.Assemble(t, "old.txt", sim.BootFiles("a", sim.OneA, nil)...), sim.Assemble(t, "new.txt", sim.BootFiles("b", sim.OneB, nil)...)},
 		"failed rows":   {sim.File(t, "fail-old.txt"), sim.File(t, "fail-new.txt")},
 		"counters":      {attrOld, attrNew},
 		"same file A/A": {sim.File(t, "fail-old.txt"), sim.File(t, "fail-old.txt")},

@@ -43,7 +43,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"regexp"
 	"strconv"
@@ -52,25 +51,13 @@ import (
 
 	"github.com/kbench/kbench/internal/abreport"
 	"github.com/kbench/kbench/internal/abstat"
+	"github.com/kbench/kbench/internal/percent"
 	"github.com/kbench/kbench/internal/profdelta"
+	"github.com/kbench/kbench/internal/testflags"
 )
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
-}
-
-// percent is a flag value written as "5", "5%" or "2.5%".
-type percent float64
-
-func (p *percent) String() string { return strconv.FormatFloat(float64(*p), 'g', -1, 64) + "%" }
-
-func (p *percent) Set(s string) error {
-	v, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(s), "%"), 64)
-	if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
-		return fmt.Errorf("want a percentage >= 0, such as 5%% or 2.5")
-	}
-	*p = percent(v)
-	return nil
 }
 
 // renderers are the -format values: the report, then the perf-profile
@@ -106,8 +93,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	flags := flag.NewFlagSet("kbcompare", flag.ContinueOnError)
 	flags.SetOutput(stderr)
-	threshold := percent(5)
-	flags.Var(&threshold, "threshold", "smallest change called better or worse, in `percent`")
+	threshold := 0.05
+	flags.Var(percent.Value{Fraction: &threshold, Kind: percent.Threshold}, "threshold", "smallest change called better or worse, in `percent`")
 	alpha := flags.Float64("alpha", abstat.DefaultOptions.Alpha,
 		"significance `level`: a change is significant when its q (-bisect: its p) is at most this; p is Welch's t-test's with 3+ boots a side, else the U-test's")
 	format := flags.String("format", "text", "output `format`: text (every row, 100 columns), brief (what changed, 80 columns, one screen), markdown, json or csv (docs/kbcompare.md)")
@@ -119,8 +106,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	plotDir := flags.String("plot", "", "also draw, into `dir`, a picture per row that changed or is underpowered, an overview and index.md")
 	rowPattern := flags.String("row", "", "with -bisect: the benchmark to judge, a `regexp` matched against package/name")
 	plan := flags.Bool("plan", false, "print the boots a side and -count each row and package needs to reach -target, from one pilot file or two, and what that costs against the fixed 3+3 at -count=10")
-	target := percent(-1)
-	flags.Var(&target, "target", "with -plan: the minimum detectable effect to reach at 80% power, in `percent` (default: -threshold)")
+	var target float64 // 0: unset
+	flags.Var(percent.Value{Fraction: &target, Kind: percent.Effect}, "target", "with -plan: the minimum detectable effect to reach at 80% power, in `percent` (default: -threshold)")
 	bootCost := flags.Duration("boot-cost", 0, "with -plan: the `duration` of one boot of each package, in place of the files' go test times (a host pilot planned for VMs)")
 	profilesOld := flags.String("profiles-old", "", "a `dir` of KBENCH_PROFILE profiles of the old side, a subdirectory per boot: adds the perf-profile section (with -profiles-new; docs/profiles.md)")
 	profilesNew := flags.String("profiles-new", "", "a `dir` of KBENCH_PROFILE profiles of the new side, a subdirectory per boot")
@@ -137,7 +124,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "kbcompare: -alpha accepts a number between 0 and 1, not %v\n", *alpha)
 		return usage
 	}
-	opts := abstat.Options{Threshold: float64(threshold) / 100, Alpha: *alpha}
+	opts := abstat.Options{Threshold: threshold, Alpha: *alpha}
 	if *bisect {
 		var refused []string
 		flags.Visit(func(f *flag.Flag) {
@@ -153,9 +140,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runBisect(flags.Args(), opts, *rowPattern, stdout, stderr)
 	}
 	if *plan {
-		return runPlan(flags, opts, float64(target)/100, *bootCost, stdout, stderr)
+		return runPlan(flags, opts, target, *bootCost, stdout, stderr)
 	}
-	if target >= 0 || *bootCost != 0 {
+	if target > 0 || *bootCost != 0 {
 		fmt.Fprintln(stderr, "kbcompare: -target and -boot-cost go with -plan")
 		return 2
 	}
@@ -239,11 +226,11 @@ func runPlan(flags *flag.FlagSet, opts abstat.Options, target float64, bootCost 
 	}
 	po := abstat.DefaultPlanOptions
 	po.Alpha, po.Target, po.BootCost = opts.Alpha, opts.Threshold, bootCost.Seconds()
-	if target >= 0 {
+	if target > 0 {
 		po.Target = target
 	}
 	if !(po.Target > 0) {
-		fmt.Fprintln(stderr, "kbcompare: -target accepts a percentage above 0, such as 5%")
+		fmt.Fprintln(stderr, "kbcompare: -target accepts a percentage above 0 and below 100, such as 5% (it defaults to -threshold, here 0)")
 		return 2
 	}
 	p, err := abstat.PlanFiles(po, flags.Args()...)
@@ -262,15 +249,15 @@ func runPlan(flags *flag.FlagSet, opts abstat.Options, target float64, bootCost 
 // (-bisect, --bisect, -bisect=true, a bad value, or after the files),
 // unless set false; arguments after "--" are files.
 func bisectMode(args []string) bool {
-	for _, a := range args {
-		if a == "--" {
+	for _, s := range args {
+		if s == "--" {
 			break
 		}
-		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if !strings.HasPrefix(a, "-") || name != "bisect" {
+		a := testflags.Parse(s)
+		if !a.Flag || a.Test || a.Name != "bisect" {
 			continue
 		}
-		if b, err := strconv.ParseBool(val); !hasVal || err != nil || b {
+		if b, err := strconv.ParseBool(a.Value); !a.HasValue || err != nil || b {
 			return true
 		}
 	}

@@ -14,8 +14,8 @@ import (
 // package and row, with the total against the fixed design; it refuses
 // what does not apply to it, and -target or -boot-cost without it.
 func TestPlan(t *testing.T) {
-	a := sim.Assemble(t, "a.txt", sim.Runs("a", sim.BootsA, []float64{1, 1.03, 0.98})...)
-	b := sim.Assemble(t, "b.txt", sim.Runs("b", sim.BootsB, nil)...)
+	a := sim.Assemble(t, "a.txt", sim.BootFiles("a", sim.BootsA, []float64{1, 1.03, 0.98})...)
+	b := sim.Assemble(t, "b.txt", sim.BootFiles("b", sim.BootsB, nil)...)
 	for _, args := range [][]string{{"-plan", a}, {"-plan", a, b}, {"-plan", "-target", "10%", "-boot-cost", "20s", a, b}} {
 		var out, errb bytes.Buffer
 		if code := run(args, &out, &errb); code != 0 {
@@ -36,7 +36,10 @@ func TestPlan(t *testing.T) {
 	}{
 		{[]string{"-plan", a, b, b}, "usage: kbcompare -plan"},
 		{[]string{"-plan", "-format", "json", a}, "-format does not apply to -plan"},
-		{[]string{"-plan", "-target", "0", a}, "-target accepts a percentage above 0"},
+		{[]string{"-plan", "-target", "0", a}, `invalid value "0" for flag -target: want a percentage above 0 and below 100`},
+		{[]string{"-plan", "-target", "100%", a}, `invalid value "100%" for flag -target: want a percentage above 0 and below 100`},
+		{[]string{"-plan", "-threshold", "0", a}, "-target accepts a percentage above 0"}, // -target defaults to -threshold
+		{[]string{"-threshold", "100", a, b}, `invalid value "100" for flag -threshold: want a percentage of 0 or more and below 100`},
 		{[]string{"-target", "5%", a, b}, "-target and -boot-cost go with -plan"},
 		{[]string{"-plan", "-boot-cost", "-1s", a}, "-boot-cost -1s: want a duration >= 0"},
 	} {

@@ -16,9 +16,9 @@ import (
 // TestPlot: -plot draws an overview and one picture per row that changed
 // or is underpowered, as PNG and SVG, and index.md names each of them.
 func TestPlot(t *testing.T) {
-	old := sim.Assemble(t, "old.txt", sim.Runs("a", sim.BootsA, nil)...)
-	nw := sim.Assemble(t, "new.txt", sim.Runs("b", sim.BootsB, nil)...)
-	same := sim.Assemble(t, "same.txt", sim.Runs("a2", sim.BootsB, []float64{1, 1.3, 1})...)
+	old := sim.Assemble(t, "old.txt", sim.BootFiles("a", sim.BootsA, nil)...)
+	nw := sim.Assemble(t, "new.txt", sim.BootFiles("b", sim.BootsB, nil)...)
+	same := sim.Assemble(t, "same.txt", sim.BootFiles("a2", sim.BootsB, []float64{1, 1.3, 1})...)
 	for _, c := range []struct {
 		name     string
 		old, new string

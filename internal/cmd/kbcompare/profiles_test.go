@@ -24,8 +24,8 @@ import (
 // profile directories.
 func profileFixture(t *testing.T) (old, nw, oldDir, newDir string) {
 	t.Helper()
-	old = sim.Assemble(t, "old.txt", sim.Runs("a", sim.BootsA, nil)...)
-	nw = sim.Assemble(t, "new.txt", sim.Runs("b", sim.BootsB, nil)...)
+	old = sim.Assemble(t, "old.txt", sim.BootFiles("a", sim.BootsA, nil)...)
+	nw = sim.Assemble(t, "new.txt", sim.BootFiles("b", sim.BootsB, nil)...)
 	r := rand.New(rand.NewPCG(11, 12))
 	k := profdelta.Key{Pkg: "seccompbench", Stem: kprofile.RowStem(sim.SyscallRow)}
 	root := t.TempDir()

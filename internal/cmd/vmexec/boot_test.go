@@ -401,7 +401,7 @@ func TestKVMProbe(t *testing.T) {
 			w, _, _ = strings.Cut(w, "\n")
 			return w
 		}
-		if log, _ := os.ReadFile(r.cfg.console); warning(r.stderr.String()) != warning(first) || !strings.Contains(string(log), "=== vmexec: the verdict cached in ") {
+		if log, _ := os.ReadFile(r.cfg.console); warning(r.stderr.String()) != warning(first) || !strings.Contains(string(log), "=== vmexec: the accelerator choice cached in ") {
 			t.Errorf("%s: the second run did not use the cached verdict, or warned otherwise:\n%s\nthen\n%s\nits log:\n%s", kvm, first, r.stderr, log)
 		}
 		facts(r, "vm.accel: tcg ("+reason+"; TCG measures emulation, not hardware), -cpu max")

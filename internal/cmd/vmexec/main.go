@@ -65,7 +65,7 @@ func main() {
 		}
 		os.Exit(vmflags.ExitFlags)
 	}
-	if skipBoot(cfg) { // nothing.go: no guest for a binary with nothing to run
+	if skipBoot(cfg) { // skipboot.go: no guest for a binary with nothing to run
 		os.Exit(0)
 	}
 	// SIGINT, SIGTERM and SIGHUP end the guest, then vmexec by the same

@@ -5,22 +5,22 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
-	"crypto/sha256"
 	"debug/elf"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+
+	"github.com/kbench/kbench/internal/vmflags"
 )
 
 // A bzImage spends seconds under TCG in its own decompressor and real-mode
 // setup. A kernel built with CONFIG_PVH has a 32-bit entry point that QEMU
 // jumps to directly when given the uncompressed vmlinux, so vmexec
-// extracts it once per image (cached beside the accelerator verdicts) and
+// extracts it once per image (cached beside the -accel auto choices) and
 // boots that (docs/vms.md has the boot times).
 
 // xenNotePhys32Entry is XEN_ELFNOTE_PHYS32_ENTRY, the PVH entry point note.
@@ -29,14 +29,17 @@ const xenNotePhys32Entry = 18
 // pvhKernel returns a vmlinux with a PVH entry for the bzImage, extracting
 // it into dir when it is not there yet; an error says why there is none.
 func pvhKernel(image, dir string) (string, error) {
-	data, err := os.ReadFile(image)
+	sum, err := vmflags.ImageDigest(image)
 	if err != nil {
 		return "", err
 	}
-	sum := sha256.Sum256(data)
-	out := filepath.Join(dir, "vmlinux-"+hex.EncodeToString(sum[:])[:24])
+	out := filepath.Join(dir, "vmlinux-"+sum[:24])
 	if ok, _ := hasPVHEntry(out); ok {
 		return out, nil
+	}
+	data, err := os.ReadFile(image)
+	if err != nil {
+		return "", err
 	}
 	vmlinux, err := extractVmlinux(data)
 	if err != nil {

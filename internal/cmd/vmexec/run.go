@@ -18,6 +18,7 @@ import (
 
 	"github.com/kbench/kbench/internal/fingerprint"
 	"github.com/kbench/kbench/internal/procfs"
+	"github.com/kbench/kbench/internal/testflags"
 	"github.com/kbench/kbench/internal/vmflags"
 	"golang.org/x/sys/unix"
 )
@@ -125,12 +126,12 @@ func run(cfg *config, env runEnv) (*exitStatus, syscall.Signal, error) {
 	res := h.boot(accel, fact, probe)
 	if res.probeFailed {
 		reason := fmt.Sprintf("KVM did not boot this kernel (%v)", res.err)
-		h.saveVerdict("tcg: " + reason)
+		h.cacheAccel("tcg: " + reason)
 		fmt.Fprintf(h.log, "=== vmexec: %s; booting again under TCG\n", reason)
 		fmt.Fprintf(h.stderr, "vmexec: warning: %s; using TCG: timings measure emulation, not hardware\n", reason)
 		res = h.boot("tcg", tcgFact(reason), false)
 	} else if probe && res.err == nil && res.signal == 0 {
-		h.saveVerdict("kvm")
+		h.cacheAccel("kvm")
 	}
 	if res.signal != 0 {
 		fmt.Fprintf(h.stderr, "vmexec: %v\n", res.err)
@@ -159,41 +160,41 @@ func (h *host) chooseAccel() (accel, fact string, probe bool) {
 	} else {
 		f.Close()
 	}
-	switch v := h.verdict(); {
+	switch v := h.cachedAccel(); {
 	case v == "kvm":
 		return "kvm", "vm.accel: kvm (-accel auto), -cpu host", false
 	case strings.HasPrefix(v, "tcg: "):
 		// The same fact and warning as the probing run's, so that runs
 		// compare (the warning lands in go test's output); the log says
-		// where the verdict came from.
+		// where the choice came from.
 		reason := strings.TrimPrefix(v, "tcg: ")
-		fmt.Fprintf(h.log, "=== vmexec: the verdict cached in %s: %s\n", h.verdictPath(), v)
+		fmt.Fprintf(h.log, "=== vmexec: the accelerator choice cached in %s: %s\n", h.accelCachePath(), v)
 		fmt.Fprintf(h.stderr, "vmexec: warning: %s; using TCG: timings measure emulation, not hardware\n", reason)
 		return "tcg", tcgFact(reason), false
 	}
 	return "kvm", "vm.accel: kvm (-accel auto), -cpu host", true
 }
 
-// verdictPath is where -accel auto remembers whether KVM boots an image
+// accelCachePath is where -accel auto remembers whether KVM boots an image
 // on this host: keyed by the image's hash, the host's kernel and QEMU.
-func (h *host) verdictPath() string {
+func (h *host) accelCachePath() string {
 	dir, err := os.UserCacheDir()
 	if err != nil {
 		return ""
 	}
+	image, _ := vmflags.ImageDigest(h.cfg.kernel) // none: a boot that reports why
 	sum := sha256.New()
-	if f, err := os.Open(h.cfg.kernel); err == nil {
-		io.Copy(sum, f)
-		f.Close()
-	}
+	io.WriteString(sum, image)
 	var u unix.Utsname
 	unix.Uname(&u)
 	fmt.Fprintf(sum, "\x00%s\x00%s\x00%s", unix.ByteSliceToString(u.Release[:]), unix.ByteSliceToString(u.Version[:]), h.qemu)
 	return filepath.Join(dir, "kbench", "vmexec", "accel-"+hex.EncodeToString(sum.Sum(nil))[:24])
 }
 
-func (h *host) verdict() string {
-	p := h.verdictPath()
+// cachedAccel is -accel auto's remembered choice for this image, host
+// and QEMU: "kvm", "tcg: REASON", or "" for none (probe KVM).
+func (h *host) cachedAccel() string {
+	p := h.accelCachePath()
 	if p == "" {
 		return ""
 	}
@@ -201,8 +202,10 @@ func (h *host) verdict() string {
 	return strings.TrimSpace(string(b))
 }
 
-func (h *host) saveVerdict(v string) {
-	if p := h.verdictPath(); p != "" && os.MkdirAll(filepath.Dir(p), 0o755) == nil {
+// cacheAccel remembers -accel auto's choice (cachedAccel's forms); a
+// cache that cannot be written costs only the next run a probe.
+func (h *host) cacheAccel(v string) {
+	if p := h.accelCachePath(); p != "" && os.MkdirAll(filepath.Dir(p), 0o755) == nil {
 		os.WriteFile(p, []byte(v+"\n"), 0o644)
 	}
 }
@@ -216,13 +219,10 @@ func hostFacts(cfg *config, qemu string) ([]string, error) {
 	version := strings.SplitN(strings.TrimSpace(string(out)), "\n", 2)[0]
 	var u unix.Utsname
 	unix.Uname(&u)
-	sum := sha256.New()
-	f, err := os.Open(cfg.kernel)
+	image, err := vmflags.ImageDigest(cfg.kernel)
 	if err != nil {
 		return nil, err
 	}
-	io.Copy(sum, f)
-	f.Close()
 	appendLine := cfg.append
 	if appendLine == "" {
 		appendLine = "(none)"
@@ -231,7 +231,7 @@ func hostFacts(cfg *config, qemu string) ([]string, error) {
 		"vm.engine: " + version + " (" + qemu + ")",
 		fmt.Sprintf("vm.vcpus: %d", cfg.smp),
 		"vm.memory: " + cfg.memory,
-		"vm.image: " + cfg.kernel + " (sha256 " + hex.EncodeToString(sum.Sum(nil))[:16] + ")",
+		"vm.image: " + cfg.kernel + " (sha256 " + image[:16] + ")",
 		"vm.append: " + appendLine,
 		"vm.host.kernel: " + unix.ByteSliceToString(u.Release[:]) + " " + unix.ByteSliceToString(u.Version[:]),
 		"vm.host.cpu: " + hostCPU(),
@@ -457,16 +457,15 @@ func outputs(cwd string, args []string, getenv func(string) string) []string {
 	var outs []string
 	outdir := cwd
 	vals := map[string]string{}
-	for _, a := range args {
-		k, v, ok := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if !ok || !strings.HasPrefix(a, "-") {
+	for _, s := range args {
+		a := testflags.Parse(s)
+		if !a.Flag || !a.HasValue {
 			continue
 		}
-		k = strings.TrimPrefix(k, "test.")
-		if k == "outputdir" {
-			outdir = v
+		if a.Name == "outputdir" {
+			outdir = a.Value
 		}
-		vals[k] = v
+		vals[a.Name] = a.Value
 	}
 	abs := func(base, p string) string {
 		if filepath.IsAbs(p) {

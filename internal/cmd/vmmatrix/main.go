@@ -11,6 +11,8 @@
 //	vmmatrix -doc docs/vms.md DIR      # the same, written into the doc between its markers
 //	vmmatrix -bench DIR/LABEL.json     # the benchmark text of one stream, for benchcheck
 //	vmmatrix -lost OUTCOMES            # whether a guest was lost, from vmexec -outcome's file
+//	vmmatrix -try OUTCOMES CMD ARGS... # run a package's go test -json, again if its guest was lost
+//	vmmatrix -check DIR/LABEL.json     # the kernel's verdict: exit 1 where something failed
 //
 // LABEL is the kernel's name as the matrix gives it (vmlinuz-LABEL); the
 // table names each kernel by its guests' kernel.release fingerprint line
@@ -24,7 +26,13 @@
 // by vmexec's exit statuses, not its messages: it prints each run whose
 // guest died or froze and exits 0 when there was one (retry), 1 when
 // there was none (the file missing or empty: none ran), 2 when the file
-// cannot be read.
+// cannot be read. -try runs one package's go test command (whose -exec
+// vmexec writes OUTCOMES) and runs it once more when a guest was lost,
+// printing the stream of the run that stands; -check decides a kernel's
+// part of the matrix from its stream: a failed package or test, no
+// package passed, or rows from another kernel than LABEL fail it (exit
+// 1, each printed). .ci/vm-matrix is these calls in a loop: the retry
+// and the verdict are decided here, on fields, not by grep.
 package main
 
 import (
@@ -44,17 +52,29 @@ func main() {
 	doc := flag.String("doc", "", "write the table into this Markdown file, between its kernel-matrix markers")
 	bench := flag.Bool("bench", false, "print the benchmark text of the one stream named, for benchcheck")
 	lost := flag.Bool("lost", false, "exit 0 when vmexec -outcome's file names a guest that died or froze (printing each), else 1")
+	tryCmd := flag.Bool("try", false, "run the command after OUTCOMES, once more when vmexec -outcome's file names a lost guest, and print the stream that stands")
+	checkStream := flag.Bool("check", false, "exit 1 when the one stream named failed (a package or test, none passed, another kernel's rows), printing why")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: vmmatrix [-doc FILE] DIR | vmmatrix -bench FILE.json | vmmatrix -lost OUTCOMES")
+		fmt.Fprintln(os.Stderr, "usage: vmmatrix [-doc FILE] DIR | vmmatrix -bench FILE.json | vmmatrix -lost OUTCOMES | vmmatrix -try OUTCOMES CMD [ARGS...] | vmmatrix -check LABEL.json")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
+	if *tryCmd {
+		if flag.NArg() < 2 {
+			flag.Usage()
+			os.Exit(2)
+		}
+		os.Exit(try(flag.Arg(0), flag.Args()[1:], os.Stdout, os.Stderr))
+	}
 	if flag.NArg() != 1 {
 		flag.Usage()
 		os.Exit(2)
 	}
 	if *lost {
 		os.Exit(lostGuests(flag.Arg(0), os.Stdout, os.Stderr))
+	}
+	if *checkStream {
+		os.Exit(check(flag.Arg(0), os.Stdout, os.Stderr))
 	}
 	if err := run(flag.Arg(0), *doc, *bench, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "vmmatrix:", err)

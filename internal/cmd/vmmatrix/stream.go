@@ -142,9 +142,4 @@ func (k *kernel) outputLine(pkg, test, line string, last map[string]string, pkgL
 	}
 }
 
-func truncate(s string) string {
-	if len(s) > 80 {
-		return s[:80] + "..."
-	}
-	return s
-}
+func truncate(s string) string { return cut(s, 80) }

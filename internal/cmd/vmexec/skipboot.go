@@ -11,6 +11,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/kbench/kbench/internal/testflags"
 )
 
 // A boot costs seconds (6-8 s under TCG), and `go test -exec vmexec
@@ -31,21 +33,8 @@ import (
 // environment less KBENCH_PULSE, whose sweep would change the host's
 // CPUs until reboot (benchmain runs it before any test).
 
-// testValueFlags are the testing package's flags that take a value, as
-// go test passes them (-test.NAME=VALUE); testBoolFlags take none.
-var (
-	testValueFlags = map[string]bool{
-		"run": true, "bench": true, "skip": true, "v": true, "count": true, "cpu": true,
-		"timeout": true, "benchtime": true, "parallel": true, "testlogfile": true,
-		"outputdir": true, "list": true, "fuzz": true, "fuzztime": true, "fuzzminimizetime": true,
-		"fuzzcachedir": true, "shuffle": true, "memprofilerate": true, "blockprofilerate": true,
-		"mutexprofilefraction": true, "cpuprofile": true, "memprofile": true, "blockprofile": true,
-		"mutexprofile": true, "trace": true, "coverprofile": true, "gocoverdir": true,
-		"failfast": true, "benchmem": true, "short": true, "paniconexit0": true, "fullpath": true,
-	}
-	// bootFlags change what a run with nothing to run prints or writes.
-	bootFlags = []string{"list", "fuzz", "cpuprofile", "memprofile", "blockprofile", "mutexprofile", "trace", "coverprofile", "gocoverdir"}
-)
+// bootFlags change what a run with nothing to run prints or writes.
+var bootFlags = []string{"list", "fuzz", "cpuprofile", "memprofile", "blockprofile", "mutexprofile", "trace", "coverprofile", "gocoverdir"}
 
 // skipBoot prints what the binary of cfg prints when it has nothing to
 // run, and says so, when nothingToRun finds that and -kernel is a kernel
@@ -71,7 +60,7 @@ func nothingToRun(args []string) (stdout, stderr string, nothing bool) {
 	if bi, err := buildinfo.ReadFile(bin); err != nil || !strings.HasSuffix(bi.Path, ".test") {
 		return "", "", false
 	}
-	flags, ok := testFlags(args[1:])
+	flags, ok := testflags.Binary(args[1:])
 	if !ok {
 		return "", "", false
 	}
@@ -106,29 +95,6 @@ func nothingToRun(args []string) (stdout, stderr string, nothing bool) {
 		return warning + "\x16PASS\n", "", true
 	}
 	return "PASS\n", warning, true
-}
-
-// testFlags reads go test's -test.NAME=VALUE arguments (a bool flag
-// may stand alone); ok is false on any other argument.
-func testFlags(args []string) (map[string]string, bool) {
-	flags := map[string]string{}
-	for _, a := range args {
-		name, value, hasValue := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-"), "=")
-		name, isTest := strings.CutPrefix(name, "test.")
-		if !strings.HasPrefix(a, "-") || !isTest || !testValueFlags[name] {
-			return nil, false
-		}
-		if !hasValue {
-			switch name {
-			case "v", "failfast", "benchmem", "short", "paniconexit0", "fullpath":
-				value = "true"
-			default:
-				return nil, false // its value is the next argument: not go test's form
-			}
-		}
-		flags[name] = value
-	}
-	return flags, true
 }
 
 var listedName = regexp.MustCompile(`^(Test|Benchmark|Example|Fuzz)[^ \t]*$`)

@@ -1,0 +1,139 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// tries is how often -try runs a command whose guest died or froze: once
+// more, as docs/vms.md says (boots that die under TCG).
+const tries = 2
+
+// try runs cmd (a go test -json -exec vmexec ... -outcome OUTCOMES
+// command) until no guest of its run died or froze, at most tries times,
+// and writes the last run's stdout to stdout: a lost guest's run is
+// thrown away whole, so that the stream holds one run of the package. It
+// decides on vmexec's exit statuses in the outcomes file (package
+// vmflags's Outcome), never on a message. The command's own exit status
+// is the tests' verdict, which -check reads from the stream: try returns
+// 0 whatever it is, and 2 when the command cannot start or the outcomes
+// cannot be read.
+func try(outcomes string, cmd []string, stdout, stderr io.Writer) int {
+	for n := 1; ; n++ {
+		if err := os.Remove(outcomes); err != nil && !os.IsNotExist(err) {
+			fmt.Fprintln(stderr, "vmmatrix:", err)
+			return 2
+		}
+		var out bytes.Buffer
+		c := exec.Command(cmd[0], cmd[1:]...)
+		c.Stdout, c.Stderr = &out, stderr
+		if err := c.Run(); err != nil {
+			if _, exited := err.(*exec.ExitError); !exited {
+				fmt.Fprintln(stderr, "vmmatrix: -try:", err)
+				return 2
+			}
+		}
+		var lost bytes.Buffer
+		switch lostGuests(outcomes, &lost, stderr) {
+		case 2:
+			return 2
+		case 1: // none lost: the tests' own verdict stands
+			_, err := stdout.Write(out.Bytes())
+			if err != nil {
+				fmt.Fprintln(stderr, "vmmatrix:", err)
+				return 2
+			}
+			return 0
+		}
+		fmt.Fprintf(stderr, "vmmatrix: a guest died or froze (docs/vms.md, boots that die under TCG); try %d of %d:\n", n, tries)
+		for _, l := range strings.Split(strings.TrimRight(lost.String(), "\n"), "\n") {
+			fmt.Fprintln(stderr, "  "+cut(l, 300))
+		}
+		if n == tries {
+			// The last try's stream stands, its lost guest's package
+			// failed in it: -check reports it.
+			stdout.Write(out.Bytes())
+			return 0
+		}
+	}
+}
+
+// check decides one kernel's part of the matrix from its go test -json
+// stream: it fails (exit 1) where a package or a test failed, where no
+// package passed, or where the stream's benchmark rows ran on another
+// kernel than LABEL's (the guests' kernel.release fingerprint line), and
+// prints why; 0 when it passed, 2 when the stream cannot be read.
+func check(path string, stdout, stderr io.Writer) int {
+	f, err := os.Open(path)
+	if err != nil {
+		fmt.Fprintln(stderr, "vmmatrix:", err)
+		return 2
+	}
+	defer f.Close()
+	label := strings.TrimSuffix(filepath.Base(path), ".json")
+	k, err := read(label, f)
+	if err != nil {
+		fmt.Fprintln(stderr, "vmmatrix:", err)
+		return 2
+	}
+	failed := k.failures()
+	passed := false
+	for _, a := range k.packages {
+		passed = passed || a == "pass"
+	}
+	if !passed {
+		failed = append(failed, "no package passed")
+	}
+	if k.rows > 0 && k.release != label {
+		failed = append(failed, fmt.Sprintf("the guests' fingerprint names kernel %q, not %s", k.release, label))
+	}
+	for _, f := range failed {
+		fmt.Fprintf(stdout, "FAIL: matrix: %s: %s\n", label, f)
+	}
+	if len(failed) > 0 {
+		return 1
+	}
+	return 0
+}
+
+// failures are the packages and tests that failed, each with its last
+// message line, sorted; a package that failed with no test of its own
+// failing (a build error, a binary's panic, a lost guest) is named alone.
+func (k *kernel) failures() []string {
+	var out []string
+	withTest := map[string]bool{}
+	for key, o := range k.results {
+		if o.action != "fail" {
+			continue
+		}
+		pkg, test, _ := strings.Cut(key, " ")
+		withTest[pkg] = true
+		line := pkg + " " + test + ": failed"
+		if o.why != "" {
+			line += ": " + cut(o.why, 300)
+		}
+		out = append(out, line)
+	}
+	for pkg, a := range k.packages {
+		if a == "fail" && !withTest[pkg] {
+			out = append(out, pkg+": failed (no test of it failed: its build, its binary or its guest)")
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func cut(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
+}
