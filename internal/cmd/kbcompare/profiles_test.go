@@ -24,26 +24,30 @@ import (
 // profile directories.
 func profileFixture(t *testing.T) (old, nw, oldDir, newDir string) {
 	t.Helper()
+	r := rand.New(rand.NewPCG(11, 12))
+	oldBoots, _ := profdelta.FixtureBoots(r, 3, 0)
+	newBoots, _ := profdelta.FixtureBoots(r, 3, 0.10)
+	return profileFiles(t, oldBoots, newBoots)
+}
+
+// profileFiles writes the syscall fixture's results, 3 boots a side, and
+// for its row the boots of profiles of each side, and returns the result
+// files and profile directories.
+func profileFiles(t *testing.T, oldBoots, newBoots []profdelta.Boot) (old, nw, oldDir, newDir string) {
+	t.Helper()
 	old = sim.Assemble(t, "old.txt", sim.BootFiles("a", sim.BootsA, nil)...)
 	nw = sim.Assemble(t, "new.txt", sim.BootFiles("b", sim.BootsB, nil)...)
-	r := rand.New(rand.NewPCG(11, 12))
 	k := profdelta.Key{Pkg: "seccompbench", Stem: kprofile.RowStem(sim.SyscallRow)}
 	root := t.TempDir()
-	for i, share := range []float64{0, 0.10} {
-		dir := filepath.Join(root, []string{"old", "new"}[i])
-		boots, _ := profdelta.FixtureBoots(r, 3, share)
+	oldDir, newDir = filepath.Join(root, "old"), filepath.Join(root, "new")
+	for side, boots := range [][]profdelta.Boot{oldBoots, newBoots} {
 		for _, b := range boots {
-			if err := profdelta.WriteBoot(filepath.Join(dir, b.ID), k, b); err != nil {
+			if err := profdelta.WriteBoot(filepath.Join([]string{oldDir, newDir}[side], b.ID), k, b); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if i == 0 {
-			oldDir = dir
-		} else {
-			newDir = dir
-		}
 	}
-	return
+	return old, nw, oldDir, newDir
 }
 
 // TestProfileSection runs kbcompare with two directories of fixture
@@ -299,19 +303,9 @@ func TestProfileFlags(t *testing.T) {
 // samples and dilutes every other's share: the injected function leads
 // the section, which is ordered per op.
 func TestProfileDiluted(t *testing.T) {
-	old := sim.Assemble(t, "old.txt", sim.Runs("a", sim.BootsA, nil)...)
-	nw := sim.Assemble(t, "new.txt", sim.Runs("b", sim.BootsB, nil)...)
-	k := profdelta.Key{Pkg: "seccompbench", Stem: kprofile.RowStem(sim.SyscallRow)}
 	oldBoots, newBoots, _, _ := profdelta.FixtureDiluted(rand.New(rand.NewPCG(7, 8)), 4)
-	root := t.TempDir()
-	for side, boots := range [][]profdelta.Boot{oldBoots, newBoots} {
-		for _, b := range boots {
-			if err := profdelta.WriteBoot(filepath.Join(root, []string{"old", "new"}[side], b.ID), k, b); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	flags := []string{"-profiles-old", filepath.Join(root, "old"), "-profiles-new", filepath.Join(root, "new")}
+	old, nw, oldDir, newDir := profileFiles(t, oldBoots, newBoots)
+	flags := []string{"-profiles-old", oldDir, "-profiles-new", newDir}
 	out, _ := compareRun(t, append(append([]string{"-format", "json"}, flags...), old, nw)...)
 	var m Machine
 	if err := json.Unmarshal([]byte(out), &m); err != nil || len(m.Profiles) != 1 {
