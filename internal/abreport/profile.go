@@ -303,7 +303,7 @@ func sharePct(x float64) string { return fmt.Sprintf("%.2g%%", 100*x) }
 // left of width.
 func profileCells(c []string, width int) string {
 	var b strings.Builder
-	widths := []int{12, 8, 12, 7, 6, 11}
+	widths := []int{13, 8, 13, 7, 6, 11}
 	for i := range len(c) - 1 {
 		b.WriteString(pad(c[i], widths[i], true) + "  ")
 	}
@@ -315,7 +315,7 @@ func profileCells(c []string, width int) string {
 func briefCells(form profdelta.Form, c []string, width int) string {
 	var b strings.Builder
 	b.WriteString(pad(map[profdelta.Form]string{profdelta.Self: "self", profdelta.Children: "child"}[form], 5, false) + " ")
-	for i, w := range []int{12, 7, 12, 6} {
+	for i, w := range []int{13, 7, 13, 6} {
 		b.WriteString(pad(c[i], w, true) + "  ")
 	}
 	return b.String() + fit(c[len(c)-1], max(width-runes(b.String()), 8))
