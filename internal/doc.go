@@ -24,11 +24,16 @@
 //	driver:     internal/benchmain -> instrument workload harness os
 //	benchmark:  netbench prctlbench redisbench seccompbench sockfdbench
 //	            -> driver instrument workload harness os
-//	tool:       internal/abfile internal/abstat internal/abstat/sim
-//	            internal/abplan internal/profdelta internal/abreport
-//	            internal/cmd/* internal/lkpstat internal/vmflags
+//	abfile:     internal/abfile internal/abstat/sim -> harness os
+//	abstat:     internal/abstat internal/profdelta -> abfile instrument
+//	            harness os
+//	abplan:     internal/abplan internal/abseries -> abstat abfile harness os
+//	abreport:   internal/abreport -> abplan abstat abfile instrument
+//	            harness os
+//	cmd:        internal/cmd/* internal/lkpstat internal/vmflags
 //	            internal/percent
-//	            -> instrument workload harness os
+//	            -> abreport abplan abstat abfile instrument workload
+//	            harness os
 //
 // The OS and runtime layer is one package per kernel or runtime interface
 // (threads, child processes, CPUs, /proc, skips). The harness runs rows:
@@ -39,13 +44,17 @@
 // pass and receive). The instruments measure inside a region. Workload helpers are what a
 // benchmark's work needs beyond the OS layer (seccomp filters, a
 // redis-server, pulses, UnixBench's loop). benchmain is the TestMain of
-// every benchmark package; the tools are commands and their libraries
-// (abfile, the one-pass reader of result files; abstat, the A/B
-// statistics; abplan, the planned run's sequential design; profdelta,
-// the kernel profiles' deltas across boots; abreport, its text forms;
-// abstat/sim, the fixtures and simulation their tests share), the A/B
-// stages listed in the order the data flows, and the tools' shared flag
-// types (vmflags for the guest, percent for percentages).
+// every benchmark package. The tools are the A/B stages, a layer each in
+// the order the data flows, so that no stage imports a later one:
+// abfile reads result files in one pass (abstat/sim, the fixtures and
+// simulation the stages' tests share, reads through it); abstat judges
+// (and profdelta, the kernel profiles' deltas across boots); abplan
+// designs (the plan of a fixed design from a pilot, the sequential
+// design; and abseries, the change points and the bisection of a series
+// of kernels); abreport presents every form (text, brief, markdown, JSON,
+// CSV, pictures, the plan and kbab's report); the commands (cmd/*, with
+// lkpstat and the tools' shared flag types, vmflags for the guest and
+// percent for percentages) keep flags and exit statuses.
 //
 // # Linux only
 //

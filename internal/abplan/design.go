@@ -53,10 +53,10 @@ type Options struct {
 const DefaultPilot = 6
 
 // DefaultCount is the -count of a planned run where the go test
-// arguments set none: the fixed design's (abstat.FixedCount). The count
+// arguments set none: the fixed design's (FixedCount). The count
 // is chosen before the pilot, which is what keeps every boot of the test
 // at one count; the spreads that would tune it are the pilot's.
-const DefaultCount = abstat.FixedCount
+const DefaultCount = FixedCount
 
 // DefaultOptions plan for target with the report's alpha.
 func DefaultOptions(target float64) Options {

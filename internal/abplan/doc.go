@@ -1,7 +1,12 @@
 //go:build linux
 
-// Package abplan is the sequential design of a planned A/B (kbab
-// -target): which boots to run next, at what -count, and when a row is
+// Package abplan is the design stage of an A/B: the plan of a fixed
+// design from a pilot (Plan, plan.go: the boots a side and -count per
+// row and package that reach a target mde, and their cost against the
+// fixed 3+3 at -count=10; kbcompare -plan), each row at alpha over the
+// rows planned, since the report judges by q and a row changed alone has
+// q = p x rows (PlanOptions.PerRow for a report judged by p); and the
+// sequential design of a planned A/B (kbab -target): which boots to run next, at what -count, and when a row is
 // decided, cut short by the budget, or out of reach. The rule is Stein's
 // two-stage test (Rule; C. Stein, Ann. Math. Statist. 16, 1945): a
 // pilot of boots at one fixed -count, whose pooled variance of boot

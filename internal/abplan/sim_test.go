@@ -11,7 +11,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/kbench/kbench/internal/abfile"
 	"github.com/kbench/kbench/internal/abstat"
 	"github.com/kbench/kbench/internal/abstat/sim"
 )
@@ -54,16 +53,12 @@ func suiteRows(t testing.TB) []simRow {
 	return rows
 }
 
-// suiteCosts are the fixture's packages' boot costs (abstat.PackageCost
+// suiteCosts are the fixture's packages' boot costs (PackageCost
 // of its one boot: go test's time less the timed samples).
-func suiteCosts(t testing.TB) map[string]float64 {
+func suiteCosts(t *testing.T) map[string]float64 {
 	t.Helper()
-	files, _, err := abfile.Read(sim.File(t, sim.SuiteFile))
-	if err != nil {
-		t.Fatal(err)
-	}
 	out := map[string]float64{}
-	for pkg, c := range abstat.PackageCost(files) {
+	for pkg, c := range packageCosts(t) {
 		out[pkg] = c.Boot
 	}
 	return out
@@ -170,20 +165,6 @@ func drive(rng *rand.Rand, d *Design, c case_, costs map[string]float64) []Row {
 	return rows
 }
 
-// parallel runs f(i) for i < n on two goroutines, each draw its own
-// seeded generator: the same outcome on any machine.
-func parallel(n int, f func(i int)) {
-	var wg sync.WaitGroup
-	for w := range 2 {
-		wg.Go(func() {
-			for i := w; i < n; i += 2 {
-				f(i)
-			}
-		})
-	}
-	wg.Wait()
-}
-
 // zNeed is the boots a side a design that knew the spread sigma would
 // need at level (two-sided) and power for shift: 2σ²(z + z)²/shift².
 func zNeed(sigma, shift, level, power float64) float64 {
@@ -252,7 +233,7 @@ func packages(rows []simRow) []string {
 func rowAA(r simRow, between float64, o Options, level float64, draws int, seed uint64, costs map[string]float64) (hits, boots int) {
 	c := case_{rows: []simRow{r}, between: []float64{between}, change: []float64{0}}
 	var mu sync.Mutex
-	parallel(draws, func(i int) {
+	sim.Parallel(draws, func(i int) {
 		rng := rand.New(rand.NewPCG(36, seed+uint64(i)))
 		d, err := New(o)
 		if err != nil {
@@ -415,7 +396,7 @@ func TestRowPower(t *testing.T) {
 			var found, boots int
 			var pred, floor float64
 			var mu sync.Mutex
-			parallel(draws, func(i int) {
+			sim.Parallel(draws, func(i int) {
 				rng := rand.New(rand.NewPCG(37, uint64(100000*(10*ti+ni)+i)))
 				d, _ := New(o)
 				res := d.Test(drive(rng, d, c, costs)[0])
@@ -534,7 +515,7 @@ func TestSuiteAA(t *testing.T) {
 			pred := cr.Rule.PowerAt(cr.Rule.Shift, rows[changed].medianSD(o.Count, c.between[changed]))
 			var any, decided, worse, undecided int
 			var mu sync.Mutex
-			parallel(draws, func(i int) {
+			sim.Parallel(draws, func(i int) {
 				rng := rand.New(rand.NewPCG(39, uint64(10000*(2*k+b2i(budget))+i)))
 				d, _ := New(o)
 				out := drive(rng, d, c, costs)

@@ -42,7 +42,7 @@ func WriteBrief(w io.Writer, r *abstat.Report) error {
 	}
 	for side, name := range []string{"old", "new"} {
 		for _, p := range r.Pulses[side] {
-			add(fmt.Sprintf("warning: %s, %s", name, p))
+			add(fmt.Sprintf("warning: %s, %s", name, pulseNote(p)))
 		}
 	}
 
@@ -81,7 +81,8 @@ func WriteBrief(w io.Writer, r *abstat.Report) error {
 		}
 		f()
 	}
-	for i, p := range r.Problems {
+	for i, rp := range r.Problems {
+		p := problem(rp)
 		if i == briefProblems {
 			add(fmt.Sprintf("  ... %s (-format text lists them)", plural(len(r.Problems)-i, "more failure", "more failures")))
 			break
@@ -129,7 +130,7 @@ func briefRow(r *abstat.Report, t *abstat.Table, row *abstat.Row) []string {
 	}
 	add := func(s string) { lines = append(lines, fit(indent+s, BriefWidth)) }
 	if row.Verdict == abstat.Failed || row.Verdict == abstat.Skipped {
-		add(row.Why)
+		add(Why(row.Outcome))
 		return lines
 	}
 	add(fmt.Sprintf("%s %s [%s, %s] p=%.3f q=%.3f", t.Unit, pctChange(row.Change), pct1(row.ChangeLo), pct1(row.ChangeHi), row.P, row.Q))
@@ -145,7 +146,7 @@ func briefRow(r *abstat.Report, t *abstat.Table, row *abstat.Row) []string {
 	if len(paced) > 0 {
 		var notes []string
 		for _, l := range paced {
-			notes = append(notes, abstat.PacedNote(l))
+			notes = append(notes, pacedNote(l))
 		}
 		if s != "" {
 			s += "; "

@@ -244,5 +244,5 @@ func geomeanText(t *abstat.Table) string {
 	}
 	scaler := benchunit.CommonScale([]float64{g.Old, g.New}, benchunit.ClassOf(t.Unit))
 	return fmt.Sprintf("geomean of %d rows: %s -> %s, %+.2f%% (%s)", g.Rows, scaler.Format(g.Old),
-		scaler.Format(g.New), 100*g.Change, t.Direction())
+		scaler.Format(g.New), 100*g.Change, direction(t))
 }

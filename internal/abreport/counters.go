@@ -48,7 +48,7 @@ func attrText(r *abstat.Report, done attributed, t *abstat.Table, row *abstat.Ro
 		var wu, wo, wn, wc, wp, wN int
 		for _, l := range own {
 			c := FormatRow(&abstat.Table{Unit: l.Unit}, l.Row)
-			c.Verdict = abstat.Direction(l.Row)
+			c.Verdict = counterDirection(l.Row)
 			cs = append(cs, c)
 			wu = max(wu, runes(l.Unit))
 			wo, wn, wc = max(wo, runes(c.Old)), max(wn, runes(c.New)), max(wc, runes(c.Change))
@@ -63,7 +63,7 @@ func attrText(r *abstat.Report, done attributed, t *abstat.Table, row *abstat.Ro
 		lines = append(lines, "    changed per op only as the op's time did (rate per second ~ or opposite):")
 		var notes []string
 		for _, l := range paced {
-			notes = append(notes, abstat.PacedNote(l))
+			notes = append(notes, pacedNote(l))
 		}
 		indent(strings.Join(notes, ", "))
 	}
@@ -82,12 +82,12 @@ func attrMarkdown(r *abstat.Report, done attributed, t *abstat.Table, row *absta
 	lines := []string{fmt.Sprintf("- `%s` counters (evidence, not verdicts):", strings.ReplaceAll(row.Name, "`", ""))}
 	for _, l := range own {
 		c := FormatRow(&abstat.Table{Unit: l.Unit}, l.Row)
-		lines = append(lines, fmt.Sprintf("  - %s: %s → %s, %s (p=%s n=%s), %s", mdCell(l.Unit), c.Old, c.New, c.Change, c.P, c.N, abstat.Direction(l.Row)))
+		lines = append(lines, fmt.Sprintf("  - %s: %s → %s, %s (p=%s n=%s), %s", mdCell(l.Unit), c.Old, c.New, c.Change, c.P, c.N, counterDirection(l.Row)))
 	}
 	if len(paced) > 0 {
 		var notes []string
 		for _, l := range paced {
-			notes = append(notes, abstat.PacedNote(l))
+			notes = append(notes, pacedNote(l))
 		}
 		lines = append(lines, "  - changed per op only as the op's time did: "+mdCell(strings.Join(notes, ", ")))
 	}

@@ -1,10 +1,12 @@
 //go:build linux
 
 // Package abreport writes an A/B comparison (package abstat's Report)
-// for people: the full text report (every row, 100 columns, for an
+// in every form: the full text report (every row, 100 columns, for an
 // e-mail), the brief form (what changed, 80 columns and one screen, for
-// a review thread) and markdown (for a forge), and in each of them the
-// perf-profile section of package profdelta's deltas (profile.go).
-// kbcompare prints them and kbab prints the text report at the end of
-// its boots.
+// a review thread), markdown (for a forge), JSON and CSV (for scripts:
+// json.go, csv.go), the pictures of kbcompare -plot (plot.go), and in
+// each of them the perf-profile section of package profdelta's deltas
+// (profile.go); also the plan (plan.go), a planned run's design
+// (design.go) and kbab's report with its budget tail (run.go).
+// kbcompare and kbab print them; abstat and abplan hold no text.
 package abreport

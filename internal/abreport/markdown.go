@@ -35,7 +35,7 @@ func WriteMarkdown(w io.Writer, r *abstat.Report) error {
 	}
 	done := attributed{}
 	for _, t := range r.Tables {
-		fmt.Fprintf(&b, "\n**%s** %s (%s)\n\n", mdCell(tableTitle(t)), mdCell(t.Unit), mdCell(t.Direction()))
+		fmt.Fprintf(&b, "\n**%s** %s (%s)\n\n", mdCell(tableTitle(t)), mdCell(t.Unit), mdCell(direction(t)))
 		if r.BootMode {
 			b.WriteString("| benchmark | old | new | change | p | q | boots | within | between | mde | need | verdict |\n" +
 				"| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n")
@@ -49,7 +49,7 @@ func WriteMarkdown(w io.Writer, r *abstat.Report) error {
 			if row.Role != abstat.Evidence && (row.Verdict.Moved() && row.Verdict != abstat.Changed || row.Verdict == abstat.Failed || row.Verdict == abstat.Skipped) {
 				c.Verdict = "**" + c.Verdict + "**"
 			}
-			c.Verdict += footnotes(&notes, row.Warnings)
+			c.Verdict += footnotes(&notes, warnings(row))
 			spreads := ""
 			if r.BootMode {
 				spreads = " " + c.Within + " | " + c.Between + " |"

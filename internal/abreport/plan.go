@@ -9,15 +9,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kbench/kbench/internal/abplan"
 	"github.com/kbench/kbench/internal/abstat"
 )
 
-// WritePlan writes a plan (abstat.Plan): per package its boot cost, the
+// WritePlan writes a plan (abplan.Plan): per package its boot cost, the
 // -count and boots a side it needs and the minutes they take; per row
 // its spreads within and between boots, its sample's cost, its own
 // Kalibera-Jones count, the boots it needs at its package's count and
 // the mde they give; then the suite's total against the fixed design.
-func WritePlan(w io.Writer, p *abstat.Plan) error {
+func WritePlan(w io.Writer, p *abplan.Plan) error {
 	var b strings.Builder
 	o := p.Opts
 	level := fmt.Sprintf("alpha %g over %d rows: %.2g a row, where the q of a row changed alone reaches alpha", o.Alpha, p.Rows, p.RowAlpha)
@@ -47,7 +48,7 @@ func WritePlan(w io.Writer, p *abstat.Plan) error {
 	}
 	fmt.Fprintf(&b, "\nplanned: %s, %d of %d rows reach mde <= %s\n", Minutes(p.Seconds), p.Reached, p.Rows, FormatMDE(o.Target))
 	fmt.Fprintf(&b, "fixed %d+%d boots at -count=%d: %s, %d of %d rows reach it\n",
-		abstat.FixedBoots, abstat.FixedBoots, abstat.FixedCount, Minutes(p.FixedSeconds), p.FixedReached, p.Rows)
+		abplan.FixedBoots, abplan.FixedBoots, abplan.FixedCount, Minutes(p.FixedSeconds), p.FixedReached, p.Rows)
 	if len(unreached) > 0 {
 		fmt.Fprintf(&b, "out of reach within %d boots a side at their package's -count (planned at %d):\n", o.MaxBoots, abstat.MinBoots)
 		for _, u := range unreached {
@@ -63,7 +64,7 @@ func WritePlan(w io.Writer, p *abstat.Plan) error {
 	return err
 }
 
-func noBetween(p *abstat.Plan) bool {
+func noBetween(p *abplan.Plan) bool {
 	for _, pp := range p.Pkgs {
 		for _, r := range pp.Rows {
 			if r.Comp.NoBetween {

@@ -82,7 +82,7 @@ func at(s []string, i int) string {
 }
 
 func writeTableText(b *strings.Builder, r *abstat.Report, t *abstat.Table, done attributed) {
-	fmt.Fprintf(b, "%s  %s (%s)\n", tableTitle(t), t.Unit, t.Direction())
+	fmt.Fprintf(b, "%s  %s (%s)\n", tableTitle(t), t.Unit, direction(t))
 	head := Cells{Old: "old", New: "new", Change: "change", P: "p", Q: "q", N: "n", Verdict: "verdict", Within: "within", Between: "between", MDE: "mde", Need: "need"}
 	if r.BootMode {
 		head.N = "boots"
@@ -92,7 +92,7 @@ func writeTableText(b *strings.Builder, r *abstat.Report, t *abstat.Table, done 
 	var notes []string
 	for _, row := range t.Rows {
 		c := FormatRow(t, row)
-		c.Verdict += footnotes(&notes, row.Warnings)
+		c.Verdict += footnotes(&notes, warnings(row))
 		rows = append(rows, c)
 		names = append(names, row.Name)
 	}
@@ -262,20 +262,15 @@ func writeSummary(b *strings.Builder, r *abstat.Report) {
 	})
 	for _, v := range []abstat.Verdict{abstat.Failed, abstat.Skipped} {
 		eachPrimary(r, v, func(t *abstat.Table, row *abstat.Row) {
-			line(fmt.Sprintf("%s: %s %s %s: %s", strings.ToLower(string(row.Verdict)), t.Pkg, row.Name, t.Unit, row.Why))
+			line(fmt.Sprintf("%s: %s %s %s: %s", strings.ToLower(string(row.Verdict)), t.Pkg, row.Name, t.Unit, Why(row.Outcome)))
 		})
 	}
-	for _, p := range r.Problems {
+	for _, rp := range r.Problems {
+		p := problem(rp)
 		line(fmt.Sprintf("failed: %s %s %s: %s", p.Side, p.Pkg, p.Name, p.What))
 	}
 	for _, s := range r.Skips {
-		var why []string
-		for _, w := range s.Why {
-			if w != "" {
-				why = append(why, w)
-			}
-		}
-		line(fmt.Sprintf("skipped, no results on either side: %s %s: %s", s.Pkg, s.Name, strings.Join(why, "; ")))
+		line(fmt.Sprintf("skipped, no results on either side: %s %s: %s", s.Pkg, s.Name, skipWhy(s)))
 	}
 }
 
@@ -311,7 +306,7 @@ func bootsHeader(r *abstat.Report) []string {
 	for side, name := range []string{"old", "new"} {
 		for _, p := range r.Pulses[side] {
 			lines = append(lines, fmt.Sprintf("warning: %s, %s: later rows of that boot are contaminated "+
-				"(docs/pulses.md)", name, p))
+				"(docs/pulses.md)", name, pulseNote(p)))
 		}
 	}
 	return lines

@@ -3,14 +3,9 @@
 package abstat
 
 import (
-	"fmt"
-	"math"
 	"slices"
 	"strings"
 
-	"golang.org/x/perf/benchfmt"
-
-	"github.com/kbench/kbench/internal/abfile"
 	"github.com/kbench/kbench/internal/unit"
 )
 
@@ -34,11 +29,13 @@ import (
 // whenever they change per op.
 type Attribution struct {
 	Tables []*Table // the counter units' tables, judged like any other
-	Rates  []*Table // derived rates per second of the event counters
-	index  map[[4]string]*Row
+	// Rates are the tables the event counters' rates per second are
+	// judged in (unit "COUNTER per s"), each rate the Rate of its
+	// counter's row; not listed on their own.
+	Rates []*Table
 }
 
-// rateSuffix marks the derived per-second units deriveRates adds.
+// rateSuffix names the unit of an event counter's rate per second.
 const rateSuffix = " per s"
 
 // workCounter reports whether a counter unit (as benchfmt tidies it)
@@ -53,40 +50,11 @@ func workCounter(unit string) bool {
 	return true
 }
 
-// deriveRates adds to every result that has sec/op, for each of its
-// event counters, that counter per second of the row's time.
-func deriveRates(files []*abfile.File) {
-	for _, f := range files {
-		for i := range f.Results {
-			res := &f.Results[i]
-			secPerOp := math.NaN()
-			for _, v := range res.Values {
-				if v.Unit == "sec/op" {
-					secPerOp = v.Value
-				}
-			}
-			if !(secPerOp > 0) {
-				continue
-			}
-			var add []benchfmt.Value
-			for _, v := range res.Values {
-				if unit.IsCounter(v.Unit) && !workCounter(v.Unit) {
-					add = append(add, benchfmt.Value{Value: v.Value / secPerOp, Unit: v.Unit + rateSuffix})
-				}
-			}
-			res.Values = append(res.Values, add...)
-		}
-	}
-}
-
-// attribute moves the counter units' tables, and their derived rates,
-// out of r.Tables.
+// attribute moves the counter units' tables out of r.Tables.
 func (r *Report) attribute() {
 	var head []*Table
 	for _, t := range r.Tables {
 		switch {
-		case strings.HasSuffix(t.Unit, rateSuffix):
-			r.Attribution.Rates = append(r.Attribution.Rates, t)
 		case unit.IsCounter(t.Unit):
 			r.Attribution.Tables = append(r.Attribution.Tables, t)
 		default:
@@ -120,24 +88,16 @@ func (l AttrLine) own() bool {
 // op's own work; changed per op only, at an unchanged (or opposite) rate
 // per second; and the units compared and found unchanged.
 func (a *Attribution) For(pkg, ident, name string) (own, paced []AttrLine, same []string) {
-	if a.index == nil {
-		a.index = map[[4]string]*Row{}
-		for _, t := range slices.Concat(a.Tables, a.Rates) {
-			for _, r := range t.Rows {
-				a.index[[4]string{t.Pkg, t.Ident, t.Unit, r.Name}] = r
-			}
-		}
-	}
-	find := func(unit string) *Row { return a.index[[4]string{pkg, ident, unit, name}] }
 	for _, t := range a.Tables {
-		row := find(t.Unit)
-		if row == nil || t.Pkg != pkg || t.Ident != ident {
+		if t.Pkg != pkg || t.Ident != ident {
 			continue
 		}
-		l := AttrLine{Unit: t.Unit, Row: row}
-		if !workCounter(t.Unit) {
-			l.Rate = find(t.Unit + rateSuffix)
+		i := slices.IndexFunc(t.Rows, func(row *Row) bool { return row.Name == name })
+		if i < 0 {
+			continue
 		}
+		row := t.Rows[i]
+		l := AttrLine{Unit: t.Unit, Row: row, Rate: row.Rate}
 		switch {
 		case !significant(row):
 			if row.Old != nil && row.New != nil {
@@ -150,28 +110,4 @@ func (a *Attribution) For(pkg, ident, name string) (own, paced []AttrLine, same 
 		}
 	}
 	return own, paced, same
-}
-
-// Direction words a counter's change: counters have no better side.
-func Direction(row *Row) string {
-	switch {
-	case row.Change > 0:
-		return "up"
-	case row.Change < 0:
-		return "down"
-	}
-	return "~"
-}
-
-// PacedNote says how an event counter changed per op and per second.
-func PacedNote(l AttrLine) string {
-	s := fmt.Sprintf("%s %+.0f%%", l.Unit, 100*l.Row.Change)
-	if l.Rate != nil && l.Rate.Old != nil && l.Rate.New != nil {
-		if l.Rate.Verdict.Moved() {
-			s += fmt.Sprintf(" (%+.0f%%/s)", 100*l.Rate.Change)
-		} else {
-			s += " (~/s)"
-		}
-	}
-	return s
 }

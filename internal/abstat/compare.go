@@ -3,7 +3,6 @@
 package abstat
 
 import (
-	"fmt"
 	"iter"
 	"maps"
 	"math"
@@ -15,6 +14,7 @@ import (
 	"golang.org/x/perf/benchmath"
 
 	"github.com/kbench/kbench/internal/abfile"
+	"github.com/kbench/kbench/internal/unit"
 )
 
 // Options are the judgement's knobs.
@@ -88,9 +88,9 @@ type Report struct {
 	// Skips are the rows that skipped and have no results on either
 	// side (outcomes.go): listed, not failures.
 	Skips []*Skip
-	// Pulses notes, per side, boots in which protect pulses ran before
-	// the results.
-	Pulses [2][]string
+	// Pulses are, per side, the boots in which protect pulses ran
+	// before the results.
+	Pulses [2][]abfile.Pulse
 	// Attribution holds the kernel counters' tables, out of Tables.
 	Attribution Attribution
 	// Family is how many rows the q-values correct for (the Primary
@@ -100,12 +100,17 @@ type Report struct {
 	units           benchfmt.UnitMetadataMap
 }
 
-// Problem is a failure or skip, on a side ("old" or "new").
+// Problem is a failure on a side that no row shows.
 type Problem struct {
-	Side string `json:"side"`
-	Pkg  string `json:"package"`
-	Name string `json:"name"`
-	What string `json:"what"`
+	// Kind is FailLine (a --- FAIL line for a benchmark without
+	// results) or BinaryFailed (the package's test binary failed).
+	Kind OutcomeKind
+	Side int    // 0 old, 1 new
+	Pkg  string // the package's last path element
+	Name string // the benchmark as go test names it, or the import path
+	// File and Line are where go test printed it.
+	File string
+	Line int
 }
 
 // Table holds the rows of one package and unit.
@@ -140,13 +145,15 @@ type Row struct {
 	// Cmp's), Q its Benjamini-Hochberg q among the comparison's rows
 	// (Primary rows, and Derived ones, which take their Primary's); NaN
 	// where there is none.
-	P, Q     float64
-	Verdict  Verdict
-	Warnings []string
+	P, Q    float64
+	Verdict Verdict
+	// Notes are the caveats on the row's test, in the order they arose.
+	Notes []Note
 	// Boot is the comparison with boots as samples, in boot mode.
 	Boot *BootCmp
-	// Why says, for a Failed or Skipped row, what go test printed.
-	Why string
+	// Outcome is, for a Failed or Skipped row, what go test printed
+	// that failed or skipped it; nil for the others.
+	Outcome *Outcome
 	// Power is what the comparison could have detected, for the test
 	// the verdict used; nil where a side is missing.
 	Power *Power
@@ -155,7 +162,13 @@ type Row struct {
 	// ChangeLo and ChangeHi bound Change at Confidence for that test
 	// (changeInterval); NaN where a side is missing.
 	ChangeLo, ChangeHi float64
-	primary            *Row // the benchmark's Primary row (itself for one)
+	// Rate is, for an event counter (one that also comes at a pace of
+	// its own: Attribution), the counter per second of the row's time,
+	// each result's counter/op over its sec/op; nil for the others.
+	Rate    *Row
+	primary *Row // the benchmark's Primary row (itself for one)
+	// undecided: its test had too few boots for a verdict (test).
+	undecided bool
 }
 
 // Primaries yields the rows, each in its Primary unit, with its table,
@@ -232,22 +245,23 @@ func Compare(oldPath, newPath string, opts Options) (*Report, error) {
 	return compareFiles(files, units, opts), nil
 }
 
+// Grouped is the rows of files as read, grouped into tables with their
+// samples by boot, not judged: what a plan reads (package abplan).
+func Grouped(files []*abfile.File, units benchfmt.UnitMetadataMap) *Report {
+	r := &Report{units: units}
+	r.group(files)
+	return r
+}
+
 // compareFiles compares two files as read.
 func compareFiles(files []*abfile.File, units benchfmt.UnitMetadataMap, opts Options) *Report {
 	r := &Report{Old: files[0].Path, New: files[1].Path, Opts: opts, units: units}
 	for side, f := range files {
 		r.Boots[side] = len(f.Boots)
-		for _, p := range f.Pulses {
-			note := "this run began with a KBENCH_PULSE=protect sweep"
-			if p.Earlier != "" {
-				note = "protect pulses ran earlier in this boot: " + p.Earlier
-			}
-			r.Pulses[side] = append(r.Pulses[side], fmt.Sprintf("boot %s: %s", ShortBoot(p.Boot), note))
-		}
+		r.Pulses[side] = f.Pulses
 	}
 	r.BootMode = r.Boots[0] >= MinBoots && r.Boots[1] >= MinBoots
 	r.setup(files)
-	deriveRates(files)
 	r.group(files)
 	r.outcomes(files)
 	r.attribute()
@@ -271,19 +285,15 @@ func (r *Report) Judge() {
 	}
 	r.family()
 	r.powerAtLevel()
-	for _, t := range all {
-		for _, row := range t.Rows {
-			p := row.P
-			if row.Role == Primary && !r.Opts.PerRow {
-				p = row.Q
-			}
-			r.decide(t, row, p)
-		}
-	}
-	for _, t := range r.Tables {
-		for _, row := range t.Rows {
-			if row.Role != Derived && row.Verdict == Same && row.Power.Underpowered(r.goal()) {
-				row.Verdict = Underpowered
+	// The verdicts: a headline table's Derived rows last, as they take
+	// their Primary's.
+	headline := len(r.Tables)
+	for _, derived := range []bool{false, true} {
+		for i, t := range all {
+			for _, row := range t.Rows {
+				if derived == (i < headline && row.Role == Derived) {
+					row.Verdict = r.verdict(t, row, i < headline)
+				}
 			}
 		}
 	}
@@ -291,7 +301,7 @@ func (r *Report) Judge() {
 		t.Geomean = geomean(t)
 		for _, row := range t.Rows {
 			if row.Role == Derived {
-				row.Verdict, row.Q = row.primary.Verdict, row.primary.Q
+				row.Q = row.primary.Q
 			}
 		}
 	}
@@ -312,7 +322,7 @@ func (r *Report) powerAtLevel() {
 		case row.Power == nil || row.Power.Test == "stein":
 		case row.Boot != nil:
 			row.Power = bootPower(row.Boot, r.goal(), level)
-		case row.Verdict == Undecided:
+		case row.undecided && row.Outcome == nil:
 			if old.Boots() >= 2 && new.Boots() >= 2 {
 				row.Power = bootPower(compareBoots(old, new, row.Scale), r.goal(), level)
 			}
@@ -337,9 +347,7 @@ func (r *Report) goal() float64 {
 // there would take a boot's layout for a change); else per sample as
 // benchstat does.
 func (r *Report) test(t *Table, row *Row) {
-	if row.Verdict == Undecided {
-		row.Verdict = ""
-	}
+	row.undecided = false
 	thresholds := &benchmath.Thresholds{CompareAlpha: r.Opts.Alpha}
 	assumption := r.units.GetAssumption(t.Unit)
 	old, new := row.Samples[0], row.Samples[1]
@@ -356,11 +364,9 @@ func (r *Report) test(t *Table, row *Row) {
 	case old == nil && new == nil:
 		return
 	case new == nil:
-		row.setVerdict(OldOnly)
 		row.warn(row.OldSum.Warnings)
 		return
 	case old == nil:
-		row.setVerdict(NewOnly)
 		row.warn(row.NewSum.Warnings)
 		return
 	}
@@ -372,10 +378,8 @@ func (r *Report) test(t *Table, row *Row) {
 		}
 	}
 	if r.BootMode && (old.Boots() < MinBoots || new.Boots() < MinBoots) {
-		row.setVerdict(Undecided)
-		row.Warnings = append(row.Warnings, fmt.Sprintf(
-			"too few boots: only %d+%d boots hold this row (need %d each): no verdict, since a per-sample test would take a boot's layout for a change",
-			old.Boots(), new.Boots(), MinBoots))
+		row.undecided = true
+		row.note(Note{Kind: TooFewBoots, Boots: [2]int{old.Boots(), new.Boots()}})
 		row.Power = &Power{Test: "welch", MDE: math.Inf(1)}
 		if old.Boots() >= 2 && new.Boots() >= 2 {
 			b := compareBoots(old, new, row.Scale)
@@ -399,7 +403,7 @@ func (r *Report) test(t *Table, row *Row) {
 		row.P = row.Cmp.P
 		row.Change = change(row.OldSum.Center, row.NewSum.Center)
 		if all := slices.Concat(row.Old.Values, row.New.Values); flat(all) {
-			row.Warnings = append(row.Warnings, fmt.Sprintf("no spread: every sample of both sides is %.4g", all[0]))
+			row.note(Note{Kind: FlatSamples, Values: [2]float64{all[0], all[0]}})
 		}
 	}
 	row.ChangeLo, row.ChangeHi = changeInterval(row)
@@ -417,10 +421,10 @@ func (r *Report) designed(row *Row, dt DesignTest) {
 	if row.Boot != nil {
 		row.Power.Spread = row.Boot.Between
 	}
-	row.Warnings = append(row.Warnings, fmt.Sprintf("%s: %d boots a side planned, %d held", dt.Rule, dt.Need, dt.Boots))
+	row.note(Note{Kind: DesignBoots, Rule: dt.Rule, Boots: [2]int{dt.Need, dt.Boots}})
 	if !dt.Decided {
-		row.setVerdict(Undecided)
-		row.Warnings = append(row.Warnings, "undecided: "+dt.Why)
+		row.undecided = true
+		row.note(Note{Kind: DesignUndecided, Why: dt.Why})
 		if row.Boot != nil {
 			row.Change = change(row.Boot.OldCenter, row.Boot.NewCenter)
 		}
@@ -435,13 +439,13 @@ func (row *Row) spreadNotes() {
 	b := row.Boot
 	switch o, n := flat(b.Old), flat(b.New); {
 	case o && n && b.P == 1:
-		row.Warnings = append(row.Warnings, fmt.Sprintf("no spread: every boot of both sides has the median %.4g, so p is 1, not a test", b.Old[0]))
+		row.note(Note{Kind: FlatBootsEqual, Values: [2]float64{b.Old[0], b.New[0]}})
 	case o && n:
-		row.Warnings = append(row.Warnings, fmt.Sprintf("no spread: each side's boots share one median (%.4g, %.4g), so p is 0, not a test", b.Old[0], b.New[0]))
+		row.note(Note{Kind: FlatBoots, Values: [2]float64{b.Old[0], b.New[0]}})
 	case o:
-		row.Warnings = append(row.Warnings, "no spread between old's boots: Welch's test rests on new's spread alone")
+		row.note(Note{Kind: FlatBootsOld})
 	case n:
-		row.Warnings = append(row.Warnings, "no spread between new's boots: Welch's test rests on old's spread alone")
+		row.note(Note{Kind: FlatBootsNew})
 	}
 }
 
@@ -461,31 +465,46 @@ func change(o, n float64) float64 {
 	return n/o - 1
 }
 
-// decide sets a compared row's verdict from its change and p (or q).
-func (r *Report) decide(t *Table, row *Row, p float64) {
-	if row.Old == nil || row.New == nil || row.Verdict == Failed || row.Verdict == Skipped || row.Verdict == Undecided {
-		return
+// verdict is a row's verdict, decided here alone: Failed or Skipped by
+// its Outcome; old or new only where a side lacks it; undecided where
+// its test had too few boots; else from its change and p (q for a
+// Primary row, unless PerRow): ~, changed, better or worse, and in a
+// headline table a ~ that could not have seen the goal is
+// underpowered, and a Derived row has its Primary's verdict.
+func (r *Report) verdict(t *Table, row *Row, headline bool) Verdict {
+	switch {
+	case headline && row.Role == Derived:
+		return row.primary.Verdict
+	case row.Outcome != nil:
+		return row.Outcome.Verdict()
+	case row.Samples[0] == nil && row.Samples[1] == nil:
+		return ""
+	case row.Samples[1] == nil:
+		return OldOnly
+	case row.Samples[0] == nil:
+		return NewOnly
+	case row.undecided:
+		return Undecided
+	}
+	p := row.P
+	if row.Role == Primary && !r.Opts.PerRow {
+		p = row.Q
 	}
 	// benchstat calls a change significant unless p > alpha; an
 	// undefined p is no evidence.
 	significant := p <= r.Opts.Alpha
 	switch {
 	case !significant || math.Abs(row.Change) < r.Opts.Threshold || row.Change == 0:
-		row.Verdict = Same
+		if headline && row.Power.Underpowered(r.goal()) {
+			return Underpowered
+		}
+		return Same
 	case t.Better == 0:
-		row.Verdict = Changed
+		return Changed
 	case (row.Change > 0) == (t.Better > 0):
-		row.Verdict = Better
-	default:
-		row.Verdict = Worse
+		return Better
 	}
-}
-
-// setVerdict sets v unless the row already failed or skipped.
-func (row *Row) setVerdict(v Verdict) {
-	if row.Verdict != Failed && row.Verdict != Skipped {
-		row.Verdict = v
-	}
+	return Worse
 }
 
 // Centers returns a compared row's two centers: of the boot medians in
@@ -512,6 +531,7 @@ func (r *Report) group(files []*abfile.File) {
 	}
 	slices.Sort(identKeys)
 	index := map[tableKey]*Table{}
+	rateTables := map[*Table]*Table{}
 	rowOf := map[*Table]map[string]*Row{}
 	benches := map[benchKey]*bench{}
 	var order []benchKey
@@ -523,6 +543,12 @@ func (r *Report) group(files []*abfile.File) {
 				ident = append(ident, k+"="+res.Config[k])
 			}
 			bk := benchKey{pkg, strings.Join(ident, " "), res.Name}
+			secOp := math.NaN()
+			for _, v := range res.Values {
+				if v.Unit == "sec/op" {
+					secOp = v.Value
+				}
+			}
 			b := benches[bk]
 			if b == nil {
 				b = &bench{rows: map[string]*Row{}, products: map[string]*[2][]float64{}}
@@ -550,6 +576,24 @@ func (r *Report) group(files []*abfile.File) {
 					row.Samples[side] = &BootSamples{}
 				}
 				row.Samples[side].AddN(res.Boot, v.Value, res.Iters)
+				if secOp > 0 && unit.IsCounter(v.Unit) && !workCounter(v.Unit) {
+					rt := rateTables[t]
+					if rt == nil {
+						u := v.Unit + rateSuffix
+						rt = &Table{Pkg: t.Pkg, Path: t.Path, Ident: t.Ident, Unit: u, Better: r.units.GetBetter(u)}
+						rateTables[t] = rt
+						r.Attribution.Rates = append(r.Attribution.Rates, rt)
+					}
+					if row.Rate == nil {
+						row.Rate = &Row{Name: res.Name, Role: Evidence}
+						row.Rate.primary = row.Rate
+						rt.Rows = append(rt.Rows, row.Rate)
+					}
+					if row.Rate.Samples[side] == nil {
+						row.Rate.Samples[side] = &BootSamples{}
+					}
+					row.Rate.Samples[side].AddN(res.Boot, v.Value/secOp, res.Iters)
+				}
 			}
 			b.addProducts(side, res.Values)
 		}
@@ -580,34 +624,15 @@ func (r *Report) Failures() int {
 	return r.Count(Failed) + r.Count(Skipped) + len(r.Problems)
 }
 
-// ShortBoot abbreviates a boot id for a header.
-func ShortBoot(b string) string {
-	if b == "" {
-		return "(no boot id)"
-	}
-	if len(b) > 8 {
-		return b[:8]
-	}
-	return b
-}
-
+// warn notes benchmath's warnings, each once.
 func (row *Row) warn(lists ...[]error) {
 	for _, l := range lists {
 		for _, e := range l {
-			if s := e.Error(); !slices.Contains(row.Warnings, s) {
-				row.Warnings = append(row.Warnings, s)
+			if !slices.ContainsFunc(row.Notes, func(n Note) bool { return n.Kind == Library && n.Err.Error() == e.Error() }) {
+				row.note(Note{Kind: Library, Err: e})
 			}
 		}
 	}
 }
 
-// Direction describes a table's unit for a header.
-func (t *Table) Direction() string {
-	switch t.Better {
-	case 1:
-		return "higher is better"
-	case -1:
-		return "lower is better"
-	}
-	return fmt.Sprintf("direction unknown: no `Unit %s better=...` line", t.Unit)
-}
+func (row *Row) note(n Note) { row.Notes = append(row.Notes, n) }

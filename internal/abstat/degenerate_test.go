@@ -72,17 +72,17 @@ func TestDegenerate(t *testing.T) {
 	reasons := map[string]func(*Report) error{
 		"every boot alike": func(r *Report) error {
 			return everyRow(r, func(row *Row) bool {
-				return row.Verdict == Same && hasWarning(row, "no spread: every boot of both sides has the median")
+				return row.Verdict == Same && hasNote(row, func(n Note) bool { return n.Kind == FlatBootsEqual })
 			}, "~ with no spread")
 		},
 		"no spread on one side": func(r *Report) error {
 			return everyRow(r, func(row *Row) bool {
-				return row.Boot != nil && hasWarning(row, "no spread between old's boots")
+				return row.Boot != nil && hasNote(row, func(n Note) bool { return n.Kind == FlatBootsOld })
 			}, "a note that old's boots have no spread")
 		},
 		"one sample": func(r *Report) error {
 			return everyRow(r, func(row *Row) bool {
-				return row.Verdict == Underpowered && hasWarning(row, "need >= 6 samples") && row.Power.MDE > 1
+				return row.Verdict == Underpowered && hasNote(row, func(n Note) bool { return n.Kind == Library && strings.Contains(n.Err.Error(), "need >= 6 samples") }) && row.Power.MDE > 1
 			}, "underpowered, too few samples")
 		},
 		"identical files": func(r *Report) error {
@@ -102,7 +102,7 @@ func TestDegenerate(t *testing.T) {
 		},
 		"too few boots": func(r *Report) error {
 			row := r.Find("", "sec/op", "SockfdGC-2")
-			if row == nil || row.Boot != nil || !hasWarning(row, "too few boots: only 3+2 boots hold this row") {
+			if row == nil || row.Boot != nil || !hasNote(row, func(n Note) bool { return n.Kind == TooFewBoots && n.Boots == [2]int{3, 2} }) {
 				return fmt.Errorf("SockfdGC-2: %+v, want per-sample statistics and a too-few-boots note", row)
 			}
 			return nil
@@ -121,9 +121,8 @@ func TestDegenerate(t *testing.T) {
 	}
 }
 
-func hasWarning(row *Row, prefix string) bool {
-	return slices.ContainsFunc(row.Warnings, func(w string) bool { return strings.Contains(w, prefix) })
-}
+// hasNote reports whether one of row's notes is what want accepts.
+func hasNote(row *Row, want func(Note) bool) bool { return slices.ContainsFunc(row.Notes, want) }
 
 // everyRow checks ok on every Primary row compared on both sides.
 func everyRow(r *Report, ok func(*Row) bool, want string) error {
@@ -135,7 +134,7 @@ func everyRow(r *Report, ok func(*Row) bool, want string) error {
 			}
 			n++
 			if !ok(row) {
-				return fmt.Errorf("%s %s: %s %v, want %s", tab.Pkg, row.Name, row.Verdict, row.Warnings, want)
+				return fmt.Errorf("%s %s: %s %v, want %s", tab.Pkg, row.Name, row.Verdict, row.Notes, want)
 			}
 		}
 	}

@@ -10,22 +10,26 @@
 // corrected for the number of rows compared. kbcompare renders its
 // Report; kbab judges its boots with it in-process.
 //
+// It judges and writes nothing for a reader: a row's verdict is given in
+// one function (Report.verdict, from its outcome, the sides that hold
+// it, its test and its p or q); what failed or skipped a row is data
+// (Outcome), the plan of boots is package abplan's, and every form of
+// the report is package abreport's.
+//
 // Why a package: the statistics are one mechanism with two users, and
-// the experiment's design (variance components, a plan of boots and
-// samples per row) reads the same grouped samples. Each
-// concern is a file: compare.go groups and judges, boots.go, welch.go, interval.go and power.go test, family.go
-// decides which unit is a row's verdict and its q-value, scale.go is the
-// one Scale every test uses, attribution.go the counters under a row,
-// setup.go, outcomes.go and geomean.go the setup lines, failures, skips
-// and geomeans; components.go holds each row's variance within and between
-// boots and a sample's cost, plan.go the boots and -count per row and
-// package that reach a target mde (kbcompare -plan), each row at alpha
-// over the rows planned, since the report judges by q and a row changed
-// alone has q = p x rows (PlanOptions.PerRow for a report judged by p);
-// design.go the hook by which a design that fixed a row's test before
-// its boots ran (package abplan: Stein's two-stage test, kbab -target)
-// tests the row instead of Welch's. Package sim holds the fixtures and
-// draws simulated comparisons of the whole suite from its real run.
+// the experiment's design (variance components; package abplan's plan
+// and sequential design) reads the same grouped samples (Grouped). Each
+// concern is a file: compare.go groups and judges, boots.go, welch.go,
+// interval.go and power.go test, family.go decides which unit is a
+// row's verdict and its q-value, scale.go is the one Scale every test
+// uses, attribution.go the counters under a row, setup.go, outcomes.go
+// and geomean.go the setup lines, failures, skips and geomeans;
+// components.go holds each row's variance within and between boots and
+// a sample's cost; design.go the hook by which a design that fixed a
+// row's test before its boots ran (package abplan: Stein's two-stage
+// test, kbab -target) tests the row instead of Welch's. Package sim
+// holds the fixtures and draws simulated comparisons of the whole suite
+// from its real run.
 //
 // docs/kbcompare.md gives the formulas, the choices and why.
 package abstat

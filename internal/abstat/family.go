@@ -5,7 +5,6 @@ package abstat
 import (
 	"math"
 	"slices"
-	"strings"
 
 	"golang.org/x/perf/benchfmt"
 
@@ -73,8 +72,8 @@ func (b *bench) addProducts(side int, values []benchfmt.Value) {
 }
 
 // headline reports whether a unit can be a row's verdict: not a kernel
-// counter nor a rate kbcompare derived from one (deriveRates).
-func headline(u string) bool { return !unit.IsCounter(u) && !strings.HasSuffix(u, rateSuffix) }
+// counter.
+func headline(u string) bool { return !unit.IsCounter(u) }
 
 // roles gives each of the bench's rows its Role and Primary.
 func (b *bench) roles() {
@@ -118,10 +117,10 @@ func (r *Report) family() {
 	var ps []float64
 	for _, row := range r.Primaries() {
 		switch {
-		case row.Old != nil && row.New != nil && row.Verdict != Failed && row.Verdict != Skipped && !math.IsNaN(row.P):
+		case row.Old != nil && row.New != nil && row.Outcome == nil && !math.IsNaN(row.P):
 			rows = append(rows, row)
 			ps = append(ps, row.P)
-		case row.Verdict == Undecided:
+		case row.undecided && row.Outcome == nil:
 			// In the family as p = 1: a design keeps a row undecided
 			// for its pilot's spread (out of reach, over budget), so the
 			// rows it decides are those whose spread looked small, whose

@@ -3,12 +3,43 @@
 package abstat
 
 import (
-	"fmt"
 	"path"
 	"strings"
 
 	"github.com/kbench/kbench/internal/abfile"
 )
+
+// Outcome is what go test printed that failed or skipped a row on a
+// side, as data: its kind, the side (0 old, 1 new), the file and line it
+// was printed at, and a skip's reason. abreport words it.
+type Outcome struct {
+	Kind   OutcomeKind
+	Side   int
+	File   string
+	Line   int
+	Reason string // a skip's reason, "" where it gave none
+}
+
+// OutcomeKind is how a row failed or skipped on a side.
+type OutcomeKind int
+
+const (
+	// FailLine: go test printed "--- FAIL" for the row on Side.
+	FailLine OutcomeKind = iota + 1
+	// BinaryFailed: Side lacks the row and its package's test binary
+	// failed.
+	BinaryFailed
+	// SkipLine: Side lacks the row and skipped it.
+	SkipLine
+)
+
+// Verdict is the verdict an outcome gives a row: Failed or Skipped.
+func (o *Outcome) Verdict() Verdict {
+	if o.Kind == SkipLine {
+		return Skipped
+	}
+	return Failed
+}
 
 // Skip is a row that skipped and has no results on either side: one
 // that skipped on both sides, or on one side of a comparison whose other
@@ -16,9 +47,9 @@ import (
 type Skip struct {
 	Pkg  string `json:"package"`
 	Name string `json:"name"` // as the skip line names it, without "Benchmark"
-	// Why is, per side (old, new), the skip's reason and where it was
-	// printed; "" where that side did not skip it.
-	Why [2]string `json:"why"`
+	// Sides holds, per side (old, new), the skip's line; nil where that
+	// side did not skip it.
+	Sides [2]*Outcome
 }
 
 // outcomes marks the rows that failed, or that one side lacks because it
@@ -66,7 +97,6 @@ func (r *Report) outcomes(files []*abfile.File) {
 		}
 		return rows
 	}
-	sides := [2]string{"old", "new"}
 	skips := map[[2]string]*Skip{}
 	for side, f := range files {
 		for _, o := range f.Outcomes {
@@ -76,10 +106,10 @@ func (r *Report) outcomes(files []*abfile.File) {
 			pkg := path.Base(o.Pkg)
 			rows := find(pkg, o.Name)
 			for _, row := range rows {
-				row.fail(Failed, fmt.Sprintf("--- FAIL in %s (%s:%d)", sides[side], f.Path, o.Line))
+				row.fail(&Outcome{Kind: FailLine, Side: side, File: f.Path, Line: o.Line})
 			}
 			if len(rows) == 0 {
-				r.Problems = append(r.Problems, Problem{sides[side], pkg, o.Name, fmt.Sprintf("--- FAIL, no results (%s:%d)", f.Path, o.Line)})
+				r.Problems = append(r.Problems, Problem{FailLine, side, pkg, o.Name, f.Path, o.Line})
 			}
 		}
 		failedPkg := map[string]abfile.Outcome{}
@@ -88,7 +118,7 @@ func (r *Report) outcomes(files []*abfile.File) {
 				continue
 			}
 			pkg := path.Base(o.Pkg)
-			r.Problems = append(r.Problems, Problem{sides[side], pkg, o.Pkg, fmt.Sprintf("the test binary failed (%s:%d)", f.Path, o.Line)})
+			r.Problems = append(r.Problems, Problem{BinaryFailed, side, pkg, o.Pkg, f.Path, o.Line})
 			if _, ok := failedPkg[pkg]; !ok {
 				failedPkg[pkg] = o
 			}
@@ -100,15 +130,12 @@ func (r *Report) outcomes(files []*abfile.File) {
 			if o.Kind != abfile.Skipped {
 				continue
 			}
-			why := fmt.Sprintf("skipped in %s (%s:%d)", sides[side], f.Path, o.Line)
-			if o.Reason != "" {
-				why += ": " + o.Reason
-			}
+			why := &Outcome{Kind: SkipLine, Side: side, File: f.Path, Line: o.Line, Reason: o.Reason}
 			pkg := path.Base(o.Pkg)
 			rows := skipped(pkg, o.Name)
 			for _, row := range rows {
 				if lacks(row) {
-					row.fail(Skipped, why)
+					row.fail(why)
 				}
 			}
 			if len(rows) > 0 || !strings.HasPrefix(o.Name, "Benchmark") {
@@ -122,15 +149,15 @@ func (r *Report) outcomes(files []*abfile.File) {
 				skips[k] = s
 				r.Skips = append(r.Skips, s)
 			}
-			if s.Why[side] == "" {
-				s.Why[side] = why
+			if s.Sides[side] == nil {
+				s.Sides[side] = why
 			}
 		}
 		for _, t := range r.Tables {
 			if o, ok := failedPkg[t.Pkg]; ok {
 				for _, row := range t.Rows {
 					if lacks(row) {
-						row.fail(Failed, fmt.Sprintf("missing from %s, whose test binary failed (%s:%d)", sides[side], f.Path, o.Line))
+						row.fail(&Outcome{Kind: BinaryFailed, Side: side, File: f.Path, Line: o.Line})
 					}
 				}
 			}
@@ -138,13 +165,10 @@ func (r *Report) outcomes(files []*abfile.File) {
 	}
 }
 
-// fail sets a Failed or Skipped verdict; Failed wins over Skipped.
-func (row *Row) fail(v Verdict, why string) {
-	if row.Verdict == Failed && v == Skipped {
-		return
+// fail records a row's failure or skip: the first of each verdict's,
+// a failure winning over a skip.
+func (row *Row) fail(o *Outcome) {
+	if row.Outcome == nil || row.Outcome.Verdict() == Skipped && o.Verdict() == Failed {
+		row.Outcome = o
 	}
-	if row.Verdict != v {
-		row.Why = why
-	}
-	row.Verdict = v
 }

@@ -303,3 +303,18 @@ func samplePower(old, new []float64, sc Scale, threshold, alpha float64) *Power 
 	p.Need = need(sc.Shift(threshold, c), 2, func(n int) float64 { return uShift(resid, n, n, alpha) })
 	return p
 }
+
+// WelchShift is the shift of the mean, in the tested scale, that
+// Welch's test of n1 and n2 boot centers of spread sd detects with
+// TargetPower at alpha (a plan's mde).
+func WelchShift(sd float64, n1, n2 int, alpha float64) float64 {
+	return welchShift(sd, n1, n2, alpha)
+}
+
+// WelchBoots is the boots a side, from MinBoots, with which Welch's test
+// of boot centers of spread sd detects a shift of target (in the tested
+// scale) with TargetPower at alpha; 0 where no number up to MaxNeed
+// does.
+func WelchBoots(target, sd, alpha float64) int {
+	return need(target, MinBoots, func(k int) float64 { return welchShift(sd, k, k, alpha) })
+}

@@ -128,3 +128,9 @@ func meanVar(v []float64) (mean, variance float64) {
 	}
 	return mean, variance / float64(len(v)-1)
 }
+
+// Median is v's median (v is not changed).
+func Median(v []float64) float64 { return median(v) }
+
+// MeanVar is v's mean and sample variance (meanVar).
+func MeanVar(v []float64) (mean, variance float64) { return meanVar(v) }

@@ -36,7 +36,7 @@ func reportOf(s *sim.Suite, old, new []sim.Boot, opts Options) *Report {
 }
 
 // rowBoots are one row's drawn boots: per side, per boot, its results.
-type rowBoots [2][][]sim.Result
+type rowBoots = sim.RowBoots
 
 // reportOfRows judges each row's own boots (a planned run's rows hold
 // boots of their own) as Compare would, as reportOf does.
@@ -51,14 +51,6 @@ func reportOfRows(s *sim.Suite, rows []rowBoots, opts Options) *Report {
 // a plan reads them.
 func groupRows(s *sim.Suite, rows []rowBoots) *Report {
 	r := &Report{}
-	var bootIDs [2][]string
-	for _, rb := range rows {
-		for side, boots := range rb {
-			for b := len(bootIDs[side]); b < len(boots); b++ {
-				bootIDs[side] = append(bootIDs[side], sim.BootID(side, b))
-			}
-		}
-	}
 	tables := map[string]*Table{}
 	for i, sr := range s.Rows {
 		pkg := path.Base(sr.Pkg)
@@ -68,19 +60,13 @@ func groupRows(s *sim.Suite, rows []rowBoots) *Report {
 			tables[pkg] = t
 			r.Tables = append(r.Tables, t)
 		}
-		j := slices.Index(sr.Units, "ns/op")
 		row := &Row{Name: sr.Name, Role: Primary}
 		row.primary = row
 		for side, boots := range rows[i] {
 			row.Samples[side] = &BootSamples{}
-			for b, res := range boots {
-				id := bootIDs[side][b]
-				for _, x := range res {
-					row.Samples[side].AddN(id, x.Values[j]*1e-9, x.Iters)
-				}
-			}
 			r.Boots[side] = max(r.Boots[side], len(boots))
 		}
+		s.Samples(i, rows[i], func(side int, boot string, v float64, iters int) { row.Samples[side].AddN(boot, v, iters) })
 		t.Rows = append(t.Rows, row)
 	}
 	r.BootMode = r.Boots[0] >= MinBoots && r.Boots[1] >= MinBoots

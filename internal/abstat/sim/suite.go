@@ -285,3 +285,34 @@ func (s *Suite) Files(t testing.TB, rng *rand.Rand, d Design, fp [2]map[string]s
 	}
 	return paths[0], paths[1]
 }
+
+// RowBoots are one row's drawn boots: per side, per boot, its results.
+type RowBoots [2][][]Result
+
+// DrawRows draws boots boots a side of every row at count samples.
+func (s *Suite) DrawRows(rng *rand.Rand, boots, count int, d Design) []RowBoots {
+	rows := make([]RowBoots, len(s.Rows))
+	d.Count = count
+	for side := range 2 {
+		for range boots {
+			for i := range s.Rows {
+				rows[i][side] = append(rows[i][side], s.DrawRow(rng, i, side, d))
+			}
+		}
+	}
+	return rows
+}
+
+// Samples calls add with each drawn result of row i: its side, its
+// boot's id (BootID of its place among that side's boots), its ns/op in
+// seconds and its iterations.
+func (s *Suite) Samples(i int, rb RowBoots, add func(side int, boot string, secOp float64, iters int)) {
+	j := slices.Index(s.Rows[i].Units, "ns/op")
+	for side, boots := range rb {
+		for b, res := range boots {
+			for _, x := range res {
+				add(side, BootID(side, b), x.Values[j]*1e-9, x.Iters)
+			}
+		}
+	}
+}

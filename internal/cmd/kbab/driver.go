@@ -38,7 +38,10 @@ type driver struct {
 	lock      *os.File
 	stderr    io.Writer
 	start     time.Time
-	// design is a planned run's (-target): what it runs, and its test.
+	// des is the run's design: what boots next, and the report.
+	des design
+	// design is a planned run's or a bisection's (-target) abplan
+	// design: what it runs, and its test.
 	design *abplan.Design
 }
 
@@ -67,11 +70,9 @@ func prepare(c *config, stderr io.Writer) (*driver, error) {
 		d.close()
 		return nil, err
 	}
-	if d.st.Settings.Target > 0 {
-		if d.design, err = abplan.New(d.designOptions()); err != nil {
-			d.close()
-			return nil, err
-		}
+	if d.des, err = d.newDesign(); err != nil {
+		d.close()
+		return nil, err
 	}
 	return d, nil
 }
@@ -83,15 +84,15 @@ func (d *driver) open(now settings) error {
 	old, err := readState(d.statePath)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		for _, s := range []string{"A", "B"} {
-			p := d.result(s)
+		for _, k := range now.Kernels {
+			p := d.result(k.Label)
 			if fi, err := os.Stat(p); err == nil && fi.Size() > 0 {
 				return fmt.Errorf("-out %s: %s exists without kbab.json, kbab would append to results it did not write; use a new directory", d.cfg.out, p)
 			}
 		}
 		d.st = &state{Settings: now}
-		for _, s := range []string{"A", "B"} {
-			if err := os.WriteFile(d.result(s), nil, 0o666); err != nil {
+		for _, k := range now.Kernels {
+			if err := os.WriteFile(d.result(k.Label), nil, 0o666); err != nil {
 				return err
 			}
 		}
@@ -104,22 +105,23 @@ func (d *driver) open(now settings) error {
 			d.cfg.out, strings.Join(diff, "\n\t"))
 	}
 	d.st = old
-	for _, s := range []string{"A", "B"} {
-		if err := d.st.checkResult(d.result(s), s, d.stderr); err != nil {
+	for _, k := range d.st.Settings.Kernels {
+		if err := d.st.checkResult(d.result(k.Label), k.Label, d.stderr); err != nil {
 			return err
 		}
 	}
-	if len(d.st.Done) > 0 {
+	if n := len(d.st.Boots); n > 0 {
 		if d.st.Settings.Target > 0 {
-			fmt.Fprintf(d.stderr, "kbab: resuming %s: %d boots finished\n", d.cfg.out, len(d.st.Done))
+			fmt.Fprintf(d.stderr, "kbab: resuming %s: %d boots finished\n", d.cfg.out, n)
 		} else {
-			fmt.Fprintf(d.stderr, "kbab: resuming %s: %d of %d boots finished\n", d.cfg.out, len(d.st.Done), 2*d.st.Settings.Boots)
+			fmt.Fprintf(d.stderr, "kbab: resuming %s: %d of %d boots finished\n", d.cfg.out, n, len(d.st.Settings.Kernels)*d.st.Settings.Boots)
 		}
 	}
 	return nil
 }
 
-func (d *driver) result(side string) string { return filepath.Join(d.cfg.out, side+".txt") }
+// result is kernel label's result file, DIR/LABEL.txt.
+func (d *driver) result(label string) string { return filepath.Join(d.cfg.out, label+".txt") }
 
 // tools finds vmexec: the path given, else go build of the module's
 // command into -out/bin. The comparison needs no tool: it runs
@@ -164,11 +166,9 @@ func (d *driver) execCmd(k kernel) string {
 	return strings.Join(f, " ")
 }
 
-func (d *driver) kernelOf(side string) kernel {
-	if side == "A" {
-		return d.st.Settings.A
-	}
-	return d.st.Settings.B
+// kernelOf is the kernel labeled label.
+func (d *driver) kernelOf(label string) kernel {
+	return d.st.Settings.Kernels[d.st.Settings.kernelIndex(label)]
 }
 
 func describe(k kernel) string {
@@ -179,56 +179,73 @@ func describe(k kernel) string {
 	return s
 }
 
-// runAll runs the boots not yet finished, then compares them.
+// runAll runs the boots the design asks for that have not run yet,
+// then the design's report.
 func (d *driver) runAll(stdout io.Writer, sig <-chan os.Signal) int {
-	if d.st.Settings.Target > 0 {
-		return d.runPlanned(stdout, sig)
-	}
-	total := 2 * d.st.Settings.Boots
-	for i := len(d.st.Done); i < total; i++ {
-		if code, ok := d.runBoot(i, sig, func() string { return d.left(total - len(d.st.Done)) }); !ok {
+	for i := len(d.st.Boots); ; i++ {
+		nb, ok, err := d.des.next(i)
+		if err != nil {
+			fmt.Fprintf(d.stderr, "kbab: %v\n", err)
+			return exitUsage
+		}
+		if !ok {
+			break
+		}
+		if code, ok := d.runBoot(i, nb, sig); !ok {
 			return code
 		}
 	}
 	if code, ok := d.runProfileBoots(sig); !ok {
 		return code
 	}
-	return d.compare(stdout)
+	return d.des.report(stdout)
 }
 
-// runBoot runs boot i between its progress lines, whose tail left
-// gives; ok is false where the run stops, with its exit status.
-func (d *driver) runBoot(i int, sig <-chan os.Signal, left func() string) (code int, ok bool) {
-	s := side(i)
+// runBoot runs boot i between its progress lines; ok is false where
+// the run stops, with its exit status.
+func (d *driver) runBoot(i int, nb nextBoot, sig <-chan os.Signal) (code int, ok bool) {
+	k := d.st.Settings.Kernels[nb.kernel]
+	s := k.Label
 	select {
 	case got := <-sig:
 		fmt.Fprintf(d.stderr, "kbab: %v before %s; %s keeps the %d finished boots; rerun the same command to resume\n",
-			got, d.bootName(i), d.cfg.out, len(d.st.Done))
+			got, d.des.bootName(i), d.cfg.out, len(d.st.Boots))
 		return exitInterrupted, false
 	default:
 	}
-	fmt.Fprintf(d.stderr, "kbab: %s: %s (%s); elapsed %s%s\n", d.bootName(i), s, describe(d.kernelOf(s)), d.elapsed(), left())
-	code, err := d.boot(i, sig, "")
+	fmt.Fprintf(d.stderr, "kbab: %s: %s (%s); elapsed %s%s\n", d.des.bootName(i), s, describe(k), d.elapsed(), d.des.progress())
+	code, err := d.boot(i, nb, sig, "")
 	var lost *guestLost
 	if errors.As(err, &lost) {
 		// A guest that died or froze is the emulator's or the host's
-		// loss, not the A/B's result: one retry; a second loss stops.
-		fmt.Fprintf(d.stderr, "kbab: %v\nkbab: %s (%s): retrying it once\n", err, d.bootName(i), s)
-		code, err = d.boot(i, sig, d.bootName(i)+" ("+s+"): its first try's "+lost.why)
+		// loss, not the comparison's result: one retry; a second loss
+		// stops.
+		fmt.Fprintf(d.stderr, "kbab: %v\nkbab: %s (%s): retrying it once\n", err, d.des.bootName(i), s)
+		code, err = d.boot(i, nb, sig, d.des.bootName(i)+" ("+s+"): its first try's "+lost.why)
 	}
 	if err != nil {
 		fmt.Fprintf(d.stderr, "kbab: %v\n", err)
 		if code == exitInterrupted {
-			fmt.Fprintf(d.stderr, "kbab: %s keeps the %d finished boots; rerun the same command to resume\n", d.cfg.out, len(d.st.Done))
+			fmt.Fprintf(d.stderr, "kbab: %s keeps the %d finished boots; rerun the same command to resume\n", d.cfg.out, len(d.st.Boots))
 		} else {
-			fmt.Fprintf(d.stderr, "kbab: A.txt and B.txt keep the %d finished boots; rerun the same command to retry boot %d\n", len(d.st.Done), i+1)
+			fmt.Fprintf(d.stderr, "kbab: %s keep the %d finished boots; rerun the same command to retry boot %d\n", d.resultNames(), len(d.st.Boots), i+1)
 		}
 		return code, false
 	}
-	last := d.st.Done[len(d.st.Done)-1]
+	last := d.st.Boots[len(d.st.Boots)-1]
 	fmt.Fprintf(d.stderr, "kbab: %s: %s finished in %s; elapsed %s%s\n",
-		d.bootName(i), s, round(time.Duration(last.Seconds*float64(time.Second))), d.elapsed(), left())
+		d.des.bootName(i), s, round(time.Duration(last.Seconds*float64(time.Second))), d.elapsed(), d.des.progress())
 	return 0, true
+}
+
+// resultNames names the result files for a message: "A.txt and B.txt",
+// "the 6 kernels' files".
+func (d *driver) resultNames() string {
+	ks := d.st.Settings.Kernels
+	if len(ks) == 2 {
+		return ks[0].Label + ".txt and " + ks[1].Label + ".txt"
+	}
+	return fmt.Sprintf("the %d kernels' files", len(ks))
 }
 
 func (d *driver) elapsed() string { return round(time.Since(d.start)).String() }
@@ -238,14 +255,14 @@ func (d *driver) left(remaining int) string {
 	if remaining == 0 {
 		return ", done"
 	}
-	if len(d.st.Done) == 0 {
+	if len(d.st.Boots) == 0 {
 		return ""
 	}
 	var sum float64
-	for _, b := range d.st.Done {
+	for _, b := range d.st.Boots {
 		sum += b.Seconds
 	}
-	mean := sum / float64(len(d.st.Done))
+	mean := sum / float64(len(d.st.Boots))
 	return fmt.Sprintf(", about %s left", round(time.Duration(mean*float64(remaining)*float64(time.Second))))
 }
 
@@ -253,18 +270,18 @@ func round(t time.Duration) time.Duration { return t.Round(time.Second) }
 
 // boot runs boot i (0-based) and records it, or returns why it did not
 // finish and kbab's exit status for that.
-func (d *driver) boot(i int, sig <-chan os.Signal, retry string) (int, error) {
-	s := side(i)
+func (d *driver) boot(i int, nb nextBoot, sig <-chan os.Signal, retry string) (int, error) {
+	s := d.st.Settings.Kernels[nb.kernel].Label
 	base := filepath.Join(d.cfg.out, "boots", fmt.Sprintf("%02d-%s", i+1, s))
 	outPath := base + ".txt"
 	if err := keepEarlierTry(base); err != nil {
 		return exitUsage, err
 	}
-	took, code, err := d.runGoTests(d.bootName(i), s, nil, d.goTests(i), base, sig)
+	took, code, err := d.runGoTests(d.des.bootName(i), s, nil, nb.runs, base, sig)
 	if err != nil {
 		return code, err
 	}
-	ids, code, err := d.freshBootIDs(d.bootName(i), s, outPath)
+	ids, code, err := d.freshBootIDs(d.des.bootName(i), s, outPath)
 	if err != nil {
 		return code, err
 	}
@@ -273,12 +290,8 @@ func (d *driver) boot(i int, sig <-chan os.Signal, retry string) (int, error) {
 	if err != nil {
 		return exitUsage, err
 	}
-	dn := done{Boot: i + 1, Side: s, Seconds: took.Seconds(), Finished: time.Now().UTC(), BootIDs: ids,
-		Offset: offset, Bytes: n, SHA256: sum, Retry: retry}
-	if d.design != nil && i >= d.design.PilotBoots() {
-		dn.Runs = d.st.Round
-	}
-	d.st.Done = append(d.st.Done, dn)
+	d.st.Boots = append(d.st.Boots, bootRecord{Boot: i + 1, Kernel: s, Seconds: took.Seconds(), Finished: time.Now().UTC(), BootIDs: ids,
+		Offset: offset, Bytes: n, SHA256: sum, Runs: nb.record, Retry: retry})
 	if err := d.st.write(d.statePath); err != nil {
 		return exitUsage, err
 	}
@@ -375,43 +388,32 @@ func (d *driver) goTest(name, s string, env, args []string, out, logf *os.File, 
 	return 0, nil
 }
 
-// bootName names boot i for a message: "boot 3 of 6", "boot 7" where
-// the plan decides the total.
-func (d *driver) bootName(i int) string {
-	if d.st.Settings.Target > 0 {
-		return fmt.Sprintf("boot %d", i+1)
+// wholeCommand is a boot's go test arguments (after -exec) where it
+// runs the whole command once: the user's, with -count=count and -p=1
+// unless they set them.
+func (d *driver) wholeCommand(count int) [][]string {
+	st := d.st.Settings
+	var a []string
+	for _, f := range []struct{ name, v string }{{"count", fmt.Sprint(count)}, {"p", "1"}} {
+		if !sets(st.GoTest, f.name) {
+			a = append(a, "-"+f.name+"="+f.v)
+		}
 	}
-	return fmt.Sprintf("boot %d of %d", i+1, 2*d.st.Settings.Boots)
+	return [][]string{append(a, st.GoTest...)}
 }
 
-// goTests are the go test arguments (after -exec) of boot i's runs: the
-// whole command once, with -count=1 and -p=1 unless it sets them; in a
-// planned run's pilot the same at the design's count; after the pilot
-// one run a package of the round under way.
-func (d *driver) goTests(i int) [][]string {
-	st := d.st.Settings
-	if d.design == nil || i < d.design.PilotBoots() {
-		var a []string
-		count := "1"
-		if d.design != nil {
-			count = fmt.Sprint(d.design.Opts.Count)
-		}
-		for _, f := range []struct{ name, v string }{{"count", count}, {"p", "1"}} {
-			if !sets(st.GoTest, f.name) {
-				a = append(a, "-"+f.name+"="+f.v)
-			}
-		}
-		return [][]string{append(a, st.GoTest...)}
-	}
-	_, flags, _ := splitGoTest(st.GoTest) // checked by parseFlags
-	var runs [][]string
-	for _, r := range d.st.Round {
+// pkgRuns are the go test arguments (after -exec) of runs: one go test
+// a package, at its -count, with -bench built from its rows.
+func (d *driver) pkgRuns(runs []pkgRun) [][]string {
+	_, flags, _ := splitGoTest(d.st.Settings.GoTest) // checked by parseFlags
+	var out [][]string
+	for _, r := range runs {
 		a := []string{fmt.Sprintf("-count=%d", r.Count), "-bench=" + benchPattern(r.Rows)}
 		// The flags, then the package: a -args among the flags ends them.
 		a = append(a, r.Pkg)
-		runs = append(runs, append(a, flags...))
+		out = append(out, append(a, flags...))
 	}
-	return runs
+	return out
 }
 
 // benchPattern is go test's -bench for exactly these rows (benchstat's
@@ -510,33 +512,24 @@ func quoteAll(a []string) []string {
 // report.txt; its exit status is what kbcompare's would be: 0, 1 where
 // something is worse or failed, 2 where a file cannot be read.
 func (d *driver) compare(stdout io.Writer) int {
-	rep, err := abstat.Compare(d.result("A"), d.result("B"), d.compareOptions())
+	ks := d.st.Settings.Kernels
+	rep, err := abstat.Compare(d.result(ks[0].Label), d.result(ks[len(ks)-1].Label), d.compareOptions())
 	if err != nil {
 		fmt.Fprintf(d.stderr, "kbab: comparing the boots: %v\n", err)
 		return exitUsage
 	}
-	var b bytes.Buffer
-	if err := abreport.WriteText(&b, rep); err != nil {
-		fmt.Fprintf(d.stderr, "kbab: %v\n", err)
-		return exitUsage
-	}
+	notes := abreport.RunNotes{Budget: d.cfg.budget, PlanFile: filepath.Join(d.cfg.out, "plan.txt")}
 	if d.st.Settings.Target > 0 {
-		b.WriteString(d.plannedTail(rep))
+		notes.Design = d.design
 	}
-	if err := d.writeProfileSection(&b, rep); err != nil {
+	notes.Profile = d.profileSection(rep)
+	// The retried boots' lines are writeReport's, as every design's.
+	var b bytes.Buffer
+	if err := abreport.WriteRun(&b, rep, notes); err != nil {
 		fmt.Fprintf(d.stderr, "kbab: %v\n", err)
 		return exitUsage
 	}
-	for _, dn := range d.st.Done {
-		if dn.Retry != "" {
-			fmt.Fprintf(&b, "retried: %s\n", dn.Retry)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(d.cfg.out, "report.txt"), b.Bytes(), 0o666); err != nil {
-		fmt.Fprintf(d.stderr, "kbab: %v\n", err)
-		return exitUsage
-	}
-	if _, err := stdout.Write(b.Bytes()); err != nil {
+	if err := d.writeReport(stdout, b.Bytes()); err != nil {
 		fmt.Fprintf(d.stderr, "kbab: %v\n", err)
 		return exitUsage
 	}
@@ -544,6 +537,22 @@ func (d *driver) compare(stdout io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// writeReport writes a design's report, with the retried boots after
+// it, to report.txt and stdout.
+func (d *driver) writeReport(stdout io.Writer, rep []byte) error {
+	b := bytes.NewBuffer(rep)
+	for _, r := range d.st.Boots {
+		if r.Retry != "" {
+			fmt.Fprintf(b, "retried: %s\n", r.Retry)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(d.cfg.out, "report.txt"), b.Bytes(), 0o666); err != nil {
+		return err
+	}
+	_, err := stdout.Write(b.Bytes())
+	return err
 }
 
 // bootIDs lists the distinct boot ids of a boot's output in order.

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -114,7 +115,7 @@ func fakeVMExec() int {
 	if _, err := os.Stat(filepath.Join(dir, "planned")); err == nil {
 		seed, _ := os.ReadFile(filepath.Join(dir, "seed"))
 		s, _ := strconv.ParseUint(strings.TrimSpace(string(seed)), 10, 64)
-		plannedRows(fs.Args()[1:], ns, n, s)
+		plannedRows(fs.Args()[1:], ns, *app, n, s)
 		if p := os.Getenv("KBENCH_PROFILE"); p != "" {
 			if err := fakeProfiles(p, strings.Contains(*app, "slow"), n); err != nil {
 				fmt.Fprintf(os.Stderr, "fake vmexec: KBENCH_PROFILE: %v\n", err)
@@ -155,8 +156,10 @@ func fakeProfiles(dir string, slow bool, n int) error {
 // boots differ by a layout (normal, 3%: a boot's medians spread as a
 // real row's between boots), so that the design asks more boots of it.
 // Call n of the fake seeds its boot (the "seed" knob, 0 unless set, seeds
-// the run): the same draws on any machine, an A/A unless ns differs.
-func plannedRows(args []string, ns float64, n int, seed uint64) {
+// the run): the same draws on any machine, an A/A unless ns differs. A
+// cmdline holding step=ROW makes that row alone 10% slower: a planted
+// step for a series or a bisection.
+func plannedRows(args []string, ns float64, app string, n int, seed uint64) {
 	count, bench := 1, "."
 	for _, a := range args {
 		if v, ok := strings.CutPrefix(a, "-test.count="); ok {
@@ -172,11 +175,15 @@ func plannedRows(args []string, ns float64, n int, seed uint64) {
 		layout, within float64
 	}{{"Work", 0.001, 0.002}, {"Noisy", 0.03, 0.01}} {
 		layout := row.layout * rng.NormFloat64()
-		if bench != "." && !strings.Contains(bench, "Benchmark"+row.name) {
+		if ok, _ := regexp.MatchString(bench, "Benchmark"+row.name); !ok {
 			continue
 		}
+		step := 1.0
+		if slices.Contains(strings.Fields(app), "step="+row.name) {
+			step = 1.1
+		}
 		for range count {
-			fmt.Printf("Benchmark%s-2\t1000\t%.1f ns/op\n", row.name, ns*math.Exp(layout+row.within*rng.NormFloat64()))
+			fmt.Printf("Benchmark%s-2\t1000\t%.1f ns/op\n", row.name, step*ns*math.Exp(layout+row.within*rng.NormFloat64()))
 		}
 	}
 	fmt.Println("PASS")

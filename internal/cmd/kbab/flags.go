@@ -7,9 +7,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"time"
 
+	"github.com/kbench/kbench/internal/abseries"
 	"github.com/kbench/kbench/internal/percent"
 	"github.com/kbench/kbench/internal/testflags"
 	"github.com/kbench/kbench/internal/vmflags"
@@ -19,6 +21,10 @@ import (
 type config struct {
 	out                string
 	a, b               kernelFlags
+	design             string // fixed, planned, series or bisect
+	list               string // -series's or -bisect's file
+	row                string // -bisect's -row pattern
+	kernels            []kernelFlags
 	boots              int
 	smp, memory, accel string // "" leaves vmexec's default
 	vmexec             string // "" builds it from the module
@@ -31,7 +37,9 @@ type config struct {
 	profile  int  // -profile: profile boots a side (profile.go)
 }
 
-type kernelFlags struct{ image, append string }
+// kernelFlags are one kernel as given: its label, image and cmdline,
+// and what gave it, for messages ("-a-kernel", "LIST line 3").
+type kernelFlags struct{ label, image, append, from string }
 
 var errHelp = errors.New("help requested")
 
@@ -44,7 +52,10 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.a.append, "a-append", "", "kernel A's extra `cmdline` arguments")
 	fs.StringVar(&c.b.image, "b-kernel", "", "kernel B's `image` (may be A's, with another -b-append)")
 	fs.StringVar(&c.b.append, "b-append", "", "kernel B's extra `cmdline` arguments")
-	fs.IntVar(&c.boots, "boots", 3, "boots of each kernel (kbcompare uses boots as samples from 3 a side)")
+	fs.IntVar(&c.boots, "boots", 3, "boots of each kernel (kbcompare uses boots as samples from 3 a side; a series' default is abseries' 5)")
+	fs.StringVar(&c.list, "series", "", "boot the kernels of this `list` file (a line a kernel: LABEL IMAGE [cmdline args...]) -boots times each, in a balanced order, and report their change points")
+	bisect := fs.String("bisect", "", "bisect the kernels of this `list` file, ordered good (first) to bad (last), on the -row: confirm good and bad differ (a planned A/B at -target), then boot middle images until the first bad one is found")
+	fs.StringVar(&c.row, "row", "", "with -bisect: the row to bisect on, a `regexp` matching exactly one row's name (benchstat's, such as Load/shape=stress-ng/loaders=1-2)")
 	fs.StringVar(&c.smp, "smp", "", "vmexec -smp: guest `vCPUs` (unset: vmexec's default)")
 	fs.StringVar(&c.memory, "memory", "", "vmexec -memory: guest memory `size` such as 2G or 2048M, at least 128M (unset: vmexec's default)")
 	fs.StringVar(&c.accel, "accel", "", "vmexec -accel: auto, kvm or tcg (unset: vmexec's default)")
@@ -63,18 +74,84 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		return nil, err // the flag package has printed what is wrong
 	}
 	c.goTest = fs.Args()
-	fs.Visit(func(f *flag.Flag) { c.bootsSet = c.bootsSet || f.Name == "boots" })
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	c.bootsSet = given["boots"]
+	if err := c.pickDesign(*bisect, given); err != nil {
+		return nil, err
+	}
 	return c, c.check()
 }
+
+// pickDesign chooses the design from the flags given and reads the
+// kernels: A and B, or the list's.
+func (c *config) pickDesign(bisect string, given map[string]bool) error {
+	switch {
+	case c.list != "" && bisect != "":
+		return errors.New("-series and -bisect exclude each other: a series reports change points, a bisection searches one row")
+	case c.list == "" && bisect == "":
+		if c.row != "" {
+			return errors.New("-row goes with -bisect: it names the row to bisect on")
+		}
+		c.design = "fixed"
+		if c.target > 0 {
+			c.design = "planned"
+		}
+		c.kernels = []kernelFlags{{"A", c.a.image, c.a.append, "-a-kernel"}, {"B", c.b.image, c.b.append, "-b-kernel"}}
+		return nil
+	}
+	for _, f := range []string{"a-kernel", "a-append", "b-kernel", "b-append", "profile"} {
+		if given[f] {
+			return fmt.Errorf("-%s: an A/B's; a kernel list (-series, -bisect) gives the kernels, and its designs have no profile boots", f)
+		}
+	}
+	if c.list != "" {
+		c.design = "series"
+		switch {
+		case c.row != "":
+			return errors.New("-row goes with -bisect: a series tests every row")
+		case c.target > 0:
+			return errors.New("-target goes with an A/B or -bisect: a series boots each kernel -boots times")
+		case !c.bootsSet:
+			c.boots = abseries.DefaultBoots
+		}
+	} else {
+		c.design, c.list = "bisect", bisect
+		switch {
+		case c.row == "":
+			return errors.New("-bisect needs -row: the row to bisect on, a regexp matching one row's name")
+		case c.bootsSet:
+			return errors.New("-boots goes with an A/B or -series: a bisection's design decides its boots")
+		case c.target == 0:
+			c.target = defaultBisectTarget
+		}
+		if _, err := regexp.Compile(c.row); err != nil {
+			return fmt.Errorf("-row %s: %v", c.row, err)
+		}
+	}
+	ks, err := readKernelList(c.list)
+	if err != nil {
+		return err
+	}
+	if c.design == "bisect" && len(ks) < 3 {
+		return fmt.Errorf("-bisect %s: %d kernels: want a good one, a bad one and at least one image between them", c.list, len(ks))
+	}
+	c.kernels = ks
+	return nil
+}
+
+// defaultBisectTarget is -bisect's -target where none is given: the
+// confirmation's planned A/B is sized to see 5%, as -target's example.
+const defaultBisectTarget = 0.05
 
 // check names the first bad option and what it accepts.
 func (c *config) check() error {
 	switch {
 	case c.out == "":
 		return errors.New("-out is required: the directory for A.txt, B.txt and the resume state")
-	case c.a.image == "":
-		return errors.New("-a-kernel is required: kernel A's image")
-	case c.b.image == "":
+	case c.list == "" && c.a.image == "":
+		return errors.New("-a-kernel is required: kernel A's image (or -series LIST, -bisect LIST for more kernels)")
+	case c.list == "" && c.b.image == "":
 		return errors.New("-b-kernel is required: kernel B's image (the same as -a-kernel for a cmdline A/B)")
 	case c.boots < 1:
 		return fmt.Errorf("-boots %d: want a number of boots of each kernel >= 1 (3 or more for boots as samples)", c.boots)
@@ -84,22 +161,21 @@ func (c *config) check() error {
 	if err := (vmflags.Guest{SMP: c.smp, Memory: c.memory, Accel: c.accel}).WithDefaults().Check(); err != nil {
 		return err
 	}
-	for _, k := range []struct {
-		side string
-		k    kernelFlags
-	}{{"a", c.a}, {"b", c.b}} {
-		if err := vmflags.AppendAs("-"+k.side+"-append", k.k.append, vmflags.MaxAppend); err != nil {
+	for _, k := range c.kernels {
+		app, img := k.from+"'s cmdline", k.from
+		if c.list == "" {
+			app = "-" + strings.ToLower(k.label) + "-append"
+		}
+		if err := vmflags.AppendAs(app, k.append, vmflags.MaxAppend); err != nil {
 			return err
 		}
-		if err := vmflags.Kernel("-"+k.side+"-kernel", k.k.image); err != nil {
+		if err := vmflags.Kernel(img, k.image); err != nil {
 			return err
 		}
-	}
-	for _, k := range []struct {
-		name, v string
-	}{{"-a-kernel", c.a.image}, {"-b-kernel", c.b.image}, {"-a-append", c.a.append}, {"-b-append", c.b.append}} {
-		if strings.Contains(k.v, "'") && strings.Contains(k.v, `"`) {
-			return fmt.Errorf("%s %s: holds both ' and \", which go test -exec cannot quote", k.name, k.v)
+		for _, v := range []struct{ name, v string }{{img, k.image}, {app, k.append}} {
+			if strings.Contains(v.v, "'") && strings.Contains(v.v, `"`) {
+				return fmt.Errorf("%s %s: holds both ' and \", which go test -exec cannot quote", v.name, v.v)
+			}
 		}
 	}
 	if len(c.goTest) == 0 {
@@ -109,7 +185,7 @@ func (c *config) check() error {
 	case c.budget < 0:
 		return fmt.Errorf("-budget %s: want a duration >= 0", c.budget)
 	case c.budget > 0 && c.target == 0:
-		return errors.New("-budget goes with -target: it bounds a planned run")
+		return errors.New("-budget goes with -target or -bisect: it bounds a planned run")
 	case c.target > 0 && c.bootsSet:
 		return errors.New("-boots and -target exclude each other: -target plans the boots of each row")
 	}

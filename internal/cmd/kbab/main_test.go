@@ -372,7 +372,6 @@ func TestInterruptKillsTheBootAndKeepsFinished(t *testing.T) {
 	if a, b := boots(t, filepath.Join(f.out, "A.txt")), boots(t, filepath.Join(f.out, "B.txt")); a != 1 || b != 0 {
 		t.Errorf("after Ctrl-C A.txt holds %d boots, B.txt %d; want 1 and 0", a, b)
 	}
-	os.Remove(filepath.Join(f.dir, "hang-at"))
 	if code, stdout, stderr := f.run(nil, args...); code != 0 || !strings.Contains(stdout, "boots: old 3 boots, new 3 boots") {
 		t.Errorf("resumed after Ctrl-C: exit %d, want 0 with 3 boots a side\n%s\n%s", code, stdout, stderr)
 	}
@@ -401,6 +400,22 @@ func interruptOnHang(f *fake) (chan os.Signal, <-chan int) {
 	return sig, hung
 }
 
+// interruptAt runs kbab with the fake's call n hanging (a VM that
+// ignores Ctrl-C) and SIGINT sent once it hangs (interruptOnHang); pid
+// is the hung fake's.
+func (f *fake) interruptAt(n int, args ...string) (code int, stdout, stderr string, pid int) {
+	f.knob("hang-at", n)
+	defer os.Remove(filepath.Join(f.dir, "hang-at"))
+	os.Remove(filepath.Join(f.dir, "hung.pid"))
+	sig, hung := interruptOnHang(f)
+	code, stdout, stderr = f.run(sig, args...)
+	select {
+	case pid = <-hung:
+	default:
+	}
+	return code, stdout, stderr, pid
+}
+
 // gone waits up to 5 s for pid to be gone (or a zombie no one waits for).
 func gone(pid int) bool {
 	for range 250 {
@@ -423,6 +438,12 @@ func TestBadOptions(t *testing.T) {
 	os.WriteFile(notKernel, make([]byte, 4096), 0o666)
 	out := filepath.Join(t.TempDir(), "out")
 	base := []string{"-out", out, "-a-kernel", img, "-b-kernel", img}
+	lists := t.TempDir()
+	list, badList, badAppend, two := filepath.Join(lists, "ok"), filepath.Join(lists, "bad"), filepath.Join(lists, "append"), filepath.Join(lists, "two")
+	os.WriteFile(list, []byte("K1 "+img+"\nK2 "+img+"\nK3 "+img+" quiet\n"), 0o666)
+	os.WriteFile(badList, []byte("K1 "+img+"\nK2 "+notKernel+"\n"), 0o666)
+	os.WriteFile(badAppend, []byte("K1 "+img+"\nK2 "+img+" panic=0\n"), 0o666)
+	os.WriteFile(two, []byte("K1 "+img+"\nK2 "+img+" quiet\n"), 0o666)
 	pk := []string{"--", "./seccompbench"}
 	cat := slices.Concat[[]string]
 	for _, c := range []struct {
@@ -459,6 +480,19 @@ func TestBadOptions(t *testing.T) {
 		{cat(base, []string{"-target", "5%"}, pk, []string{"-count=0"}), "with -target, -count=N with N of 1 or more"},
 		{cat(base, []string{"-target", "5%"}, pk, []string{"-count", "3"}), "with -target, -count=N with N of 1 or more"},
 		{cat(base, []string{"-target", "5%"}, pk, []string{"-bench", "Load"}), "write it as -bench=VALUE"},
+		{cat([]string{"-out", out, "-series", list, "-bisect", list}, pk), "-series and -bisect exclude each other"},
+		{cat([]string{"-out", out, "-series", list, "-a-kernel", img}, pk), "-a-kernel: an A/B's; a kernel list (-series, -bisect) gives the kernels"},
+		{cat([]string{"-out", out, "-series", list, "-profile", "3"}, pk), "-profile: an A/B's"},
+		{cat([]string{"-out", out, "-series", list, "-row", "x"}, pk), "-row goes with -bisect"},
+		{cat([]string{"-out", out, "-series", list, "-target", "5%"}, pk), "-target goes with an A/B or -bisect"},
+		{cat([]string{"-out", out, "-series", list + ".missing"}, pk), "kernel list: open " + list + ".missing"},
+		{cat([]string{"-out", out, "-series", badList}, pk), badList + " line 2 " + notKernel + ": not a kernel image"},
+		{cat([]string{"-out", out, "-series", badAppend}, pk), badAppend + " line 2's cmdline accepts kernel parameters but vmexec's own"},
+		{cat([]string{"-out", out, "-bisect", list}, pk), "-bisect needs -row"},
+		{cat([]string{"-out", out, "-bisect", list, "-row", "("}, pk), "-row (: error parsing regexp"},
+		{cat([]string{"-out", out, "-bisect", list, "-row", "x", "-boots", "3"}, pk), "-boots goes with an A/B or -series"},
+		{cat([]string{"-out", out, "-bisect", two, "-row", "x"}, pk), "-bisect " + two + ": 2 kernels: want a good one, a bad one and at least one image"},
+		{cat(base, []string{"-row", "x"}, pk), "-row goes with -bisect"},
 	} {
 		var stderr bytes.Buffer
 		code := run(c.args, os.Stdout, &stderr, make(chan os.Signal))
@@ -489,7 +523,7 @@ func TestQuote(t *testing.T) {
 func TestABBA(t *testing.T) {
 	var s string
 	for i := range 8 {
-		s += side(i)
+		s += string(rune('A' + balancedOrder(i, 2)))
 	}
 	if s != "ABBAABBA" {
 		t.Errorf("order %s, want ABBAABBA", s)
@@ -511,7 +545,7 @@ func TestBrokenResumeStateRefused(t *testing.T) {
 	good, _ := os.ReadFile(state)
 	goodA, _ := os.ReadFile(filepath.Join(f.out, "A.txt"))
 	st, err := parseState(good)
-	if err != nil || len(st.Done) != 3 || st.Done[0].Bytes != int64(len(goodA)) {
+	if err != nil || len(st.Boots) != 3 || st.Boots[0].Bytes != int64(len(goodA)) {
 		t.Fatalf("state after 3 boots: %+v, %v; A.txt %d bytes", st, err, len(goodA))
 	}
 	calls := len(f.calls())
@@ -523,8 +557,8 @@ func TestBrokenResumeStateRefused(t *testing.T) {
 		{"kbab.json cut short", good[:len(good)/2], goodA, "the JSON ends there, inside its object: cut short", "kbab.json: line "},
 		{"kbab.json empty", nil, goodA, "the file is empty (0 bytes)", "kbab.json: "},
 		{"kbab.json not JSON", []byte("\x00\x00\x00"), goodA, "want a JSON object", "kbab.json: line 1, column 1 (byte 0)"},
-		{"a boot's side changed", bytes.Replace(good, []byte(`"side": "B"`), []byte(`"side": "A"`), 1), goodA,
-			`is side "A": want "B", its place in the ABBA order`, "kbab.json: done[1] (boot 2)"},
+		{"a boot's kernel changed", bytes.Replace(good, []byte(`"kernel": "B"`), []byte(`"kernel": "A"`), 1), goodA,
+			`is kernel "A": want "B", its place in the balanced order`, "kbab.json: boots[1] (boot 2)"},
 		{"A.txt cut mid-boot", good, goodA[:len(goodA)/2], fmt.Sprintf("ends at byte %d, inside boot 1's output (bytes 0-%d): it was cut mid-boot", len(goodA)/2, len(goodA)), "A.txt"},
 		{"A.txt changed", good, bytes.Replace(goodA, []byte("BenchmarkWork"), []byte("BenchmarkWorm"), 1), "boot 1's output, are not what it appended", "A.txt: bytes 0-"},
 	} {

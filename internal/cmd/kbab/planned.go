@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/kbench/kbench/internal/abfile"
@@ -26,65 +25,77 @@ func (d *driver) designOptions() abplan.Options {
 	return o
 }
 
-// runPlanned runs a planned comparison (-target), as the design
-// (abplan.Design: Stein's two-stage test) says: the pilot's boots of
-// the whole command, then pairs of boots of the rows the design leaves
-// pending, until none is or the budget stops it; then the comparison,
-// judged by the design.
+// plannedDesign is a planned comparison (-target) of kernels a and b
+// (A and B; a bisection's good and bad), as the abplan design (Stein's
+// two-stage test) says: the pilot's boots of the whole command, then
+// pairs of boots of the rows the design leaves pending, until none is or
+// the budget stops it; then the comparison, judged by the design.
 //
 // kbab decides nothing here: what runs next is the design's, from the
 // pilot's spreads and A's costs alone, never from a boot after the
 // pilot nor from the difference between A and B.
-func (d *driver) runPlanned(stdout io.Writer, sig <-chan os.Signal) int {
-	pilot := d.design.PilotBoots()
-	for i := len(d.st.Done); ; i++ {
-		if i >= pilot && i%2 == 0 {
-			if err := d.replan(); err != nil {
-				fmt.Fprintf(d.stderr, "kbab: planning: %v\n", err)
-				return exitUsage
-			}
-			next, _ := d.design.Next(d.spent())
-			if len(next) == 0 {
-				if d.design.Cut {
-					_, pending, _ := d.design.Progress()
-					fmt.Fprintf(d.stderr, "kbab: -budget %s: the next pair would pass it after %s of boots (A's doubled); stopping with %d rows pending\n",
-						d.cfg.budget, round(seconds(d.spent())), pending)
-				}
-				break
-			}
-			d.st.Round = nil
-			for _, r := range next {
-				d.st.Round = append(d.st.Round, pkgRun{Pkg: r.Pkg, Count: r.Count, Rows: r.Rows})
-			}
-			if err := d.st.write(d.statePath); err != nil {
-				fmt.Fprintf(d.stderr, "kbab: %v\n", err)
-				return exitUsage
-			}
-		}
-		left := func() string {
-			if len(d.st.Done) < pilot {
-				return fmt.Sprintf(" (pilot: %d of %d boots at -count=%d)", len(d.st.Done), pilot, d.design.Opts.Count)
-			}
-			return d.progress()
-		}
-		if code, ok := d.runBoot(i, sig, left); !ok {
-			return code
-		}
-	}
-	if code, ok := d.runProfileBoots(sig); !ok {
-		return code
-	}
-	return d.compare(stdout)
+type plannedDesign struct {
+	d    *driver
+	a, b int // the kernels compared
 }
 
+func (p *plannedDesign) next(i int) (nextBoot, bool, error) {
+	d := p.d
+	pilot := d.design.PilotBoots()
+	if i >= pilot && i%2 == 0 {
+		if err := p.replan(); err != nil {
+			return nextBoot{}, false, fmt.Errorf("planning: %v", err)
+		}
+		next, _ := d.design.Next(p.spent())
+		if len(next) == 0 {
+			if d.design.Cut {
+				_, pending, _ := d.design.Progress()
+				fmt.Fprintf(d.stderr, "kbab: -budget %s: the next pair would pass it after %s of boots (%s's doubled); stopping with %d rows pending\n",
+					d.cfg.budget, round(seconds(p.spent())), d.st.Settings.label(p.a), pending)
+			}
+			return nextBoot{}, false, nil
+		}
+		d.st.PairRuns = nil
+		for _, r := range next {
+			d.st.PairRuns = append(d.st.PairRuns, pkgRun{Pkg: r.Pkg, Count: r.Count, Rows: r.Rows})
+		}
+		if err := d.st.write(d.statePath); err != nil {
+			return nextBoot{}, false, err
+		}
+	}
+	k := []int{p.a, p.b}[balancedOrder(i, 2)]
+	if i < pilot {
+		return nextBoot{kernel: k, runs: d.wholeCommand(d.design.Opts.Count)}, true, nil
+	}
+	return nextBoot{kernel: k, runs: d.pkgRuns(d.st.PairRuns), record: d.st.PairRuns}, true, nil
+}
+
+func (p *plannedDesign) bootName(i int) string { return fmt.Sprintf("boot %d", i+1) }
+
+func (p *plannedDesign) progress() string {
+	d := p.d
+	if n := len(d.st.Boots); n < d.design.PilotBoots() {
+		return fmt.Sprintf(" (pilot: %d of %d boots at -count=%d)", n, d.design.PilotBoots(), d.design.Opts.Count)
+	}
+	if !d.design.Planned {
+		return ""
+	}
+	decided, pending, undecided := d.design.Progress()
+	return fmt.Sprintf("; rows %d decided, %d pending, %d undecided; about %s left",
+		decided, pending, undecided, round(seconds(max(d.design.Seconds-p.spent(), 0))))
+}
+
+func (p *plannedDesign) report(stdout io.Writer) int { return p.d.compare(stdout) }
+
 // replan brings the design up to the boots so far: the first time in a
-// process it plans from the pilot (the first Pilot boots a side of A.txt
-// and B.txt, and the costs of A's first boot) and writes the plan to
-// plan.txt, the first plan of the run also to stderr; after that it
-// records the boots each row holds. A resumed run plans as the first
+// process it plans from the pilot (the first Pilot boots a side of the
+// two kernels' files, and the costs of a's first boot) and writes the
+// plan to plan.txt, the first plan of the run also to stderr; after that
+// it records the boots each row holds. A resumed run plans as the first
 // did: from the same pilot boots.
-func (d *driver) replan() error {
-	rep, err := abstat.Compare(d.result("A"), d.result("B"), abstat.DefaultOptions)
+func (p *plannedDesign) replan() error {
+	d := p.d
+	rep, err := abstat.Compare(d.result(d.st.Settings.label(p.a)), d.result(d.st.Settings.label(p.b)), abstat.DefaultOptions)
 	if err != nil {
 		return err
 	}
@@ -93,32 +104,32 @@ func (d *driver) replan() error {
 		d.design.Update(rows)
 		return d.writePlan(false)
 	}
-	costs, err := d.pilotCosts()
+	costs, err := p.pilotCosts()
 	if err != nil {
 		return err
 	}
 	var spent float64
-	for _, b := range d.st.Done[:d.design.PilotBoots()] {
-		if b.Side == "A" {
+	for _, b := range d.st.Boots[:d.design.PilotBoots()] {
+		if b.Kernel == d.st.Settings.label(p.a) {
 			spent += 2 * b.Seconds
 		}
 	}
 	d.design.Plan(rows, costs, spent)
-	first := len(d.st.Done) == d.design.PilotBoots()
+	first := len(d.st.Boots) == d.design.PilotBoots()
 	return d.writePlan(first)
 }
 
-// pilotCosts are each package's boot cost from A's first boot: its go
+// pilotCosts are each package's boot cost from a's first boot (boot 1): its go
 // test time less its rows' timed work (iterations × sec/op), as
-// abstat.PackageCost fits it from one boot. One boot of A: what B's
+// abplan.PackageCost fits it from one boot. One boot of A: what B's
 // speed cannot move, and what a resumed run reads again alike.
-func (d *driver) pilotCosts() (map[string]float64, error) {
-	files, _, err := abfile.Read(filepath.Join(d.cfg.out, "boots", "01-A.txt"))
+func (p *plannedDesign) pilotCosts() (map[string]float64, error) {
+	files, _, err := abfile.Read(filepath.Join(p.d.cfg.out, "boots", "01-"+p.d.st.Settings.label(p.a)+".txt"))
 	if err != nil {
 		return nil, err
 	}
 	costs := map[string]float64{}
-	for pkg, c := range abstat.PackageCost(files) {
+	for pkg, c := range abplan.PackageCost(files) {
 		costs[pkg] = c.Boot
 	}
 	return costs, nil
@@ -139,24 +150,13 @@ func (d *driver) writePlan(first bool) error {
 	return nil
 }
 
-// progress is a progress line's tail: rows decided, pending and
-// undecided, and the time the design has left by A's costs.
-func (d *driver) progress() string {
-	if !d.design.Planned {
-		return ""
-	}
-	decided, pending, undecided := d.design.Progress()
-	return fmt.Sprintf("; rows %d decided, %d pending, %d undecided; about %s left",
-		decided, pending, undecided, round(seconds(max(d.design.Seconds-d.spent(), 0))))
-}
-
-// spent is what the finished boots count against the budget: A's boot
-// times doubled, across resumes. B's own times never count, so when the
-// budget stops a run cannot depend on B's speed.
-func (d *driver) spent() float64 {
+// spent is what the finished boots count against the budget: a's boot
+// times doubled, across resumes. b's own times never count, so when the
+// budget stops a run cannot depend on b's speed.
+func (p *plannedDesign) spent() float64 {
 	var s float64
-	for _, b := range d.st.Done {
-		if b.Side == "A" {
+	for _, b := range p.d.st.Boots {
+		if b.Kernel == p.d.st.Settings.label(p.a) {
 			s += 2 * b.Seconds
 		}
 	}
@@ -173,57 +173,4 @@ func (d *driver) compareOptions() abstat.Options {
 		o.Threshold, o.Design, o.Target = d.design.Opts.Gate, d.design, d.design.Opts.Target
 	}
 	return o
-}
-
-// plannedTail closes a planned run's report: the rule, how many rows it
-// decided, and each row without a verdict with its boots and the mde
-// they reached.
-func (d *driver) plannedTail(rep *abstat.Report) string {
-	if d.design == nil || !d.design.Planned {
-		return ""
-	}
-	var b strings.Builder
-	o := d.design.Opts
-	decided, pending, undecided := d.design.Progress()
-	fmt.Fprintf(&b, "\nkbab -target %s: %s, pilot %d+%d boots, every boot at -count=%d, each row at p <= %.2g (%g over %d rows), gate %s; %d of %d rows decided (the plan: %s)\n",
-		abreport.FormatMDE(o.Target), abplan.RuleName, o.Pilot, o.Pilot, o.Count, d.design.Level, o.Alpha, decided+pending+undecided,
-		abreport.FormatMDE(o.Gate), decided, decided+pending+undecided, filepath.Join(d.cfg.out, "plan.txt"))
-	var lines []string
-	for t, row := range rep.Primaries() {
-		if row.Verdict != abstat.Undecided {
-			continue
-		}
-		rp := d.design.Find(t.Path, row.Name)
-		why := "too few boots"
-		if rp != nil {
-			why = string(rp.Status)
-			if rp.Status == abplan.Running {
-				why = "cut short"
-			}
-			if rp.Status == abplan.OverBudget || (d.design.Cut && rp.Status == abplan.Running) {
-				why += fmt.Sprintf(" by -budget %s", d.cfg.budget)
-			}
-		}
-		mde := "?"
-		if row.Power != nil {
-			mde = abreport.FormatMDE(row.Power.MDE)
-		}
-		n := 0
-		if row.Samples[0] != nil && row.Samples[1] != nil {
-			n = min(row.Samples[0].Boots(), row.Samples[1].Boots())
-		}
-		need := ""
-		if rp != nil {
-			need = fmt.Sprintf(", the rule asks %d", rp.Need)
-		}
-		lines = append(lines, fmt.Sprintf("  %s %s: undecided: %d+%d boots, mde %s (%s%s)", t.Pkg, row.Name, n, n, mde, why, need))
-	}
-	if len(lines) > 0 {
-		rows := "rows"
-		if len(lines) == 1 {
-			rows = "row"
-		}
-		fmt.Fprintf(&b, "%d %s undecided, outside the verdicts and the exit status:\n%s\n", len(lines), rows, strings.Join(lines, "\n"))
-	}
-	return b.String()
 }

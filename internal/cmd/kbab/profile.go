@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -75,13 +74,17 @@ type profiledBoot struct {
 	Retry    string    `json:"retry,omitempty"`
 }
 
+// profileSide is the kernel, A or B, of profile boot j: ABBA, as the
+// timed boots of an A/B (balancedOrder).
+func profileSide(j int) string { return []string{"A", "B"}[balancedOrder(j, 2)] }
+
 // profileBootName is profile boot j's (0-based) name in files: p01, p02.
 func profileBootName(j int) string { return fmt.Sprintf("p%02d", j+1) }
 
 // profileRel is where profile boot j's profiles are once it finished,
 // relative to -out.
 func profileRel(j int) string {
-	return filepath.Join("profiles", side(j), profileBootName(j))
+	return filepath.Join("profiles", profileSide(j), profileBootName(j))
 }
 
 // checkProfiled makes sure the finished profile boots add up, as check
@@ -98,8 +101,8 @@ func (st *state) checkProfiled(ids map[string]int) error {
 		switch {
 		case p.Boot != j+1:
 			return fmt.Errorf("%s is profile boot %d: want %d (boots finish in order)", at, p.Boot, j+1)
-		case p.Side != side(j):
-			return fmt.Errorf("%s (profile boot %d) is side %q: want %q, its place in the ABBA order", at, p.Boot, p.Side, side(j))
+		case p.Side != profileSide(j):
+			return fmt.Errorf("%s (profile boot %d) is side %q: want %q, its place in the ABBA order", at, p.Boot, p.Side, profileSide(j))
 		case !(p.Seconds >= 0):
 			return fmt.Errorf("%s (profile boot %d) took %v seconds: want 0 or more", at, p.Boot, p.Seconds)
 		case len(p.BootIDs) == 0:
@@ -127,7 +130,7 @@ func (d *driver) runProfileBoots(sig <-chan os.Signal) (code int, ok bool) {
 		return exitUsage, false
 	}
 	for j := len(d.st.Profiled); j < total; j++ {
-		s := side(j)
+		s := profileSide(j)
 		name := fmt.Sprintf("profile boot %d of %d", j+1, total)
 		select {
 		case got := <-sig:
@@ -158,7 +161,7 @@ func (d *driver) runProfileBoots(sig <-chan os.Signal) (code int, ok bool) {
 // profileBoot runs profile boot j (0-based) and records it, or returns
 // why it did not finish and kbab's exit status for that.
 func (d *driver) profileBoot(j int, name string, sig <-chan os.Signal, retry string) (int, error) {
-	s := side(j)
+	s := profileSide(j)
 	base := filepath.Join(d.cfg.out, "boots", profileBootName(j)+"-"+s)
 	if err := keepEarlierTry(base); err != nil {
 		return exitUsage, err
@@ -176,7 +179,11 @@ func (d *driver) profileBoot(j int, name string, sig <-chan os.Signal, retry str
 	}
 	// The whole command, as a timed boot of the fixed design (or of a
 	// planned run's pilot) runs it.
-	took, code, err := d.runGoTests(name, s, append(os.Environ(), "KBENCH_PROFILE="+tmp), d.goTests(0), base, sig)
+	count := 1
+	if d.design != nil {
+		count = d.design.Opts.Count
+	}
+	took, code, err := d.runGoTests(name, s, append(os.Environ(), "KBENCH_PROFILE="+tmp), d.wholeCommand(count), base, sig)
 	if err != nil {
 		return code, err
 	}
@@ -252,32 +259,24 @@ func (d *driver) cutAside(p string) error {
 	}
 }
 
-// writeProfileSection appends the perf-profile section of the finished
-// profile boots to the report (abreport.RowProfiles, kbcompare's
-// -profiles-old profiles/A -profiles-new profiles/B). Profiles that
-// cannot be read leave the verdicts standing: the section says why it is
-// missing, on the report and stderr.
-func (d *driver) writeProfileSection(w io.Writer, rep *abstat.Report) error {
+// profileSection is the perf-profile section of the finished profile
+// boots for the report (abreport.RowProfiles, kbcompare's
+// -profiles-old profiles/A -profiles-new profiles/B); nil without
+// -profile. Profiles that cannot be read leave the verdicts standing:
+// the section says why it is missing, on the report and stderr.
+func (d *driver) profileSection(rep *abstat.Report) *abreport.RunProfile {
 	if d.st.Settings.Profile == 0 {
 		return nil
 	}
-	rows, err := abreport.RowProfiles(rep, filepath.Join(d.cfg.out, "profiles", "A"), filepath.Join(d.cfg.out, "profiles", "B"),
-		profdelta.DefaultOptions, [2]string{"profiles/A", "profiles/B"})
-	if err == nil && len(rows) == 0 {
-		err = errors.New("no row of the report has profiles on both sides")
-	}
-	if err != nil {
-		fmt.Fprintf(d.stderr, "kbab: perf-profile section: %v\n", err)
-		_, err = fmt.Fprintf(w, "\nperf-profile: none: %v\n", err)
-		return err
-	}
-	if err := abreport.WriteProfileText(w, rows); err != nil {
-		return err
-	}
-	// The "-format json" that the section's "... more" lines name is
-	// kbcompare's: say how to get it, and the pictures, from this run.
 	o := d.cfg.out
-	_, err = fmt.Fprintf(w, "\nevery function, other forms, flame graphs: kbcompare -profiles-old %s -profiles-new %s [-format json] [-plot DIR] %s %s\n",
-		filepath.Join(o, "profiles", "A"), filepath.Join(o, "profiles", "B"), d.result("A"), d.result("B"))
-	return err
+	p := &abreport.RunProfile{Dirs: [2]string{filepath.Join(o, "profiles", "A"), filepath.Join(o, "profiles", "B")},
+		Results: [2]string{d.result("A"), d.result("B")}}
+	p.Rows, p.Err = abreport.RowProfiles(rep, p.Dirs[0], p.Dirs[1], profdelta.DefaultOptions, [2]string{"profiles/A", "profiles/B"})
+	if p.Err == nil && len(p.Rows) == 0 {
+		p.Err = errors.New("no row of the report has profiles on both sides")
+	}
+	if p.Err != nil {
+		fmt.Fprintf(d.stderr, "kbab: perf-profile section: %v\n", p.Err)
+	}
+	return p
 }

@@ -23,39 +23,65 @@ import (
 // settings is everything that decides what a boot measures; a resumed
 // run must have the same.
 type settings struct {
-	Dir    string   `json:"dir"` // where go test runs
-	A      kernel   `json:"a"`
-	B      kernel   `json:"b"`
-	Boots  int      `json:"boots"`
-	Order  string   `json:"order"`
-	SMP    string   `json:"smp"`
-	Memory string   `json:"memory"`
-	Accel  string   `json:"accel"`
-	GoTest []string `json:"go_test"`
-	Env    []string `json:"env"` // KBENCH_* and GOFLAGS, sorted
+	Dir string `json:"dir"` // where go test runs
+	// Design is the run's: fixed, planned, series or bisect (designs.go).
+	Design string `json:"design"`
+	// List is -series's or -bisect's file, as given (for messages); ""
+	// for an A/B.
+	List string `json:"list,omitempty"`
+	// Kernels in order: A and B of an A/B, a series' or a bisection's
+	// from good (first) to bad (last).
+	Kernels []kernel `json:"kernels"`
+	Boots   int      `json:"boots"`
+	Order   string   `json:"order"`
+	SMP     string   `json:"smp"`
+	Memory  string   `json:"memory"`
+	Accel   string   `json:"accel"`
+	GoTest  []string `json:"go_test"`
+	Env     []string `json:"env"` // KBENCH_* and GOFLAGS, sorted
 	// Target is -target's mde (0: the fixed design of Boots a side).
 	Target float64 `json:"target,omitempty"`
+	// Row is -bisect's -row pattern.
+	Row string `json:"row,omitempty"`
 	// Profile is -profile's profile boots a side (0: none).
 	Profile int `json:"profile,omitempty"`
 }
 
+// A kernel is an image plus a cmdline, labeled: its result file is
+// LABEL.txt.
 type kernel struct {
+	Label  string `json:"label"`
 	Image  string `json:"image"` // absolute
 	SHA256 string `json:"sha256"`
 	Append string `json:"append"`
 }
 
+// stateVersion is kbab.json's format. Version 1 (no "version": the A/B
+// kbab before series) is refused: its sides were fields "a" and "b".
+const stateVersion = 2
+
 // state is kbab.json: the settings and the finished boots.
 type state struct {
-	Settings settings `json:"settings"`
-	Done     []done   `json:"done"`
+	Version  int          `json:"version"`
+	Settings settings     `json:"settings"`
+	Boots    []bootRecord `json:"boots"`
 	// Counts are a planned run's -count per package (import path), as
-	// its first plan chose them; Round the go test runs of the boot pair
-	// under way, which both of its boots run alike.
-	Counts map[string]int `json:"counts,omitempty"`
-	Round  []pkgRun       `json:"round,omitempty"`
+	// its first plan chose them; PairRuns the go test runs of the boot
+	// pair under way, which both of its boots run alike.
+	Counts   map[string]int `json:"counts,omitempty"`
+	PairRuns []pkgRun       `json:"pair_runs,omitempty"`
+	// Confirmed is a bisection's end of its confirmation (the planned
+	// A/B of good against bad), nil before.
+	Confirmed *confirmation `json:"confirmed,omitempty"`
 	// Profiled are the finished profile boots (-profile), in order.
 	Profiled []profiledBoot `json:"profiled,omitempty"`
+}
+
+// confirmation is how a bisection's planned A/B of good against bad
+// ended: after Boots boots, with the row's verdict.
+type confirmation struct {
+	Boots   int    `json:"boots"`
+	Verdict string `json:"verdict"`
 }
 
 // pkgRun is one go test run of a planned boot: a package, its -count
@@ -66,32 +92,61 @@ type pkgRun struct {
 	Rows  []string `json:"rows"`
 }
 
-type done struct {
-	Boot     int       `json:"boot"` // 1-based, in the schedule
-	Side     string    `json:"side"`
+// bootRecord is one finished boot.
+type bootRecord struct {
+	Boot     int       `json:"boot"`   // 1-based, in the schedule
+	Kernel   string    `json:"kernel"` // its label
 	Seconds  float64   `json:"seconds"`
 	Finished time.Time `json:"finished"`
 	BootIDs  []string  `json:"boot_ids"`
-	// What the boot appended to its side's file (A.txt, B.txt): Bytes
+	// What the boot appended to its kernel's file (LABEL.txt): Bytes
 	// bytes from Offset, and their SHA-256.
 	Offset int64    `json:"offset"`
 	Bytes  int64    `json:"bytes"`
 	SHA256 string   `json:"sha256"`
-	Runs   []pkgRun `json:"runs,omitempty"` // a planned boot's after the pilot
+	Runs   []pkgRun `json:"runs,omitempty"` // a planned or bisection step boot's
 	// Retry says why the boot's first try was retried (its guest died
 	// or froze), for the report; "" when it was not.
 	Retry string `json:"retry,omitempty"`
 }
 
-const order = "abba"
+// order names the boot order of every design but a bisection's steps
+// (which its search picks): balancedOrder.
+const order = "balanced"
 
-// side returns the kernel ("A" or "B") of boot i (0-based) in ABBA
-// order: A B, B A, A B, B A, ...
-func side(i int) string {
-	if (i/2)%2 == (i % 2) {
-		return "A"
+// balancedOrder is the kernel (index) of boot i (0-based) of n kernels:
+// rounds that each boot every kernel once, every other round reversed,
+// and each pair of rounds rotated by one kernel more than the last
+// (where n > 2). For two kernels that is ABBA (A B, B A, A B, B A, ...).
+//
+// Why: over a pair of rounds every kernel holds places j and 2n-1-j,
+// whose mean is the same for all, so a drift linear in time (a machine
+// warming up, a neighbour's load, a filling page cache) adds the same to
+// every kernel's mean; strict repetition (K1..Kn, K1..Kn) would lean it
+// on the later kernels, which in a series is a change point made by the
+// clock. The rotation moves every kernel through every place of a round
+// over n pairs, so a drift that is not linear (a step in the host's load
+// at a fixed time into each round) does not stay on the same kernels,
+// and no kernel's boots bunch at one end of the run. Two kernels need no
+// rotation: reversal alone puts each in both places.
+func balancedOrder(i, n int) int {
+	round, place := i/n, i%n
+	if round%2 == 1 {
+		place = n - 1 - place
 	}
-	return "B"
+	rot := 0
+	if n > 2 {
+		rot = (round / 2) % n
+	}
+	return (place + rot) % n
+}
+
+// label is kernel k's label.
+func (s settings) label(k int) string { return s.Kernels[k].Label }
+
+// kernelIndex is the index of the kernel labeled l, -1 where none is.
+func (s settings) kernelIndex(l string) int {
+	return slices.IndexFunc(s.Kernels, func(k kernel) bool { return k.Label == l })
 }
 
 func newSettings(c *config) (settings, error) {
@@ -99,24 +154,21 @@ func newSettings(c *config) (settings, error) {
 	if err != nil {
 		return settings{}, err
 	}
-	s := settings{Dir: dir, Boots: c.boots, Order: order, SMP: c.smp, Memory: c.memory, Accel: c.accel, GoTest: c.goTest, Target: c.target, Profile: c.profile}
+	s := settings{Dir: dir, Design: c.design, List: c.list, Boots: c.boots, Order: order, SMP: c.smp, Memory: c.memory,
+		Accel: c.accel, GoTest: c.goTest, Target: c.target, Row: c.row, Profile: c.profile}
 	if c.target > 0 {
 		s.Boots = 0 // the plan's
 	}
-	for _, k := range []struct {
-		flag string
-		in   kernelFlags
-		to   *kernel
-	}{{"-a-kernel", c.a, &s.A}, {"-b-kernel", c.b, &s.B}} {
-		img, err := filepath.Abs(k.in.image)
+	for _, k := range c.kernels {
+		img, err := filepath.Abs(k.image)
 		if err != nil {
 			return s, err
 		}
 		sum, err := vmflags.ImageDigest(img)
 		if err != nil {
-			return s, fmt.Errorf("%s: %v", k.flag, err)
+			return s, fmt.Errorf("%s: %v", k.from, err)
 		}
-		*k.to = kernel{Image: img, SHA256: sum, Append: k.in.append}
+		s.Kernels = append(s.Kernels, kernel{Label: k.label, Image: img, SHA256: sum, Append: k.append})
 	}
 	for _, e := range os.Environ() {
 		if strings.HasPrefix(e, "KBENCH_") || strings.HasPrefix(e, "GOFLAGS=") {
@@ -136,18 +188,24 @@ func differences(old, now settings) []string {
 		}
 	}
 	add("directory go test runs in", old.Dir, now.Dir)
-	add("-a-kernel", old.A.Image, now.A.Image)
-	if old.A.Image == now.A.Image {
-		add("-a-kernel's contents (SHA-256)", old.A.SHA256, now.A.SHA256)
+	add("design", old.Design, now.Design)
+	add("kernel list", old.List, now.List)
+	if len(old.Kernels) != len(now.Kernels) {
+		d = append(d, fmt.Sprintf("kernels: was %d, now %d", len(old.Kernels), len(now.Kernels)))
+	} else {
+		for i, o := range old.Kernels {
+			n := now.Kernels[i]
+			add(kernelOption(now, i, "label"), o.Label, n.Label)
+			add(kernelOption(now, i, "kernel"), o.Image, n.Image)
+			if o.Image == n.Image {
+				add(kernelOption(now, i, "kernel")+"'s contents (SHA-256)", o.SHA256, n.SHA256)
+			}
+			add(kernelOption(now, i, "append"), o.Append, n.Append)
+		}
 	}
-	add("-a-append", old.A.Append, now.A.Append)
-	add("-b-kernel", old.B.Image, now.B.Image)
-	if old.B.Image == now.B.Image {
-		add("-b-kernel's contents (SHA-256)", old.B.SHA256, now.B.SHA256)
-	}
-	add("-b-append", old.B.Append, now.B.Append)
 	add("-boots", fmt.Sprint(old.Boots), fmt.Sprint(now.Boots))
 	add("-target", fmt.Sprint(old.Target), fmt.Sprint(now.Target))
+	add("-row", old.Row, now.Row)
 	add("-profile", fmt.Sprint(old.Profile), fmt.Sprint(now.Profile))
 	add("order", old.Order, now.Order)
 	add("-smp", old.SMP, now.SMP)
@@ -156,6 +214,20 @@ func differences(old, now settings) []string {
 	add("go test arguments", strings.Join(old.GoTest, " "), strings.Join(now.GoTest, " "))
 	add("KBENCH_* and GOFLAGS environment", strings.Join(old.Env, " "), strings.Join(now.Env, " "))
 	return d
+}
+
+// kernelOption names what sets kernel i's label, image ("kernel") or
+// cmdline ("append"): -a-kernel, -b-append for an A/B; the list's line
+// for a series or a bisection.
+func kernelOption(s settings, i int, what string) string {
+	if s.List == "" && i < 2 {
+		if what == "label" {
+			return "label of " + []string{"A", "B"}[i]
+		}
+		return "-" + []string{"a", "b"}[i] + "-" + what
+	}
+	field := map[string]string{"label": "label", "kernel": "image", "append": "cmdline"}[what]
+	return fmt.Sprintf("%s kernel %d's %s", s.List, i+1, field)
 }
 
 // readState reads kbab.json. One that is not whole or whose boots do not
@@ -180,6 +252,15 @@ func parseState(b []byte) (*state, error) {
 		return nil, fmt.Errorf("the file is empty (%d bytes): want the JSON object kbab writes", len(b))
 	} else if t[0] != '{' {
 		return nil, fmt.Errorf("%s: want a JSON object", where(b, int64(len(b)-len(t))))
+	}
+	var v struct {
+		Version int `json:"version"`
+	}
+	if json.Unmarshal(b, &v) == nil && v.Version != stateVersion {
+		if v.Version == 0 {
+			return nil, fmt.Errorf("version 1 (no \"version\": an A/B of kbab before series and bisections); this kbab reads version %d: finish that run with the kbab that began it, or use a new -out", stateVersion)
+		}
+		return nil, fmt.Errorf("version %d: this kbab reads version %d", v.Version, stateVersion)
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
@@ -215,49 +296,70 @@ func where(b []byte, off int64) string {
 	return fmt.Sprintf("line %d, column %d (byte %d)", line, col, off)
 }
 
-// check makes sure the finished boots add up: in the ABBA order, no more
-// than the settings ask for, each with a boot id of its own, and each
-// side's outputs one after another in its file.
+// check makes sure the finished boots add up: in the design's order,
+// no more than the settings ask for, each with a boot id of its own, and
+// each kernel's outputs one after another in its file.
 func (st *state) check() error {
 	s := st.Settings
+	n := len(s.Kernels)
 	switch {
+	case !slices.Contains(designNames, s.Design):
+		return fmt.Errorf("settings.design is %q: want one of %s", s.Design, strings.Join(designNames, ", "))
+	case n < 2 || (s.Design == "bisect" && n < 3):
+		return fmt.Errorf("settings.kernels has %d kernels: want 2 or more (3 or more for a bisection)", n)
+	case (s.Design == "fixed" || s.Design == "planned") && n != 2:
+		return fmt.Errorf("settings.kernels has %d kernels with design %s: want 2, A and B", n, s.Design)
 	case !(s.Target >= 0 && s.Target < 1):
 		return fmt.Errorf("settings.target is %v: want 0 (a fixed design) or a planned run's mde, above 0 and below 1", s.Target)
+	case (s.Design == "planned" || s.Design == "bisect") != (s.Target > 0):
+		return fmt.Errorf("settings.target is %v with design %s: want above 0 for planned and bisect, 0 for the others", s.Target, s.Design)
 	case s.Target == 0 && s.Boots < 1:
 		return fmt.Errorf("settings.boots is %d: want 1 or more", s.Boots)
 	case s.Target > 0 && s.Boots != 0:
 		return fmt.Errorf("settings.boots is %d with settings.target %v: want 0, the plan decides a planned run's boots", s.Boots, s.Target)
 	case s.Order != order:
 		return fmt.Errorf("settings.order is %q: want %q", s.Order, order)
-	case s.Target == 0 && len(st.Done) > 2*s.Boots:
-		return fmt.Errorf("done lists %d finished boots: want at most the %d of settings.boots %d", len(st.Done), 2*s.Boots, s.Boots)
+	case s.Target == 0 && len(st.Boots) > n*s.Boots:
+		return fmt.Errorf("boots lists %d finished boots: want at most the %d of %d kernels at settings.boots %d", len(st.Boots), n*s.Boots, n, s.Boots)
+	case st.Confirmed != nil && (s.Design != "bisect" || st.Confirmed.Boots < 2 || st.Confirmed.Boots > len(st.Boots)):
+		return fmt.Errorf("confirmed is after %d boots of %d with design %s: want a bisection's, within its boots", st.Confirmed.Boots, len(st.Boots), s.Design)
 	}
-	for pkg, n := range st.Counts {
-		if pkg == "" || n < 1 {
-			return fmt.Errorf("counts has %q: %d: want a package's import path and a -count of 1 or more", pkg, n)
+	for pkg, c := range st.Counts {
+		if pkg == "" || c < 1 {
+			return fmt.Errorf("counts has %q: %d: want a package's import path and a -count of 1 or more", pkg, c)
 		}
 	}
-	for i, r := range st.Round {
+	for i, r := range st.PairRuns {
 		if r.Pkg == "" || r.Count < 1 || len(r.Rows) == 0 {
-			return fmt.Errorf("round[%d] is package %q, count %d, %d rows: want a package, a -count of 1 or more and its rows", i, r.Pkg, r.Count, len(r.Rows))
+			return fmt.Errorf("pair_runs[%d] is package %q, count %d, %d rows: want a package, a -count of 1 or more and its rows", i, r.Pkg, r.Count, len(r.Rows))
 		}
 	}
-	for name, k := range map[string]kernel{"a": s.A, "b": s.B} {
+	for i, k := range s.Kernels {
 		if !filepath.IsAbs(k.Image) || !isSHA256(k.SHA256) {
-			return fmt.Errorf("settings.%s is image %q, sha256 %q: want an absolute path and 64 hex digits", name, k.Image, k.SHA256)
+			return fmt.Errorf("settings.kernels[%d] is image %q, sha256 %q: want an absolute path and 64 hex digits", i, k.Image, k.SHA256)
+		}
+		if err := checkLabel(k.Label); err != nil {
+			return fmt.Errorf("settings.kernels[%d]: %v", i, err)
+		}
+		if j := s.kernelIndex(k.Label); j != i {
+			return fmt.Errorf("settings.kernels[%d] has label %q, as kernels[%d] has: want labels of their own", i, k.Label, j)
 		}
 	}
 	end := map[string]int64{}
 	ids := map[string]int{}
-	for i, d := range st.Done {
-		at := fmt.Sprintf("done[%d]", i)
-		switch {
-		case d.Boot != i+1:
+	for i, d := range st.Boots {
+		at := fmt.Sprintf("boots[%d]", i)
+		if d.Boot != i+1 {
 			return fmt.Errorf("%s is boot %d: want %d (boots finish in order)", at, d.Boot, i+1)
-		case d.Side != side(i):
-			return fmt.Errorf("%s (boot %d) is side %q: want %q, its place in the ABBA order", at, d.Boot, d.Side, side(i))
-		case d.Offset != end[d.Side]:
-			return fmt.Errorf("%s (boot %d) has offset %d: want %d, where %s.txt's boot before it ended", at, d.Boot, d.Offset, end[d.Side], d.Side)
+		}
+		if want, why := st.kernelOf(i); want != "" && d.Kernel != want {
+			return fmt.Errorf("%s (boot %d) is kernel %q: want %q, %s", at, d.Boot, d.Kernel, want, why)
+		} else if k := s.kernelIndex(d.Kernel); want == "" && (k <= 0 || k >= n-1) {
+			return fmt.Errorf("%s (boot %d) is kernel %q: want an image between the good and the bad kernel, a bisection step's", at, d.Boot, d.Kernel)
+		}
+		switch {
+		case d.Offset != end[d.Kernel]:
+			return fmt.Errorf("%s (boot %d) has offset %d: want %d, where %s.txt's boot before it ended", at, d.Boot, d.Offset, end[d.Kernel], d.Kernel)
 		case d.Bytes < 1 || d.Bytes > math.MaxInt64-d.Offset:
 			return fmt.Errorf("%s (boot %d) has bytes %d: want the length of its output, 1 or more", at, d.Boot, d.Bytes)
 		case !isSHA256(d.SHA256):
@@ -273,9 +375,32 @@ func (st *state) check() error {
 			}
 			ids[id] = d.Boot
 		}
-		end[d.Side] = d.Offset + d.Bytes
+		end[d.Kernel] = d.Offset + d.Bytes
 	}
 	return st.checkProfiled(ids)
+}
+
+// kernelOf is the label boot i must have and why; "" for a bisection's
+// step, which its search picks (a middle image: check and the search's
+// replay see to it).
+func (st *state) kernelOf(i int) (label, why string) {
+	s := st.Settings
+	if s.Design != "bisect" {
+		return s.label(balancedOrder(i, len(s.Kernels))), "its place in the balanced order"
+	}
+	if st.Confirmed != nil && i >= st.Confirmed.Boots {
+		return "", ""
+	}
+	// The confirmation: an A/B of the first kernel against the last.
+	return s.label([]int{0, len(s.Kernels) - 1}[balancedOrder(i, 2)]), "its place in the confirmation's ABBA order"
+}
+
+// checkLabel checks a kernel's label, which names its file LABEL.txt.
+func checkLabel(l string) error {
+	if l == "" || len(l) > 64 || l == "." || l == ".." || strings.Trim(l, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._+-") != "" || strings.HasPrefix(l, "-") {
+		return fmt.Errorf("label %q: want 1 to 64 letters, digits and . _ + - (not first), it names the kernel's file LABEL.txt", l)
+	}
+	return nil
 }
 
 func isSHA256(s string) bool {
@@ -283,39 +408,39 @@ func isSHA256(s string) bool {
 	return err == nil && len(b) == sha256.Size && strings.ToLower(s) == s
 }
 
-// size is how long side's file is after its finished boots.
-func (st *state) size(side string) int64 {
+// size is how long kernel label's file is after its finished boots.
+func (st *state) size(label string) int64 {
 	var n int64
-	for _, d := range st.Done {
-		if d.Side == side {
+	for _, d := range st.Boots {
+		if d.Kernel == label {
 			n = d.Offset + d.Bytes
 		}
 	}
 	return n
 }
 
-// checkResult makes sure p, side's file, holds what its finished boots
+// checkResult makes sure p, kernel label's file, holds what its finished boots
 // appended, and repairs what a crash can leave: bytes past the last
 // finished boot are an append cut short (or a boot whose end kbab.json
 // does not record yet), and are cut off, naming how many; that boot runs
 // again. A file that ends inside a finished boot's output, or whose bytes
 // differ from what a boot appended, is refused, naming the boot and its
 // bytes.
-func (st *state) checkResult(p, side string, stderr io.Writer) error {
+func (st *state) checkResult(p, label string, stderr io.Writer) error {
 	f, err := os.OpenFile(p, os.O_RDWR, 0)
-	if errors.Is(err, os.ErrNotExist) && st.size(side) == 0 {
+	if errors.Is(err, os.ErrNotExist) && st.size(label) == 0 {
 		return os.WriteFile(p, nil, 0o666)
 	}
 	if err != nil {
-		return fmt.Errorf("%v, which kbab.json says holds %d bytes of finished boots; use a new -out", err, st.size(side))
+		return fmt.Errorf("%v, which kbab.json says holds %d bytes of finished boots; use a new -out", err, st.size(label))
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
 		return err
 	}
-	for _, d := range st.Done {
-		if d.Side != side {
+	for _, d := range st.Boots {
+		if d.Kernel != label {
 			continue
 		}
 		if fi.Size() < d.Offset+d.Bytes {
@@ -331,7 +456,7 @@ func (st *state) checkResult(p, side string, stderr io.Writer) error {
 				p, d.Offset, d.Offset+d.Bytes, d.Boot, sum, d.SHA256)
 		}
 	}
-	if want := st.size(side); fi.Size() > want {
+	if want := st.size(label); fi.Size() > want {
 		fmt.Fprintf(stderr, "kbab: %s: cutting %d bytes past its last finished boot (an append that was cut short)\n", p, fi.Size()-want)
 		return f.Truncate(want)
 	}
@@ -340,6 +465,7 @@ func (st *state) checkResult(p, side string, stderr io.Writer) error {
 
 // write replaces p atomically, so a crash leaves the old or the new state.
 func (st *state) write(p string) error {
+	st.Version = stateVersion
 	b, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return err
@@ -375,7 +501,7 @@ func (st *state) write(p string) error {
 // seen reports whether a finished boot, timed or profile, printed boot
 // id id.
 func (st *state) seen(id string) bool {
-	for _, d := range st.Done {
+	for _, d := range st.Boots {
 		if slices.Contains(d.BootIDs, id) {
 			return true
 		}

@@ -39,6 +39,11 @@ func TestParseState(t *testing.T) {
 			t.Fatalf("a state kbab wrote: %v", err)
 		}
 	}
+	if v1, err := os.ReadFile("testdata/v1-state.json"); err != nil {
+		t.Fatal(err)
+	} else if _, err := parseState(v1); err == nil || !strings.HasPrefix(err.Error(), "version 1 (no \"version\": an A/B of kbab before series") {
+		t.Errorf("a version 1 kbab.json (an A/B's before series): %v, want it refused by its version", err)
+	}
 	good := stateSeeds(t)[0]
 	edit := func(old, new string) []byte {
 		if !bytes.Contains(good, []byte(old)) {
@@ -51,24 +56,29 @@ func TestParseState(t *testing.T) {
 		return append(append(append([]byte(nil), good[:i]...), new...), good[i+len(old):]...)
 	}
 	for in, want := range map[string]string{
-		"":                                       "the file is empty (0 bytes)",
-		"  \n":                                   "the file is empty (3 bytes)",
-		"[]":                                     "line 1, column 1 (byte 0): want a JSON object",
-		"\n\nnull":                               "line 3, column 1 (byte 2): want a JSON object",
-		string(good[:40]):                        "the JSON ends there, inside its object: cut short",
-		string(good) + "{}":                      "more after the JSON object",
-		`{"settings": {"boots": "3"}}`:           "settings.boots is a JSON string, want a int",
-		`{"settings": {}, "size": {"A": 0}}`:     `json: unknown field "size"`,
-		`{"settings": {"boots": 3, "order": "x"`: "line 1, column 39 (byte 38): the JSON ends there",
-		`{"settings": {"boots": 3}, "done": [}`:  "line 1, column 37 (byte 36): invalid character '}'",
-		`{"settings": {"boots": 0}}`:             "settings.boots is 0: want 1 or more",
-		`{"settings": {"boots": 1, "order": "x"}}`:      `settings.order is "x": want "abba"`,
-		string(edit(`"boot": 2`, `"boot": 3`)):          "done[1] is boot 3: want 2 (boots finish in order)",
-		string(edit(`"side": "B"`, `"side": "A"`)):      `done[1] (boot 2) is side "A": want "B"`,
-		string(edit(`"offset": 0`, `"offset": 1`)):      "done[0] (boot 1) has offset 1: want 0",
-		string(edit(`"sha256": "`, `"sha256": "x`)):     `settings.a is image "/`,
-		string(lastEdit(`"sha256": "`, `"sha256": "x`)): `done[1] (boot 2) has sha256 "x`,
-		string(edit(`"boots": 1`, `"boots": 0`)):        "settings.boots is 0",
+		"":                  "the file is empty (0 bytes)",
+		"  \n":              "the file is empty (3 bytes)",
+		"[]":                "line 1, column 1 (byte 0): want a JSON object",
+		"\n\nnull":          "line 3, column 1 (byte 2): want a JSON object",
+		string(good[:40]):   "the JSON ends there, inside its object: cut short",
+		string(good) + "{}": "more after the JSON object",
+		`{"version": 2, "settings": {"boots": "3"}}`:             "settings.boots is a JSON string, want a int",
+		`{"version": 2, "settings": {}, "size": {"A": 0}}`:       `json: unknown field "size"`,
+		`{"version": 2, "settings": {"boots": 3, "order": "x"`:   "line 1, column 53 (byte 52): the JSON ends there",
+		`{"version": 2, "settings": {"boots": 3}, "boots": [}`:   "line 1, column 52 (byte 51): invalid character '}'",
+		string(edit(`"boots": 1,`, `"boots": 0,`)):               "settings.boots is 0: want 1 or more",
+		string(edit(`"order": "balanced"`, `"order": "x"`)):      `settings.order is "x": want "balanced"`,
+		string(edit(`"design": "fixed"`, `"design": "series2"`)): `settings.design is "series2": want one of fixed, planned, series, bisect`,
+		string(edit(`"design": "fixed"`, `"design": "bisect"`)):  `settings.kernels has 2 kernels: want 2 or more (3 or more for a bisection)`,
+		string(edit(`"label": "B"`, `"label": "A"`)):             `settings.kernels[1] has label "A", as kernels[0] has`,
+		string(edit(`"label": "B"`, `"label": "../B"`)):          `settings.kernels[1]: label "../B": want 1 to 64 letters`,
+		string(edit(`"boot": 2`, `"boot": 3`)):                   "boots[1] is boot 3: want 2 (boots finish in order)",
+		string(edit(`"kernel": "B"`, `"kernel": "A"`)):           `boots[1] (boot 2) is kernel "A": want "B"`,
+		string(edit(`"offset": 0`, `"offset": 1`)):               "boots[0] (boot 1) has offset 1: want 0",
+		string(edit(`"sha256": "`, `"sha256": "x`)):              `settings.kernels[0] is image "/`,
+		string(lastEdit(`"sha256": "`, `"sha256": "x`)):          `boots[1] (boot 2) has sha256 "x`,
+		string(edit(`"version": 2`, `"version": 3`)):             "version 3: this kbab reads version 2",
+		`{"settings": {"a": {}, "b": {}}, "done": []}`:           `version 1 (no "version": an A/B of kbab before series and bisections); this kbab reads version 2: finish that run with the kbab that began it, or use a new -out`,
 	} {
 		_, err := parseState([]byte(in))
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -89,7 +99,7 @@ func TestWhere(t *testing.T) {
 
 // located is how an error of parseState begins: where in the file, or
 // which setting or boot.
-var located = regexp.MustCompile(`^(line \d+, column \d+ \(byte \d+\): |the file is empty \(\d+ bytes\)|settings\.[a-z]+ is |done\[\d+\] |done lists \d+ finished boots)`)
+var located = regexp.MustCompile(`^(line \d+, column \d+ \(byte \d+\): |the file is empty \(\d+ bytes\)|settings\.[a-z]+ (is|has) |settings\.kernels\[\d+\]|boots\[\d+\] |boots lists \d+ finished boots|version \d+|confirmed is |counts has |pair_runs\[)`)
 
 // Any bytes as kbab.json: a state that passes its checks and reads back
 // the same after kbab writes it, or an error that says where it is wrong.
@@ -126,7 +136,7 @@ func resultState(want []byte) *state {
 	half := int64(len(want) / 2)
 	for i, part := range [][]byte{want[:half], want[half:]} {
 		sum := sha256.Sum256(part)
-		st.Done = append(st.Done, done{Boot: 2*i + 1, Side: "A", BootIDs: []string{"id"}, Offset: int64(i) * half, Bytes: int64(len(part)), SHA256: hex.EncodeToString(sum[:])})
+		st.Boots = append(st.Boots, bootRecord{Boot: 2*i + 1, Kernel: "A", BootIDs: []string{"id"}, Offset: int64(i) * half, Bytes: int64(len(part)), SHA256: hex.EncodeToString(sum[:])})
 	}
 	return st
 }

@@ -80,7 +80,7 @@ func runBisect(files []string, opts abstat.Options, rowPattern string, stdout, s
 				fromGood: gc.Find(t.Pkg, t.Unit, row.Name), fromBad: bc.Find(t.Pkg, t.Unit, row.Name)}
 			// Where BAD and the candidate both failed the row, their
 			// comparison has no row: none is needed then.
-			if br.fromGood == nil || br.fromBad == nil && !failedIn(br.gb, "new") || br.gb.Old == nil && br.gb.Verdict != abstat.Failed {
+			if br.fromGood == nil || br.fromBad == nil && !failedIn(br.gb, 1) || br.gb.Old == nil && br.gb.Verdict != abstat.Failed {
 				continue
 			}
 			rows = append(rows, br)
@@ -110,17 +110,17 @@ func runBisect(files []string, opts abstat.Options, rowPattern string, stdout, s
 	for _, br := range rows {
 		label := fmt.Sprintf("%s %s %s", br.pkg, br.name, br.unit)
 		switch {
-		case failedIn(br.gb, "old"):
-			return say(bisectAbort, "%s failed in GOOD: %s", label, br.gb.Why)
-		case failedIn(br.gb, "new"):
+		case failedIn(br.gb, 0):
+			return say(bisectAbort, "%s failed in GOOD: %s", label, abreport.Why(br.gb.Outcome))
+		case failedIn(br.gb, 1):
 			// The regression is a failure: did the candidate fail too?
 			regressed++
-			if failedIn(br.fromGood, "new") {
+			if failedIn(br.fromGood, 1) {
 				like = append(like, "bad")
-				why = append(why, fmt.Sprintf("%s failed in BAD and in the candidate: %s", label, br.fromGood.Why))
+				why = append(why, fmt.Sprintf("%s failed in BAD and in the candidate: %s", label, abreport.Why(br.fromGood.Outcome)))
 			} else {
 				like = append(like, "good")
-				why = append(why, fmt.Sprintf("%s failed in BAD (%s), passed in the candidate", label, br.gb.Why))
+				why = append(why, fmt.Sprintf("%s failed in BAD (%s), passed in the candidate", label, abreport.Why(br.gb.Outcome)))
 			}
 			continue
 		case br.fromGood.Verdict == abstat.Failed || br.fromBad.Verdict == abstat.Failed:
@@ -165,9 +165,10 @@ func runBisect(files []string, opts abstat.Options, rowPattern string, stdout, s
 }
 
 // failedIn reports whether a compared row is FAILED because of its side
-// ("old" or "new"), as its Why says.
-func failedIn(row *abstat.Row, side string) bool {
-	return row.Verdict == abstat.Failed && (strings.Contains(row.Why, "FAIL in "+side+" ") || strings.Contains(row.Why, "missing from "+side+","))
+// (0 old, 1 new): a --- FAIL line there, or its test binary failing
+// there.
+func failedIn(row *abstat.Row, side int) bool {
+	return row.Verdict == abstat.Failed && row.Outcome != nil && row.Outcome.Side == side
 }
 
 // moved reports whether a row's verdict is a significant change of at

@@ -149,8 +149,8 @@ func TestFailedRow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if row := rowOf(t, r, "sec/op", sim.SyscallRow); row.Verdict != abstat.Failed || !strings.Contains(row.Why, "--- FAIL in new") {
-		t.Errorf("verdict %s (%s), want FAILED", row.Verdict, row.Why)
+	if row := rowOf(t, r, "sec/op", sim.SyscallRow); row.Verdict != abstat.Failed || !strings.Contains(abreport.Why(row.Outcome), "--- FAIL in new") {
+		t.Errorf("verdict %s (%s), want FAILED", row.Verdict, abreport.Why(row.Outcome))
 	}
 	out, code := compareRun(t, old, nw)
 	if code != 1 {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kbench/kbench/internal/abreport"
 	"github.com/kbench/kbench/internal/abstat"
 	"github.com/kbench/kbench/internal/abstat/sim"
 )
@@ -38,12 +39,12 @@ func TestFailedRowForms(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, row := range []string{failedAfterFirst, failedBeforeFirst} {
-				if got := rowOf(t, r, "sec/op", row); got.Verdict != abstat.Failed || !strings.Contains(got.Why, "--- FAIL in new") {
-					t.Errorf("%s: verdict %s (%s), want FAILED in new", row, got.Verdict, got.Why)
+				if got := rowOf(t, r, "sec/op", row); got.Verdict != abstat.Failed || !strings.Contains(abreport.Why(got.Outcome), "--- FAIL in new") {
+					t.Errorf("%s: verdict %s (%s), want FAILED in new", row, got.Verdict, abreport.Why(got.Outcome))
 				}
 			}
 			if got := rowOf(t, r, "sec/op", "TCPCRR/flows=1/mm=separate-2"); got.Verdict == abstat.Failed {
-				t.Errorf("the passing row is FAILED: %s", got.Why)
+				t.Errorf("the passing row is FAILED: %s", abreport.Why(got.Outcome))
 			}
 			out, code := compareRun(t, old, nw)
 			if code != 1 {

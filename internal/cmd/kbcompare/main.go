@@ -12,6 +12,14 @@
 //	go run ./internal/cmd/kbcompare -profiles-old DIR -profiles-new DIR [-profile-frames kernel|all] [-profile-comm REGEXP] [flags] old.txt new.txt
 //	go run ./internal/cmd/kbcompare -bisect [-row REGEXP] good.txt bad.txt candidate.txt
 //	go run ./internal/cmd/kbcompare -plan [-target 5%] [-boot-cost DURATION] PILOT.txt | A.txt B.txt
+//	go run ./internal/cmd/kbcompare -series [-alpha 0.05] [-format text|json|csv] [-plot DIR] K1.txt K2.txt ...
+//
+// -series reads one result file per kernel, in series order, each
+// labelled by its file name without .txt, and names per row the change
+// points over the kernels (package abseries; docs/comparing.md): between
+// which two kernels, by how much, with an interval; rows without one
+// with what they could have seen. It exits 1 where a change point is
+// worse, 2 where a file cannot be read or a flag does not apply.
 //
 // -profiles-old and -profiles-new add the perf-profile section: for each
 // row both directories hold KBENCH_PROFILE profiles of (a subdirectory
@@ -23,10 +31,11 @@
 // -plan prints, from a pilot's spreads within and between boots and its
 // costs, the boots a side and -count each row and package needs to reach
 // the target mde at 80% power, and the minutes that takes against the
-// fixed 3+3 boots at -count=10 (abstat.Plan; docs/comparing.md); it
+// fixed 3+3 boots at -count=10 (abplan.Plan; docs/comparing.md); it
 // exits 0, or 2 where a file cannot be read or a flag is bad.
 //
-// The statistics are package abstat's, the text forms abreport's;
+// The statistics are package abstat's, every form (text, brief, markdown,
+// json, csv, the pictures of -plot) abreport's;
 // docs/kbcompare.md says what each figure is, the formulas and why, the
 // json and csv schema, the pictures of -plot and a `git bisect run`
 // recipe for -bisect.
@@ -49,6 +58,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kbench/kbench/internal/abplan"
 	"github.com/kbench/kbench/internal/abreport"
 	"github.com/kbench/kbench/internal/abstat"
 	"github.com/kbench/kbench/internal/percent"
@@ -67,8 +77,8 @@ var renderers = map[string]func(io.Writer, *abstat.Report, []abreport.RowProfile
 	"text":     withProfiles(abreport.WriteText, abreport.WriteProfileText),
 	"brief":    withProfiles(abreport.WriteBrief, abreport.WriteProfileBrief),
 	"markdown": withProfiles(abreport.WriteMarkdown, abreport.WriteProfileMarkdown),
-	"json":     writeJSON,
-	"csv":      writeCSV,
+	"json":     abreport.WriteJSON,
+	"csv":      abreport.WriteCSV,
 }
 
 // withProfiles writes the report with report, then the profile section
@@ -99,7 +109,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		"significance `level`: a change is significant when its q (-bisect: its p) is at most this; p is Welch's t-test's with 3+ boots a side, else the U-test's")
 	format := flags.String("format", "text", "output `format`: text (every row, 100 columns), brief (what changed, 80 columns, one screen), markdown, json or csv (docs/kbcompare.md)")
 	flags.Usage = func() {
-		fmt.Fprintln(stderr, "usage: kbcompare [flags] old.txt new.txt\n       kbcompare -bisect [-row REGEXP] [flags] GOOD.txt BAD.txt CANDIDATE.txt")
+		fmt.Fprintln(stderr, "usage: kbcompare [flags] old.txt new.txt\n       kbcompare -bisect [-row REGEXP] [flags] GOOD.txt BAD.txt CANDIDATE.txt\n       kbcompare -series [-format text|json|csv] [-plot DIR] K1.txt K2.txt ...")
 		flags.PrintDefaults()
 	}
 	bisect := flags.Bool("bisect", false, "judge CANDIDATE against GOOD and BAD for git bisect run: exit 0 like GOOD, 1 like BAD, 125 cannot tell, 128 cannot bisect")
@@ -113,6 +123,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	profilesNew := flags.String("profiles-new", "", "a `dir` of KBENCH_PROFILE profiles of the new side, a subdirectory per boot")
 	profileFrames := flags.String("profile-frames", "kernel", "with -profiles-old and -profiles-new: the frames that name functions, `kernel` or all")
 	profileComm := flags.String("profile-comm", "", "with -profiles-old and -profiles-new: keep the samples of the threads whose comm this `regexp` matches, as pprof's -tagfocus=comm= (default: every sample)")
+	series := flags.Bool("series", false, "the change points of a series of kernels, one result file per kernel in series order: kbcompare -series K1.txt K2.txt ... (-format text, json or csv; -plot)")
 	if err := flags.Parse(args); err != nil {
 		return usage
 	}
@@ -125,10 +136,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return usage
 	}
 	opts := abstat.Options{Threshold: threshold, Alpha: *alpha}
+	if *series && !*bisect {
+		return runSeries(flags, *alpha, *format, *plotDir, stdout, stderr)
+	}
 	if *bisect {
 		var refused []string
 		flags.Visit(func(f *flag.Flag) {
-			if f.Name == "format" || f.Name == "plot" || strings.HasPrefix(f.Name, "profile") {
+			if f.Name == "format" || f.Name == "plot" || f.Name == "series" || strings.HasPrefix(f.Name, "profile") {
 				refused = append(refused, "-"+f.Name)
 			}
 		})
@@ -197,7 +211,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if *plotDir != "" {
-		if err := writePlots(*plotDir, rep, profs); err != nil {
+		if err := abreport.WritePlots(*plotDir, rep, profs); err != nil {
 			fmt.Fprintf(stderr, "kbcompare: -plot: %v\n", err)
 			return 2
 		}
@@ -224,7 +238,7 @@ func runPlan(flags *flag.FlagSet, opts abstat.Options, target float64, bootCost 
 		fmt.Fprintf(stderr, "kbcompare: -boot-cost %s: want a duration >= 0\n", bootCost)
 		return 2
 	}
-	po := abstat.DefaultPlanOptions
+	po := abplan.DefaultPlanOptions
 	po.Alpha, po.Target, po.BootCost = opts.Alpha, opts.Threshold, bootCost.Seconds()
 	if target > 0 {
 		po.Target = target
@@ -233,7 +247,7 @@ func runPlan(flags *flag.FlagSet, opts abstat.Options, target float64, bootCost 
 		fmt.Fprintln(stderr, "kbcompare: -target accepts a percentage above 0 and below 100, such as 5% (it defaults to -threshold, here 0)")
 		return 2
 	}
-	p, err := abstat.PlanFiles(po, flags.Args()...)
+	p, err := abplan.PlanFiles(po, flags.Args()...)
 	if err != nil {
 		fmt.Fprintf(stderr, "kbcompare: %v\n", err)
 		return 2

@@ -5,6 +5,7 @@ package main
 import (
 	"bytes"
 	"image/png"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -71,5 +72,36 @@ func TestPlot(t *testing.T) {
 	}
 	if code := run([]string{"-plot", "/proc/no/such/dir", old, nw}, &bytes.Buffer{}, &bytes.Buffer{}); code != 2 {
 		t.Errorf("unwritable -plot dir: exit %d, want 2", code)
+	}
+}
+
+// TestPlotDegenerate: -plot draws the overview where no row is compared
+// (a log axis without data has no range) and where a row's interval
+// reaches past -100% (a lower-is-better row's gain then has no upper
+// end), as it draws any other; it panicked on both.
+func TestPlotDegenerate(t *testing.T) {
+	old := sim.Assemble(t, "old.txt", sim.BootFiles("a", sim.BootsA, nil)...)
+	other := sim.BootFiles("b", sim.BootsB, nil)
+	for i := range other {
+		other[i].Edit = func(s string) string { return strings.ReplaceAll(s, "BenchmarkSyscall/", "BenchmarkOther/") }
+	}
+	s := sim.LoadSuite(t)
+	oneOld, oneNew := s.Files(t, rand.New(rand.NewPCG(27, 600)), sim.Design{Boots: [2]int{1, 1}, Count: 3, Between: 1}, [2]map[string]string{})
+	for _, c := range []struct{ name, old, new string }{
+		{"no compared rows", old, sim.Assemble(t, "new.txt", other...)},
+		{"one boot a side", oneOld, oneNew},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "plots")
+			var errOut bytes.Buffer
+			if code := run([]string{"-plot", dir, c.old, c.new}, &bytes.Buffer{}, &errOut); code == 2 {
+				t.Fatalf("exit 2: %s", errOut.String())
+			}
+			for _, f := range []string{"overview.png", "overview.svg", "index.md"} {
+				if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+					t.Error(err)
+				}
+			}
+		})
 	}
 }

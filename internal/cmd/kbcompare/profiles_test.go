@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kbench/kbench/internal/abreport"
 	"github.com/kbench/kbench/internal/abstat/sim"
 	"github.com/kbench/kbench/internal/kprofile"
 	"github.com/kbench/kbench/internal/profdelta"
@@ -205,10 +206,10 @@ func checkProfileJSON(t *testing.T, plain, with string) {
 			t.Errorf("json: %s injected per op %v, want 0 -> about 1.2e6 ns/op", form, po)
 		}
 	}
-	// The schema is Machine's: nothing decodes outside it.
+	// The schema is abreport.JSONReport's: nothing decodes outside it.
 	dec := json.NewDecoder(strings.NewReader(with))
 	dec.DisallowUnknownFields()
-	var mm Machine
+	var mm abreport.JSONReport
 	if err := dec.Decode(&mm); err != nil {
 		t.Errorf("json: %v", err)
 	}
@@ -222,14 +223,14 @@ func checkProfileCSV(t *testing.T, plain, with string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(p[0], csvHeader) {
+	if !slices.Equal(p[0], abreport.CSVHeader) {
 		t.Errorf("csv: header without profiles %v", p[0])
 	}
 	recs, err := csv.NewReader(strings.NewReader(with)).ReadAll()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := append(slices.Clone(csvHeader), csvProfileHeader...); !slices.Equal(recs[0], want) {
+	if want := append(slices.Clone(abreport.CSVHeader), abreport.CSVProfileHeader...); !slices.Equal(recs[0], want) {
 		t.Fatalf("csv: header %v, want %v", recs[0], want)
 	}
 	col := map[string]int{}
@@ -307,7 +308,7 @@ func TestProfileDiluted(t *testing.T) {
 	old, nw, oldDir, newDir := profileFiles(t, oldBoots, newBoots)
 	flags := []string{"-profiles-old", oldDir, "-profiles-new", newDir}
 	out, _ := compareRun(t, append(append([]string{"-format", "json"}, flags...), old, nw)...)
-	var m Machine
+	var m abreport.JSONReport
 	if err := json.Unmarshal([]byte(out), &m); err != nil || len(m.Profiles) != 1 {
 		t.Fatalf("json: %v, %d profiles", err, len(m.Profiles))
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kbench/kbench/internal/abreport"
 	"github.com/kbench/kbench/internal/gotool"
 )
 
@@ -69,7 +70,7 @@ func TestSkipLines(t *testing.T) {
 	if code := run([]string{"-format", "json", old, nw}, &out, &errOut); code != 1 {
 		t.Errorf("-format json: exit %d, want 1", code)
 	}
-	var m Machine
+	var m abreport.JSONReport
 	if err := json.Unmarshal(out.Bytes(), &m); err != nil {
 		t.Fatal(err)
 	}

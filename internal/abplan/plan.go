@@ -1,6 +1,6 @@
 //go:build linux
 
-package abstat
+package abplan
 
 import (
 	"fmt"
@@ -8,12 +8,13 @@ import (
 	"slices"
 
 	"github.com/kbench/kbench/internal/abfile"
+	"github.com/kbench/kbench/internal/abstat"
 )
 
 // PlanOptions are a plan's knobs.
 type PlanOptions struct {
 	// Target is the minimum detectable effect each row should reach at
-	// TargetPower and Alpha (0.05: the threshold).
+	// abstat.TargetPower and Alpha (0.05: the threshold).
 	Target, Alpha float64
 	// MinCount and MaxCount clip a package's -count: at least 3 samples
 	// a boot, so that a boot's median and the within-boot spread stay
@@ -38,7 +39,7 @@ type PlanOptions struct {
 }
 
 // DefaultPlanOptions plan for the default threshold.
-var DefaultPlanOptions = PlanOptions{Target: 0.05, Alpha: DefaultOptions.Alpha, MinCount: 3, MaxCount: 50, MaxBoots: 30}
+var DefaultPlanOptions = PlanOptions{Target: 0.05, Alpha: abstat.DefaultOptions.Alpha, MinCount: 3, MaxCount: 50, MaxBoots: 30}
 
 // FixedBoots and FixedCount are the fixed design a plan is set against:
 // the README's 3+3 boots at -count=10.
@@ -55,7 +56,7 @@ type Plan struct {
 	// RowAlpha is the level each row is planned at: Opts.Alpha, over the
 	// rows planned unless Opts.PerRow.
 	RowAlpha float64
-	Pkgs     []*PkgPlan
+	Pkgs     []*PlanPkg
 	// Seconds is the planned design's cost, both sides, from the first
 	// boot; FixedSeconds the fixed design's (FixedBoots a side at
 	// FixedCount), with the same costs.
@@ -66,9 +67,9 @@ type Plan struct {
 	Rows                  int
 }
 
-// PkgPlan is one package's plan: one -count for its rows (one go test
+// PlanPkg is one package's plan: one -count for its rows (one go test
 // per boot runs them all), as many boots as its neediest row.
-type PkgPlan struct {
+type PlanPkg struct {
 	Pkg  string // import path
 	Name string // its last element, as the report's tables
 	// BootCost is the seconds of one boot of the package besides its
@@ -79,16 +80,16 @@ type PkgPlan struct {
 	// Seconds is the planned cost, both sides: each boot's BootCost, and
 	// each row's samples for as many boots as it needs.
 	Seconds  float64
-	Rows     []*RowPlan
+	Rows     []*PlanRow
 	perTimed float64 // Cost.PerTimed
 }
 
-// RowPlan is one row's plan, in its Primary unit.
-type RowPlan struct {
+// PlanRow is one row's plan, in its Primary unit.
+type PlanRow struct {
 	Name  string
-	Scale Scale
-	Comp  Components
-	// Sample is the seconds one sample takes: SampleCost times the
+	Scale abstat.Scale
+	Comp  abstat.Components
+	// Sample is the seconds one sample takes: abstat.SampleCost times the
 	// package's Cost.PerTimed.
 	Sample float64
 	// OwnCount is the row's own Kalibera-Jones count, clipped: the
@@ -119,9 +120,7 @@ func PlanFiles(opts PlanOptions, paths ...string) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Report{units: units}
-	deriveRates(files)
-	r.group(files)
+	r := abstat.Grouped(files, units)
 	// The costs are the first file's: B's times would carry the
 	// difference into the plan.
 	return NewPlan(r, PackageCost(files[:1]), opts), nil
@@ -172,8 +171,8 @@ func PackageCost(files []*abfile.File) map[string]Cost {
 
 // fitCost fits wall = Boot + PerTimed × timed over a package's boots.
 func fitCost(x, y []float64) Cost {
-	mx, _ := meanVar(x)
-	my, _ := meanVar(y)
+	mx, _ := abstat.MeanVar(x)
+	my, _ := abstat.MeanVar(y)
 	if len(x) >= 3 && slices.Min(x) > 0 && slices.Max(x) >= 1.5*slices.Min(x) {
 		var sxy, sxx float64
 		for i := range x {
@@ -191,9 +190,9 @@ func fitCost(x, y []float64) Cost {
 // depends on the difference between the sides, so that a run which
 // continues by it keeps the false-alarm rate of its final test. costs
 // are each package's (PackageCost, of the first side's file).
-func NewPlan(r *Report, costs map[string]Cost, opts PlanOptions) *Plan {
+func NewPlan(r *abstat.Report, costs map[string]Cost, opts PlanOptions) *Plan {
 	p := &Plan{Opts: opts}
-	byPkg := map[string]*PkgPlan{}
+	byPkg := map[string]*PlanPkg{}
 	for t, row := range r.Primaries() {
 		old, new := row.Samples[0], row.Samples[1]
 		if old == nil && new == nil {
@@ -206,7 +205,7 @@ func NewPlan(r *Report, costs map[string]Cost, opts PlanOptions) *Plan {
 		pp := byPkg[pkg]
 		if pp == nil {
 			c := costs[pkg]
-			pp = &PkgPlan{Pkg: pkg, Name: t.Pkg, BootCost: c.Boot, perTimed: max(c.PerTimed, 1)}
+			pp = &PlanPkg{Pkg: pkg, Name: t.Pkg, BootCost: c.Boot, perTimed: max(c.PerTimed, 1)}
 			if opts.BootCost > 0 {
 				pp.BootCost = opts.BootCost
 			}
@@ -219,11 +218,11 @@ func NewPlan(r *Report, costs map[string]Cost, opts PlanOptions) *Plan {
 				all = append(all, s.All())
 			}
 		}
-		rp := &RowPlan{Name: row.Name, Scale: ScaleOf(all...)}
+		rp := &PlanRow{Name: row.Name, Scale: abstat.ScaleOf(all...)}
 		// Centered on the first side's median: both sides' would carry
 		// the difference into the plan on the linear scale.
-		rp.at = rp.Scale.To(median(all[0]))
-		rp.Comp = ComponentsOf(rp.Scale, old, new)
+		rp.at = rp.Scale.To(abstat.Median(all[0]))
+		rp.Comp = abstat.ComponentsOf(rp.Scale, old, new)
 		secOp := row
 		if t.Unit != "sec/op" {
 			secOp = r.Find(t.Pkg, "sec/op", row.Name)
@@ -235,7 +234,7 @@ func NewPlan(r *Report, costs map[string]Cost, opts PlanOptions) *Plan {
 			if first == nil {
 				first = secOp.Samples[1]
 			}
-			rp.Sample = pp.perTimed * SampleCost(first)
+			rp.Sample = pp.perTimed * abstat.SampleCost(first)
 		}
 		rp.Done = math.MaxInt
 		for _, s := range row.Samples {
@@ -279,7 +278,7 @@ var countSteps = []int{3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 40, 50}
 
 // plan chooses the package's count (fixed by opts.Counts, else the one
 // of least cost) and each row's boots at it.
-func (pp *PkgPlan) plan(opts PlanOptions) {
+func (pp *PlanPkg) plan(opts PlanOptions) {
 	for _, rp := range pp.Rows {
 		rp.OwnCount = rp.kjCount(pp.BootCost, opts)
 		rp.FixedMDE = rp.mde(FixedBoots, FixedCount, opts.Alpha)
@@ -311,7 +310,7 @@ func (pp *PkgPlan) plan(opts PlanOptions) {
 // cost is the package's cost, both sides, with count n: the most boots
 // any row needs, each with its boot cost, and each row's samples for the
 // boots it needs. A row out of reach at n weighs as if at MaxBoots.
-func (pp *PkgPlan) cost(n int, opts PlanOptions) (boots int, seconds float64) {
+func (pp *PlanPkg) cost(n int, opts PlanOptions) (boots int, seconds float64) {
 	for _, rp := range pp.Rows {
 		b, _ := rp.boots(n, opts)
 		boots = max(boots, b)
@@ -322,10 +321,10 @@ func (pp *PkgPlan) cost(n int, opts PlanOptions) (boots int, seconds float64) {
 
 // boots is how many boots a side reach the target with count n:
 // MaxBoots and false where more would.
-func (rp *RowPlan) boots(n int, opts PlanOptions) (int, bool) {
+func (rp *PlanRow) boots(n int, opts PlanOptions) (int, bool) {
 	sd := math.Sqrt(rp.Comp.CenterVar(n))
 	target := rp.Scale.Shift(opts.Target, rp.at)
-	b := need(target, MinBoots, func(k int) float64 { return welchShift(sd, k, k, opts.Alpha) })
+	b := abstat.WelchBoots(target, sd, opts.Alpha)
 	if b == 0 || b > opts.MaxBoots {
 		return opts.MaxBoots, false
 	}
@@ -333,14 +332,14 @@ func (rp *RowPlan) boots(n int, opts PlanOptions) (int, bool) {
 }
 
 // mde is the change detectable with b boots a side of n samples each.
-func (rp *RowPlan) mde(b, n int, alpha float64) float64 {
-	return rp.Scale.Change(welchShift(math.Sqrt(rp.Comp.CenterVar(n)), b, b, alpha), rp.at)
+func (rp *PlanRow) mde(b, n int, alpha float64) float64 {
+	return rp.Scale.Change(abstat.WelchShift(math.Sqrt(rp.Comp.CenterVar(n)), b, b, alpha), rp.at)
 }
 
 // kjCount is Kalibera and Jones's optimal samples per boot for this
 // row alone, clipped to the options' range: √((boot cost / sample cost)
 // × (within-boot variance, as a boot's median feels it / boot effect)).
-func (rp *RowPlan) kjCount(bootCost float64, opts PlanOptions) int {
+func (rp *PlanRow) kjCount(bootCost float64, opts PlanOptions) int {
 	// The within-boot variance as a median feels it: count × the
 	// sampling variance of a median of count, at the pilot's count.
 	k := max(int(math.Round(rp.Comp.Count)), opts.MinCount)
@@ -359,10 +358,10 @@ func (rp *RowPlan) kjCount(bootCost float64, opts PlanOptions) int {
 
 // Find returns the plan of row name in package pkg (import path or its
 // last element), nil where none.
-func (p *Plan) Find(pkg, name string) *RowPlan {
+func (p *Plan) Find(pkg, name string) *PlanRow {
 	for _, pp := range p.Pkgs {
 		if pp.Pkg == pkg || pp.Name == pkg {
-			if i := slices.IndexFunc(pp.Rows, func(r *RowPlan) bool { return r.Name == name }); i >= 0 {
+			if i := slices.IndexFunc(pp.Rows, func(r *PlanRow) bool { return r.Name == name }); i >= 0 {
 				return pp.Rows[i]
 			}
 		}

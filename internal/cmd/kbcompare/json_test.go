@@ -11,14 +11,15 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/kbench/kbench/internal/abreport"
 	"github.com/kbench/kbench/internal/abstat"
 	"github.com/kbench/kbench/internal/abstat/sim"
 )
 
-// machineCases are comparisons of every kind the machine formats carry:
+// formCases are comparisons of every kind the JSON and CSV forms carry:
 // boots as samples, per sample, failures, setup differences and kernel
 // counters under a row.
-func machineCases(t *testing.T) map[string][2]string {
+func formCases(t *testing.T) map[string][2]string {
 	t.Helper()
 	attrOld, attrNew := attrFiles(t)
 	return map[string][2]string{
@@ -34,13 +35,13 @@ func machineCases(t *testing.T) map[string][2]string {
 // TestJSONRoundTrip: -format json decodes into the very report it was
 // made from, and exits as the text report does.
 func TestJSONRoundTrip(t *testing.T) {
-	for name, files := range machineCases(t) {
+	for name, files := range formCases(t) {
 		t.Run(name, func(t *testing.T) {
 			r, err := abstat.Compare(files[0], files[1], defaults)
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := machine(r)
+			want := abreport.JSONOf(r)
 			var out, errOut bytes.Buffer
 			code := run([]string{"-format", "json", files[0], files[1]}, &out, &errOut)
 			if code != exitStatus(r) || want.Summary.Exit != code {
@@ -50,7 +51,7 @@ func TestJSONRoundTrip(t *testing.T) {
 			if code != textCode {
 				t.Errorf("json exits %d, text %d", code, textCode)
 			}
-			var got Machine
+			var got abreport.JSONReport
 			dec := json.NewDecoder(&out)
 			dec.DisallowUnknownFields()
 			if err := dec.Decode(&got); err != nil {
@@ -69,13 +70,13 @@ func TestJSONRoundTrip(t *testing.T) {
 // TestCSVRoundTrip: -format csv opens with one header row, every record
 // has its columns, and the row records give back the report's values.
 func TestCSVRoundTrip(t *testing.T) {
-	for name, files := range machineCases(t) {
+	for name, files := range formCases(t) {
 		t.Run(name, func(t *testing.T) {
 			r, err := abstat.Compare(files[0], files[1], defaults)
 			if err != nil {
 				t.Fatal(err)
 			}
-			m := machine(r)
+			m := abreport.JSONOf(r)
 			var out bytes.Buffer
 			if code := run([]string{"-format", "csv", files[0], files[1]}, &out, &bytes.Buffer{}); code != m.Summary.Exit {
 				t.Errorf("exit %d, want %d", code, m.Summary.Exit)
@@ -84,11 +85,11 @@ func TestCSVRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.Equal(recs[0], csvHeader) {
-				t.Fatalf("header %q, want %q", recs[0], csvHeader)
+			if !slices.Equal(recs[0], abreport.CSVHeader) {
+				t.Fatalf("header %q, want %q", recs[0], abreport.CSVHeader)
 			}
 			col := map[string]int{}
-			for i, h := range csvHeader {
+			for i, h := range abreport.CSVHeader {
 				col[h] = i
 			}
 			f := func(p *float64) string {

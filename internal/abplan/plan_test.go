@@ -1,6 +1,6 @@
 //go:build linux
 
-package abstat
+package abplan
 
 import (
 	"fmt"
@@ -11,12 +11,13 @@ import (
 	"testing"
 
 	"github.com/kbench/kbench/internal/abfile"
+	"github.com/kbench/kbench/internal/abstat"
 	"github.com/kbench/kbench/internal/abstat/sim"
 )
 
-// suiteCosts are the boot costs of the suite fixture's packages, from
-// its go test times (PackageCost).
-func suiteCosts(t *testing.T) map[string]Cost {
+// packageCosts are the suite fixture's packages' costs, from its go
+// test times (PackageCost).
+func packageCosts(t *testing.T) map[string]Cost {
 	t.Helper()
 	files, _, err := abfile.Read(sim.File(t, sim.SuiteFile))
 	if err != nil {
@@ -25,66 +26,43 @@ func suiteCosts(t *testing.T) map[string]Cost {
 	return PackageCost(files)
 }
 
-// drawRows draws boots boots a side of every row at count samples.
-func drawRows(s *sim.Suite, rng *rand.Rand, boots, count int, d sim.Design) []rowBoots {
-	rows := make([]rowBoots, len(s.Rows))
-	d.Count = count
-	for side := range 2 {
-		for range boots {
-			for i := range s.Rows {
-				rows[i][side] = append(rows[i][side], s.DrawRow(rng, i, side, d))
-			}
+type rowBoots = sim.RowBoots
+
+// groupRows is drawn rows as Compare groups them (one sec/op table per
+// package, each row's samples by boot), not judged: what a plan reads.
+func groupRows(s *sim.Suite, rows []rowBoots) *abstat.Report {
+	r := &abstat.Report{}
+	tables := map[string]*abstat.Table{}
+	for i, sr := range s.Rows {
+		pkg := path.Base(sr.Pkg)
+		t := tables[pkg]
+		if t == nil {
+			t = &abstat.Table{Pkg: pkg, Path: sr.Pkg, Unit: "sec/op", Better: -1}
+			tables[pkg] = t
+			r.Tables = append(r.Tables, t)
 		}
+		row := &abstat.Row{Name: sr.Name, Role: abstat.Primary}
+		for side, boots := range rows[i] {
+			row.Samples[side] = &abstat.BootSamples{}
+			r.Boots[side] = max(r.Boots[side], len(boots))
+		}
+		s.Samples(i, rows[i], func(side int, boot string, v float64, iters int) { row.Samples[side].AddN(boot, v, iters) })
+		t.Rows = append(t.Rows, row)
 	}
-	return rows
+	r.BootMode = r.Boots[0] >= abstat.MinBoots && r.Boots[1] >= abstat.MinBoots
+	return r
 }
 
-// TestComponentsRecoverDesign: from many boots of a drawn design, the
-// components estimate the boot effect the design put in (Between ×
-// the row's within-boot spread) and the within-boot spread, and the
-// spread of boot medians the plan predicts at another count is the one
-// drawn there.
-func TestComponentsRecoverDesign(t *testing.T) {
-	s := sim.LoadSuite(t)
-	rng := rand.New(rand.NewPCG(27, 100))
-	const boots = 60
-	d := sim.Design{Between: 1.0}
-	at5 := reportOfRows(s, drawRows(s, rng, boots, 5, d), defaults)
-	at20 := reportOfRows(s, drawRows(s, rng, boots, 20, d), defaults)
-	var n, bad int
-	for _, sr := range s.Rows {
-		row := at5.Find(path.Base(sr.Pkg), "sec/op", sr.Name)
-		c := ComponentsOf(ScaleOf(row.Samples[0].All(), row.Samples[1].All()), row.Samples[0], row.Samples[1])
-		want := d.Between * sr.Within
-		if !(want > 0) {
-			continue
-		}
-		n++
-		got := math.Sqrt(c.Between)
-		// 118 degrees of freedom: the spread is known within about ±13%
-		// (two standard errors), more where the within-boot sampling
-		// error is large against the boot effect.
-		if math.Abs(got/want-1) > 0.35 {
-			bad++
-			t.Logf("%s: boot effect %.4f, drawn %.4f; within %.4f (fixture %.4f)", sr.Key(), got, want, math.Sqrt(c.Within), sr.Within)
-		}
-		// The spread of boot medians at count 20, predicted from count 5.
-		r20 := at20.Find(path.Base(sr.Pkg), "sec/op", sr.Name)
-		pred := math.Sqrt(c.CenterVar(20))
-		c20 := ComponentsOf(ScaleOf(r20.Samples[0].All(), r20.Samples[1].All()), r20.Samples[0], r20.Samples[1])
-		if obs := math.Sqrt(c20.Centers); math.Abs(pred/obs-1) > 0.35 {
-			bad++
-			t.Logf("%s: boot medians at count 20 spread %.4f, predicted from count 5 %.4f", sr.Key(), obs, pred)
-		}
-	}
-	t.Logf("%d rows, %d estimates off by more than 35%%", n, bad)
-	if n == 0 || bad > n/10 {
-		t.Errorf("%d of %d rows' components off by more than 35%%", bad, n)
-	}
+// reportOfRows judges drawn rows as Compare would.
+func reportOfRows(s *sim.Suite, rows []rowBoots, opts abstat.Options) *abstat.Report {
+	r := groupRows(s, rows)
+	r.Opts = opts
+	r.Judge()
+	return r
 }
 
-// planOf plans the rows of drawn boots with the suite's costs.
-func planOf(s *sim.Suite, rows []rowBoots, costs map[string]Cost, opts PlanOptions) *Plan {
+// pilotPlanOf plans the rows of drawn boots with the suite's costs.
+func pilotPlanOf(s *sim.Suite, rows []rowBoots, costs map[string]Cost, opts PlanOptions) *Plan {
 	return NewPlan(groupRows(s, rows), costs, opts)
 }
 
@@ -116,19 +94,19 @@ func TestPlanPredictsPower(t *testing.T) {
 		t.Skip("whole-suite draws at planned designs: seconds")
 	}
 	s := sim.LoadSuite(t)
-	costs := suiteCosts(t)
-	judge := Options{Threshold: 0, Alpha: defaults.Alpha, PerRow: true}
+	costs := packageCosts(t)
+	judge := abstat.Options{Threshold: 0, Alpha: abstat.DefaultOptions.Alpha, PerRow: true}
 	const draws = 200
 	for k, between := range []float64{0.35, 1.2} {
 		rng := rand.New(rand.NewPCG(27, uint64(300+k)))
 		d := sim.Design{Between: between}
-		ref := planOf(s, drawRows(s, rng, 20, 10, d), costs, DefaultPlanOptions)
+		ref := pilotPlanOf(s, s.DrawRows(rng, 20, 10, d), costs, DefaultPlanOptions)
 		// Each row on its own p, at the level the plan gave it.
 		judge := judge
 		judge.Alpha = ref.RowAlpha
 		type planned struct {
 			i      int
-			rp     *RowPlan
+			rp     *PlanRow
 			count  int
 			found  int
 			change float64
@@ -140,7 +118,7 @@ func TestPlanPredictsPower(t *testing.T) {
 			if rp == nil || !rp.Reach {
 				continue
 			}
-			pp := ref.Pkgs[slices.IndexFunc(ref.Pkgs, func(p *PkgPlan) bool { return p.Pkg == sr.Pkg })]
+			pp := ref.Pkgs[slices.IndexFunc(ref.Pkgs, func(p *PlanPkg) bool { return p.Pkg == sr.Pkg })]
 			rows = append(rows, &planned{i: i, rp: rp, count: pp.Count})
 			d.Change[sr.Key()] = rp.MDE
 		}
@@ -160,7 +138,7 @@ func TestPlanPredictsPower(t *testing.T) {
 				if rb[i][0] == nil {
 					dd := sim.Design{Between: between, Count: 3}
 					for side := range 2 {
-						for range MinBoots {
+						for range abstat.MinBoots {
 							rb[i][side] = append(rb[i][side], s.DrawRow(rng, i, side, dd))
 						}
 					}
@@ -183,19 +161,19 @@ func TestPlanPredictsPower(t *testing.T) {
 			// error in its spreads (38 degrees of freedom: ±23% in the
 			// variance), which moves its power by up to 15 points; 200
 			// draws add ±5.7. A model that fails a row fails it by more.
-			if math.Abs(share-TargetPower) > 0.25 {
+			if math.Abs(share-abstat.TargetPower) > 0.25 {
 				off = append(off, fmt.Sprintf("%s (%d boots, -count %d, mde %.1f%%): found in %.0f%%",
 					s.Rows[p.i].Key(), p.rp.Boots, p.count, 100*p.rp.MDE, 100*share))
 			}
 		}
 		mean := sum / float64(len(rows))
 		t.Logf("between %.2f×within: %d rows at their planned designs, moved by their predicted mde, found in %.1f%% of draws on average (predicted %.0f%%); %d rows off by more than 25 points",
-			between, len(rows), 100*mean, 100*TargetPower, len(off))
+			between, len(rows), 100*mean, 100*abstat.TargetPower, len(off))
 		for _, o := range off {
 			t.Log("  " + o)
 		}
-		if math.Abs(mean-TargetPower) > 0.10 || len(off) > 0 {
-			t.Errorf("between %.2f×within: predicted power %.0f%%, simulated %.1f%% on average, %d of %d rows off", between, 100*TargetPower, 100*mean, len(off), len(rows))
+		if math.Abs(mean-abstat.TargetPower) > 0.10 || len(off) > 0 {
+			t.Errorf("between %.2f×within: predicted power %.0f%%, simulated %.1f%% on average, %d of %d rows off", between, 100*abstat.TargetPower, 100*mean, len(off), len(rows))
 		}
 	}
 }
@@ -205,15 +183,15 @@ func TestPlanPredictsPower(t *testing.T) {
 // comes from each side's spreads around its own center.
 func TestPlanIgnoresTheDifference(t *testing.T) {
 	s := sim.LoadSuite(t)
-	costs := suiteCosts(t)
+	costs := packageCosts(t)
 	rng := rand.New(rand.NewPCG(27, 400))
-	rows := drawRows(s, rng, 3, 5, sim.Design{Between: 1})
-	same := planOf(s, rows, costs, DefaultPlanOptions)
+	rows := s.DrawRows(rng, 3, 5, sim.Design{Between: 1})
+	same := pilotPlanOf(s, rows, costs, DefaultPlanOptions)
 	for i := range rows {
 		nsOp := slices.Index(s.Rows[i].Units, "ns/op")
 		rows[i] = slowed(rows[i], nsOp, 1.3)
 	}
-	moved := planOf(s, rows, costs, DefaultPlanOptions)
+	moved := pilotPlanOf(s, rows, costs, DefaultPlanOptions)
 	if same.Seconds == 0 || math.Abs(moved.Seconds/same.Seconds-1) > 1e-9 {
 		t.Errorf("plan of the A/A %.1f s, of the same boots with B 30%% slower %.1f s; want them equal", same.Seconds, moved.Seconds)
 	}
@@ -240,65 +218,5 @@ func TestFitCost(t *testing.T) {
 	c = fitCost([]float64{4, 4.1}, []float64{18, 18.2})
 	if math.Abs(c.Boot-14.05) > 1e-9 || c.PerTimed != 1 {
 		t.Errorf("one count: %+v, want the whole overhead as the boot's (14.05 s)", c)
-	}
-}
-
-// TestMedianVar: the sampling variance of the median is the normal
-// one (π/2 σ²/n) for many normal residuals, and larger for residuals
-// in two clusters, whose median jumps.
-func TestMedianVar(t *testing.T) {
-	rng := rand.New(rand.NewPCG(27, 500))
-	var normal []float64
-	for range 4000 {
-		normal = append(normal, rng.NormFloat64())
-	}
-	slices.Sort(normal)
-	for _, n := range []int{5, 9, 21} {
-		want := math.Pi / 2 / float64(n)
-		// Small n: the median's exact variance exceeds the asymptotic
-		// one by a few percent (1.34/5 for n=5).
-		if got := medianVar(normal, n); math.Abs(got/want-1) > 0.12 {
-			t.Errorf("normal, n=%d: %.4f, want about %.4f", n, got, want)
-		}
-	}
-	two := []float64{-1, -1, -1, -1, -1, 1, 1, 1, 1, 1}
-	if got := medianVar(two, 5); got < 0.5 {
-		t.Errorf("two clusters ±1, n=5: %.3f, want most of the clusters' variance 1", got)
-	}
-}
-
-// TestMedianVarEven: for an even count the median's variance is the
-// mean of two order statistics' exactly, as enumerating every draw of 4
-// from 5 values (ties among them) and of 6 from 4 gives it.
-func TestMedianVarEven(t *testing.T) {
-	for _, c := range []struct {
-		s []float64
-		n int
-	}{{[]float64{-2, -1, -1, 0.5, 3}, 4}, {[]float64{-1, 0, 0.2, 1}, 6}, {[]float64{-1, 0, 0.2, 1}, 2}} {
-		var sum, sq, w float64
-		idx := make([]int, c.n)
-		for {
-			draw := make([]float64, c.n)
-			for i, j := range idx {
-				draw[i] = c.s[j]
-			}
-			m := median(draw)
-			sum, sq, w = sum+m, sq+m*m, w+1
-			i := 0
-			for ; i < c.n; i++ {
-				idx[i]++
-				if idx[i] < len(c.s) {
-					break
-				}
-				idx[i] = 0
-			}
-			if i == c.n {
-				break
-			}
-		}
-		want := sq/w - (sum/w)*(sum/w)
-		if got := medianVar(c.s, c.n); math.Abs(got-want) > 1e-9 {
-			t.Errorf("median of %d from %v: variance %.6f, enumerated %.6f", c.n, c.s, got, want)
-		}
 	}
 }

@@ -1,6 +1,6 @@
 //go:build linux
 
-package main
+package abreport
 
 import (
 	"cmp"
@@ -20,8 +20,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"github.com/kbench/kbench/internal/abreport"
 	"github.com/kbench/kbench/internal/abstat"
+	"github.com/kbench/kbench/internal/profdelta"
 )
 
 // Colors: the old side blue, the new one orange (told apart also by
@@ -35,10 +35,10 @@ var (
 	blackColor = color.RGBA{A: 0xff}
 )
 
-// writePlots draws, into dir, one picture per row that changed or is
+// WritePlots draws, into dir, one picture per row that changed or is
 // underpowered, an overview forest plot of every compared row's change
 // with its interval, each as SVG and PNG, and index.md naming them.
-func writePlots(dir string, r *abstat.Report, profs []abreport.RowProfile) error {
+func WritePlots(dir string, r *abstat.Report, profs []RowProfile) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -92,10 +92,10 @@ func fileSafe(s string) string {
 }
 
 func rowCaption(r *abstat.Report, t *abstat.Table, row *abstat.Row) string {
-	c := abreport.FormatRow(t, row)
+	c := FormatRow(t, row)
 	return fmt.Sprintf("old %s, new %s, change %s [%s, %s], p %s (%s), mde %s; %s. Dots are samples, one column per "+
 		"boot; a bar marks each boot's median, the dashed line each side's center.",
-		c.Old, c.New, c.Change, pct(row.ChangeLo), pct(row.ChangeHi), c.P, testName(row), c.MDE, t.Direction())
+		c.Old, c.New, c.Change, pct(row.ChangeLo), pct(row.ChangeHi), c.P, testName(row), c.MDE, direction(t))
 }
 
 func testName(row *abstat.Row) string {
@@ -128,9 +128,9 @@ func rowPlot(dir, name string, r *abstat.Report, t *abstat.Table, row *abstat.Ro
 	o, n := row.Centers()
 	scaler := benchunit.CommonScale([]float64{o, n}, benchunit.ClassOf(t.Unit))
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("%s %s\n%s (%s): new %s, %s (p=%s, mde %s)", t.Pkg, row.Name, t.Unit, t.Direction(),
-		pct(row.Change), row.Verdict, abreport.FormatRow(t, row).P, abreport.FormatMDE(row.Power.MDE))
-	p.Y.Label.Text = fmt.Sprintf("%s (%s)", axisUnit(t.Unit, scaler), t.Direction())
+	p.Title.Text = fmt.Sprintf("%s %s\n%s (%s): new %s, %s (p=%s, mde %s)", t.Pkg, row.Name, t.Unit, direction(t),
+		pct(row.Change), row.Verdict, FormatRow(t, row).P, FormatMDE(row.Power.MDE))
+	p.Y.Label.Text = fmt.Sprintf("%s (%s)", axisUnit(t.Unit, scaler), direction(t))
 	p.X.Label.Text = "old boots (blue, left) | new boots (orange, right); bar: a boot's median, dashed: a side's center"
 	var names []string
 	x := 0.0
@@ -164,7 +164,7 @@ func rowPlot(dir, name string, r *abstat.Report, t *abstat.Table, row *abstat.Ro
 			}
 			bar.LineStyle = draw.LineStyle{Color: blackColor, Width: vg.Points(2.5)}
 			p.Add(sc, bar)
-			names = append(names, fmt.Sprintf("%s %d\n%s", label, i+1, abstat.ShortBoot(boot)))
+			names = append(names, fmt.Sprintf("%s %d\n%s", label, i+1, ShortBoot(boot)))
 			x++
 		}
 		c := []float64{o, n}[side] / scaler.Factor
@@ -207,7 +207,7 @@ func forestPlot(dir string, r *abstat.Report) error {
 	var items []item
 	for _, t := range r.Tables {
 		for _, row := range t.Rows {
-			if row.Old == nil || row.New == nil || math.IsInf(row.Change, 0) || row.Change <= -1 {
+			if row.Old == nil || row.New == nil || math.IsInf(row.Change, 0) || !(row.Change > -1) { // NaN too: no place on a log axis
 				continue
 			}
 			it := item{label: fmt.Sprintf("%s %s %s", t.Pkg, row.Name, t.Unit), ratio: 1 + row.Change,
@@ -226,7 +226,10 @@ func forestPlot(dir string, r *abstat.Report) error {
 	p.X.Label.Text = "<- new is worse  |  new is better ->   (log scale, each unit's better direction; shaded: within ±threshold)"
 	p.X.Scale = plot.LogScale{}
 	if len(items) == 0 {
+		// No data gives the axis no range, which a log scale cannot
+		// draw: the threshold's band stands for it.
 		p.Title.Text += ": no compared rows"
+		p.X.Min, p.X.Max = 1/(1+r.Opts.Threshold)/1.02, (1+r.Opts.Threshold)*1.02
 		return saveBoth(p, dir, "overview", 8*vg.Inch, 3*vg.Inch)
 	}
 	// The range: the ratios and finite interval ends, and the threshold.
@@ -239,7 +242,8 @@ func forestPlot(dir string, r *abstat.Report) error {
 		if !(it.lo > 0) || math.IsInf(it.lo, 0) || math.IsNaN(it.lo) || it.lo < lo/1.5 {
 			it.lo, it.loOpen = lo/1.5, true
 		}
-		if math.IsInf(it.hi, 0) || math.IsNaN(it.hi) || it.hi > hi*1.5 {
+		// An end at or below 0 (1/(1+lo) of a change below -100%) is unbounded.
+		if !(it.hi > 0) || math.IsInf(it.hi, 0) || math.IsNaN(it.hi) || it.hi > hi*1.5 {
 			it.hi, it.hiOpen = hi*1.5, true
 		}
 		lo, hi = math.Min(lo, it.lo), math.Max(hi, it.hi)
@@ -377,4 +381,54 @@ func saveBoth(p *plot.Plot, dir, name string, w, h vg.Length) error {
 		}
 	}
 	return nil
+}
+
+// writeProfilePlots writes, per row, the difference of its profiles
+// (profdelta.DiffProfile) as DIR/profile-NNN-ROW.pb.gz and pprof's
+// flame graph of it as .html, and returns index.md's section.
+func writeProfilePlots(dir string, rows []RowProfile) (string, error) {
+	if len(rows) == 0 {
+		return "", nil
+	}
+	var index strings.Builder
+	index.WriteString("## perf-profile differences\n\n" +
+		"Per profiled row, the new side's profiles against the old side's, each side's boots merged and scaled to the same number of " +
+		"boots (the .pb.gz, as `pprof -diff_base` writes its difference: `go tool pprof -http=: FILE` shows it, and `-top`, `-tagfocus` " +
+		"work on it), and pprof's own flame graph of it (the .html, one file): the boxes' bars show what grew (new) and shrank " +
+		"(old) in the row's stacks.\n\n")
+	for i, rp := range rows {
+		name := fmt.Sprintf("profile-%03d-%s", i+1, fileSafe(rp.Table.Pkg+"-"+rp.Row.Name))
+		p, err := profdelta.DiffProfile(rp.Boots[0], rp.Boots[1])
+		if err != nil {
+			fmt.Fprintf(&index, "### %s %s\n\nNo difference profile: %v\n\n", rp.Table.Pkg, rp.Row.Name, err)
+			continue
+		}
+		f, err := os.Create(filepath.Join(dir, name+".pb.gz"))
+		if err != nil {
+			return "", err
+		}
+		err = p.Write(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return "", err
+		}
+		html, err := os.Create(filepath.Join(dir, name+".html"))
+		if err != nil {
+			return "", err
+		}
+		ferr := profdelta.FlameGraph(html, p, rp.Delta.Comm)
+		if err := html.Close(); err != nil {
+			return "", err
+		}
+		fmt.Fprintf(&index, "### %s %s: %s\n\n[%s.pb.gz](%s.pb.gz)", rp.Table.Pkg, rp.Row.Name, rp.Row.Verdict, name, name)
+		if ferr != nil {
+			os.Remove(filepath.Join(dir, name+".html"))
+			fmt.Fprintf(&index, " (no flame graph: %v)\n\n", ferr)
+		} else {
+			fmt.Fprintf(&index, ", [flame graph](%s.html)\n\n", name)
+		}
+	}
+	return index.String(), nil
 }

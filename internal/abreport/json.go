@@ -1,0 +1,372 @@
+//go:build linux
+
+package abreport
+
+import (
+	"encoding/json"
+	"io"
+	"math"
+
+	"github.com/kbench/kbench/internal/abstat"
+	"github.com/kbench/kbench/internal/profdelta"
+)
+
+// JSONReport is the report for scripts and dashboards (-format json; csv
+// flattens the same values): docs/kbcompare.md describes each field.
+// Numbers that are infinite or undefined (an interval that too few
+// samples cannot bound, the mde of a test that cannot reach alpha) are
+// null.
+type JSONReport struct {
+	Schema    string             `json:"schema"` // "kbcompare/2"
+	Old       string             `json:"old"`
+	New       string             `json:"new"`
+	Threshold float64            `json:"threshold"`
+	Alpha     float64            `json:"alpha"`
+	Boots     JSONSides          `json:"boots"`
+	BootMode  bool               `json:"boot_mode"`
+	Setup     []abstat.SetupDiff `json:"setup"`
+	SetupSame int                `json:"setup_equal"`
+	Rows      []JSONRow          `json:"rows"`
+	Geomeans  []JSONGeo          `json:"geomeans"`
+	Problems  []JSONProblem      `json:"problems"`
+	// Skips are the rows that skipped with no results on either side
+	// (abstat.Skip), left out where there are none.
+	Skips   []JSONSkip  `json:"skips,omitempty"`
+	Summary JSONSummary `json:"summary"`
+	// Profiles is the perf-profile section, with -profiles-old and
+	// -profiles-new only.
+	Profiles []JSONProfile `json:"profiles,omitempty"`
+}
+
+// JSONProfile is one row's profile comparison (package profdelta):
+// its functions in each form, ordered by |t| of the measure OrderBy
+// names: "per_op" (each function's per_op) where every profile records
+// its ops, else "share".
+type JSONProfile struct {
+	Package  string         `json:"package"`
+	Ident    string         `json:"ident,omitempty"`
+	Name     string         `json:"name"`
+	Verdict  abstat.Verdict `json:"verdict"`
+	Boots    JSONSides      `json:"boots"`
+	Samples  [2][]int64     `json:"samples"` // per boot, old then new
+	BootIDs  [2][]string    `json:"boot_ids"`
+	Sampling [2][]JSONSmpl  `json:"sampling"`       // each side's distinct ways, old then new
+	Frames   string         `json:"frames"`         // "kernel" or "all"
+	Comm     string         `json:"comm,omitempty"` // -profile-comm: the threads whose samples count
+	MinShare float64        `json:"min_share"`
+	OrderBy  string         `json:"order_by"`
+	// PerOpUnit is the unit of the per-op figures' numerator ("cpu
+	// nanoseconds"), Ops each side's ops per boot; with order_by per_op
+	// only.
+	PerOpUnit string      `json:"per_op_unit,omitempty"`
+	Ops       *[2][]int64 `json:"ops,omitempty"`
+	Self      []JSONFunc  `json:"self"`
+	Children  []JSONFunc  `json:"children"`
+}
+
+// JSONSmpl is how a side's profiles were sampled.
+type JSONSmpl struct {
+	Event string `json:"event"`
+	Hz    int    `json:"hz"` // 0: not recorded
+	Scope string `json:"scope"`
+}
+
+// JSONFunc is a function's share of a row's samples (a fraction) on
+// each side, the change (new - old) and Welch's test of the per-boot
+// shares, and its cost per op (per_op_unit over an op) compared alike,
+// where the row's profiles record their ops.
+type JSONFunc struct {
+	Function string `json:"function"`
+	JSONStat
+	PerOp *JSONStat `json:"per_op,omitempty"`
+}
+
+// JSONStat compares one measure of a function across the boots.
+type JSONStat struct {
+	Old    JSONShare `json:"old"`
+	New    JSONShare `json:"new"`
+	Change *float64  `json:"change"`
+	Rel    *float64  `json:"rel_change"` // change/old; null for a function new to the row
+	T      *float64  `json:"t"`
+	DF     *float64  `json:"df"`
+	P      *float64  `json:"p"`
+	Q      *float64  `json:"q"`
+}
+
+// JSONShare is a side's mean share, the sd of its per-boot shares
+// (null for one boot) and those shares.
+type JSONShare struct {
+	Mean  float64   `json:"mean"`
+	SD    *float64  `json:"sd"`
+	Boots []float64 `json:"boots"`
+}
+
+// JSONSides is a count per side.
+type JSONSides struct {
+	Old int `json:"old"`
+	New int `json:"new"`
+}
+
+// JSONSide is one side of a row: its center (the median, or with
+// boots as samples the geometric mean of boot medians), that center's
+// 95% interval, its samples and its boots.
+type JSONSide struct {
+	Center *float64 `json:"center"`
+	Lo     *float64 `json:"lo"`
+	Hi     *float64 `json:"hi"`
+	N      int      `json:"n"`
+	Boots  int      `json:"boots"`
+}
+
+// JSONRow is one benchmark in one unit.
+type JSONRow struct {
+	Package   string         `json:"package"`
+	Ident     string         `json:"ident,omitempty"`
+	Name      string         `json:"name"`
+	Unit      string         `json:"unit"`
+	Direction string         `json:"direction"` // "higher", "lower" or "unknown" is better
+	Old       *JSONSide      `json:"old"`       // null where the old file lacks the row
+	New       *JSONSide      `json:"new"`
+	Role      abstat.Role    `json:"role"`   // "primary" (the row's verdict), "derived" (a rate of it) or "evidence"
+	Change    *float64       `json:"change"` // new/old - 1
+	ChangeLo  *float64       `json:"change_lo"`
+	ChangeHi  *float64       `json:"change_hi"`
+	P         *float64       `json:"p"`
+	Q         *float64       `json:"q"`    // Benjamini-Hochberg across the comparison's rows (primary and derived units)
+	Test      string         `json:"test"` // "welch" (boots as samples), "utest" (per sample), "" (not compared)
+	Verdict   abstat.Verdict `json:"verdict"`
+	MDE       *float64       `json:"mde"`
+	Need      int            `json:"need"` // boots or samples a side to detect threshold; 0: more than 1000
+	NeedUnit  string         `json:"need_unit"`
+	Within    *float64       `json:"within"`  // boots as samples: spread of samples in a boot
+	Between   *float64       `json:"between"` // and of boot medians
+	Why       string         `json:"why,omitempty"`
+	Warnings  []string       `json:"warnings,omitempty"`
+	Counters  []JSONCtr      `json:"counters,omitempty"`
+}
+
+// JSONCtr is one kernel counter listed under a row: "own" (changed as
+// the op's own work), "paced" (changed per op only as the op's time did)
+// or "same" (compared, unchanged).
+type JSONCtr struct {
+	Unit    string   `json:"unit"`
+	Group   string   `json:"group"`
+	Old     *float64 `json:"old"`
+	New     *float64 `json:"new"`
+	Change  *float64 `json:"change"`
+	P       *float64 `json:"p"`
+	Verdict string   `json:"verdict"` // up, down or ~
+	// RateChange is, for event counters, the change per second of the
+	// row's time.
+	RateChange *float64 `json:"rate_change,omitempty"`
+}
+
+// JSONGeo is a table's geomean line.
+type JSONGeo struct {
+	Package   string  `json:"package"`
+	Ident     string  `json:"ident,omitempty"`
+	Unit      string  `json:"unit"`
+	Direction string  `json:"direction"`
+	Old       float64 `json:"old"`
+	New       float64 `json:"new"`
+	Change    float64 `json:"change"`
+	Rows      int     `json:"rows"`
+}
+
+// JSONSummary counts the rows by verdict (each row once, in its
+// primary unit), as the text's summary line, and the family the q-values
+// correct for.
+type JSONSummary struct {
+	Rows         int `json:"rows"`
+	Family       int `json:"family"`  // rows compared on both sides: what q corrects for
+	Nominal      int `json:"nominal"` // of those, rows with p <= alpha (about alpha·family by chance alone)
+	Worse        int `json:"worse"`
+	Better       int `json:"better"`
+	Changed      int `json:"changed"`
+	Same         int `json:"same"`
+	Underpowered int `json:"underpowered"`
+	OldOnly      int `json:"old_only"`
+	NewOnly      int `json:"new_only"`
+	Failed       int `json:"failed"`
+	Skipped      int `json:"skipped"`
+	// Undecided counts rows too few boots held for a verdict (boots as
+	// samples, fewer than 3 a side, or short of a design's plan); absent
+	// where none.
+	Undecided int `json:"undecided,omitempty"`
+	Problems  int `json:"problems"`
+	Exit      int `json:"exit"` // kbcompare's exit status
+}
+
+// JSONSkip is a row that skipped with no results on either side
+// (abstat.Skip).
+type JSONSkip struct {
+	Pkg  string `json:"package"`
+	Name string `json:"name"` // as the skip line names it, without "Benchmark"
+	// Why is, per side (old, new), the skip's reason and where it was
+	// printed; "" where that side did not skip it.
+	Why [2]string `json:"why"`
+}
+
+// num is x, or nil where JSON has no number for it.
+func num(x float64) *float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return &x
+}
+
+func dirWord(better int) string {
+	switch better {
+	case 1:
+		return "higher"
+	case -1:
+		return "lower"
+	}
+	return "unknown"
+}
+
+// JSONOf builds the report as JSON and CSV write it, with profs' section.
+func JSONOf(r *abstat.Report, profs ...RowProfile) *JSONReport {
+	m := &JSONReport{Schema: "kbcompare/2", Old: r.Old, New: r.New, Threshold: r.Opts.Threshold, Alpha: r.Opts.Alpha,
+		Boots: JSONSides{r.Boots[0], r.Boots[1]}, BootMode: r.BootMode, Setup: r.Setup, SetupSame: r.SetupEqual,
+		Problems: []JSONProblem{}}
+	for _, s := range r.Skips {
+		m.Skips = append(m.Skips, JSONSkip{s.Pkg, s.Name, skipWhys(s)})
+	}
+	if m.Setup == nil {
+		m.Setup = []abstat.SetupDiff{}
+	}
+	for _, p := range r.Problems {
+		m.Problems = append(m.Problems, problem(p))
+	}
+	m.Rows, m.Geomeans = []JSONRow{}, []JSONGeo{}
+	for _, t := range r.Tables {
+		for _, row := range t.Rows {
+			m.Rows = append(m.Rows, jsonRow(r, t, row))
+		}
+		if g := t.Geomean; g != nil {
+			m.Geomeans = append(m.Geomeans, JSONGeo{t.Pkg, t.Ident, t.Unit, dirWord(t.Better), g.Old, g.New, g.Change, g.Rows})
+		}
+	}
+	m.Summary = JSONSummary{r.Rows(), r.Family, r.Nominal, r.Count(abstat.Worse), r.Count(abstat.Better), r.Count(abstat.Changed),
+		r.Count(abstat.Same), r.Count(abstat.Underpowered), r.Count(abstat.OldOnly), r.Count(abstat.NewOnly),
+		r.Count(abstat.Failed), r.Count(abstat.Skipped), r.Count(abstat.Undecided), len(r.Problems), exitOf(r)}
+	for _, rp := range profs {
+		m.Profiles = append(m.Profiles, jsonProfile(rp))
+	}
+	return m
+}
+
+func jsonProfile(rp RowProfile) JSONProfile {
+	d := rp.Delta
+	mp := JSONProfile{Package: rp.Table.Pkg, Ident: rp.Table.Ident, Name: rp.Row.Name, Verdict: rp.Row.Verdict,
+		Boots: JSONSides{len(d.Boots[0]), len(d.Boots[1])}, Samples: d.Samples, BootIDs: d.Boots,
+		Frames: "kernel", Comm: d.Comm, MinShare: d.MinShare, Self: []JSONFunc{}, Children: []JSONFunc{}}
+	if d.AllFrames {
+		mp.Frames = "all"
+	}
+	for side, ss := range d.Sampling {
+		for _, s := range ss {
+			mp.Sampling[side] = append(mp.Sampling[side], JSONSmpl{s.Event, s.Hz, s.Scope})
+		}
+	}
+	mp.OrderBy = "share"
+	if d.By == profdelta.ByPerOp {
+		mp.OrderBy, mp.PerOpUnit, mp.Ops = "per_op", d.Unit, &d.Ops
+	}
+	share := func(s profdelta.Share) JSONShare { return JSONShare{s.Mean, num(s.SD), s.Boots} }
+	stat := func(s profdelta.Stat) JSONStat {
+		return JSONStat{share(s.Old), share(s.New), num(s.Change), num(s.Rel), num(s.T), num(s.DF), num(s.P), num(s.Q)}
+	}
+	for _, fs := range []struct {
+		to   *[]JSONFunc
+		from []profdelta.Func
+	}{{&mp.Self, d.Self}, {&mp.Children, d.Children}} {
+		for _, f := range fs.from {
+			jf := JSONFunc{Function: f.Name, JSONStat: stat(f.Stat)}
+			if f.PerOp != nil {
+				po := stat(*f.PerOp)
+				jf.PerOp = &po
+			}
+			*fs.to = append(*fs.to, jf)
+		}
+	}
+	return mp
+}
+
+func jsonRow(r *abstat.Report, t *abstat.Table, row *abstat.Row) JSONRow {
+	mr := JSONRow{Package: t.Pkg, Ident: t.Ident, Name: row.Name, Unit: t.Unit, Direction: dirWord(t.Better),
+		Role: row.Role, Verdict: row.Verdict, Why: Why(row.Outcome), Warnings: warnings(row)}
+	sides := [2]*JSONSide{}
+	for i, s := range []struct {
+		present bool
+		sum     func() (c, lo, hi float64, n int)
+	}{
+		{row.Old != nil, func() (float64, float64, float64, int) {
+			return row.OldSum.Center, row.OldSum.Lo, row.OldSum.Hi, len(row.Old.Values)
+		}},
+		{row.New != nil, func() (float64, float64, float64, int) {
+			return row.NewSum.Center, row.NewSum.Lo, row.NewSum.Hi, len(row.New.Values)
+		}},
+	} {
+		if !s.present {
+			continue
+		}
+		c, lo, hi, n := s.sum()
+		sides[i] = &JSONSide{Center: num(c), Lo: num(lo), Hi: num(hi), N: n, Boots: 1}
+	}
+	mr.Old, mr.New = sides[0], sides[1]
+	if row.Old == nil || row.New == nil {
+		return mr
+	}
+	mr.Change, mr.ChangeLo, mr.ChangeHi = num(row.Change), num(row.ChangeLo), num(row.ChangeHi)
+	mr.P, mr.Q, mr.Test = num(row.P), num(row.Q), "utest"
+	if b := row.Boot; b != nil {
+		mr.Test = "welch"
+		for i, v := range [][]float64{b.Old, b.New} {
+			c, lo, hi := abstat.BootInterval(v, b.Scale)
+			sides[i].Center, sides[i].Lo, sides[i].Hi, sides[i].Boots = num(c), num(lo), num(hi), len(v)
+		}
+		mr.Within, mr.Between = num(b.Within), num(b.Between)
+	} else {
+		mr.Old.Boots, mr.New.Boots = r.Boots[0], r.Boots[1]
+	}
+	if pw := row.Power; pw != nil {
+		mr.MDE, mr.Need, mr.NeedUnit = num(pw.MDE), pw.Need, pw.NeedUnit()
+	}
+	own, paced, same := r.Attribution.For(t.Pkg, t.Ident, row.Name)
+	for _, g := range []struct {
+		name  string
+		lines []abstat.AttrLine
+	}{{"own", own}, {"paced", paced}} {
+		for _, l := range g.lines {
+			o, n := l.Row.Centers()
+			c := JSONCtr{Unit: l.Unit, Group: g.name, Old: num(o), New: num(n), Change: num(l.Row.Change),
+				P: num(l.Row.P), Verdict: counterDirection(l.Row)}
+			if l.Rate != nil && l.Rate.Old != nil && l.Rate.New != nil {
+				c.RateChange = num(l.Rate.Change)
+			}
+			mr.Counters = append(mr.Counters, c)
+		}
+	}
+	for _, u := range same {
+		mr.Counters = append(mr.Counters, JSONCtr{Unit: u, Group: "same", Verdict: "~"})
+	}
+	return mr
+}
+
+// WriteJSON writes the report as one indented JSON object (schema kbcompare/2,
+// docs/kbcompare.md).
+func WriteJSON(w io.Writer, r *abstat.Report, profs []RowProfile) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(JSONOf(r, profs...))
+}
+
+// exitOf is kbcompare's exit status for r: 1 where it fails, else 0.
+func exitOf(r *abstat.Report) int {
+	if r.Fails() {
+		return 1
+	}
+	return 0
+}

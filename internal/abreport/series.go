@@ -1,0 +1,122 @@
+//go:build linux
+
+package abreport
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/kbench/kbench/internal/abseries"
+)
+
+// SeriesReport is a series' change points as the report shows them.
+type SeriesReport struct {
+	Series  *abseries.Series
+	Results []abseries.RowResult // by row of Series
+	Opts    abseries.Options
+}
+
+// RowTitle names a series row: its package, configuration, name.
+func (r *SeriesReport) RowTitle(i int) string {
+	row := r.Series.Rows[i]
+	pkg := row.Pkg
+	if row.Ident != "" {
+		pkg += " (" + row.Ident + ")"
+	}
+	return pkg + " " + row.Name
+}
+
+// ChangeWord is "worse", "better" or "changed" for a ratio of a row's
+// unit whose direction is better (+1 higher, -1 lower, 0 unknown).
+func ChangeWord(ratio float64, better int) string {
+	switch {
+	case better == 0:
+		return "changed"
+	case (ratio > 1) == (better > 0):
+		return "better"
+	}
+	return "worse"
+}
+
+// Changed counts the rows with a change point.
+func (r *SeriesReport) Changed() int {
+	n := 0
+	for _, res := range r.Results {
+		if len(res.Changes) > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// WriteSeriesText writes a series' report: the kernels, then per row
+// with change points between which two kernels (by label), by how much
+// with its interval, p and q; the rows without with their mde; the rows
+// untested and why.
+func WriteSeriesText(w io.Writer, r *SeriesReport) error {
+	var b strings.Builder
+	s := r.Series
+	fmt.Fprintf(&b, "kbcompare -series: %s\n", plural(len(s.Labels), "kernel", "kernels"))
+	for k, l := range s.Labels {
+		for _, line := range wrap(fmt.Sprintf("%d %s: %s", k+1, l, s.Files[k]), Width-2) {
+			b.WriteString("  " + line + "\n")
+		}
+	}
+	tested := 0
+	for _, res := range r.Results {
+		if res.Untested == "" {
+			tested++
+		}
+	}
+	fmt.Fprintf(&b, "\nchange points: binary segmentation, the largest two-sample t over the kernel boundaries, "+
+		"p by permutation of boots across kernels, q over %s, a change where q <= %g\n", plural(len(r.Results), "row", "rows"), r.Opts.Alpha)
+	if r.Changed() == 0 {
+		b.WriteString("\nno row changed\n")
+	}
+	for i, res := range r.Results {
+		if len(res.Changes) == 0 {
+			continue
+		}
+		row := s.Rows[i]
+		fmt.Fprintf(&b, "\n%s (%s)\n", r.RowTitle(i), row.Unit)
+		for _, c := range res.Changes {
+			fmt.Fprintf(&b, "  between %s and %s: %s [%s, %s] %s  p=%s q=%s\n", s.Labels[c.After], s.Labels[c.After+1],
+				pctChange(c.Ratio-1), pctChange(c.Lo-1), pctChange(c.Hi-1), ChangeWord(c.Ratio, row.Better), pval(c.P), pval(c.Q))
+		}
+	}
+	if n := tested - r.Changed(); n > 0 {
+		fmt.Fprintf(&b, "\n%s without a change, each with what it could have seen (mde at 80%% power: a step in the middle of the series / before the last kernel):\n",
+			plural(n, "row", "rows"))
+		for i, res := range r.Results {
+			if res.Untested != "" || len(res.Changes) > 0 {
+				continue
+			}
+			fmt.Fprintf(&b, "  %s  mde %s / %s  (boot medians %s)\n", r.RowTitle(i), FormatMDE(res.MDE), FormatMDE(res.MDEEnd), spread(res.Sigma))
+		}
+	}
+	if n := len(r.Results) - tested; n > 0 {
+		fmt.Fprintf(&b, "\n%s untested:\n", plural(n, "row", "rows"))
+		for i, res := range r.Results {
+			if res.Untested == "" {
+				continue
+			}
+			why := res.Untested
+			if res.Kernel >= 0 {
+				why = s.Labels[res.Kernel] + ": " + why
+			}
+			fmt.Fprintf(&b, "  %s: %s\n", r.RowTitle(i), why)
+		}
+	}
+	_, err := io.WriteString(w, printable(b.String()))
+	return err
+}
+
+// pval formats a p or q as the report does.
+func pval(p float64) string {
+	if math.IsNaN(p) {
+		return "?"
+	}
+	return fmt.Sprintf("%.2g", p)
+}

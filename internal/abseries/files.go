@@ -1,0 +1,77 @@
+//go:build linux
+
+package abseries
+
+import (
+	"fmt"
+
+	"github.com/kbench/kbench/internal/abstat"
+)
+
+// Series is a series of kernels' result files, grouped by row: what
+// Detect reads, with the names a report gives it.
+type Series struct {
+	// Files are the kernels' result files in series order, Labels the
+	// names the report gives the kernels (a release, a file name).
+	Files, Labels []string
+	Rows          []SeriesRow
+}
+
+// SeriesRow is one row (a benchmark in its Primary unit, as
+// kbcompare's verdicts are) over the kernels.
+type SeriesRow struct {
+	Pkg    string // the package's last path element
+	Path   string // its import path
+	Ident  string // further configuration that tells rows apart
+	Name   string
+	Unit   string // benchfmt's tidied unit: sec/op
+	Better int    // +1 higher is better, -1 lower, 0 unknown
+	// Medians[k] are kernel k's boot medians, in boot order; empty where
+	// the kernel's file has no result for the row.
+	Medians [][]float64
+}
+
+// Read groups the result files of a series of kernels, one file per
+// kernel in series order (package abfile reads them; package abstat
+// groups each row's samples by boot and gives each benchmark its
+// Primary unit, as kbcompare's report does), labelled labels. Rows in
+// the order of their first appearance.
+func Read(paths, labels []string) (*Series, error) {
+	if len(paths) < 2 || len(labels) != len(paths) {
+		return nil, fmt.Errorf("%d files and %d labels: want at least 2 files, a label each", len(paths), len(labels))
+	}
+	s := &Series{Files: paths, Labels: labels}
+	index := map[[4]string]int{}
+	for k := 1; k < len(paths); k++ {
+		rep, err := abstat.Compare(paths[0], paths[k], abstat.DefaultOptions)
+		if err != nil {
+			return nil, err
+		}
+		for t, row := range rep.Primaries() {
+			key := [4]string{t.Path, t.Ident, row.Name, t.Unit}
+			i, ok := index[key]
+			if !ok {
+				i = len(s.Rows)
+				index[key] = i
+				s.Rows = append(s.Rows, SeriesRow{Pkg: t.Pkg, Path: t.Path, Ident: t.Ident, Name: row.Name, Unit: t.Unit,
+					Better: t.Better, Medians: make([][]float64, len(paths))})
+			}
+			r := &s.Rows[i]
+			for side, kernel := range []int{0, k} {
+				if bs := row.Samples[side]; bs != nil && r.Medians[kernel] == nil {
+					r.Medians[kernel] = bs.Medians()
+				}
+			}
+		}
+	}
+	return s, nil
+}
+
+// Medians are the rows' boot medians by kernel, as Detect takes them.
+func (s *Series) Medians() [][][]float64 {
+	out := make([][][]float64, len(s.Rows))
+	for i, r := range s.Rows {
+		out[i] = r.Medians
+	}
+	return out
+}

@@ -1,0 +1,282 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/kbench/kbench/internal/abreport"
+	"github.com/kbench/kbench/internal/abseries"
+	"github.com/kbench/kbench/internal/abstat"
+)
+
+// bisectDesign is a bisection over the list's kernels, good (first) to
+// bad (last), on the -row: first the planned A/B of good against bad
+// (plannedDesign, at -target and -budget) confirms that the row differs;
+// then abseries.Search picks the middle image to boot, one boot at a
+// time, each a go test of the row's package at the design's -count and
+// -bench of the row alone, until it names the first bad image, or a
+// step cannot tell within its boots. The search is rebuilt at every
+// start from the finished boots (their medians fed in order), so a
+// resumed run asks for the boots the first would have, and a kbab.json
+// whose step boots are not the search's is refused.
+type bisectDesign struct {
+	d       *driver
+	confirm plannedDesign
+	// Once confirmed (st.Confirmed): the row, the good/bad comparison
+	// and the search, fed the step boots up to fed.
+	pkg, path, row string
+	rep            *abstat.Report
+	search         *abseries.Search
+	fed            int
+}
+
+func (b *bisectDesign) next(i int) (nextBoot, bool, error) {
+	st := b.d.st
+	if st.Confirmed == nil {
+		nb, ok, err := b.confirm.next(i)
+		if ok || err != nil {
+			return nb, ok, err
+		}
+		if err := b.confirmed(); err != nil {
+			return nextBoot{}, false, err
+		}
+	}
+	if err := b.start(); err != nil {
+		return nextBoot{}, false, err
+	}
+	if !moved(st.Confirmed.Verdict) {
+		return nextBoot{}, false, nil
+	}
+	if err := b.feed(i); err != nil {
+		return nextBoot{}, false, err
+	}
+	img, done := b.search.Next()
+	if done {
+		return nextBoot{}, false, nil
+	}
+	run := []pkgRun{{Pkg: b.path, Count: b.d.design.Opts.Count, Rows: []string{b.row}}}
+	return nextBoot{kernel: img + 1, runs: b.d.pkgRuns(run), record: run}, true, nil
+}
+
+func moved(v string) bool { return abstat.Verdict(v).Moved() }
+
+// confirmed ends the confirmation: good against bad, judged by the
+// design, and the row's verdict recorded in kbab.json.
+func (b *bisectDesign) confirmed() error {
+	if err := b.compareEnds(); err != nil {
+		return err
+	}
+	st := b.d.st
+	st.Confirmed = &confirmation{Boots: len(st.Boots), Verdict: string(b.rowOf().Verdict)}
+	fmt.Fprintf(b.d.stderr, "kbab: good %s against bad %s on %s %s after %d boots: %s\n",
+		st.Settings.label(0), st.Settings.label(len(st.Settings.Kernels)-1), b.pkg, b.row, len(st.Boots), st.Confirmed.Verdict)
+	return st.write(b.d.statePath)
+}
+
+// compareEnds compares good with bad under the design and finds the row.
+func (b *bisectDesign) compareEnds() error {
+	d := b.d
+	s := d.st.Settings
+	if d.design.Planned || len(d.st.Boots) >= d.design.PilotBoots() {
+		if err := b.confirm.replan(); err != nil {
+			return fmt.Errorf("planning: %v", err)
+		}
+	}
+	rep, err := abstat.Compare(d.result(s.label(0)), d.result(s.label(len(s.Kernels)-1)), d.compareOptions())
+	if err != nil {
+		return err
+	}
+	re := regexp.MustCompile(s.Row) // checked by parseFlags
+	var names []string
+	for t, row := range rep.Primaries() {
+		if re.MatchString(row.Name) {
+			b.pkg, b.path, b.row = t.Pkg, t.Path, row.Name
+			names = append(names, t.Pkg+" "+row.Name)
+		}
+	}
+	switch {
+	case len(names) == 0:
+		var all []string
+		for t, row := range rep.Primaries() {
+			all = append(all, t.Pkg+" "+row.Name)
+		}
+		return fmt.Errorf("-row %s matches none of the rows good and bad ran: %s", s.Row, strings.Join(all, ", "))
+	case len(names) > 1:
+		return fmt.Errorf("-row %s matches %d rows, want one: %s", s.Row, len(names), strings.Join(names, ", "))
+	}
+	b.rep = rep
+	return nil
+}
+
+// rowOf is the bisected row in the good/bad comparison.
+func (b *bisectDesign) rowOf() *abstat.Row {
+	for t, row := range b.rep.Primaries() {
+		if t.Path == b.path && row.Name == b.row {
+			return row
+		}
+	}
+	return nil
+}
+
+// start makes the search from the confirmation's boots, once a process.
+func (b *bisectDesign) start() error {
+	if b.rep == nil {
+		if err := b.compareEnds(); err != nil {
+			return err
+		}
+	}
+	if b.search != nil || !moved(b.d.st.Confirmed.Verdict) {
+		return nil
+	}
+	row := b.rowOf()
+	if row.Samples[0] == nil || row.Samples[1] == nil {
+		return fmt.Errorf("row %s %s: good or bad has no boots of it", b.pkg, b.row)
+	}
+	var err error
+	b.search, err = abseries.NewSearch(row.Samples[0].Medians(), row.Samples[1].Medians(), len(b.d.st.Settings.Kernels)-2, abseries.DefaultSearchOptions)
+	if err != nil {
+		return fmt.Errorf("bisecting %s %s: %v", b.pkg, b.row, err)
+	}
+	b.fed = b.d.st.Confirmed.Boots
+	return nil
+}
+
+// feed gives the search the row's median of every step boot before
+// boot i that it has not seen, in order.
+func (b *bisectDesign) feed(i int) error {
+	d := b.d
+	for ; b.fed < i; b.fed++ {
+		r := d.st.Boots[b.fed]
+		img, _ := b.search.Next()
+		k := d.st.Settings.kernelIndex(r.Kernel)
+		if k != img+1 {
+			return fmt.Errorf("%s: boots[%d] (boot %d) is kernel %s, where the search asks for %s: it was not this bisection's; use a new -out",
+				d.statePath, b.fed, r.Boot, r.Kernel, d.st.Settings.label(img+1))
+		}
+		meds, err := b.medians(r.Kernel)
+		if err != nil {
+			return err
+		}
+		nth := 0
+		for _, e := range d.st.Boots[d.st.Confirmed.Boots:b.fed] {
+			if e.Kernel == r.Kernel {
+				nth++
+			}
+		}
+		if nth >= len(meds) {
+			return fmt.Errorf("boot %d (%s): %s.txt has %d boots of %s %s, want %d", r.Boot, r.Kernel, r.Kernel, len(meds), b.pkg, b.row, nth+1)
+		}
+		if err := b.search.Observe(img, meds[nth]); err != nil {
+			return fmt.Errorf("boot %d (%s): %v", r.Boot, r.Kernel, err)
+		}
+	}
+	return nil
+}
+
+// medians are the row's boot medians in kernel label's file, in order.
+func (b *bisectDesign) medians(label string) ([]float64, error) {
+	s := b.d.st.Settings
+	rep, err := abstat.Compare(b.d.result(s.label(0)), b.d.result(label), abstat.DefaultOptions)
+	if err != nil {
+		return nil, err
+	}
+	for t, row := range rep.Primaries() {
+		if t.Path == b.path && row.Name == b.row && row.Samples[1] != nil {
+			return row.Samples[1].Medians(), nil
+		}
+	}
+	return nil, nil
+}
+
+func (b *bisectDesign) bootName(i int) string {
+	if b.d.st.Confirmed == nil {
+		return fmt.Sprintf("boot %d (confirming)", i+1)
+	}
+	if b.search != nil {
+		return fmt.Sprintf("boot %d (step %d)", i+1, len(b.search.Result().Steps)+1)
+	}
+	return fmt.Sprintf("boot %d", i+1)
+}
+
+func (b *bisectDesign) progress() string {
+	if b.d.st.Confirmed == nil {
+		return b.confirm.progress()
+	}
+	if b.search == nil {
+		return ""
+	}
+	r := b.search.Result()
+	return fmt.Sprintf("; first bad between %s and %s, %d step boots, at most %d steps", b.label(r.Lo), b.label(r.Hi), r.Boots, abseries.Steps(len(b.d.st.Settings.Kernels)-2))
+}
+
+// label is image img's kernel label (-1 the good kernel, images the bad).
+func (b *bisectDesign) label(img int) string { return b.d.st.Settings.label(img + 1) }
+
+// report is the confirmation's A/B report, then the bisection: each
+// step's image, boots and decision, and the first bad image, or why it
+// cannot tell. Exit 0 where it names the first bad image, 1 where it
+// cannot tell (good and bad do not differ on the row, or a step stayed
+// undecided).
+func (b *bisectDesign) report(stdout io.Writer) int {
+	d := b.d
+	s := d.st.Settings
+	var out bytes.Buffer
+	// The confirmation's report, with its planned run's tail.
+	if err := abreport.WriteRun(&out, b.rep, abreport.RunNotes{Design: d.design, Budget: d.cfg.budget, PlanFile: filepath.Join(d.cfg.out, "plan.txt")}); err != nil {
+		fmt.Fprintf(d.stderr, "kbab: %v\n", err)
+		return exitUsage
+	}
+	n := len(s.Kernels)
+	fmt.Fprintf(&out, "\nkbab -bisect %s -row %s: %s %s, good %s, bad %s, %d images between\n", s.List, s.Row, b.pkg, b.row, s.label(0), s.label(n-1), n-2)
+	row := b.rowOf()
+	fmt.Fprintf(&out, "confirmation: %s against %s after %d boots: %s", s.label(0), s.label(n-1), d.st.Confirmed.Boots, row.Verdict)
+	switch {
+	case abstat.Verdict(d.st.Confirmed.Verdict) == abstat.Undecided:
+		fmt.Fprintf(&out, "; cannot tell: the planned A/B gave the row no verdict (its boots do not reach -target %s; a larger -target, the step you expect, or -budget), nothing to bisect\n",
+			abreport.FormatMDE(s.Target))
+		return b.write(stdout, out.Bytes(), 1)
+	case !moved(d.st.Confirmed.Verdict):
+		fmt.Fprintf(&out, "; cannot tell: good and bad do not differ on the row, nothing to bisect\n")
+		return b.write(stdout, out.Bytes(), 1)
+	}
+	fmt.Fprintf(&out, " (%s)\n", pct(1+row.Change))
+	res := b.search.Result()
+	lower, upper := b.search.Bounds()
+	fmt.Fprintf(&out, "rule: each step boots its image until Wald's sequential test of like-good against like-bad on the row's boot medians crosses %.3g or %.3g (at least %d, at most %d boots), so that the chance of ending at the wrong image is at most %g over the %d steps at most\n",
+		lower, upper, abseries.DefaultSearchOptions.MinBoots, abseries.DefaultSearchOptions.MaxBoots, abseries.DefaultSearchOptions.Wrong, abseries.Steps(n-2))
+	for j, st := range res.Steps {
+		fmt.Fprintf(&out, "step %d: %s (%s): %d boots, %s (log likelihood ratio %.3g)\n", j+1, b.label(st.Image), describe(s.Kernels[st.Image+1]), st.Boots, st.Decision, st.LLR)
+	}
+	code := 0
+	if res.Undecided {
+		fmt.Fprintf(&out, "cannot tell: a step stayed undecided at %d boots; the first bad image is after %s and at or before %s\n", abseries.DefaultSearchOptions.MaxBoots, b.label(res.Lo), b.label(res.Hi))
+		code = 1
+	} else {
+		fmt.Fprintf(&out, "first bad: %s (%s)\n", b.label(res.FirstBad), describe(s.Kernels[res.FirstBad+1]))
+	}
+	fmt.Fprintf(&out, "%d steps, %d step boots, %d boots in all (%d to confirm)\n", len(res.Steps), res.Boots, len(d.st.Boots), d.st.Confirmed.Boots)
+	return b.write(stdout, out.Bytes(), code)
+}
+
+func (b *bisectDesign) write(stdout io.Writer, rep []byte, code int) int {
+	if err := b.d.writeReport(stdout, rep); err != nil {
+		fmt.Fprintf(b.d.stderr, "kbab: %v\n", err)
+		return exitUsage
+	}
+	return code
+}
+
+// pct writes a ratio as a signed percentage: 1.1 is +10%.
+func pct(ratio float64) string {
+	if c := 100 * (ratio - 1); math.Abs(c) >= 1000 {
+		return fmt.Sprintf("%+.0f%%", c)
+	}
+	return fmt.Sprintf("%+.3g%%", 100*(ratio-1))
+}

@@ -1,0 +1,105 @@
+//go:build linux
+
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kbench/kbench/internal/abplan"
+)
+
+// TestBisect: a bisection over 8 kernels (6 images between good and
+// bad), Work 10% slower from K6 on: the planned A/B of K1 against K8
+// confirms the step, then the search boots middle images, only Work's
+// package and row at the design's -count, and ends at K6. A failed
+// step boot resumes, asking the boots the first run would have.
+func TestBisect(t *testing.T) {
+	f := newFake(t)
+	f.knob("planned", 0)
+	f.knob("seed", 38)
+	list := f.writeList(8, 6)
+	self, _ := os.Executable()
+	args := []string{"-bisect", list, "-row", "^Work", "-out", f.out, "-vmexec", self, "--", ".", "-run=^$", "-bench=Work"}
+	pilot := 2 * abplan.DefaultPilot
+	f.knob("fail-at", pilot+2) // the second step boot
+	code, _, stderr := f.run(nil, args...)
+	if code != exitBootFailed || !strings.Contains(stderr, "confirming") || !strings.Contains(stderr, "(step 1)") {
+		t.Fatalf("failed step boot: exit %d, want %d after the confirmation\n%s", code, exitBootFailed, stderr)
+	}
+	os.Remove(filepath.Join(f.dir, "fail-at"))
+	code, stdout, stderr := f.run(nil, args...)
+	if code != 0 {
+		t.Fatalf("bisection: exit %d, want 0\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	for _, w := range []string{
+		"kbab -bisect " + list + " -row ^Work: fake Work-2, good K1, bad K8, 6 images between",
+		"confirmation: K1 against K8 after 12 boots: worse (+10",
+		"step 1: K4 (bzImage-a kbab.k=4): ",
+		"first bad: K6 (bzImage-a kbab.k=6 step=Work)\n",
+		"Wald's sequential test",
+	} {
+		if !strings.Contains(stdout, w) {
+			t.Errorf("report lacks %q:\n%s", w, stdout)
+		}
+	}
+	// The step boots: middle images only, Work alone at the design's count.
+	ks := f.callKernels()
+	for c, k := range ks[pilot:] {
+		call := f.calls()[pilot+c]
+		if k == 1 || k == 8 {
+			t.Errorf("step call %d boots K%d, an end", pilot+c+1, k)
+		}
+		if !strings.Contains(call, "-test.count=10") || !strings.Contains(call, "-test.bench=^BenchmarkWork$") {
+			t.Errorf("step call %q: want -test.count=10 and -bench of Work alone", call)
+		}
+	}
+	if !strings.Contains(stderr, "resuming") {
+		t.Errorf("second run did not resume:\n%s", stderr)
+	}
+	// Done: a rerun boots nothing and reports the same.
+	calls := len(f.calls())
+	if code2, stdout2, _ := f.run(nil, args...); code2 != 0 || stdout2 != stdout || len(f.calls()) != calls {
+		t.Errorf("rerun of a finished bisection: exit %d, %d more calls, same report %v", code2, len(f.calls())-calls, stdout2 == stdout)
+	}
+}
+
+// TestBisectNoDifference: where good and bad do not differ on the row,
+// the bisection says it cannot tell and boots no image, exit 1.
+func TestBisectNoDifference(t *testing.T) {
+	f := newFake(t)
+	f.knob("planned", 0)
+	f.knob("seed", 38)
+	list := f.writeList(4, 0)
+	self, _ := os.Executable()
+	code, stdout, stderr := f.run(nil, "-bisect", list, "-row", "Work", "-out", f.out, "-vmexec", self, "--", ".", "-run=^$", "-bench=Work")
+	if code != 1 || !strings.Contains(stdout, "cannot tell: good and bad do not differ on the row") {
+		t.Fatalf("A/A bisection: exit %d, want 1, cannot tell\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	for _, k := range f.callKernels() {
+		if k != 1 && k != 4 {
+			t.Errorf("booted K%d, an image between: nothing to bisect", k)
+		}
+	}
+}
+
+// TestBisectUndecided: where the confirmation's planned A/B gives the
+// row no verdict (at -target 1% its rows need more boots than the design allows), the
+// bisection says so, not that good and bad are alike, and boots no
+// image, exit 1.
+func TestBisectUndecided(t *testing.T) {
+	f := newFake(t)
+	f.knob("planned", 0)
+	f.knob("seed", 36)
+	list := f.writeList(4, 0)
+	self, _ := os.Executable()
+	code, stdout, stderr := f.run(nil, "-bisect", list, "-row", "Noisy", "-target", "1%", "-out", f.out, "-vmexec", self, "--", ".", "-run=^$", "-bench=Noisy")
+	if code != 1 || !strings.Contains(stdout, "cannot tell: the planned A/B gave the row no verdict (its boots do not reach -target 1.0%") {
+		t.Fatalf("undecided confirmation: exit %d, want 1, no verdict\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if n := len(f.calls()); n != 2*abplan.DefaultPilot {
+		t.Errorf("%d boots, want the pilot's %d alone", n, 2*abplan.DefaultPilot)
+	}
+}

@@ -1,0 +1,66 @@
+//go:build linux
+
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// maxKernels bounds a list: a series of more kernels than this is
+// more boots than a sitting holds at any -boots.
+const maxKernels = 64
+
+// readKernelList reads -series's or -bisect's list file.
+func readKernelList(p string) ([]kernelFlags, error) {
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return nil, fmt.Errorf("kernel list: %v", err)
+	}
+	return parseKernelList(p, b)
+}
+
+// parseKernelList parses a kernel list: a line a kernel, in series
+// order, `LABEL IMAGE [cmdline args...]`, fields split on spaces and
+// tabs; blank lines and lines starting with # are skipped. LABEL names
+// the kernel in the report and its file LABEL.txt; IMAGE is a path, taken
+// from the list's directory where relative (so that a list travels with
+// its images); the rest of the line is the kernel's cmdline, as
+// -a-append takes it. An image may repeat with another cmdline; a label
+// may not.
+func parseKernelList(p string, b []byte) ([]kernelFlags, error) {
+	var ks []kernelFlags
+	seen := map[string]int{}
+	for n, line := range strings.Split(string(b), "\n") {
+		from := fmt.Sprintf("%s line %d", p, n+1)
+		line = strings.TrimSuffix(line, "\r")
+		f := strings.Fields(line)
+		if len(f) == 0 || strings.HasPrefix(f[0], "#") {
+			continue
+		}
+		if len(f) < 2 {
+			return nil, fmt.Errorf("%s: %q: want LABEL IMAGE [cmdline args...]", from, line)
+		}
+		if err := checkLabel(f[0]); err != nil {
+			return nil, fmt.Errorf("%s: %v", from, err)
+		}
+		if j, dup := seen[f[0]]; dup {
+			return nil, fmt.Errorf("%s: label %q is line %d's too: want a label a kernel (an image may repeat, with another cmdline)", from, f[0], j)
+		}
+		seen[f[0]] = n + 1
+		img := f[1]
+		if !filepath.IsAbs(img) {
+			img = filepath.Join(filepath.Dir(p), img)
+		}
+		ks = append(ks, kernelFlags{label: f[0], image: img, append: strings.Join(f[2:], " "), from: from})
+		if len(ks) > maxKernels {
+			return nil, fmt.Errorf("%s: more than %d kernels", from, maxKernels)
+		}
+	}
+	if len(ks) < 2 {
+		return nil, fmt.Errorf("%s: %d kernels: want 2 or more, a line each (LABEL IMAGE [cmdline args...])", p, len(ks))
+	}
+	return ks, nil
+}

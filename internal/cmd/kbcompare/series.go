@@ -1,0 +1,70 @@
+//go:build linux
+
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/kbench/kbench/internal/abreport"
+	"github.com/kbench/kbench/internal/abseries"
+)
+
+// runSeries is -series: the change points of the kernels' files, in
+// series order, each labelled by its file name without .txt. Exit 1
+// where some row has a change point that is worse, 2 where a file
+// cannot be read or a flag does not apply.
+func runSeries(flags *flag.FlagSet, alpha float64, format, plotDir string, stdout, stderr io.Writer) int {
+	var refused []string
+	flags.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "series", "alpha", "format", "plot":
+		default:
+			refused = append(refused, "-"+f.Name)
+		}
+	})
+	render := seriesRenderers[format]
+	switch {
+	case len(refused) > 0:
+		fmt.Fprintf(stderr, "kbcompare: %s does not apply to -series, which takes -alpha, -format and -plot\n", strings.Join(refused, " and "))
+		return 2
+	case render == nil:
+		fmt.Fprintf(stderr, "kbcompare: -format with -series accepts text, json or csv, not %q\n", format)
+		return 2
+	case flags.NArg() < 2:
+		fmt.Fprintln(stderr, "usage: kbcompare -series [-alpha 0.05] [-format text|json|csv] [-plot DIR] K1.txt K2.txt ...")
+		return 2
+	}
+	var labels []string
+	for _, p := range flags.Args() {
+		labels = append(labels, strings.TrimSuffix(filepath.Base(p), ".txt"))
+	}
+	s, err := abseries.Read(flags.Args(), labels)
+	if err != nil {
+		fmt.Fprintf(stderr, "kbcompare: %v\n", err)
+		return 2
+	}
+	o := abseries.DefaultOptions
+	o.Alpha = alpha
+	rep := &abreport.SeriesReport{Series: s, Results: abseries.Detect(s.Medians(), o), Opts: o}
+	if err := render(stdout, rep); err != nil {
+		fmt.Fprintf(stderr, "kbcompare: %v\n", err)
+		return 2
+	}
+	if plotDir != "" {
+		if err := abreport.WriteSeriesPlots(plotDir, rep); err != nil {
+			fmt.Fprintf(stderr, "kbcompare: -plot: %v\n", err)
+			return 2
+		}
+	}
+	return abreport.SeriesExit(rep)
+}
+
+var seriesRenderers = map[string]func(io.Writer, *abreport.SeriesReport) error{
+	"text": abreport.WriteSeriesText,
+	"json": abreport.WriteSeriesJSON,
+	"csv":  abreport.WriteSeriesCSV,
+}

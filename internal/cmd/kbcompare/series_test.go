@@ -1,0 +1,135 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kbench/kbench/internal/abreport"
+	"github.com/kbench/kbench/internal/abstat/sim"
+)
+
+// seriesFiles assembles four kernels' files from the Syscall runs, three
+// boots each, kernels from changeAt on 30% slower (none: 4), named
+// 6.12.K.txt.
+func seriesFiles(t *testing.T, changeAt int) []string {
+	t.Helper()
+	var paths []string
+	for k := range 4 {
+		var boots []string
+		for b := range 3 {
+			boots = append(boots, fmt.Sprintf("%08x-0000-4000-8000-%012d", k+1, b+1))
+		}
+		f := 1.0
+		if k >= changeAt {
+			f = 1.3
+		}
+		prefix := []string{"a", "a2"}[k%2]
+		paths = append(paths, sim.Assemble(t, fmt.Sprintf("6.12.%d.txt", 100+k), sim.BootFiles(prefix, boots, []float64{f, f, f})...))
+	}
+	return paths
+}
+
+func TestSeriesText(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := run(append([]string{"-series"}, seriesFiles(t, 2)...), &out, &errOut); code != 1 {
+		t.Fatalf("a 30%% slower change: exit %d, want 1: %s", code, errOut.String())
+	}
+	text := out.String()
+	for _, want := range []string{"4 kernels", "1 6.12.100: ", "seccompbench " + sim.SyscallRow + " (sec/op)", "between 6.12.101 and 6.12.102: +30.",
+		"worse  p="} {
+		if !strings.Contains(text, want) {
+			t.Errorf("report lacks %q:\n%s", want, text)
+		}
+	}
+	out.Reset()
+	if code := run(append([]string{"-series"}, seriesFiles(t, 4)...), &out, &errOut); code != 0 {
+		t.Fatalf("no change: exit %d, want 0: %s", code, errOut.String())
+	}
+	if text := out.String(); !strings.Contains(text, "no row changed") || !strings.Contains(text, "1 row without a change") || !strings.Contains(text, "mde ") {
+		t.Errorf("no change: report\n%s", text)
+	}
+}
+
+func TestSeriesMachine(t *testing.T) {
+	files := seriesFiles(t, 2)
+	var out, errOut bytes.Buffer
+	if code := run(append([]string{"-series", "-format", "json"}, files...), &out, &errOut); code != 1 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	var m abreport.SeriesJSON
+	if err := json.Unmarshal(out.Bytes(), &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.Schema != "kbcompare-series/1" || len(m.Kernels) != 4 || m.Kernels[3].Label != "6.12.103" || len(m.Rows) != 1 {
+		t.Fatalf("json: %+v", m)
+	}
+	r := m.Rows[0]
+	if len(r.Changes) != 1 || r.Changes[0].After != 1 || r.Changes[0].From != "6.12.101" || r.Changes[0].Verdict != "worse" ||
+		*r.Changes[0].Ratio < 1.25 || *r.Changes[0].Ratio > 1.35 || len(r.Boots) != 4 || r.Boots[0] != 3 || m.Summary.Changed != 1 || m.Summary.Exit != 1 {
+		t.Errorf("json row: %+v", r)
+	}
+	out.Reset()
+	if code := run(append([]string{"-series", "-format", "csv"}, files...), &out, &errOut); code != 1 {
+		t.Fatalf("csv exit %d: %s", code, errOut.String())
+	}
+	recs, err := csv.NewReader(&out).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	for _, rec := range recs[1:] {
+		if len(rec) != len(abreport.SeriesCSVHeader) {
+			t.Fatalf("record %v: %d fields, want %d", rec, len(rec), len(abreport.SeriesCSVHeader))
+		}
+		kinds[rec[0]]++
+		if rec[0] == "change" && (rec[6] != "1" || rec[7] != "6.12.101" || rec[8] != "6.12.102") {
+			t.Errorf("change record %v", rec)
+		}
+	}
+	if kinds["kernel"] != 4 || kinds["row"] != 1 || kinds["change"] != 1 || kinds["summary"] != 4 {
+		t.Errorf("csv records by kind %v", kinds)
+	}
+}
+
+func TestSeriesPlot(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "plots")
+	var out, errOut bytes.Buffer
+	if code := run(append([]string{"-series", "-plot", dir}, seriesFiles(t, 2)...), &out, &errOut); code != 1 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	pngs, _ := filepath.Glob(filepath.Join(dir, "series-*.png"))
+	svgs, _ := filepath.Glob(filepath.Join(dir, "series-*.svg"))
+	index, err := os.ReadFile(filepath.Join(dir, "index.md"))
+	if err != nil || len(pngs) != 1 || len(svgs) != 1 || !strings.Contains(string(index), "("+filepath.Base(pngs[0])+")") ||
+		!strings.Contains(string(index), "between 6.12.101 and 6.12.102") {
+		t.Errorf("%d PNG, %d SVG, index.md (%v):\n%s", len(pngs), len(svgs), err, index)
+	}
+}
+
+func TestSeriesFlags(t *testing.T) {
+	files := seriesFiles(t, 4)
+	for _, args := range [][]string{
+		append([]string{"-series", "-format", "brief"}, files...),
+		append([]string{"-series", "-threshold", "3%"}, files...),
+		append([]string{"-series", "-plan"}, files...),
+		{"-series", files[0]},
+		{"-series", files[0], "/no/such/file.txt"},
+	} {
+		var errOut bytes.Buffer
+		if code := run(args, &bytes.Buffer{}, &errOut); code != 2 || errOut.Len() == 0 {
+			t.Errorf("%v: exit %d (%q), want 2 with a message", args[:3], code, errOut.String())
+		}
+	}
+	var errOut bytes.Buffer
+	if code := run(append([]string{"-bisect", "-series"}, files[:3]...), &bytes.Buffer{}, &errOut); code != bisectAbort {
+		t.Errorf("-bisect -series: exit %d, want %d", code, bisectAbort)
+	}
+}
