@@ -25,9 +25,9 @@
 //	benchmark:  netbench prctlbench redisbench seccompbench sockfdbench
 //	            -> driver instrument workload harness os
 //	abfile:     internal/abfile internal/abstat/sim -> harness os
-//	abstat:     internal/abstat internal/profdelta -> abfile instrument
-//	            harness os
-//	abplan:     internal/abplan internal/abseries -> abstat abfile harness os
+//	abstat:     internal/abstat internal/profdelta internal/abseries
+//	            -> abfile instrument harness os
+//	abplan:     internal/abplan -> abstat abfile harness os
 //	abreport:   internal/abreport -> abplan abstat abfile instrument
 //	            harness os
 //	cmd:        internal/cmd/* internal/lkpstat internal/vmflags
@@ -48,10 +48,10 @@
 // the order the data flows, so that no stage imports a later one:
 // abfile reads result files in one pass (abstat/sim, the fixtures and
 // simulation the stages' tests share, reads through it); abstat judges
-// (and profdelta, the kernel profiles' deltas across boots); abplan
+// (and profdelta, the kernel profiles' deltas across boots; abseries,
+// the change points and bisection of a series of kernels); abplan
 // designs (the plan of a fixed design from a pilot, the sequential
-// design; and abseries, the change points and the bisection of a series
-// of kernels); abreport presents every form (text, brief, markdown, JSON,
+// design); abreport presents every form (text, brief, markdown, JSON,
 // CSV, pictures, the plan and kbab's report); the commands (cmd/*, with
 // lkpstat and the tools' shared flag types, vmflags for the guest and
 // percent for percentages) keep flags and exit statuses.

@@ -7,6 +7,8 @@
 // json.go, csv.go), the pictures of kbcompare -plot (plot.go), and in
 // each of them the perf-profile section of package profdelta's deltas
 // (profile.go); also the plan (plan.go), a planned run's design
-// (design.go) and kbab's report with its budget tail (run.go).
+// (design.go), kbab's report with its budget tail (run.go), and a
+// series of kernels' change points (package abseries) as text, JSON,
+// CSV and pictures (series.go, seriesjson.go, seriesplot.go).
 // kbcompare and kbab print them; abstat and abplan hold no text.
 package abreport

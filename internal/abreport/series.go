@@ -70,8 +70,9 @@ func WriteSeriesText(w io.Writer, r *SeriesReport) error {
 			tested++
 		}
 	}
-	fmt.Fprintf(&b, "\nchange points: binary segmentation, the largest two-sample t over the kernel boundaries, "+
-		"p by permutation of boots across kernels, q over %s, a change where q <= %g\n", plural(len(r.Results), "row", "rows"), r.Opts.Alpha)
+	b.WriteString("\n")
+	writeWrapped(&b, "", fmt.Sprintf("change points: binary segmentation, the largest two-sample t over the kernel boundaries, "+
+		"p by permutation of boots across kernels, q over %s, a change where q <= %g", plural(len(r.Results), "row", "rows"), r.Opts.Alpha))
 	if r.Changed() == 0 {
 		b.WriteString("\nno row changed\n")
 	}
@@ -80,20 +81,22 @@ func WriteSeriesText(w io.Writer, r *SeriesReport) error {
 			continue
 		}
 		row := s.Rows[i]
-		fmt.Fprintf(&b, "\n%s (%s)\n", r.RowTitle(i), row.Unit)
+		b.WriteString("\n")
+		writeWrapped(&b, "", fmt.Sprintf("%s (%s)", r.RowTitle(i), row.Unit))
 		for _, c := range res.Changes {
-			fmt.Fprintf(&b, "  between %s and %s: %s [%s, %s] %s  p=%s q=%s\n", s.Labels[c.After], s.Labels[c.After+1],
-				pctChange(c.Ratio-1), pctChange(c.Lo-1), pctChange(c.Hi-1), ChangeWord(c.Ratio, row.Better), pval(c.P), pval(c.Q))
+			writeWrapped(&b, "  ", fmt.Sprintf("between %s and %s: %s [%s, %s] %s  p=%s q=%s", s.Labels[c.After], s.Labels[c.After+1],
+				pctChange(c.Ratio-1), pctChange(c.Lo-1), pctChange(c.Hi-1), ChangeWord(c.Ratio, row.Better), pval(c.P), pval(c.Q)))
 		}
 	}
 	if n := tested - r.Changed(); n > 0 {
-		fmt.Fprintf(&b, "\n%s without a change, each with what it could have seen (mde at 80%% power: a step in the middle of the series / before the last kernel):\n",
-			plural(n, "row", "rows"))
+		b.WriteString("\n")
+		writeWrapped(&b, "", fmt.Sprintf("%s without a change, each with what it could have seen (mde at 80%% power: a step in the middle of the series / before the last kernel):",
+			plural(n, "row", "rows")))
 		for i, res := range r.Results {
 			if res.Untested != "" || len(res.Changes) > 0 {
 				continue
 			}
-			fmt.Fprintf(&b, "  %s  mde %s / %s  (boot medians %s)\n", r.RowTitle(i), FormatMDE(res.MDE), FormatMDE(res.MDEEnd), spread(res.Sigma))
+			writeWrapped(&b, "  ", fmt.Sprintf("%s  mde %s / %s  (boot medians %s)", r.RowTitle(i), FormatMDE(res.MDE), FormatMDE(res.MDEEnd), spread(res.Sigma)))
 		}
 	}
 	if n := len(r.Results) - tested; n > 0 {
@@ -106,11 +109,23 @@ func WriteSeriesText(w io.Writer, r *SeriesReport) error {
 			if res.Kernel >= 0 {
 				why = s.Labels[res.Kernel] + ": " + why
 			}
-			fmt.Fprintf(&b, "  %s: %s\n", r.RowTitle(i), why)
+			writeWrapped(&b, "  ", r.RowTitle(i)+": "+why)
 		}
 	}
 	_, err := io.WriteString(w, printable(b.String()))
 	return err
+}
+
+// writeWrapped writes s indented by indent, wrapped at Width, its
+// continuation lines indented two more.
+func writeWrapped(b *strings.Builder, indent, s string) {
+	for i, l := range wrap(s, Width-len(indent)-2) {
+		if i == 0 {
+			b.WriteString(indent + l + "\n")
+		} else {
+			b.WriteString(indent + "  " + l + "\n")
+		}
+	}
 }
 
 // pval formats a p or q as the report does.

@@ -154,3 +154,17 @@ func TestBootsFor(t *testing.T) {
 		t.Errorf("a spread of 100%% reaches 10%% in 50 boots?")
 	}
 }
+
+// Seeded: the same rows give the same p; another seed another draw of
+// permutations, a p close to it.
+func TestDetectSeeded(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	rows := [][][]float64{stepSeries(rng, 6, 4, 0.02, func(k int) float64 { return 1 + 0.01*float64(k%2) })}
+	a, b := Detect(rows, DefaultOptions)[0], Detect(rows, DefaultOptions)[0]
+	o := DefaultOptions
+	o.Seed++
+	c := Detect(rows, o)[0]
+	if a.P != b.P || !(a.P > 0 && a.P < 1) || a.P == c.P || math.Abs(a.P-c.P) > 0.5*a.P {
+		t.Errorf("p %v, again %v, another seed %v: want equal, then close", a.P, b.P, c.P)
+	}
+}

@@ -17,7 +17,8 @@
 // permutation test that exchanges boots across the kernels of the
 // segment (seeded; Besag and Clifford's sequential p, so a row far from
 // significance stops after a few dozen permutations and a changed row
-// draws up to 9999). The rows are one family: their p are corrected with
+// draws up to 99999, enough for the Monte Carlo p's noise not to cost
+// power at the family's level). The rows are one family: their p are corrected with
 // Benjamini and Hochberg's q (abstat.BHQ), as kbcompare's rows are, and
 // a row with q at most alpha has a change at its largest split; the two
 // segments on either side are then tested the same way at the threshold
@@ -44,7 +45,11 @@
 // middle of the series, and before the last kernel, that the rule finds
 // with 80% power at the level a row changed alone reaches (alpha over
 // the rows), from the spread within the kernels (MDEShift, a bound from
-// above of the permutation test's critical value).
+// above of the permutation test's critical value). BootsFor plans a
+// series' boots per kernel at DesignPower (90%), which places a step
+// between the right two kernels in at least 80% of series. The
+// permutation's smallest p is set by the boots too: 4 kernels of 3
+// boots split in the middle cannot go below 2/C(12,6) = 0.002.
 //
 // # Bisection
 //

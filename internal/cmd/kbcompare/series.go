@@ -60,7 +60,7 @@ func runSeries(flags *flag.FlagSet, alpha float64, format, plotDir string, stdou
 			return 2
 		}
 	}
-	return abreport.SeriesExit(rep)
+	return rep.Exit()
 }
 
 var seriesRenderers = map[string]func(io.Writer, *abreport.SeriesReport) error{

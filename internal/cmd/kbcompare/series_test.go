@@ -58,13 +58,13 @@ func TestSeriesText(t *testing.T) {
 	}
 }
 
-func TestSeriesMachine(t *testing.T) {
+func TestSeriesJSONReport(t *testing.T) {
 	files := seriesFiles(t, 2)
 	var out, errOut bytes.Buffer
 	if code := run(append([]string{"-series", "-format", "json"}, files...), &out, &errOut); code != 1 {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
-	var m abreport.SeriesJSON
+	var m abreport.SeriesJSONReport
 	if err := json.Unmarshal(out.Bytes(), &m); err != nil {
 		t.Fatal(err)
 	}
@@ -86,8 +86,8 @@ func TestSeriesMachine(t *testing.T) {
 	}
 	kinds := map[string]int{}
 	for _, rec := range recs[1:] {
-		if len(rec) != len(abreport.SeriesCSVHeader) {
-			t.Fatalf("record %v: %d fields, want %d", rec, len(rec), len(abreport.SeriesCSVHeader))
+		if len(rec) != len(recs[0]) {
+			t.Fatalf("record %v: %d fields, want %d", rec, len(rec), len(recs[0]))
 		}
 		kinds[rec[0]]++
 		if rec[0] == "change" && (rec[6] != "1" || rec[7] != "6.12.101" || rec[8] != "6.12.102") {

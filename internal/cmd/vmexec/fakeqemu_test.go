@@ -123,13 +123,13 @@ var fakeGuests = map[string]func(vm *fakeVM) int{
 		vm.console("Linux version 0.0.0-fake", "Freeing unused kernel image (initmem) memory: 2660K", "Out of memory: Killed process 1 (init)")
 		return vm.hang()
 	},
-	// The binary runs silently for 3 s while init's heartbeat goes on,
+	// The binary runs silently for 6 s while init's heartbeat goes on,
 	// then exits 0.
 	"beating": func(vm *fakeVM) int {
 		if err := vm.hello(); err != nil {
 			return vm.die(err)
 		}
-		for range 15 {
+		for range 30 {
 			time.Sleep(200 * time.Millisecond)
 			vm.fw.write(frameBeat, nil)
 		}

@@ -10,8 +10,9 @@ import (
 	"strings"
 )
 
-// SeriesExit is 1 where some change point is worse, else 0.
-func SeriesExit(r *SeriesReport) int {
+// Exit is kbcompare -series' exit status: 1 where some change point is
+// worse, else 0.
+func (r *SeriesReport) Exit() int {
 	for i, res := range r.Results {
 		for _, c := range res.Changes {
 			if ChangeWord(c.Ratio, r.Series.Rows[i].Better) == "worse" {
@@ -22,10 +23,10 @@ func SeriesExit(r *SeriesReport) int {
 	return 0
 }
 
-// SeriesJSON is kbcompare -series' report for scripts (-format json; csv
+// SeriesJSONReport is kbcompare -series' report for scripts (-format json; csv
 // flattens the same values): docs/kbcompare.md describes each field.
 // Numbers that are infinite or undefined are null.
-type SeriesJSON struct {
+type SeriesJSONReport struct {
 	Schema  string          `json:"schema"` // "kbcompare-series/1"
 	Alpha   float64         `json:"alpha"`
 	Kernels []SeriesKernel  `json:"kernels"`
@@ -80,9 +81,9 @@ type SeriesSummary struct {
 	Exit     int `json:"exit"`
 }
 
-func seriesJSON(r *SeriesReport) *SeriesJSON {
+func seriesJSONReport(r *SeriesReport) *SeriesJSONReport {
 	s := r.Series
-	m := &SeriesJSON{Schema: "kbcompare-series/1", Alpha: r.Opts.Alpha, Rows: []SeriesRowJSON{}}
+	m := &SeriesJSONReport{Schema: "kbcompare-series/1", Alpha: r.Opts.Alpha, Rows: []SeriesRowJSON{}}
 	for k, l := range s.Labels {
 		m.Kernels = append(m.Kernels, SeriesKernel{l, s.Files[k]})
 	}
@@ -109,19 +110,19 @@ func seriesJSON(r *SeriesReport) *SeriesJSON {
 		}
 		m.Rows = append(m.Rows, mr)
 	}
-	m.Summary.Rows, m.Summary.Changed, m.Summary.Exit = len(s.Rows), r.Changed(), SeriesExit(r)
+	m.Summary.Rows, m.Summary.Changed, m.Summary.Exit = len(s.Rows), r.Changed(), r.Exit()
 	return m
 }
 
-// WriteSeriesJSON writes -series' report as JSON (SeriesJSON).
+// WriteSeriesJSON writes the series report as JSON (SeriesJSONReport).
 func WriteSeriesJSON(w io.Writer, r *SeriesReport) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(seriesJSON(r))
+	return enc.Encode(seriesJSONReport(r))
 }
 
-// SeriesCSVHeader names -series' csv columns.
-var SeriesCSVHeader = []string{"kind", "package", "ident", "name", "unit", "direction", "after", "from", "to",
+// seriesCSVHeader names -series' csv columns.
+var seriesCSVHeader = []string{"kind", "package", "ident", "name", "unit", "direction", "after", "from", "to",
 	"ratio", "ratio_lo", "ratio_hi", "p", "q", "verdict", "mde", "mde_end", "sigma", "boots", "label", "file", "count", "note"}
 
 // WriteSeriesCSV writes one header row, then a record per kernel
@@ -130,7 +131,7 @@ var SeriesCSVHeader = []string{"kind", "package", "ident", "name", "unit", "dire
 // change point ("change", after its row) and per summary count
 // ("summary", name and count).
 func WriteSeriesCSV(w io.Writer, r *SeriesReport) error {
-	m := seriesJSON(r)
+	m := seriesJSONReport(r)
 	cw := csv.NewWriter(w)
 	f := func(p *float64) string {
 		if p == nil {
@@ -139,13 +140,13 @@ func WriteSeriesCSV(w io.Writer, r *SeriesReport) error {
 		return strconv.FormatFloat(*p, 'g', -1, 64)
 	}
 	record := func(kv map[string]string) error {
-		rec := make([]string, len(SeriesCSVHeader))
-		for i, k := range SeriesCSVHeader {
+		rec := make([]string, len(seriesCSVHeader))
+		for i, k := range seriesCSVHeader {
 			rec[i] = kv[k]
 		}
 		return cw.Write(rec)
 	}
-	if err := cw.Write(SeriesCSVHeader); err != nil {
+	if err := cw.Write(seriesCSVHeader); err != nil {
 		return err
 	}
 	for _, k := range m.Kernels {
