@@ -20,7 +20,8 @@ var CSVHeader = []string{"kind", "package", "ident", "name", "unit", "direction"
 // CSVProfileHeader are the columns added after CSVHeader's where the
 // report has a perf-profile section (only then, so that a report without
 // one is what it was).
-var CSVProfileHeader = []string{"form", "function", "old_sd", "new_sd", "t", "df", "rel_change", "event", "hz"}
+var CSVProfileHeader = []string{"form", "function", "old_sd", "new_sd", "t", "df", "rel_change", "event", "hz",
+	"order_by", "per_op_unit", "per_op_old", "per_op_old_sd", "per_op_new", "per_op_new_sd", "per_op_change", "per_op_t", "per_op_q"}
 
 // WriteCSV writes one header row, then a record per row ("row"), per
 // counter under a row ("counter", group in note), per geomean line
@@ -33,7 +34,9 @@ var CSVProfileHeader = []string{"form", "function", "old_sd", "new_sd", "t", "df
 // the row's name in name, the form and function, each side's mean share
 // in old_center and new_center and its boots in old_boots and new_boots,
 // their sd in old_sd and new_sd, the change in change, Welch's t, df, p
-// and q, the new side's first event and rate).
+// and q, the new side's first event and rate, what orders the row's
+// functions (order_by: per_op or share) and with per_op the function's
+// cost per op: each side's mean and sd, the change, Welch's t and q).
 func WriteCSV(w io.Writer, r *abstat.Report, profs []RowProfile) error {
 	m := JSONOf(r, profs...)
 	header := CSVHeader
@@ -111,12 +114,17 @@ func WriteCSV(w io.Writer, r *abstat.Report, profs []RowProfile) error {
 			funcs []JSONFunc
 		}{{"self", mp.Self}, {"children", mp.Children}} {
 			for _, fn := range form.funcs {
-				if err := record(map[string]string{"kind": "profile", "package": mp.Package, "ident": mp.Ident, "name": mp.Name,
+				kv := map[string]string{"kind": "profile", "package": mp.Package, "ident": mp.Ident, "name": mp.Name,
 					"verdict": string(mp.Verdict), "form": form.name, "function": fn.Function,
 					"old_center": g(fn.Old.Mean), "old_sd": f(fn.Old.SD), "old_boots": strconv.Itoa(len(fn.Old.Boots)),
 					"new_center": g(fn.New.Mean), "new_sd": f(fn.New.SD), "new_boots": strconv.Itoa(len(fn.New.Boots)),
 					"change": f(fn.Change), "rel_change": f(fn.Rel), "t": f(fn.T), "df": f(fn.DF), "p": f(fn.P), "q": f(fn.Q),
-					"test": "welch", "event": event, "hz": hz}); err != nil {
+					"test": "welch", "event": event, "hz": hz, "order_by": mp.OrderBy, "per_op_unit": mp.PerOpUnit}
+				if po := fn.PerOp; po != nil {
+					kv["per_op_old"], kv["per_op_old_sd"], kv["per_op_new"], kv["per_op_new_sd"] = g(po.Old.Mean), f(po.Old.SD), g(po.New.Mean), f(po.New.SD)
+					kv["per_op_change"], kv["per_op_t"], kv["per_op_q"] = f(po.Change), f(po.T), f(po.Q)
+				}
+				if err := record(kv); err != nil {
 					return err
 				}
 			}

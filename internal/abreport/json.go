@@ -39,7 +39,9 @@ type JSONReport struct {
 }
 
 // JSONProfile is one row's profile comparison (package profdelta):
-// its functions in each form, ordered by |t|.
+// its functions in each form, ordered by |t| of the measure OrderBy
+// names: "per_op" (each function's per_op) where every profile records
+// its ops, else "share".
 type JSONProfile struct {
 	Package  string         `json:"package"`
 	Ident    string         `json:"ident,omitempty"`
@@ -52,8 +54,14 @@ type JSONProfile struct {
 	Frames   string         `json:"frames"`         // "kernel" or "all"
 	Comm     string         `json:"comm,omitempty"` // -profile-comm: the threads whose samples count
 	MinShare float64        `json:"min_share"`
-	Self     []JSONFunc     `json:"self"`
-	Children []JSONFunc     `json:"children"`
+	OrderBy  string         `json:"order_by"`
+	// PerOpUnit is the unit of the per-op figures' numerator ("cpu
+	// nanoseconds"), Ops each side's ops per boot; with order_by per_op
+	// only.
+	PerOpUnit string      `json:"per_op_unit,omitempty"`
+	Ops       *[2][]int64 `json:"ops,omitempty"`
+	Self      []JSONFunc  `json:"self"`
+	Children  []JSONFunc  `json:"children"`
 }
 
 // JSONSmpl is how a side's profiles were sampled.
@@ -65,17 +73,24 @@ type JSONSmpl struct {
 
 // JSONFunc is a function's share of a row's samples (a fraction) on
 // each side, the change (new - old) and Welch's test of the per-boot
-// shares.
+// shares, and its cost per op (per_op_unit over an op) compared alike,
+// where the row's profiles record their ops.
 type JSONFunc struct {
-	Function string    `json:"function"`
-	Old      JSONShare `json:"old"`
-	New      JSONShare `json:"new"`
-	Change   *float64  `json:"change"`
-	Rel      *float64  `json:"rel_change"` // change/old; null for a function new to the row
-	T        *float64  `json:"t"`
-	DF       *float64  `json:"df"`
-	P        *float64  `json:"p"`
-	Q        *float64  `json:"q"`
+	Function string `json:"function"`
+	JSONStat
+	PerOp *JSONStat `json:"per_op,omitempty"`
+}
+
+// JSONStat compares one measure of a function across the boots.
+type JSONStat struct {
+	Old    JSONShare `json:"old"`
+	New    JSONShare `json:"new"`
+	Change *float64  `json:"change"`
+	Rel    *float64  `json:"rel_change"` // change/old; null for a function new to the row
+	T      *float64  `json:"t"`
+	DF     *float64  `json:"df"`
+	P      *float64  `json:"p"`
+	Q      *float64  `json:"q"`
 }
 
 // JSONShare is a side's mean share, the sd of its per-boot shares
@@ -255,12 +270,26 @@ func jsonProfile(rp RowProfile) JSONProfile {
 			mp.Sampling[side] = append(mp.Sampling[side], JSONSmpl{s.Event, s.Hz, s.Scope})
 		}
 	}
-	share := func(s profdelta.Share) JSONShare { return JSONShare{s.Mean, num(s.SD), s.Boots} }
-	for _, f := range d.Self {
-		mp.Self = append(mp.Self, JSONFunc{f.Name, share(f.Old), share(f.New), num(f.Change), num(f.Rel), num(f.T), num(f.DF), num(f.P), num(f.Q)})
+	mp.OrderBy = "share"
+	if d.By == profdelta.ByPerOp {
+		mp.OrderBy, mp.PerOpUnit, mp.Ops = "per_op", d.Unit, &d.Ops
 	}
-	for _, f := range d.Children {
-		mp.Children = append(mp.Children, JSONFunc{f.Name, share(f.Old), share(f.New), num(f.Change), num(f.Rel), num(f.T), num(f.DF), num(f.P), num(f.Q)})
+	share := func(s profdelta.Share) JSONShare { return JSONShare{s.Mean, num(s.SD), s.Boots} }
+	stat := func(s profdelta.Stat) JSONStat {
+		return JSONStat{share(s.Old), share(s.New), num(s.Change), num(s.Rel), num(s.T), num(s.DF), num(s.P), num(s.Q)}
+	}
+	for _, fs := range []struct {
+		to   *[]JSONFunc
+		from []profdelta.Func
+	}{{&mp.Self, d.Self}, {&mp.Children, d.Children}} {
+		for _, f := range fs.from {
+			jf := JSONFunc{Function: f.Name, JSONStat: stat(f.Stat)}
+			if f.PerOp != nil {
+				po := stat(*f.PerOp)
+				jf.PerOp = &po
+			}
+			*fs.to = append(*fs.to, jf)
+		}
 	}
 	return mp
 }

@@ -8,6 +8,8 @@ import (
 	"math"
 	"strings"
 
+	"golang.org/x/perf/benchunit"
+
 	"github.com/kbench/kbench/internal/abstat"
 	"github.com/kbench/kbench/internal/kprofile"
 	"github.com/kbench/kbench/internal/profdelta"
@@ -34,18 +36,23 @@ const (
 )
 
 // WriteProfileText writes the perf-profile section of the full report,
-// LKP's shape: per row, for self and children, the functions whose share
-// changed most against the spread of their per-boot shares, each as
-// "old ± spread%  change  new ± spread%  function", shares and the
-// change in percent of the row's samples, the spread the sd of the
-// per-boot shares relative to their mean; then Welch's t over the boots
-// and its q, by which the lines are ordered.
+// LKP's shape: per row, for self and children, the functions whose cost
+// per op changed most against the spread of their per-boot costs, each
+// as "old ± spread%  change  new ± spread%", the spread the sd of the
+// per-boot values relative to their mean; then Welch's t over the boots
+// and its q, by which the lines are ordered, and the function's share of
+// the row's samples, old -> new. Where the row's profiles record no op
+// count (profdelta.ByShare) the shares take the first columns and order
+// the lines, and the row's header says so.
 func WriteProfileText(w io.Writer, rows []RowProfile) error {
 	var b strings.Builder
-	b.WriteString("\nperf-profile: kernel functions whose share of a row's samples changed most against its spread\n" +
-		"between boots; old ± sd%  change  new ± sd%: mean share in %, the sd of the per-boot shares\n" +
-		"relative to the mean, the change in points; t: Welch's over the boots (ordered by |t|), q: its\n" +
-		"Benjamini-Hochberg q among the row's functions; self: innermost frame, children: on the stack\n")
+	b.WriteString("\nperf-profile: kernel functions whose cost per op changed most against its spread between\n" +
+		"boots; old ± sd%  change  new ± sd%: mean time per op (the function's samples' cpu time over the\n" +
+		"ops of the profiled runs), the sd of the per-boot values relative to the mean; t: Welch's over\n" +
+		"the boots (ordered by |t|), q: its Benjamini-Hochberg q among the row's functions; share: of\n" +
+		"the row's samples in %, old -> new (shares are compositional: one function's growth dilutes\n" +
+		"every other's, so they do not order); rows whose profiles record no ops: the share, in points,\n" +
+		"orders; self: innermost frame, children: on the stack\n")
 	for _, rp := range rows {
 		b.WriteString("\n")
 		writeLines(&b, profileHeader(rp, Width))
@@ -55,13 +62,13 @@ func WriteProfileText(w io.Writer, rows []RowProfile) error {
 				fmt.Fprintf(&b, "    no function reaches %s of the samples\n", sharePct(rp.Delta.MinShare))
 				continue
 			}
-			b.WriteString("    " + profileCells(profileHead, Width-4) + "\n")
+			b.WriteString("    " + profileCells(profileHead(rp.Delta), Width-4) + "\n")
 			for i, fn := range f.Funcs {
 				if i == ProfileLines {
 					fmt.Fprintf(&b, "    ... %d more (-format json lists them)\n", len(f.Funcs)-i)
 					break
 				}
-				b.WriteString("    " + profileCells(funcCells(fn), Width-4) + "\n")
+				b.WriteString("    " + profileCells(funcCells(rp.Delta, fn), Width-4) + "\n")
 			}
 		}
 	}
@@ -75,13 +82,13 @@ func WriteProfileText(w io.Writer, rows []RowProfile) error {
 func WriteProfileBrief(w io.Writer, rows []RowProfile) error {
 	var lines []string
 	add := func(s string) { lines = append(lines, fit(s, BriefWidth)) }
-	add("perf-profile: old ± sd%, change, new ± sd% (share of samples, points), by |t|")
+	add("perf-profile: old ± sd%, change, new ± sd% per op (or share), by |t|")
 	for _, rp := range rows {
 		for _, l := range profileHeader(rp, BriefWidth) {
 			add(l)
 		}
 		for _, bf := range briefFuncs(rp.Delta) {
-			add("  " + briefCells(bf.form, funcCells(bf.fn), BriefWidth-2))
+			add("  " + briefCells(bf.form, funcCells(rp.Delta, bf.fn), BriefWidth-2))
 		}
 	}
 	_, err := io.WriteString(w, printable(strings.Join(lines, "\n")+"\n"))
@@ -92,18 +99,23 @@ func WriteProfileBrief(w io.Writer, rows []RowProfile) error {
 // tables, one per row and form.
 func WriteProfileMarkdown(w io.Writer, rows []RowProfile) error {
 	var b strings.Builder
-	b.WriteString("\n## perf-profile\n\nKernel functions whose share of a row's samples changed most against its spread between boots: " +
-		"mean share ± the sd of the per-boot shares (relative), the change in points, Welch's t over the boots (the order) and its q.\n")
+	b.WriteString("\n## perf-profile\n\nKernel functions whose cost per op changed most against its spread between boots: " +
+		"mean time per op (the function's samples' cpu time over the profiled runs' ops) ± the sd of the per-boot values (relative), " +
+		"the change, Welch's t over the boots (the order) and its q, and the function's share of the row's samples, old → new. " +
+		"Shares are compositional (one function's growth dilutes every other's), so they do not order, except for a row whose profiles " +
+		"record no op count, where the share is all there is (its heading says so).\n")
 	for _, rp := range rows {
 		b.WriteString("\n### " + mdCell(strings.Join(profileHeader(rp, math.MaxInt), " ")) + "\n")
 		for _, f := range rp.Delta.Forms() {
-			fmt.Fprintf(&b, "\n%s:\n\n| old | change | new | t | q | function |\n|---:|---:|---:|---:|---:|---|\n", f.Form)
+			head := profileHead(rp.Delta)
+			fmt.Fprintf(&b, "\n%s:\n\n| %s |\n|%s---|\n", f.Form, strings.Join(head, " | "), strings.Repeat("---:|", len(head)-1))
 			for i, fn := range f.Funcs {
 				if i == ProfileLines {
 					break
 				}
-				c := funcCells(fn)
-				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | `%s` |\n", c[0], c[1], c[2], c[3], c[4], strings.ReplaceAll(fn.Name, "`", "'"))
+				c := funcCells(rp.Delta, fn)
+				c[len(c)-1] = "`" + strings.ReplaceAll(fn.Name, "`", "'") + "`"
+				fmt.Fprintf(&b, "| %s |\n", strings.Join(c, " | "))
 			}
 		}
 	}
@@ -125,7 +137,7 @@ func briefFuncs(d *profdelta.Delta) []briefFunc {
 	seen := map[string]bool{}
 	for len(out) < BriefProfileLines && (i < len(d.Self) || j < len(d.Children)) {
 		var bf briefFunc
-		if j >= len(d.Children) || i < len(d.Self) && !(math.Abs(d.Children[j].T) > math.Abs(d.Self[i].T)) {
+		if j >= len(d.Children) || i < len(d.Self) && !(math.Abs(d.Children[j].Order().T) > math.Abs(d.Self[i].Order().T)) {
 			bf = briefFunc{profdelta.Self, d.Self[i]}
 			i++
 		} else {
@@ -164,6 +176,7 @@ func profileHeader(rp RowProfile, width int) []string {
 	if len(d.Boots[0]) < 2 || len(d.Boots[1]) < 2 {
 		how += "; under 2 boots a side: no spread, no t"
 	}
+	how += "; " + orderText(d)
 	var lines []string
 	for _, l := range wrap("perf-profile "+head, width) {
 		lines = append(lines, l)
@@ -202,19 +215,74 @@ func samplingText(d *profdelta.Delta) string {
 	return "old " + o + ", new " + n + " (sampled differently)"
 }
 
-var profileHead = []string{"old", "change", "new", "t", "q", "function"}
+// orderText says what the row's lines are ordered by.
+func orderText(d *profdelta.Delta) string {
+	if d.By == profdelta.ByPerOp {
+		return "by |t| of " + perOpUnit(d) + ", shares beside"
+	}
+	return "by |t| of the share: the profiles record no op count"
+}
 
-// funcCells are a function's cells: old, change, new, t, q, name.
-func funcCells(f profdelta.Func) []string {
+// perOpUnit names the per-op figure's unit: s/op for cpu time, else the
+// sample type's ("cycles/op").
+func perOpUnit(d *profdelta.Delta) string {
+	if d.Unit == "cpu nanoseconds" {
+		return "s/op"
+	}
+	typ, _, _ := strings.Cut(d.Unit, " ")
+	return typ + "/op"
+}
+
+// perOpText is a per-op value with an SI prefix, in perOpUnit's unit
+// without the unit ("438.8m" for 438.8 ms).
+func perOpText(d *profdelta.Delta, v float64) string {
+	if d.Unit == "cpu nanoseconds" {
+		v *= 1e-9
+	}
+	if v == 0 {
+		return "0"
+	}
+	return benchunit.Scale(v, benchunit.Decimal)
+}
+
+// profileHead are the column heads of a row's functions.
+func profileHead(d *profdelta.Delta) []string {
+	if d.By == profdelta.ByPerOp {
+		u := perOpUnit(d)
+		return []string{"old " + u, "change", "new " + u, "t", "q", "share %", "function"}
+	}
+	return []string{"old %", "change", "new %", "t", "q", "function"}
+}
+
+// funcCells are a function's cells: old, change, new, t and q of the
+// measure that orders the row (per op, else the share), then with per-op
+// figures the share, old -> new, and the name.
+func funcCells(d *profdelta.Delta, f profdelta.Func) []string {
+	st := f.Order()
 	t, q := "-", "-"
-	if !math.IsNaN(f.T) {
-		t = fmt.Sprintf("%.1f", f.T)
-		q = fmt.Sprintf("%.3f", f.Q)
-		if math.IsInf(f.T, 0) {
-			t = fmt.Sprintf("%+.0f", f.T)
+	if !math.IsNaN(st.T) {
+		t = fmt.Sprintf("%.1f", st.T)
+		q = fmt.Sprintf("%.3f", st.Q)
+		if math.IsInf(st.T, 0) {
+			t = fmt.Sprintf("%+.0f", st.T)
 		}
 	}
-	return []string{shareText(f.Old), fmt.Sprintf("%+.2f", 100*f.Change), shareText(f.New), t, q, f.Name}
+	if f.PerOp == nil {
+		return []string{shareText(f.Old), fmt.Sprintf("%+.2f", 100*f.Change), shareText(f.New), t, q, f.Name}
+	}
+	value := func(s profdelta.Share) string {
+		v := perOpText(d, s.Mean)
+		if r := s.RSD(); !math.IsNaN(r) {
+			v += fmt.Sprintf(" ± %2.0f%%", 100*r)
+		}
+		return v
+	}
+	change := perOpText(d, st.Change)
+	if st.Change > 0 {
+		change = "+" + change
+	}
+	share := fmt.Sprintf("%.2f→%.2f", 100*f.Old.Mean, 100*f.New.Mean)
+	return []string{value(st.Old), change, value(st.New), t, q, share, f.Name}
 }
 
 // shareText is LKP's "1.51 ± 7%": the mean share in percent, the sd of
@@ -235,8 +303,9 @@ func sharePct(x float64) string { return fmt.Sprintf("%.2g%%", 100*x) }
 // left of width.
 func profileCells(c []string, width int) string {
 	var b strings.Builder
-	for i, w := range []int{12, 8, 12, 7, 6} {
-		b.WriteString(pad(c[i], w, true) + "  ")
+	widths := []int{13, 8, 13, 7, 6, 11}
+	for i := range len(c) - 1 {
+		b.WriteString(pad(c[i], widths[i], true) + "  ")
 	}
 	return b.String() + fit(c[len(c)-1], max(width-runes(b.String()), 8))
 }
@@ -246,7 +315,7 @@ func profileCells(c []string, width int) string {
 func briefCells(form profdelta.Form, c []string, width int) string {
 	var b strings.Builder
 	b.WriteString(pad(map[profdelta.Form]string{profdelta.Self: "self", profdelta.Children: "child"}[form], 5, false) + " ")
-	for i, w := range []int{12, 7, 12, 6} {
+	for i, w := range []int{13, 7, 13, 6} {
 		b.WriteString(pad(c[i], w, true) + "  ")
 	}
 	return b.String() + fit(c[len(c)-1], max(width-runes(b.String()), 8))

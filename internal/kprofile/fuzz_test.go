@@ -42,3 +42,18 @@ func FuzzHeader(f *testing.F) {
 		}
 	})
 }
+
+// FuzzOps checks that parseOps reads exactly the comments OpsComment
+// writes.
+func FuzzOps(f *testing.F) {
+	f.Add(OpsComment(1))
+	f.Add(OpsComment(1 << 40))
+	f.Add("kbench ops: 012 (the run's b.N: the operations its timed region covers)")
+	f.Add("kbench ops: 0 (the run's b.N: the operations its timed region covers)")
+	f.Fuzz(func(t *testing.T, c string) {
+		n, ok := parseOps(c)
+		if ok && (n < 1 || OpsComment(n) != c) {
+			t.Fatalf("parseOps(%q) = %d, which OpsComment writes as %q", c, n, OpsComment(n))
+		}
+	})
+}

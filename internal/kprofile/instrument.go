@@ -137,11 +137,14 @@ func (i *instrument) Stop() error  { return i.s.Stop() }
 func (i *instrument) Reset() error { i.s.Reset(); return nil }
 func (i *instrument) Close() error { return i.s.Close() }
 
-// Report writes the run's profile. Every run of a row writes its file;
-// the last, whose result go test prints, is the one left.
+// Report writes the run's profile with its op count (OpsComment), so
+// that a reader can weigh its samples per op. Every run of a row writes
+// its file; the last, whose result go test prints, is the one left, with
+// that run's ops.
 func (i *instrument) Report(ops int64, r region.Reporter) {
 	p, err := i.s.Profile()
 	if err == nil {
+		p.Comments = append(p.Comments, OpsComment(ops))
 		err = writeProfile(i.path, p)
 	}
 	if err != nil {

@@ -116,4 +116,14 @@ func TestFileNames(t *testing.T) {
 	if got, ok := ReadSampling(p); !ok || got != s {
 		t.Errorf("ReadSampling of %q = %+v, %v", s.Header(), got, ok)
 	}
+	if n, ok := ReadOps(p); ok {
+		t.Errorf("ReadOps of a profile without ops = %d", n)
+	}
+	p.Comments = append(p.Comments, OpsComment(37))
+	if n, ok := ReadOps(p); !ok || n != 37 {
+		t.Errorf("ReadOps of %q = %d, %v", p.Comments, n, ok)
+	}
+	if n, ok := ReadOps(&profile.Profile{Comments: []string{OpsComment(3), OpsComment(4)}}); ok {
+		t.Errorf("ReadOps of two counts that disagree = %d, want none", n)
+	}
 }

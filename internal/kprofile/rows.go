@@ -20,7 +20,7 @@ import (
 // KBENCH_PROFILE set to a fresh directory and env added, and returns the
 // profiles it wrote by file name, and the child's pid. It skips tb where
 // the machine refuses kernel sampling. For tests of what a row's profile
-// shows.
+// shows. Every profile must carry its run's op count (ReadOps).
 func ProfileRows(tb testing.TB, bench, benchtime string, env ...string) (map[string]*profile.Profile, int) {
 	tb.Helper()
 	s, err := Open(Options{Hz: 4000})
@@ -48,6 +48,9 @@ func ProfileRows(tb testing.TB, bench, benchtime string, env ...string) (map[str
 		f.Close()
 		if err != nil {
 			tb.Fatalf("%s: %v", name, err)
+		}
+		if _, ok := ReadOps(p); !ok {
+			tb.Fatalf("%s carries no op count (%q)", name, p.Comments)
 		}
 		profiles[filepath.Base(name)] = p
 	}

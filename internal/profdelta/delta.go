@@ -40,6 +40,14 @@ type Boot struct {
 	Profiles []*profile.Profile
 }
 
+// By names the measure a Delta's lists are ordered by.
+type By string
+
+const (
+	ByPerOp By = "per-op" // the function's cost per op
+	ByShare By = "share"  // its share of the row's samples
+)
+
 // Form is how a function's samples are counted.
 type Form string
 
@@ -62,26 +70,54 @@ type Delta struct {
 	AllFrames bool // Options.AllFrames
 	MinShare  float64
 	Comm      string // Options.Comm's pattern, "" for all samples
-	// Self and Children list the functions, each form ordered by |T|
-	// (the undefined last), then |Change|.
+	// By is the measure the lists are ordered by: ByPerOp where every
+	// profile of the row records its ops (kprofile.ReadOps), else
+	// ByShare; Ops are each boot's ops (pooled over its runs), nil with
+	// ByShare, and Unit the per-op value's ("cpu nanoseconds" for
+	// cpu-clock: pprof's type and unit of the default sample type).
+	By   By
+	Ops  [2][]int64
+	Unit string
+	// Self and Children list the functions, each form ordered by the
+	// |T| of Func.Order (the undefined last), then its |Change|.
 	Self, Children []Func
 }
 
-// Func is one function in one form.
+// Func is one function in one form: its share of the row's samples
+// (the embedded Stat, LKP's measure) and, where every profile of the row
+// carries its op count, its cost per op (PerOp), which orders the list.
 type Func struct {
-	Name     string
+	Name string
+	Stat // of the share: Change a fraction of the row's samples
+	// PerOp is the function's samples' value (Delta.Unit: cpu
+	// nanoseconds for cpu-clock) over the boot's ops; nil where
+	// Delta.By is ByShare.
+	PerOp *Stat
+}
+
+// Order is the Stat the list is ordered by: PerOp where there is one.
+func (f Func) Order() Stat {
+	if f.PerOp != nil {
+		return *f.PerOp
+	}
+	return f.Stat
+}
+
+// Stat compares one measure of a function across the two sides' boots.
+type Stat struct {
 	Old, New Share
-	Change   float64 // New.Mean - Old.Mean, a fraction of the row's samples
+	Change   float64 // New.Mean - Old.Mean
 	// Rel is Change/Old.Mean: +Inf for a function new to the row.
 	Rel float64
-	// T, DF and P are Welch's t-test's of the per-boot shares (new
+	// T, DF and P are Welch's t-test's of the per-boot values (new
 	// minus old), NaN (P 1) with fewer than 2 boots a side; T is ±Inf
 	// where neither side varies but the means differ. Q is P's
 	// Benjamini-Hochberg q among the row's functions of the form.
 	T, DF, P, Q float64
 }
 
-// Share is a function's share of a side's samples across its boots.
+// Share is a function's share of a side's samples (or its cost per op)
+// across its boots.
 type Share struct {
 	Boots []float64 // per boot, in Delta.Boots' order
 	Mean  float64
@@ -111,7 +147,7 @@ func (d *Delta) Forms() []struct {
 // Compute compares a row's boots of the old side with the new side's.
 // It fails where a side has no boot with samples.
 func Compute(old, new []Boot, o Options) (*Delta, error) {
-	d := &Delta{AllFrames: o.AllFrames, MinShare: o.MinShare}
+	d := &Delta{AllFrames: o.AllFrames, MinShare: o.MinShare, By: ByPerOp}
 	var keep func(*profile.Sample) bool
 	if o.Comm != nil {
 		d.Comm = o.Comm.String()
@@ -121,40 +157,40 @@ func Compute(old, new []Boot, o Options) (*Delta, error) {
 	if o.AllFrames {
 		frame = func(*profile.Location) bool { return true }
 	}
-	// shares[side][boot][form] by function name.
-	var shares [2][][2]map[string]float64
+	// sides[side] are the boots with samples.
+	var sides [2][]bootSums
 	for side, boots := range [2][]Boot{old, new} {
 		for _, b := range boots {
-			flat, cum := map[string]int64{}, map[string]int64{}
-			var total, samples int64
+			bs := bootSums{form: [2]map[string]int64{{}, {}}}
+			hasOps := true
 			for _, p := range b.Profiles {
 				d.addSampling(side, p)
 				v := valueIndex(p)
-				total += sum(p, v, keep)
-				samples += sampleCount(p, keep)
+				if v >= 0 && d.Unit == "" {
+					d.Unit = p.SampleType[v].Type + " " + p.SampleType[v].Unit
+				}
+				bs.total += sum(p, v, keep)
+				bs.samples += sampleCount(p, keep)
+				n, ok := kprofile.ReadOps(p)
+				hasOps = hasOps && ok
+				bs.ops += n
 				for _, w := range kprofile.Weigh(p, keep, frame, v) {
-					flat[w.Name] += w.Flat
-					cum[w.Name] += w.Cum
+					bs.form[0][w.Name] += w.Flat
+					bs.form[1][w.Name] += w.Cum
 				}
 			}
-			if total <= 0 {
+			if bs.total <= 0 {
 				d.Empty[side]++
 				continue
 			}
-			var f [2]map[string]float64
-			for i, m := range []map[string]int64{flat, cum} {
-				f[i] = map[string]float64{}
-				for name, n := range m {
-					if n != 0 {
-						f[i][name] = float64(n) / float64(total)
-					}
-				}
+			if !hasOps || len(b.Profiles) == 0 {
+				d.By = ByShare
 			}
-			shares[side] = append(shares[side], f)
+			sides[side] = append(sides[side], bs)
 			d.Boots[side] = append(d.Boots[side], b.ID)
-			d.Samples[side] = append(d.Samples[side], samples)
+			d.Samples[side] = append(d.Samples[side], bs.samples)
 		}
-		if len(shares[side]) == 0 {
+		if len(sides[side]) == 0 {
 			of := ""
 			if o.Comm != nil {
 				of = " of a thread whose comm matches " + o.Comm.String()
@@ -162,38 +198,48 @@ func Compute(old, new []Boot, o Options) (*Delta, error) {
 			return nil, fmt.Errorf("the %s side has no profile with samples%s (%d boots)", [2]string{"old", "new"}[side], of, len(boots))
 		}
 	}
+	if d.By == ByPerOp {
+		for side := range 2 {
+			for _, bs := range sides[side] {
+				d.Ops[side] = append(d.Ops[side], bs.ops)
+			}
+		}
+	}
 	for form := range 2 {
 		names := map[string]bool{}
 		for side := range 2 {
-			for _, b := range shares[side] {
-				for name := range b[form] {
-					names[name] = true
+			for _, b := range sides[side] {
+				for name, n := range b.form[form] {
+					if n != 0 {
+						names[name] = true
+					}
 				}
 			}
 		}
 		var fs []Func
 		for name := range names {
 			f := Func{Name: name}
-			for side, s := range []*Share{&f.Old, &f.New} {
-				for _, b := range shares[side] {
-					s.Boots = append(s.Boots, b[form][name])
+			var shares, perOp [2][]float64
+			for side := range 2 {
+				for _, b := range sides[side] {
+					n := float64(b.form[form][name])
+					shares[side] = append(shares[side], n/float64(b.total))
+					perOp[side] = append(perOp[side], n/float64(b.ops))
 				}
-				s.Mean, s.SD = meanSD(s.Boots)
 			}
+			f.Stat = compare(shares)
 			if max(f.Old.Mean, f.New.Mean) < o.MinShare {
 				continue
 			}
-			f.Change = f.New.Mean - f.Old.Mean
-			f.Rel = f.Change / f.Old.Mean
-			f.T, f.DF, f.P = abstat.Welch(f.Old.Boots, f.New.Boots)
+			if d.By == ByPerOp {
+				st := compare(perOp)
+				f.PerOp = &st
+			}
 			fs = append(fs, f)
 		}
-		ps := make([]float64, len(fs))
-		for i := range fs {
-			ps[i] = fs[i].P
-		}
-		for i, q := range abstat.BHQ(ps) {
-			fs[i].Q = q
+		setQ(fs, func(f *Func) *Stat { return &f.Stat })
+		if d.By == ByPerOp {
+			setQ(fs, func(f *Func) *Stat { return f.PerOp })
 		}
 		slices.SortFunc(fs, byNoise)
 		if form == 0 {
@@ -205,9 +251,42 @@ func Compute(old, new []Boot, o Options) (*Delta, error) {
 	return d, nil
 }
 
-// byNoise orders by |T|, the undefined last, then by |Change|, then by
-// name.
-func byNoise(a, b Func) int {
+// bootSums are one boot's sums over its runs: each form's value by
+// function, all samples' value, their number and the ops.
+type bootSums struct {
+	form                [2]map[string]int64
+	total, samples, ops int64
+}
+
+// compare is the Stat of the per-boot values of the two sides.
+func compare(v [2][]float64) Stat {
+	var st Stat
+	for side, s := range []*Share{&st.Old, &st.New} {
+		s.Boots = v[side]
+		s.Mean, s.SD = meanSD(s.Boots)
+	}
+	st.Change = st.New.Mean - st.Old.Mean
+	st.Rel = st.Change / st.Old.Mean
+	st.T, st.DF, st.P = abstat.Welch(st.Old.Boots, st.New.Boots)
+	return st
+}
+
+// setQ sets the Benjamini-Hochberg q of the Stat of each of fs that at
+// picks, among them.
+func setQ(fs []Func, at func(*Func) *Stat) {
+	ps := make([]float64, len(fs))
+	for i := range fs {
+		ps[i] = at(&fs[i]).P
+	}
+	for i, q := range abstat.BHQ(ps) {
+		at(&fs[i]).Q = q
+	}
+}
+
+// byNoise orders by the |T| of Func.Order, the undefined last, then by
+// its |Change|, then by name.
+func byNoise(fa, fb Func) int {
+	a, b := fa.Order(), fb.Order()
 	ta, tb := math.Abs(a.T), math.Abs(b.T)
 	if na, nb := math.IsNaN(ta), math.IsNaN(tb); na != nb {
 		if na {
@@ -217,7 +296,7 @@ func byNoise(a, b Func) int {
 	} else if !na && ta != tb {
 		return cmp.Compare(tb, ta)
 	}
-	return cmp.Or(cmp.Compare(math.Abs(b.Change), math.Abs(a.Change)), cmp.Compare(a.Name, b.Name))
+	return cmp.Or(cmp.Compare(math.Abs(b.Change), math.Abs(a.Change)), cmp.Compare(fa.Name, fb.Name))
 }
 
 func meanSD(x []float64) (mean, sd float64) {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -313,5 +314,139 @@ func TestComm(t *testing.T) {
 	}
 	if f := find(all.Self, "other_hot_fn"); f == nil || !(f.New.Mean > 0.5) {
 		t.Errorf("without Comm, the other process's function: %+v", f)
+	}
+}
+
+// perOp is each boot's cpu nanoseconds per op in the stacks that hold
+// fn (leaf only: self): samples at 4000 Hz, 250µs each, over the boot's
+// two runs of ops ops.
+func perOp(counts []map[string]int64, fn string, self bool, ops int64) []float64 {
+	sh := shares(counts, fn, self)
+	var out []float64
+	for i, c := range counts {
+		var total int64
+		for _, v := range c {
+			total += v
+		}
+		out = append(out, sh[i]*float64(total)*250e3/float64(2*ops))
+	}
+	return out
+}
+
+// TestPerOp checks the per-op figures of TestInjected's comparison: the
+// lists are ordered by the per-op t, each function's per-op mean and sd
+// are those of its per-boot cpu time over the boot's ops, and the shares
+// stay beside them.
+func TestPerOp(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	old, oldCounts := FixtureBoots(r, 4, 0)
+	new, newCounts := FixtureBoots(r, 4, 0.10)
+	d, err := Compute(old, new, DefaultOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.By != ByPerOp || d.Unit != "cpu nanoseconds" || len(d.Ops[0]) != 4 || d.Ops[1][3] != 2*FixtureOps {
+		t.Fatalf("by %q unit %q ops %v, want per-op, cpu nanoseconds, 200 a boot", d.By, d.Unit, d.Ops)
+	}
+	for _, f := range d.Forms() {
+		top := f.Funcs[0]
+		if top.Name != injected || top.PerOp == nil || top.PerOp.Old.Mean != 0 || !(top.PerOp.Q <= 0.05) {
+			t.Fatalf("%s: first %+v, want %s per op from 0", f.Form, top, injected)
+		}
+		for side, counts := range [][]map[string]int64{oldCounts, newCounts} {
+			for _, fn := range []string{injected, "do_syscall_64", "__seccomp_filter"} {
+				got := find(f.Funcs, fn)
+				if got == nil {
+					if fn == "do_syscall_64" && f.Form == Self {
+						continue
+					}
+					t.Fatalf("%s: %s missing", f.Form, fn)
+				}
+				want := perOp(counts, fn, f.Form == Self, FixtureOps)
+				m, sd := meanSD(want)
+				s := []Share{got.PerOp.Old, got.PerOp.New}[side]
+				if !near(s.Mean, m) || !(near(s.SD, sd) || math.IsNaN(sd) && math.IsNaN(s.SD)) {
+					t.Errorf("%s %s side %d: %v ± %v ns/op, want %v ± %v", f.Form, fn, side, s.Mean, s.SD, m, sd)
+				}
+				if ws := shares(counts, fn, f.Form == Self); !near([]Share{got.Old, got.New}[side].Mean, mean(ws)) {
+					t.Errorf("%s %s side %d: share %v, want %v", f.Form, fn, side, []Share{got.Old, got.New}[side].Mean, mean(ws))
+				}
+			}
+		}
+		for i := 1; i < len(f.Funcs); i++ {
+			if a, b := math.Abs(f.Funcs[i-1].PerOp.T), math.Abs(f.Funcs[i].PerOp.T); a < b {
+				t.Errorf("%s: %s (per-op t %v) before %s (t %v)", f.Form, f.Funcs[i-1].Name, a, f.Funcs[i].Name, b)
+			}
+		}
+	}
+}
+
+// TestDiluted is the A/B in which one function's share balloons
+// (FixtureDiluted): by share, a function that only got diluted has the
+// larger |t|; per op, the ballooning function comes first (with
+// children, it or its caller do_syscall_64, whose stacks hold it) and the
+// others change within their noise.
+func TestDiluted(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	old, new, _, newCounts := FixtureDiluted(r, 4)
+	d, err := Compute(old, new, DefaultOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := mean(shares(newCounts, injected, true)); !(m > 0.8 && m < 0.9) {
+		t.Fatalf("the injected share is %v, want about 0.85", m)
+	}
+	for _, f := range d.Forms() {
+		holds := map[string]bool{injected: true}
+		if f.Form == Children {
+			holds["do_syscall_64"] = true
+		}
+		if !holds[f.Funcs[0].Name] {
+			t.Errorf("%s: first by per-op t is %s, want %s", f.Form, f.Funcs[0].Name, injected)
+		}
+		byShare := slices.Clone(f.Funcs)
+		for i := range byShare {
+			byShare[i].PerOp = nil
+		}
+		slices.SortFunc(byShare, byNoise)
+		if byShare[0].Name == injected {
+			t.Errorf("%s: by share t the injected function is first too: the fixture does not dilute", f.Form)
+		}
+		for _, fn := range f.Funcs {
+			if holds[fn.Name] {
+				if !(fn.PerOp.Change > 0 && fn.PerOp.Q <= 0.05) {
+					t.Errorf("%s: %s per op %+v: want a rise beyond noise", f.Form, fn.Name, *fn.PerOp)
+				}
+				continue
+			}
+			if fn.Change >= 0 || !(fn.Q <= 0.05) {
+				t.Errorf("%s: %s share %+v: want a fall beyond noise (dilution)", f.Form, fn.Name, fn.Stat)
+			}
+			if fn.PerOp.Q <= 0.05 || math.Abs(fn.PerOp.Rel) > 0.05 {
+				t.Errorf("%s: %s changed per op: %+v", f.Form, fn.Name, *fn.PerOp)
+			}
+		}
+	}
+}
+
+// TestWithoutOps compares profiles that do not record their ops (written
+// before kprofile did): the lists fall back to shares, and say so.
+func TestWithoutOps(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	old, _ := FixtureBoots(r, 4, 0)
+	new, _ := FixtureBoots(r, 4, 0.10)
+	p := new[2].Profiles[1]
+	p.Comments = slices.DeleteFunc(slices.Clone(p.Comments), func(c string) bool { return strings.HasPrefix(c, "kbench ops:") })
+	d, err := Compute(old, new, DefaultOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.By != ByShare || d.Ops[0] != nil || d.Ops[1] != nil {
+		t.Fatalf("one profile without ops: by %q, ops %v; want share, none", d.By, d.Ops)
+	}
+	for _, f := range d.Forms() {
+		if f.Funcs[0].Name != injected || f.Funcs[0].PerOp != nil {
+			t.Errorf("%s: first %+v, want %s without a per-op figure", f.Form, f.Funcs[0], injected)
+		}
 	}
 }

@@ -103,30 +103,64 @@ var fixtureBase = map[string]int64{
 	"tiny_fn;do_syscall_64":                                         1,
 }
 
+// FixtureOps is the op count of each run of FixtureBoots, and of the old
+// side of FixtureDiluted.
+const FixtureOps = 100
+
 // FixtureBoots draws n boots of two runs each (FixtureProfile, 4000
-// Hz): every stack's samples jittered by up to ±10% a boot, and with
-// share > 0 FixtureInjected added under do_syscall_64 at share of the
-// boot's other samples, jittered by ±1%. It returns the boots and each
-// boot's samples by stack.
+// Hz), each run of FixtureOps ops (kprofile.OpsComment): every stack's
+// samples jittered by up to ±10% a boot, and with share > 0
+// FixtureInjected added under do_syscall_64 at share of the boot's other
+// samples, jittered by ±1%. It returns the boots and each boot's samples
+// by stack.
 func FixtureBoots(r *rand.Rand, n int, share float64) ([]Boot, []map[string]int64) {
+	return fixtureBoots(r, n, FixtureOps, 0.10, share, 0.01)
+}
+
+// FixtureDiluted draws the two sides of an A/B in which FixtureInjected
+// balloons: n boots a side, the base stacks at the same samples per op
+// on both sides (jittered by ±2% a boot), the old side's runs of
+// FixtureOps ops, the new side's of a tenth as many, with
+// FixtureInjected taking about 85% of the new side's samples, its cost
+// per op jittered by ±30% a boot. Every other function's share falls to
+// about a seventh, in every boot alike, so the falls have a larger |t|
+// than the injected function's rise; per op, only the injected function
+// changed. It returns each side's boots and samples by stack.
+func FixtureDiluted(r *rand.Rand, n int) (old, new []Boot, oldCounts, newCounts []map[string]int64) {
+	old, oldCounts = fixtureBoots(r, n, FixtureOps, 0.02, 0, 0)
+	new, newCounts = fixtureBoots(r, n, FixtureOps/10, 0.02, 5.7, 0.30)
+	return old, new, oldCounts, newCounts
+}
+
+// fixtureBoots draws n boots of two runs of ops ops each: fixtureBase
+// scaled to the ops (its counts are those of FixtureOps ops), each stack
+// jittered by ±jitter a boot, and with share > 0 FixtureInjected at share
+// of the boot's other samples, jittered by ±injJitter.
+func fixtureBoots(r *rand.Rand, n int, ops int64, jitter, share, injJitter float64) ([]Boot, []map[string]int64) {
 	var boots []Boot
 	var counts []map[string]int64
+	scale := float64(ops) / FixtureOps
 	for b := range n {
 		c := map[string]int64{}
 		var total int64
 		for _, k := range slices.Sorted(maps.Keys(fixtureBase)) {
-			c[k] = int64(math.Round(float64(fixtureBase[k]) * (0.9 + 0.2*r.Float64())))
+			c[k] = max(1, int64(math.Round(scale*float64(fixtureBase[k])*(1-jitter+2*jitter*r.Float64()))))
 			total += c[k]
 		}
 		if share > 0 {
-			c[FixtureInjected+";do_syscall_64"] = int64(math.Round(share * float64(total) * (0.99 + 0.02*r.Float64())))
+			c[FixtureInjected+";do_syscall_64"] = int64(math.Round(share * float64(total) * (1 - injJitter + 2*injJitter*r.Float64())))
 		}
 		runs := [2]map[string]int64{{}, {}}
 		for k, v := range c {
 			runs[0][k], runs[1][k] = v/2, v-v/2
 		}
-		boots = append(boots, Boot{ID: fmt.Sprintf("boot%d", b+1),
-			Profiles: []*profile.Profile{FixtureProfile(4000, runs[0]), FixtureProfile(4000, runs[1])}})
+		var ps []*profile.Profile
+		for _, run := range runs {
+			p := FixtureProfile(4000, run)
+			p.Comments = append(p.Comments, kprofile.OpsComment(ops))
+			ps = append(ps, p)
+		}
+		boots = append(boots, Boot{ID: fmt.Sprintf("boot%d", b+1), Profiles: ps})
 		counts = append(counts, c)
 	}
 	return boots, counts

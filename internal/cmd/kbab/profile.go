@@ -42,8 +42,8 @@ import (
 // moved to profiles/cut/, so that no boot's profiles are merged with
 // another try's.
 
-// profileMin is the fewest profile boots a side: the per-boot shares'
-// spread needs boots.
+// profileMin is the fewest profile boots a side: the spread of the
+// per-boot costs per op (and shares) needs boots.
 const profileMin = 3
 
 // profileFlag registers -profile.

@@ -23,8 +23,9 @@
 //
 // -profiles-old and -profiles-new add the perf-profile section: for each
 // row both directories hold KBENCH_PROFILE profiles of (a subdirectory
-// per boot), the kernel functions whose share of its samples changed
-// most against their spread between boots (package profdelta), in every
+// per boot), the kernel functions whose cost per op (their share of the
+// samples, for profiles that record no op count) changed most against
+// their spread between boots (package profdelta), in every
 // -format; with -plot also each row's difference profile and pprof's
 // flame graph of it. docs/profiles.md has the layout.
 //

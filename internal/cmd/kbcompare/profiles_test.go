@@ -25,26 +25,30 @@ import (
 // profile directories.
 func profileFixture(t *testing.T) (old, nw, oldDir, newDir string) {
 	t.Helper()
+	r := rand.New(rand.NewPCG(11, 12))
+	oldBoots, _ := profdelta.FixtureBoots(r, 3, 0)
+	newBoots, _ := profdelta.FixtureBoots(r, 3, 0.10)
+	return profileFiles(t, oldBoots, newBoots)
+}
+
+// profileFiles writes the syscall fixture's results, 3 boots a side, and
+// for its row the boots of profiles of each side, and returns the result
+// files and profile directories.
+func profileFiles(t *testing.T, oldBoots, newBoots []profdelta.Boot) (old, nw, oldDir, newDir string) {
+	t.Helper()
 	old = sim.Assemble(t, "old.txt", sim.BootFiles("a", sim.BootsA, nil)...)
 	nw = sim.Assemble(t, "new.txt", sim.BootFiles("b", sim.BootsB, nil)...)
-	r := rand.New(rand.NewPCG(11, 12))
 	k := profdelta.Key{Pkg: "seccompbench", Stem: kprofile.RowStem(sim.SyscallRow)}
 	root := t.TempDir()
-	for i, share := range []float64{0, 0.10} {
-		dir := filepath.Join(root, []string{"old", "new"}[i])
-		boots, _ := profdelta.FixtureBoots(r, 3, share)
+	oldDir, newDir = filepath.Join(root, "old"), filepath.Join(root, "new")
+	for side, boots := range [][]profdelta.Boot{oldBoots, newBoots} {
 		for _, b := range boots {
-			if err := profdelta.WriteBoot(filepath.Join(dir, b.ID), k, b); err != nil {
+			if err := profdelta.WriteBoot(filepath.Join([]string{oldDir, newDir}[side], b.ID), k, b); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if i == 0 {
-			oldDir = dir
-		} else {
-			newDir = dir
-		}
 	}
-	return
+	return old, nw, oldDir, newDir
 }
 
 // TestProfileSection runs kbcompare with two directories of fixture
@@ -77,9 +81,16 @@ func TestProfileSection(t *testing.T) {
 					t.Errorf("%s: section lacks %q:\n%s", format, want, sec)
 				}
 			}
+			// Wrapped (brief) or escaped (markdown) as the form has it.
+			if flat := strings.Join(strings.Fields(strings.ReplaceAll(sec, `\|`, "|")), " "); !strings.Contains(flat, "by |t| of s/op, shares beside") {
+				t.Errorf("%s: section does not say it is ordered by the time per op:\n%s", format, sec)
+			}
 			first := firstFunctionLine(sec)
-			if !strings.Contains(first, profdelta.FixtureInjected) || !strings.Contains(first, "0.00") || !strings.Contains(first, "+9.") {
-				t.Errorf("%s: first function line %q, want the injected one, 0.00 -> about 9.1%%", format, first)
+			if !strings.Contains(first, profdelta.FixtureInjected) || !strings.Contains(first, " 0 ") || !strings.Contains(first, "+1.") {
+				t.Errorf("%s: first function line %q, want the injected one, 0 -> about 1.2 ms/op", format, first)
+			}
+			if format != "brief" && !strings.Contains(first, "0.00→9.") {
+				t.Errorf("%s: first function line %q lacks its share, 0.00 -> about 9.1%%", format, first)
 			}
 			if format == "brief" {
 				checkLines(t, sec, 80)
@@ -106,7 +117,7 @@ func firstFunctionLine(sec string) string {
 		switch {
 		case len(f) > 0 && (f[0] == "self" || f[0] == "child"):
 			return l
-		case len(f) > 2 && f[0] == "old" && f[1] == "change" && i+1 < len(lines):
+		case len(f) > 2 && f[0] == "old" && slices.Contains(f, "change") && i+1 < len(lines):
 			return lines[i+1]
 		case strings.HasPrefix(l, "|---") && i+1 < len(lines):
 			return lines[i+1]
@@ -152,11 +163,12 @@ func checkProfileJSON(t *testing.T, plain, with string) {
 		slices.Sort(ks)
 		return ks
 	}
-	wantRow := []string{"boot_ids", "boots", "children", "frames", "min_share", "name", "package", "samples", "sampling", "self", "verdict"}
+	wantRow := []string{"boot_ids", "boots", "children", "frames", "min_share", "name", "ops", "order_by", "package", "per_op_unit", "samples", "sampling", "self", "verdict"}
 	if got := keys(row); !slices.Equal(got, wantRow) {
 		t.Errorf("json: a profile row's keys %v, want %v", got, wantRow)
 	}
-	if row["package"] != "seccompbench" || row["name"] != sim.SyscallRow || row["verdict"] != "worse" || row["frames"] != "kernel" {
+	if row["package"] != "seccompbench" || row["name"] != sim.SyscallRow || row["verdict"] != "worse" || row["frames"] != "kernel" ||
+		row["order_by"] != "per_op" || row["per_op_unit"] != "cpu nanoseconds" || len(row["ops"].([]any)[1].([]any)) != 3 {
 		t.Errorf("json: row %v", row)
 	}
 	smpl := row["sampling"].([]any)[1].([]any)[0].(map[string]any)
@@ -166,7 +178,7 @@ func checkProfileJSON(t *testing.T, plain, with string) {
 	for _, form := range []string{"self", "children"} {
 		fs := row[form].([]any)
 		top := fs[0].(map[string]any)
-		wantFn := []string{"change", "df", "function", "new", "old", "p", "q", "rel_change", "t"}
+		wantFn := []string{"change", "df", "function", "new", "old", "p", "per_op", "q", "rel_change", "t"}
 		if got := keys(top); !slices.Equal(got, wantFn) {
 			t.Errorf("json: a function's keys %v, want %v", got, wantFn)
 		}
@@ -183,6 +195,15 @@ func checkProfileJSON(t *testing.T, plain, with string) {
 		}
 		if q := top["q"].(float64); !(q <= 0.05) {
 			t.Errorf("json: %s injected q %v", form, q)
+		}
+		po := top["per_op"].(map[string]any)
+		if got, want := keys(po), []string{"change", "df", "new", "old", "p", "q", "rel_change", "t"}; !slices.Equal(got, want) {
+			t.Errorf("json: per_op's keys %v, want %v", got, want)
+		}
+		poOld, poNew := po["old"].(map[string]any), po["new"].(map[string]any)
+		if m, sd := poNew["mean"].(float64), poNew["sd"].(float64); poOld["mean"] != 0.0 || !(m > 1e6 && m < 1.5e6 && sd > 0 && sd < 0.05*m) ||
+			!(po["q"].(float64) <= 0.05) || len(poNew["boots"].([]any)) != 3 {
+			t.Errorf("json: %s injected per op %v, want 0 -> about 1.2e6 ns/op", form, po)
 		}
 	}
 	// The schema is abreport.JSONReport's: nothing decodes outside it.
@@ -224,7 +245,8 @@ func checkProfileCSV(t *testing.T, plain, with string) {
 		}
 	}
 	if first == nil || first[col["function"]] != profdelta.FixtureInjected || first[col["old_center"]] != "0" ||
-		first[col["old_sd"]] != "0" || first[col["new_boots"]] != "3" || first[col["event"]] != "cpu-clock" || first[col["hz"]] != "4000" {
+		first[col["old_sd"]] != "0" || first[col["new_boots"]] != "3" || first[col["event"]] != "cpu-clock" || first[col["hz"]] != "4000" ||
+		first[col["order_by"]] != "per_op" || first[col["per_op_old"]] != "0" || first[col["per_op_new"]] == "" || first[col["per_op_t"]] == "" {
 		t.Errorf("csv: first self profile record %v", first)
 	}
 }
@@ -274,5 +296,37 @@ func TestProfileFlags(t *testing.T) {
 	index, _ := os.ReadFile(filepath.Join(plot, "index.md"))
 	if !bytes.Contains(html, []byte(profdelta.FixtureInjected)) || !bytes.Contains(index, []byte(filepath.Base(htmls[0]))) {
 		t.Errorf("the flame graph (%d bytes) lacks the injected function, or index.md does not link it", len(html))
+	}
+}
+
+// TestProfileDiluted runs kbcompare on profdelta.FixtureDiluted's sides,
+// in which the injected function balloons to about 85% of the new side's
+// samples and dilutes every other's share: the injected function leads
+// the section, which is ordered per op.
+func TestProfileDiluted(t *testing.T) {
+	oldBoots, newBoots, _, _ := profdelta.FixtureDiluted(rand.New(rand.NewPCG(7, 8)), 4)
+	old, nw, oldDir, newDir := profileFiles(t, oldBoots, newBoots)
+	flags := []string{"-profiles-old", oldDir, "-profiles-new", newDir}
+	out, _ := compareRun(t, append(append([]string{"-format", "json"}, flags...), old, nw)...)
+	var m abreport.JSONReport
+	if err := json.Unmarshal([]byte(out), &m); err != nil || len(m.Profiles) != 1 {
+		t.Fatalf("json: %v, %d profiles", err, len(m.Profiles))
+	}
+	mp := m.Profiles[0]
+	if mp.OrderBy != "per_op" || len(mp.Self) < 3 || mp.Self[0].Function != profdelta.FixtureInjected {
+		t.Fatalf("json: ordered by %q, self %+v; want per_op, %s first", mp.OrderBy, mp.Self, profdelta.FixtureInjected)
+	}
+	if s := mp.Self[1]; *s.Change >= 0 || s.PerOp == nil || *s.PerOp.Q <= 0.05 {
+		t.Errorf("json: second self function %+v: want a share that fell and a cost per op within noise", s)
+	}
+	brief, _ := compareRun(t, append(append([]string{"-format", "brief"}, flags...), old, nw)...)
+	// The brief form merges the forms: the injected function's caller
+	// do_syscall_64, whose stacks hold it, may come first with children.
+	sec := brief[strings.Index(brief, "perf-profile seccompbench"):]
+	if first := firstFunctionLine(sec); !strings.Contains(first, profdelta.FixtureInjected) && !strings.Contains(first, "do_syscall_64") {
+		t.Errorf("brief: first function line %q, want %s or its caller", first, profdelta.FixtureInjected)
+	}
+	if !strings.Contains(sec, "self  ") || !strings.Contains(sec, profdelta.FixtureInjected) {
+		t.Errorf("brief: %s not listed:\n%s", profdelta.FixtureInjected, sec)
 	}
 }
