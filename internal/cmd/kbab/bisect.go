@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"math"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -227,41 +226,31 @@ func (b *bisectDesign) label(img int) string { return b.d.st.Settings.label(img 
 func (b *bisectDesign) report(stdout io.Writer) int {
 	d := b.d
 	s := d.st.Settings
-	var out bytes.Buffer
+	var confirm bytes.Buffer
 	// The confirmation's report, with its planned run's tail.
-	if err := abreport.WriteRun(&out, b.rep, abreport.RunNotes{Design: d.design, Budget: d.cfg.budget, PlanFile: filepath.Join(d.cfg.out, "plan.txt")}); err != nil {
+	if err := abreport.WriteRun(&confirm, b.rep, abreport.RunNotes{Design: d.design, Budget: d.cfg.budget, PlanFile: filepath.Join(d.cfg.out, "plan.txt")}); err != nil {
 		fmt.Fprintf(d.stderr, "kbab: %v\n", err)
 		return exitUsage
 	}
-	n := len(s.Kernels)
-	fmt.Fprintf(&out, "\nkbab -bisect %s -row %s: %s %s, good %s, bad %s, %d images between\n", s.List, s.Row, b.pkg, b.row, s.label(0), s.label(n-1), n-2)
-	row := b.rowOf()
-	fmt.Fprintf(&out, "confirmation: %s against %s after %d boots: %s", s.label(0), s.label(n-1), d.st.Confirmed.Boots, row.Verdict)
-	switch {
-	case abstat.Verdict(d.st.Confirmed.Verdict) == abstat.Undecided:
-		fmt.Fprintf(&out, "; cannot tell: the planned A/B gave the row no verdict (its boots do not reach -target %s; a larger -target, the step you expect, or -budget), nothing to bisect\n",
-			abreport.FormatMDE(s.Target))
-		return b.write(stdout, out.Bytes(), 1)
-	case !moved(d.st.Confirmed.Verdict):
-		fmt.Fprintf(&out, "; cannot tell: good and bad do not differ on the row, nothing to bisect\n")
-		return b.write(stdout, out.Bytes(), 1)
+	run := abreport.BisectRun{List: s.List, Row: s.Row, Pkg: b.pkg, RowName: b.row, Target: s.Target,
+		ConfirmBoots: d.st.Confirmed.Boots, Verdict: abstat.Verdict(d.st.Confirmed.Verdict), Change: b.rowOf().Change,
+		Opts: abseries.DefaultSearchOptions, BootsInAll: len(d.st.Boots), ConfirmReport: confirm.Bytes()}
+	for _, k := range s.Kernels {
+		run.Kernels = append(run.Kernels, abreport.Kernel{Label: k.Label, Boots: describe(k)})
 	}
-	fmt.Fprintf(&out, " (%s)\n", pct(1+row.Change))
-	res := b.search.Result()
-	lower, upper := b.search.Bounds()
-	fmt.Fprintf(&out, "rule: each step boots its image until Wald's sequential test of like-good against like-bad on the row's boot medians crosses %.3g or %.3g (at least %d, at most %d boots), so that the chance of ending at the wrong image is at most %g over the %d steps at most\n",
-		lower, upper, abseries.DefaultSearchOptions.MinBoots, abseries.DefaultSearchOptions.MaxBoots, abseries.DefaultSearchOptions.Wrong, abseries.Steps(n-2))
-	for j, st := range res.Steps {
-		fmt.Fprintf(&out, "step %d: %s (%s): %d boots, %s (log likelihood ratio %.3g)\n", j+1, b.label(st.Image), describe(s.Kernels[st.Image+1]), st.Boots, st.Decision, st.LLR)
+	code := 1 // cannot tell
+	if moved(d.st.Confirmed.Verdict) {
+		run.Search = b.search.Result()
+		run.Bounds[0], run.Bounds[1] = b.search.Bounds()
+		if !run.Search.Undecided {
+			code = 0
+		}
 	}
-	code := 0
-	if res.Undecided {
-		fmt.Fprintf(&out, "cannot tell: a step stayed undecided at %d boots; the first bad image is after %s and at or before %s\n", abseries.DefaultSearchOptions.MaxBoots, b.label(res.Lo), b.label(res.Hi))
-		code = 1
-	} else {
-		fmt.Fprintf(&out, "first bad: %s (%s)\n", b.label(res.FirstBad), describe(s.Kernels[res.FirstBad+1]))
+	var out bytes.Buffer
+	if err := abreport.WriteBisect(&out, run); err != nil {
+		fmt.Fprintf(d.stderr, "kbab: %v\n", err)
+		return exitUsage
 	}
-	fmt.Fprintf(&out, "%d steps, %d step boots, %d boots in all (%d to confirm)\n", len(res.Steps), res.Boots, len(d.st.Boots), d.st.Confirmed.Boots)
 	return b.write(stdout, out.Bytes(), code)
 }
 
@@ -271,12 +260,4 @@ func (b *bisectDesign) write(stdout io.Writer, rep []byte, code int) int {
 		return exitUsage
 	}
 	return code
-}
-
-// pct writes a ratio as a signed percentage: 1.1 is +10%.
-func pct(ratio float64) string {
-	if c := 100 * (ratio - 1); math.Abs(c) >= 1000 {
-		return fmt.Sprintf("%+.0f%%", c)
-	}
-	return fmt.Sprintf("%+.3g%%", 100*(ratio-1))
 }

@@ -33,16 +33,6 @@ func (d *driver) seriesReport(stdout io.Writer) int {
 	}
 	o := abseries.DefaultOptions
 	rep := &abreport.SeriesReport{Series: ser, Results: abseries.Detect(ser.Medians(), o), Opts: o}
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "kbab -series %s: %d kernels, %d boots each, in balanced rounds\n", s.List, len(s.Kernels), s.Boots)
-	for _, k := range s.Kernels {
-		fmt.Fprintf(&b, "  %s: %s\n", k.Label, describe(k))
-	}
-	b.WriteString("\n")
-	if err := abreport.WriteSeriesText(&b, rep); err != nil {
-		fmt.Fprintf(d.stderr, "kbab: %v\n", err)
-		return exitUsage
-	}
 	code := 0
 	for i, res := range rep.Results {
 		if res.Untested != "" {
@@ -60,7 +50,15 @@ func (d *driver) seriesReport(stdout io.Writer) int {
 		fmt.Fprintf(d.stderr, "kbab: %v\n", err)
 		return exitUsage
 	}
-	b.WriteString("\npictures: series/index.md (a .png and .svg per row, the changed rows first)\n")
+	run := abreport.SeriesRun{List: s.List, Boots: s.Boots, Pictures: "series/index.md"}
+	for _, k := range s.Kernels {
+		run.Kernels = append(run.Kernels, abreport.Kernel{Label: k.Label, Boots: describe(k)})
+	}
+	var b bytes.Buffer
+	if err := abreport.WriteSeriesRun(&b, rep, run); err != nil {
+		fmt.Fprintf(d.stderr, "kbab: %v\n", err)
+		return exitUsage
+	}
 	if err := d.writeReport(stdout, b.Bytes()); err != nil {
 		fmt.Fprintf(d.stderr, "kbab: %v\n", err)
 		return exitUsage

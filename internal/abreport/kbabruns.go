@@ -1,0 +1,112 @@
+//go:build linux
+
+package abreport
+
+import (
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/kbench/kbench/internal/abseries"
+	"github.com/kbench/kbench/internal/abstat"
+)
+
+// Kernel is a kernel of a kbab run as its reports name it: its label
+// and what it boots (the image's file name and the cmdline it adds).
+type Kernel struct{ Label, Boots string }
+
+// SeriesRun is what `kbab -series` adds to a series' report: its list,
+// the boots of each kernel and the kernels, in series order.
+type SeriesRun struct {
+	List    string
+	Boots   int
+	Kernels []Kernel
+	// Pictures, where set, is the index of the series' pictures,
+	// relative to the run's directory.
+	Pictures string
+}
+
+// WriteSeriesRun writes kbab -series' report: the kernels, the series'
+// text form (WriteSeriesText) and where the pictures are.
+func WriteSeriesRun(w io.Writer, rep *SeriesReport, run SeriesRun) error {
+	if _, err := fmt.Fprintf(w, "kbab -series %s: %d kernels, %d boots each, in balanced rounds\n", run.List, len(run.Kernels), run.Boots); err != nil {
+		return err
+	}
+	for _, k := range run.Kernels {
+		fmt.Fprintf(w, "  %s: %s\n", k.Label, k.Boots)
+	}
+	fmt.Fprintln(w)
+	if err := WriteSeriesText(w, rep); err != nil {
+		return err
+	}
+	if run.Pictures != "" {
+		_, err := fmt.Fprintf(w, "\npictures: %s (a .png and .svg per row, the changed rows first)\n", run.Pictures)
+		return err
+	}
+	return nil
+}
+
+// BisectRun is a `kbab -bisect` run's outcome: the kernels (good
+// first, bad last, the images between), the row, the confirmation's
+// verdict and the search.
+type BisectRun struct {
+	List, Row     string // -bisect's list and -row
+	Pkg, RowName  string // the row the pattern picked
+	Kernels       []Kernel
+	Target        float64 // the confirmation's -target
+	ConfirmBoots  int     // boots the confirmation took
+	Verdict       abstat.Verdict
+	Change        float64 // bad's change from good on the row (0.1: 10% slower)
+	Search        abseries.SearchResult
+	Bounds        [2]float64 // the SPRT's lower and upper bounds
+	Opts          abseries.SearchOptions
+	BootsInAll    int
+	ConfirmReport []byte // the confirmation's A/B report (WriteRun)
+}
+
+// WriteBisect writes kbab -bisect's report: the confirmation's A/B
+// report, then the bisection: the rule, each step's image, boots and
+// decision, and the first bad image, or why it cannot tell.
+func WriteBisect(w io.Writer, b BisectRun) error {
+	if _, err := w.Write(b.ConfirmReport); err != nil {
+		return err
+	}
+	n := len(b.Kernels)
+	good, bad := b.Kernels[0].Label, b.Kernels[n-1].Label
+	fmt.Fprintf(w, "\nkbab -bisect %s -row %s: %s %s, good %s, bad %s, %d images between\n", b.List, b.Row, b.Pkg, b.RowName, good, bad, n-2)
+	fmt.Fprintf(w, "confirmation: %s against %s after %d boots: %s", good, bad, b.ConfirmBoots, b.Verdict)
+	switch {
+	case b.Verdict == abstat.Undecided:
+		_, err := fmt.Fprintf(w, "; cannot tell: the planned A/B gave the row no verdict (its boots do not reach -target %s; a larger -target, the step you expect, or -budget), nothing to bisect\n",
+			FormatMDE(b.Target))
+		return err
+	case !b.Verdict.Moved():
+		_, err := fmt.Fprintf(w, "; cannot tell: good and bad do not differ on the row, nothing to bisect\n")
+		return err
+	}
+	fmt.Fprintf(w, " (%s)\n", ratioPct(1+b.Change))
+	res := b.Search
+	fmt.Fprintf(w, "rule: each step boots its image until Wald's sequential test of like-good against like-bad on the row's boot medians crosses %.3g or %.3g (at least %d, at most %d boots), so that the chance of ending at the wrong image is at most %g over the %d steps at most\n",
+		b.Bounds[0], b.Bounds[1], b.Opts.MinBoots, b.Opts.MaxBoots, b.Opts.Wrong, abseries.Steps(n-2))
+	image := func(i int) Kernel { return b.Kernels[i+1] } // image i from 0; n-2 the bad kernel
+	for j, st := range res.Steps {
+		k := image(st.Image)
+		fmt.Fprintf(w, "step %d: %s (%s): %d boots, %s (log likelihood ratio %.3g)\n", j+1, k.Label, k.Boots, st.Boots, st.Decision, st.LLR)
+	}
+	if res.Undecided {
+		fmt.Fprintf(w, "cannot tell: a step stayed undecided at %d boots; the first bad image is after %s and at or before %s\n", b.Opts.MaxBoots, image(res.Lo).Label, image(res.Hi).Label)
+	} else {
+		k := image(res.FirstBad)
+		fmt.Fprintf(w, "first bad: %s (%s)\n", k.Label, k.Boots)
+	}
+	_, err := fmt.Fprintf(w, "%d steps, %d step boots, %d boots in all (%d to confirm)\n", len(res.Steps), res.Boots, b.BootsInAll, b.ConfirmBoots)
+	return err
+}
+
+// ratioPct writes a ratio as a signed percentage: 1.1 is +10%.
+func ratioPct(ratio float64) string {
+	if c := 100 * (ratio - 1); math.Abs(c) >= 1000 {
+		return fmt.Sprintf("%+.0f%%", c)
+	}
+	return fmt.Sprintf("%+.3g%%", 100*(ratio-1))
+}
