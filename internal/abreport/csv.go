@@ -43,24 +43,12 @@ func WriteCSV(w io.Writer, r *abstat.Report, profs []RowProfile) error {
 	if len(m.Profiles) > 0 {
 		header = append(header[:len(header):len(header)], CSVProfileHeader...)
 	}
-	cw := csv.NewWriter(w)
-	f := func(p *float64) string {
-		if p == nil {
-			return ""
-		}
-		return strconv.FormatFloat(*p, 'g', -1, 64)
-	}
-	g := func(x float64) string { return f(&x) }
-	record := func(kv map[string]string) error {
-		rec := make([]string, len(header))
-		for i, k := range header {
-			rec[i] = kv[k]
-		}
-		return cw.Write(rec)
-	}
-	if err := cw.Write(header); err != nil {
+	cw, record, err := csvRecords(w, header)
+	if err != nil {
 		return err
 	}
+	f := csvNum
+	g := func(x float64) string { return f(&x) }
 	for _, row := range m.Rows {
 		kv := map[string]string{"kind": "row", "package": row.Package, "ident": row.Ident, "name": row.Name,
 			"unit": row.Unit, "direction": row.Direction, "change": f(row.Change), "change_lo": f(row.ChangeLo),
@@ -147,4 +135,28 @@ func WriteCSV(w io.Writer, r *abstat.Report, profs []RowProfile) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// csvRecords writes header to a csv.Writer on w and returns the writer
+// and a function that writes one record, its fields by header name
+// (names it lacks are empty): the CSV forms' one way to write a record.
+func csvRecords(w io.Writer, header []string) (*csv.Writer, func(map[string]string) error, error) {
+	cw := csv.NewWriter(w)
+	record := func(kv map[string]string) error {
+		rec := make([]string, len(header))
+		for i, k := range header {
+			rec[i] = kv[k]
+		}
+		return cw.Write(rec)
+	}
+	return cw, record, cw.Write(header)
+}
+
+// csvNum is a CSV field of a number: empty for nil (null in JSON),
+// else the shortest form that reads back as the same float64.
+func csvNum(p *float64) string {
+	if p == nil {
+		return ""
+	}
+	return strconv.FormatFloat(*p, 'g', -1, 64)
 }

@@ -3,7 +3,6 @@
 package abreport
 
 import (
-	"encoding/csv"
 	"encoding/json"
 	"io"
 	"strconv"
@@ -132,23 +131,11 @@ var seriesCSVHeader = []string{"kind", "package", "ident", "name", "unit", "dire
 // ("summary", name and count).
 func WriteSeriesCSV(w io.Writer, r *SeriesReport) error {
 	m := seriesJSONReport(r)
-	cw := csv.NewWriter(w)
-	f := func(p *float64) string {
-		if p == nil {
-			return ""
-		}
-		return strconv.FormatFloat(*p, 'g', -1, 64)
-	}
-	record := func(kv map[string]string) error {
-		rec := make([]string, len(seriesCSVHeader))
-		for i, k := range seriesCSVHeader {
-			rec[i] = kv[k]
-		}
-		return cw.Write(rec)
-	}
-	if err := cw.Write(seriesCSVHeader); err != nil {
+	cw, record, err := csvRecords(w, seriesCSVHeader)
+	if err != nil {
 		return err
 	}
+	f := csvNum
 	for _, k := range m.Kernels {
 		if err := record(map[string]string{"kind": "kernel", "label": k.Label, "file": k.File}); err != nil {
 			return err
