@@ -42,6 +42,9 @@ func Read(paths, labels []string) (*Series, error) {
 	}
 	s := &Series{Files: paths, Labels: labels}
 	index := map[[4]string]int{}
+	// A boot belongs to one kernel: the same boot id in two kernels'
+	// files is one file given twice, or boots appended to the wrong one.
+	kernelOf := map[string]int{}
 	for k := 1; k < len(paths); k++ {
 		rep, err := abstat.Compare(paths[0], paths[k], abstat.DefaultOptions)
 		if err != nil {
@@ -58,7 +61,21 @@ func Read(paths, labels []string) (*Series, error) {
 			}
 			r := &s.Rows[i]
 			for side, kernel := range []int{0, k} {
-				if bs := row.Samples[side]; bs != nil && r.Medians[kernel] == nil {
+				bs := row.Samples[side]
+				if bs == nil {
+					continue
+				}
+				for _, id := range bs.IDs {
+					if id == "" {
+						continue
+					}
+					if other, ok := kernelOf[id]; ok && other != kernel {
+						return nil, fmt.Errorf("boot %s is in %s (%s) and in %s (%s): a boot is one kernel's; the same file given twice?",
+							id, paths[other], labels[other], paths[kernel], labels[kernel])
+					}
+					kernelOf[id] = kernel
+				}
+				if r.Medians[kernel] == nil {
 					r.Medians[kernel] = bs.Medians()
 				}
 			}

@@ -4,6 +4,7 @@ package abseries
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/kbench/kbench/internal/abstat/sim"
@@ -37,5 +38,15 @@ func TestRead(t *testing.T) {
 	}
 	if _, err := Read(paths, labels[:2]); err == nil {
 		t.Error("a label short: no error")
+	}
+}
+
+// TestReadSameBootTwice: one file given as two kernels (the same boot
+// ids in both) is refused, naming the boot and both files.
+func TestReadSameBootTwice(t *testing.T) {
+	f := sim.File(t, sim.SuiteFile)
+	_, err := Read([]string{f, f}, []string{"K1", "K2"})
+	if err == nil || !strings.Contains(err.Error(), "is in "+f+" (K1) and in "+f+" (K2)") {
+		t.Fatalf("Read of one file twice: %v, want a refusal naming the boot and both kernels", err)
 	}
 }
