@@ -23,24 +23,19 @@ import (
 )
 
 var requested = options.String("KBENCH_COUNTERS", accepts, "on", validate,
-	"every test binary: the kernel counters each row reports per op (`go doc ./internal/counters`); one the machine cannot count is skipped with a note in the fingerprint")
+	"every test binary: the kernel counters each row reports per op: `on`, CPU time (`cpu-ns/op`), the counter kbcompare's evidence on real kernel A/Bs rests on; `all`, every counter (switches, migrations, faults, PMU events, each softirq vector, IPIs); a list, those (`go doc ./internal/counters`). One the machine cannot count is skipped with a note in the fingerprint")
 
 // accepts is what KBENCH_COUNTERS accepts, every counter by name; a
 // constant, which the README's table is made from (TestAcceptsNamesAll
 // keeps it to the list of counters).
-const accepts = "on, off, or a comma-separated list of task-clock, context-switches, cpu-migrations, page-faults, cycles, instructions, branch-misses, cache-misses, iTLB-load-misses, softirqs, ipis"
+const accepts = "on, all, off, or a comma-separated list of task-clock, context-switches, cpu-migrations, page-faults, cycles, instructions, branch-misses, cache-misses, iTLB-load-misses, softirqs, ipis"
 
-func names() []string {
-	var n []string
-	for _, c := range all {
-		n = append(n, c.name)
-	}
-	return n
-}
+// defaults are the counters of "on" (doc.go says why these).
+var defaults = []string{"task-clock"}
 
-// validate accepts on, off or a list of known counter names.
+// validate accepts on, all, off or a list of known counter names.
 func validate(s string) error {
-	if s == "on" || s == "off" {
+	if s == "on" || s == "all" || s == "off" {
 		return nil
 	}
 	_, err := parseList(s)
@@ -69,7 +64,8 @@ func selection(s string) ([]counter, error) {
 	case "off":
 		return nil, nil
 	case "on", "":
-		// Every counter: each costs less than 1% of a row (doc.go).
+		return parseList(strings.Join(defaults, ","))
+	case "all":
 		return all, nil
 	}
 	return parseList(s)
@@ -502,4 +498,17 @@ func readProc(name string) ([]procCount, error) {
 		return nil, fmt.Errorf("%s has no lines to count", procfs.Host.Path(file))
 	}
 	return pc, nil
+}
+
+// All counts every counter this machine counts until tb ends, for the
+// tests that check what the event counters see in a row (the default
+// counts CPU time alone).
+func All(tb testing.TB) {
+	tb.Helper()
+	saved, savedReq := *prov, *requested
+	*requested = "all"
+	tb.Cleanup(func() { *prov, *requested = saved, savedReq })
+	if _, err := prov.Setup(); err != nil {
+		tb.Fatal(err)
+	}
 }

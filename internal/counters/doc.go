@@ -9,7 +9,7 @@
 // counters are evidence, not verdicts: kbcompare lists those that changed
 // under their row and never lets them decide its exit status.
 //
-// Each row reports, per op (b.N, or the row's own op count):
+// The counters, per op (b.N, or the row's own op count):
 //
 //   - cpu-ns/op (task-clock): the CPU time of the test process and its
 //     child processes (redis-server, the peer processes of the
@@ -58,10 +58,24 @@
 // per-op values carry divided by the op count: nothing at -benchtime=1s,
 // visible in -benchtime=100x smoke runs.
 //
-// KBENCH_COUNTERS picks the counters: on (the default), off, or a
+// KBENCH_COUNTERS picks the counters: on (the default), all, off, or a
 // comma-separated list of names (task-clock, context-switches,
 // cpu-migrations, page-faults, cycles, instructions, branch-misses,
 // cache-misses, iTLB-load-misses, softirqs, ipis). A counter this machine
 // cannot count is skipped with a note in the fingerprint
 // (counters.skipped), never the row.
+//
+// The default is task-clock alone, so that `go tool benchstat` of two
+// suite runs prints each package's own units and one counter table, not
+// twenty (ten of them softirq vectors that are zero on most rows). It is
+// the counter that carried kbcompare's evidence in the real kernel A/Bs on
+// record (bpf_jit_harden=2, 32 seccomp filters: cpu-sec/op up with the
+// row; every event counter that moved there moved only as the op's time
+// did), and the one that tells a costlier op from a preempted one (a row
+// beside CPU hogs: sec/op +70%, cpu-sec/op unchanged); it is read from
+// clocks at the region's edges, so the default opens no perf event and
+// reads no /proc table. `all` adds the event counters, which name the
+// cause once a row moved (preemption, placement, softirq work: the
+// A/Bs in results/2026-11-30-counters-cost.md and
+// results/2026-12-04-benchstat-view.md).
 package counters

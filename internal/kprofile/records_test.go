@@ -4,6 +4,7 @@ package kprofile
 
 import (
 	"encoding/binary"
+	"flag"
 	"slices"
 	"strings"
 	"testing"
@@ -138,9 +139,18 @@ func TestFramesMarkers(t *testing.T) {
 	}
 }
 
+// harness turns on this package's benchmarks, which time kbench's own
+// code, not the kernel: the suite's `go test -bench=. ./...` prints kernel
+// rows alone, and `go test -run='^$' -bench=. ./internal/kprofile
+// -harness` runs these (.ci/run's smoke run does).
+var harness = flag.Bool("harness", false, "run the harness benchmarks (the profile drainer's cost per sample)")
+
 // BenchmarkCollect is the drainer's cost per sample of a 40-frame chain,
 // for a stack seen before and for a new one.
 func BenchmarkCollect(b *testing.B) {
+	if !*harness {
+		b.Skip("a harness benchmark: -harness runs it")
+	}
 	chain := []uint64{contextKernel}
 	for i := range 30 {
 		chain = append(chain, 0xffffffff81000000+uint64(i)*0x100)
