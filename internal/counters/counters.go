@@ -196,13 +196,17 @@ func (p *provider) Setup() ([]fingerprint.Field, error) {
 }
 
 func (p *provider) scopeLine() string {
+	const cpu = "task-clock (CPU time): the test process and its children"
+	if slices.Equal(p.tallies, []string{"task-clock"}) && len(p.sw)+len(p.hw) == 0 && !p.softirqs && !p.ipis {
+		return cpu
+	}
 	user := ""
 	if p.userOnly {
 		user = " (PMU events: user space only, kernel.perf_event_paranoid)"
 	}
 	if p.scope == perfevent.SystemWide {
 		return "system-wide on every online CPU, as perf stat -a (context switches: /proc/stat ctxt; page faults: /proc/vmstat pgfault; migrations and PMU events: perf)" + user +
-			"; task-clock (CPU time): the test process and its children"
+			"; " + cpu
 	}
 	return "the test process and its children (task-clock, context switches, page faults: clocks, getrusage and the children's /proc files; PMU events: perf, per task)" + user
 }

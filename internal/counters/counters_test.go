@@ -88,6 +88,9 @@ func TestSetupDefault(t *testing.T) {
 	if got := field(fields, "counters"); got != "task-clock" {
 		t.Errorf("counters fingerprint %q, want task-clock", got)
 	}
+	if got := field(fields, "counters.scope"); !strings.HasPrefix(got, "task-clock (CPU time)") {
+		t.Errorf("counters.scope %q names more than task-clock's", got)
+	}
 }
 
 func TestSetupOff(t *testing.T) {
