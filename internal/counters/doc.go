@@ -65,17 +65,9 @@
 // cannot count is skipped with a note in the fingerprint
 // (counters.skipped), never the row.
 //
-// The default is task-clock alone, so that `go tool benchstat` of two
-// suite runs prints each package's own units and one counter table, not
-// twenty (ten of them softirq vectors that are zero on most rows). It is
-// the counter that carried kbcompare's evidence in the real kernel A/Bs on
-// record (bpf_jit_harden=2, 32 seccomp filters: cpu-sec/op up with the
-// row; every event counter that moved there moved only as the op's time
-// did), and the one that tells a costlier op from a preempted one (a row
-// beside CPU hogs: sec/op +70%, cpu-sec/op unchanged); it is read from
-// clocks at the region's edges, so the default opens no perf event and
-// reads no /proc table. `all` adds the event counters, which name the
-// cause once a row moved (preemption, placement, softirq work: the
-// A/Bs in results/2026-11-30-counters-cost.md and
-// results/2026-12-04-benchstat-view.md).
+// The default is task-clock alone: the one counter kbcompare listed as
+// the op's own change in the kernel A/Bs on record, read from clocks at
+// the edges (no perf event, no /proc table), so that benchstat prints a
+// package's own units and one counter table; `all` adds the event
+// counters, which name a cause (results/2026-12-04-benchstat-view.md).
 package counters
