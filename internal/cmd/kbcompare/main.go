@@ -19,7 +19,8 @@
 // points over the kernels (package abseries; docs/comparing.md): between
 // which two kernels, by how much, with an interval; rows without one
 // with what they could have seen. It exits 1 where a change point is
-// worse, 2 where a file cannot be read or a flag does not apply.
+// worse or a row could not be tested (abreport.SeriesReport.Exit, as
+// kbab -series), 2 where a file cannot be read or a flag does not apply.
 //
 // -profiles-old and -profiles-new add the perf-profile section: for each
 // row both directories hold KBENCH_PROFILE profiles of (a subdirectory
@@ -217,7 +218,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	return exitStatus(rep)
+	return abreport.ExitAB(rep)
 }
 
 // runPlan prints the plan of one pilot file or two.
@@ -277,12 +278,4 @@ func bisectMode(args []string) bool {
 		}
 	}
 	return false
-}
-
-// exitStatus is 1 where some row is worse or something failed, else 0.
-func exitStatus(rep *abstat.Report) int {
-	if rep.Fails() {
-		return 1
-	}
-	return 0
 }
