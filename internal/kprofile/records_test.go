@@ -4,7 +4,6 @@ package kprofile
 
 import (
 	"encoding/binary"
-	"flag"
 	"slices"
 	"strings"
 	"testing"
@@ -136,40 +135,6 @@ func TestFramesMarkers(t *testing.T) {
 	want := []frame{{0x10, true}, {0x20, true}, {0x40, false}}
 	if !slices.Equal(got, want) {
 		t.Errorf("frames = %v, want %v (hypervisor frames dropped)", got, want)
-	}
-}
-
-// harness turns on this package's benchmarks, which time kbench's own
-// code, not the kernel: the suite's `go test -bench=. ./...` prints kernel
-// rows alone, and `go test -run='^$' -bench=. ./internal/kprofile
-// -harness` runs these (.ci/run's smoke run does).
-var harness = flag.Bool("harness", false, "run the harness benchmarks (the profile drainer's cost per sample)")
-
-// BenchmarkCollect is the drainer's cost per sample of a 40-frame chain,
-// for a stack seen before and for a new one.
-func BenchmarkCollect(b *testing.B) {
-	if !*harness {
-		b.Skip("a harness benchmark: -harness runs it")
-	}
-	chain := []uint64{contextKernel}
-	for i := range 30 {
-		chain = append(chain, 0xffffffff81000000+uint64(i)*0x100)
-	}
-	chain = append(chain, contextUser)
-	for i := range 10 {
-		chain = append(chain, 0x401000+uint64(i)*0x10)
-	}
-	for _, fresh := range []bool{false, true} {
-		b.Run(map[bool]string{false: "known", true: "new"}[fresh], func(b *testing.B) {
-			rec := sampleRecord(miscKernel, 10, 11, 1, 1000, 250000, chain...)
-			c := newCollector(nil)
-			for i := 0; b.Loop(); i++ {
-				if fresh {
-					binary.LittleEndian.PutUint64(rec[8+48+8:], uint64(i))
-				}
-				c.record(recordSample, miscKernel, rec[8:])
-			}
-		})
 	}
 }
 
