@@ -37,4 +37,3 @@ func BenchmarkCollect(b *testing.B) {
 		})
 	}
 }
-
