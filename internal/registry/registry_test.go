@@ -35,9 +35,12 @@ func TestExpand(t *testing.T) {
 }
 
 // TestTable checks the table against itself and the source: one entry
-// per package, every package whose tests define a benchmark registered
-// (and none that does not), one direction per unit, each report's row
-// one of its package's.
+// per package, every package whose tests declare Benchmark functions
+// registered (and none that does not), every such function with rows
+// and every row's function declared, one direction per unit, each
+// report's row one of its package's. A new row of an existing function
+// is CI's to catch: its smoke run prints every row, and benchcheck
+// refuses one .ci/benchmarks.txt lacks.
 func TestTable(t *testing.T) {
 	needSource(t)
 	defined, err := benchmarkPackages()
@@ -51,8 +54,9 @@ func TestTable(t *testing.T) {
 			t.Errorf("%s is registered twice", b.Package)
 		}
 		seen[b.Package] = true
-		if !slices.Contains(defined, b.Package) {
-			t.Errorf("%s is registered, but no _test.go file there defines a Benchmark function", b.Package)
+		funcs, ok := defined[b.Package]
+		if !ok {
+			t.Errorf("%s is registered, but no _test.go file there declares a Benchmark function", b.Package)
 		}
 		for u, d := range b.Units {
 			if prev, ok := dir[u]; ok && prev != d {
@@ -63,6 +67,19 @@ func TestTable(t *testing.T) {
 		var names []string
 		for _, r := range b.Rows {
 			names = append(names, Expand(r.Name)...)
+		}
+		tops := map[string]bool{}
+		for _, n := range names {
+			top, _, _ := strings.Cut(n, "/")
+			tops[top] = true
+			if ok && !slices.Contains(funcs, "Benchmark"+top) {
+				t.Errorf("%s: row %s, but no Benchmark%s in the package's tests", b.Package, n, top)
+			}
+		}
+		for _, f := range funcs {
+			if !tops[strings.TrimPrefix(f, "Benchmark")] {
+				t.Errorf("%s declares %s, which has no row in the registry: add its rows to the package's entry (docs/contributing.md, \"Adding a benchmark\")", b.Package, f)
+			}
 		}
 		for _, r := range b.Reports {
 			for _, n := range Expand(r.Row) {
@@ -78,7 +95,7 @@ func TestTable(t *testing.T) {
 			t.Errorf("%s: %d rows named twice", b.Package, dups)
 		}
 	}
-	for _, p := range defined {
+	for p := range defined {
 		if !seen[p] {
 			t.Errorf("%s defines Benchmark functions but is not in the registry: add it to Benchmarks (docs/contributing.md, \"Adding a benchmark\")", p)
 		}
@@ -86,9 +103,9 @@ func TestTable(t *testing.T) {
 }
 
 // benchmarkPackages returns the module's directories whose _test.go
-// files declare a Benchmark function.
-func benchmarkPackages() ([]string, error) {
-	var out []string
+// files declare Benchmark functions, and their names.
+func benchmarkPackages() (map[string][]string, error) {
+	out := map[string][]string{}
 	fset := token.NewFileSet()
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -107,8 +124,9 @@ func benchmarkPackages() ([]string, error) {
 		rel, _ := filepath.Rel(root, filepath.Dir(p))
 		for _, decl := range f.Decls {
 			fn, ok := decl.(*ast.FuncDecl)
-			if ok && fn.Recv == nil && strings.HasPrefix(fn.Name.Name, "Benchmark") && !slices.Contains(out, filepath.ToSlash(rel)) {
-				out = append(out, filepath.ToSlash(rel))
+			if ok && fn.Recv == nil && strings.HasPrefix(fn.Name.Name, "Benchmark") {
+				dir := filepath.ToSlash(rel)
+				out[dir] = append(out[dir], fn.Name.Name)
 			}
 		}
 		return nil
