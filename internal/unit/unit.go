@@ -82,7 +82,7 @@ func IsCounter(unit string) bool {
 func Report(b *testing.B, count int64, unit string) {
 	b.Helper()
 	if _, ok := Units[unit]; !ok {
-		b.Fatalf("rate: unit %q has no entry in unit.Units", unit)
+		b.Fatalf("rate: unit %q has no entry in unit.Units: add it to the package's internal/registry entry", unit)
 	}
 	sec := b.Elapsed().Seconds()
 	if sec <= 0 {
@@ -95,7 +95,7 @@ func Report(b *testing.B, count int64, unit string) {
 func Metric(b *testing.B, v float64, unit string) {
 	b.Helper()
 	if _, ok := Units[unit]; !ok {
-		b.Fatalf("rate: unit %q has no entry in unit.Units", unit)
+		b.Fatalf("rate: unit %q has no entry in unit.Units: add it to the package's internal/registry entry", unit)
 	}
 	b.ReportMetric(v, unit)
 }
