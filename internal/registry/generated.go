@@ -42,22 +42,22 @@ func (b Block) Sync(root string, write bool) error {
 	if write {
 		return os.WriteFile(path, []byte(before+b.Text+after), 0o644)
 	}
-	if got == b.Text {
-		return nil
-	}
-	gotLines, wantLines := strings.Split(got, "\n"), strings.Split(b.Text, "\n")
-	for i := range max(len(gotLines), len(wantLines)) {
-		g, w := "(none)", "(none)"
-		if i < len(gotLines) {
-			g = gotLines[i]
-		}
-		if i < len(wantLines) {
-			w = wantLines[i]
-		}
+	have, want := strings.Split(got, "\n"), strings.Split(b.Text, "\n")
+	for i := range max(len(have), len(want)) {
+		g, w := line(have, i), line(want, i)
 		if g != w {
 			return fmt.Errorf("%s: line %d of the generated part differs from the table in Go:\n  file: %s\n  made: %s",
 				b.Path, strings.Count(before, "\n")+i+1, g, w)
 		}
 	}
 	return nil
+}
+
+// line is lines[i], or "(none)" past the end (the empty string after the
+// last newline included).
+func line(lines []string, i int) string {
+	if i >= len(lines) || i == len(lines)-1 && lines[i] == "" {
+		return "(none)"
+	}
+	return lines[i]
 }
