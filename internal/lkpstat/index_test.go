@@ -1,11 +1,11 @@
 //go:build linux
 
-// Package lkpstat says how kbench's rows are named as lkp-tests stats and
-// which direction is better for each, for the lkp-tests program in lkp/
-// (programs/kbench). The direction lines lkp reads (etc/index-perf-all.yaml
-// and etc/index-latency-all.yaml) are made from unit.Units here, so a unit
-// added to the suite needs `go test ./internal/lkpstat -update` and no
-// hand edit.
+// Package lkpstat holds tests only: of the lkp-tests program in lkp/
+// (programs/kbench: how kbench's rows are named as lkp-tests stats, and
+// parse against its fixtures), and the direction lines lkp reads
+// (etc/index-perf-all.yaml and etc/index-latency-all.yaml), made here from
+// unit.Units, so that a unit added to the suite needs `go test
+// ./internal/lkpstat -update` and no hand edit.
 package lkpstat
 
 import (
