@@ -152,7 +152,7 @@ func benchRow(b *testing.B, ip int, cfg Config, kept *peer.Kept[*flows]) {
 	unit.Metric(b, tps/float64(cfg.Flows), "tps/flow")
 	unit.Metric(b, float64(res.Percentile(50))/1e3, "p50-us")
 	unit.Metric(b, float64(res.Percentile(99))/1e3, "p99-us")
-	unit.Metric(b, float64(res.Slow)/float64(res.Txns), "slow/op")
+	unit.Metric(b, res.SlowShare(), "slow/op")
 	if share, ok := res.Seen.Share(); ok && res.Metered {
 		unit.Metric(b, share, "same-cpu/op")
 	}

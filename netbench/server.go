@@ -200,10 +200,9 @@ var serverRole = peer.Register("netbench-server", func(l peer.Link) error {
 	return nil
 })
 
-// yieldCheck is how many RR requests the server answers between readings
-// of the clock for its Yielder: netserver reads no clock per request. It
-// is also how many transactions the side serves between its looks for
-// the placement meter.
+// yieldCheck is how many CRR connections or RR requests the server
+// serves between readings of the clock for its Yielder and its looks for
+// the placement meter: netserver reads no clock per transaction.
 const yieldCheck = 16
 
 // loop serves the flow until it is told to stop: the stop flag, set
@@ -219,10 +218,11 @@ func (s *flowLoop) loop() (err error) {
 	var y thread.Yielder
 	defer func() { err = errors.Join(err, y.Err()) }()
 	req := make([]byte, len(s.pat.req[0]))
-	for conns := 1; ; conns++ {
-		y.Tick(thread.Clock())
+	for conns := 0; ; conns++ {
 		if conns%yieldCheck == 0 {
-			s.link.Look(s.served)
+			now := thread.Clock()
+			y.Tick(now)
+			s.link.Look(s.served, now)
 		}
 		fd, err := ac.accept(s.lfd)
 		if err != nil {
@@ -243,8 +243,9 @@ func (s *flowLoop) loop() (err error) {
 		} else {
 			for n := 0; ; n++ {
 				if n%yieldCheck == 0 {
-					y.Tick(thread.Clock())
-					s.link.Look(s.served)
+					now := thread.Clock()
+					y.Tick(now)
+					s.link.Look(s.served, now)
 				}
 				var more bool
 				more, err = s.serve(fd, req)
