@@ -166,8 +166,8 @@
 //     (an RR connection idle, a CRR flow server in accept); the first
 //     transaction of each block is timed, with two readings of the vDSO
 //     clock around its system calls (LatEvery; netperf times
-//     transactions only with histograms enabled), and the server side
-//     reads the clock once per 16 transactions, for its Yielder.
+//     transactions only with histograms enabled), and both sides read
+//     it for their Yielders once per 4 CRR or 16 RR transactions.
 //   - netperf's -c -C CPU accounting is not done.
 //
 // The rows' rates and context switches next to netperf 2.7's

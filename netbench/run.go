@@ -433,11 +433,12 @@ func (f *clientFlow) rounds(l peer.Link, m *peer.Mem, latOff int) error {
 // loop takes tickets until the round's budget is spent or aborted, and
 // does a transaction for each, timing one in LatEvery: from just before
 // its first system call to just after its last, so that the take, a
-// yield and a look are left out.
+// yield and a look are left out. The Taker ticks its Yielder at each
+// take; a CRR flow ticks it every tickCRR transactions too.
 func (f *clientFlow) loop(t *peer.Taker, lat []int64) error {
-	once := f.crr
+	once, tick := f.crr, int64(tickCRR)
 	if f.kind == RR {
-		once = f.rr
+		once, tick = f.rr, ticketBlock
 	}
 	for {
 		i, ok := t.Next()
@@ -445,6 +446,9 @@ func (f *clientFlow) loop(t *peer.Taker, lat []int64) error {
 			return t.Err()
 		}
 		if i%LatEvery != 0 {
+			if i%tick == 0 {
+				t.Y.Tick(thread.Clock())
+			}
 			if err := once(); err != nil {
 				return err
 			}

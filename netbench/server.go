@@ -200,10 +200,16 @@ var serverRole = peer.Register("netbench-server", func(l peer.Link) error {
 	return nil
 })
 
-// yieldCheck is how many CRR connections or RR requests the server
-// serves between readings of the clock for its Yielder and its looks for
-// the placement meter: netserver reads no clock per transaction.
-const yieldCheck = 16
+// yieldCheck is how many RR requests, and tickCRR how many CRR
+// connections, a flow serves or makes between readings of the clock for
+// its Yielder and its looks for the placement meter (netperf and
+// netserver read no clock per transaction): a tick at most every few
+// milliseconds where a CRR transaction takes a hundred microseconds, so
+// that the yields stay under the runtime's 10 ms (thread.Yielder).
+const (
+	yieldCheck = 16
+	tickCRR    = 4
+)
 
 // loop serves the flow until it is told to stop: the stop flag, set
 // before the server shuts the listening socket down, after which accept
@@ -219,10 +225,12 @@ func (s *flowLoop) loop() (err error) {
 	defer func() { err = errors.Join(err, y.Err()) }()
 	req := make([]byte, len(s.pat.req[0]))
 	for conns := 0; ; conns++ {
-		if conns%yieldCheck == 0 {
+		if conns%tickCRR == 0 {
 			now := thread.Clock()
 			y.Tick(now)
-			s.link.Look(s.served, now)
+			if conns%yieldCheck == 0 {
+				s.link.Look(s.served, now)
+			}
 		}
 		fd, err := ac.accept(s.lfd)
 		if err != nil {

@@ -11,11 +11,11 @@ import (
 )
 
 // YieldEvery is how often a Yielder passes its goroutine through the Go
-// scheduler: just under the 10 ms after which the runtime's monitor
-// treats a goroutine as running too long, since each yield of a locked
-// goroutine costs a handoff between threads. A gap that overshoots (a
-// slow iteration between ticks) costs at most one take of the P before
-// the next tick yields.
+// scheduler at most: just under the 10 ms after which the runtime's
+// monitor treats a goroutine as running too long, since each yield of a
+// locked goroutine costs a handoff between threads. A gap that
+// overshoots (a slow iteration between ticks) costs at most one take of
+// the P, or one preemption signal, before the next tick yields.
 const YieldEvery = 9 * time.Millisecond
 
 // Yielder keeps a goroutine that lives in blocking system calls on a Run
@@ -37,35 +37,46 @@ const YieldEvery = 9 * time.Millisecond
 // that holds the only P picks the goroutine straight back up, which Err
 // checks.
 type Yielder struct {
-	last  time.Duration
-	begun bool
-	err   error
+	last, prev time.Duration // the last yield (or first Tick), and the last Tick
+	begun      bool
+	tid        int // the loop's thread, in a solo process's Run thread; 0 otherwise
+	err        error
 }
 
-// Tick yields if YieldEvery has passed since the last yield, or since the
-// first Tick, and reports whether it did. now is the caller's Clock
-// reading, so a loop that already reads the clock pays nothing more; a
-// loop that does not can call Tick every few iterations, as long as they
-// take well under YieldEvery.
+// Tick yields if the next tick, as far after this one as this one is
+// after the previous, would come more than YieldEvery after the last yield
+// (or the first Tick), and reports whether it did. So ticks 1 ms apart
+// yield every 9 ms and ticks 4 ms apart every 8 ms: the gaps between
+// yields stay under the monitor's 10 ms as long as those between ticks
+// are steady and under YieldEvery, where yielding once YieldEvery had
+// passed let ticks 4 ms apart yield every 12 ms, each gap a preemption
+// signal (on a slow machine, a block of a fast row's transactions). now
+// is the caller's Clock reading, so a loop that already reads the clock
+// pays nothing more; a loop that does not can call Tick every few
+// iterations, as long as they take well under YieldEvery.
 func (y *Yielder) Tick(now time.Duration) bool {
 	if !y.begun {
-		y.last, y.begun = now, true
+		y.last, y.prev, y.begun = now, now, true
+		if solo && onRunThread() {
+			y.tid = unix.Gettid()
+		}
 		return false
 	}
-	if now-y.last < YieldEvery {
+	gap := now - y.prev
+	y.prev = now
+	if now-y.last+gap <= YieldEvery {
 		return false
 	}
 	y.last = now
-	if !solo || !onRunThread() {
+	if y.tid == 0 {
 		gosched()
 		return true
 	}
-	tid := unix.Gettid()
 	runtime.UnlockOSThread()
 	gosched()
 	runtime.LockOSThread()
-	if now := unix.Gettid(); now != tid && y.err == nil {
-		y.err = fmt.Errorf("thread: the loop came back from a yield on thread %d, not %d; its private fd table and CPU pin stayed behind", now, tid)
+	if now := unix.Gettid(); now != y.tid && y.err == nil {
+		y.err = fmt.Errorf("thread: the loop came back from a yield on thread %d, not %d; its private fd table and CPU pin stayed behind", now, y.tid)
 	}
 	return true
 }
