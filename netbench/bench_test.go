@@ -158,6 +158,14 @@ func benchRow(b *testing.B, ip int, cfg Config, kept *peer.Kept[*flows]) {
 	}
 }
 
+// SlowShare is the share of the timed transactions slower than SlowAfter.
+func (r *Result) SlowShare() float64 {
+	if len(r.Lat) == 0 {
+		return 0
+	}
+	return float64(r.Slow) / float64(len(r.Lat))
+}
+
 // target returns the control address of the server for family ip: the
 // remote one named by KBENCH_NET_SERVER, or an in-process one on loopback
 // that lives until stop.

@@ -54,14 +54,6 @@ type Result struct {
 	Metered bool
 }
 
-// SlowShare is the share of the timed transactions slower than SlowAfter.
-func (r *Result) SlowShare() float64 {
-	if len(r.Lat) == 0 {
-		return 0
-	}
-	return float64(r.Slow) / float64(len(r.Lat))
-}
-
 // Percentile returns the p-th percentile latency (nearest rank).
 func (r *Result) Percentile(p float64) time.Duration {
 	return time.Duration(unit.Percentile(r.Lat, p))
@@ -102,12 +94,9 @@ var _ [meterOff - peer.BudgetSize]struct{} // the budget fits before the meter
 // latOff is where the latency slots start for flows flows.
 func latOff(flows int) int { return meterOff + peer.MeterSize(flows) }
 
-// LatEvery is how many transactions a flow does per one it times: the
-// first of each block of tickets (ticketBlock), so that a throughput row
-// reads the clock twice per LatEvery transactions rather than once per
-// transaction, as netperf reads none (it times transactions only with
-// histograms enabled). The timed ones are a systematic sample, one per
-// take, spread over every flow and the whole round.
+// LatEvery is how many transactions a flow does per one it times, the
+// first of each block of tickets: a throughput row reads no clock per
+// transaction, as netperf (without histograms) reads none.
 const LatEvery = ticketBlock
 
 // latSlots is how many of n transactions are timed.
@@ -445,20 +434,18 @@ func (f *clientFlow) loop(t *peer.Taker, lat []int64) error {
 		if !ok {
 			return t.Err()
 		}
-		if i%LatEvery != 0 {
-			if i%tick == 0 {
-				t.Y.Tick(thread.Clock())
-			}
-			if err := once(); err != nil {
-				return err
-			}
-			continue
+		timed, t0 := i%LatEvery == 0, time.Duration(0)
+		if timed {
+			t0 = thread.Clock()
+		} else if i%tick == 0 {
+			t.Y.Tick(thread.Clock())
 		}
-		t0 := thread.Clock()
 		if err := once(); err != nil {
 			return err
 		}
-		lat[i/LatEvery] = int64(thread.Clock() - t0)
+		if timed {
+			lat[i/LatEvery] = int64(thread.Clock() - t0)
+		}
 	}
 }
 

@@ -200,12 +200,9 @@ var serverRole = peer.Register("netbench-server", func(l peer.Link) error {
 	return nil
 })
 
-// yieldCheck is how many RR requests, and tickCRR how many CRR
-// connections, a flow serves or makes between readings of the clock for
-// its Yielder and its looks for the placement meter (netperf and
-// netserver read no clock per transaction): a tick at most every few
-// milliseconds where a CRR transaction takes a hundred microseconds, so
-// that the yields stay under the runtime's 10 ms (thread.Yielder).
+// yieldCheck is how many transactions a flow serves between its looks
+// for the placement meter and RR clock readings for its Yielder; tickCRR
+// how many CRR ones between those readings, a few ms where one takes 100 us.
 const (
 	yieldCheck = 16
 	tickCRR    = 4
