@@ -29,34 +29,33 @@
 // what the series was.
 //
 // Series (-series): -boots boots of every kernel of the whole command
-// (abseries.DefaultBoots, 5: what a 10% step mid-series of 8 kernels
-// needs for rows whose boot medians spread ±5%; abseries.BootsFor for
-// others). The report
+// (abseries.DefaultBoots, 5: enough for a 10% step mid-series of 8
+// kernels where boot medians spread ±3%; abseries.BootsFor for others).
+// The report
 // (report.txt and stdout) tests each row's boot medians by kernel for
 // change points with package abseries (binary segmentation over the
-// kernel boundaries, a permutation test, the rows one family corrected
-// by Benjamini and Hochberg as kbcompare's are): per row that changed,
+// kernel boundaries, a permutation test and an offset test, the rows
+// one family corrected by Benjamini and Hochberg as kbcompare's are): per row that changed,
 // between which two kernels, by how much, with an interval, and a
 // picture in DIR/series/ROW.png (and .svg): the boot medians by kernel,
 // the centers, the change marked; per row without one, the step it
-// could have seen mid-series and before the last kernel. Exit status 1
-// where a row changed or failed, 0 where none did.
+// could have seen mid-series and before the last kernel. The exit
+// status is docs/comparing.md's rule for a series.
 //
 // Bisection (-bisect): first the planned A/B below (-target, 5% unless
 // given; -budget) of the first kernel (good) against the last (bad)
 // confirms that the -row (a regexp matching exactly one row's name)
-// differs; where it does not, the report says it cannot tell and kbab
-// exits 1 without booting an image between. Then abseries.Search picks
-// the middle image, and kbab boots it, one boot at a time, each a go test
-// of the row's package at the design's -count with -bench of the row
-// alone, until Wald's sequential test decides it like good or like bad
-// (at least 2, at most 30 boots; the chance of ending at the wrong image
-// at most 10% over the ⌈log2(images+1)⌉ steps, abseries' doc says how),
-// and halves the bracket, until it is one image wide. The report is the
-// confirmation's kbcompare report, then each step (image, boots,
-// decision), the first bad image by label, the steps and the boots
-// spent; exit 0, or 1 where a step stayed undecided at its 30 boots
-// ("cannot tell", with the bracket it reached). The search is rebuilt at
+// differs; where it does not, the report says it cannot tell without
+// booting an image between. Then abseries.Search names each boot: the
+// middle image in rounds with good and bad beside it, each a go test of
+// the row's package at the design's -count with -bench of the row
+// alone, until its tests decide the image like good, like bad, or
+// between (not one step), halving the bracket until it is one image
+// wide (abseries' doc and docs/comparing.md say the rule). The report is
+// the confirmation's kbcompare report, then each step (image, rounds,
+// decision, the three centers), and the first bad image by label, not
+// one step, or the bracket an undecided step reached; the exit status is
+// docs/comparing.md's rule for a bisection. The search is rebuilt at
 // every start from the finished boots, so a resumed bisection boots what
 // the first would have.
 //

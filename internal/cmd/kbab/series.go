@@ -17,9 +17,8 @@ import (
 // Detect's binary segmentation and permutation test, the rows one
 // family), in abreport's form, as kbcompare -series writes it, after a
 // line of the run's design and each kernel's image and cmdline; and a
-// picture of each changed row in DIR/series/. Exit status 1 where a
-// change point is worse or a row untested (a kernel failed it, or has
-// too few boots of it), as kbcompare -series' 1 is a worse change.
+// picture of each row in DIR/series/; the exit status is kbcompare
+// -series' (abreport.SeriesReport.Exit).
 func (d *driver) seriesReport(stdout io.Writer) int {
 	s := d.st.Settings
 	var paths, labels []string
@@ -33,17 +32,6 @@ func (d *driver) seriesReport(stdout io.Writer) int {
 	}
 	o := abseries.DefaultOptions
 	rep := &abreport.SeriesReport{Series: ser, Results: abseries.Detect(ser.Medians(), o), Opts: o}
-	code := 0
-	for i, res := range rep.Results {
-		if res.Untested != "" {
-			code = 1
-		}
-		for _, c := range res.Changes {
-			if abreport.ChangeWord(c.Ratio, ser.Rows[i].Better) == "worse" {
-				code = 1
-			}
-		}
-	}
 	// The pictures are kbcompare -series -plot's: one per row and
 	// index.md naming them, the changed rows first.
 	if err := abreport.WriteSeriesPlots(filepath.Join(d.cfg.out, "series"), rep); err != nil {
@@ -63,5 +51,5 @@ func (d *driver) seriesReport(stdout io.Writer) int {
 		fmt.Fprintf(d.stderr, "kbab: %v\n", err)
 		return exitUsage
 	}
-	return code
+	return rep.Exit()
 }
