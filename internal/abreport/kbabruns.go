@@ -112,16 +112,6 @@ func WriteBisect(w io.Writer, b BisectRun) error {
 	return err
 }
 
-// Exit is a bisection's exit status, the series' rule (SeriesReport.Exit)
-// for its kind: 0 where it names the first bad image, 1 where it cannot
-// (good and bad not confirmed different, a step undecided, not one step).
-func (b BisectRun) Exit() int {
-	if b.Verdict.Moved() && b.Search.FirstBad >= 0 {
-		return 0
-	}
-	return 1
-}
-
 // ratioPct writes a ratio as a signed percentage: 1.1 is +10%.
 func ratioPct(ratio float64) string {
 	if c := 100 * (ratio - 1); math.Abs(c) >= 1000 {

@@ -9,25 +9,6 @@ import (
 	"strings"
 )
 
-// Exit is a series' exit status, kbcompare -series' and kbab -series'
-// alike, the A/B's rule for its kind: 1 where a change point at or above
-// -threshold is worse, or a kernel left a row untested (it failed the
-// row or lacks it, as a row failed on one side of an A/B); else 0. A
-// bisection's (BisectRun.Exit) is 0 only where it names an image.
-func (r *SeriesReport) Exit() int {
-	for i, res := range r.Results {
-		if res.Untested != "" && res.Kernel >= 0 {
-			return 1
-		}
-		for _, c := range res.Changes {
-			if !c.Small && ChangeWord(c.Ratio, r.Series.Rows[i].Better) == "worse" {
-				return 1
-			}
-		}
-	}
-	return 0
-}
-
 // SeriesJSONReport is kbcompare -series' report for scripts (-format json; csv
 // flattens the same values): docs/kbcompare.md describes each field.
 // Numbers that are infinite or undefined are null.
