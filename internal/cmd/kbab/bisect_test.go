@@ -3,6 +3,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -84,6 +85,28 @@ func TestBisect(t *testing.T) {
 	calls := len(f.calls())
 	if code2, stdout2, _ := f.run(nil, args...); code2 != 0 || stdout2 != stdout || len(f.calls()) != calls {
 		t.Errorf("rerun of a finished bisection: exit %d, %d more calls, report:\n%s\nwant:\n%s", code2, len(f.calls())-calls, stdout2, stdout)
+	}
+}
+
+// TestBisectNotOneStep: Work 5% slower from K3 on and 10% from K6 on:
+// the first step's image, K4, sits halfway between good and bad, and the
+// bisection ends "not one step", naming it and what it measured, with no
+// first bad image, exit 1.
+func TestBisectNotOneStep(t *testing.T) {
+	f := newFake(t)
+	f.knob("planned", 0)
+	f.knob("seed", 38)
+	var b strings.Builder
+	for k := 1; k <= 8; k++ {
+		fmt.Fprintf(&b, "K%d %s kbab.k=%d %s\n", k, f.imgA, k, map[bool]string{true: "half=Work", false: ""}[k >= 3 && k < 6]+map[bool]string{true: "step=Work", false: ""}[k >= 6])
+	}
+	list := filepath.Join(f.dir, "two-steps.list")
+	os.WriteFile(list, []byte(b.String()), 0o666)
+	self, _ := os.Executable()
+	code, stdout, stderr := f.run(nil, "-bisect", list, "-row", "^Work", "-out", f.out, "-vmexec", self, "--", ".", "-run=^$", "-bench=Work")
+	if code != 1 || !strings.Contains(stdout, "step 1: K4 (bzImage-a kbab.k=4 half=Work): 3 rounds, between good and bad: not one step: ") ||
+		!strings.Contains(stdout, "not one step: K4 sits between good and bad (0.5") || strings.Contains(stdout, "first bad:") {
+		t.Fatalf("two steps: exit %d, want 1, not one step at K4\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 }
 
