@@ -22,8 +22,8 @@ func ExitAB(r *abstat.Report) int {
 	return 0
 }
 
-// Exit is a series': 1 where some row has a change point that is worse,
-// or could not be tested (a kernel lacks its boots of the row: it failed,
+// Exit is a series': 1 where some row has a change point at or above
+// -threshold that is worse, or could not be tested (a kernel lacks its boots of the row: it failed,
 // was skipped or is missing there, as the A/B's "failed or skipped on one
 // side"), else 0.
 func (r *SeriesReport) Exit() int {
@@ -32,7 +32,7 @@ func (r *SeriesReport) Exit() int {
 			return 1
 		}
 		for _, c := range res.Changes {
-			if ChangeWord(c.Ratio, r.Series.Rows[i].Better) == "worse" {
+			if !c.Small && ChangeWord(c.Ratio, r.Series.Rows[i].Better) == "worse" {
 				return 1
 			}
 		}
@@ -41,10 +41,11 @@ func (r *SeriesReport) Exit() int {
 }
 
 // Exit is a bisection's: 0 where it names the first bad image, 1 where
-// it cannot tell (the confirmation found no difference on the row, or a
-// step stayed undecided).
+// it cannot tell (the confirmation found no difference on the row, a
+// step stayed undecided, or an image sat between good and bad: not one
+// step).
 func (b *BisectRun) Exit() int {
-	if b.Verdict.Moved() && !b.Search.Undecided {
+	if b.Verdict.Moved() && b.Search.FirstBad >= 0 {
 		return 0
 	}
 	return 1

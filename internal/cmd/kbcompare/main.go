@@ -12,7 +12,7 @@
 //	go run ./internal/cmd/kbcompare -profiles-old DIR -profiles-new DIR [-profile-frames kernel|all] [-profile-comm REGEXP] [flags] old.txt new.txt
 //	go run ./internal/cmd/kbcompare -git-bisect [-row REGEXP] good.txt bad.txt candidate.txt
 //	go run ./internal/cmd/kbcompare -plan [-target 5%] [-boot-cost DURATION] PILOT.txt | A.txt B.txt
-//	go run ./internal/cmd/kbcompare -series [-alpha 0.05] [-format text|json|csv] [-plot DIR] K1.txt K2.txt ...
+//	go run ./internal/cmd/kbcompare -series [-alpha 0.05] [-threshold 5%] [-format text|json|csv] [-plot DIR] K1.txt K2.txt ...
 //
 // -series reads one result file per kernel, in series order, each
 // labelled by its file name without .txt, and names per row the change
@@ -144,7 +144,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	opts := abstat.Options{Threshold: threshold, Alpha: *alpha}
 	if *series && !*bisect {
-		return runSeries(flags, *alpha, *format, *plotDir, stdout, stderr)
+		return runSeries(flags, *alpha, threshold, *format, *plotDir, stdout, stderr)
 	}
 	if *bisect {
 		var refused []string
