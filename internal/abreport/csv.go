@@ -58,7 +58,7 @@ func WriteCSV(w io.Writer, r *abstat.Report, profs []RowProfile) error {
 		if row.Test != "" {
 			kv["need"] = strconv.Itoa(row.Need)
 		}
-		for side, s := range map[string]*JSONSide{"old": row.Old, "new": row.New} {
+		for side, s := range map[string]*jsonSide{"old": row.Old, "new": row.New} {
 			if s != nil {
 				kv[side+"_center"], kv[side+"_lo"], kv[side+"_hi"] = f(s.Center), f(s.Lo), f(s.Hi)
 				kv[side+"_n"], kv[side+"_boots"] = strconv.Itoa(s.N), strconv.Itoa(s.Boots)
@@ -99,7 +99,7 @@ func WriteCSV(w io.Writer, r *abstat.Report, profs []RowProfile) error {
 		}
 		for _, form := range []struct {
 			name  string
-			funcs []JSONFunc
+			funcs []jsonFunc
 		}{{"self", mp.Self}, {"children", mp.Children}} {
 			for _, fn := range form.funcs {
 				kv := map[string]string{"kind": "profile", "package": mp.Package, "ident": mp.Ident, "name": mp.Name,

@@ -45,7 +45,7 @@ func WriteMarkdown(w io.Writer, r *abstat.Report) error {
 		}
 		var notes []string
 		for _, row := range t.Rows {
-			c := FormatRow(t, row)
+			c := formatRow(t, row)
 			if row.Role != abstat.Evidence && (row.Verdict.Moved() && row.Verdict != abstat.Changed || row.Verdict == abstat.Failed || row.Verdict == abstat.Skipped) {
 				c.Verdict = "**" + c.Verdict + "**"
 			}

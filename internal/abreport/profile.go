@@ -27,12 +27,12 @@ type RowProfile struct {
 	Boots [2][]profdelta.Boot
 }
 
-// ProfileLines is how many functions of each form the full text and
+// profileLines is how many functions of each form the full text and
 // markdown forms list a row; BriefProfileLines how many the brief form
 // lists a row, both forms together.
 const (
-	ProfileLines      = 10
-	BriefProfileLines = 3
+	profileLines      = 10
+	briefProfileLines = 3
 )
 
 // WriteProfileText writes the perf-profile section of the full report,
@@ -64,7 +64,7 @@ func WriteProfileText(w io.Writer, rows []RowProfile) error {
 			}
 			b.WriteString("    " + profileCells(profileHead(rp.Delta), Width-4) + "\n")
 			for i, fn := range f.Funcs {
-				if i == ProfileLines {
+				if i == profileLines {
 					fmt.Fprintf(&b, "    ... %d more (-format json lists them)\n", len(f.Funcs)-i)
 					break
 				}
@@ -81,14 +81,14 @@ func WriteProfileText(w io.Writer, rows []RowProfile) error {
 // children together.
 func WriteProfileBrief(w io.Writer, rows []RowProfile) error {
 	var lines []string
-	add := func(s string) { lines = append(lines, fit(s, BriefWidth)) }
+	add := func(s string) { lines = append(lines, fit(s, briefWidth)) }
 	add("perf-profile: old ± sd%, change, new ± sd% per op (or share), by |t|")
 	for _, rp := range rows {
-		for _, l := range profileHeader(rp, BriefWidth) {
+		for _, l := range profileHeader(rp, briefWidth) {
 			add(l)
 		}
 		for _, bf := range briefFuncs(rp.Delta) {
-			add("  " + briefCells(bf.form, funcCells(rp.Delta, bf.fn), BriefWidth-2))
+			add("  " + briefCells(bf.form, funcCells(rp.Delta, bf.fn), briefWidth-2))
 		}
 	}
 	_, err := io.WriteString(w, printable(strings.Join(lines, "\n")+"\n"))
@@ -110,7 +110,7 @@ func WriteProfileMarkdown(w io.Writer, rows []RowProfile) error {
 			head := profileHead(rp.Delta)
 			fmt.Fprintf(&b, "\n%s:\n\n| %s |\n|%s---|\n", f.Form, strings.Join(head, " | "), strings.Repeat("---:|", len(head)-1))
 			for i, fn := range f.Funcs {
-				if i == ProfileLines {
+				if i == profileLines {
 					break
 				}
 				c := funcCells(rp.Delta, fn)
@@ -135,7 +135,7 @@ func briefFuncs(d *profdelta.Delta) []briefFunc {
 	var out []briefFunc
 	i, j := 0, 0
 	seen := map[string]bool{}
-	for len(out) < BriefProfileLines && (i < len(d.Self) || j < len(d.Children)) {
+	for len(out) < briefProfileLines && (i < len(d.Self) || j < len(d.Children)) {
 		var bf briefFunc
 		if j >= len(d.Children) || i < len(d.Self) && !(math.Abs(d.Children[j].Order().T) > math.Abs(d.Self[i].Order().T)) {
 			bf = briefFunc{profdelta.Self, d.Self[i]}

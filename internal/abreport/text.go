@@ -83,15 +83,15 @@ func at(s []string, i int) string {
 
 func writeTableText(b *strings.Builder, r *abstat.Report, t *abstat.Table, done attributed) {
 	fmt.Fprintf(b, "%s  %s (%s)\n", tableTitle(t), t.Unit, direction(t))
-	head := Cells{Old: "old", New: "new", Change: "change", P: "p", Q: "q", N: "n", Verdict: "verdict", Within: "within", Between: "between", MDE: "mde", Need: "need"}
+	head := cells{Old: "old", New: "new", Change: "change", P: "p", Q: "q", N: "n", Verdict: "verdict", Within: "within", Between: "between", MDE: "mde", Need: "need"}
 	if r.BootMode {
 		head.N = "boots"
 	}
-	rows := []Cells{head}
+	rows := []cells{head}
 	names := []string{"benchmark"}
 	var notes []string
 	for _, row := range t.Rows {
-		c := FormatRow(t, row)
+		c := formatRow(t, row)
 		c.Verdict += footnotes(&notes, warnings(row))
 		rows = append(rows, c)
 		names = append(names, row.Name)
@@ -108,7 +108,7 @@ func writeTableText(b *strings.Builder, r *abstat.Report, t *abstat.Table, done 
 	if r.BootMode {
 		extra += wi + wb + 4
 	}
-	nums := func(c Cells) string {
+	nums := func(c cells) string {
 		s := pad(c.Old, wo, true) + "  " + pad(c.New, wn, true) + "  " + pad(c.Change, wc, true) +
 			"  " + pad(c.P, wp, true) + "  " + pad(c.Q, wq, true) + "  " + pad(c.N, wN, true) + "  "
 		if r.BootMode {
@@ -258,7 +258,7 @@ func writeSummary(b *strings.Builder, r *abstat.Report) {
 	})
 	eachPrimary(r, abstat.Underpowered, func(t *abstat.Table, row *abstat.Row) {
 		line(fmt.Sprintf("underpowered: %s %s %s could not have seen %g%%: mde %s, need %s %s",
-			t.Pkg, row.Name, t.Unit, th, FormatMDE(row.Power.MDE), FormatNeed(row.Power.Need), unit))
+			t.Pkg, row.Name, t.Unit, th, FormatMDE(row.Power.MDE), formatNeed(row.Power.Need), unit))
 	})
 	for _, v := range []abstat.Verdict{abstat.Failed, abstat.Skipped} {
 		eachPrimary(r, v, func(t *abstat.Table, row *abstat.Row) {
