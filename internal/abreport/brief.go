@@ -30,7 +30,11 @@ const (
 // their change, interval, q and the counters that moved under them, one
 // line for the underpowered rows and the summary; every line fits
 // BriefWidth. The full form (WriteText) has every row.
-func WriteBrief(w io.Writer, r *abstat.Report) error {
+func WriteBrief(w io.Writer, a *AB) error {
+	return withProfiles(w, a, writeBrief, writeProfileBrief)
+}
+
+func writeBrief(w io.Writer, r *abstat.Report) error {
 	var lines []string
 	add := func(s string) { lines = append(lines, fit(s, briefWidth)) }
 	add("kbcompare old " + fitMiddle(r.Old, briefWidth-14))

@@ -6,8 +6,6 @@ import (
 	"encoding/csv"
 	"io"
 	"strconv"
-
-	"github.com/kbench/kbench/internal/abstat"
 )
 
 // CSVHeader names the csv columns; docs/kbcompare.md describes them.
@@ -37,8 +35,8 @@ var CSVProfileHeader = []string{"form", "function", "old_sd", "new_sd", "t", "df
 // and q, the new side's first event and rate, what orders the row's
 // functions (order_by: per_op or share) and with per_op the function's
 // cost per op: each side's mean and sd, the change, Welch's t and q).
-func WriteCSV(w io.Writer, r *abstat.Report, profs []RowProfile) error {
-	m := JSONOf(r, profs...)
+func WriteCSV(w io.Writer, a *AB) error {
+	m := JSONOf(a)
 	header := CSVHeader
 	if len(m.Profiles) > 0 {
 		header = append(header[:len(header):len(header)], CSVProfileHeader...)

@@ -225,8 +225,10 @@ func dirWord(better int) string {
 	return "unknown"
 }
 
-// JSONOf builds the report as JSON and CSV write it, with profs' section.
-func JSONOf(r *abstat.Report, profs ...RowProfile) *JSONReport {
+// JSONOf builds the report as JSON and CSV write it, with its profile
+// section.
+func JSONOf(a *AB) *JSONReport {
+	r := a.Report
 	m := &JSONReport{Schema: "kbcompare/2", Old: r.Old, New: r.New, Threshold: r.Opts.Threshold, Alpha: r.Opts.Alpha,
 		Boots: jsonSides{r.Boots[0], r.Boots[1]}, BootMode: r.BootMode, Setup: r.Setup, SetupSame: r.SetupEqual,
 		Problems: []jsonProblem{}}
@@ -250,8 +252,8 @@ func JSONOf(r *abstat.Report, profs ...RowProfile) *JSONReport {
 	}
 	m.Summary = jsonSummary{r.Rows(), r.Family, r.Nominal, r.Count(abstat.Worse), r.Count(abstat.Better), r.Count(abstat.Changed),
 		r.Count(abstat.Same), r.Count(abstat.Underpowered), r.Count(abstat.OldOnly), r.Count(abstat.NewOnly),
-		r.Count(abstat.Failed), r.Count(abstat.Skipped), r.Count(abstat.Undecided), len(r.Problems), ExitAB(r)}
-	for _, rp := range profs {
+		r.Count(abstat.Failed), r.Count(abstat.Skipped), r.Count(abstat.Undecided), len(r.Problems), a.Exit()}
+	for _, rp := range a.Profiles {
 		m.Profiles = append(m.Profiles, profileJSON(rp))
 	}
 	return m
@@ -357,8 +359,8 @@ func rowJSON(r *abstat.Report, t *abstat.Table, row *abstat.Row) jsonRow {
 
 // WriteJSON writes the report as one indented JSON object (schema kbcompare/2,
 // docs/kbcompare.md).
-func WriteJSON(w io.Writer, r *abstat.Report, profs []RowProfile) error {
+func WriteJSON(w io.Writer, a *AB) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(JSONOf(r, profs...))
+	return enc.Encode(JSONOf(a))
 }

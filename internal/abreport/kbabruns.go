@@ -61,7 +61,7 @@ type BisectRun struct {
 	Bounds        [2]float64 // the SPRT's lower and upper bounds
 	Opts          abseries.SearchOptions
 	BootsInAll    int
-	ConfirmReport []byte // the confirmation's A/B report (WriteRun)
+	ConfirmReport []byte // the confirmation's A/B report (WriteText)
 }
 
 // WriteBisect writes kbab -bisect's report: the confirmation's A/B

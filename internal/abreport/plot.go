@@ -38,7 +38,8 @@ var (
 // WritePlots draws, into dir, one picture per row that changed or is
 // underpowered, an overview forest plot of every compared row's change
 // with its interval, each as SVG and PNG, and index.md naming them.
-func WritePlots(dir string, r *abstat.Report, profs []RowProfile) error {
+func WritePlots(dir string, a *AB) error {
+	r := a.Report
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -70,7 +71,7 @@ func WritePlots(dir string, r *abstat.Report, profs []RowProfile) error {
 	if n == 0 {
 		index.WriteString("No row changed or is underpowered.\n")
 	}
-	sec, err := writeProfilePlots(dir, profs)
+	sec, err := writeProfilePlots(dir, a.Profiles)
 	if err != nil {
 		return err
 	}

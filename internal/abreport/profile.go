@@ -35,7 +35,7 @@ const (
 	briefProfileLines = 3
 )
 
-// WriteProfileText writes the perf-profile section of the full report,
+// writeProfileText writes the perf-profile section of the full report,
 // LKP's shape: per row, for self and children, the functions whose cost
 // per op changed most against the spread of their per-boot costs, each
 // as "old ± spread%  change  new ± spread%", the spread the sd of the
@@ -44,7 +44,7 @@ const (
 // the row's samples, old -> new. Where the row's profiles record no op
 // count (profdelta.ByShare) the shares take the first columns and order
 // the lines, and the row's header says so.
-func WriteProfileText(w io.Writer, rows []RowProfile) error {
+func writeProfileText(w io.Writer, rows []RowProfile) error {
 	var b strings.Builder
 	b.WriteString("\nperf-profile: kernel functions whose cost per op changed most against its spread between\n" +
 		"boots; old ± sd%  change  new ± sd%: mean time per op (the function's samples' cpu time over the\n" +
@@ -76,10 +76,10 @@ func WriteProfileText(w io.Writer, rows []RowProfile) error {
 	return err
 }
 
-// WriteProfileBrief writes the brief form's perf-profile lines: a row's
+// writeProfileBrief writes the brief form's perf-profile lines: a row's
 // header and its BriefProfileLines functions of most |t|, self and
 // children together.
-func WriteProfileBrief(w io.Writer, rows []RowProfile) error {
+func writeProfileBrief(w io.Writer, rows []RowProfile) error {
 	var lines []string
 	add := func(s string) { lines = append(lines, fit(s, briefWidth)) }
 	add("perf-profile: old ± sd%, change, new ± sd% per op (or share), by |t|")
@@ -95,9 +95,9 @@ func WriteProfileBrief(w io.Writer, rows []RowProfile) error {
 	return err
 }
 
-// WriteProfileMarkdown writes the perf-profile section as markdown
+// writeProfileMarkdown writes the perf-profile section as markdown
 // tables, one per row and form.
-func WriteProfileMarkdown(w io.Writer, rows []RowProfile) error {
+func writeProfileMarkdown(w io.Writer, rows []RowProfile) error {
 	var b strings.Builder
 	b.WriteString("\n## perf-profile\n\nKernel functions whose cost per op changed most against its spread between boots: " +
 		"mean time per op (the function's samples' cpu time over the profiled runs' ops) ± the sd of the per-boot values (relative), " +

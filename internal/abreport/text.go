@@ -16,8 +16,26 @@ const Width = 100
 
 // WriteText writes the full report: the setup lines that differ, a table
 // per package and unit with every row, the counters under each row, and
-// the summary.
-func WriteText(w io.Writer, r *abstat.Report) error {
+// the summary; then kbab's notes of its run (writeRun) and the
+// perf-profile section.
+func WriteText(w io.Writer, a *AB) error {
+	var b strings.Builder
+	if err := writeText(&b, a.Report); err != nil {
+		return err
+	}
+	if a.Run != nil {
+		return writeRun(w, &b, a)
+	}
+	if len(a.Profiles) > 0 {
+		if err := writeProfileText(&b, a.Profiles); err != nil {
+			return err
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeText(w io.Writer, r *abstat.Report) error {
 	var b strings.Builder
 	b.WriteString("kbcompare\n")
 	for _, l := range wrap("old: "+r.Old, Width-2) {

@@ -186,7 +186,8 @@
 // or failed, 2 a file it cannot read); a series' kbcompare -series' (1 a
 // worse change point or a row that could not be tested, else 0); a
 // bisection's 0 a first bad image named, 1 cannot tell (abreport's
-// ExitAB and Exit methods, which both commands call); and for every design 2 for bad options or a setup that
+// Exit methods, which both commands call); and for every design 2 for
+// bad options or a setup that
 // cannot run, 3 for a failed boot, 130 when interrupted.
 //
 // Under TCG (this project's CI and its results) a series or a bisection

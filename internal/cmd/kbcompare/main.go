@@ -72,28 +72,6 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// renderers are the -format values: the report, then the perf-profile
-// section of the rows with profiles (none: the report alone, as without
-// -profiles-old and -profiles-new).
-var renderers = map[string]func(io.Writer, *abstat.Report, []abreport.RowProfile) error{
-	"text":     withProfiles(abreport.WriteText, abreport.WriteProfileText),
-	"brief":    withProfiles(abreport.WriteBrief, abreport.WriteProfileBrief),
-	"markdown": withProfiles(abreport.WriteMarkdown, abreport.WriteProfileMarkdown),
-	"json":     abreport.WriteJSON,
-	"csv":      abreport.WriteCSV,
-}
-
-// withProfiles writes the report with report, then the profile section
-// with section where there are profiles.
-func withProfiles(report func(io.Writer, *abstat.Report) error, section func(io.Writer, []abreport.RowProfile) error) func(io.Writer, *abstat.Report, []abreport.RowProfile) error {
-	return func(w io.Writer, r *abstat.Report, rows []abreport.RowProfile) error {
-		if err := report(w, r); err != nil || len(rows) == 0 {
-			return err
-		}
-		return section(w, rows)
-	}
-}
-
 func run(args []string, stdout, stderr io.Writer) int {
 	// In bisect mode every usage error is bisectAbort: 2 would read as
 	// "bad" to git bisect run. Found before parsing, so that a typo in
@@ -167,7 +145,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "kbcompare: -target and -boot-cost go with -plan")
 		return 2
 	}
-	render := renderers[*format]
+	render := abreport.Forms[*format]
 	if render == nil {
 		fmt.Fprintf(stderr, "kbcompare: -format accepts text, brief, markdown, json or csv, not %q\n", *format)
 		return 2
@@ -213,17 +191,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	if err := render(stdout, rep, profs); err != nil {
+	ab := &abreport.AB{Report: rep, Profiles: profs}
+	if err := render(stdout, ab); err != nil {
 		fmt.Fprintf(stderr, "kbcompare: %v\n", err)
 		return 2
 	}
 	if *plotDir != "" {
-		if err := abreport.WritePlots(*plotDir, rep, profs); err != nil {
+		if err := abreport.WritePlots(*plotDir, ab); err != nil {
 			fmt.Fprintf(stderr, "kbcompare: -plot: %v\n", err)
 			return 2
 		}
 	}
-	return abreport.ExitAB(rep)
+	return ab.Exit()
 }
 
 // runPlan prints the plan of one pilot file or two.
