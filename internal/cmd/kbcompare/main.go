@@ -14,38 +14,20 @@
 //	go run ./internal/cmd/kbcompare -plan [-target 5%] [-boot-cost DURATION] PILOT.txt | A.txt B.txt
 //	go run ./internal/cmd/kbcompare -series [-alpha 0.05] [-format text|json|csv] [-plot DIR] K1.txt K2.txt ...
 //
-// -series reads one result file per kernel, in series order, each
-// labelled by its file name without .txt, and names per row the change
-// points over the kernels (package abseries; docs/comparing.md): between
-// which two kernels, by how much, with an interval; rows without one
-// with what they could have seen. It exits 1 where a change point is
-// worse or a row could not be tested (abreport.SeriesReport.Exit, as
-// kbab -series), 2 where a file cannot be read or a flag does not apply.
-//
-// -profiles-old and -profiles-new add the perf-profile section: for each
-// row both directories hold KBENCH_PROFILE profiles of (a subdirectory
-// per boot), the kernel functions whose cost per op (their share of the
-// samples, for profiles that record no op count) changed most against
-// their spread between boots (package profdelta), in every
-// -format; with -plot also each row's difference profile and pprof's
-// flame graph of it. docs/profiles.md has the layout.
-//
-// -plan prints, from a pilot's spreads within and between boots and its
-// costs, the boots a side and -count each row and package needs to reach
-// the target mde at 80% power, and the minutes that takes against the
-// fixed 3+3 boots at -count=10 (abplan.Plan; docs/comparing.md); it
-// exits 0, or 2 where a file cannot be read or a flag is bad.
-//
-// The statistics are package abstat's, every form (text, brief, markdown,
-// json, csv, the pictures of -plot) abreport's;
-// docs/kbcompare.md says what each figure is, the formulas and why, the
-// json and csv schema, the pictures of -plot and a `git bisect run`
-// recipe for -git-bisect.
+// -series names per row the change points over kernels, one file per
+// kernel in series order (package abseries); -profiles-old and
+// -profiles-new add the perf-profile section (package profdelta;
+// docs/profiles.md); -plan prints the boots and -count each row needs to
+// reach -target (package abplan). The statistics are package abstat's,
+// every form and the exit rule abreport's; docs/kbcompare.md says what
+// each figure is, the formulas and why, the json and csv schema, the
+// pictures of -plot and a `git bisect run` recipe for -git-bisect.
 //
 // Exit status: 0 when nothing is worse and nothing failed, 1 when some
-// row is worse or something failed or skipped on one side, 2 when an
-// input cannot be read or holds a line that is no measurement (the
-// message names the file and line) or the flags are bad. With -git-bisect:
+// row is worse or something failed or skipped on one side (-series: a
+// change point is worse or a row could not be tested; -plan: never), 2
+// when an input cannot be read or holds a line that is no measurement
+// (the message names the file and line) or the flags are bad. With -git-bisect:
 // 0 like GOOD, 1 like BAD, 125 cannot tell, 128 cannot bisect (every
 // usage error too), never 2.
 package main
