@@ -26,7 +26,7 @@ var requested = options.String("KBENCH_COUNTERS", accepts, "on", validate,
 	"every test binary: the kernel counters each row reports per op (`go doc ./internal/counters`); one the machine cannot count is skipped with a note in the fingerprint")
 
 // accepts is what KBENCH_COUNTERS accepts, every counter by name; a
-// constant, which the README's table is made from (TestAcceptsNamesAll
+// constant, which docs/running.md's table is made from (TestAcceptsNamesAll
 // keeps it to the list of counters).
 const accepts = "on, off, or a comma-separated list of task-clock, context-switches, cpu-migrations, page-faults, cycles, instructions, branch-misses, cache-misses, iTLB-load-misses, softirqs, ipis"
 
