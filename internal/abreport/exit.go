@@ -2,8 +2,6 @@
 
 package abreport
 
-import "github.com/kbench/kbench/internal/abstat"
-
 // The exit statuses of the three kinds of report, kbcompare's and kbab's
 // alike (each command calls these; docs/comparing.md states them). One
 // rule for all three: 1 where the report finds a regression or cannot
@@ -11,12 +9,12 @@ import "github.com/kbench/kbench/internal/abstat"
 // directionless change is no failure. (2 and up are the commands' own:
 // an input or a flag they refuse, a boot that failed, an interrupt.)
 
-// ExitAB is an A/B's: 1 where some row is worse, or something failed or
+// Exit is an A/B's: 1 where some row is worse, or something failed or
 // was skipped on one side (nothing is then "nothing worse"), else 0. A
 // row without a verdict (underpowered, undecided) is no failure: its
 // report says why.
-func ExitAB(r *abstat.Report) int {
-	if r.Fails() {
+func (a *AB) Exit() int {
+	if a.Fails() {
 		return 1
 	}
 	return 0

@@ -41,8 +41,7 @@ func golden(t *testing.T, name string, got []byte) {
 // plannedRun is kbab's report of a planned run of testdata/golden's
 // old.txt and new.txt (3 boots a side, the pilot's): a -target of 20%
 // whose budget the pilot has spent, so that its row is undecided, over
-// budget; a perf-profile section that could not be made and a retried
-// boot.
+// budget; and a perf-profile section that could not be made.
 func plannedRun(t *testing.T) []byte {
 	old, nw := filepath.Join("testdata", "golden", "old.txt"), filepath.Join("testdata", "golden", "new.txt")
 	pilot, err := abstat.Compare(old, nw, abstat.DefaultOptions)
@@ -63,9 +62,8 @@ func plannedRun(t *testing.T) []byte {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	err = WriteRun(&b, rep, RunNotes{Design: d, Budget: time.Minute, PlanFile: "out/plan.txt",
-		Profile: &RunProfile{Err: errors.New("no profile in out/profiles/A")},
-		Retries: []string{"B boot 2: the guest printed no result (retry 1 of 2)"}})
+	err = WriteText(&b, &AB{Report: rep, Run: &RunNotes{Design: d, Budget: time.Minute, PlanFile: "out/plan.txt",
+		ProfileDirs: [2]string{"out/profiles/A", "out/profiles/B"}, ProfileErr: errors.New("no profile in out/profiles/A")}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +71,7 @@ func plannedRun(t *testing.T) []byte {
 }
 
 // TestGolden checks kbab's reports, which kbcompare does not print:
-// the run report of a planned run (WriteRun), a bisection's (WriteBisect)
+// the run report of a planned run (WriteText with RunNotes), a bisection's (WriteBisect)
 // that ends at an image, one that cannot tell and one not one step, and a series'
 // (WriteSeriesRun) of testdata/golden's four kernels.
 func TestGolden(t *testing.T) {

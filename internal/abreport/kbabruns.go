@@ -61,7 +61,7 @@ type BisectRun struct {
 	Level         float64 // each step test's one-sided level
 	Opts          abseries.SearchOptions
 	BootsInAll    int
-	ConfirmReport []byte // the confirmation's A/B report (WriteRun)
+	ConfirmReport []byte // the confirmation's A/B report (WriteText)
 }
 
 // WriteBisect writes kbab -bisect's report: the confirmation's A/B

@@ -86,8 +86,8 @@
 // Exit status: an A/B's kbcompare's (0 nothing worse, 1 something worse
 // or failed, 2 a file it cannot read); a series' kbcompare -series' (1 a
 // worse change point or a row that could not be tested, else 0); a
-// bisection's 0 a first bad image named, 1 cannot tell or not one step (abreport's
-// ExitAB and Exit methods, which both commands call); and for every
+// bisection's 0 a first bad image named, 1 cannot tell or not one step
+// (abreport's Exit methods, which both commands call); and for every
 // design 2 for bad options or a setup that cannot run, 3 for a failed
 // boot, 130 when interrupted.
 package main
