@@ -335,11 +335,12 @@ func (d *Design) admit(spent float64) {
 	d.Seconds = spent + stage2
 }
 
-// Update records the boots the rows hold now, after the plan.
-func (d *Design) Update(rows []Row) {
-	for _, r := range rows {
-		if rp := d.Find(r.Pkg, r.Name); rp != nil {
-			rp.Done = held(r)
+// Update records the boots a side each planned row holds now (the
+// fewer of the two sides'), after the plan.
+func (d *Design) Update(held func(pkg, name string) int) {
+	for _, pp := range d.Pkgs {
+		for _, rp := range pp.Rows {
+			rp.Done = held(rp.Pkg, rp.Name)
 		}
 	}
 }

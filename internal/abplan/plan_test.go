@@ -41,7 +41,7 @@ func groupRows(s *sim.Suite, rows []rowBoots) *abstat.Report {
 			tables[pkg] = t
 			r.Tables = append(r.Tables, t)
 		}
-		row := &abstat.Row{Name: sr.Name, Role: abstat.Primary}
+		row := &abstat.Row{Name: sr.Name, Role: abstat.Primary, Samples: make([]*abstat.BootSamples, 2)}
 		for side, boots := range rows[i] {
 			row.Samples[side] = &abstat.BootSamples{}
 			r.Boots[side] = max(r.Boots[side], len(boots))

@@ -160,7 +160,7 @@ func drive(rng *rand.Rand, d *Design, c case_, costs map[string]float64) []Row {
 			}
 		}
 		spent += 2 * d.BootSeconds(runs)
-		d.Update(rows)
+		d.Update(func(pkg, name string) int { return held(rows[index[[2]string{pkg, name}]]) })
 	}
 	return rows
 }
@@ -439,7 +439,7 @@ func reportOf(rows []Row, d *Design, opts abstat.Options) *abstat.Report {
 			tables[r.Pkg] = t
 			rep.Tables = append(rep.Tables, t)
 		}
-		row := &abstat.Row{Name: r.Name}
+		row := &abstat.Row{Name: r.Name, Samples: make([]*abstat.BootSamples, 2)}
 		for s := range 2 {
 			row.Samples[s] = &abstat.BootSamples{}
 			for b, m := range r.Medians[s] {

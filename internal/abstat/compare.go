@@ -157,8 +157,9 @@ type Row struct {
 	// Power is what the comparison could have detected, for the test
 	// the verdict used; nil where a side is missing.
 	Power *Power
-	// Samples holds each side's samples by boot, nil where absent.
-	Samples [2]*BootSamples
+	// Samples holds each side's samples by boot (each file's, in
+	// Grouped), nil where absent.
+	Samples []*BootSamples
 	// ChangeLo and ChangeHi bound Change at Confidence for that test
 	// (changeInterval); NaN where a side is missing.
 	ChangeLo, ChangeHi float64
@@ -242,19 +243,21 @@ func Compare(oldPath, newPath string, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	return compareFiles(files, units, opts), nil
+	return CompareFiles(files, units, opts), nil
 }
 
 // Grouped is the rows of files as read, grouped into tables with their
-// samples by boot, not judged: what a plan reads (package abplan).
+// samples by boot and file (Row.Samples[i] is files[i]'s), not judged:
+// what a plan reads (package abplan) and a series (package abseries).
 func Grouped(files []*abfile.File, units benchfmt.UnitMetadataMap) *Report {
 	r := &Report{units: units}
 	r.group(files)
 	return r
 }
 
-// compareFiles compares two files as read.
-func compareFiles(files []*abfile.File, units benchfmt.UnitMetadataMap, opts Options) *Report {
+// CompareFiles compares two files as read (abfile.ReadData of what a
+// run holds so far: kbab's pilot).
+func CompareFiles(files []*abfile.File, units benchfmt.UnitMetadataMap, opts Options) *Report {
 	r := &Report{Old: files[0].Path, New: files[1].Path, Opts: opts, units: units}
 	for side, f := range files {
 		r.Boots[side] = len(f.Boots)
@@ -551,7 +554,7 @@ func (r *Report) group(files []*abfile.File) {
 			}
 			b := benches[bk]
 			if b == nil {
-				b = &bench{rows: map[string]*Row{}, products: map[string]*[2][]float64{}}
+				b = &bench{rows: map[string]*Row{}, products: map[string][][]float64{}, sides: len(files)}
 				benches[bk] = b
 				order = append(order, bk)
 			}
@@ -566,7 +569,7 @@ func (r *Report) group(files []*abfile.File) {
 				}
 				row := rowOf[t][res.Name]
 				if row == nil {
-					row = &Row{Name: res.Name}
+					row = &Row{Name: res.Name, Samples: make([]*BootSamples, len(files))}
 					rowOf[t][res.Name] = row
 					t.Rows = append(t.Rows, row)
 					b.units = append(b.units, v.Unit)
@@ -585,7 +588,7 @@ func (r *Report) group(files []*abfile.File) {
 						r.Attribution.Rates = append(r.Attribution.Rates, rt)
 					}
 					if row.Rate == nil {
-						row.Rate = &Row{Name: res.Name, Role: Evidence}
+						row.Rate = &Row{Name: res.Name, Role: Evidence, Samples: make([]*BootSamples, len(files))}
 						row.Rate.primary = row.Rate
 						rt.Rows = append(rt.Rows, row.Rate)
 					}

@@ -49,8 +49,9 @@ type bench struct {
 	units []string        // in order of first appearance
 	rows  map[string]*Row // by unit
 	// products holds, per unit other than sec/op, value × sec/op of each
-	// result that has both, per side.
-	products map[string]*[2][]float64
+	// result that has both, per side (of sides).
+	products map[string][][]float64
+	sides    int
 }
 
 func (b *bench) addProducts(side int, values []benchfmt.Value) {
@@ -64,7 +65,7 @@ func (b *bench) addProducts(side int, values []benchfmt.Value) {
 		}
 		p := b.products[v.Unit]
 		if p == nil {
-			p = &[2][]float64{}
+			p = make([][]float64, b.sides)
 			b.products[v.Unit] = p
 		}
 		p[side] = append(p[side], v.Value*values[i].Value)
@@ -99,13 +100,13 @@ func (b *bench) roles() {
 }
 
 // constantProduct reports whether unit u times sec/op is one number over
-// all of the row's results, on both sides.
+// all of the row's results, on every side.
 func (b *bench) constantProduct(u string) bool {
 	p := b.products[u]
-	if p == nil || len(p[0]) == 0 || len(p[1]) == 0 {
+	if p == nil || slices.ContainsFunc(p, func(v []float64) bool { return len(v) == 0 }) {
 		return false
 	}
-	all := slices.Concat(p[0], p[1])
+	all := slices.Concat(p...)
 	lo, hi := slices.Min(all), slices.Max(all)
 	return lo > 0 && hi/lo-1 <= derivedTolerance
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/kbench/kbench/internal/abfile"
@@ -37,6 +38,11 @@ func (d *driver) designOptions() abplan.Options {
 type plannedDesign struct {
 	d    *driver
 	a, b int // the kernels compared
+	// read is how many finished boots held counts: per row (import
+	// path, name), the boots of each side that hold it. Each boot is
+	// read once, from its bytes in its kernel's file.
+	read int
+	held map[[2]string]*[2]int
 }
 
 func (p *plannedDesign) next(i int) (nextBoot, bool, error) {
@@ -88,22 +94,83 @@ func (p *plannedDesign) progress() string {
 func (p *plannedDesign) report(stdout io.Writer) int { return p.d.compare(stdout) }
 
 // replan brings the design up to the boots so far: the first time in a
-// process it plans from the pilot (the first Pilot boots a side of the
-// two kernels' files, and the costs of a's first boot) and writes the
-// plan to plan.txt, the first plan of the run also to stderr; after that
-// it records the boots each row holds. A resumed run plans as the first
-// did: from the same pilot boots.
+// process it plans from the pilot (plan) and writes the plan to
+// plan.txt, the first plan of the run also to stderr; then, and after
+// every pair, it reads the boots finished since (each boot once) and
+// records the boots each row holds.
 func (p *plannedDesign) replan() error {
 	d := p.d
-	rep, err := abstat.Compare(d.result(d.st.Settings.label(p.a)), d.result(d.st.Settings.label(p.b)), abstat.DefaultOptions)
+	first := false
+	if !d.design.Planned {
+		if err := p.plan(); err != nil {
+			return err
+		}
+		first = len(d.st.Boots) == d.design.PilotBoots()
+	}
+	if p.held == nil {
+		p.held = map[[2]string]*[2]int{}
+	}
+	for ; p.read < len(d.st.Boots); p.read++ {
+		b := d.st.Boots[p.read]
+		side := slices.Index([]string{d.st.Settings.label(p.a), d.st.Settings.label(p.b)}, b.Kernel)
+		if side < 0 {
+			continue
+		}
+		name, data, err := p.d.appended(b)
+		if err != nil {
+			return err
+		}
+		files, _, err := abfile.ReadData([]string{name}, [][]byte{data})
+		if err != nil {
+			return err
+		}
+		f := files[0]
+		seen := map[[2]string]bool{}
+		for _, r := range f.Results {
+			k := [2]string{r.Config["pkg"], r.Name}
+			if !seen[k] {
+				seen[k] = true
+				if p.held[k] == nil {
+					p.held[k] = &[2]int{}
+				}
+				p.held[k][side]++
+			}
+		}
+	}
+	d.design.Update(func(pkg, name string) int {
+		if h := p.held[[2]string{pkg, name}]; h != nil {
+			return min(h[0], h[1])
+		}
+		return 0
+	})
+	return d.writePlan(first)
+}
+
+// plan plans the design from the pilot alone (the first Pilot boots a
+// side of the two kernels' files, and the costs of a's first boot), so
+// that a resumed run plans as the first did.
+func (p *plannedDesign) plan() error {
+	d := p.d
+	// The pilot's boots are the first bytes of each file.
+	names, data := make([]string, 2), make([][]byte, 2)
+	for i, k := range []int{p.a, p.b} {
+		label := d.st.Settings.label(k)
+		names[i] = d.result(label)
+		for _, b := range d.st.Boots[:d.design.PilotBoots()] {
+			if b.Kernel == label {
+				_, seg, err := d.appended(b)
+				if err != nil {
+					return err
+				}
+				data[i] = append(data[i], seg...)
+			}
+		}
+	}
+	files, units, err := abfile.ReadData(names, data)
 	if err != nil {
 		return err
 	}
-	rows := abplan.RowsOf(rep, nil)
-	if d.design.Planned {
-		d.design.Update(rows)
-		return d.writePlan(false)
-	}
+	rep := abstat.CompareFiles(files, units, abstat.DefaultOptions)
 	costs, err := p.pilotCosts()
 	if err != nil {
 		return err
@@ -114,9 +181,23 @@ func (p *plannedDesign) replan() error {
 			spent += 2 * b.Seconds
 		}
 	}
-	d.design.Plan(rows, costs, spent)
-	first := len(d.st.Boots) == d.design.PilotBoots()
-	return d.writePlan(first)
+	d.design.Plan(abplan.RowsOf(rep, nil), costs, spent)
+	return nil
+}
+
+// appended is what finished boot b appended to its kernel's file (the
+// bytes its boot file boots/NN-LABEL.txt holds, by whose name it goes).
+func (d *driver) appended(b bootRecord) (name string, data []byte, err error) {
+	f, err := os.Open(d.result(b.Kernel))
+	if err != nil {
+		return "", nil, err
+	}
+	defer f.Close()
+	data = make([]byte, b.Bytes)
+	if _, err := f.ReadAt(data, b.Offset); err != nil {
+		return "", nil, err
+	}
+	return filepath.Join(d.cfg.out, "boots", fmt.Sprintf("%02d-%s.txt", b.Boot, b.Kernel)), data, nil
 }
 
 // pilotCosts are each package's boot cost from a's first boot (boot 1): its go
@@ -124,7 +205,11 @@ func (p *plannedDesign) replan() error {
 // abplan.PackageCost fits it from one boot. One boot of A: what B's
 // speed cannot move, and what a resumed run reads again alike.
 func (p *plannedDesign) pilotCosts() (map[string]float64, error) {
-	files, _, err := abfile.Read(filepath.Join(p.d.cfg.out, "boots", "01-"+p.d.st.Settings.label(p.a)+".txt"))
+	name, data, err := p.d.appended(p.d.st.Boots[0])
+	if err != nil {
+		return nil, err
+	}
+	files, _, err := abfile.ReadData([]string{name}, [][]byte{data})
 	if err != nil {
 		return nil, err
 	}

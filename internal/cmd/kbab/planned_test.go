@@ -103,3 +103,41 @@ func TestPlannedChange(t *testing.T) {
 		t.Errorf("report:\n%s", stdout)
 	}
 }
+
+// BenchmarkPlannedBoot runs a planned A/A (-target) of 100 rows with the
+// stand-in vmexec to the design's end, and reports, from the stand-in's
+// stamps, the seconds from the end of one boot's go test to the start
+// of the next (kbab's own work between boots: reading the boot, the
+// design's step, the state) after boot 10 and after the run's last
+// stage-2 pair but one (boot 60 where a row runs to MaxBoots). The two
+// are equal where a boot is read once; they grew with the boots where
+// each pair re-read and re-judged both whole files.
+func BenchmarkPlannedBoot(b *testing.B) {
+	for range b.N {
+		f := newFake(b)
+		f.knob("planned", 0)
+		f.knob("wide", 100)
+		code, stdout, stderr := f.run(nil, f.args("-b-kernel", f.imgA, "-target", "7%")...)
+		if code != 0 {
+			b.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+		}
+		data, err := os.ReadFile(filepath.Join(f.dir, "stamps"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		var stamps [][2]float64
+		for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+			var s [2]float64
+			fmt.Sscan(l, &s[0], &s[1])
+			stamps = append(stamps, s)
+		}
+		if len(stamps) < 14 {
+			b.Fatalf("%d boots: want a stage 2 past boot 12", len(stamps))
+		}
+		gap := func(i int) float64 { return (stamps[i][0] - stamps[i-1][1]) / 1e9 } // after boot i
+		last := len(stamps) - 2
+		b.ReportMetric(gap(10), "sec/gap@10")
+		b.ReportMetric(gap(last), "sec/gap@last")
+		b.ReportMetric(float64(last), "boot@last")
+	}
+}
