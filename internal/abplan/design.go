@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/kbench/kbench/internal/abmath"
 	"github.com/kbench/kbench/internal/abstat"
 )
 
@@ -32,7 +33,7 @@ type Options struct {
 	// change of exactly Target would be called in half the runs at most
 	// (Gate).
 	Gate float64
-	// Pilot is the pilot's boots a side (stage 1 of Rule), Count the
+	// Pilot is the pilot's boots a side (stage 1 of abmath.Rule), Count the
 	// -count of every boot of the run, pilot and stage 2 alike: every
 	// boot median entering the test is of Count samples.
 	Pilot, Count int
@@ -60,7 +61,7 @@ const DefaultCount = FixedCount
 
 // DefaultOptions plan for target with the report's alpha.
 func DefaultOptions(target float64) Options {
-	return Options{Target: target, Alpha: abstat.DefaultOptions.Alpha, Power: abstat.TargetPower,
+	return Options{Target: target, Alpha: abstat.DefaultOptions.Alpha, Power: abmath.TargetPower,
 		Gate: Gate(target), Pilot: DefaultPilot, Count: DefaultCount, MaxBoots: 30}
 }
 
@@ -143,8 +144,8 @@ type PkgPlan struct {
 // RowPlan is one row's plan.
 type RowPlan struct {
 	Pkg, Name string
-	Scale     abstat.Scale
-	Rule      Rule
+	Scale     abmath.Scale
+	Rule      abmath.Rule
 	// S0sq is the pilot's pooled variance of boot medians on Scale.
 	S0sq float64
 	// Need is the boots a side the rule asks; Boots those the row runs
@@ -188,7 +189,7 @@ func New(opts Options) (*Design, error) {
 func (d *Design) PilotBoots() int { return 2 * d.Opts.Pilot }
 
 // Plan plans every row from its pilot boots, the first Pilot a side,
-// and never from a later boot: stage 2 never enters s0 (Rule). costs
+// and never from a later boot: stage 2 never enters s0 (abmath.Rule). costs
 // are each package's BootCost (A's), spent the pilot's seconds both
 // sides as counted against the budget (A's boots doubled). Rows come in
 // the caller's order; a row already holding boots keeps them (Done), so
@@ -225,7 +226,7 @@ func (d *Design) planRow(r Row) *RowPlan {
 	for s := range 2 {
 		pilot[s] = r.Medians[s][:min(len(r.Medians[s]), o.Pilot)]
 	}
-	rp.Rule = Rule{Level: d.Level, Power: o.Power, N0: o.Pilot, MaxBoots: o.MaxBoots}
+	rp.Rule = abmath.Rule{Level: d.Level, Power: o.Power, N0: o.Pilot, MaxBoots: o.MaxBoots}
 	if len(pilot[0]) < o.Pilot || len(pilot[1]) < o.Pilot {
 		rp.Status, rp.Boots, rp.Need = NoPilot, o.Pilot, o.Pilot
 		return rp
@@ -256,8 +257,8 @@ func (d *Design) planRow(r Row) *RowPlan {
 // scaleOf is the row's Scale from its pilot: logs where every median is
 // positive, else values relative to the magnitude of A's median (1 where
 // it is 0), so that B's level does not set the unit.
-func scaleOf(pilot [2][]float64) abstat.Scale {
-	if sc := abstat.ScaleOf(pilot[0], pilot[1]); sc.Log {
+func scaleOf(pilot [2][]float64) abmath.Scale {
+	if sc := abmath.ScaleOf(pilot[0], pilot[1]); sc.Log {
 		return sc
 	}
 	s := slices.Sorted(slices.Values(pilot[0]))
@@ -265,7 +266,7 @@ func scaleOf(pilot [2][]float64) abstat.Scale {
 	if m == 0 {
 		m = 1
 	}
-	return abstat.Scale{Unit: m}
+	return abmath.Scale{Unit: m}
 }
 
 // held is the boots a side a row holds.
@@ -435,7 +436,7 @@ type Result struct {
 	Decided bool
 	P       float64
 	// Change is B's mean boot median over A's, less 1, on the row's
-	// scale mapped back; Lo and Hi bound it at abstat.Confidence.
+	// scale mapped back; Lo and Hi bound it at abmath.Confidence.
 	Change, Lo, Hi float64
 	// MDE is the change the row's boots detect with the design's power:
 	// the rule's k s0 √(2/n) at the boots it holds (Rule.MDE), which
@@ -479,7 +480,7 @@ func (d *Design) Test(r Row) Result {
 	diff := m[1] - m[0]
 	res.Decided, res.Boots = true, n
 	res.P = rp.Rule.P(rp.Rule.T(diff, rp.S0sq, n))
-	half := rp.Rule.Half(rp.S0sq, n, abstat.Confidence)
+	half := rp.Rule.Half(rp.S0sq, n, abmath.Confidence)
 	res.Change = rp.Scale.Change(diff, rp.center)
 	res.Lo, res.Hi = rp.Scale.Change(diff-half, rp.center), rp.Scale.Change(diff+half, rp.center)
 	res.MDE = rp.Scale.Change(rp.Rule.MDE(rp.S0sq, n), rp.center)

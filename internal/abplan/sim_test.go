@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/aclements/go-moremath/stats"
+
 	"github.com/kbench/kbench/internal/abstat"
 	"github.com/kbench/kbench/internal/abstat/sim"
 )
@@ -168,7 +170,7 @@ func drive(rng *rand.Rand, d *Design, c case_, costs map[string]float64) []Row {
 // zNeed is the boots a side a design that knew the spread sigma would
 // need at level (two-sided) and power for shift: 2σ²(z + z)²/shift².
 func zNeed(sigma, shift, level, power float64) float64 {
-	k := normal.InvCDF(1-level/2) + normal.InvCDF(power)
+	k := stats.StdNormal.InvCDF(1-level/2) + stats.StdNormal.InvCDF(power)
 	return 2 * sigma * sigma * k * k / (shift * shift)
 }
 
@@ -187,7 +189,7 @@ const layoutDominated = 0.87
 func rowFor(t testing.TB, rows []simRow, pkgs []string, from int, need, level float64, o Options) (simRow, float64, float64) {
 	t.Helper()
 	shift := math.Log1p(o.Target)
-	k := normal.InvCDF(1-level/2) + normal.InvCDF(o.Power)
+	k := stats.StdNormal.InvCDF(1-level/2) + stats.StdNormal.InvCDF(o.Power)
 	sigma := shift * math.Sqrt(need/2) / k
 	var best simRow
 	bestSD := math.Inf(1)

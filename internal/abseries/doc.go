@@ -9,7 +9,7 @@
 // # Change points
 //
 // A row's input is its boot medians by kernel, on the row's scale as
-// package abstat uses it (abstat.ScaleOf: logs where every median is
+// package abstat uses it (abmath.ScaleOf: logs where every median is
 // positive, so a ratio is a shift). The method is binary segmentation
 // over the kernel boundaries: the statistic at a split is the two-sample
 // t (pooled variance) of the boots before against the boots after, the
@@ -19,7 +19,7 @@
 // significance stops after a few dozen permutations and a changed row
 // draws up to 99999, enough for the Monte Carlo p's noise not to cost
 // power at the family's level). The rows are one family: their p are corrected with
-// Benjamini and Hochberg's q (abstat.BHQ), as kbcompare's rows are, and
+// Benjamini and Hochberg's q (abmath.BHQ), as kbcompare's rows are, and
 // a row with q at most alpha has a change at its largest split; the two
 // segments on either side are then tested the same way at the threshold
 // that admitted the row (alpha × admitted rows / rows), recursively.

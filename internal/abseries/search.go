@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/kbench/kbench/internal/abstat"
+	"github.com/kbench/kbench/internal/abmath"
 )
 
 // SearchOptions are a bisection's knobs.
@@ -75,7 +75,7 @@ type SearchResult struct {
 type Search struct {
 	images int
 	opts   SearchOptions
-	sc     abstat.Scale
+	sc     abmath.Scale
 	mg, mb float64 // means on the scale
 	s2     float64 // pooled variance on the scale
 	upper  float64 // Wald's bounds
@@ -98,7 +98,7 @@ func NewSearch(good, bad []float64, images int, o SearchOptions) (*Search, error
 	case o.MinBoots < 1 || o.MaxBoots < o.MinBoots:
 		return nil, fmt.Errorf("boots per step %d to %d: want at least 1, and a most of at least the least", o.MinBoots, o.MaxBoots)
 	}
-	s := &Search{images: images, opts: o, sc: abstat.ScaleOf(good, bad)}
+	s := &Search{images: images, opts: o, sc: abmath.ScaleOf(good, bad)}
 	g, b := s.sc.ToAll(good), s.sc.ToAll(bad)
 	var vg, vb float64
 	s.mg, vg = meanVar(g)

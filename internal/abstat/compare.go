@@ -14,6 +14,7 @@ import (
 	"golang.org/x/perf/benchmath"
 
 	"github.com/kbench/kbench/internal/abfile"
+	"github.com/kbench/kbench/internal/abmath"
 	"github.com/kbench/kbench/internal/unit"
 )
 
@@ -139,8 +140,8 @@ type Row struct {
 	// Cmp is benchstat's per-sample comparison (the U-test), where the
 	// row is judged per sample; zero with boots as samples.
 	Cmp    benchmath.Comparison
-	Scale  Scale   // how the row's values are tested (valid when both sides are present)
-	Change float64 // new/old - 1
+	Scale  abmath.Scale // how the row's values are tested (valid when both sides are present)
+	Change float64      // new/old - 1
 	// P is the two-sided p of the test the row was judged by (Boot's or
 	// Cmp's), Q its Benjamini-Hochberg q among the comparison's rows
 	// (Primary rows, and Derived ones, which take their Primary's); NaN
@@ -160,7 +161,7 @@ type Row struct {
 	// Samples holds each side's samples by boot (each file's, in
 	// Grouped), nil where absent.
 	Samples []*BootSamples
-	// ChangeLo and ChangeHi bound Change at Confidence for that test
+	// ChangeLo and ChangeHi bound Change at abmath.Confidence for that test
 	// (changeInterval); NaN where a side is missing.
 	ChangeLo, ChangeHi float64
 	// Rate is, for an event counter (one that also comes at a pace of
@@ -356,11 +357,11 @@ func (r *Report) test(t *Table, row *Row) {
 	old, new := row.Samples[0], row.Samples[1]
 	if old != nil {
 		row.Old = benchmath.NewSample(old.All(), thresholds)
-		row.OldSum = assumption.Summary(row.Old, Confidence)
+		row.OldSum = assumption.Summary(row.Old, abmath.Confidence)
 	}
 	if new != nil {
 		row.New = benchmath.NewSample(new.All(), thresholds)
-		row.NewSum = assumption.Summary(row.New, Confidence)
+		row.NewSum = assumption.Summary(row.New, abmath.Confidence)
 	}
 	row.P, row.Q, row.ChangeLo, row.ChangeHi = math.NaN(), math.NaN(), math.NaN(), math.NaN()
 	switch {
@@ -373,7 +374,7 @@ func (r *Report) test(t *Table, row *Row) {
 		row.warn(row.NewSum.Warnings)
 		return
 	}
-	row.Scale = ScaleOf(row.Old.Values, row.New.Values)
+	row.Scale = abmath.ScaleOf(row.Old.Values, row.New.Values)
 	if r.Opts.Design != nil && row.Role == Primary {
 		if dt, ok := r.Opts.Design.TestRow(t, row); ok {
 			r.designed(row, dt)
