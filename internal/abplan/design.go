@@ -119,7 +119,7 @@ type Design struct {
 	Opts Options
 	// Level is the two-sided level each row is tested at (Rule.Level).
 	Level float64
-	Pkgs  []*PkgPlan
+	Pkgs  []*DesignPkg
 	// Planned says the pilot is done and the rows planned; before, only
 	// Next's pilot step is known.
 	Planned bool
@@ -131,18 +131,18 @@ type Design struct {
 	Cut bool
 }
 
-// PkgPlan is one package's rows: one go test a boot runs its pending
+// DesignPkg is one package's rows: one go test a boot runs its pending
 // ones.
-type PkgPlan struct {
+type DesignPkg struct {
 	Pkg string
 	// BootCost is the seconds of one boot of the package besides its
 	// samples (A's).
 	BootCost float64
-	Rows     []*RowPlan
+	Rows     []*DesignRow
 }
 
-// RowPlan is one row's plan.
-type RowPlan struct {
+// DesignRow is one row's plan.
+type DesignRow struct {
 	Pkg, Name string
 	Scale     abmath.Scale
 	Rule      abmath.Rule
@@ -159,7 +159,7 @@ type RowPlan struct {
 }
 
 // Pending reports whether the row runs and lacks boots.
-func (r *RowPlan) Pending() bool { return r.Status == Running && r.Done < r.Boots }
+func (r *DesignRow) Pending() bool { return r.Status == Running && r.Done < r.Boots }
 
 // Run is one go test of a boot: a package's pending rows at Count.
 type Run struct {
@@ -205,11 +205,11 @@ func (d *Design) Plan(rows []Row, costs map[string]float64, spent float64) {
 		d.Level = o.Alpha / float64(m)
 	}
 	d.Pkgs, d.Planned, d.Seconds = nil, true, spent
-	byPkg := map[string]*PkgPlan{}
+	byPkg := map[string]*DesignPkg{}
 	for _, r := range rows {
 		pp := byPkg[r.Pkg]
 		if pp == nil {
-			pp = &PkgPlan{Pkg: r.Pkg, BootCost: costs[r.Pkg]}
+			pp = &DesignPkg{Pkg: r.Pkg, BootCost: costs[r.Pkg]}
 			byPkg[r.Pkg] = pp
 			d.Pkgs = append(d.Pkgs, pp)
 		}
@@ -219,9 +219,9 @@ func (d *Design) Plan(rows []Row, costs map[string]float64, spent float64) {
 }
 
 // planRow is one row's plan from its pilot.
-func (d *Design) planRow(r Row) *RowPlan {
+func (d *Design) planRow(r Row) *DesignRow {
 	o := d.Opts
-	rp := &RowPlan{Pkg: r.Pkg, Name: r.Name, Sample: r.Sample, Done: held(r)}
+	rp := &DesignRow{Pkg: r.Pkg, Name: r.Name, Sample: r.Sample, Done: held(r)}
 	var pilot [2][]float64
 	for s := range 2 {
 		pilot[s] = r.Medians[s][:min(len(r.Medians[s]), o.Pilot)]
@@ -280,9 +280,9 @@ func held(r Row) int { return min(len(r.Medians[0]), len(r.Medians[1])) }
 func (d *Design) admit(spent float64) {
 	var stage2 float64
 	type cand struct {
-		pp   *PkgPlan
-		rows []*RowPlan // running rows by boots
-		in   int        // how many are admitted
+		pp   *DesignPkg
+		rows []*DesignRow // running rows by boots
+		in   int          // how many are admitted
 	}
 	var cands []*cand
 	for _, pp := range d.Pkgs {
@@ -398,7 +398,7 @@ func (d *Design) BootSeconds(runs []Run) float64 {
 }
 
 // Find returns the plan of row name in package pkg, nil where none.
-func (d *Design) Find(pkg, name string) *RowPlan {
+func (d *Design) Find(pkg, name string) *DesignRow {
 	for _, pp := range d.Pkgs {
 		if pp.Pkg == pkg {
 			for _, rp := range pp.Rows {
@@ -429,34 +429,16 @@ func (d *Design) Progress() (decided, pending, undecided int) {
 	return
 }
 
-// Result is a row's test under the design.
-type Result struct {
-	// Decided says the row holds its planned boots: P, Change and the
-	// interval are Stein's test's. Otherwise the row gets no verdict.
-	Decided bool
-	P       float64
-	// Change is B's mean boot median over A's, less 1, on the row's
-	// scale mapped back; Lo and Hi bound it at abmath.Confidence.
-	Change, Lo, Hi float64
-	// MDE is the change the row's boots detect with the design's power:
-	// the rule's k s0 √(2/n) at the boots it holds (Rule.MDE), which
-	// counts the spread between boots.
-	MDE float64
-	// Boots is the boots a side the test used (or the row holds).
-	Boots int
-	Why   string // why undecided
-}
-
 // Test is row r's test: Stein's statistic where the row holds its
 // planned boots (the first Boots a side: a row never holds more), else
 // undecided with the mde of the boots it holds.
-func (d *Design) Test(r Row) Result {
+func (d *Design) Test(r Row) abstat.DesignTest {
 	rp := d.Find(r.Pkg, r.Name)
 	if rp == nil || !d.Planned {
-		return Result{Why: "not in the plan", MDE: math.Inf(1)}
+		return abstat.DesignTest{Rule: RuleName, Why: "not in the plan", MDE: math.Inf(1)}
 	}
 	n := held(r)
-	res := Result{Boots: n, MDE: math.Inf(1)}
+	res := abstat.DesignTest{Rule: RuleName, Boots: n, Need: rp.Need, MDE: math.Inf(1)}
 	if rp.Status == NoPilot {
 		res.Why = "no pilot: the row lacks pilot boots on a side"
 		return res
@@ -490,7 +472,7 @@ func (d *Design) Test(r Row) Result {
 // PredictedPower is the chance the rule calls a change of the target
 // worse for a row whose boot medians spread like its pilot's (σ = s0):
 // Rule.PowerAt at the target.
-func (rp *RowPlan) PredictedPower() float64 {
+func (rp *DesignRow) PredictedPower() float64 {
 	if rp.Status == NoPilot {
 		return math.NaN()
 	}
@@ -511,13 +493,10 @@ const RuleName = "Stein's two-stage t-test"
 // TestRow is the design as abstat.Designed: the row's Test, for every
 // Primary row the design planned.
 func (d *Design) TestRow(t *abstat.Table, row *abstat.Row) (abstat.DesignTest, bool) {
-	rp := d.Find(t.Path, row.Name)
-	if rp == nil || !d.Planned {
+	if d.Find(t.Path, row.Name) == nil || !d.Planned {
 		return abstat.DesignTest{}, false
 	}
-	res := d.Test(RowOf(t, row, nil))
-	return abstat.DesignTest{Rule: RuleName, Decided: res.Decided, P: res.P, Change: res.Change, Lo: res.Lo, Hi: res.Hi,
-		MDE: res.MDE, Boots: res.Boots, Need: rp.Need, Why: res.Why}, true
+	return d.Test(RowOf(t, row, nil)), true
 }
 
 // RowOf is a report row as the design reads it: each side's boot

@@ -501,7 +501,7 @@ func TestSuiteAA(t *testing.T) {
 			// The changed row: the median-boots row of those a reference plan decides.
 			ref, _ := New(o)
 			drive(rand.New(rand.NewPCG(38, uint64(k))), ref, c, costs)
-			var running []*RowPlan
+			var running []*DesignRow
 			for _, pp := range ref.Pkgs {
 				for _, rp := range pp.Rows {
 					if rp.Status == Running {
@@ -509,7 +509,7 @@ func TestSuiteAA(t *testing.T) {
 					}
 				}
 			}
-			slices.SortStableFunc(running, func(a, b *RowPlan) int { return a.Boots - b.Boots })
+			slices.SortStableFunc(running, func(a, b *DesignRow) int { return a.Boots - b.Boots })
 			cr := running[len(running)/2]
 			changed := slices.IndexFunc(rows, func(r simRow) bool { return r.pkg == cr.Pkg && r.name == cr.Name })
 			// Its power as predicted for its true spread: out of reach
