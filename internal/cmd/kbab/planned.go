@@ -52,12 +52,12 @@ func (p *plannedDesign) next(i int) (nextBoot, bool, error) {
 		if err := p.replan(); err != nil {
 			return nextBoot{}, false, fmt.Errorf("planning: %v", err)
 		}
-		next, _ := d.design.Next(p.spent())
+		next, _ := d.design.Next(p.spent(d.st.Boots))
 		if len(next) == 0 {
 			if d.design.Cut {
 				_, pending, _ := d.design.Progress()
 				fmt.Fprintf(d.stderr, "kbab: -budget %s: the next pair would pass it after %s of boots (%s's doubled); stopping with %d rows pending\n",
-					d.cfg.budget, round(seconds(p.spent())), d.st.Settings.label(p.a), pending)
+					d.cfg.budget, round(seconds(p.spent(d.st.Boots))), d.st.Settings.label(p.a), pending)
 			}
 			return nextBoot{}, false, nil
 		}
@@ -88,7 +88,7 @@ func (p *plannedDesign) progress() string {
 	}
 	decided, pending, undecided := d.design.Progress()
 	return fmt.Sprintf("; rows %d decided, %d pending, %d undecided; about %s left",
-		decided, pending, undecided, round(seconds(max(d.design.Seconds-p.spent(), 0))))
+		decided, pending, undecided, round(seconds(max(d.design.Seconds-p.spent(d.st.Boots), 0))))
 }
 
 func (p *plannedDesign) report(stdout io.Writer) int { return p.d.compare(stdout) }
@@ -116,23 +116,18 @@ func (p *plannedDesign) replan() error {
 		if side < 0 {
 			continue
 		}
-		name, data, err := p.d.appended(b)
+		f, err := d.readBoot(b)
 		if err != nil {
 			return err
 		}
-		files, _, err := abfile.ReadData([]string{name}, [][]byte{data})
-		if err != nil {
-			return err
-		}
-		f := files[0]
 		seen := map[[2]string]bool{}
 		for _, r := range f.Results {
 			k := [2]string{r.Config["pkg"], r.Name}
+			if p.held[k] == nil {
+				p.held[k] = &[2]int{}
+			}
 			if !seen[k] {
 				seen[k] = true
-				if p.held[k] == nil {
-					p.held[k] = &[2]int{}
-				}
 				p.held[k][side]++
 			}
 		}
@@ -146,23 +141,24 @@ func (p *plannedDesign) replan() error {
 	return d.writePlan(first)
 }
 
-// plan plans the design from the pilot alone (the first Pilot boots a
-// side of the two kernels' files, and the costs of a's first boot), so
-// that a resumed run plans as the first did.
+// plan plans the design from the pilot alone: the first Pilot boots a
+// side (the first bytes of the two kernels' files), and each package's
+// boot cost from a's first boot (its go test time less its rows' timed
+// work, abplan.PackageCost), what B's speed cannot move. A resumed run
+// plans as the first did.
 func (p *plannedDesign) plan() error {
 	d := p.d
-	// The pilot's boots are the first bytes of each file.
+	pilot := d.st.Boots[:d.design.PilotBoots()]
 	names, data := make([]string, 2), make([][]byte, 2)
 	for i, k := range []int{p.a, p.b} {
-		label := d.st.Settings.label(k)
-		names[i] = d.result(label)
-		for _, b := range d.st.Boots[:d.design.PilotBoots()] {
-			if b.Kernel == label {
-				_, seg, err := d.appended(b)
-				if err != nil {
-					return err
-				}
-				data[i] = append(data[i], seg...)
+		names[i] = d.result(d.st.Settings.label(k))
+		all, err := os.ReadFile(names[i])
+		if err != nil {
+			return err
+		}
+		for _, b := range pilot {
+			if b.Kernel == d.st.Settings.label(k) {
+				data[i] = all[:b.Offset+b.Bytes]
 			}
 		}
 	}
@@ -170,54 +166,36 @@ func (p *plannedDesign) plan() error {
 	if err != nil {
 		return err
 	}
-	rep := abstat.CompareFiles(files, units, abstat.DefaultOptions)
-	costs, err := p.pilotCosts()
+	f, err := d.readBoot(d.st.Boots[0])
 	if err != nil {
 		return err
 	}
-	var spent float64
-	for _, b := range d.st.Boots[:d.design.PilotBoots()] {
-		if b.Kernel == d.st.Settings.label(p.a) {
-			spent += 2 * b.Seconds
-		}
+	costs := map[string]float64{}
+	for pkg, c := range abplan.PackageCost([]*abfile.File{f}) {
+		costs[pkg] = c.Boot
 	}
-	d.design.Plan(abplan.RowsOf(rep, nil), costs, spent)
+	rep := abstat.CompareFiles(files, units, abstat.DefaultOptions)
+	d.design.Plan(abplan.RowsOf(rep, nil), costs, p.spent(pilot))
 	return nil
 }
 
-// appended is what finished boot b appended to its kernel's file (the
-// bytes its boot file boots/NN-LABEL.txt holds, by whose name it goes).
-func (d *driver) appended(b bootRecord) (name string, data []byte, err error) {
+// readBoot reads what finished boot b appended to its kernel's file,
+// under its boot file's name (boots/NN-LABEL.txt holds the same bytes).
+func (d *driver) readBoot(b bootRecord) (*abfile.File, error) {
 	f, err := os.Open(d.result(b.Kernel))
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
 	defer f.Close()
-	data = make([]byte, b.Bytes)
+	data := make([]byte, b.Bytes)
 	if _, err := f.ReadAt(data, b.Offset); err != nil {
-		return "", nil, err
+		return nil, err
 	}
-	return filepath.Join(d.cfg.out, "boots", fmt.Sprintf("%02d-%s.txt", b.Boot, b.Kernel)), data, nil
-}
-
-// pilotCosts are each package's boot cost from a's first boot (boot 1): its go
-// test time less its rows' timed work (iterations × sec/op), as
-// abplan.PackageCost fits it from one boot. One boot of A: what B's
-// speed cannot move, and what a resumed run reads again alike.
-func (p *plannedDesign) pilotCosts() (map[string]float64, error) {
-	name, data, err := p.d.appended(p.d.st.Boots[0])
+	files, _, err := abfile.ReadData([]string{filepath.Join(d.cfg.out, "boots", fmt.Sprintf("%02d-%s.txt", b.Boot, b.Kernel))}, [][]byte{data})
 	if err != nil {
 		return nil, err
 	}
-	files, _, err := abfile.ReadData([]string{name}, [][]byte{data})
-	if err != nil {
-		return nil, err
-	}
-	costs := map[string]float64{}
-	for pkg, c := range abplan.PackageCost(files) {
-		costs[pkg] = c.Boot
-	}
-	return costs, nil
+	return files[0], nil
 }
 
 // writePlan writes the design to plan.txt, and to stderr where first.
@@ -235,12 +213,12 @@ func (d *driver) writePlan(first bool) error {
 	return nil
 }
 
-// spent is what the finished boots count against the budget: a's boot
-// times doubled, across resumes. b's own times never count, so when the
+// spent is what boots count against the budget: a's boot times
+// doubled, across resumes. b's own times never count, so when the
 // budget stops a run cannot depend on b's speed.
-func (p *plannedDesign) spent() float64 {
+func (p *plannedDesign) spent(boots []bootRecord) float64 {
 	var s float64
-	for _, b := range p.d.st.Boots {
+	for _, b := range boots {
 		if b.Kernel == p.d.st.Settings.label(p.a) {
 			s += 2 * b.Seconds
 		}

@@ -104,7 +104,7 @@ func TestPlannedChange(t *testing.T) {
 	}
 }
 
-// BenchmarkPlannedBoot runs a planned A/A (-target) of 100 rows with the
+// BenchmarkPlannedBoot runs a planned A/A (-target) of 100 or 1000 rows with the
 // stand-in vmexec to the design's end, and reports, from the stand-in's
 // stamps, the seconds from the end of one boot's go test to the start
 // of the next (kbab's own work between boots: reading the boot, the
@@ -114,10 +114,16 @@ func TestPlannedChange(t *testing.T) {
 // are equal where a boot is read once; the second grew with the boots
 // where each pair re-read and re-judged both whole files.
 func BenchmarkPlannedBoot(b *testing.B) {
+	for _, rows := range []int{100, 1000} {
+		b.Run(fmt.Sprintf("rows=%d", rows), func(b *testing.B) { plannedBoot(b, rows) })
+	}
+}
+
+func plannedBoot(b *testing.B, rows int) {
 	for range b.N {
 		f := newFake(b)
 		f.knob("planned", 0)
-		f.knob("wide", 100)
+		f.knob("wide", rows)
 		code, stdout, stderr := f.run(nil, f.args("-b-kernel", f.imgA, "-target", "7%")...)
 		if code != 0 {
 			b.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
