@@ -534,6 +534,7 @@ func (r *Report) group(files []*abfile.File) {
 		}
 	}
 	slices.Sort(identKeys)
+	sides := max(len(files), 2) // a pilot's one file has an empty side
 	index := map[tableKey]*Table{}
 	rateTables := map[*Table]*Table{}
 	rowOf := map[*Table]map[string]*Row{}
@@ -555,7 +556,7 @@ func (r *Report) group(files []*abfile.File) {
 			}
 			b := benches[bk]
 			if b == nil {
-				b = &bench{rows: map[string]*Row{}, products: map[string][][]float64{}, sides: len(files)}
+				b = &bench{rows: map[string]*Row{}, products: map[string][][]float64{}, sides: sides}
 				benches[bk] = b
 				order = append(order, bk)
 			}
@@ -570,7 +571,7 @@ func (r *Report) group(files []*abfile.File) {
 				}
 				row := rowOf[t][res.Name]
 				if row == nil {
-					row = &Row{Name: res.Name, Samples: make([]*BootSamples, len(files))}
+					row = &Row{Name: res.Name, Samples: make([]*BootSamples, sides)}
 					rowOf[t][res.Name] = row
 					t.Rows = append(t.Rows, row)
 					b.units = append(b.units, v.Unit)
@@ -589,7 +590,7 @@ func (r *Report) group(files []*abfile.File) {
 						r.Attribution.Rates = append(r.Attribution.Rates, rt)
 					}
 					if row.Rate == nil {
-						row.Rate = &Row{Name: res.Name, Role: Evidence, Samples: make([]*BootSamples, len(files))}
+						row.Rate = &Row{Name: res.Name, Role: Evidence, Samples: make([]*BootSamples, sides)}
 						row.Rate.primary = row.Rate
 						rt.Rows = append(rt.Rows, row.Rate)
 					}
