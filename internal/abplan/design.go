@@ -520,20 +520,15 @@ func RowOf(t *abstat.Table, row *abstat.Row, secOp *abstat.Row) Row {
 }
 
 // RowsOf are the Primary rows of a report as the design reads them, in
-// report order, each with its sample's cost times perTimed[pkg] (the
-// package's overhead per timed second, 1 where absent).
-func RowsOf(rep *abstat.Report, perTimed map[string]float64) []Row {
+// report order, each with its sample's cost.
+func RowsOf(rep *abstat.Report) []Row {
 	var rows []Row
 	for t, row := range rep.Primaries() {
 		secOp := row
 		if t.Unit != "sec/op" {
 			secOp = rep.Find(t.Pkg, "sec/op", row.Name)
 		}
-		r := RowOf(t, row, secOp)
-		if k := perTimed[t.Path]; k > 0 {
-			r.Sample *= k
-		}
-		rows = append(rows, r)
+		rows = append(rows, RowOf(t, row, secOp))
 	}
 	return rows
 }

@@ -175,7 +175,7 @@ func (p *plannedDesign) plan() error {
 		costs[pkg] = c.Boot
 	}
 	rep := abstat.CompareFiles(files, units, abstat.DefaultOptions)
-	d.design.Plan(abplan.RowsOf(rep, nil), costs, p.spent(pilot))
+	d.design.Plan(abplan.RowsOf(rep), costs, p.spent(pilot))
 	return nil
 }
 
