@@ -26,16 +26,17 @@
 //	            internal/unixbench internal/peer -> harness os
 //	driver:     internal/benchmain -> instrument workload harness os
 //	benchmark:  * -> driver instrument workload harness os
+//	abmath:     internal/abmath
 //	abfile:     internal/abfile internal/abstat/sim -> harness os
 //	abstat:     internal/abstat internal/profdelta internal/abseries
-//	            -> abfile instrument harness os
-//	abplan:     internal/abplan -> abstat abfile harness os
-//	abreport:   internal/abreport -> abplan abstat abfile instrument
-//	            harness os
+//	            -> abmath abfile instrument harness os
+//	abplan:     internal/abplan -> abmath abstat abfile harness os
+//	abreport:   internal/abreport -> abmath abplan abstat abfile
+//	            instrument harness os
 //	cmd:        internal/cmd/* internal/lkpstat internal/vmflags
 //	            internal/percent
-//	            -> abreport abplan abstat abfile instrument workload
-//	            harness os
+//	            -> abreport abplan abstat abmath abfile instrument
+//	            workload harness os
 //
 // The OS and runtime layer is one package per kernel or runtime interface
 // (threads, child processes, CPUs, /proc, skips). The harness runs rows:
@@ -49,7 +50,8 @@
 // redis-server, pulses, UnixBench's loop). benchmain is the TestMain of
 // every benchmark package. The tools are the A/B stages, a layer each in
 // the order the data flows, so that no stage imports a later one:
-// abfile reads result files in one pass (abstat/sim, the fixtures and
+// abmath holds their statistics as pure numbers (Welch, t quantiles,
+// Stein's rule, Benjamini-Hochberg, power, intervals); abfile reads result files in one pass (abstat/sim, the fixtures and
 // simulation the stages' tests share, reads through it); abstat judges
 // (and profdelta, the kernel profiles' deltas across boots; abseries,
 // the change points and bisection of a series of kernels); abplan

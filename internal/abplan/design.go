@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/kbench/kbench/internal/abmath"
 	"github.com/kbench/kbench/internal/abstat"
 )
 
@@ -32,7 +33,7 @@ type Options struct {
 	// change of exactly Target would be called in half the runs at most
 	// (Gate).
 	Gate float64
-	// Pilot is the pilot's boots a side (stage 1 of Rule), Count the
+	// Pilot is the pilot's boots a side (stage 1 of abmath.Rule), Count the
 	// -count of every boot of the run, pilot and stage 2 alike: every
 	// boot median entering the test is of Count samples.
 	Pilot, Count int
@@ -60,7 +61,7 @@ const DefaultCount = FixedCount
 
 // DefaultOptions plan for target with the report's alpha.
 func DefaultOptions(target float64) Options {
-	return Options{Target: target, Alpha: abstat.DefaultOptions.Alpha, Power: abstat.TargetPower,
+	return Options{Target: target, Alpha: abstat.DefaultOptions.Alpha, Power: abmath.TargetPower,
 		Gate: Gate(target), Pilot: DefaultPilot, Count: DefaultCount, MaxBoots: 30}
 }
 
@@ -118,7 +119,7 @@ type Design struct {
 	Opts Options
 	// Level is the two-sided level each row is tested at (Rule.Level).
 	Level float64
-	Pkgs  []*PkgPlan
+	Pkgs  []*DesignPkg
 	// Planned says the pilot is done and the rows planned; before, only
 	// Next's pilot step is known.
 	Planned bool
@@ -130,21 +131,21 @@ type Design struct {
 	Cut bool
 }
 
-// PkgPlan is one package's rows: one go test a boot runs its pending
+// DesignPkg is one package's rows: one go test a boot runs its pending
 // ones.
-type PkgPlan struct {
+type DesignPkg struct {
 	Pkg string
 	// BootCost is the seconds of one boot of the package besides its
 	// samples (A's).
 	BootCost float64
-	Rows     []*RowPlan
+	Rows     []*DesignRow
 }
 
-// RowPlan is one row's plan.
-type RowPlan struct {
+// DesignRow is one row's plan.
+type DesignRow struct {
 	Pkg, Name string
-	Scale     abstat.Scale
-	Rule      Rule
+	Scale     abmath.Scale
+	Rule      abmath.Rule
 	// S0sq is the pilot's pooled variance of boot medians on Scale.
 	S0sq float64
 	// Need is the boots a side the rule asks; Boots those the row runs
@@ -158,7 +159,7 @@ type RowPlan struct {
 }
 
 // Pending reports whether the row runs and lacks boots.
-func (r *RowPlan) Pending() bool { return r.Status == Running && r.Done < r.Boots }
+func (r *DesignRow) Pending() bool { return r.Status == Running && r.Done < r.Boots }
 
 // Run is one go test of a boot: a package's pending rows at Count.
 type Run struct {
@@ -188,7 +189,7 @@ func New(opts Options) (*Design, error) {
 func (d *Design) PilotBoots() int { return 2 * d.Opts.Pilot }
 
 // Plan plans every row from its pilot boots, the first Pilot a side,
-// and never from a later boot: stage 2 never enters s0 (Rule). costs
+// and never from a later boot: stage 2 never enters s0 (abmath.Rule). costs
 // are each package's BootCost (A's), spent the pilot's seconds both
 // sides as counted against the budget (A's boots doubled). Rows come in
 // the caller's order; a row already holding boots keeps them (Done), so
@@ -204,11 +205,11 @@ func (d *Design) Plan(rows []Row, costs map[string]float64, spent float64) {
 		d.Level = o.Alpha / float64(m)
 	}
 	d.Pkgs, d.Planned, d.Seconds = nil, true, spent
-	byPkg := map[string]*PkgPlan{}
+	byPkg := map[string]*DesignPkg{}
 	for _, r := range rows {
 		pp := byPkg[r.Pkg]
 		if pp == nil {
-			pp = &PkgPlan{Pkg: r.Pkg, BootCost: costs[r.Pkg]}
+			pp = &DesignPkg{Pkg: r.Pkg, BootCost: costs[r.Pkg]}
 			byPkg[r.Pkg] = pp
 			d.Pkgs = append(d.Pkgs, pp)
 		}
@@ -218,14 +219,14 @@ func (d *Design) Plan(rows []Row, costs map[string]float64, spent float64) {
 }
 
 // planRow is one row's plan from its pilot.
-func (d *Design) planRow(r Row) *RowPlan {
+func (d *Design) planRow(r Row) *DesignRow {
 	o := d.Opts
-	rp := &RowPlan{Pkg: r.Pkg, Name: r.Name, Sample: r.Sample, Done: held(r)}
+	rp := &DesignRow{Pkg: r.Pkg, Name: r.Name, Sample: r.Sample, Done: held(r)}
 	var pilot [2][]float64
 	for s := range 2 {
 		pilot[s] = r.Medians[s][:min(len(r.Medians[s]), o.Pilot)]
 	}
-	rp.Rule = Rule{Level: d.Level, Power: o.Power, N0: o.Pilot, MaxBoots: o.MaxBoots}
+	rp.Rule = abmath.Rule{Level: d.Level, Power: o.Power, N0: o.Pilot, MaxBoots: o.MaxBoots}
 	if len(pilot[0]) < o.Pilot || len(pilot[1]) < o.Pilot {
 		rp.Status, rp.Boots, rp.Need = NoPilot, o.Pilot, o.Pilot
 		return rp
@@ -256,8 +257,8 @@ func (d *Design) planRow(r Row) *RowPlan {
 // scaleOf is the row's Scale from its pilot: logs where every median is
 // positive, else values relative to the magnitude of A's median (1 where
 // it is 0), so that B's level does not set the unit.
-func scaleOf(pilot [2][]float64) abstat.Scale {
-	if sc := abstat.ScaleOf(pilot[0], pilot[1]); sc.Log {
+func scaleOf(pilot [2][]float64) abmath.Scale {
+	if sc := abmath.ScaleOf(pilot[0], pilot[1]); sc.Log {
 		return sc
 	}
 	s := slices.Sorted(slices.Values(pilot[0]))
@@ -265,7 +266,7 @@ func scaleOf(pilot [2][]float64) abstat.Scale {
 	if m == 0 {
 		m = 1
 	}
-	return abstat.Scale{Unit: m}
+	return abmath.Scale{Unit: m}
 }
 
 // held is the boots a side a row holds.
@@ -279,9 +280,9 @@ func held(r Row) int { return min(len(r.Medians[0]), len(r.Medians[1])) }
 func (d *Design) admit(spent float64) {
 	var stage2 float64
 	type cand struct {
-		pp   *PkgPlan
-		rows []*RowPlan // running rows by boots
-		in   int        // how many are admitted
+		pp   *DesignPkg
+		rows []*DesignRow // running rows by boots
+		in   int          // how many are admitted
 	}
 	var cands []*cand
 	for _, pp := range d.Pkgs {
@@ -335,11 +336,12 @@ func (d *Design) admit(spent float64) {
 	d.Seconds = spent + stage2
 }
 
-// Update records the boots the rows hold now, after the plan.
-func (d *Design) Update(rows []Row) {
-	for _, r := range rows {
-		if rp := d.Find(r.Pkg, r.Name); rp != nil {
-			rp.Done = held(r)
+// Update records the boots a side each planned row holds now (the
+// fewer of the two sides'), after the plan.
+func (d *Design) Update(held func(pkg, name string) int) {
+	for _, pp := range d.Pkgs {
+		for _, rp := range pp.Rows {
+			rp.Done = held(rp.Pkg, rp.Name)
 		}
 	}
 }
@@ -396,7 +398,7 @@ func (d *Design) BootSeconds(runs []Run) float64 {
 }
 
 // Find returns the plan of row name in package pkg, nil where none.
-func (d *Design) Find(pkg, name string) *RowPlan {
+func (d *Design) Find(pkg, name string) *DesignRow {
 	for _, pp := range d.Pkgs {
 		if pp.Pkg == pkg {
 			for _, rp := range pp.Rows {
@@ -427,34 +429,16 @@ func (d *Design) Progress() (decided, pending, undecided int) {
 	return
 }
 
-// Result is a row's test under the design.
-type Result struct {
-	// Decided says the row holds its planned boots: P, Change and the
-	// interval are Stein's test's. Otherwise the row gets no verdict.
-	Decided bool
-	P       float64
-	// Change is B's mean boot median over A's, less 1, on the row's
-	// scale mapped back; Lo and Hi bound it at abstat.Confidence.
-	Change, Lo, Hi float64
-	// MDE is the change the row's boots detect with the design's power:
-	// the rule's k s0 √(2/n) at the boots it holds (Rule.MDE), which
-	// counts the spread between boots.
-	MDE float64
-	// Boots is the boots a side the test used (or the row holds).
-	Boots int
-	Why   string // why undecided
-}
-
 // Test is row r's test: Stein's statistic where the row holds its
 // planned boots (the first Boots a side: a row never holds more), else
 // undecided with the mde of the boots it holds.
-func (d *Design) Test(r Row) Result {
+func (d *Design) Test(r Row) abstat.DesignTest {
 	rp := d.Find(r.Pkg, r.Name)
 	if rp == nil || !d.Planned {
-		return Result{Why: "not in the plan", MDE: math.Inf(1)}
+		return abstat.DesignTest{Rule: RuleName, Why: "not in the plan", MDE: math.Inf(1)}
 	}
 	n := held(r)
-	res := Result{Boots: n, MDE: math.Inf(1)}
+	res := abstat.DesignTest{Rule: RuleName, Boots: n, Need: rp.Need, MDE: math.Inf(1)}
 	if rp.Status == NoPilot {
 		res.Why = "no pilot: the row lacks pilot boots on a side"
 		return res
@@ -478,7 +462,7 @@ func (d *Design) Test(r Row) Result {
 	diff := m[1] - m[0]
 	res.Decided, res.Boots = true, n
 	res.P = rp.Rule.P(rp.Rule.T(diff, rp.S0sq, n))
-	half := rp.Rule.Half(rp.S0sq, n, abstat.Confidence)
+	half := rp.Rule.Half(rp.S0sq, n, abmath.Confidence)
 	res.Change = rp.Scale.Change(diff, rp.center)
 	res.Lo, res.Hi = rp.Scale.Change(diff-half, rp.center), rp.Scale.Change(diff+half, rp.center)
 	res.MDE = rp.Scale.Change(rp.Rule.MDE(rp.S0sq, n), rp.center)
@@ -488,7 +472,7 @@ func (d *Design) Test(r Row) Result {
 // PredictedPower is the chance the rule calls a change of the target
 // worse for a row whose boot medians spread like its pilot's (σ = s0):
 // Rule.PowerAt at the target.
-func (rp *RowPlan) PredictedPower() float64 {
+func (rp *DesignRow) PredictedPower() float64 {
 	if rp.Status == NoPilot {
 		return math.NaN()
 	}
@@ -509,13 +493,10 @@ const RuleName = "Stein's two-stage t-test"
 // TestRow is the design as abstat.Designed: the row's Test, for every
 // Primary row the design planned.
 func (d *Design) TestRow(t *abstat.Table, row *abstat.Row) (abstat.DesignTest, bool) {
-	rp := d.Find(t.Path, row.Name)
-	if rp == nil || !d.Planned {
+	if d.Find(t.Path, row.Name) == nil || !d.Planned {
 		return abstat.DesignTest{}, false
 	}
-	res := d.Test(RowOf(t, row, nil))
-	return abstat.DesignTest{Rule: RuleName, Decided: res.Decided, P: res.P, Change: res.Change, Lo: res.Lo, Hi: res.Hi,
-		MDE: res.MDE, Boots: res.Boots, Need: rp.Need, Why: res.Why}, true
+	return d.Test(RowOf(t, row, nil)), true
 }
 
 // RowOf is a report row as the design reads it: each side's boot
@@ -539,20 +520,15 @@ func RowOf(t *abstat.Table, row *abstat.Row, secOp *abstat.Row) Row {
 }
 
 // RowsOf are the Primary rows of a report as the design reads them, in
-// report order, each with its sample's cost times perTimed[pkg] (the
-// package's overhead per timed second, 1 where absent).
-func RowsOf(rep *abstat.Report, perTimed map[string]float64) []Row {
+// report order, each with its sample's cost.
+func RowsOf(rep *abstat.Report) []Row {
 	var rows []Row
 	for t, row := range rep.Primaries() {
 		secOp := row
 		if t.Unit != "sec/op" {
 			secOp = rep.Find(t.Pkg, "sec/op", row.Name)
 		}
-		r := RowOf(t, row, secOp)
-		if k := perTimed[t.Path]; k > 0 {
-			r.Sample *= k
-		}
-		rows = append(rows, r)
+		rows = append(rows, RowOf(t, row, secOp))
 	}
 	return rows
 }

@@ -8,7 +8,7 @@
 // q = p x rows (PlanOptions.PerRow for a report judged by p); and the
 // sequential design of a planned A/B (kbab -target): which boots to run next, at what -count, and when a row is
 // decided, cut short by the budget, or out of reach. The rule is Stein's
-// two-stage test (Rule; C. Stein, Ann. Math. Statist. 16, 1945): a
+// two-stage test (abmath.Rule; C. Stein, Ann. Math. Statist. 16, 1945): a
 // pilot of boots at one fixed -count, whose pooled variance of boot
 // medians alone fixes each row's boots and the critical value, so that
 // the false-alarm rate is alpha by construction and a change of the

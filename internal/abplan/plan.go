@@ -8,13 +8,14 @@ import (
 	"slices"
 
 	"github.com/kbench/kbench/internal/abfile"
+	"github.com/kbench/kbench/internal/abmath"
 	"github.com/kbench/kbench/internal/abstat"
 )
 
 // PlanOptions are a plan's knobs.
 type PlanOptions struct {
 	// Target is the minimum detectable effect each row should reach at
-	// abstat.TargetPower and Alpha (0.05: the threshold).
+	// abmath.TargetPower and Alpha (0.05: the threshold).
 	Target, Alpha float64
 	// MinCount and MaxCount clip a package's -count: at least 3 samples
 	// a boot, so that a boot's median and the within-boot spread stay
@@ -87,7 +88,7 @@ type PlanPkg struct {
 // PlanRow is one row's plan, in its Primary unit.
 type PlanRow struct {
 	Name  string
-	Scale abstat.Scale
+	Scale abmath.Scale
 	Comp  abstat.Components
 	// Sample is the seconds one sample takes: abstat.SampleCost times the
 	// package's Cost.PerTimed.
@@ -171,8 +172,8 @@ func PackageCost(files []*abfile.File) map[string]Cost {
 
 // fitCost fits wall = Boot + PerTimed × timed over a package's boots.
 func fitCost(x, y []float64) Cost {
-	mx, _ := abstat.MeanVar(x)
-	my, _ := abstat.MeanVar(y)
+	mx, _ := abmath.MeanVar(x)
+	my, _ := abmath.MeanVar(y)
 	if len(x) >= 3 && slices.Min(x) > 0 && slices.Max(x) >= 1.5*slices.Min(x) {
 		var sxy, sxx float64
 		for i := range x {
@@ -218,10 +219,10 @@ func NewPlan(r *abstat.Report, costs map[string]Cost, opts PlanOptions) *Plan {
 				all = append(all, s.All())
 			}
 		}
-		rp := &PlanRow{Name: row.Name, Scale: abstat.ScaleOf(all...)}
+		rp := &PlanRow{Name: row.Name, Scale: abmath.ScaleOf(all...)}
 		// Centered on the first side's median: both sides' would carry
 		// the difference into the plan on the linear scale.
-		rp.at = rp.Scale.To(abstat.Median(all[0]))
+		rp.at = rp.Scale.To(abmath.Median(all[0]))
 		rp.Comp = abstat.ComponentsOf(rp.Scale, old, new)
 		secOp := row
 		if t.Unit != "sec/op" {
@@ -324,7 +325,7 @@ func (pp *PlanPkg) cost(n int, opts PlanOptions) (boots int, seconds float64) {
 func (rp *PlanRow) boots(n int, opts PlanOptions) (int, bool) {
 	sd := math.Sqrt(rp.Comp.CenterVar(n))
 	target := rp.Scale.Shift(opts.Target, rp.at)
-	b := abstat.WelchBoots(target, sd, opts.Alpha)
+	b := abmath.Need(target, abstat.MinBoots, func(k int) float64 { return abmath.WelchShift(sd, k, k, opts.Alpha) })
 	if b == 0 || b > opts.MaxBoots {
 		return opts.MaxBoots, false
 	}
@@ -333,7 +334,7 @@ func (rp *PlanRow) boots(n int, opts PlanOptions) (int, bool) {
 
 // mde is the change detectable with b boots a side of n samples each.
 func (rp *PlanRow) mde(b, n int, alpha float64) float64 {
-	return rp.Scale.Change(abstat.WelchShift(math.Sqrt(rp.Comp.CenterVar(n)), b, b, alpha), rp.at)
+	return rp.Scale.Change(abmath.WelchShift(math.Sqrt(rp.Comp.CenterVar(n)), b, b, alpha), rp.at)
 }
 
 // kjCount is Kalibera and Jones's optimal samples per boot for this

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/kbench/kbench/internal/abfile"
+	"github.com/kbench/kbench/internal/abmath"
 	"github.com/kbench/kbench/internal/abstat"
 	"github.com/kbench/kbench/internal/abstat/sim"
 )
@@ -41,7 +42,7 @@ func groupRows(s *sim.Suite, rows []rowBoots) *abstat.Report {
 			tables[pkg] = t
 			r.Tables = append(r.Tables, t)
 		}
-		row := &abstat.Row{Name: sr.Name, Role: abstat.Primary}
+		row := &abstat.Row{Name: sr.Name, Role: abstat.Primary, Samples: make([]*abstat.BootSamples, 2)}
 		for side, boots := range rows[i] {
 			row.Samples[side] = &abstat.BootSamples{}
 			r.Boots[side] = max(r.Boots[side], len(boots))
@@ -161,19 +162,19 @@ func TestPlanPredictsPower(t *testing.T) {
 			// error in its spreads (38 degrees of freedom: ±23% in the
 			// variance), which moves its power by up to 15 points; 200
 			// draws add ±5.7. A model that fails a row fails it by more.
-			if math.Abs(share-abstat.TargetPower) > 0.25 {
+			if math.Abs(share-abmath.TargetPower) > 0.25 {
 				off = append(off, fmt.Sprintf("%s (%d boots, -count %d, mde %.1f%%): found in %.0f%%",
 					s.Rows[p.i].Key(), p.rp.Boots, p.count, 100*p.rp.MDE, 100*share))
 			}
 		}
 		mean := sum / float64(len(rows))
 		t.Logf("between %.2f×within: %d rows at their planned designs, moved by their predicted mde, found in %.1f%% of draws on average (predicted %.0f%%); %d rows off by more than 25 points",
-			between, len(rows), 100*mean, 100*abstat.TargetPower, len(off))
+			between, len(rows), 100*mean, 100*abmath.TargetPower, len(off))
 		for _, o := range off {
 			t.Log("  " + o)
 		}
-		if math.Abs(mean-abstat.TargetPower) > 0.10 || len(off) > 0 {
-			t.Errorf("between %.2f×within: predicted power %.0f%%, simulated %.1f%% on average, %d of %d rows off", between, 100*abstat.TargetPower, 100*mean, len(off), len(rows))
+		if math.Abs(mean-abmath.TargetPower) > 0.10 || len(off) > 0 {
+			t.Errorf("between %.2f×within: predicted power %.0f%%, simulated %.1f%% on average, %d of %d rows off", between, 100*abmath.TargetPower, 100*mean, len(off), len(rows))
 		}
 	}
 }

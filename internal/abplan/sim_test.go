@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/aclements/go-moremath/stats"
+
 	"github.com/kbench/kbench/internal/abstat"
 	"github.com/kbench/kbench/internal/abstat/sim"
 )
@@ -160,7 +162,7 @@ func drive(rng *rand.Rand, d *Design, c case_, costs map[string]float64) []Row {
 			}
 		}
 		spent += 2 * d.BootSeconds(runs)
-		d.Update(rows)
+		d.Update(func(pkg, name string) int { return held(rows[index[[2]string{pkg, name}]]) })
 	}
 	return rows
 }
@@ -168,7 +170,7 @@ func drive(rng *rand.Rand, d *Design, c case_, costs map[string]float64) []Row {
 // zNeed is the boots a side a design that knew the spread sigma would
 // need at level (two-sided) and power for shift: 2σ²(z + z)²/shift².
 func zNeed(sigma, shift, level, power float64) float64 {
-	k := normal.InvCDF(1-level/2) + normal.InvCDF(power)
+	k := stats.StdNormal.InvCDF(1-level/2) + stats.StdNormal.InvCDF(power)
 	return 2 * sigma * sigma * k * k / (shift * shift)
 }
 
@@ -187,7 +189,7 @@ const layoutDominated = 0.87
 func rowFor(t testing.TB, rows []simRow, pkgs []string, from int, need, level float64, o Options) (simRow, float64, float64) {
 	t.Helper()
 	shift := math.Log1p(o.Target)
-	k := normal.InvCDF(1-level/2) + normal.InvCDF(o.Power)
+	k := stats.StdNormal.InvCDF(1-level/2) + stats.StdNormal.InvCDF(o.Power)
 	sigma := shift * math.Sqrt(need/2) / k
 	var best simRow
 	bestSD := math.Inf(1)
@@ -439,7 +441,7 @@ func reportOf(rows []Row, d *Design, opts abstat.Options) *abstat.Report {
 			tables[r.Pkg] = t
 			rep.Tables = append(rep.Tables, t)
 		}
-		row := &abstat.Row{Name: r.Name}
+		row := &abstat.Row{Name: r.Name, Samples: make([]*abstat.BootSamples, 2)}
 		for s := range 2 {
 			row.Samples[s] = &abstat.BootSamples{}
 			for b, m := range r.Medians[s] {
@@ -499,7 +501,7 @@ func TestSuiteAA(t *testing.T) {
 			// The changed row: the median-boots row of those a reference plan decides.
 			ref, _ := New(o)
 			drive(rand.New(rand.NewPCG(38, uint64(k))), ref, c, costs)
-			var running []*RowPlan
+			var running []*DesignRow
 			for _, pp := range ref.Pkgs {
 				for _, rp := range pp.Rows {
 					if rp.Status == Running {
@@ -507,7 +509,7 @@ func TestSuiteAA(t *testing.T) {
 					}
 				}
 			}
-			slices.SortStableFunc(running, func(a, b *RowPlan) int { return a.Boots - b.Boots })
+			slices.SortStableFunc(running, func(a, b *DesignRow) int { return a.Boots - b.Boots })
 			cr := running[len(running)/2]
 			changed := slices.IndexFunc(rows, func(r simRow) bool { return r.pkg == cr.Pkg && r.name == cr.Name })
 			// Its power as predicted for its true spread: out of reach

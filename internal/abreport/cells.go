@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/perf/benchunit"
 
+	"github.com/kbench/kbench/internal/abmath"
 	"github.com/kbench/kbench/internal/abstat"
 )
 
@@ -122,7 +123,7 @@ func FormatMDE(m float64) string {
 // threshold.
 func formatNeed(n int) string {
 	if n == 0 {
-		return fmt.Sprintf(">%d", abstat.MaxNeed)
+		return fmt.Sprintf(">%d", abmath.MaxNeed)
 	}
 	return fmt.Sprint(n)
 }

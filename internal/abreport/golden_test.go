@@ -54,7 +54,7 @@ func plannedRun(t *testing.T) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.Plan(abplan.RowsOf(pilot, nil), map[string]float64{"github.com/kbench/kbench/seccompbench": 10}, 120)
+	d.Plan(abplan.RowsOf(pilot), map[string]float64{"github.com/kbench/kbench/seccompbench": 10}, 120)
 	ro := abstat.DefaultOptions
 	ro.Threshold, ro.Design, ro.Target = o.Gate, d, o.Target
 	rep, err := abstat.Compare(old, nw, ro)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kbench/kbench/internal/abmath"
 	"github.com/kbench/kbench/internal/abplan"
 	"github.com/kbench/kbench/internal/abstat"
 )
@@ -26,7 +27,7 @@ func WritePlan(w io.Writer, p *abplan.Plan) error {
 		level = fmt.Sprintf("alpha %g a row", o.Alpha)
 	}
 	fmt.Fprintf(&b, "plan: mde <= %s at %.0f%% power, %s (Welch's t-test of boot medians), -count %d-%d, at most %d boots a side\n",
-		FormatMDE(o.Target), 100*abstat.TargetPower, level, o.MinCount, o.MaxCount, o.MaxBoots)
+		FormatMDE(o.Target), 100*abmath.TargetPower, level, o.MinCount, o.MaxCount, o.MaxBoots)
 	var unreached []string
 	for _, pp := range p.Pkgs {
 		fmt.Fprintf(&b, "\n%s: -count %d, %d boots a side, boot %s, %s in all\n",
@@ -76,7 +77,7 @@ func noBetween(p *abplan.Plan) bool {
 }
 
 // rel is a variance on a row's scale as a relative standard deviation.
-func rel(sc abstat.Scale, v float64) float64 {
+func rel(sc abmath.Scale, v float64) float64 {
 	if math.IsNaN(v) {
 		return v
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/kbench/kbench/internal/abmath"
 	"github.com/kbench/kbench/internal/abstat"
 )
 
@@ -183,7 +184,7 @@ func ruleLines(r *abstat.Report) []string {
 			"between are the spread of samples in a boot and of boot medians.")
 	} else {
 		lines[len(lines)-1] += " (Mann-Whitney U) per sample;"
-		lines = append(lines, fmt.Sprintf("centers are medians with their %g%% confidence intervals (as benchstat prints them).", 100*abstat.Confidence))
+		lines = append(lines, fmt.Sprintf("centers are medians with their %g%% confidence intervals (as benchstat prints them).", 100*abmath.Confidence))
 	}
 	return append(lines, "A row is judged in its primary unit (sec/op where it has one); rates derived from it show its",
 		"verdict, other units (in parentheses) are evidence, judged on p alone, as the counters are.")
@@ -247,13 +248,13 @@ func writeSummary(b *strings.Builder, r *abstat.Report) {
 	}
 	mde := fmt.Sprintf("mde: the change this test detects with %.0f%% power at %s, from the spread %s "+
 		"and n; need: %s a side to detect %g%%. A ~ row whose mde exceeds %g%% is underpowered: no evidence of no change.",
-		100*abstat.TargetPower, level, spread, unit, th, th)
+		100*abmath.TargetPower, level, spread, unit, th, th)
 	if r.Opts.Design != nil {
 		mde = fmt.Sprintf("A row its design planned is tested by the design's rule (its note names it), not Welch's: p from "+
 			"the pilot's spread of boot medians alone, against t on the pilot's degrees of freedom; its mde is the change "+
 			"its boots detect with %.0f%% power at the design's level, need the boots a side the rule asked. A ~ row whose "+
 			"mde exceeds %g%% is underpowered; an undecided row got no verdict (too few boots for its test).",
-			100*abstat.TargetPower, 100*r.Opts.Target)
+			100*abmath.TargetPower, 100*r.Opts.Target)
 	}
 	for _, l := range wrap(mde, Width) {
 		b.WriteString(l + "\n")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/aclements/go-moremath/stats"
 
+	"github.com/kbench/kbench/internal/abmath"
 	"github.com/kbench/kbench/internal/abstat"
 )
 
@@ -42,7 +43,7 @@ type Options struct {
 // at 0.05/100 = 5e-4, 99999 permutations expect 50 exceedances, so the
 // Monte Carlo p's own noise costs little power (at 9999, 5 expected
 // exceedances, the test ran at about half its level).
-var DefaultOptions = Options{Alpha: abstat.DefaultOptions.Alpha, Power: abstat.TargetPower,
+var DefaultOptions = Options{Alpha: abstat.DefaultOptions.Alpha, Power: abmath.TargetPower,
 	Permutations: 99999, Exceed: 20, Seed: 38, Threshold: abstat.DefaultOptions.Threshold, Offset: 0.5}
 
 // DesignPower is the power a series' boots per kernel are planned with
@@ -71,7 +72,7 @@ type Change struct {
 	// next change) over that of the kernels before it (back to the
 	// previous one), on the row's scale mapped back: a ratio of
 	// geometric means with logs. Lo and Hi bound it at
-	// abstat.Confidence (Welch's interval of the two segments' boot
+	// abmath.Confidence (Welch's interval of the two segments' boot
 	// medians).
 	Ratio, Lo, Hi float64
 	// P is the split's p (the larger of the permutation's and the
@@ -83,7 +84,7 @@ type Change struct {
 
 // RowResult is one row's test.
 type RowResult struct {
-	Scale abstat.Scale
+	Scale abmath.Scale
 	// Centers are each kernel's center (its boot medians' mean on Scale,
 	// mapped back), for pictures.
 	Centers []float64
@@ -126,7 +127,7 @@ type RowResult struct {
 // Detect tests each row of rows for change points: rows[r][k] are row
 // r's boot medians of kernel k, kernels in series order. Rows are one
 // family: the rows' p-values are corrected with Benjamini and Hochberg's
-// q as kbcompare's family is (abstat.BHQ), a row untested counting as p
+// q as kbcompare's family is (abmath.BHQ), a row untested counting as p
 // = 1. Binary segmentation then recurses into the segments of each row
 // found changed, testing each at the level that admitted the row.
 func Detect(rows [][][]float64, o Options) []RowResult {
@@ -155,7 +156,7 @@ func Detect(rows [][][]float64, o Options) []RowResult {
 		res.MinP, res.MinPEnd = MinP(n, n*(k/2)/k), MinP(n, n*(k-1)/k)
 		perms[r] = perm
 	}
-	qs := abstat.BHQ(ps)
+	qs := abmath.BHQ(ps)
 	admitted := 0
 	for r := range rows {
 		if segs[r] != nil && qs[r] <= o.Alpha {
@@ -216,7 +217,7 @@ func Detect(rows [][][]float64, o Options) []RowResult {
 
 // series is one row's boot medians on its scale, kernel after kernel.
 type series struct {
-	sc    abstat.Scale
+	sc    abmath.Scale
 	x     []float64 // every boot median on sc, kernel after kernel
 	start []int     // kernel k's boots are x[start[k]:start[k+1]]
 }
@@ -237,7 +238,7 @@ func newSeries(meds [][]float64) (*series, int, string) {
 			}
 		}
 	}
-	s := &series{sc: abstat.ScaleOf(meds...)}
+	s := &series{sc: abmath.ScaleOf(meds...)}
 	for _, m := range meds {
 		s.start = append(s.start, len(s.x))
 		s.x = append(s.x, s.sc.ToAll(m)...)
@@ -364,8 +365,8 @@ func (s *series) change(a, m, b int) Change {
 	se := math.Sqrt(vo/float64(len(old)) + vn/float64(len(new)))
 	w := 0.0
 	if se > 0 {
-		_, df, _ := abstat.Welch(old, new)
-		w = abstat.TQuantile(1-(1-abstat.Confidence)/2, df) * se
+		_, df, _ := abmath.Welch(old, new)
+		w = abmath.TQuantile(1-(1-abmath.Confidence)/2, df) * se
 	}
 	return Change{After: m - 1, Ratio: 1 + s.sc.Change(d, mo), Lo: 1 + s.sc.Change(d-w, mo), Hi: 1 + s.sc.Change(d+w, mo)}
 }
@@ -494,8 +495,8 @@ func MDEShift(sigma, boots float64, kernels, after int, level, power, rho float6
 	n2 := n - n1
 	k1, k2 := float64(after+1), float64(kernels-after-1)
 	df := n - float64(kernels)
-	c := abstat.TQuantile(1-level/(2*float64(kernels-1)), df)
-	return (c + abstat.TQuantile(power, df)) * sigma * math.Sqrt(1/n1+1/n2+rho*rho*(1/k1+1/k2))
+	c := abmath.TQuantile(1-level/(2*float64(kernels-1)), df)
+	return (c + abmath.TQuantile(power, df)) * sigma * math.Sqrt(1/n1+1/n2+rho*rho*(1/k1+1/k2))
 }
 
 // BootsFor is the boots per kernel a series of kernels needs for a step

@@ -9,7 +9,7 @@
 // # Change points
 //
 // A row's input is its boot medians by kernel, on the row's scale as
-// package abstat uses it (abstat.ScaleOf: logs where every median is
+// package abstat uses it (abmath.ScaleOf: logs where every median is
 // positive, so a ratio is a shift). Binary segmentation over the kernel
 // boundaries: the statistic at a split is the two-sample t (pooled
 // variance) of the boots before against the boots after, the largest

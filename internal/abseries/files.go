@@ -5,6 +5,7 @@ package abseries
 import (
 	"fmt"
 
+	"github.com/kbench/kbench/internal/abfile"
 	"github.com/kbench/kbench/internal/abstat"
 )
 
@@ -31,55 +32,40 @@ type SeriesRow struct {
 	Medians [][]float64
 }
 
-// Read groups the result files of a series of kernels, one file per
-// kernel in series order (package abfile reads them; package abstat
-// groups each row's samples by boot and gives each benchmark its
-// Primary unit, as kbcompare's report does), labelled labels. Rows in
-// the order of their first appearance.
+// Read reads the result files of a series of kernels once, one file
+// per kernel in series order, labelled labels, and takes each row's
+// boot medians by kernel from their grouped samples (package abstat's
+// Grouped: each benchmark in its Primary unit, as kbcompare's report
+// gives it its verdict). Rows in the order of their first appearance.
 func Read(paths, labels []string) (*Series, error) {
 	if len(paths) < 2 || len(labels) != len(paths) {
 		return nil, fmt.Errorf("%d files and %d labels: want at least 2 files, a label each", len(paths), len(labels))
 	}
+	files, units, err := abfile.Read(paths...)
+	if err != nil {
+		return nil, err
+	}
 	s := &Series{Files: paths, Labels: labels}
-	index := map[[4]string]int{}
 	// A boot belongs to one kernel: the same boot id in two kernels'
 	// files is one file given twice, or boots appended to the wrong one.
 	kernelOf := map[string]int{}
-	for k := 1; k < len(paths); k++ {
-		rep, err := abstat.Compare(paths[0], paths[k], abstat.DefaultOptions)
-		if err != nil {
-			return nil, err
-		}
-		for t, row := range rep.Primaries() {
-			key := [4]string{t.Path, t.Ident, row.Name, t.Unit}
-			i, ok := index[key]
-			if !ok {
-				i = len(s.Rows)
-				index[key] = i
-				s.Rows = append(s.Rows, SeriesRow{Pkg: t.Pkg, Path: t.Path, Ident: t.Ident, Name: row.Name, Unit: t.Unit,
-					Better: t.Better, Medians: make([][]float64, len(paths))})
+	for t, row := range abstat.Grouped(files, units).Primaries() {
+		r := SeriesRow{Pkg: t.Pkg, Path: t.Path, Ident: t.Ident, Name: row.Name, Unit: t.Unit,
+			Better: t.Better, Medians: make([][]float64, len(paths))}
+		for kernel, bs := range row.Samples {
+			if bs == nil {
+				continue
 			}
-			r := &s.Rows[i]
-			for side, kernel := range []int{0, k} {
-				bs := row.Samples[side]
-				if bs == nil {
-					continue
+			for _, id := range bs.IDs {
+				if other, ok := kernelOf[id]; ok && other != kernel && id != "" {
+					return nil, fmt.Errorf("boot %s is in %s (%s) and in %s (%s): a boot is one kernel's; the same file given twice?",
+						id, paths[other], labels[other], paths[kernel], labels[kernel])
 				}
-				for _, id := range bs.IDs {
-					if id == "" {
-						continue
-					}
-					if other, ok := kernelOf[id]; ok && other != kernel {
-						return nil, fmt.Errorf("boot %s is in %s (%s) and in %s (%s): a boot is one kernel's; the same file given twice?",
-							id, paths[other], labels[other], paths[kernel], labels[kernel])
-					}
-					kernelOf[id] = kernel
-				}
-				if r.Medians[kernel] == nil {
-					r.Medians[kernel] = bs.Medians()
-				}
+				kernelOf[id] = kernel
 			}
+			r.Medians[kernel] = bs.Medians()
 		}
+		s.Rows = append(s.Rows, r)
 	}
 	return s, nil
 }

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/kbench/kbench/internal/abstat"
+	"github.com/kbench/kbench/internal/abmath"
 )
 
 // SearchOptions are a bisection's knobs.
@@ -85,7 +85,7 @@ type SearchResult struct {
 type Search struct {
 	images int
 	opts   SearchOptions
-	sc     abstat.Scale
+	sc     abmath.Scale
 	sign   float64 // +1 where bad is above good on the scale
 	alpha  float64 // each test's level
 	ss, df float64 // sums of squares and degrees of freedom of decided steps
@@ -109,7 +109,7 @@ func NewSearch(good, bad []float64, images int, o SearchOptions) (*Search, error
 	case len(o.Looks) == 0 || o.Looks[0] < 2:
 		return nil, fmt.Errorf("looks %v: want rounds from 2 up", o.Looks)
 	}
-	s := &Search{images: images, opts: o, sc: abstat.ScaleOf(good, bad)}
+	s := &Search{images: images, opts: o, sc: abmath.ScaleOf(good, bad)}
 	mg, _ := meanVar(s.sc.ToAll(good))
 	mb, _ := meanVar(s.sc.ToAll(bad))
 	if mg == mb {
@@ -206,7 +206,7 @@ func (s *Search) judge(last bool) {
 		m[i], ss, df = mi, ss+vi*(n-1), df+n-1
 	}
 	sd := math.Sqrt(ss / df)
-	c := abstat.TQuantile(1-s.alpha, df)
+	c := abmath.TQuantile(1-s.alpha, df)
 	g, x, b := m[0], m[1], m[2]
 	q := sd * math.Sqrt(1.625/n)
 	farG, farB := s.sign*(x-g-(b-g)/4)/q, s.sign*(b-x-(b-g)/4)/q

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/kbench/kbench/internal/abstat"
+	"github.com/kbench/kbench/internal/abmath"
 	"github.com/kbench/kbench/internal/abstat/sim"
 )
 
@@ -288,7 +288,7 @@ func TestSimNeeds(t *testing.T) {
 // 2σ²(z(1-α/2) + z(power))²/log(1+target)², 0 past 30 (out of reach:
 // no confirmation, no bisection).
 func confirmBoots(sd, target float64, rows int) int {
-	k := abstat.TQuantile(1-DefaultOptions.Alpha/float64(rows)/2, 1e9) + abstat.TQuantile(DefaultOptions.Power, 1e9)
+	k := abmath.TQuantile(1-DefaultOptions.Alpha/float64(rows)/2, 1e9) + abmath.TQuantile(DefaultOptions.Power, 1e9)
 	n := int(math.Ceil(2 * sd * sd * k * k / (math.Log1p(target) * math.Log1p(target))))
 	if n > 30 {
 		return 0

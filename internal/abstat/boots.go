@@ -3,6 +3,7 @@
 package abstat
 
 import (
+	"github.com/kbench/kbench/internal/abmath"
 	"math"
 	"slices"
 )
@@ -51,7 +52,7 @@ func (b *BootSamples) All() []float64 { return slices.Concat(b.Values...) }
 func (b *BootSamples) Medians() []float64 {
 	m := make([]float64, len(b.Values))
 	for i, v := range b.Values {
-		m[i] = median(v)
+		m[i] = abmath.Median(v)
 	}
 	return m
 }
@@ -62,7 +63,7 @@ type BootCmp struct {
 	Old, New  []float64 // per-boot medians, in file order
 	OldCenter float64   // the mean of Old on the row's Scale, mapped back (a geometric mean with logs)
 	NewCenter float64
-	Scale     Scale
+	Scale     abmath.Scale
 	T, DF, P  float64 // Welch's t statistic, degrees of freedom, two-sided p
 	// Within is the spread of samples inside a boot, Between that of boot
 	// medians around their kernel's center, both as standard deviations
@@ -72,13 +73,13 @@ type BootCmp struct {
 }
 
 // compareBoots tests old against new with boots as the samples, on sc.
-func compareBoots(old, new *BootSamples, sc Scale) *BootCmp {
+func compareBoots(old, new *BootSamples, sc abmath.Scale) *BootCmp {
 	c := &BootCmp{N1: old.Boots(), N2: new.Boots(), Old: old.Medians(), New: new.Medians(), Scale: sc}
 	lo, ln := sc.ToAll(c.Old), sc.ToAll(c.New)
-	mo, vo := meanVar(lo)
-	mn, vn := meanVar(ln)
+	mo, vo := abmath.MeanVar(lo)
+	mn, vn := abmath.MeanVar(ln)
 	c.OldCenter, c.NewCenter = sc.From(mo), sc.From(mn)
-	c.T, c.DF, c.P = welch(lo, ln)
+	c.T, c.DF, c.P = abmath.Welch(lo, ln)
 
 	// Pooled spreads: within boots over every boot, between boots over
 	// both sides' boot medians.
@@ -86,7 +87,7 @@ func compareBoots(old, new *BootSamples, sc Scale) *BootCmp {
 	var dfWithin int
 	for _, s := range []*BootSamples{old, new} {
 		for _, v := range s.Values {
-			_, vr := meanVar(sc.ToAll(v))
+			_, vr := abmath.MeanVar(sc.ToAll(v))
 			ssWithin += vr * float64(len(v)-1)
 			dfWithin += len(v) - 1
 		}

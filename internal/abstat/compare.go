@@ -14,6 +14,7 @@ import (
 	"golang.org/x/perf/benchmath"
 
 	"github.com/kbench/kbench/internal/abfile"
+	"github.com/kbench/kbench/internal/abmath"
 	"github.com/kbench/kbench/internal/unit"
 )
 
@@ -139,8 +140,8 @@ type Row struct {
 	// Cmp is benchstat's per-sample comparison (the U-test), where the
 	// row is judged per sample; zero with boots as samples.
 	Cmp    benchmath.Comparison
-	Scale  Scale   // how the row's values are tested (valid when both sides are present)
-	Change float64 // new/old - 1
+	Scale  abmath.Scale // how the row's values are tested (valid when both sides are present)
+	Change float64      // new/old - 1
 	// P is the two-sided p of the test the row was judged by (Boot's or
 	// Cmp's), Q its Benjamini-Hochberg q among the comparison's rows
 	// (Primary rows, and Derived ones, which take their Primary's); NaN
@@ -157,9 +158,10 @@ type Row struct {
 	// Power is what the comparison could have detected, for the test
 	// the verdict used; nil where a side is missing.
 	Power *Power
-	// Samples holds each side's samples by boot, nil where absent.
-	Samples [2]*BootSamples
-	// ChangeLo and ChangeHi bound Change at Confidence for that test
+	// Samples holds each side's samples by boot (each file's, in
+	// Grouped), nil where absent.
+	Samples []*BootSamples
+	// ChangeLo and ChangeHi bound Change at abmath.Confidence for that test
 	// (changeInterval); NaN where a side is missing.
 	ChangeLo, ChangeHi float64
 	// Rate is, for an event counter (one that also comes at a pace of
@@ -242,19 +244,21 @@ func Compare(oldPath, newPath string, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	return compareFiles(files, units, opts), nil
+	return CompareFiles(files, units, opts), nil
 }
 
 // Grouped is the rows of files as read, grouped into tables with their
-// samples by boot, not judged: what a plan reads (package abplan).
+// samples by boot and file (Row.Samples[i] is files[i]'s), not judged:
+// what a plan reads (package abplan) and a series (package abseries).
 func Grouped(files []*abfile.File, units benchfmt.UnitMetadataMap) *Report {
 	r := &Report{units: units}
 	r.group(files)
 	return r
 }
 
-// compareFiles compares two files as read.
-func compareFiles(files []*abfile.File, units benchfmt.UnitMetadataMap, opts Options) *Report {
+// CompareFiles compares two files as read (abfile.ReadData of what a
+// run holds so far: kbab's pilot).
+func CompareFiles(files []*abfile.File, units benchfmt.UnitMetadataMap, opts Options) *Report {
 	r := &Report{Old: files[0].Path, New: files[1].Path, Opts: opts, units: units}
 	for side, f := range files {
 		r.Boots[side] = len(f.Boots)
@@ -353,11 +357,11 @@ func (r *Report) test(t *Table, row *Row) {
 	old, new := row.Samples[0], row.Samples[1]
 	if old != nil {
 		row.Old = benchmath.NewSample(old.All(), thresholds)
-		row.OldSum = assumption.Summary(row.Old, Confidence)
+		row.OldSum = assumption.Summary(row.Old, abmath.Confidence)
 	}
 	if new != nil {
 		row.New = benchmath.NewSample(new.All(), thresholds)
-		row.NewSum = assumption.Summary(row.New, Confidence)
+		row.NewSum = assumption.Summary(row.New, abmath.Confidence)
 	}
 	row.P, row.Q, row.ChangeLo, row.ChangeHi = math.NaN(), math.NaN(), math.NaN(), math.NaN()
 	switch {
@@ -370,7 +374,7 @@ func (r *Report) test(t *Table, row *Row) {
 		row.warn(row.NewSum.Warnings)
 		return
 	}
-	row.Scale = ScaleOf(row.Old.Values, row.New.Values)
+	row.Scale = abmath.ScaleOf(row.Old.Values, row.New.Values)
 	if r.Opts.Design != nil && row.Role == Primary {
 		if dt, ok := r.Opts.Design.TestRow(t, row); ok {
 			r.designed(row, dt)
@@ -530,6 +534,7 @@ func (r *Report) group(files []*abfile.File) {
 		}
 	}
 	slices.Sort(identKeys)
+	sides := max(len(files), 2) // a pilot's one file has an empty side
 	index := map[tableKey]*Table{}
 	rateTables := map[*Table]*Table{}
 	rowOf := map[*Table]map[string]*Row{}
@@ -551,7 +556,7 @@ func (r *Report) group(files []*abfile.File) {
 			}
 			b := benches[bk]
 			if b == nil {
-				b = &bench{rows: map[string]*Row{}, products: map[string]*[2][]float64{}}
+				b = &bench{rows: map[string]*Row{}, products: map[string][][]float64{}, sides: sides}
 				benches[bk] = b
 				order = append(order, bk)
 			}
@@ -566,7 +571,7 @@ func (r *Report) group(files []*abfile.File) {
 				}
 				row := rowOf[t][res.Name]
 				if row == nil {
-					row = &Row{Name: res.Name}
+					row = &Row{Name: res.Name, Samples: make([]*BootSamples, sides)}
 					rowOf[t][res.Name] = row
 					t.Rows = append(t.Rows, row)
 					b.units = append(b.units, v.Unit)
@@ -585,7 +590,7 @@ func (r *Report) group(files []*abfile.File) {
 						r.Attribution.Rates = append(r.Attribution.Rates, rt)
 					}
 					if row.Rate == nil {
-						row.Rate = &Row{Name: res.Name, Role: Evidence}
+						row.Rate = &Row{Name: res.Name, Role: Evidence, Samples: make([]*BootSamples, sides)}
 						row.Rate.primary = row.Rate
 						rt.Rows = append(rt.Rows, row.Rate)
 					}

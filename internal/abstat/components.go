@@ -3,6 +3,7 @@
 package abstat
 
 import (
+	"github.com/kbench/kbench/internal/abmath"
 	"math"
 	"slices"
 )
@@ -69,7 +70,7 @@ func (c *Components) Sampling(count int) float64 {
 
 // ComponentsOf estimates the components from each side's samples by
 // boot (a nil side is absent), on sc.
-func ComponentsOf(sc Scale, sides ...*BootSamples) Components {
+func ComponentsOf(sc abmath.Scale, sides ...*BootSamples) Components {
 	var c Components
 	var dev []float64
 	var ssCenters float64
@@ -97,7 +98,7 @@ func ComponentsOf(sc Scale, sides ...*BootSamples) Components {
 			}
 		}
 		if len(meds) >= 2 {
-			_, v := meanVar(meds)
+			_, v := abmath.MeanVar(meds)
 			ssCenters += v * float64(len(meds)-1)
 			dfCenters += len(meds) - 1
 		}
@@ -107,7 +108,7 @@ func ComponentsOf(sc Scale, sides ...*BootSamples) Components {
 	}
 	c.Within = math.NaN()
 	if len(dev) > 0 {
-		sd := 1.4826 * median(dev)
+		sd := 1.4826 * abmath.Median(dev)
 		c.Within = sd * sd
 	}
 	slices.Sort(c.resid)
@@ -245,5 +246,5 @@ func SampleCost(secOp ...*BootSamples) float64 {
 	if len(t) == 0 {
 		return 0
 	}
-	return median(t)
+	return abmath.Median(t)
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/kbench/kbench/internal/abmath"
 	"github.com/kbench/kbench/internal/abstat/sim"
 )
 
@@ -27,7 +28,7 @@ func TestComponentsRecoverDesign(t *testing.T) {
 	var n, bad int
 	for _, sr := range s.Rows {
 		row := at5.Find(path.Base(sr.Pkg), "sec/op", sr.Name)
-		c := ComponentsOf(ScaleOf(row.Samples[0].All(), row.Samples[1].All()), row.Samples[0], row.Samples[1])
+		c := ComponentsOf(abmath.ScaleOf(row.Samples[0].All(), row.Samples[1].All()), row.Samples[0], row.Samples[1])
 		want := d.Between * sr.Within
 		if !(want > 0) {
 			continue
@@ -44,7 +45,7 @@ func TestComponentsRecoverDesign(t *testing.T) {
 		// The spread of boot medians at count 20, predicted from count 5.
 		r20 := at20.Find(path.Base(sr.Pkg), "sec/op", sr.Name)
 		pred := math.Sqrt(c.CenterVar(20))
-		c20 := ComponentsOf(ScaleOf(r20.Samples[0].All(), r20.Samples[1].All()), r20.Samples[0], r20.Samples[1])
+		c20 := ComponentsOf(abmath.ScaleOf(r20.Samples[0].All(), r20.Samples[1].All()), r20.Samples[0], r20.Samples[1])
 		if obs := math.Sqrt(c20.Centers); math.Abs(pred/obs-1) > 0.35 {
 			bad++
 			t.Logf("%s: boot medians at count 20 spread %.4f, predicted from count 5 %.4f", sr.Key(), obs, pred)
@@ -95,7 +96,7 @@ func TestMedianVarEven(t *testing.T) {
 			for i, j := range idx {
 				draw[i] = c.s[j]
 			}
-			m := median(draw)
+			m := abmath.Median(draw)
 			sum, sq, w = sum+m, sq+m*m, w+1
 			i := 0
 			for ; i < c.n; i++ {

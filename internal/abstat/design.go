@@ -22,7 +22,7 @@ type DesignTest struct {
 	// family, and cannot fail the comparison.
 	Decided bool
 	// P is the test's two-sided p, Change the row's change and Lo, Hi
-	// its interval at Confidence (where Decided).
+	// its interval at abmath.Confidence (where Decided).
 	P, Change, Lo, Hi float64
 	// MDE is the change the row's boots detect at the design's power
 	// and level; Boots the boots a side it used or holds, Need those it

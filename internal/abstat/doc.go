@@ -19,10 +19,9 @@
 // Why a package: the statistics are one mechanism with two users, and
 // the experiment's design (variance components; package abplan's plan
 // and sequential design) reads the same grouped samples (Grouped). Each
-// concern is a file: compare.go groups and judges, boots.go, welch.go,
-// interval.go and power.go test, family.go decides which unit is a
-// row's verdict and its q-value, scale.go is the one Scale every test
-// uses, attribution.go the counters under a row, setup.go, outcomes.go
+// concern is a file: compare.go groups and judges, boots.go, interval.go
+// and power.go test (with package abmath's numbers), family.go decides
+// which unit is a row's verdict and its q-value, attribution.go the counters under a row, setup.go, outcomes.go
 // and geomean.go the setup lines, failures, skips and geomeans;
 // components.go holds each row's variance within and between boots and
 // a sample's cost; design.go the hook by which a design that fixed a

@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/kbench/kbench/internal/abmath"
 	"github.com/kbench/kbench/internal/unit"
 )
 
@@ -49,8 +50,9 @@ type bench struct {
 	units []string        // in order of first appearance
 	rows  map[string]*Row // by unit
 	// products holds, per unit other than sec/op, value × sec/op of each
-	// result that has both, per side.
-	products map[string]*[2][]float64
+	// result that has both, per side (of sides).
+	products map[string][][]float64
+	sides    int
 }
 
 func (b *bench) addProducts(side int, values []benchfmt.Value) {
@@ -64,7 +66,7 @@ func (b *bench) addProducts(side int, values []benchfmt.Value) {
 		}
 		p := b.products[v.Unit]
 		if p == nil {
-			p = &[2][]float64{}
+			p = make([][]float64, b.sides)
 			b.products[v.Unit] = p
 		}
 		p[side] = append(p[side], v.Value*values[i].Value)
@@ -99,13 +101,13 @@ func (b *bench) roles() {
 }
 
 // constantProduct reports whether unit u times sec/op is one number over
-// all of the row's results, on both sides.
+// all of the row's results, on every side.
 func (b *bench) constantProduct(u string) bool {
 	p := b.products[u]
-	if p == nil || len(p[0]) == 0 || len(p[1]) == 0 {
+	if p == nil || slices.ContainsFunc(p, func(v []float64) bool { return len(v) == 0 }) {
 		return false
 	}
-	all := slices.Concat(p[0], p[1])
+	all := slices.Concat(p...)
 	lo, hi := slices.Min(all), slices.Max(all)
 	return lo > 0 && hi/lo-1 <= derivedTolerance
 }
@@ -132,7 +134,7 @@ func (r *Report) family() {
 		}
 	}
 	r.Family, r.Nominal = len(rows), 0
-	for i, q := range bhQ(ps) {
+	for i, q := range abmath.BHQ(ps) {
 		if rows[i] == nil {
 			continue
 		}
@@ -142,37 +144,3 @@ func (r *Report) family() {
 		}
 	}
 }
-
-// bhQ returns Benjamini and Hochberg's q-values of p: q(i) is the
-// smallest false discovery rate at which p(i) is called significant,
-// min over j with p(j) >= p(i) of m·p(j)/rank(j), at most 1. Calling
-// the rows with q <= alpha significant keeps the expected share of false
-// ones among them at alpha or below, and, where no row changed at all,
-// the chance of calling any at alpha or below.
-func bhQ(p []float64) []float64 {
-	idx := make([]int, len(p))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortStableFunc(idx, func(a, b int) int {
-		switch {
-		case p[a] < p[b]:
-			return -1
-		case p[a] > p[b]:
-			return 1
-		}
-		return 0
-	})
-	q := make([]float64, len(p))
-	m, least := float64(len(p)), 1.0
-	for k := len(idx) - 1; k >= 0; k-- {
-		i := idx[k]
-		least = min(least, p[i]*m/float64(k+1))
-		q[i] = least
-	}
-	return q
-}
-
-// BHQ is bhQ, for other families of tests (package profdelta's kernel
-// functions of one row).
-func BHQ(p []float64) []float64 { return bhQ(p) }

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/kbench/kbench/internal/abmath"
 	"github.com/kbench/kbench/internal/abstat/sim"
 )
 
@@ -22,13 +23,13 @@ func TestBHQ(t *testing.T) {
 		{[]float64{1, 1}, []float64{1, 1}},
 		{nil, []float64{}},
 	} {
-		got := bhQ(c.p)
+		got := abmath.BHQ(c.p)
 		if len(got) != len(c.q) {
-			t.Fatalf("bhQ(%v) = %v, want %v", c.p, got, c.q)
+			t.Fatalf("abmath.BHQ(%v) = %v, want %v", c.p, got, c.q)
 		}
 		for i := range got {
 			if math.Abs(got[i]-c.q[i]) > 1e-12 {
-				t.Errorf("bhQ(%v) = %v, want %v", c.p, got, c.q)
+				t.Errorf("abmath.BHQ(%v) = %v, want %v", c.p, got, c.q)
 				break
 			}
 		}

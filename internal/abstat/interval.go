@@ -3,17 +3,14 @@
 package abstat
 
 import (
+	"github.com/kbench/kbench/internal/abmath"
 	"math"
 	"slices"
 
 	"github.com/aclements/go-moremath/stats"
 )
 
-// Confidence is benchstat's default confidence level for the ranges and
-// intervals.
-const Confidence = 0.95
-
-// changeInterval returns the confidence interval (at Confidence) of a
+// changeInterval returns the confidence interval (at abmath.Confidence) of a
 // compared row's change, for the test its verdict used: with boots as
 // samples, Welch's interval for the difference of the means of boot
 // medians on the row's Scale; per sample, the Hodges-Lehmann interval
@@ -27,13 +24,13 @@ func changeInterval(row *Row) (lo, hi float64) {
 	}
 	sc := row.Scale
 	if b := row.Boot; b != nil {
-		mo, vo := meanVar(sc.ToAll(b.Old))
-		mn, vn := meanVar(sc.ToAll(b.New))
+		mo, vo := abmath.MeanVar(sc.ToAll(b.Old))
+		mn, vn := abmath.MeanVar(sc.ToAll(b.New))
 		se := math.Sqrt(vo/float64(b.N1) + vn/float64(b.N2))
 		d := mn - mo
 		w := 0.0
 		if se > 0 {
-			w = tQuantile(1-(1-Confidence)/2, b.DF) * se
+			w = abmath.TQuantile(1-(1-abmath.Confidence)/2, b.DF) * se
 		}
 		return sc.Change(d-w, mo), sc.Change(d+w, mo)
 	}
@@ -49,20 +46,20 @@ func changeInterval(row *Row) (lo, hi float64) {
 	if k < 1 {
 		return math.Inf(-1), math.Inf(1)
 	}
-	c := median(lx)
+	c := abmath.Median(lx)
 	return sc.Change(diffs[k-1], c), sc.Change(diffs[len(diffs)-k], c)
 }
 
 // hlRank is the rank k (1-based) of the Hodges-Lehmann interval's lower
 // end among the n1·n2 sorted differences: one more than the largest c
-// with P(U <= c) <= (1-Confidence)/2, from U's exact distribution
+// with P(U <= c) <= (1-abmath.Confidence)/2, from U's exact distribution
 // without ties (go-moremath's) up to 20 samples a side (beyond, it takes
 // moremath a tenth of a second and more), its normal approximation beyond.
 func hlRank(n1, n2 int) int {
-	tail := (1 - Confidence) / 2
+	tail := (1 - abmath.Confidence) / 2
 	if n1 > 20 || n2 > 20 {
 		f1, f2 := float64(n1), float64(n2)
-		return int(math.Floor(f1*f2/2 - normal.InvCDF(1-tail)*math.Sqrt(f1*f2*(f1+f2+1)/12)))
+		return int(math.Floor(f1*f2/2 - stats.StdNormal.InvCDF(1-tail)*math.Sqrt(f1*f2*(f1+f2+1)/12)))
 	}
 	u := stats.UDist{N1: n1, N2: n2}
 	c := -1
@@ -70,16 +67,4 @@ func hlRank(n1, n2 int) int {
 		c++
 	}
 	return c + 1
-}
-
-// BootInterval is the center of boot medians v on scale sc (the mean
-// there, mapped back: a geometric mean with logs) and its Confidence t
-// interval; the ends are NaN for fewer than two boots.
-func BootInterval(v []float64, sc Scale) (c, lo, hi float64) {
-	m, vr := meanVar(sc.ToAll(v))
-	if len(v) < 2 {
-		return sc.From(m), math.NaN(), math.NaN()
-	}
-	w := tQuantile(1-(1-Confidence)/2, float64(len(v)-1)) * math.Sqrt(vr/float64(len(v)))
-	return sc.From(m), sc.From(m - w), sc.From(m + w)
 }

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/perf/benchmath"
 
+	"github.com/kbench/kbench/internal/abmath"
 	"github.com/kbench/kbench/internal/abstat/sim"
 )
 
@@ -72,7 +73,7 @@ func powerPerSample(t *testing.T, old, nw string, seed uint64) {
 	}
 	var resid []float64
 	for _, side := range [][]float64{row.Old.Values, row.New.Values} {
-		m := median(side)
+		m := abmath.Median(side)
 		for _, x := range side {
 			resid = append(resid, x/m)
 		}
@@ -136,7 +137,7 @@ func TestPowerBoots(t *testing.T) {
 	}
 	flagged := 0
 	for range resamplings {
-		if a, b := boots(3, 1), boots(3, 1+p.MDE); compareBoots(a, b, ScaleOf(a.All(), b.All())).P <= detectAlpha {
+		if a, b := boots(3, 1), boots(3, 1+p.MDE); compareBoots(a, b, abmath.ScaleOf(a.All(), b.All())).P <= detectAlpha {
 			flagged++
 		}
 	}
@@ -162,7 +163,7 @@ func realRuns(t *testing.T) [][]float64 {
 				t.Fatal(err)
 			}
 			v := slices.Clone(rowOf(t, r, "sec/op", sim.SyscallRow).Old.Values)
-			m := median(v)
+			m := abmath.Median(v)
 			for j := range v {
 				v[j] /= m
 			}

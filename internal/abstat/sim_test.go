@@ -60,7 +60,7 @@ func groupRows(s *sim.Suite, rows []rowBoots) *Report {
 			tables[pkg] = t
 			r.Tables = append(r.Tables, t)
 		}
-		row := &Row{Name: sr.Name, Role: Primary}
+		row := &Row{Name: sr.Name, Role: Primary, Samples: make([]*BootSamples, 2)}
 		row.primary = row
 		for side, boots := range rows[i] {
 			row.Samples[side] = &BootSamples{}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"github.com/kbench/kbench/internal/abstat"
+	"github.com/kbench/kbench/internal/abmath"
 	"github.com/kbench/kbench/internal/kprofile"
 )
 
@@ -267,7 +267,7 @@ func compare(v [2][]float64) Stat {
 	}
 	st.Change = st.New.Mean - st.Old.Mean
 	st.Rel = st.Change / st.Old.Mean
-	st.T, st.DF, st.P = abstat.Welch(st.Old.Boots, st.New.Boots)
+	st.T, st.DF, st.P = abmath.Welch(st.Old.Boots, st.New.Boots)
 	return st
 }
 
@@ -278,7 +278,7 @@ func setQ(fs []Func, at func(*Func) *Stat) {
 	for i := range fs {
 		ps[i] = at(&fs[i]).P
 	}
-	for i, q := range abstat.BHQ(ps) {
+	for i, q := range abmath.BHQ(ps) {
 		at(&fs[i]).Q = q
 	}
 }

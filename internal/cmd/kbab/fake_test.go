@@ -36,6 +36,7 @@ const fakeEnv = "KBAB_FAKE_VMEXEC"
 // fakeVMExec is the fake's main; it returns the exit status.
 func fakeVMExec() int {
 	dir := os.Getenv(fakeEnv)
+	began := time.Now()
 	fs := flag.NewFlagSet("vmexec", flag.ContinueOnError)
 	kernel := fs.String("kernel", "", "")
 	app := fs.String("append", "", "")
@@ -115,7 +116,13 @@ func fakeVMExec() int {
 	if _, err := os.Stat(filepath.Join(dir, "planned")); err == nil {
 		seed, _ := os.ReadFile(filepath.Join(dir, "seed"))
 		s, _ := strconv.ParseUint(strings.TrimSpace(string(seed)), 10, 64)
-		plannedRows(fs.Args()[1:], ns, *app, n, s)
+		wide, _ := os.ReadFile(filepath.Join(dir, "wide"))
+		w, _ := strconv.Atoi(strings.TrimSpace(string(wide)))
+		plannedRows(fs.Args()[1:], ns, *app, n, s, w)
+		if st, err := os.OpenFile(filepath.Join(dir, "stamps"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o666); err == nil {
+			fmt.Fprintf(st, "%d %d\n", began.UnixNano(), time.Now().UnixNano())
+			st.Close()
+		}
 		if p := os.Getenv("KBENCH_PROFILE"); p != "" {
 			if err := fakeProfiles(p, strings.Contains(*app, "slow"), n); err != nil {
 				fmt.Fprintf(os.Stderr, "fake vmexec: KBENCH_PROFILE: %v\n", err)
@@ -158,8 +165,9 @@ func fakeProfiles(dir string, slow bool, n int) error {
 // Call n of the fake seeds its boot (the "seed" knob, 0 unless set, seeds
 // the run): the same draws on any machine, an A/A unless ns differs. A
 // cmdline holding step=ROW makes that row alone 10% slower, half=ROW 5%:
-// planted steps for a series or a bisection.
-func plannedRows(args []string, ns float64, app string, n int, seed uint64) {
+// planted steps for a series or a bisection. wide more rows, Wide00 on,
+// spread as Noisy, make a suite's width (BenchmarkPlannedBoot).
+func plannedRows(args []string, ns float64, app string, n int, seed uint64, wide int) {
 	count, bench := 1, "."
 	for _, a := range args {
 		if v, ok := strings.CutPrefix(a, "-test.count="); ok {
@@ -170,10 +178,15 @@ func plannedRows(args []string, ns float64, app string, n int, seed uint64) {
 		}
 	}
 	rng := mrand.New(mrand.NewPCG(seed, uint64(n)))
-	for _, row := range []struct {
+	type row struct {
 		name           string
 		layout, within float64
-	}{{"Work", 0.001, 0.002}, {"Noisy", 0.03, 0.01}} {
+	}
+	rows := []row{{"Work", 0.001, 0.002}, {"Noisy", 0.03, 0.01}}
+	for i := range wide {
+		rows = append(rows, row{fmt.Sprintf("Wide%02d", i), 0.03, 0.01})
+	}
+	for _, row := range rows {
 		layout := row.layout * rng.NormFloat64()
 		if ok, _ := regexp.MatchString(bench, "Benchmark"+row.name); !ok {
 			continue

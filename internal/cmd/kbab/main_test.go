@@ -51,7 +51,7 @@ func setupAndRun(m *testing.M) int {
 
 // fake is one test's fake vmexec: its knob directory and kernel images.
 type fake struct {
-	t          *testing.T
+	t          testing.TB
 	dir, out   string
 	imgA, imgB string
 }
@@ -59,7 +59,7 @@ type fake struct {
 // noGo says why the tests that run go test skip, when they do.
 var noGo string
 
-func newFake(t *testing.T) *fake {
+func newFake(t testing.TB) *fake {
 	if noGo != "" {
 		t.Skip(noGo)
 	}
@@ -75,7 +75,7 @@ func newFake(t *testing.T) *fake {
 
 // writeImage writes a file that passes vmexec's kernel image check (a
 // bzImage header), tagged so that two images differ.
-func writeImage(t *testing.T, p, tag string) {
+func writeImage(t testing.TB, p, tag string) {
 	b := make([]byte, 0x208)
 	copy(b[0x202:], "HdrS\x0f\x02")
 	if err := os.WriteFile(p, append(b, tag...), 0o666); err != nil {
@@ -113,7 +113,7 @@ func (f *fake) run(sig chan os.Signal, args ...string) (code int, stdout, stderr
 	return code, readAll(f.t, o), readAll(f.t, e)
 }
 
-func tempFile(t *testing.T) *os.File {
+func tempFile(t testing.TB) *os.File {
 	f, err := os.CreateTemp(t.TempDir(), "std")
 	if err != nil {
 		t.Fatal(err)
@@ -122,7 +122,7 @@ func tempFile(t *testing.T) *os.File {
 	return f
 }
 
-func readAll(t *testing.T, f *os.File) string {
+func readAll(t testing.TB, f *os.File) string {
 	b, err := os.ReadFile(f.Name())
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/kbench/kbench/internal/abfile"
@@ -37,6 +38,11 @@ func (d *driver) designOptions() abplan.Options {
 type plannedDesign struct {
 	d    *driver
 	a, b int // the kernels compared
+	// read is how many finished boots held counts: per row (import
+	// path, name), the boots of each side that hold it. Each boot is
+	// read once, from its bytes in its kernel's file.
+	read int
+	held map[[2]string]*[2]int
 }
 
 func (p *plannedDesign) next(i int) (nextBoot, bool, error) {
@@ -46,12 +52,12 @@ func (p *plannedDesign) next(i int) (nextBoot, bool, error) {
 		if err := p.replan(); err != nil {
 			return nextBoot{}, false, fmt.Errorf("planning: %v", err)
 		}
-		next, _ := d.design.Next(p.spent())
+		next, _ := d.design.Next(p.spent(d.st.Boots))
 		if len(next) == 0 {
 			if d.design.Cut {
 				_, pending, _ := d.design.Progress()
 				fmt.Fprintf(d.stderr, "kbab: -budget %s: the next pair would pass it after %s of boots (%s's doubled); stopping with %d rows pending\n",
-					d.cfg.budget, round(seconds(p.spent())), d.st.Settings.label(p.a), pending)
+					d.cfg.budget, round(seconds(p.spent(d.st.Boots))), d.st.Settings.label(p.a), pending)
 			}
 			return nextBoot{}, false, nil
 		}
@@ -82,57 +88,114 @@ func (p *plannedDesign) progress() string {
 	}
 	decided, pending, undecided := d.design.Progress()
 	return fmt.Sprintf("; rows %d decided, %d pending, %d undecided; about %s left",
-		decided, pending, undecided, round(seconds(max(d.design.Seconds-p.spent(), 0))))
+		decided, pending, undecided, round(seconds(max(d.design.Seconds-p.spent(d.st.Boots), 0))))
 }
 
 func (p *plannedDesign) report(stdout io.Writer) int { return p.d.compare(stdout) }
 
 // replan brings the design up to the boots so far: the first time in a
-// process it plans from the pilot (the first Pilot boots a side of the
-// two kernels' files, and the costs of a's first boot) and writes the
-// plan to plan.txt, the first plan of the run also to stderr; after that
-// it records the boots each row holds. A resumed run plans as the first
-// did: from the same pilot boots.
+// process it plans from the pilot (plan) and writes the plan to
+// plan.txt, the first plan of the run also to stderr; then, and after
+// every pair, it reads the boots finished since (each boot once) and
+// records the boots each row holds.
 func (p *plannedDesign) replan() error {
 	d := p.d
-	rep, err := abstat.Compare(d.result(d.st.Settings.label(p.a)), d.result(d.st.Settings.label(p.b)), abstat.DefaultOptions)
-	if err != nil {
-		return err
+	first := false
+	if !d.design.Planned {
+		if err := p.plan(); err != nil {
+			return err
+		}
+		first = len(d.st.Boots) == d.design.PilotBoots()
 	}
-	rows := abplan.RowsOf(rep, nil)
-	if d.design.Planned {
-		d.design.Update(rows)
-		return d.writePlan(false)
+	if p.held == nil {
+		p.held = map[[2]string]*[2]int{}
 	}
-	costs, err := p.pilotCosts()
-	if err != nil {
-		return err
-	}
-	var spent float64
-	for _, b := range d.st.Boots[:d.design.PilotBoots()] {
-		if b.Kernel == d.st.Settings.label(p.a) {
-			spent += 2 * b.Seconds
+	for ; p.read < len(d.st.Boots); p.read++ {
+		b := d.st.Boots[p.read]
+		side := slices.Index([]string{d.st.Settings.label(p.a), d.st.Settings.label(p.b)}, b.Kernel)
+		if side < 0 {
+			continue
+		}
+		f, err := d.readBoot(b)
+		if err != nil {
+			return err
+		}
+		seen := map[[2]string]bool{}
+		for _, r := range f.Results {
+			k := [2]string{r.Config["pkg"], r.Name}
+			if p.held[k] == nil {
+				p.held[k] = &[2]int{}
+			}
+			if !seen[k] {
+				seen[k] = true
+				p.held[k][side]++
+			}
 		}
 	}
-	d.design.Plan(rows, costs, spent)
-	first := len(d.st.Boots) == d.design.PilotBoots()
+	d.design.Update(func(pkg, name string) int {
+		if h := p.held[[2]string{pkg, name}]; h != nil {
+			return min(h[0], h[1])
+		}
+		return 0
+	})
 	return d.writePlan(first)
 }
 
-// pilotCosts are each package's boot cost from a's first boot (boot 1): its go
-// test time less its rows' timed work (iterations × sec/op), as
-// abplan.PackageCost fits it from one boot. One boot of A: what B's
-// speed cannot move, and what a resumed run reads again alike.
-func (p *plannedDesign) pilotCosts() (map[string]float64, error) {
-	files, _, err := abfile.Read(filepath.Join(p.d.cfg.out, "boots", "01-"+p.d.st.Settings.label(p.a)+".txt"))
+// plan plans the design from the pilot alone: the first Pilot boots a
+// side (the first bytes of the two kernels' files), and each package's
+// boot cost from a's first boot (its go test time less its rows' timed
+// work, abplan.PackageCost), what B's speed cannot move. A resumed run
+// plans as the first did.
+func (p *plannedDesign) plan() error {
+	d := p.d
+	pilot := d.st.Boots[:d.design.PilotBoots()]
+	names, data := make([]string, 2), make([][]byte, 2)
+	for i, k := range []int{p.a, p.b} {
+		names[i] = d.result(d.st.Settings.label(k))
+		all, err := os.ReadFile(names[i])
+		if err != nil {
+			return err
+		}
+		for _, b := range pilot {
+			if b.Kernel == d.st.Settings.label(k) {
+				data[i] = all[:b.Offset+b.Bytes]
+			}
+		}
+	}
+	files, units, err := abfile.ReadData(names, data)
+	if err != nil {
+		return err
+	}
+	f, err := d.readBoot(d.st.Boots[0])
+	if err != nil {
+		return err
+	}
+	costs := map[string]float64{}
+	for pkg, c := range abplan.PackageCost([]*abfile.File{f}) {
+		costs[pkg] = c.Boot
+	}
+	rep := abstat.CompareFiles(files, units, abstat.DefaultOptions)
+	d.design.Plan(abplan.RowsOf(rep), costs, p.spent(pilot))
+	return nil
+}
+
+// readBoot reads what finished boot b appended to its kernel's file,
+// under its boot file's name (boots/NN-LABEL.txt holds the same bytes).
+func (d *driver) readBoot(b bootRecord) (*abfile.File, error) {
+	f, err := os.Open(d.result(b.Kernel))
 	if err != nil {
 		return nil, err
 	}
-	costs := map[string]float64{}
-	for pkg, c := range abplan.PackageCost(files) {
-		costs[pkg] = c.Boot
+	defer f.Close()
+	data := make([]byte, b.Bytes)
+	if _, err := f.ReadAt(data, b.Offset); err != nil {
+		return nil, err
 	}
-	return costs, nil
+	files, _, err := abfile.ReadData([]string{filepath.Join(d.cfg.out, "boots", fmt.Sprintf("%02d-%s.txt", b.Boot, b.Kernel))}, [][]byte{data})
+	if err != nil {
+		return nil, err
+	}
+	return files[0], nil
 }
 
 // writePlan writes the design to plan.txt, and to stderr where first.
@@ -150,12 +213,12 @@ func (d *driver) writePlan(first bool) error {
 	return nil
 }
 
-// spent is what the finished boots count against the budget: a's boot
-// times doubled, across resumes. b's own times never count, so when the
+// spent is what boots count against the budget: a's boot times
+// doubled, across resumes. b's own times never count, so when the
 // budget stops a run cannot depend on b's speed.
-func (p *plannedDesign) spent() float64 {
+func (p *plannedDesign) spent(boots []bootRecord) float64 {
 	var s float64
-	for _, b := range p.d.st.Boots {
+	for _, b := range boots {
 		if b.Kernel == p.d.st.Settings.label(p.a) {
 			s += 2 * b.Seconds
 		}

@@ -1,6 +1,6 @@
 //go:build linux
 
-package abplan
+package abmath
 
 import (
 	"math"
@@ -19,7 +19,7 @@ func normalRule(rng *rand.Rand, r Rule, sigma, delta float64) (p float64, worse 
 		for range r.N0 {
 			v = append(v, sigma*rng.NormFloat64())
 		}
-		m := mean(v)
+		m, _ := MeanVar(v)
 		for _, x := range v {
 			ss += (x - m) * (x - m)
 			sum[s] += x

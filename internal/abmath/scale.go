@@ -1,6 +1,6 @@
 //go:build linux
 
-package abstat
+package abmath
 
 import (
 	"math"
@@ -27,7 +27,7 @@ func ScaleOf(values ...[]float64) Scale {
 		return Scale{Log: true}
 	}
 	s := Scale{Unit: 1}
-	if m := math.Abs(median(all)); m > 0 {
+	if m := math.Abs(Median(all)); m > 0 {
 		s.Unit = m
 	} else if m := meanAbs(all); m > 0 {
 		s.Unit = m
@@ -96,8 +96,8 @@ func (s Scale) Shift(rel, c float64) float64 {
 	return rel
 }
 
-// median is the median of v (NaN for none).
-func median(v []float64) float64 {
+// Median is the median of v (NaN for none).
+func Median(v []float64) float64 {
 	if len(v) == 0 {
 		return math.NaN()
 	}
@@ -109,10 +109,10 @@ func median(v []float64) float64 {
 	return (s[n/2-1] + s[n/2]) / 2
 }
 
-// meanVar is the mean of v and its sample variance: exactly that value
+// MeanVar is the mean of v and its sample variance: exactly that value
 // and 0 where all values are equal (summing them could round otherwise,
 // and a spread of 1e-33 is not a spread), 0 for one value.
-func meanVar(v []float64) (mean, variance float64) {
+func MeanVar(v []float64) (mean, variance float64) {
 	if len(v) > 0 && !slices.ContainsFunc(v, func(x float64) bool { return x != v[0] }) {
 		return v[0], 0
 	}
@@ -128,9 +128,3 @@ func meanVar(v []float64) (mean, variance float64) {
 	}
 	return mean, variance / float64(len(v)-1)
 }
-
-// Median is v's median (v is not changed).
-func Median(v []float64) float64 { return median(v) }
-
-// MeanVar is v's mean and sample variance (meanVar).
-func MeanVar(v []float64) (mean, variance float64) { return meanVar(v) }

@@ -1,6 +1,6 @@
 //go:build linux
 
-package abstat
+package abmath
 
 import (
 	"errors"
@@ -9,12 +9,12 @@ import (
 	"github.com/aclements/go-moremath/stats"
 )
 
-// welch is Welch's unequal-variances t-test (go-moremath's) of b against
+// Welch is Welch's unequal-variances t-test (go-moremath's) of b against
 // a: the t statistic (b minus a), the Welch-Satterthwaite degrees of
 // freedom and the two-sided p-value. Where both samples have no spread,
 // which the library refuses, the means decide: equal, p is 1; apart, 0;
 // the degrees of freedom are then n1+n2-2, what the test would have had.
-func welch(a, b []float64) (t, df, p float64) {
+func Welch(a, b []float64) (t, df, p float64) {
 	r, err := stats.TwoSampleWelchTTest(stats.Sample{Xs: b}, stats.Sample{Xs: a}, stats.LocationDiffers)
 	if errors.Is(err, stats.ErrZeroVariance) {
 		df = float64(len(a) + len(b) - 2)
@@ -24,21 +24,17 @@ func welch(a, b []float64) (t, df, p float64) {
 		}
 		return math.Copysign(math.Inf(1), mb-ma), df, 0
 	}
-	if err != nil { // fewer than 2 values a side: MinBoots rules it out
+	if err != nil { // fewer than 2 values a side
 		return math.NaN(), math.NaN(), 1
 	}
 	return r.T, r.DoF, r.P
 }
 
-// Welch is welch, for the other samples across boots that the A/B
-// compares (package profdelta's per-boot profile shares).
-func Welch(a, b []float64) (t, df, p float64) { return welch(a, b) }
-
-// tQuantile is Student's t distribution's p quantile on df degrees of
+// TQuantile is Student's t distribution's p quantile on df degrees of
 // freedom. go-moremath's TDist panics ("betainc: a or b too big") for
 // very large or infinite df, where t is the normal distribution: that
 // is used from df 1e6 on. NaN where df is not a positive number.
-func tQuantile(p, df float64) float64 {
+func TQuantile(p, df float64) float64 {
 	switch {
 	case !(df > 0):
 		return math.NaN()
@@ -47,7 +43,7 @@ func tQuantile(p, df float64) float64 {
 	case p == 0.5:
 		return 0
 	case p < 0.5:
-		return -tQuantile(1-p, df)
+		return -TQuantile(1-p, df)
 	}
 	// Newton's method from the normal quantile: the t CDF is concave
 	// above 0, so each step lands below the root and the steps rise to
@@ -65,8 +61,3 @@ func tQuantile(p, df float64) float64 {
 }
 
 var normal = stats.NormalDist{Mu: 0, Sigma: 1}
-
-// TQuantile is Student's t distribution's p quantile on df degrees of
-// freedom (tQuantile), for the designs that plan a test of boot medians
-// (package abplan).
-func TQuantile(p, df float64) float64 { return tQuantile(p, df) }

@@ -1,6 +1,6 @@
 //go:build linux
 
-package abstat
+package abmath
 
 import (
 	"math"
@@ -32,7 +32,7 @@ func TestWelch(t *testing.T) {
 			x := float64(2*i-(c.n-1)) * math.Sqrt(12/float64(c.n*(c.n+1))) / 2
 			a, b = append(a, x), append(b, x+d)
 		}
-		tt, df, p := welch(a, b)
+		tt, df, p := Welch(a, b)
 		if math.Abs(tt-c.tt) > 1e-6 || math.Abs(df-float64(2*c.n-2)) > 1e-9 || math.Abs(p-c.p) > 1e-5 {
 			t.Errorf("n=%d: t=%.6f df=%g p=%.6f, want t=%.6f df=%d p=%.6f", c.n, tt, df, p, c.tt, 2*c.n-2, c.p)
 		}
@@ -42,15 +42,15 @@ func TestWelch(t *testing.T) {
 	// critical value on 4 df is 4.604).
 	a := []float64{100, 101, 99}
 	b := []float64{106, 107, 105}
-	tt, df, p := welch(a, b)
+	tt, df, p := Welch(a, b)
 	if math.Abs(tt-7.348469) > 1e-5 || math.Abs(df-4) > 1e-9 || p > 0.01 || p < 0.001 {
 		t.Errorf("t=%g df=%g p=%g; want t=7.348, df=4, 0.001<p<0.01", tt, df, p)
 	}
 	// No spread: the means decide.
-	if _, _, p := welch([]float64{1, 1, 1}, []float64{2, 2, 2}); p != 0 {
+	if _, _, p := Welch([]float64{1, 1, 1}, []float64{2, 2, 2}); p != 0 {
 		t.Errorf("no spread, apart: p=%g, want 0", p)
 	}
-	if _, _, p := welch([]float64{1, 1, 1}, []float64{1, 1, 1}); p != 1 {
+	if _, _, p := Welch([]float64{1, 1, 1}, []float64{1, 1, 1}); p != 1 {
 		t.Errorf("no spread, equal: p=%g, want 1", p)
 	}
 }
@@ -65,12 +65,12 @@ func TestTQuantile(t *testing.T) {
 		{0.995, 4, 4.604095}, {0.8, 4, 0.940965}, {0.025, 4, -2.776445}, {0.975, 1000, 1.962339},
 		{0.975, math.Inf(1), 1.959964}, {0.975, 1e300, 1.959964}, {0.5, 3, 0},
 	} {
-		if got := tQuantile(c.p, c.df); math.Abs(got-c.want) > 1e-5 {
+		if got := TQuantile(c.p, c.df); math.Abs(got-c.want) > 1e-5 {
 			t.Errorf("t(%g, df %g) = %.6f, want %.6f", c.p, c.df, got, c.want)
 		}
 	}
 	for _, df := range []float64{0, -1, math.NaN()} {
-		if got := tQuantile(0.975, df); !math.IsNaN(got) {
+		if got := TQuantile(0.975, df); !math.IsNaN(got) {
 			t.Errorf("t(0.975, df %g) = %g, want NaN", df, got)
 		}
 	}

@@ -1,14 +1,12 @@
 //go:build linux
 
-package abplan
+package abmath
 
 import (
 	"math"
 	"sync"
 
 	"github.com/aclements/go-moremath/stats"
-
-	"github.com/kbench/kbench/internal/abstat"
 )
 
 // Rule is Stein's two-stage test of one row (C. Stein, "A two-sample
@@ -159,8 +157,6 @@ func (r Rule) FloorShare(sigma float64) float64 {
 	return e
 }
 
-var normal = stats.NormalDist{Mu: 0, Sigma: 1}
-
 type point struct{ x, w float64 }
 
 var (
@@ -198,7 +194,7 @@ func chiGrid(df int) []point {
 	return g
 }
 
-// quantile is abstat.TQuantile, cached: a design asks the same few.
+// quantile is TQuantile, cached: a design asks the same few.
 func quantile(p, df float64) float64 {
 	qMu.Lock()
 	defer qMu.Unlock()
@@ -206,7 +202,7 @@ func quantile(p, df float64) float64 {
 	if v, ok := qs[k]; ok {
 		return v
 	}
-	v := abstat.TQuantile(p, df)
+	v := TQuantile(p, df)
 	qs[k] = v
 	return v
 }
