@@ -31,6 +31,7 @@
 //	abreport:   internal/abreport -> abplan abstat abfile instrument
 //	            harness os
 //	cmd:        internal/cmd/* internal/lkpstat internal/vmflags
+//	            internal/kernelbuild
 //	            internal/percent
 //	            -> abreport abplan abstat abfile instrument workload
 //	            harness os

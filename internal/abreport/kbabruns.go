@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 
 	"github.com/kbench/kbench/internal/abseries"
 	"github.com/kbench/kbench/internal/abstat"
@@ -62,6 +63,9 @@ type BisectRun struct {
 	Opts          abseries.SearchOptions
 	BootsInAll    int
 	ConfirmReport []byte // the confirmation's A/B report (WriteRun)
+	// Skipped says why each skipped image (Search.Skipped) was: its
+	// commit's build failure.
+	Skipped map[int]string
 }
 
 // WriteBisect writes kbab -bisect's report: the confirmation's A/B
@@ -93,11 +97,22 @@ func WriteBisect(w io.Writer, b BisectRun) error {
 		k := image(st.Image)
 		fmt.Fprintf(w, "step %d: %s (%s): %d boots, %s (log likelihood ratio %.3g)\n", j+1, k.Label, k.Boots, st.Boots, st.Decision, st.LLR)
 	}
+	for _, i := range res.Skipped {
+		fmt.Fprintf(w, "skipped: %s (%s): does not build: %s\n", image(i).Label, image(i).Boots, b.Skipped[i])
+	}
 	if res.Undecided {
 		fmt.Fprintf(w, "cannot tell: a step stayed undecided at %d boots; the first bad image is after %s and at or before %s\n", b.Opts.MaxBoots, image(res.Lo).Label, image(res.Hi).Label)
 	} else {
 		k := image(res.FirstBad)
-		fmt.Fprintf(w, "first bad: %s (%s)\n", k.Label, k.Boots)
+		var or []string
+		for _, i := range res.Between() {
+			or = append(or, image(i).Label)
+		}
+		if len(or) > 0 {
+			fmt.Fprintf(w, "first bad: %s (%s), or one before it that does not build: %s\n", k.Label, k.Boots, strings.Join(or, ", "))
+		} else {
+			fmt.Fprintf(w, "first bad: %s (%s)\n", k.Label, k.Boots)
+		}
 	}
 	_, err := fmt.Fprintf(w, "%d steps, %d step boots, %d boots in all (%d to confirm)\n", len(res.Steps), res.Boots, b.BootsInAll, b.ConfirmBoots)
 	return err

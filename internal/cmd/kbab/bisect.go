@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"github.com/kbench/kbench/internal/abreport"
 	"github.com/kbench/kbench/internal/abseries"
 	"github.com/kbench/kbench/internal/abstat"
+	"github.com/kbench/kbench/internal/kernelbuild"
 )
 
 // bisectDesign is a bisection over the list's kernels, good (first) to
@@ -34,6 +36,7 @@ type bisectDesign struct {
 	rep            *abstat.Report
 	search         *abseries.Search
 	fed            int
+	skipped        map[int]string // image: why its commit does not build
 }
 
 func (b *bisectDesign) next(i int) (nextBoot, bool, error) {
@@ -56,9 +59,9 @@ func (b *bisectDesign) next(i int) (nextBoot, bool, error) {
 	if err := b.feed(i); err != nil {
 		return nextBoot{}, false, err
 	}
-	img, done := b.search.Next()
-	if done {
-		return nextBoot{}, false, nil
+	img, done, err := b.nextImage()
+	if done || err != nil {
+		return nextBoot{}, false, err
 	}
 	run := []pkgRun{{Pkg: b.path, Count: b.d.design.Opts.Count, Rows: []string{b.row}}}
 	return nextBoot{kernel: img + 1, runs: b.d.pkgRuns(run), record: run}, true, nil
@@ -153,7 +156,10 @@ func (b *bisectDesign) feed(i int) error {
 	d := b.d
 	for ; b.fed < i; b.fed++ {
 		r := d.st.Boots[b.fed]
-		img, _ := b.search.Next()
+		img, _, err := b.nextImage()
+		if err != nil {
+			return err
+		}
 		k := d.st.Settings.kernelIndex(r.Kernel)
 		if k != img+1 {
 			return fmt.Errorf("%s: boots[%d] (boot %d) is kernel %s, where the search asks for %s: it was not this bisection's; use a new -out",
@@ -177,6 +183,33 @@ func (b *bisectDesign) feed(i int) error {
 		}
 	}
 	return nil
+}
+
+// nextImage is the search's next image that has an image: the image
+// for this point is made (cfg.image: a commit built), and one whose
+// commit does not build is skipped, as git bisect skip does, its
+// failure kept for the report. A resumed run finds the same failures
+// in the build cache at once.
+func (b *bisectDesign) nextImage() (int, bool, error) {
+	for {
+		img, done := b.search.Next()
+		if done {
+			return img, true, nil
+		}
+		err := b.d.cfg.image(img+1, b.d.stderr)
+		var f *kernelbuild.Failed
+		if !errors.As(err, &f) {
+			return img, false, err
+		}
+		fmt.Fprintf(b.d.stderr, "kbab: skipping %s: %v\n", b.label(img), err)
+		if b.skipped == nil {
+			b.skipped = map[int]string{}
+		}
+		b.skipped[img] = f.Why
+		if err := b.search.Skip(img); err != nil {
+			return 0, false, err
+		}
+	}
 }
 
 // medians are the row's boot medians in kernel label's file, in order.
@@ -240,7 +273,7 @@ func (b *bisectDesign) report(stdout io.Writer) int {
 	}
 	code := 1 // cannot tell
 	if moved(d.st.Confirmed.Verdict) {
-		run.Search = b.search.Result()
+		run.Search, run.Skipped = b.search.Result(), b.skipped
 		run.Bounds[0], run.Bounds[1] = b.search.Bounds()
 		if !run.Search.Undecided {
 			code = 0
