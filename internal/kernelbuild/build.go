@@ -159,12 +159,8 @@ func readBase(c string) ([]byte, error) {
 			}
 			return io.ReadAll(z)
 		}
-		var u syscall.Utsname
-		if err := syscall.Uname(&u); err != nil {
-			return nil, err
-		}
-		rel := string(bytes.TrimRight(bytesOf(u.Release[:]), "\x00"))
-		b, err := os.ReadFile("/boot/config-" + rel)
+		rel, _ := os.ReadFile("/proc/sys/kernel/osrelease")
+		b, err := os.ReadFile("/boot/config-" + strings.TrimSpace(string(rel)))
 		if err != nil {
 			return nil, fmt.Errorf("-config running: no /proc/config.gz and %v", err)
 		}
@@ -180,14 +176,6 @@ func readBase(c string) ([]byte, error) {
 		return nil, fmt.Errorf("-config %s: %v", c, err)
 	}
 	return b, nil
-}
-
-func bytesOf(s []int8) []byte {
-	b := make([]byte, len(s))
-	for i, c := range s {
-		b[i] = byte(c)
-	}
-	return b
 }
 
 // Short names the commit for a message: its hash's first 12 digits
@@ -404,7 +392,7 @@ func (b *Build) make(src, obj string, log, w io.Writer, start time.Time, target 
 }
 
 // errorLine is a compiler's or linker's error line.
-var errorLine = regexp.MustCompile(`: (fatal )?error: |undefined reference to |\*\*\* `)
+var errorLine = regexp.MustCompile(`: (fatal )?error: |undefined reference to `)
 
 // firstError is the first error line of a build log, "" where none is.
 func firstError(p string) string {

@@ -164,6 +164,21 @@ func TestFailedBuildNamesCommitAndError(t *testing.T) {
 	}
 }
 
+// A build that fails with no compiler error (the machine's, not the
+// tree's) is not kept: the next try builds again.
+func TestMachineFailureIsNotKept(t *testing.T) {
+	ft := newFakeTree(t)
+	ft.commit("full disk", map[string]string{"enospc": ""})
+	for try := range 2 {
+		b, _ := Resolve(ft.spec("HEAD"))
+		_, err := b.Make(&strings.Builder{})
+		var f *Failed
+		if err == nil || errors.As(err, &f) || !strings.Contains(err.Error(), "make bzImage: exit status") {
+			t.Errorf("try %d: %v, want make's failure, not a commit that does not build", try, err)
+		}
+	}
+}
+
 func TestDroppedOptionIsNamed(t *testing.T) {
 	ft := newFakeTree(t)
 	ft.commit("no veth", map[string]string{"drop": "VETH"})
