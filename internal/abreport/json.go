@@ -250,7 +250,7 @@ func JSONOf(r *abstat.Report, profs ...RowProfile) *JSONReport {
 	}
 	m.Summary = JSONSummary{r.Rows(), r.Family, r.Nominal, r.Count(abstat.Worse), r.Count(abstat.Better), r.Count(abstat.Changed),
 		r.Count(abstat.Same), r.Count(abstat.Underpowered), r.Count(abstat.OldOnly), r.Count(abstat.NewOnly),
-		r.Count(abstat.Failed), r.Count(abstat.Skipped), r.Count(abstat.Undecided), len(r.Problems), exitOf(r)}
+		r.Count(abstat.Failed), r.Count(abstat.Skipped), r.Count(abstat.Undecided), len(r.Problems), ExitAB(r)}
 	for _, rp := range profs {
 		m.Profiles = append(m.Profiles, jsonProfile(rp))
 	}
@@ -361,12 +361,4 @@ func WriteJSON(w io.Writer, r *abstat.Report, profs []RowProfile) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(JSONOf(r, profs...))
-}
-
-// exitOf is kbcompare's exit status for r: 1 where it fails, else 0.
-func exitOf(r *abstat.Report) int {
-	if r.Fails() {
-		return 1
-	}
-	return 0
 }

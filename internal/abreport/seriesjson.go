@@ -9,19 +9,6 @@ import (
 	"strings"
 )
 
-// Exit is kbcompare -series' exit status: 1 where some change point is
-// worse, else 0.
-func (r *SeriesReport) Exit() int {
-	for i, res := range r.Results {
-		for _, c := range res.Changes {
-			if ChangeWord(c.Ratio, r.Series.Rows[i].Better) == "worse" {
-				return 1
-			}
-		}
-	}
-	return 0
-}
-
 // SeriesJSONReport is kbcompare -series' report for scripts (-format json; csv
 // flattens the same values): docs/kbcompare.md describes each field.
 // Numbers that are infinite or undefined are null.

@@ -271,20 +271,16 @@ func (b *bisectDesign) report(stdout io.Writer) int {
 	for _, k := range s.Kernels {
 		run.Kernels = append(run.Kernels, abreport.Kernel{Label: k.Label, Boots: describe(k)})
 	}
-	code := 1 // cannot tell
 	if moved(d.st.Confirmed.Verdict) {
 		run.Search, run.Skipped = b.search.Result(), b.skipped
 		run.Bounds[0], run.Bounds[1] = b.search.Bounds()
-		if !run.Search.Undecided {
-			code = 0
-		}
 	}
 	var out bytes.Buffer
 	if err := abreport.WriteBisect(&out, run); err != nil {
 		fmt.Fprintf(d.stderr, "kbab: %v\n", err)
 		return exitUsage
 	}
-	return b.write(stdout, out.Bytes(), code)
+	return b.write(stdout, out.Bytes(), run.Exit())
 }
 
 func (b *bisectDesign) write(stdout io.Writer, rep []byte, code int) int {

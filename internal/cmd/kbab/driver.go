@@ -533,10 +533,7 @@ func (d *driver) compare(stdout io.Writer) int {
 		fmt.Fprintf(d.stderr, "kbab: %v\n", err)
 		return exitUsage
 	}
-	if rep.Fails() {
-		return 1
-	}
-	return 0
+	return abreport.ExitAB(rep)
 }
 
 // writeReport writes a design's report, with the retried boots after

@@ -42,8 +42,8 @@
 // between which two kernels, by how much, with an interval, and a
 // picture in DIR/series/ROW.png (and .svg): the boot medians by kernel,
 // the centers, the change marked; per row without one, the step it
-// could have seen mid-series and before the last kernel. Exit status 1
-// where a row changed or failed, 0 where none did.
+// could have seen mid-series and before the last kernel. Exit status as
+// kbcompare -series's (abreport.SeriesReport.Exit).
 //
 // Bisection (-bisect): first the planned A/B below (-target, 5% unless
 // given; -budget) of the first kernel (good) against the last (bad)
@@ -186,9 +186,10 @@
 // step boots so far).
 //
 // Exit status: an A/B's kbcompare's (0 nothing worse, 1 something worse
-// or failed, 2 a file it cannot read); a series' 0 no change, 1 a change
-// point or a failed row; a bisection's 0 a first bad image named, 1
-// cannot tell; and for every design 2 for bad options or a setup that
+// or failed, 2 a file it cannot read); a series' kbcompare -series' (1 a
+// worse change point or a row that could not be tested, else 0); a
+// bisection's 0 a first bad image named, 1 cannot tell (abreport's
+// ExitAB and Exit methods, which both commands call); and for every design 2 for bad options or a setup that
 // cannot run, 3 for a failed boot, 130 when interrupted.
 //
 // Under TCG (this project's CI and its results) a series or a bisection

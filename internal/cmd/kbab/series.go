@@ -33,17 +33,6 @@ func (d *driver) seriesReport(stdout io.Writer) int {
 	}
 	o := abseries.DefaultOptions
 	rep := &abreport.SeriesReport{Series: ser, Results: abseries.Detect(ser.Medians(), o), Opts: o}
-	code := 0
-	for i, res := range rep.Results {
-		if res.Untested != "" {
-			code = 1
-		}
-		for _, c := range res.Changes {
-			if abreport.ChangeWord(c.Ratio, ser.Rows[i].Better) == "worse" {
-				code = 1
-			}
-		}
-	}
 	// The pictures are kbcompare -series -plot's: one per row and
 	// index.md naming them, the changed rows first.
 	if err := abreport.WriteSeriesPlots(filepath.Join(d.cfg.out, "series"), rep); err != nil {
@@ -63,5 +52,5 @@ func (d *driver) seriesReport(stdout io.Writer) int {
 		fmt.Fprintf(d.stderr, "kbab: %v\n", err)
 		return exitUsage
 	}
-	return code
+	return rep.Exit()
 }

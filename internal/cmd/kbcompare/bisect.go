@@ -14,7 +14,7 @@ import (
 	"github.com/kbench/kbench/internal/abstat"
 )
 
-// Exit statuses of -bisect, as `git bisect run` reads them.
+// Exit statuses of -git-bisect, as `git bisect run` reads them.
 const (
 	bisectGood  = 0   // the candidate is like GOOD
 	bisectBad   = 1   // like BAD
@@ -22,7 +22,7 @@ const (
 	bisectAbort = 128 // nothing to bisect by (bad input, GOOD like BAD): git bisect stops
 )
 
-// bisectRow is one row (benchmark and unit) judged in -bisect.
+// bisectRow is one row (benchmark and unit) judged in -git-bisect.
 type bisectRow struct {
 	pkg, name, unit string
 	dir             float64     // sign of BAD's change from GOOD
@@ -41,11 +41,11 @@ type bisectRow struct {
 func runBisect(files []string, opts abstat.Options, rowPattern string, stdout, stderr io.Writer) int {
 	say := func(code int, format string, args ...any) int {
 		word := map[int]string{bisectGood: "like GOOD", bisectBad: "like BAD", bisectSkip: "cannot tell", bisectAbort: "cannot bisect"}[code]
-		fmt.Fprintf(stdout, "kbcompare -bisect: %s (exit %d): %s\n", word, code, fmt.Sprintf(format, args...))
+		fmt.Fprintf(stdout, "kbcompare -git-bisect: %s (exit %d): %s\n", word, code, fmt.Sprintf(format, args...))
 		return code
 	}
 	if len(files) != 3 {
-		fmt.Fprintln(stderr, "usage: kbcompare -bisect [-row REGEXP] [flags] GOOD.txt BAD.txt CANDIDATE.txt")
+		fmt.Fprintln(stderr, "usage: kbcompare -git-bisect [-row REGEXP] [flags] GOOD.txt BAD.txt CANDIDATE.txt")
 		return bisectAbort
 	}
 	var re *regexp.Regexp

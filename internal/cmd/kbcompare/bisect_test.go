@@ -14,7 +14,7 @@ import (
 
 // TestBisect: GOOD is three boots of A, BAD three boots of B (32
 // seccomp filters on every getpid), all real runs; each candidate is
-// three more boots, and -bisect's exit status is what git bisect run
+// three more boots, and -git-bisect's exit status is what git bisect run
 // reads.
 func TestBisect(t *testing.T) {
 	good := sim.Assemble(t, "good.txt", sim.BootFiles("a", sim.BootsA, nil)...)
@@ -59,7 +59,7 @@ func TestBisect(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var out, errOut bytes.Buffer
-			code := run(append([]string{"-bisect"}, c.args...), &out, &errOut)
+			code := run(append([]string{"-git-bisect"}, c.args...), &out, &errOut)
 			if code != c.code {
 				t.Errorf("exit %d, want %d\n%s%s", code, c.code, out.String(), errOut.String())
 			}
@@ -69,7 +69,7 @@ func TestBisect(t *testing.T) {
 			if n := strings.Count(out.String(), "\n"); c.line != "" && n != 1 {
 				t.Errorf("%d lines, want one:\n%s", n, out.String())
 			}
-			if code != 128 && !strings.HasPrefix(out.String(), fmt.Sprintf("kbcompare -bisect: ")) {
+			if code != 128 && !strings.HasPrefix(out.String(), fmt.Sprintf("kbcompare -git-bisect: ")) {
 				t.Errorf("output %q", out.String())
 			}
 		})

@@ -44,8 +44,8 @@ func TestJSONRoundTrip(t *testing.T) {
 			want := abreport.JSONOf(r)
 			var out, errOut bytes.Buffer
 			code := run([]string{"-format", "json", files[0], files[1]}, &out, &errOut)
-			if code != exitStatus(r) || want.Summary.Exit != code {
-				t.Errorf("exit %d, text's status %d, summary.exit %d", code, exitStatus(r), want.Summary.Exit)
+			if code != abreport.ExitAB(r) || want.Summary.Exit != code {
+				t.Errorf("exit %d, text's status %d, summary.exit %d", code, abreport.ExitAB(r), want.Summary.Exit)
 			}
 			textCode := run([]string{files[0], files[1]}, &bytes.Buffer{}, &bytes.Buffer{})
 			if code != textCode {

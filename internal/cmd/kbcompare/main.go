@@ -10,7 +10,7 @@
 //
 //	go run ./internal/cmd/kbcompare [-threshold 5%] [-alpha 0.05] [-format text|brief|markdown|json|csv] [-plot DIR] old.txt new.txt
 //	go run ./internal/cmd/kbcompare -profiles-old DIR -profiles-new DIR [-profile-frames kernel|all] [-profile-comm REGEXP] [flags] old.txt new.txt
-//	go run ./internal/cmd/kbcompare -bisect [-row REGEXP] good.txt bad.txt candidate.txt
+//	go run ./internal/cmd/kbcompare -git-bisect [-row REGEXP] good.txt bad.txt candidate.txt
 //	go run ./internal/cmd/kbcompare -plan [-target 5%] [-boot-cost DURATION] PILOT.txt | A.txt B.txt
 //	go run ./internal/cmd/kbcompare -series [-alpha 0.05] [-format text|json|csv] [-plot DIR] K1.txt K2.txt ...
 //
@@ -19,7 +19,8 @@
 // points over the kernels (package abseries; docs/comparing.md): between
 // which two kernels, by how much, with an interval; rows without one
 // with what they could have seen. It exits 1 where a change point is
-// worse, 2 where a file cannot be read or a flag does not apply.
+// worse or a row could not be tested (abreport.SeriesReport.Exit, as
+// kbab -series), 2 where a file cannot be read or a flag does not apply.
 //
 // -profiles-old and -profiles-new add the perf-profile section: for each
 // row both directories hold KBENCH_PROFILE profiles of (a subdirectory
@@ -39,12 +40,12 @@
 // json, csv, the pictures of -plot) abreport's;
 // docs/kbcompare.md says what each figure is, the formulas and why, the
 // json and csv schema, the pictures of -plot and a `git bisect run`
-// recipe for -bisect.
+// recipe for -git-bisect.
 //
 // Exit status: 0 when nothing is worse and nothing failed, 1 when some
 // row is worse or something failed or skipped on one side, 2 when an
 // input cannot be read or holds a line that is no measurement (the
-// message names the file and line) or the flags are bad. With -bisect:
+// message names the file and line) or the flags are bad. With -git-bisect:
 // 0 like GOOD, 1 like BAD, 125 cannot tell, 128 cannot bisect (every
 // usage error too), never 2.
 package main
@@ -97,7 +98,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	// In bisect mode every usage error is bisectAbort: 2 would read as
 	// "bad" to git bisect run. Found before parsing, so that a typo in
 	// any flag of a bisect command line stops the bisection.
-	inBisect := bisectMode(args)
+	inBisect := bisectMode(args, "git-bisect")
+	if bisectMode(args, "bisect") {
+		// The flag's name until kbab -bisect came to bisect images.
+		fmt.Fprintln(stderr, "kbcompare: -bisect is now -git-bisect (one candidate's verdict for git bisect run; kbab -bisect bisects images)")
+		return bisectAbort
+	}
 	usage := 2
 	if inBisect {
 		usage = bisectAbort
@@ -107,15 +113,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	threshold := 0.05
 	flags.Var(percent.Value{Fraction: &threshold, Kind: percent.Threshold}, "threshold", "smallest change called better or worse, in `percent`")
 	alpha := flags.Float64("alpha", abstat.DefaultOptions.Alpha,
-		"significance `level`: a change is significant when its q (-bisect: its p) is at most this; p is Welch's t-test's with 3+ boots a side, else the U-test's")
+		"significance `level`: a change is significant when its q (-git-bisect: its p) is at most this; p is Welch's t-test's with 3+ boots a side, else the U-test's")
 	format := flags.String("format", "text", "output `format`: text (every row, 100 columns), brief (what changed, 80 columns, one screen), markdown, json or csv (docs/kbcompare.md)")
 	flags.Usage = func() {
-		fmt.Fprintln(stderr, "usage: kbcompare [flags] old.txt new.txt\n       kbcompare -bisect [-row REGEXP] [flags] GOOD.txt BAD.txt CANDIDATE.txt\n       kbcompare -series [-format text|json|csv] [-plot DIR] K1.txt K2.txt ...")
+		fmt.Fprintln(stderr, "usage: kbcompare [flags] old.txt new.txt\n       kbcompare -git-bisect [-row REGEXP] [flags] GOOD.txt BAD.txt CANDIDATE.txt\n       kbcompare -series [-format text|json|csv] [-plot DIR] K1.txt K2.txt ...")
 		flags.PrintDefaults()
 	}
-	bisect := flags.Bool("bisect", false, "judge CANDIDATE against GOOD and BAD for git bisect run: exit 0 like GOOD, 1 like BAD, 125 cannot tell, 128 cannot bisect")
+	bisect := flags.Bool("git-bisect", false, "judge CANDIDATE against GOOD and BAD for git bisect run: exit 0 like GOOD, 1 like BAD, 125 cannot tell, 128 cannot bisect")
 	plotDir := flags.String("plot", "", "also draw, into `dir`, a picture per row that changed or is underpowered, an overview and index.md")
-	rowPattern := flags.String("row", "", "with -bisect: the benchmark to judge, a `regexp` matched against package/name")
+	rowPattern := flags.String("row", "", "with -git-bisect: the benchmark to judge, a `regexp` matched against package/name")
 	plan := flags.Bool("plan", false, "print the boots a side and -count each row and package needs to reach -target, from one pilot file or two, and what that costs against the fixed 3+3 at -count=10")
 	var target float64 // 0: unset
 	flags.Var(percent.Value{Fraction: &target, Kind: percent.Effect}, "target", "with -plan: the minimum detectable effect to reach at 80% power, in `percent` (default: -threshold)")
@@ -129,7 +135,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return usage
 	}
 	if inBisect && !*bisect {
-		fmt.Fprintln(stderr, "kbcompare: -bisect goes before the files: kbcompare -bisect [flags] GOOD.txt BAD.txt CANDIDATE.txt")
+		fmt.Fprintln(stderr, "kbcompare: -git-bisect goes before the files: kbcompare -git-bisect [flags] GOOD.txt BAD.txt CANDIDATE.txt")
 		return bisectAbort
 	}
 	if !(*alpha > 0 && *alpha < 1) {
@@ -148,7 +154,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			}
 		})
 		if len(refused) > 0 {
-			fmt.Fprintf(stderr, "kbcompare: %s does not apply to -bisect, which prints one line and exits with the verdict\n", strings.Join(refused, " and "))
+			fmt.Fprintf(stderr, "kbcompare: %s does not apply to -git-bisect, which prints one line and exits with the verdict\n", strings.Join(refused, " and "))
 			return bisectAbort
 		}
 		opts.PerRow = true
@@ -167,7 +173,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if *rowPattern != "" {
-		fmt.Fprintln(stderr, "kbcompare: -row goes with -bisect")
+		fmt.Fprintln(stderr, "kbcompare: -row goes with -git-bisect")
 		return 2
 	}
 	popts := profdelta.DefaultOptions
@@ -217,7 +223,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	return exitStatus(rep)
+	return abreport.ExitAB(rep)
 }
 
 // runPlan prints the plan of one pilot file or two.
@@ -260,16 +266,16 @@ func runPlan(flags *flag.FlagSet, opts abstat.Options, target float64, bootCost 
 	return 0
 }
 
-// bisectMode reports whether args name -bisect, however spelled
-// (-bisect, --bisect, -bisect=true, a bad value, or after the files),
-// unless set false; arguments after "--" are files.
-func bisectMode(args []string) bool {
+// bisectMode reports whether args name the flag name, however spelled
+// (-git-bisect, --git-bisect, -git-bisect=true, a bad value, or after
+// the files), unless set false; arguments after "--" are files.
+func bisectMode(args []string, name string) bool {
 	for _, s := range args {
 		if s == "--" {
 			break
 		}
 		a := testflags.Parse(s)
-		if !a.Flag || a.Test || a.Name != "bisect" {
+		if !a.Flag || a.Test || a.Name != name {
 			continue
 		}
 		if b, err := strconv.ParseBool(a.Value); !a.HasValue || err != nil || b {
@@ -277,12 +283,4 @@ func bisectMode(args []string) bool {
 		}
 	}
 	return false
-}
-
-// exitStatus is 1 where some row is worse or something failed, else 0.
-func exitStatus(rep *abstat.Report) int {
-	if rep.Fails() {
-		return 1
-	}
-	return 0
 }

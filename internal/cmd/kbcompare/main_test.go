@@ -98,7 +98,7 @@ func lineOf(t *testing.T, path, s string) string {
 
 // TestNotAMeasurementEveryMode: a value that is no measurement stops
 // every mode with a message naming the file, the line and what a value
-// must be (exit 2; 128 with -bisect), never a hang: NaN made kbcompare
+// must be (exit 2; 128 with -git-bisect), never a hang: NaN made kbcompare
 // spin until killed (issue 28).
 func TestNotAMeasurementEveryMode(t *testing.T) {
 	good := resultFile{lines: samples("Op-2", 8, "ns/op", around(100, 0.01))}
@@ -117,12 +117,12 @@ func TestNotAMeasurementEveryMode(t *testing.T) {
 			{"-format", "brief", goodPath, badPath}, {"-format", "markdown", goodPath, badPath},
 			{"-format", "json", goodPath, badPath}, {"-format", "csv", goodPath, badPath},
 			{"-plot", t.TempDir(), goodPath, badPath},
-			{"-bisect", goodPath, goodPath, badPath},
+			{"-git-bisect", goodPath, goodPath, badPath},
 		} {
 			var out, errOut bytes.Buffer
 			code := run(args, &out, &errOut)
 			want := 2
-			if args[0] == "-bisect" {
+			if args[0] == "-git-bisect" {
 				want = bisectAbort
 			}
 			if code != want || !strings.Contains(errOut.String(), where) {
@@ -133,7 +133,7 @@ func TestNotAMeasurementEveryMode(t *testing.T) {
 }
 
 // TestBisectUsage: in bisect mode every usage error exits 128 (git
-// bisect run stops), never 2 (which it reads as "bad"), however -bisect
+// bisect run stops), never 2 (which it reads as "bad"), however -git-bisect
 // is spelled; -format and -plot, which do not apply, are refused.
 func TestBisectUsage(t *testing.T) {
 	f := resultFile{lines: samples("Op-2", 8, "ns/op", around(100, 0.01))}
@@ -142,31 +142,32 @@ func TestBisectUsage(t *testing.T) {
 		args   []string
 		stderr string
 	}{
-		{[]string{"-bisect", p, p}, "usage: kbcompare -bisect"},
-		{[]string{"--bisect", p, p}, "usage: kbcompare -bisect"},
-		{[]string{"-bisect=true", p, p}, "usage: kbcompare -bisect"},
-		{[]string{"--bisect=1", "-threshold", "x", p, p, p}, "invalid value"},
-		{[]string{"-bisect=maybe", p, p, p}, "invalid boolean value"},
-		{[]string{p, p, p, "-bisect"}, "-bisect goes before the files"},
-		{[]string{"-bisect", "-nosuch", p, p, p}, "flag provided but not defined: -nosuch"},
-		{[]string{"-bisect", "-alpha", "2", p, p, p}, "-alpha accepts"},
-		{[]string{"-bisect", "-format", "json", p, p, p}, "-format does not apply to -bisect"},
-		{[]string{"-bisect", "-format=text", p, p, p}, "-format does not apply to -bisect"},
-		{[]string{"--bisect", "-plot", t.TempDir(), p, p, p}, "-plot does not apply to -bisect"},
-		{[]string{"-bisect", "-row", "(", p, p, p}, "-row accepts a regular expression"},
-		{[]string{"-bisect", "-h"}, "usage: kbcompare"},
+		{[]string{"-git-bisect", p, p}, "usage: kbcompare -git-bisect"},
+		{[]string{"--git-bisect", p, p}, "usage: kbcompare -git-bisect"},
+		{[]string{"-git-bisect=true", p, p}, "usage: kbcompare -git-bisect"},
+		{[]string{"--git-bisect=1", "-threshold", "x", p, p, p}, "invalid value"},
+		{[]string{"-git-bisect=maybe", p, p, p}, "invalid boolean value"},
+		{[]string{p, p, p, "-git-bisect"}, "-git-bisect goes before the files"},
+		{[]string{"-git-bisect", "-nosuch", p, p, p}, "flag provided but not defined: -nosuch"},
+		{[]string{"-git-bisect", "-alpha", "2", p, p, p}, "-alpha accepts"},
+		{[]string{"-git-bisect", "-format", "json", p, p, p}, "-format does not apply to -git-bisect"},
+		{[]string{"-git-bisect", "-format=text", p, p, p}, "-format does not apply to -git-bisect"},
+		{[]string{"--git-bisect", "-plot", t.TempDir(), p, p, p}, "-plot does not apply to -git-bisect"},
+		{[]string{"-git-bisect", "-row", "(", p, p, p}, "-row accepts a regular expression"},
+		{[]string{"-git-bisect", "-h"}, "usage: kbcompare"},
+		{[]string{"-bisect", p, p, p}, "-bisect is now -git-bisect"},
 	} {
 		var out, errOut bytes.Buffer
 		if code := run(c.args, &out, &errOut); code != bisectAbort || !strings.Contains(errOut.String(), c.stderr) {
 			t.Errorf("%q: exit %d, stderr %q; want %d and %q", c.args, code, errOut.String(), bisectAbort, c.stderr)
 		}
 	}
-	// -bisect=false is the plain comparison, with its own exit statuses.
+	// -git-bisect=false is the plain comparison, with its own exit statuses.
 	var out, errOut bytes.Buffer
-	if code := run([]string{"-bisect=false", p, p}, &out, &errOut); code != 0 {
-		t.Errorf("-bisect=false A A: exit %d, want 0: %s", code, errOut.String())
+	if code := run([]string{"-git-bisect=false", p, p}, &out, &errOut); code != 0 {
+		t.Errorf("-git-bisect=false A A: exit %d, want 0: %s", code, errOut.String())
 	}
-	if code := run([]string{"-bisect=false", p}, &out, &errOut); code != 2 {
-		t.Errorf("-bisect=false with one file: exit %d, want 2", code)
+	if code := run([]string{"-git-bisect=false", p}, &out, &errOut); code != 2 {
+		t.Errorf("-git-bisect=false with one file: exit %d, want 2", code)
 	}
 }

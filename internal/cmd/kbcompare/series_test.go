@@ -129,7 +129,7 @@ func TestSeriesFlags(t *testing.T) {
 		}
 	}
 	var errOut bytes.Buffer
-	if code := run(append([]string{"-bisect", "-series"}, files[:3]...), &bytes.Buffer{}, &errOut); code != bisectAbort {
-		t.Errorf("-bisect -series: exit %d, want %d", code, bisectAbort)
+	if code := run(append([]string{"-git-bisect", "-series"}, files[:3]...), &bytes.Buffer{}, &errOut); code != bisectAbort {
+		t.Errorf("-git-bisect -series: exit %d, want %d", code, bisectAbort)
 	}
 }

@@ -1,0 +1,129 @@
+//go:build linux
+
+package abreport
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/kbench/kbench/internal/abplan"
+	"github.com/kbench/kbench/internal/abseries"
+	"github.com/kbench/kbench/internal/abstat"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/golden/*.golden from the code as it is")
+
+// golden compares got with testdata/golden/name, or with -update
+// writes it.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test -run TestGolden -update writes it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs; got:\n%s", path, got)
+	}
+}
+
+// plannedRun is kbab's report of a planned run of testdata/golden's
+// old.txt and new.txt (3 boots a side, the pilot's): a -target of 20%
+// whose budget the pilot has spent, so that its row is undecided, over
+// budget; a perf-profile section that could not be made and a retried
+// boot.
+func plannedRun(t *testing.T) []byte {
+	old, nw := filepath.Join("testdata", "golden", "old.txt"), filepath.Join("testdata", "golden", "new.txt")
+	pilot, err := abstat.Compare(old, nw, abstat.DefaultOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := abplan.DefaultOptions(0.2)
+	o.Pilot, o.Budget = 3, 60
+	d, err := abplan.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Plan(abplan.RowsOf(pilot, nil), map[string]float64{"github.com/kbench/kbench/seccompbench": 10}, 120)
+	ro := abstat.DefaultOptions
+	ro.Threshold, ro.Design, ro.Target = o.Gate, d, o.Target
+	rep, err := abstat.Compare(old, nw, ro)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	err = WriteRun(&b, rep, RunNotes{Design: d, Budget: time.Minute, PlanFile: "out/plan.txt",
+		Profile: &RunProfile{Err: errors.New("no profile in out/profiles/A")},
+		Retries: []string{"B boot 2: the guest printed no result (retry 1 of 2)"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// TestGolden checks kbab's reports, which kbcompare does not print:
+// the run report of a planned run (WriteRun), a bisection's (WriteBisect)
+// that ends at an image and one that cannot tell, and a series'
+// (WriteSeriesRun) of testdata/golden's four kernels.
+func TestGolden(t *testing.T) {
+	run := plannedRun(t)
+	golden(t, "run.golden", run)
+
+	kernels := []Kernel{{"good", "bzImage-good"}, {"i1", "bzImage-1"}, {"i2", "bzImage-2"}, {"i3", "bzImage-3"}, {"bad", "bzImage-bad"}}
+	b := BisectRun{List: "kernels.txt", Row: "Syscall", Pkg: "seccompbench", RowName: "Syscall/work=getpid/kind=cached/filters=0-2",
+		Kernels: kernels, Target: 0.05, ConfirmBoots: 12, Verdict: abstat.Worse, Change: 0.12,
+		Search: abseries.SearchResult{FirstBad: 1, Lo: 0, Hi: 1, Boots: 7, Done: true, Steps: []abseries.Step{
+			{Image: 1, Boots: 3, Decision: abseries.LikeBad, LLR: 3.1}, {Image: 0, Boots: 4, Decision: abseries.LikeGood, LLR: -3.2}}},
+		Bounds: [2]float64{-2.89, 2.89}, Opts: abseries.DefaultSearchOptions, BootsInAll: 19, ConfirmReport: run}
+	var out bytes.Buffer
+	if err := WriteBisect(&out, b); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "bisect-found.golden", out.Bytes())
+	b.Search = abseries.SearchResult{FirstBad: -1, Lo: 1, Hi: 2, Boots: 33, Undecided: true, Steps: []abseries.Step{
+		{Image: 1, Boots: 3, Decision: abseries.LikeGood, LLR: -3.0}, {Image: 2, Boots: 30, Decision: abseries.CannotTell, LLR: 0.4}}}
+	out.Reset()
+	if err := WriteBisect(&out, b); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "bisect-undecided.golden", out.Bytes())
+	for _, v := range []abstat.Verdict{abstat.Undecided, abstat.Same} {
+		b.Verdict = v
+		out.Reset()
+		if err := WriteBisect(&out, b); err != nil {
+			t.Fatal(err)
+		}
+		golden(t, "bisect-"+map[abstat.Verdict]string{abstat.Undecided: "unconfirmed", abstat.Same: "same"}[v]+".golden", out.Bytes())
+	}
+
+	files, err := filepath.Glob(filepath.Join("testdata", "golden", "series", "*.txt"))
+	if err != nil || len(files) != 4 {
+		t.Fatalf("series files %v: %v", files, err)
+	}
+	labels := []string{"k1", "k2", "k3", "k4"}
+	s, err := abseries.Read(files, labels)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := &SeriesReport{Series: s, Results: abseries.Detect(s.Medians(), abseries.DefaultOptions), Opts: abseries.DefaultOptions}
+	var ks []Kernel
+	for _, l := range labels {
+		ks = append(ks, Kernel{l, "bzImage " + l})
+	}
+	out.Reset()
+	if err := WriteSeriesRun(&out, rep, SeriesRun{List: "kernels.txt", Boots: 3, Kernels: ks, Pictures: "pictures/index.md"}); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "series-run.golden", out.Bytes())
+}
