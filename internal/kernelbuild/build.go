@@ -224,6 +224,9 @@ func (b *Build) Make(w io.Writer) (string, error) {
 	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
 		return "", err
 	}
+	if _, err := os.Stat(img); err == nil {
+		return img, nil // built by another while this one waited
+	}
 	start := time.Now()
 	fmt.Fprintf(w, "kbuild: building %s (%s)\n", b.Short(), b.Subject)
 	logPath := filepath.Join(dir, "build.log")
