@@ -11,19 +11,21 @@
 // of this module. Test files of a package follow its layer; an external
 // test package (package x_test) may import what a benchmark may and what
 // its own package may. A package in no layer fails the test: add it
-// here. A pattern ending in "/*" takes every package below it.
+// here. A pattern ending in "/*" takes every package below it; "*"
+// alone, every package at the module's root (the benchmarks, which
+// internal/registry lists).
 //
 //	os:         internal/skip internal/cpus internal/procfs internal/thread
 //	            internal/child internal/gotool internal/limits
 //	harness:    internal/options internal/unit internal/fingerprint
-//	            internal/region internal/rounds internal/testflags -> os
+//	            internal/region internal/rounds internal/testflags
+//	            internal/registry -> os
 //	instrument: internal/perfevent internal/counters internal/kprofile
 //	            -> harness os
 //	workload:   internal/seccompfilter internal/redisserver internal/pulse
 //	            internal/unixbench internal/peer -> harness os
 //	driver:     internal/benchmain -> instrument workload harness os
-//	benchmark:  netbench prctlbench redisbench seccompbench sockfdbench
-//	            -> driver instrument workload harness os
+//	benchmark:  * -> driver instrument workload harness os
 //	abfile:     internal/abfile internal/abstat/sim -> harness os
 //	abstat:     internal/abstat internal/profdelta internal/abseries
 //	            -> abfile instrument harness os
@@ -38,8 +40,9 @@
 //
 // The OS and runtime layer is one package per kernel or runtime interface
 // (threads, child processes, CPUs, /proc, skips). The harness runs rows:
-// options, the fingerprint, the unit registry, the timed region, and the
-// timed rounds of rows whose ops run elsewhere than in the row's goroutine.
+// options, the fingerprint, the units, the registry of benchmarks, the
+// timed region, and the timed rounds of rows whose ops run elsewhere than
+// in the row's goroutine.
 // testflags is the one reader of go test's and a test binary's command
 // lines (rounds reads -test.benchtime by it, kbab and vmexec what they
 // pass and receive). The instruments measure inside a region. Workload helpers are what a

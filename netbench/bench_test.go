@@ -152,10 +152,18 @@ func benchRow(b *testing.B, ip int, cfg Config, kept *peer.Kept[*flows]) {
 	unit.Metric(b, tps/float64(cfg.Flows), "tps/flow")
 	unit.Metric(b, float64(res.Percentile(50))/1e3, "p50-us")
 	unit.Metric(b, float64(res.Percentile(99))/1e3, "p99-us")
-	unit.Metric(b, float64(res.Slow)/float64(res.Txns), "slow/op")
+	unit.Metric(b, res.SlowShare(), "slow/op")
 	if share, ok := res.Seen.Share(); ok && res.Metered {
 		unit.Metric(b, share, "same-cpu/op")
 	}
+}
+
+// SlowShare is the share of the timed transactions slower than SlowAfter.
+func (r *Result) SlowShare() float64 {
+	if len(r.Lat) == 0 {
+		return 0
+	}
+	return float64(r.Slow) / float64(len(r.Lat))
 }
 
 // target returns the control address of the server for family ip: the

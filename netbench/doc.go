@@ -18,7 +18,8 @@
 // flows=1|16 (KBENCH_NET_FLOWS), req=1/rsp=1 (netperf's default, lkp's
 // report) and req=64/rsp=1024, mm= (below) and cpu= (below). Each row
 // reports tps (lkp Throughput_total_tps), tps/flow (Throughput_tps),
-// p50-us and p99-us (transaction latency), slow/op and same-cpu/op.
+// p50-us and p99-us (transaction latency, of one transaction in 16),
+// slow/op (of those) and same-cpu/op.
 //
 // # Placement: cpu=
 //
@@ -107,7 +108,8 @@
 // fails) and the EOF after it; the two counts of the round must match flow
 // by flow. A round whose clients' kernel retransmitted SYNs (TcpExt
 // TCPSynRetrans, a TIME_WAIT collision or a full backlog) for more than 1%
-// of its transactions fails with the count. Transactions slower than 200 ms are reported as slow/op, as
+// of its transactions fails with the count. Timed transactions slower
+// than 200 ms are reported as slow/op (their share of those timed), as
 // evidence only: a fixed latency limit would fail every row of a slow
 // kernel or an emulated guest, which is what the suite measures.
 // TIME_WAIT build-up never fails a run: ports refused by bind or connect
@@ -144,7 +146,7 @@
 //     scheduler to hand one back). There a yield of a locked thread is a
 //     handoff between threads (futex calls and two switches), so about
 //     one transaction in a hundred per flow carries one, which shows in
-//     p99-us; the client's latency leaves its own yields out.
+//     p99-us when it lands in a timed transaction.
 //   - Each flow rotates through 256 request/response patterns (so a
 //     stale or echoed message fails the byte check) where netperf reuses
 //     one buffer each way; at req=64/rsp=1024 that is more user memory
@@ -161,10 +163,11 @@
 //   - A round is a number of transactions shared by the flows (each
 //     takes the next block of 16 tickets), not a fixed time, and a row's
 //     rounds run on the same flows, between which the flows wait
-//     (an RR connection idle, a CRR flow server in accept); every
-//     transaction's latency is timed with one reading of the vDSO clock
-//     (two after a yield), its end being the next one's start (netperf
-//     times transactions only with histograms enabled).
+//     (an RR connection idle, a CRR flow server in accept); the first
+//     transaction of each block is timed, with two readings of the vDSO
+//     clock around its system calls (LatEvery; netperf times
+//     transactions only with histograms enabled), and both sides read
+//     it for their Yielders once per 4 CRR or 16 RR transactions.
 //   - netperf's -c -C CPU accounting is not done.
 //
 // The rows' rates and context switches next to netperf 2.7's

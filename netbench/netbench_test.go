@@ -199,8 +199,8 @@ func TestCountsMatch(t *testing.T) {
 				client += res.Client[i]
 				server += res.Server[i].txns
 			}
-			if client != 401 || server != 401 || len(res.Lat) != 401 || res.Lat[0] <= 0 {
-				t.Fatalf("%v shared=%v: clients %d, server %d, %d latencies from %d ns; want 401 each", kind, shared, client, server, len(res.Lat), res.Lat[0])
+			if client != 401 || server != 401 || len(res.Lat) != 26 || res.Lat[0] <= 0 {
+				t.Fatalf("%v shared=%v: clients %d, server %d, %d latencies from %d ns; want 401, 401 and 26 (one in %d)", kind, shared, client, server, len(res.Lat), res.Lat[0], LatEvery)
 			}
 		}
 	}
@@ -231,7 +231,7 @@ func TestRoundsKeepFlows(t *testing.T) {
 				for _, r := range res.Server {
 					server += r.txns
 				}
-				if res.Txns != int64(n) || server != int64(n) || len(res.Lat) != n {
+				if res.Txns != int64(n) || server != int64(n) || len(res.Lat) != latSlots(n) {
 					t.Errorf("%v shared=%v, round of %d: clients %d, server %d, %d latencies", kind, shared, n, res.Txns, server, len(res.Lat))
 				}
 				now := fl.run.Pids()
@@ -402,12 +402,14 @@ func TestCheckRetrans(t *testing.T) {
 	}
 }
 
-// TestSlowTransactionsCounted delays one response past SlowAfter: counted
-// as slow in every run, and no run fails for it, however few transactions
-// it has: slowness is evidence, retransmitted SYNs are what fail a run.
+// TestSlowTransactionsCounted delays one timed response (one flow: the
+// server's n is the client's ticket) past SlowAfter and one untimed one:
+// the timed one is counted as slow in every run, the untimed one is not,
+// and no run fails for it, however few transactions it has: slowness is
+// evidence, retransmitted SYNs are what fail a run.
 func TestSlowTransactionsCounted(t *testing.T) {
 	delay := &serverHooks{delay: func(n int64) time.Duration {
-		if n == 2 {
+		if n == 2*LatEvery || n == 2*LatEvery+1 {
 			return SlowAfter + 50*time.Millisecond
 		}
 		return 0
@@ -415,6 +417,9 @@ func TestSlowTransactionsCounted(t *testing.T) {
 	res, err := runFlows(localServer(t, delay), Config{Kind: CRR, Flows: 1, Req: 1, Rsp: 1}, 50, nopTimer{}, netperfPorts)
 	if err != nil || res.Slow != 1 {
 		t.Fatalf("one slow of 50: slow=%d, err=%v", res.Slow, err)
+	}
+	if want := 1 / float64(latSlots(50)); res.SlowShare() != want {
+		t.Fatalf("slow share %v, want %v", res.SlowShare(), want)
 	}
 	res, err = runFlows(localServer(t, delay), Config{Kind: RR, Flows: 1, Req: 1, Rsp: 1}, 200, nopTimer{}, netperfPorts)
 	if err != nil || res.Slow != 1 {

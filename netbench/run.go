@@ -38,8 +38,8 @@ type Config struct {
 // Result is what one run measured.
 type Result struct {
 	Txns int64   // transactions completed and checked by the clients
-	Lat  []int64 // every transaction's latency in ns, sorted
-	Slow int64   // transactions slower than SlowAfter
+	Lat  []int64 // the timed transactions' latencies in ns (one in LatEvery), sorted
+	Slow int64   // timed transactions slower than SlowAfter
 	// SynRetrans is the network namespace's TCPSynRetrans over the run:
 	// SYNs the clients' kernel sent again.
 	SynRetrans int64
@@ -83,8 +83,8 @@ var netperfPorts = portRange{PortMin, PortMax}
 // The shared memory of a row's client flows (peer.Mem): the round's
 // budget of transactions, which a flow takes a block at a time
 // (ticketBlock), then the flows' placement meter (peer.Meter, which the
-// in-process server's flows share), then one latency slot per
-// transaction, by ticket. The meter and the slots start on cache lines
+// in-process server's flows share), then one latency slot per timed
+// transaction (LatEvery), by ticket. The meter and the slots start on cache lines
 // of their own, so that a block of 16 (two lines) shares no line with
 // the budget's counter or another flow's block.
 const meterOff = 64
@@ -93,6 +93,14 @@ var _ [meterOff - peer.BudgetSize]struct{} // the budget fits before the meter
 
 // latOff is where the latency slots start for flows flows.
 func latOff(flows int) int { return meterOff + peer.MeterSize(flows) }
+
+// LatEvery is how many transactions a flow does per one it times, the
+// first of each block of tickets: a throughput row reads no clock per
+// transaction, as netperf (without histograms) reads none.
+const LatEvery = ticketBlock
+
+// latSlots is how many of n transactions are timed.
+func latSlots(n int) int { return (n + LatEvery - 1) / LatEvery }
 
 // flows is a row's flows: the control connection with the server flows it
 // opened, and the client flows as sides (processes, or threads for
@@ -244,7 +252,7 @@ func (fl *flows) round(n int, t region.Timer) (*Result, error) {
 	}
 	// The latency slots grow with the round, before the sides map them
 	// (their Ready), so that no flow takes a page fault in the round.
-	if size := latOff(fl.cfg.Flows) + 8*n; size > fl.mem.Len() {
+	if size := latOff(fl.cfg.Flows) + 8*latSlots(n); size > fl.mem.Len() {
 		if err := fl.mem.Resize(size); err != nil {
 			return nil, err
 		}
@@ -291,7 +299,7 @@ func (fl *flows) round(n int, t region.Timer) (*Result, error) {
 	if res.Txns != int64(n) {
 		return res, errors.Join(fmt.Errorf("clients completed %d transactions, want %d", res.Txns, n), merr)
 	}
-	res.Lat = slices.Clone(fl.mem.Int64s(latOff(fl.cfg.Flows), n))
+	res.Lat = slices.Clone(fl.mem.Int64s(latOff(fl.cfg.Flows), latSlots(n)))
 	slices.Sort(res.Lat)
 	i, _ := slices.BinarySearch(res.Lat, int64(SlowAfter)+1)
 	res.Slow = int64(len(res.Lat) - i)
@@ -396,7 +404,7 @@ func (f *clientFlow) rounds(l peer.Link, m *peer.Mem, latOff int) error {
 		if err := m.Remap(r.Size); err != nil {
 			return err
 		}
-		b, lat := peer.NewBudget(m, 0), m.Int64s(latOff, int(r.N))
+		b, lat := peer.NewBudget(m, 0), m.Int64s(latOff, latSlots(int(r.N)))
 		if err := l.Ready(nil); err != nil {
 			return err
 		}
@@ -412,30 +420,32 @@ func (f *clientFlow) rounds(l peer.Link, m *peer.Mem, latOff int) error {
 }
 
 // loop takes tickets until the round's budget is spent or aborted, and
-// does a transaction for each.
+// does a transaction for each, timing one in LatEvery: from just before
+// its first system call to just after its last, so that the take, a
+// yield and a look are left out. The Taker ticks its Yielder at each
+// take; a CRR flow ticks it every tickCRR transactions too.
 func (f *clientFlow) loop(t *peer.Taker, lat []int64) error {
-	once := f.crr
+	once, tick := f.crr, int64(tickCRR)
 	if f.kind == RR {
-		once = f.rr
+		once, tick = f.rr, ticketBlock
 	}
-	// One clock reading per transaction: its end is the next one's start,
-	// so a latency also holds a block's take (an atomic add) when one
-	// starts. A yield (at a take) is left out.
-	t0 := thread.Clock()
 	for {
 		i, ok := t.Next()
 		if !ok {
 			return t.Err()
 		}
-		if t.Ticked() {
+		timed, t0 := i%LatEvery == 0, time.Duration(0)
+		if timed {
 			t0 = thread.Clock()
+		} else if i%tick == 0 {
+			t.Y.Tick(thread.Clock())
 		}
 		if err := once(); err != nil {
 			return err
 		}
-		t1 := thread.Clock()
-		lat[i] = int64(t1 - t0)
-		t0 = t1
+		if timed {
+			lat[i/LatEvery] = int64(thread.Clock() - t0)
+		}
 	}
 }
 

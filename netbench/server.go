@@ -200,11 +200,13 @@ var serverRole = peer.Register("netbench-server", func(l peer.Link) error {
 	return nil
 })
 
-// yieldCheck is how many RR requests the server answers between readings
-// of the clock for its Yielder: netserver reads no clock per request. It
-// is also how many transactions the side serves between its looks for
-// the placement meter.
-const yieldCheck = 16
+// yieldCheck is how many transactions a flow serves between its looks
+// for the placement meter and RR clock readings for its Yielder; tickCRR
+// how many CRR ones between those readings, a few ms where one takes 100 us.
+const (
+	yieldCheck = 16
+	tickCRR    = 4
+)
 
 // loop serves the flow until it is told to stop: the stop flag, set
 // before the server shuts the listening socket down, after which accept
@@ -219,10 +221,13 @@ func (s *flowLoop) loop() (err error) {
 	var y thread.Yielder
 	defer func() { err = errors.Join(err, y.Err()) }()
 	req := make([]byte, len(s.pat.req[0]))
-	for conns := 1; ; conns++ {
-		y.Tick(thread.Clock())
-		if conns%yieldCheck == 0 {
-			s.link.Look(s.served)
+	for conns := 0; ; conns++ {
+		if conns%tickCRR == 0 {
+			now := thread.Clock()
+			y.Tick(now)
+			if conns%yieldCheck == 0 {
+				s.link.Look(s.served, now)
+			}
 		}
 		fd, err := ac.accept(s.lfd)
 		if err != nil {
@@ -243,8 +248,9 @@ func (s *flowLoop) loop() (err error) {
 		} else {
 			for n := 0; ; n++ {
 				if n%yieldCheck == 0 {
-					y.Tick(thread.Clock())
-					s.link.Look(s.served)
+					now := thread.Clock()
+					y.Tick(now)
+					s.link.Look(s.served, now)
 				}
 				var more bool
 				more, err = s.serve(fd, req)

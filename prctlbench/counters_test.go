@@ -18,6 +18,7 @@ import (
 // the region's counters must see at least two context switches per op,
 // also when the sides are child processes (mm=separate).
 func TestPingPongCountsSwitches(t *testing.T) {
+	counters.All(t)
 	if !counters.Counted("context-switches") {
 		t.Skip("context-switches is not counted here: see the fingerprint's counters lines")
 	}

@@ -16,6 +16,7 @@ import (
 // already faulted in).
 func TestLoadCountsThreadWork(t *testing.T) {
 	skipUnsupported(t)
+	counters.All(t)
 	if !counters.Counted("page-faults") || !counters.Counted("context-switches") {
 		t.Skip("page faults and context switches are not counted here: see the fingerprint's counters lines")
 	}

@@ -363,8 +363,9 @@ func (p *pair) receive() (c Counts, err error) {
 			}
 			c.MsgsRecv++
 			if c.MsgsRecv%every == 0 {
-				y.Tick(thread.Clock())
-				p.link.Look(c.MsgsRecv)
+				now := thread.Clock()
+				y.Tick(now)
+				p.link.Look(c.MsgsRecv, now)
 			}
 			c.FdsRecv += int64(len(fds))
 			for _, f := range fds {

@@ -12,9 +12,9 @@ import (
 	"github.com/kbench/kbench/internal/abstat"
 )
 
-// BriefWidth is the most columns the brief form uses: a terminal's, and
+// briefWidth is the most columns the brief form uses: a terminal's, and
 // what a review thread quotes without rewrapping.
-const BriefWidth = 80
+const briefWidth = 80
 
 // The brief form lists this many setup lines, changed rows (up to 5
 // lines each) and failures without a row in full and counts the rest, so
@@ -30,11 +30,15 @@ const (
 // their change, interval, q and the counters that moved under them, one
 // line for the underpowered rows and the summary; every line fits
 // BriefWidth. The full form (WriteText) has every row.
-func WriteBrief(w io.Writer, r *abstat.Report) error {
+func WriteBrief(w io.Writer, a *AB) error {
+	return withProfiles(w, a, writeBrief, writeProfileBrief)
+}
+
+func writeBrief(w io.Writer, r *abstat.Report) error {
 	var lines []string
-	add := func(s string) { lines = append(lines, fit(s, BriefWidth)) }
-	add("kbcompare old " + fitMiddle(r.Old, BriefWidth-14))
-	add("          new " + fitMiddle(r.New, BriefWidth-14))
+	add := func(s string) { lines = append(lines, fit(s, briefWidth)) }
+	add("kbcompare old " + fitMiddle(r.Old, briefWidth-14))
+	add("          new " + fitMiddle(r.New, briefWidth-14))
 	if r.BootMode {
 		add(fmt.Sprintf("boots: %d+%d, boots are the samples (Welch's t-test on boot medians)", r.Boots[0], r.Boots[1]))
 	} else {
@@ -58,7 +62,7 @@ func WriteBrief(w io.Writer, r *abstat.Report) error {
 			add(fmt.Sprintf("  ... %d more (-format text lists them)", len(setup)-i))
 			break
 		}
-		add("  " + setupChange(d, BriefWidth-2))
+		add("  " + setupChange(d, briefWidth-2))
 	}
 
 	total := r.Rows()
@@ -125,10 +129,10 @@ func WriteBrief(w io.Writer, r *abstat.Report) error {
 func briefRow(r *abstat.Report, t *abstat.Table, row *abstat.Row) []string {
 	const indent = "          "
 	lines := []string{fmt.Sprintf("  %-7s %s %s", row.Verdict, t.Pkg, row.Name)}
-	if runes(lines[0]) > BriefWidth {
-		lines = []string{fmt.Sprintf("  %-7s %s", row.Verdict, t.Pkg), indent + fitMiddle(row.Name, BriefWidth-len(indent))}
+	if runes(lines[0]) > briefWidth {
+		lines = []string{fmt.Sprintf("  %-7s %s", row.Verdict, t.Pkg), indent + fitMiddle(row.Name, briefWidth-len(indent))}
 	}
-	add := func(s string) { lines = append(lines, fit(indent+s, BriefWidth)) }
+	add := func(s string) { lines = append(lines, fit(indent+s, briefWidth)) }
 	if row.Verdict == abstat.Failed || row.Verdict == abstat.Skipped {
 		add(Why(row.Outcome))
 		return lines

@@ -48,7 +48,7 @@ func TestBriefWholeSuite(t *testing.T) {
 		t.Fatalf("%d rows worse, want the changed one (the test's premise)", n)
 	}
 	var b bytes.Buffer
-	if err := WriteBrief(&b, r); err != nil {
+	if err := WriteBrief(&b, &AB{Report: r}); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -59,8 +59,8 @@ func TestBriefWholeSuite(t *testing.T) {
 		t.Errorf("%d lines, want at most 40", len(lines))
 	}
 	for _, l := range lines {
-		if n := utf8.RuneCountInString(l); n > BriefWidth {
-			t.Errorf("line of %d columns (max %d): %q", n, BriefWidth, l)
+		if n := utf8.RuneCountInString(l); n > briefWidth {
+			t.Errorf("line of %d columns (max %d): %q", n, briefWidth, l)
 		}
 	}
 	for _, want := range []string{
@@ -69,7 +69,7 @@ func TestBriefWholeSuite(t *testing.T) {
 		"kernel.release: 6.17.0-kbench -> 6.18.0-rc3-kbench-00123-gdeadbeef",
 		"kernel.cmdline: +nosmt",
 		fmt.Sprintf("changed: 1 of %d rows (q <= 0.05, change at least 5%%)", rows),
-		"  worse   sockfdbench\n          " + fitMiddle(changed, BriefWidth-10) + "\n",
+		"  worse   sockfdbench\n          " + fitMiddle(changed, briefWidth-10) + "\n",
 		"sec/op +", "q=0.0", "rates: fds/s -", ", ops/s -",
 		"counters: cpu-sec/op +",
 		"underpowered: ",
@@ -87,7 +87,7 @@ func TestBriefWholeSuite(t *testing.T) {
 func TestTextWholeSuite(t *testing.T) {
 	r, _ := suiteAB(t)
 	var b bytes.Buffer
-	if err := WriteText(&b, r); err != nil {
+	if err := WriteText(&b, &AB{Report: r}); err != nil {
 		t.Fatal(err)
 	}
 	for _, l := range strings.Split(b.String(), "\n") {
@@ -138,7 +138,7 @@ func TestBriefManyChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := WriteBrief(&out, r); err != nil {
+	if err := WriteBrief(&out, &AB{Report: r}); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
@@ -147,8 +147,8 @@ func TestBriefManyChanges(t *testing.T) {
 		t.Errorf("%d lines, want at most 40", len(lines))
 	}
 	for _, l := range lines {
-		if n := utf8.RuneCountInString(l); n > BriefWidth {
-			t.Errorf("line of %d columns (max %d): %q", n, BriefWidth, l)
+		if n := utf8.RuneCountInString(l); n > briefWidth {
+			t.Errorf("line of %d columns (max %d): %q", n, briefWidth, l)
 		}
 	}
 	for _, want := range []string{"... 7 more (-format text lists them)", "more rows (-format text lists them)", "1 more failure (-format text lists them)", "other failures: not \"nothing worse\""} {

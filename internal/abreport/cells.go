@@ -14,17 +14,17 @@ import (
 	"github.com/kbench/kbench/internal/abstat"
 )
 
-// Cells are a row's formatted columns, shared by the text, markdown and
+// cells are a row's formatted columns, shared by the text, markdown and
 // brief forms (and kbcompare's pictures).
-type Cells struct {
+type cells struct {
 	Old, New, Change, P, Q, N, Verdict string
 	Within, Between                    string // boot mode only
 	MDE, Need                          string // compared rows
 }
 
-// FormatRow formats a row's columns with one scale for its two centers,
+// formatRow formats a row's columns with one scale for its two centers,
 // as benchstat's RowScaler.
-func FormatRow(t *abstat.Table, row *abstat.Row) Cells {
+func formatRow(t *abstat.Table, row *abstat.Row) cells {
 	var centers []float64
 	if row.Old != nil {
 		centers = append(centers, row.OldSum.Center)
@@ -36,9 +36,9 @@ func FormatRow(t *abstat.Table, row *abstat.Row) Cells {
 		centers = []float64{b.OldCenter, b.NewCenter}
 	}
 	scaler := benchunit.CommonScale(centers, benchunit.ClassOf(t.Unit))
-	c := Cells{Old: "-", New: "-", Change: "-", P: "-", Q: "-", Verdict: verdictWord(row), Within: "-", Between: "-", MDE: "-", Need: "-"}
+	c := cells{Old: "-", New: "-", Change: "-", P: "-", Q: "-", Verdict: verdictWord(row), Within: "-", Between: "-", MDE: "-", Need: "-"}
 	if pw := row.Power; pw != nil {
-		c.MDE, c.Need = FormatMDE(pw.MDE), FormatNeed(pw.Need)
+		c.MDE, c.Need = FormatMDE(pw.MDE), formatNeed(pw.Need)
 	}
 	if !math.IsNaN(row.Q) {
 		c.Q = fmt.Sprintf("%.3f", row.Q)
@@ -118,9 +118,9 @@ func FormatMDE(m float64) string {
 	return fmt.Sprintf("%.1f%%", 100*m)
 }
 
-// FormatNeed formats how many boots or samples a side would detect the
+// formatNeed formats how many boots or samples a side would detect the
 // threshold.
-func FormatNeed(n int) string {
+func formatNeed(n int) string {
 	if n == 0 {
 		return fmt.Sprintf(">%d", abstat.MaxNeed)
 	}

@@ -44,10 +44,10 @@ func attrText(r *abstat.Report, done attributed, t *abstat.Table, row *abstat.Ro
 	}
 	if len(own) > 0 {
 		lines = append(lines, "    counters that changed per op (evidence, not verdicts):")
-		var cs []Cells
+		var cs []cells
 		var wu, wo, wn, wc, wp, wN int
 		for _, l := range own {
-			c := FormatRow(&abstat.Table{Unit: l.Unit}, l.Row)
+			c := formatRow(&abstat.Table{Unit: l.Unit}, l.Row)
 			c.Verdict = counterDirection(l.Row)
 			cs = append(cs, c)
 			wu = max(wu, runes(l.Unit))
@@ -81,7 +81,7 @@ func attrMarkdown(r *abstat.Report, done attributed, t *abstat.Table, row *absta
 	}
 	lines := []string{fmt.Sprintf("- `%s` counters (evidence, not verdicts):", strings.ReplaceAll(row.Name, "`", ""))}
 	for _, l := range own {
-		c := FormatRow(&abstat.Table{Unit: l.Unit}, l.Row)
+		c := formatRow(&abstat.Table{Unit: l.Unit}, l.Row)
 		lines = append(lines, fmt.Sprintf("  - %s: %s → %s, %s (p=%s n=%s), %s", mdCell(l.Unit), c.Old, c.New, c.Change, c.P, c.N, counterDirection(l.Row)))
 	}
 	if len(paced) > 0 {

@@ -6,8 +6,6 @@ import (
 	"encoding/csv"
 	"io"
 	"strconv"
-
-	"github.com/kbench/kbench/internal/abstat"
 )
 
 // CSVHeader names the csv columns; docs/kbcompare.md describes them.
@@ -37,8 +35,8 @@ var CSVProfileHeader = []string{"form", "function", "old_sd", "new_sd", "t", "df
 // and q, the new side's first event and rate, what orders the row's
 // functions (order_by: per_op or share) and with per_op the function's
 // cost per op: each side's mean and sd, the change, Welch's t and q).
-func WriteCSV(w io.Writer, r *abstat.Report, profs []RowProfile) error {
-	m := JSONOf(r, profs...)
+func WriteCSV(w io.Writer, a *AB) error {
+	m := JSONOf(a)
 	header := CSVHeader
 	if len(m.Profiles) > 0 {
 		header = append(header[:len(header):len(header)], CSVProfileHeader...)
@@ -58,7 +56,7 @@ func WriteCSV(w io.Writer, r *abstat.Report, profs []RowProfile) error {
 		if row.Test != "" {
 			kv["need"] = strconv.Itoa(row.Need)
 		}
-		for side, s := range map[string]*JSONSide{"old": row.Old, "new": row.New} {
+		for side, s := range map[string]*jsonSide{"old": row.Old, "new": row.New} {
 			if s != nil {
 				kv[side+"_center"], kv[side+"_lo"], kv[side+"_hi"] = f(s.Center), f(s.Lo), f(s.Hi)
 				kv[side+"_n"], kv[side+"_boots"] = strconv.Itoa(s.N), strconv.Itoa(s.Boots)
@@ -99,7 +97,7 @@ func WriteCSV(w io.Writer, r *abstat.Report, profs []RowProfile) error {
 		}
 		for _, form := range []struct {
 			name  string
-			funcs []JSONFunc
+			funcs []jsonFunc
 		}{{"self", mp.Self}, {"children", mp.Children}} {
 			for _, fn := range form.funcs {
 				kv := map[string]string{"kind": "profile", "package": mp.Package, "ident": mp.Ident, "name": mp.Name,

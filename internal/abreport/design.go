@@ -27,7 +27,7 @@ func WriteDesign(w io.Writer, d *abplan.Design) error {
 		abplan.RuleName, FormatMDE(o.Target), 100*o.Power, level, FormatMDE(o.Gate))
 	fmt.Fprintf(&b, "pilot %d boots a side, every boot at -count=%d; at most %d boots a side", o.Pilot, o.Count, o.MaxBoots)
 	if o.Budget > 0 {
-		fmt.Fprintf(&b, "; budget %s (A's costs doubled)", Seconds(o.Budget))
+		fmt.Fprintf(&b, "; budget %s (A's costs doubled)", seconds(o.Budget))
 	}
 	b.WriteString("\n")
 	if !d.Planned {
@@ -36,7 +36,7 @@ func WriteDesign(w io.Writer, d *abplan.Design) error {
 		return err
 	}
 	for _, pp := range d.Pkgs {
-		fmt.Fprintf(&b, "\n%s: boot %s\n", pp.Pkg[strings.LastIndex(pp.Pkg, "/")+1:], Seconds(pp.BootCost))
+		fmt.Fprintf(&b, "\n%s: boot %s\n", pp.Pkg[strings.LastIndex(pp.Pkg, "/")+1:], seconds(pp.BootCost))
 		fmt.Fprintf(&b, "  %5s %5s %4s %6s %6s %7s  %-12s %s\n", "need", "boots", "done", "s0", "power", "sample", "status", "row")
 		for _, r := range pp.Rows {
 			s0, power := "-", "-"
@@ -44,12 +44,12 @@ func WriteDesign(w io.Writer, d *abplan.Design) error {
 				s0 = spread(r.Scale.Change(math.Sqrt(r.S0sq), 1))
 				power = fmt.Sprintf("%.0f%%", 100*r.PredictedPower())
 			}
-			fmt.Fprintf(&b, "  %5d %5d %4d %6s %6s %7s  %-12s %s\n", r.Need, r.Boots, r.Done, s0, power, Seconds(r.Sample), r.Status, r.Name)
+			fmt.Fprintf(&b, "  %5d %5d %4d %6s %6s %7s  %-12s %s\n", r.Need, r.Boots, r.Done, s0, power, seconds(r.Sample), r.Status, r.Name)
 		}
 	}
 	decided, pending, undecided := d.Progress()
 	fmt.Fprintf(&b, "\nplanned: %s (A's costs doubled); rows %d decided, %d pending, %d without a verdict (out of reach, over budget, no pilot)\n",
-		Minutes(d.Seconds), decided, pending, undecided)
+		minutes(d.Seconds), decided, pending, undecided)
 	b.WriteString("need: the boots a side the rule asks, from the pilot's pooled variance s0² of boot medians alone;\n" +
 		"power: the rule's chance of calling a change of the target worse if the boot medians spread as s0 says\n")
 	_, err := io.WriteString(w, b.String())

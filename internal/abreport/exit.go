@@ -2,8 +2,6 @@
 
 package abreport
 
-import "github.com/kbench/kbench/internal/abstat"
-
 // The exit statuses of the three kinds of report, kbcompare's and kbab's
 // alike (each command calls these; docs/comparing.md states them). One
 // rule for all three: 1 where the report finds a regression or cannot
@@ -11,19 +9,19 @@ import "github.com/kbench/kbench/internal/abstat"
 // directionless change is no failure. (2 and up are the commands' own:
 // an input or a flag they refuse, a boot that failed, an interrupt.)
 
-// ExitAB is an A/B's: 1 where some row is worse, or something failed or
+// Exit is an A/B's: 1 where some row is worse, or something failed or
 // was skipped on one side (nothing is then "nothing worse"), else 0. A
 // row without a verdict (underpowered, undecided) is no failure: its
 // report says why.
-func ExitAB(r *abstat.Report) int {
-	if r.Fails() {
+func (a *AB) Exit() int {
+	if a.Fails() {
 		return 1
 	}
 	return 0
 }
 
-// Exit is a series': 1 where some row has a change point that is worse,
-// or could not be tested (a kernel lacks its boots of the row: it failed,
+// Exit is a series': 1 where some row has a change point at or above
+// -threshold that is worse, or could not be tested (a kernel lacks its boots of the row: it failed,
 // was skipped or is missing there, as the A/B's "failed or skipped on one
 // side"), else 0.
 func (r *SeriesReport) Exit() int {
@@ -32,7 +30,7 @@ func (r *SeriesReport) Exit() int {
 			return 1
 		}
 		for _, c := range res.Changes {
-			if ChangeWord(c.Ratio, r.Series.Rows[i].Better) == "worse" {
+			if !c.Small && ChangeWord(c.Ratio, r.Series.Rows[i].Better) == "worse" {
 				return 1
 			}
 		}
@@ -41,10 +39,11 @@ func (r *SeriesReport) Exit() int {
 }
 
 // Exit is a bisection's: 0 where it names the first bad image, 1 where
-// it cannot tell (the confirmation found no difference on the row, or a
-// step stayed undecided).
+// it cannot tell (the confirmation found no difference on the row, a
+// step stayed undecided, or an image sat between good and bad: not one
+// step).
 func (b *BisectRun) Exit() int {
-	if b.Verdict.Moved() && !b.Search.Undecided {
+	if b.Verdict.Moved() && b.Search.FirstBad >= 0 {
 		return 0
 	}
 	return 1

@@ -41,8 +41,7 @@ func golden(t *testing.T, name string, got []byte) {
 // plannedRun is kbab's report of a planned run of testdata/golden's
 // old.txt and new.txt (3 boots a side, the pilot's): a -target of 20%
 // whose budget the pilot has spent, so that its row is undecided, over
-// budget; a perf-profile section that could not be made and a retried
-// boot.
+// budget; and a perf-profile section that could not be made.
 func plannedRun(t *testing.T) []byte {
 	old, nw := filepath.Join("testdata", "golden", "old.txt"), filepath.Join("testdata", "golden", "new.txt")
 	pilot, err := abstat.Compare(old, nw, abstat.DefaultOptions)
@@ -63,9 +62,8 @@ func plannedRun(t *testing.T) []byte {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	err = WriteRun(&b, rep, RunNotes{Design: d, Budget: time.Minute, PlanFile: "out/plan.txt",
-		Profile: &RunProfile{Err: errors.New("no profile in out/profiles/A")},
-		Retries: []string{"B boot 2: the guest printed no result (retry 1 of 2)"}})
+	err = WriteText(&b, &AB{Report: rep, Run: &RunNotes{Design: d, Budget: time.Minute, PlanFile: "out/plan.txt",
+		ProfileDirs: [2]string{"out/profiles/A", "out/profiles/B"}, ProfileErr: errors.New("no profile in out/profiles/A")}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,8 +71,8 @@ func plannedRun(t *testing.T) []byte {
 }
 
 // TestGolden checks kbab's reports, which kbcompare does not print:
-// the run report of a planned run (WriteRun), a bisection's (WriteBisect)
-// that ends at an image and one that cannot tell, and a series'
+// the run report of a planned run (WriteText with RunNotes), a bisection's (WriteBisect)
+// that ends at an image, one that cannot tell and one not one step, and a series'
 // (WriteSeriesRun) of testdata/golden's four kernels.
 func TestGolden(t *testing.T) {
 	run := plannedRun(t)
@@ -83,21 +81,27 @@ func TestGolden(t *testing.T) {
 	kernels := []Kernel{{"good", "bzImage-good"}, {"i1", "bzImage-1"}, {"i2", "bzImage-2"}, {"i3", "bzImage-3"}, {"bad", "bzImage-bad"}}
 	b := BisectRun{List: "kernels.txt", Row: "Syscall", Pkg: "seccompbench", RowName: "Syscall/work=getpid/kind=cached/filters=0-2",
 		Kernels: kernels, Target: 0.05, ConfirmBoots: 12, Verdict: abstat.Worse, Change: 0.12,
-		Search: abseries.SearchResult{FirstBad: 1, Lo: 0, Hi: 1, Boots: 7, Done: true, Steps: []abseries.Step{
-			{Image: 1, Boots: 3, Decision: abseries.LikeBad, LLR: 3.1}, {Image: 0, Boots: 4, Decision: abseries.LikeGood, LLR: -3.2}}},
-		Bounds: [2]float64{-2.89, 2.89}, Opts: abseries.DefaultSearchOptions, BootsInAll: 19, ConfirmReport: run}
+		Search: abseries.SearchResult{FirstBad: 1, Lo: 0, Hi: 1, Boots: 27, Done: true, Steps: []abseries.Step{
+			{Image: 1, Rounds: 3, Decision: abseries.LikeBad, Good: 1.01e-7, ImageCenter: 1.13e-7, Bad: 1.12e-7, Position: 1.09},
+			{Image: 0, Rounds: 6, Decision: abseries.LikeGood, Good: 1.00e-7, ImageCenter: 1.01e-7, Bad: 1.12e-7, Position: 0.08}}},
+		Level: 0.0083, Opts: abseries.DefaultSearchOptions, BootsInAll: 39, ConfirmReport: run}
 	var out bytes.Buffer
 	if err := WriteBisect(&out, b); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "bisect-found.golden", out.Bytes())
-	b.Search = abseries.SearchResult{FirstBad: -1, Lo: 1, Hi: 2, Boots: 33, Undecided: true, Steps: []abseries.Step{
-		{Image: 1, Boots: 3, Decision: abseries.LikeGood, LLR: -3.0}, {Image: 2, Boots: 30, Decision: abseries.CannotTell, LLR: 0.4}}}
-	out.Reset()
-	if err := WriteBisect(&out, b); err != nil {
-		t.Fatal(err)
+	for name, last := range map[string]abseries.Step{
+		"undecided": {Image: 2, Rounds: 24, Decision: abseries.CannotTell, Good: 1.00e-7, ImageCenter: 1.07e-7, Bad: 1.12e-7, Position: 0.58},
+		"between":   {Image: 2, Rounds: 6, Decision: abseries.Between, Good: 1.00e-7, ImageCenter: 1.06e-7, Bad: 1.12e-7, Position: 0.5},
+	} {
+		b.Search = abseries.SearchResult{FirstBad: -1, Lo: 1, Hi: 3, Boots: 90, Steps: []abseries.Step{
+			{Image: 1, Rounds: 6, Decision: abseries.LikeGood, Good: 1.00e-7, ImageCenter: 0.99e-7, Bad: 1.12e-7, Position: -0.08}, last}}
+		out.Reset()
+		if err := WriteBisect(&out, b); err != nil {
+			t.Fatal(err)
+		}
+		golden(t, "bisect-"+name+".golden", out.Bytes())
 	}
-	golden(t, "bisect-undecided.golden", out.Bytes())
 	for _, v := range []abstat.Verdict{abstat.Undecided, abstat.Same} {
 		b.Verdict = v
 		out.Reset()

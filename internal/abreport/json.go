@@ -22,35 +22,35 @@ type JSONReport struct {
 	New       string             `json:"new"`
 	Threshold float64            `json:"threshold"`
 	Alpha     float64            `json:"alpha"`
-	Boots     JSONSides          `json:"boots"`
+	Boots     jsonSides          `json:"boots"`
 	BootMode  bool               `json:"boot_mode"`
 	Setup     []abstat.SetupDiff `json:"setup"`
 	SetupSame int                `json:"setup_equal"`
-	Rows      []JSONRow          `json:"rows"`
-	Geomeans  []JSONGeo          `json:"geomeans"`
-	Problems  []JSONProblem      `json:"problems"`
+	Rows      []jsonRow          `json:"rows"`
+	Geomeans  []jsonGeo          `json:"geomeans"`
+	Problems  []jsonProblem      `json:"problems"`
 	// Skips are the rows that skipped with no results on either side
 	// (abstat.Skip), left out where there are none.
-	Skips   []JSONSkip  `json:"skips,omitempty"`
-	Summary JSONSummary `json:"summary"`
+	Skips   []jsonSkip  `json:"skips,omitempty"`
+	Summary jsonSummary `json:"summary"`
 	// Profiles is the perf-profile section, with -profiles-old and
 	// -profiles-new only.
-	Profiles []JSONProfile `json:"profiles,omitempty"`
+	Profiles []jsonProfile `json:"profiles,omitempty"`
 }
 
-// JSONProfile is one row's profile comparison (package profdelta):
+// jsonProfile is one row's profile comparison (package profdelta):
 // its functions in each form, ordered by |t| of the measure OrderBy
 // names: "per_op" (each function's per_op) where every profile records
 // its ops, else "share".
-type JSONProfile struct {
+type jsonProfile struct {
 	Package  string         `json:"package"`
 	Ident    string         `json:"ident,omitempty"`
 	Name     string         `json:"name"`
 	Verdict  abstat.Verdict `json:"verdict"`
-	Boots    JSONSides      `json:"boots"`
+	Boots    jsonSides      `json:"boots"`
 	Samples  [2][]int64     `json:"samples"` // per boot, old then new
 	BootIDs  [2][]string    `json:"boot_ids"`
-	Sampling [2][]JSONSmpl  `json:"sampling"`       // each side's distinct ways, old then new
+	Sampling [2][]jsonSmpl  `json:"sampling"`       // each side's distinct ways, old then new
 	Frames   string         `json:"frames"`         // "kernel" or "all"
 	Comm     string         `json:"comm,omitempty"` // -profile-comm: the threads whose samples count
 	MinShare float64        `json:"min_share"`
@@ -60,31 +60,31 @@ type JSONProfile struct {
 	// only.
 	PerOpUnit string      `json:"per_op_unit,omitempty"`
 	Ops       *[2][]int64 `json:"ops,omitempty"`
-	Self      []JSONFunc  `json:"self"`
-	Children  []JSONFunc  `json:"children"`
+	Self      []jsonFunc  `json:"self"`
+	Children  []jsonFunc  `json:"children"`
 }
 
-// JSONSmpl is how a side's profiles were sampled.
-type JSONSmpl struct {
+// jsonSmpl is how a side's profiles were sampled.
+type jsonSmpl struct {
 	Event string `json:"event"`
 	Hz    int    `json:"hz"` // 0: not recorded
 	Scope string `json:"scope"`
 }
 
-// JSONFunc is a function's share of a row's samples (a fraction) on
+// jsonFunc is a function's share of a row's samples (a fraction) on
 // each side, the change (new - old) and Welch's test of the per-boot
 // shares, and its cost per op (per_op_unit over an op) compared alike,
 // where the row's profiles record their ops.
-type JSONFunc struct {
+type jsonFunc struct {
 	Function string `json:"function"`
-	JSONStat
-	PerOp *JSONStat `json:"per_op,omitempty"`
+	jsonStat
+	PerOp *jsonStat `json:"per_op,omitempty"`
 }
 
-// JSONStat compares one measure of a function across the boots.
-type JSONStat struct {
-	Old    JSONShare `json:"old"`
-	New    JSONShare `json:"new"`
+// jsonStat compares one measure of a function across the boots.
+type jsonStat struct {
+	Old    jsonShare `json:"old"`
+	New    jsonShare `json:"new"`
 	Change *float64  `json:"change"`
 	Rel    *float64  `json:"rel_change"` // change/old; null for a function new to the row
 	T      *float64  `json:"t"`
@@ -93,24 +93,24 @@ type JSONStat struct {
 	Q      *float64  `json:"q"`
 }
 
-// JSONShare is a side's mean share, the sd of its per-boot shares
+// jsonShare is a side's mean share, the sd of its per-boot shares
 // (null for one boot) and those shares.
-type JSONShare struct {
+type jsonShare struct {
 	Mean  float64   `json:"mean"`
 	SD    *float64  `json:"sd"`
 	Boots []float64 `json:"boots"`
 }
 
-// JSONSides is a count per side.
-type JSONSides struct {
+// jsonSides is a count per side.
+type jsonSides struct {
 	Old int `json:"old"`
 	New int `json:"new"`
 }
 
-// JSONSide is one side of a row: its center (the median, or with
+// jsonSide is one side of a row: its center (the median, or with
 // boots as samples the geometric mean of boot medians), that center's
 // 95% interval, its samples and its boots.
-type JSONSide struct {
+type jsonSide struct {
 	Center *float64 `json:"center"`
 	Lo     *float64 `json:"lo"`
 	Hi     *float64 `json:"hi"`
@@ -118,15 +118,15 @@ type JSONSide struct {
 	Boots  int      `json:"boots"`
 }
 
-// JSONRow is one benchmark in one unit.
-type JSONRow struct {
+// jsonRow is one benchmark in one unit.
+type jsonRow struct {
 	Package   string         `json:"package"`
 	Ident     string         `json:"ident,omitempty"`
 	Name      string         `json:"name"`
 	Unit      string         `json:"unit"`
 	Direction string         `json:"direction"` // "higher", "lower" or "unknown" is better
-	Old       *JSONSide      `json:"old"`       // null where the old file lacks the row
-	New       *JSONSide      `json:"new"`
+	Old       *jsonSide      `json:"old"`       // null where the old file lacks the row
+	New       *jsonSide      `json:"new"`
 	Role      abstat.Role    `json:"role"`   // "primary" (the row's verdict), "derived" (a rate of it) or "evidence"
 	Change    *float64       `json:"change"` // new/old - 1
 	ChangeLo  *float64       `json:"change_lo"`
@@ -142,13 +142,13 @@ type JSONRow struct {
 	Between   *float64       `json:"between"` // and of boot medians
 	Why       string         `json:"why,omitempty"`
 	Warnings  []string       `json:"warnings,omitempty"`
-	Counters  []JSONCtr      `json:"counters,omitempty"`
+	Counters  []jsonCtr      `json:"counters,omitempty"`
 }
 
-// JSONCtr is one kernel counter listed under a row: "own" (changed as
+// jsonCtr is one kernel counter listed under a row: "own" (changed as
 // the op's own work), "paced" (changed per op only as the op's time did)
 // or "same" (compared, unchanged).
-type JSONCtr struct {
+type jsonCtr struct {
 	Unit    string   `json:"unit"`
 	Group   string   `json:"group"`
 	Old     *float64 `json:"old"`
@@ -161,8 +161,8 @@ type JSONCtr struct {
 	RateChange *float64 `json:"rate_change,omitempty"`
 }
 
-// JSONGeo is a table's geomean line.
-type JSONGeo struct {
+// jsonGeo is a table's geomean line.
+type jsonGeo struct {
 	Package   string  `json:"package"`
 	Ident     string  `json:"ident,omitempty"`
 	Unit      string  `json:"unit"`
@@ -173,10 +173,10 @@ type JSONGeo struct {
 	Rows      int     `json:"rows"`
 }
 
-// JSONSummary counts the rows by verdict (each row once, in its
+// jsonSummary counts the rows by verdict (each row once, in its
 // primary unit), as the text's summary line, and the family the q-values
 // correct for.
-type JSONSummary struct {
+type jsonSummary struct {
 	Rows         int `json:"rows"`
 	Family       int `json:"family"`  // rows compared on both sides: what q corrects for
 	Nominal      int `json:"nominal"` // of those, rows with p <= alpha (about alpha·family by chance alone)
@@ -197,9 +197,9 @@ type JSONSummary struct {
 	Exit      int `json:"exit"` // kbcompare's exit status
 }
 
-// JSONSkip is a row that skipped with no results on either side
+// jsonSkip is a row that skipped with no results on either side
 // (abstat.Skip).
-type JSONSkip struct {
+type jsonSkip struct {
 	Pkg  string `json:"package"`
 	Name string `json:"name"` // as the skip line names it, without "Benchmark"
 	// Why is, per side (old, new), the skip's reason and where it was
@@ -225,13 +225,15 @@ func dirWord(better int) string {
 	return "unknown"
 }
 
-// JSONOf builds the report as JSON and CSV write it, with profs' section.
-func JSONOf(r *abstat.Report, profs ...RowProfile) *JSONReport {
+// JSONOf builds the report as JSON and CSV write it, with its profile
+// section.
+func JSONOf(a *AB) *JSONReport {
+	r := a.Report
 	m := &JSONReport{Schema: "kbcompare/2", Old: r.Old, New: r.New, Threshold: r.Opts.Threshold, Alpha: r.Opts.Alpha,
-		Boots: JSONSides{r.Boots[0], r.Boots[1]}, BootMode: r.BootMode, Setup: r.Setup, SetupSame: r.SetupEqual,
-		Problems: []JSONProblem{}}
+		Boots: jsonSides{r.Boots[0], r.Boots[1]}, BootMode: r.BootMode, Setup: r.Setup, SetupSame: r.SetupEqual,
+		Problems: []jsonProblem{}}
 	for _, s := range r.Skips {
-		m.Skips = append(m.Skips, JSONSkip{s.Pkg, s.Name, skipWhys(s)})
+		m.Skips = append(m.Skips, jsonSkip{s.Pkg, s.Name, skipWhys(s)})
 	}
 	if m.Setup == nil {
 		m.Setup = []abstat.SetupDiff{}
@@ -239,51 +241,51 @@ func JSONOf(r *abstat.Report, profs ...RowProfile) *JSONReport {
 	for _, p := range r.Problems {
 		m.Problems = append(m.Problems, problem(p))
 	}
-	m.Rows, m.Geomeans = []JSONRow{}, []JSONGeo{}
+	m.Rows, m.Geomeans = []jsonRow{}, []jsonGeo{}
 	for _, t := range r.Tables {
 		for _, row := range t.Rows {
-			m.Rows = append(m.Rows, jsonRow(r, t, row))
+			m.Rows = append(m.Rows, rowJSON(r, t, row))
 		}
 		if g := t.Geomean; g != nil {
-			m.Geomeans = append(m.Geomeans, JSONGeo{t.Pkg, t.Ident, t.Unit, dirWord(t.Better), g.Old, g.New, g.Change, g.Rows})
+			m.Geomeans = append(m.Geomeans, jsonGeo{t.Pkg, t.Ident, t.Unit, dirWord(t.Better), g.Old, g.New, g.Change, g.Rows})
 		}
 	}
-	m.Summary = JSONSummary{r.Rows(), r.Family, r.Nominal, r.Count(abstat.Worse), r.Count(abstat.Better), r.Count(abstat.Changed),
+	m.Summary = jsonSummary{r.Rows(), r.Family, r.Nominal, r.Count(abstat.Worse), r.Count(abstat.Better), r.Count(abstat.Changed),
 		r.Count(abstat.Same), r.Count(abstat.Underpowered), r.Count(abstat.OldOnly), r.Count(abstat.NewOnly),
-		r.Count(abstat.Failed), r.Count(abstat.Skipped), r.Count(abstat.Undecided), len(r.Problems), ExitAB(r)}
-	for _, rp := range profs {
-		m.Profiles = append(m.Profiles, jsonProfile(rp))
+		r.Count(abstat.Failed), r.Count(abstat.Skipped), r.Count(abstat.Undecided), len(r.Problems), a.Exit()}
+	for _, rp := range a.Profiles {
+		m.Profiles = append(m.Profiles, profileJSON(rp))
 	}
 	return m
 }
 
-func jsonProfile(rp RowProfile) JSONProfile {
+func profileJSON(rp RowProfile) jsonProfile {
 	d := rp.Delta
-	mp := JSONProfile{Package: rp.Table.Pkg, Ident: rp.Table.Ident, Name: rp.Row.Name, Verdict: rp.Row.Verdict,
-		Boots: JSONSides{len(d.Boots[0]), len(d.Boots[1])}, Samples: d.Samples, BootIDs: d.Boots,
-		Frames: "kernel", Comm: d.Comm, MinShare: d.MinShare, Self: []JSONFunc{}, Children: []JSONFunc{}}
+	mp := jsonProfile{Package: rp.Table.Pkg, Ident: rp.Table.Ident, Name: rp.Row.Name, Verdict: rp.Row.Verdict,
+		Boots: jsonSides{len(d.Boots[0]), len(d.Boots[1])}, Samples: d.Samples, BootIDs: d.Boots,
+		Frames: "kernel", Comm: d.Comm, MinShare: d.MinShare, Self: []jsonFunc{}, Children: []jsonFunc{}}
 	if d.AllFrames {
 		mp.Frames = "all"
 	}
 	for side, ss := range d.Sampling {
 		for _, s := range ss {
-			mp.Sampling[side] = append(mp.Sampling[side], JSONSmpl{s.Event, s.Hz, s.Scope})
+			mp.Sampling[side] = append(mp.Sampling[side], jsonSmpl{s.Event, s.Hz, s.Scope})
 		}
 	}
 	mp.OrderBy = "share"
 	if d.By == profdelta.ByPerOp {
 		mp.OrderBy, mp.PerOpUnit, mp.Ops = "per_op", d.Unit, &d.Ops
 	}
-	share := func(s profdelta.Share) JSONShare { return JSONShare{s.Mean, num(s.SD), s.Boots} }
-	stat := func(s profdelta.Stat) JSONStat {
-		return JSONStat{share(s.Old), share(s.New), num(s.Change), num(s.Rel), num(s.T), num(s.DF), num(s.P), num(s.Q)}
+	share := func(s profdelta.Share) jsonShare { return jsonShare{s.Mean, num(s.SD), s.Boots} }
+	stat := func(s profdelta.Stat) jsonStat {
+		return jsonStat{share(s.Old), share(s.New), num(s.Change), num(s.Rel), num(s.T), num(s.DF), num(s.P), num(s.Q)}
 	}
 	for _, fs := range []struct {
-		to   *[]JSONFunc
+		to   *[]jsonFunc
 		from []profdelta.Func
 	}{{&mp.Self, d.Self}, {&mp.Children, d.Children}} {
 		for _, f := range fs.from {
-			jf := JSONFunc{Function: f.Name, JSONStat: stat(f.Stat)}
+			jf := jsonFunc{Function: f.Name, jsonStat: stat(f.Stat)}
 			if f.PerOp != nil {
 				po := stat(*f.PerOp)
 				jf.PerOp = &po
@@ -294,10 +296,10 @@ func jsonProfile(rp RowProfile) JSONProfile {
 	return mp
 }
 
-func jsonRow(r *abstat.Report, t *abstat.Table, row *abstat.Row) JSONRow {
-	mr := JSONRow{Package: t.Pkg, Ident: t.Ident, Name: row.Name, Unit: t.Unit, Direction: dirWord(t.Better),
+func rowJSON(r *abstat.Report, t *abstat.Table, row *abstat.Row) jsonRow {
+	mr := jsonRow{Package: t.Pkg, Ident: t.Ident, Name: row.Name, Unit: t.Unit, Direction: dirWord(t.Better),
 		Role: row.Role, Verdict: row.Verdict, Why: Why(row.Outcome), Warnings: warnings(row)}
-	sides := [2]*JSONSide{}
+	sides := [2]*jsonSide{}
 	for i, s := range []struct {
 		present bool
 		sum     func() (c, lo, hi float64, n int)
@@ -313,7 +315,7 @@ func jsonRow(r *abstat.Report, t *abstat.Table, row *abstat.Row) JSONRow {
 			continue
 		}
 		c, lo, hi, n := s.sum()
-		sides[i] = &JSONSide{Center: num(c), Lo: num(lo), Hi: num(hi), N: n, Boots: 1}
+		sides[i] = &jsonSide{Center: num(c), Lo: num(lo), Hi: num(hi), N: n, Boots: 1}
 	}
 	mr.Old, mr.New = sides[0], sides[1]
 	if row.Old == nil || row.New == nil {
@@ -341,7 +343,7 @@ func jsonRow(r *abstat.Report, t *abstat.Table, row *abstat.Row) JSONRow {
 	}{{"own", own}, {"paced", paced}} {
 		for _, l := range g.lines {
 			o, n := l.Row.Centers()
-			c := JSONCtr{Unit: l.Unit, Group: g.name, Old: num(o), New: num(n), Change: num(l.Row.Change),
+			c := jsonCtr{Unit: l.Unit, Group: g.name, Old: num(o), New: num(n), Change: num(l.Row.Change),
 				P: num(l.Row.P), Verdict: counterDirection(l.Row)}
 			if l.Rate != nil && l.Rate.Old != nil && l.Rate.New != nil {
 				c.RateChange = num(l.Rate.Change)
@@ -350,15 +352,15 @@ func jsonRow(r *abstat.Report, t *abstat.Table, row *abstat.Row) JSONRow {
 		}
 	}
 	for _, u := range same {
-		mr.Counters = append(mr.Counters, JSONCtr{Unit: u, Group: "same", Verdict: "~"})
+		mr.Counters = append(mr.Counters, jsonCtr{Unit: u, Group: "same", Verdict: "~"})
 	}
 	return mr
 }
 
 // WriteJSON writes the report as one indented JSON object (schema kbcompare/2,
 // docs/kbcompare.md).
-func WriteJSON(w io.Writer, r *abstat.Report, profs []RowProfile) error {
+func WriteJSON(w io.Writer, a *AB) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(JSONOf(r, profs...))
+	return enc.Encode(JSONOf(a))
 }

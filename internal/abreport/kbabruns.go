@@ -59,10 +59,10 @@ type BisectRun struct {
 	Verdict       abstat.Verdict
 	Change        float64 // bad's change from good on the row (0.1: 10% slower)
 	Search        abseries.SearchResult
-	Bounds        [2]float64 // the SPRT's lower and upper bounds
+	Level         float64 // each step test's one-sided level
 	Opts          abseries.SearchOptions
 	BootsInAll    int
-	ConfirmReport []byte // the confirmation's A/B report (WriteRun)
+	ConfirmReport []byte // the confirmation's A/B report (WriteText)
 	// Skipped says why each skipped image (Search.Skipped) was: its
 	// commit's build failure.
 	Skipped map[int]string
@@ -90,19 +90,26 @@ func WriteBisect(w io.Writer, b BisectRun) error {
 	}
 	fmt.Fprintf(w, " (%s)\n", ratioPct(1+b.Change))
 	res := b.Search
-	fmt.Fprintf(w, "rule: each step boots its image until Wald's sequential test of like-good against like-bad on the row's boot medians crosses %.3g or %.3g (at least %d, at most %d boots), so that the chance of ending at the wrong image is at most %g over the %d steps at most\n",
-		b.Bounds[0], b.Bounds[1], b.Opts.MinBoots, b.Opts.MaxBoots, b.Opts.Wrong, abseries.Steps(n-2))
+	fmt.Fprintf(w, "rule: each step boots its image in rounds with good and bad beside it (good, image, bad; then bad, image, good), "+
+		"and after %v rounds t-tests, at %.2g each, whether the image is more than a quarter of the step from good (then bad), from bad (then good), "+
+		"or from both (not one step), so that the chance of naming a wrong image is at most %g over the %d steps at most, "+
+		"where each image sits within a quarter of the step of good or of bad\n",
+		b.Opts.Looks, b.Level, b.Opts.Wrong, abseries.Steps(n-2))
 	image := func(i int) Kernel { return b.Kernels[i+1] } // image i from 0; n-2 the bad kernel
 	for j, st := range res.Steps {
 		k := image(st.Image)
-		fmt.Fprintf(w, "step %d: %s (%s): %d boots, %s (log likelihood ratio %.3g)\n", j+1, k.Label, k.Boots, st.Boots, st.Decision, st.LLR)
+		fmt.Fprintf(w, "step %d: %s (%s): %d rounds, %s: good %.4g, image %.4g, bad %.4g (%.2f of the way from good to bad)\n",
+			j+1, k.Label, k.Boots, st.Rounds, st.Decision, st.Good, st.ImageCenter, st.Bad, st.Position)
 	}
 	for _, i := range res.Skipped {
 		fmt.Fprintf(w, "skipped: %s (%s): does not build: %s\n", image(i).Label, image(i).Boots, b.Skipped[i])
 	}
-	if res.Undecided {
-		fmt.Fprintf(w, "cannot tell: a step stayed undecided at %d boots; the first bad image is after %s and at or before %s\n", b.Opts.MaxBoots, image(res.Lo).Label, image(res.Hi).Label)
-	} else {
+	var last abseries.Step // none where every image was skipped
+	if len(res.Steps) > 0 {
+		last = res.Steps[len(res.Steps)-1]
+	}
+	switch {
+	case res.FirstBad >= 0:
 		k := image(res.FirstBad)
 		var or []string
 		for _, i := range res.Between() {
@@ -113,6 +120,12 @@ func WriteBisect(w io.Writer, b BisectRun) error {
 		} else {
 			fmt.Fprintf(w, "first bad: %s (%s)\n", k.Label, k.Boots)
 		}
+	case last.Decision == abseries.Between:
+		fmt.Fprintf(w, "not one step: %s sits between good and bad (%.2f of the way); the first bad image is not one image. The steps above name what each image measured\n",
+			image(last.Image).Label, last.Position)
+	default:
+		fmt.Fprintf(w, "cannot tell: a step stayed undecided at %d rounds; the first bad image is after %s and at or before %s\n",
+			last.Rounds, image(res.Lo).Label, image(res.Hi).Label)
 	}
 	_, err := fmt.Fprintf(w, "%d steps, %d step boots, %d boots in all (%d to confirm)\n", len(res.Steps), res.Boots, b.BootsInAll, b.ConfirmBoots)
 	return err

@@ -16,8 +16,13 @@ func mdCell(s string) string {
 	return strings.ReplaceAll(s, "|", `\|`)
 }
 
-// WriteMarkdown writes the full report as markdown, for a forge.
-func WriteMarkdown(w io.Writer, r *abstat.Report) error {
+// WriteMarkdown writes the full report as markdown, for a forge, and
+// its perf-profile section.
+func WriteMarkdown(w io.Writer, a *AB) error {
+	return withProfiles(w, a, writeMarkdown, writeProfileMarkdown)
+}
+
+func writeMarkdown(w io.Writer, r *abstat.Report) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "**kbcompare**: old `%s`, new `%s`\n\n", r.Old, r.New)
 	if len(r.Setup) == 0 {
@@ -45,7 +50,7 @@ func WriteMarkdown(w io.Writer, r *abstat.Report) error {
 		}
 		var notes []string
 		for _, row := range t.Rows {
-			c := FormatRow(t, row)
+			c := formatRow(t, row)
 			if row.Role != abstat.Evidence && (row.Verdict.Moved() && row.Verdict != abstat.Changed || row.Verdict == abstat.Failed || row.Verdict == abstat.Skipped) {
 				c.Verdict = "**" + c.Verdict + "**"
 			}

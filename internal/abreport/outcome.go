@@ -33,8 +33,8 @@ func Why(o *abstat.Outcome) string {
 	return why
 }
 
-// JSONProblem is a failure no row shows (abstat.Problem), worded.
-type JSONProblem struct {
+// jsonProblem is a failure no row shows (abstat.Problem), worded.
+type jsonProblem struct {
 	Side string `json:"side"`
 	Pkg  string `json:"package"`
 	Name string `json:"name"`
@@ -42,12 +42,12 @@ type JSONProblem struct {
 }
 
 // problem words a failure no row shows.
-func problem(p abstat.Problem) JSONProblem {
+func problem(p abstat.Problem) jsonProblem {
 	what := fmt.Sprintf("the test binary failed (%s:%d)", p.File, p.Line)
 	if p.Kind == abstat.FailLine {
 		what = fmt.Sprintf("--- FAIL, no results (%s:%d)", p.File, p.Line)
 	}
-	return JSONProblem{sideNames[p.Side], p.Pkg, p.Name, what}
+	return jsonProblem{sideNames[p.Side], p.Pkg, p.Name, what}
 }
 
 // skipWhys words a skip's sides, old then new; "" where a side did not

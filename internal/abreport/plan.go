@@ -30,7 +30,7 @@ func WritePlan(w io.Writer, p *abplan.Plan) error {
 	var unreached []string
 	for _, pp := range p.Pkgs {
 		fmt.Fprintf(&b, "\n%s: -count %d, %d boots a side, boot %s, %s in all\n",
-			pp.Name, pp.Count, pp.Boots, Seconds(pp.BootCost), Minutes(pp.Seconds))
+			pp.Name, pp.Count, pp.Boots, seconds(pp.BootCost), minutes(pp.Seconds))
 		fmt.Fprintf(&b, "  %5s %6s %6s %7s %7s %6s %4s  %s\n", "boots", "mde", "within", "between", "sample", "own-n", "done", "row")
 		for _, r := range pp.Rows {
 			between := spread(rel(r.Scale, r.Comp.Between))
@@ -43,12 +43,12 @@ func WritePlan(w io.Writer, p *abplan.Plan) error {
 				unreached = append(unreached, fmt.Sprintf("  %s %s: mde %s at %d boots a side", pp.Name, r.Name, FormatMDE(r.MDE), r.Boots))
 			}
 			fmt.Fprintf(&b, "  %5s %6s %6s %7s %7s %6d %4d  %s\n", boots, FormatMDE(r.MDE),
-				spread(rel(r.Scale, r.Comp.Within)), between, Seconds(r.Sample), r.OwnCount, r.Done, r.Name)
+				spread(rel(r.Scale, r.Comp.Within)), between, seconds(r.Sample), r.OwnCount, r.Done, r.Name)
 		}
 	}
-	fmt.Fprintf(&b, "\nplanned: %s, %d of %d rows reach mde <= %s\n", Minutes(p.Seconds), p.Reached, p.Rows, FormatMDE(o.Target))
+	fmt.Fprintf(&b, "\nplanned: %s, %d of %d rows reach mde <= %s\n", minutes(p.Seconds), p.Reached, p.Rows, FormatMDE(o.Target))
 	fmt.Fprintf(&b, "fixed %d+%d boots at -count=%d: %s, %d of %d rows reach it\n",
-		abplan.FixedBoots, abplan.FixedBoots, abplan.FixedCount, Minutes(p.FixedSeconds), p.FixedReached, p.Rows)
+		abplan.FixedBoots, abplan.FixedBoots, abplan.FixedCount, minutes(p.FixedSeconds), p.FixedReached, p.Rows)
 	if len(unreached) > 0 {
 		fmt.Fprintf(&b, "out of reach within %d boots a side at their package's -count (planned at %d):\n", o.MaxBoots, abstat.MinBoots)
 		for _, u := range unreached {
@@ -83,8 +83,8 @@ func rel(sc abstat.Scale, v float64) float64 {
 	return sc.Change(math.Sqrt(v), 1)
 }
 
-// Seconds formats a cost in seconds, to 3 digits.
-func Seconds(s float64) string {
+// seconds formats a cost in seconds, to 3 digits.
+func seconds(s float64) string {
 	d := time.Duration(s * float64(time.Second))
 	switch {
 	case d >= 100*time.Second:
@@ -97,5 +97,5 @@ func Seconds(s float64) string {
 	return fmt.Sprintf("%.0fµs", s*1e6)
 }
 
-// Minutes formats a cost in minutes.
-func Minutes(s float64) string { return fmt.Sprintf("%.1f min", s/60) }
+// minutes formats a cost in minutes.
+func minutes(s float64) string { return fmt.Sprintf("%.1f min", s/60) }

@@ -38,7 +38,8 @@ var (
 // WritePlots draws, into dir, one picture per row that changed or is
 // underpowered, an overview forest plot of every compared row's change
 // with its interval, each as SVG and PNG, and index.md naming them.
-func WritePlots(dir string, r *abstat.Report, profs []RowProfile) error {
+func WritePlots(dir string, a *AB) error {
+	r := a.Report
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -70,7 +71,7 @@ func WritePlots(dir string, r *abstat.Report, profs []RowProfile) error {
 	if n == 0 {
 		index.WriteString("No row changed or is underpowered.\n")
 	}
-	sec, err := writeProfilePlots(dir, profs)
+	sec, err := writeProfilePlots(dir, a.Profiles)
 	if err != nil {
 		return err
 	}
@@ -92,7 +93,7 @@ func fileSafe(s string) string {
 }
 
 func rowCaption(r *abstat.Report, t *abstat.Table, row *abstat.Row) string {
-	c := FormatRow(t, row)
+	c := formatRow(t, row)
 	return fmt.Sprintf("old %s, new %s, change %s [%s, %s], p %s (%s), mde %s; %s. Dots are samples, one column per "+
 		"boot; a bar marks each boot's median, the dashed line each side's center.",
 		c.Old, c.New, c.Change, pct(row.ChangeLo), pct(row.ChangeHi), c.P, testName(row), c.MDE, direction(t))
@@ -129,7 +130,7 @@ func rowPlot(dir, name string, r *abstat.Report, t *abstat.Table, row *abstat.Ro
 	scaler := benchunit.CommonScale([]float64{o, n}, benchunit.ClassOf(t.Unit))
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("%s %s\n%s (%s): new %s, %s (p=%s, mde %s)", t.Pkg, row.Name, t.Unit, direction(t),
-		pct(row.Change), row.Verdict, FormatRow(t, row).P, FormatMDE(row.Power.MDE))
+		pct(row.Change), row.Verdict, formatRow(t, row).P, FormatMDE(row.Power.MDE))
 	p.Y.Label.Text = fmt.Sprintf("%s (%s)", axisUnit(t.Unit, scaler), direction(t))
 	p.X.Label.Text = "old boots (blue, left) | new boots (orange, right); bar: a boot's median, dashed: a side's center"
 	var names []string
@@ -164,7 +165,7 @@ func rowPlot(dir, name string, r *abstat.Report, t *abstat.Table, row *abstat.Ro
 			}
 			bar.LineStyle = draw.LineStyle{Color: blackColor, Width: vg.Points(2.5)}
 			p.Add(sc, bar)
-			names = append(names, fmt.Sprintf("%s %d\n%s", label, i+1, ShortBoot(boot)))
+			names = append(names, fmt.Sprintf("%s %d\n%s", label, i+1, shortBoot(boot)))
 			x++
 		}
 		c := []float64{o, n}[side] / scaler.Factor
@@ -312,7 +313,7 @@ func modeWord(r *abstat.Report) string {
 type logTicks struct{}
 
 func (logTicks) Ticks(min, max float64) []plot.Tick {
-	var ticks []plot.Tick
+	var Ticks []plot.Tick
 	for e := math.Floor(math.Log10(min)); e <= math.Ceil(math.Log10(max)); e++ {
 		for d := 1.0; d <= 9; d++ {
 			v := d * math.Pow(10, e)
@@ -323,10 +324,10 @@ func (logTicks) Ticks(min, max float64) []plot.Tick {
 			if d == 1 || d == 2 || d == 3 || d == 5 {
 				t.Label = strconv.FormatFloat(v, 'g', 4, 64)
 			}
-			ticks = append(ticks, t)
+			Ticks = append(Ticks, t)
 		}
 	}
-	return ticks
+	return Ticks
 }
 
 // changeTicks label a log scale of gains (new against old in the
@@ -345,18 +346,18 @@ func (changeTicks) Ticks(min, max float64) []plot.Tick {
 	}
 	slices.Sort(cands)
 	gap := (math.Log(max) - math.Log(min)) / 6
-	var ticks []plot.Tick
+	var Ticks []plot.Tick
 	// Keep 1, then the others in order of closeness to it where they
 	// have room.
 	slices.SortFunc(cands, func(a, b float64) int { return cmp.Compare(math.Abs(math.Log(a)), math.Abs(math.Log(b))) })
 	for _, r := range cands {
-		if r < min || r > max || slices.ContainsFunc(ticks, func(t plot.Tick) bool { return math.Abs(math.Log(t.Value/r)) < gap }) {
+		if r < min || r > max || slices.ContainsFunc(Ticks, func(t plot.Tick) bool { return math.Abs(math.Log(t.Value/r)) < gap }) {
 			continue
 		}
-		ticks = append(ticks, plot.Tick{Value: r, Label: gainLabel(r)})
+		Ticks = append(Ticks, plot.Tick{Value: r, Label: gainLabel(r)})
 	}
-	slices.SortFunc(ticks, func(a, b plot.Tick) int { return cmp.Compare(a.Value, b.Value) })
-	return ticks
+	slices.SortFunc(Ticks, func(a, b plot.Tick) int { return cmp.Compare(a.Value, b.Value) })
+	return Ticks
 }
 
 // gainLabel words a gain g (above 1 better).

@@ -27,15 +27,15 @@ type RowProfile struct {
 	Boots [2][]profdelta.Boot
 }
 
-// ProfileLines is how many functions of each form the full text and
+// profileLines is how many functions of each form the full text and
 // markdown forms list a row; BriefProfileLines how many the brief form
 // lists a row, both forms together.
 const (
-	ProfileLines      = 10
-	BriefProfileLines = 3
+	profileLines      = 10
+	briefProfileLines = 3
 )
 
-// WriteProfileText writes the perf-profile section of the full report,
+// writeProfileText writes the perf-profile section of the full report,
 // LKP's shape: per row, for self and children, the functions whose cost
 // per op changed most against the spread of their per-boot costs, each
 // as "old ± spread%  change  new ± spread%", the spread the sd of the
@@ -44,7 +44,7 @@ const (
 // the row's samples, old -> new. Where the row's profiles record no op
 // count (profdelta.ByShare) the shares take the first columns and order
 // the lines, and the row's header says so.
-func WriteProfileText(w io.Writer, rows []RowProfile) error {
+func writeProfileText(w io.Writer, rows []RowProfile) error {
 	var b strings.Builder
 	b.WriteString("\nperf-profile: kernel functions whose cost per op changed most against its spread between\n" +
 		"boots; old ± sd%  change  new ± sd%: mean time per op (the function's samples' cpu time over the\n" +
@@ -64,7 +64,7 @@ func WriteProfileText(w io.Writer, rows []RowProfile) error {
 			}
 			b.WriteString("    " + profileCells(profileHead(rp.Delta), Width-4) + "\n")
 			for i, fn := range f.Funcs {
-				if i == ProfileLines {
+				if i == profileLines {
 					fmt.Fprintf(&b, "    ... %d more (-format json lists them)\n", len(f.Funcs)-i)
 					break
 				}
@@ -76,28 +76,28 @@ func WriteProfileText(w io.Writer, rows []RowProfile) error {
 	return err
 }
 
-// WriteProfileBrief writes the brief form's perf-profile lines: a row's
+// writeProfileBrief writes the brief form's perf-profile lines: a row's
 // header and its BriefProfileLines functions of most |t|, self and
 // children together.
-func WriteProfileBrief(w io.Writer, rows []RowProfile) error {
+func writeProfileBrief(w io.Writer, rows []RowProfile) error {
 	var lines []string
-	add := func(s string) { lines = append(lines, fit(s, BriefWidth)) }
+	add := func(s string) { lines = append(lines, fit(s, briefWidth)) }
 	add("perf-profile: old ± sd%, change, new ± sd% per op (or share), by |t|")
 	for _, rp := range rows {
-		for _, l := range profileHeader(rp, BriefWidth) {
+		for _, l := range profileHeader(rp, briefWidth) {
 			add(l)
 		}
 		for _, bf := range briefFuncs(rp.Delta) {
-			add("  " + briefCells(bf.form, funcCells(rp.Delta, bf.fn), BriefWidth-2))
+			add("  " + briefCells(bf.form, funcCells(rp.Delta, bf.fn), briefWidth-2))
 		}
 	}
 	_, err := io.WriteString(w, printable(strings.Join(lines, "\n")+"\n"))
 	return err
 }
 
-// WriteProfileMarkdown writes the perf-profile section as markdown
+// writeProfileMarkdown writes the perf-profile section as markdown
 // tables, one per row and form.
-func WriteProfileMarkdown(w io.Writer, rows []RowProfile) error {
+func writeProfileMarkdown(w io.Writer, rows []RowProfile) error {
 	var b strings.Builder
 	b.WriteString("\n## perf-profile\n\nKernel functions whose cost per op changed most against its spread between boots: " +
 		"mean time per op (the function's samples' cpu time over the profiled runs' ops) ± the sd of the per-boot values (relative), " +
@@ -110,7 +110,7 @@ func WriteProfileMarkdown(w io.Writer, rows []RowProfile) error {
 			head := profileHead(rp.Delta)
 			fmt.Fprintf(&b, "\n%s:\n\n| %s |\n|%s---|\n", f.Form, strings.Join(head, " | "), strings.Repeat("---:|", len(head)-1))
 			for i, fn := range f.Funcs {
-				if i == ProfileLines {
+				if i == profileLines {
 					break
 				}
 				c := funcCells(rp.Delta, fn)
@@ -135,7 +135,7 @@ func briefFuncs(d *profdelta.Delta) []briefFunc {
 	var out []briefFunc
 	i, j := 0, 0
 	seen := map[string]bool{}
-	for len(out) < BriefProfileLines && (i < len(d.Self) || j < len(d.Children)) {
+	for len(out) < briefProfileLines && (i < len(d.Self) || j < len(d.Children)) {
 		var bf briefFunc
 		if j >= len(d.Children) || i < len(d.Self) && !(math.Abs(d.Children[j].Order().T) > math.Abs(d.Self[i].Order().T)) {
 			bf = briefFunc{profdelta.Self, d.Self[i]}

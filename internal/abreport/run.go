@@ -20,53 +20,32 @@ type RunNotes struct {
 	// Budget is the run's -budget, PlanFile where it wrote its plan.
 	Budget   time.Duration
 	PlanFile string
-	// Profile is the perf-profile section of a run with -profile; nil
-	// for none.
-	Profile *RunProfile
-	// Retries says, per boot that was retried, why.
-	Retries []string
+	// ProfileDirs are a -profile run's profile directories and Results
+	// its result files (A, B), for the kbcompare command that gives the
+	// section's other forms; "": no -profile. ProfileErr says why the
+	// run has no section.
+	ProfileDirs, Results [2]string
+	ProfileErr           error
 }
 
-// RunProfile is a kbab run's perf-profile section: its rows' deltas,
-// or why there are none; and the run's profile directories and result
-// files (A, B), for the kbcompare command that gives the other forms.
-type RunProfile struct {
-	Rows          []RowProfile
-	Err           error
-	Dirs, Results [2]string
-}
-
-// writeRunProfile writes the section, or why it is missing.
-func writeRunProfile(w io.Writer, p *RunProfile) error {
-	if p.Err != nil {
-		_, err := fmt.Fprintf(w, "\nperf-profile: none: %v\n", p.Err)
-		return err
-	}
-	if err := WriteProfileText(w, p.Rows); err != nil {
-		return err
-	}
-	// The "-format json" that the section's "... more" lines name is
-	// kbcompare's: say how to get it, and the pictures, from this run.
-	_, err := fmt.Fprintf(w, "\nevery function, other forms, flame graphs: kbcompare -profiles-old %s -profiles-new %s [-format json] [-plot DIR] %s %s\n",
-		p.Dirs[0], p.Dirs[1], p.Results[0], p.Results[1])
-	return err
-}
-
-// WriteRun writes kbab's report: the text report, a planned run's tail
-// (plannedTail), the perf-profile section and a line per retried boot.
-func WriteRun(w io.Writer, rep *abstat.Report, n RunNotes) error {
-	var b strings.Builder
-	if err := WriteText(&b, rep); err != nil {
-		return err
-	}
-	b.WriteString(plannedTail(rep, n))
-	if n.Profile != nil {
-		if err := writeRunProfile(&b, n.Profile); err != nil {
-			return err
+// writeRun ends kbab's report, b (the text report): a planned run's tail
+// (plannedTail), the perf-profile section or why there is none, and a
+// (kbab's own lines, the retried boots, follow).
+func writeRun(w io.Writer, b *strings.Builder, a *AB) error {
+	n := a.Run
+	b.WriteString(plannedTail(a.Report, *n))
+	if n.ProfileDirs[0] != "" {
+		if n.ProfileErr != nil {
+			fmt.Fprintf(b, "\nperf-profile: none: %v\n", n.ProfileErr)
+		} else {
+			if err := writeProfileText(b, a.Profiles); err != nil {
+				return err
+			}
+			// The "-format json" that the section's "... more" lines name is
+			// kbcompare's: say how to get it, and the pictures, from this run.
+			fmt.Fprintf(b, "\nevery function, other forms, flame graphs: kbcompare -profiles-old %s -profiles-new %s [-format json] [-plot DIR] %s %s\n",
+				n.ProfileDirs[0], n.ProfileDirs[1], n.Results[0], n.Results[1])
 		}
-	}
-	for _, r := range n.Retries {
-		fmt.Fprintf(&b, "retried: %s\n", r)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -40,6 +40,38 @@ func ChangeWord(ratio float64, better int) string {
 	return "worse"
 }
 
+// changeVerdict is a change point's word: ChangeWord's, or "below
+// -threshold" where it is smaller than the size gate.
+func changeVerdict(c abseries.Change, better int) string {
+	if c.Small {
+		return "below -threshold"
+	}
+	return ChangeWord(c.Ratio, better)
+}
+
+// RowNotes are what a series row's numbers alone do not say: a step
+// the boots cannot reach at the row's level, a kernel's own offset
+// named instead of a change, a drift that fits better than a step.
+func (r *SeriesReport) RowNotes(i int) []string {
+	res, s := r.Results[i], r.Series
+	var notes []string
+	level := r.Opts.Alpha / float64(len(r.Results))
+	switch {
+	case res.Untested != "":
+	case res.MinP > level:
+		notes = append(notes, fmt.Sprintf("no change can be found: the smallest p a permutation of its boots gives is %s, above the level %s (alpha over the rows); more boots a kernel", pval(res.MinP), pval(level)))
+	case res.MinPEnd > level:
+		notes = append(notes, fmt.Sprintf("a step before the last kernel cannot be found: its smallest p is %s, above the level %s", pval(res.MinPEnd), pval(level)))
+	}
+	if res.Blip >= 0 {
+		notes = append(notes, fmt.Sprintf("%s stands apart by %s: a kernel's own offset (a build's layout), not a change point", s.Labels[res.Blip], pctChange(res.BlipRatio-1)))
+	}
+	if res.Drift != 0 {
+		notes = append(notes, fmt.Sprintf("drift: %s a kernel along the series fits better than one step", pctChange(res.Drift-1)))
+	}
+	return notes
+}
+
 // Changed counts the rows with a change point.
 func (r *SeriesReport) Changed() int {
 	n := 0
@@ -72,7 +104,8 @@ func WriteSeriesText(w io.Writer, r *SeriesReport) error {
 	}
 	b.WriteString("\n")
 	writeWrapped(&b, "", fmt.Sprintf("change points: binary segmentation, the largest two-sample t over the kernel boundaries, "+
-		"p by permutation of boots across kernels, q over %s, a change where q <= %g", plural(len(r.Results), "row", "rows"), r.Opts.Alpha))
+		"p the larger of a permutation of boots across kernels and a t allowing each kernel an offset of at least %g boot spreads, "+
+		"q over %s, a change where q <= %g and at least -threshold %s", r.Opts.Offset, plural(len(r.Results), "row", "rows"), r.Opts.Alpha, FormatMDE(r.Opts.Threshold)))
 	if r.Changed() == 0 {
 		b.WriteString("\nno row changed\n")
 	}
@@ -85,7 +118,10 @@ func WriteSeriesText(w io.Writer, r *SeriesReport) error {
 		writeWrapped(&b, "", fmt.Sprintf("%s (%s)", r.RowTitle(i), row.Unit))
 		for _, c := range res.Changes {
 			writeWrapped(&b, "  ", fmt.Sprintf("between %s and %s: %s [%s, %s] %s  p=%s q=%s", s.Labels[c.After], s.Labels[c.After+1],
-				pctChange(c.Ratio-1), pctChange(c.Lo-1), pctChange(c.Hi-1), ChangeWord(c.Ratio, row.Better), pval(c.P), pval(c.Q)))
+				pctChange(c.Ratio-1), pctChange(c.Lo-1), pctChange(c.Hi-1), changeVerdict(c, row.Better), pval(c.P), pval(c.Q)))
+		}
+		for _, n := range r.RowNotes(i) {
+			writeWrapped(&b, "  ", n)
 		}
 	}
 	if n := tested - r.Changed(); n > 0 {
@@ -97,6 +133,9 @@ func WriteSeriesText(w io.Writer, r *SeriesReport) error {
 				continue
 			}
 			writeWrapped(&b, "  ", fmt.Sprintf("%s  mde %s / %s  (boot medians %s)", r.RowTitle(i), FormatMDE(res.MDE), FormatMDE(res.MDEEnd), spread(res.Sigma)))
+			for _, n := range r.RowNotes(i) {
+				writeWrapped(&b, "    ", n)
+			}
 		}
 	}
 	if n := len(r.Results) - tested; n > 0 {

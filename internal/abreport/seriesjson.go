@@ -43,6 +43,7 @@ type SeriesRowJSON struct {
 	Sigma     *float64       `json:"sigma"`   // spread of boot medians within kernels, on the row's scale
 	Untested  string         `json:"untested,omitempty"`
 	Kernel    string         `json:"untested_kernel,omitempty"` // the kernel that left the row untested
+	Notes     []string       `json:"notes,omitempty"`           // SeriesReport.RowNotes
 }
 
 // SeriesChange is one change point: between kernels After and After+1
@@ -56,7 +57,7 @@ type SeriesChange struct {
 	Hi      *float64 `json:"ratio_hi"`
 	P       *float64 `json:"p"`
 	Q       *float64 `json:"q"`
-	Verdict string   `json:"verdict"` // worse, better or changed (unknown direction)
+	Verdict string   `json:"verdict"` // worse, better, changed (unknown direction) or below -threshold
 }
 
 // SeriesSummary counts the rows.
@@ -77,7 +78,7 @@ func seriesJSONReport(r *SeriesReport) *SeriesJSONReport {
 		res := r.Results[i]
 		mr := SeriesRowJSON{Package: row.Pkg, Ident: row.Ident, Name: row.Name, Unit: row.Unit, Direction: dirWord(row.Better),
 			P: num(res.P), Q: num(res.Q), Changes: []SeriesChange{}, MDE: num(res.MDE), MDEEnd: num(res.MDEEnd),
-			Sigma: num(res.Sigma), Untested: res.Untested, Centers: []*float64{}}
+			Sigma: num(res.Sigma), Untested: res.Untested, Centers: []*float64{}, Notes: r.RowNotes(i)}
 		for _, b := range row.Medians {
 			mr.Boots = append(mr.Boots, len(b))
 		}
@@ -89,7 +90,7 @@ func seriesJSONReport(r *SeriesReport) *SeriesJSONReport {
 		}
 		for _, c := range res.Changes {
 			mr.Changes = append(mr.Changes, SeriesChange{c.After, s.Labels[c.After], s.Labels[c.After+1], num(c.Ratio), num(c.Lo), num(c.Hi),
-				num(c.P), num(c.Q), ChangeWord(c.Ratio, row.Better)})
+				num(c.P), num(c.Q), changeVerdict(c, row.Better)})
 		}
 		if res.Untested != "" {
 			m.Summary.Untested++
@@ -133,10 +134,14 @@ func WriteSeriesCSV(w io.Writer, r *SeriesReport) error {
 		for _, b := range row.Boots {
 			boots = append(boots, strconv.Itoa(b))
 		}
-		note := row.Untested
-		if row.Kernel != "" {
-			note = row.Kernel + ": " + note
+		notes := row.Notes
+		if row.Untested != "" {
+			notes = []string{row.Untested}
+			if row.Kernel != "" {
+				notes[0] = row.Kernel + ": " + row.Untested
+			}
 		}
+		note := strings.Join(notes, "; ")
 		base := map[string]string{"package": row.Package, "ident": row.Ident, "name": row.Name, "unit": row.Unit, "direction": row.Direction}
 		kv := map[string]string{"kind": "row", "p": f(row.P), "q": f(row.Q), "mde": f(row.MDE), "mde_end": f(row.MDEEnd),
 			"sigma": f(row.Sigma), "boots": strings.Join(boots, " "), "note": note}

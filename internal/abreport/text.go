@@ -16,8 +16,26 @@ const Width = 100
 
 // WriteText writes the full report: the setup lines that differ, a table
 // per package and unit with every row, the counters under each row, and
-// the summary.
-func WriteText(w io.Writer, r *abstat.Report) error {
+// the summary; then kbab's notes of its run (writeRun) and the
+// perf-profile section.
+func WriteText(w io.Writer, a *AB) error {
+	var b strings.Builder
+	if err := writeText(&b, a.Report); err != nil {
+		return err
+	}
+	if a.Run != nil {
+		return writeRun(w, &b, a)
+	}
+	if len(a.Profiles) > 0 {
+		if err := writeProfileText(&b, a.Profiles); err != nil {
+			return err
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeText(w io.Writer, r *abstat.Report) error {
 	var b strings.Builder
 	b.WriteString("kbcompare\n")
 	for _, l := range wrap("old: "+r.Old, Width-2) {
@@ -83,15 +101,15 @@ func at(s []string, i int) string {
 
 func writeTableText(b *strings.Builder, r *abstat.Report, t *abstat.Table, done attributed) {
 	fmt.Fprintf(b, "%s  %s (%s)\n", tableTitle(t), t.Unit, direction(t))
-	head := Cells{Old: "old", New: "new", Change: "change", P: "p", Q: "q", N: "n", Verdict: "verdict", Within: "within", Between: "between", MDE: "mde", Need: "need"}
+	head := cells{Old: "old", New: "new", Change: "change", P: "p", Q: "q", N: "n", Verdict: "verdict", Within: "within", Between: "between", MDE: "mde", Need: "need"}
 	if r.BootMode {
 		head.N = "boots"
 	}
-	rows := []Cells{head}
+	rows := []cells{head}
 	names := []string{"benchmark"}
 	var notes []string
 	for _, row := range t.Rows {
-		c := FormatRow(t, row)
+		c := formatRow(t, row)
 		c.Verdict += footnotes(&notes, warnings(row))
 		rows = append(rows, c)
 		names = append(names, row.Name)
@@ -108,7 +126,7 @@ func writeTableText(b *strings.Builder, r *abstat.Report, t *abstat.Table, done 
 	if r.BootMode {
 		extra += wi + wb + 4
 	}
-	nums := func(c Cells) string {
+	nums := func(c cells) string {
 		s := pad(c.Old, wo, true) + "  " + pad(c.New, wn, true) + "  " + pad(c.Change, wc, true) +
 			"  " + pad(c.P, wp, true) + "  " + pad(c.Q, wq, true) + "  " + pad(c.N, wN, true) + "  "
 		if r.BootMode {
@@ -258,7 +276,7 @@ func writeSummary(b *strings.Builder, r *abstat.Report) {
 	})
 	eachPrimary(r, abstat.Underpowered, func(t *abstat.Table, row *abstat.Row) {
 		line(fmt.Sprintf("underpowered: %s %s %s could not have seen %g%%: mde %s, need %s %s",
-			t.Pkg, row.Name, t.Unit, th, FormatMDE(row.Power.MDE), FormatNeed(row.Power.Need), unit))
+			t.Pkg, row.Name, t.Unit, th, FormatMDE(row.Power.MDE), formatNeed(row.Power.Need), unit))
 	})
 	for _, v := range []abstat.Verdict{abstat.Failed, abstat.Skipped} {
 		eachPrimary(r, v, func(t *abstat.Table, row *abstat.Row) {

@@ -9,8 +9,8 @@ import (
 	"github.com/kbench/kbench/internal/abstat"
 )
 
-// ShortBoot abbreviates a boot id for a header.
-func ShortBoot(b string) string {
+// shortBoot abbreviates a boot id for a header.
+func shortBoot(b string) string {
 	if b == "" {
 		return "(no boot id)"
 	}
@@ -37,7 +37,7 @@ func pulseNote(p abfile.Pulse) string {
 	if p.Earlier != "" {
 		note = "protect pulses ran earlier in this boot: " + p.Earlier
 	}
-	return fmt.Sprintf("boot %s: %s", ShortBoot(p.Boot), note)
+	return fmt.Sprintf("boot %s: %s", shortBoot(p.Boot), note)
 }
 
 // counterDirection words a counter's change: counters have no better side.

@@ -28,6 +28,13 @@ type Options struct {
 	Permutations, Exceed int
 	// Seed seeds the permutations: the same rows give the same result.
 	Seed uint64
+	// Threshold is the size gate: a change smaller (a relative change)
+	// is reported as below it, not as a change (kbcompare's -threshold).
+	Threshold float64
+	// Offset is the least spread of a kernel's own offset allowed for,
+	// as a multiple of the boot spread: separate builds' layouts move
+	// each kernel's level (0 where every kernel boots one image).
+	Offset float64
 }
 
 // DefaultOptions are kbcompare's level and power, with enough
@@ -36,7 +43,7 @@ type Options struct {
 // Monte Carlo p's own noise costs little power (at 9999, 5 expected
 // exceedances, the test ran at about half its level).
 var DefaultOptions = Options{Alpha: abstat.DefaultOptions.Alpha, Power: abstat.TargetPower,
-	Permutations: 99999, Exceed: 20, Seed: 38}
+	Permutations: 99999, Exceed: 20, Seed: 38, Threshold: abstat.DefaultOptions.Threshold, Offset: 0.5}
 
 // DesignPower is the power a series' boots per kernel are planned with
 // (BootsFor): a step found with 90% power is found at its place, between
@@ -45,10 +52,10 @@ var DefaultOptions = Options{Alpha: abstat.DefaultOptions.Alpha, Power: abstat.T
 const DesignPower = 0.9
 
 // DefaultBoots is the boots per kernel of a series where the user names
-// none: what BootsFor gives a 10% step in the middle of a series of 8
-// kernels, in a suite's family of rows, at DesignPower, for boot medians
-// spreading ±5% (results/2026-12-04-series-simulations.md lists the
-// suite's rows and their boots).
+// none: one more than BootsFor gives a 10% step in the middle of a
+// series of 8 kernels, in a suite's family of rows, at DesignPower, with
+// the offset allowance, for boot medians spreading ±3% (4); rows
+// spreading ±5% need 72 (the allowance's floor), results/2026-12-04-bisect-series-sims.md.
 const DefaultBoots = 5
 
 // MinBoots is the fewest boots a kernel needs for its row to be tested:
@@ -67,9 +74,11 @@ type Change struct {
 	// abstat.Confidence (Welch's interval of the two segments' boot
 	// medians).
 	Ratio, Lo, Hi float64
-	// P is the permutation p of the split's segment, Q its q over the
-	// family.
+	// P is the split's p (the larger of the permutation's and the
+	// offset test's), Q its q over the family.
 	P, Q float64
+	// Small: the change is below Options.Threshold.
+	Small bool
 }
 
 // RowResult is one row's test.
@@ -94,6 +103,20 @@ type RowResult struct {
 	// Sigma is the pooled spread of boot medians within the kernels, on
 	// Scale (a relative spread with logs).
 	Sigma float64
+	// MinP and MinPEnd are the smallest p the permutation can give a
+	// step in the middle and before the last kernel (2/C(boots, boots
+	// before)): above Alpha over the rows, no such step can be found.
+	MinP, MinPEnd float64
+	// Blip, for a row without a change whose kernels differ by the
+	// permutation alone, is the kernel farthest from the others' level
+	// (-1: none), and BlipRatio its center over theirs: a kernel's own
+	// offset, not a step.
+	Blip      int
+	BlipRatio float64
+	// Drift, where a line over the kernels fits the row better than its
+	// change points, is the ratio of one kernel's center to the one
+	// before along it (0: none).
+	Drift float64
 	// Untested says why the row was not tested ("" where it was), and
 	// Kernel which kernel made it so (-1: none, or the row as a whole).
 	Untested string
@@ -110,10 +133,11 @@ func Detect(rows [][][]float64, o Options) []RowResult {
 	out := make([]RowResult, len(rows))
 	ps := make([]float64, len(rows))
 	segs := make([]*series, len(rows))
+	perms := make([]float64, len(rows))
 	for r, meds := range rows {
 		s, kernel, why := newSeries(meds)
 		res := &out[r]
-		res.Kernel = kernel
+		res.Kernel, res.Blip = kernel, -1
 		res.P, res.Q, res.MDE, res.MDEEnd, res.Sigma = math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN()
 		ps[r] = 1
 		if why != "" {
@@ -123,9 +147,13 @@ func Detect(rows [][][]float64, o Options) []RowResult {
 		segs[r] = s
 		res.Scale, res.Centers, res.Sigma = s.sc, s.centers(), s.sigma()
 		rng := rand.New(rand.NewPCG(o.Seed, uint64(r)))
-		res.P, _ = s.test(0, len(meds), rng, o)
+		var perm float64
+		res.P, perm, _ = s.test(0, len(meds), rng, o)
 		ps[r] = res.P
-		res.MDE, res.MDEEnd = s.mdes(o.Alpha/float64(len(rows)), o.Power)
+		res.MDE, res.MDEEnd = s.mdes(o.Alpha/float64(len(rows)), o.Power, o.Offset)
+		n, k := len(s.x), s.kernels()
+		res.MinP, res.MinPEnd = MinP(n, n*(k/2)/k), MinP(n, n*(k-1)/k)
+		perms[r] = perm
 	}
 	qs := abstat.BHQ(ps)
 	admitted := 0
@@ -143,46 +171,45 @@ func Detect(rows [][][]float64, o Options) []RowResult {
 		}
 		out[r].Q = qs[r]
 		if qs[r] > o.Alpha {
+			if perms[r] <= o.Alpha/float64(len(rows)) {
+				out[r].Blip, out[r].BlipRatio = segs[r].blip()
+			}
 			continue
 		}
 		rng := rand.New(rand.NewPCG(o.Seed, uint64(len(rows)+r)))
 		scaleQ := func(p float64) float64 {
 			return min(1, max(qs[r], p*float64(len(rows))/float64(admitted)))
 		}
-		var afters []int
-		var cps []float64
+		var cs []Change // After and P; the first the row's own split
 		var split func(a, b int, p float64, j int)
 		split = func(a, b int, p float64, j int) {
-			afters, cps = append(afters, j), append(cps, p)
+			cs = append(cs, Change{After: j, P: p, Q: scaleQ(p)})
 			for _, seg := range [][2]int{{a, j + 1}, {j + 1, b}} {
 				if seg[1]-seg[0] < 2 {
 					continue
 				}
-				if p, j := segs[r].test(seg[0], seg[1], rng, o); p <= level {
+				if p, _, j := segs[r].test(seg[0], seg[1], rng, o); p <= level {
 					split(seg[0], seg[1], p, j)
 				}
 			}
 		}
 		_, j := segs[r].best(0, len(rows[r]))
 		split(0, len(rows[r]), out[r].P, j)
-		order := make([]int, len(afters))
-		for i := range order {
-			order[i] = i
-		}
-		slices.SortFunc(order, func(a, b int) int { return afters[a] - afters[b] })
-		bounds := []int{-1}
-		for _, i := range order {
-			bounds = append(bounds, afters[i])
-		}
-		bounds = append(bounds, len(rows[r])-1)
-		for k, i := range order {
-			c := segs[r].change(bounds[k]+1, afters[i]+1, bounds[k+2]+1)
-			c.P, c.Q = cps[i], scaleQ(cps[i])
-			if i == 0 {
-				c.Q = qs[r]
+		cs[0].Q = qs[r]
+		slices.SortFunc(cs, func(a, b Change) int { return a.After - b.After })
+		for k, c := range cs {
+			from, to := -1, len(rows[r])-1
+			if k > 0 {
+				from = cs[k-1].After
 			}
-			out[r].Changes = append(out[r].Changes, c)
+			if k+1 < len(cs) {
+				to = cs[k+1].After
+			}
+			ch := segs[r].change(from+1, c.After+1, to+1)
+			ch.P, ch.Q, ch.Small = c.P, c.Q, math.Abs(ch.Ratio-1) < o.Threshold
+			out[r].Changes = append(out[r].Changes, ch)
 		}
+		out[r].Drift = segs[r].drift([]int{-1, j, len(rows[r]) - 1})
 	}
 	return out
 }
@@ -298,13 +325,19 @@ func (s *series) best(a, b int) (float64, int) {
 	return t, a + j
 }
 
-// test is the permutation p of the segment of kernels a..b-1, and the
-// split of its largest statistic: the boots are exchanged across the
-// segment's kernels (no change: every boot median alike), the statistic
-// recomputed on each permutation, and p = (exceedances + 1) /
+// test is the p of the segment of kernels a..b-1 (the larger of the
+// permutation's and the offset test's), the permutation's p, and the
+// split of the largest statistic. The permutation exchanges the boots
+// across the segment's kernels (no change: every boot median alike),
+// recomputes the statistic on each, and p = (exceedances + 1) /
 // (permutations + 1), or Besag and Clifford's Exceed/permutations where
 // Exceed exceedances came first.
-func (s *series) test(a, b int, rng *rand.Rand, o Options) (float64, int) {
+func (s *series) test(a, b int, rng *rand.Rand, o Options) (p, perm float64, j int) {
+	perm, j = s.permute(a, b, rng, o)
+	return max(perm, s.offsetP(a, j, b, o.Offset)), perm, j
+}
+
+func (s *series) permute(a, b int, rng *rand.Rand, o Options) (float64, int) {
 	obs, j := s.best(a, b)
 	x := slices.Clone(s.x[s.start[a]:s.start[b]])
 	cut := s.cuts(a, b)
@@ -339,30 +372,130 @@ func (s *series) change(a, m, b int) Change {
 
 // mdes are the row's mde for a step in the middle and at the end, at
 // the two-sided level and power (MDEAt).
-func (s *series) mdes(level, power float64) (mid, end float64) {
+func (s *series) mdes(level, power, rho float64) (mid, end float64) {
 	k := s.kernels()
 	per := float64(len(s.x)) / float64(k)
 	c, _ := meanVar(s.x)
 	sd := s.sigma()
-	return s.sc.Change(MDEShift(sd, per, k, k/2-1, level, power), c), s.sc.Change(MDEShift(sd, per, k, k-2, level, power), c)
+	return s.sc.Change(MDEShift(sd, per, k, k/2-1, level, power, rho), c), s.sc.Change(MDEShift(sd, per, k, k-2, level, power, rho), c)
+}
+
+// offsetP is the p of the split after kernel j of kernels a..b-1 with
+// each kernel's own offset allowed for: the difference of the boots'
+// means after and before, over its standard error from the spread
+// within kernels σ and that of the kernels' offsets τ (estimated from
+// the kernel centers' scatter within the two sides, at least rho·σ),
+// two-sided t, Bonferroni over the segment's splits. Its level holds
+// where no kernel's offset spreads more than the larger of rho·σ and
+// the estimate (normal boot medians); with one kernel a side τ is
+// rho·σ alone.
+func (s *series) offsetP(a, j, b int, rho float64) float64 {
+	n1, n2 := float64(s.start[j+1]-s.start[a]), float64(s.start[b]-s.start[j+1])
+	k1, k2 := float64(j+1-a), float64(b-j-1)
+	m1, _ := meanVar(s.x[s.start[a]:s.start[j+1]])
+	m2, _ := meanVar(s.x[s.start[j+1]:s.start[b]])
+	sd := s.sigma()
+	tau2 := rho * rho * sd * sd
+	if df := k1 + k2 - 2; df > 0 {
+		var ss float64
+		for k := a; k < b; k++ {
+			c, _ := meanVar(s.kernel(k))
+			if k <= j {
+				c -= m1
+			} else {
+				c -= m2
+			}
+			ss += c * c
+		}
+		tau2 = max(tau2, ss/df-sd*sd*(k1+k2)/(n1+n2))
+	}
+	t := math.Abs(m2-m1) / math.Sqrt(sd*sd*(1/n1+1/n2)+tau2*(1/k1+1/k2))
+	if math.IsNaN(t) {
+		return 1
+	}
+	df := float64(len(s.x) - s.kernels())
+	return min(1, float64(b-a-1)*2*(1-(stats.TDist{V: df}).CDF(t)))
+}
+
+// blip is the kernel whose center is farthest from the mean of the
+// others', and its center over theirs.
+func (s *series) blip() (int, float64) {
+	at, far, ratio := -1, -1.0, 1.0
+	c, _ := meanVar(s.x)
+	for k := range s.kernels() {
+		m, _ := meanVar(s.kernel(k))
+		n := float64(len(s.kernel(k)))
+		rest := (c*float64(len(s.x)) - m*n) / (float64(len(s.x)) - n)
+		if d := math.Abs(m - rest); d > far {
+			at, far, ratio = k, d, 1+s.sc.Change(m-rest, rest)
+		}
+	}
+	return at, ratio
+}
+
+// drift is the ratio from one kernel to the next along the line fitted
+// to the boots over the kernel index, where the line leaves less spread
+// than the row's first change, one step (bounds: -1, the last kernel
+// before it, the last); 0 otherwise.
+func (s *series) drift(bounds []int) float64 {
+	var steps float64
+	for i := 1; i < len(bounds); i++ {
+		seg := s.x[s.start[bounds[i-1]+1]:s.start[bounds[i]+1]]
+		m, _ := meanVar(seg)
+		for _, v := range seg {
+			steps += (v - m) * (v - m)
+		}
+	}
+	var xs []float64
+	for k := range s.kernels() {
+		for range s.kernel(k) {
+			xs = append(xs, float64(k))
+		}
+	}
+	mx, vx := meanVar(xs)
+	my, _ := meanVar(s.x)
+	var sxy float64
+	for i, v := range s.x {
+		sxy += (xs[i] - mx) * (v - my)
+	}
+	n := float64(len(s.x))
+	slope := sxy / (vx * (n - 1))
+	var line float64
+	for i, v := range s.x {
+		r := v - my - slope*(xs[i]-mx)
+		line += r * r
+	}
+	if s.kernels() < 3 || line/(n-2) >= steps/(n-float64(len(bounds)-1)) {
+		return 0
+	}
+	return 1 + s.sc.Change(slope, my)
+}
+
+// MinP is the smallest p a permutation of n boots can give a split
+// with before of them before it: 2/C(n, before), the observed split and
+// its mirror of all the permutations.
+func MinP(n, before int) float64 {
+	lg := func(x int) float64 { v, _ := math.Lgamma(float64(x + 1)); return v }
+	return min(1, 2*math.Exp(lg(before)+lg(n-before)-lg(n)))
 }
 
 // MDEShift is the step on the scale after kernel after (from 0) of a
 // series of kernels with boots boot medians each, of spread sigma on
 // the scale, that the rule finds with power at the two-sided level: the
 // shift whose t at the step is the critical value of the largest of the
-// kernels-1 statistics plus the power's quantile, (c + t(power)) · σ ·
-// √(1/n1 + 1/n2), c Bonferroni's t(1 - level/(2(kernels-1))) on n-2
-// degrees of freedom. Bonferroni over the splits bounds the permutation
-// test's critical value from above, so the mde errs on the large side
-// (the simulations measure by how much).
-func MDEShift(sigma, boots float64, kernels, after int, level, power float64) float64 {
+// kernels-1 statistics plus the power's quantile, (c + t(power)) ·
+// √(σ²(1/n1 + 1/n2) + (rho·σ)²(1/k1 + 1/k2)), c Bonferroni's t(1 -
+// level/(2(kernels-1))), the offset test's (offsetP) with τ at its
+// least. The permutation's critical value is below Bonferroni's, so the
+// mde errs on the large side (the simulations measure by how much).
+func MDEShift(sigma, boots float64, kernels, after int, level, power, rho float64) float64 {
 	n := boots * float64(kernels)
 	n1 := boots * float64(after+1)
 	n2 := n - n1
-	df := n - 2
+	k1, k2 := float64(after+1), float64(kernels-after-1)
+	df := n - float64(kernels)
 	c := abstat.TQuantile(1-level/(2*float64(kernels-1)), df)
-	return (c + abstat.TQuantile(power, df)) * sigma * math.Sqrt(1/n1+1/n2)
+	return (c + abstat.TQuantile(power, df)) * sigma * math.Sqrt(1/n1+1/n2+rho*rho*(1/k1+1/k2))
 }
 
 // BootsFor is the boots per kernel a series of kernels needs for a step
@@ -371,10 +504,10 @@ func MDEShift(sigma, boots float64, kernels, after int, level, power float64) fl
 // (alpha/rows), for boot medians of spread sigma (on logs): the least n
 // from MinBoots up whose MDEShift is at most log(1+target); 0 where
 // none up to max is.
-func BootsFor(target, sigma float64, kernels, rows int, alpha, power float64, max int) int {
+func BootsFor(target, sigma float64, kernels, rows int, alpha, power, rho float64, max int) int {
 	shift := math.Log1p(target)
 	for n := MinBoots; n <= max; n++ {
-		if MDEShift(sigma, float64(n), kernels, kernels/2-1, alpha/float64(rows), power) <= shift {
+		if MDEShift(sigma, float64(n), kernels, kernels/2-1, alpha/float64(rows), power, rho) <= shift && MinP(n*kernels, n*kernels/2) <= alpha/float64(rows) {
 			return n
 		}
 	}

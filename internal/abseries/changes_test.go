@@ -143,14 +143,14 @@ func TestMaxT(t *testing.T) {
 }
 
 func TestBootsFor(t *testing.T) {
-	n := BootsFor(0.10, 0.03, 8, 86, 0.05, 0.8, 50)
+	n := BootsFor(0.10, 0.03, 8, 86, 0.05, 0.8, 0, 50)
 	if n < MinBoots {
 		t.Fatalf("BootsFor: %d", n)
 	}
-	if MDEShift(0.03, float64(n), 8, 3, 0.05/86, 0.8) > math.Log1p(0.10) || MDEShift(0.03, float64(n-1), 8, 3, 0.05/86, 0.8) <= math.Log1p(0.10) && n > MinBoots {
+	if MDEShift(0.03, float64(n), 8, 3, 0.05/86, 0.8, 0) > math.Log1p(0.10) || MDEShift(0.03, float64(n-1), 8, 3, 0.05/86, 0.8, 0) <= math.Log1p(0.10) && n > MinBoots {
 		t.Errorf("BootsFor %d is not the least n whose mde is 10%%", n)
 	}
-	if BootsFor(0.10, 1, 8, 86, 0.05, 0.8, 50) != 0 {
+	if BootsFor(0.10, 1, 8, 86, 0.05, 0.8, 0, 50) != 0 {
 		t.Errorf("a spread of 100%% reaches 10%% in 50 boots?")
 	}
 }
@@ -159,12 +159,51 @@ func TestBootsFor(t *testing.T) {
 // permutations, a p close to it.
 func TestDetectSeeded(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
-	rows := [][][]float64{stepSeries(rng, 6, 4, 0.02, func(k int) float64 { return 1 + 0.01*float64(k%2) })}
-	a, b := Detect(rows, DefaultOptions)[0], Detect(rows, DefaultOptions)[0]
-	o := DefaultOptions
-	o.Seed++
-	c := Detect(rows, o)[0]
-	if a.P != b.P || !(a.P > 0 && a.P < 1) || a.P == c.P || math.Abs(a.P-c.P) > 0.5*a.P {
-		t.Errorf("p %v, again %v, another seed %v: want equal, then close", a.P, b.P, c.P)
+	s, _, _ := newSeries(stepSeries(rng, 6, 4, 0.02, func(k int) float64 { return 1 + 0.01*float64(k%2) }))
+	p := func(seed uint64) float64 {
+		o := DefaultOptions
+		o.Seed = seed
+		p, _ := s.permute(0, 6, rand.New(rand.NewPCG(seed, 0)), o)
+		return p
+	}
+	a, b, c := p(38), p(38), p(39)
+	if a != b || !(a > 0 && a < 1) || a == c || math.Abs(a-c) > 0.5*a {
+		t.Errorf("p %v, again %v, another seed %v: want equal, then close", a, b, c)
+	}
+}
+
+// TestDetectOffsets: kernels of one level, each moved by its own offset
+// (the last by 1.2 boot spreads, at 20 boots): the permutation sees the kernels
+// differ, the offset test does not call it a step, and the kernel is
+// named as a blip; a drift of 2% a kernel is named as drift.
+func TestDetectOffsets(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	blip := make([][]float64, 8)
+	for k := range blip {
+		for i := range 20 {
+			blip[k] = append(blip[k], 1000*(1+0.005*float64(i-10+k%3)/5.8))
+		}
+	}
+	for i := range blip[7] {
+		blip[7][i] *= 1.006
+	}
+	drift := stepSeries(rng, 8, 5, 0.005, func(k int) float64 { return math.Pow(1.02, float64(k)) })
+	res := []RowResult{Detect([][][]float64{blip}, DefaultOptions)[0], Detect([][][]float64{drift}, DefaultOptions)[0]}
+	if len(res[0].Changes) != 0 || res[0].Blip != 7 || math.Abs(res[0].BlipRatio-1.006) > 0.003 {
+		t.Errorf("the last kernel 0.6%% apart: changes %+v, blip %d ratio %v, want none, kernel 7 at +0.6%%", res[0].Changes, res[0].Blip, res[0].BlipRatio)
+	}
+	if math.Abs(res[1].Drift-1.02) > 0.005 {
+		t.Errorf("2%% a kernel: drift %v, changes %+v, want drift 1.02", res[1].Drift, res[1].Changes)
+	}
+}
+
+func TestMinP(t *testing.T) {
+	for _, c := range []struct {
+		n, before int
+		want      float64
+	}{{6, 3, 0.1}, {12, 6, 2.0 / 924}, {12, 9, 2.0 / 220}, {2, 1, 1}} {
+		if got := MinP(c.n, c.before); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("MinP(%d, %d) = %v, want %v", c.n, c.before, got, c.want)
+		}
 	}
 }

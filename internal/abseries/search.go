@@ -12,18 +12,21 @@ import (
 
 // SearchOptions are a bisection's knobs.
 type SearchOptions struct {
-	// Wrong is the most chance the search may have of ending at the
-	// wrong image (0.10): each step's sequential test is run at error
-	// bounds Wrong/steps on both sides, steps = ⌈log2(images+1)⌉.
+	// Wrong bounds the chance of naming the wrong first bad image, and
+	// apart from it the chance of ending "not one step" where there is
+	// one step: each step's tests run at Wrong/(steps·looks) a look,
+	// steps = ⌈log2(images+1)⌉.
 	Wrong float64
-	// MinBoots is the fewest boots a step takes before it may decide
-	// (2: one boot's outlier alone decides nothing), MaxBoots the most:
-	// a step still undecided at MaxBoots ends the search, undecided.
-	MinBoots, MaxBoots int
+	// Looks are the rounds (one boot each of good, image and bad) after
+	// which a step may decide, increasing; a step undecided at the last
+	// ends the search, undecided.
+	Looks []int
 }
 
-// DefaultSearchOptions are the bisection's defaults.
-var DefaultSearchOptions = SearchOptions{Wrong: 0.10, MinBoots: 2, MaxBoots: 30}
+// DefaultSearchOptions are the bisection's defaults: looks doubling
+// from 3 rounds (6 degrees of freedom for the spread) to 24 (72 boots a
+// step).
+var DefaultSearchOptions = SearchOptions{Wrong: 0.10, Looks: []int{3, 6, 12, 24}}
 
 // Decision is what one step of a bisection decided of its image.
 type Decision string
@@ -31,24 +34,28 @@ type Decision string
 const (
 	LikeGood   Decision = "good"
 	LikeBad    Decision = "bad"
+	Between    Decision = "between good and bad: not one step"
 	CannotTell Decision = "undecided"
 )
 
-// Step is one step of a bisection: an image booted until decided.
+// Step is one step of a bisection: an image booted beside good and bad
+// until decided, and what each measured.
 type Step struct {
 	Image    int
-	Boots    int
+	Rounds   int
 	Decision Decision
-	// LLR is the log likelihood ratio of "like bad" against "like good"
-	// at the step's end.
-	LLR float64
+	// Good, Image and Bad are the step's centers of the three kernels'
+	// boot medians, in the row's units; Position is where the image sat,
+	// 0 at good's center, 1 at bad's.
+	Good, ImageCenter, Bad, Position float64
 }
 
 // SearchResult is where a bisection ended.
 type SearchResult struct {
 	// FirstBad is the first image like the bad kernel, from 0; Images
 	// (one past the last image) stands for the bad kernel itself: no
-	// image between was bad. -1 where the search ended undecided.
+	// image between was bad. -1 where the search named none (its last
+	// step undecided or between: Steps says which).
 	FirstBad int
 	// Lo and Hi bracket the first bad image: every image up to Lo (-1,
 	// the good kernel) was decided good, Hi (Images, the bad kernel)
@@ -57,62 +64,63 @@ type SearchResult struct {
 	Steps  []Step
 	// Skipped are the images that could not be booted (they do not
 	// build), in the order skipped, as git bisect skip marks them.
-	Skipped   []int
-	Boots     int
-	Undecided bool
-	Done      bool
+	Skipped []int
+	Boots   int
+	Done    bool
 }
 
-// Search is a noise-aware bisection over the images between a good
-// and a bad kernel, for one row: a runner asks Next which image to
-// boot, boots it, and gives the row's boot median to Observe, until
-// Next says done.
+// Search is a bisection over the images between a good and a bad kernel,
+// for one row: a runner asks Next which kernel to boot (an image, or
+// good or bad beside it), boots it, and gives the row's boot median to
+// Observe, until Next says done.
 //
-// Each step is Wald's sequential probability ratio test on the step's
-// boot medians x (on the row's scale) between "like good" (normal, mean
-// the good kernel's mean μg) and "like bad" (mean μb), both with the
-// spread σ pooled over the good and bad kernels' boots: after each boot
-// the log likelihood ratio Λ = Σ (μb-μg)/σ² · (x - (μg+μb)/2) is
-// compared with Wald's bounds log((1-ε)/ε) (bad) and log(ε/(1-ε))
-// (good), ε = Wrong/steps. Where neither is crossed at MaxBoots the
-// search ends undecided.
+// A step boots rounds of good, image and bad (reversed every other
+// round), so that each image is judged against references taken beside
+// it. At each look, on the row's scale, with σ pooled over every group
+// of the search (each step's good, image and bad, each its own mean),
+// two contrasts are t-tested one-sided (exact for normal boot medians
+// with σ estimated): the image more than a quarter of bad-good away
+// from good, toward bad; and from bad, toward good. Far from both:
+// between, not one step; far from good alone: bad; from bad alone:
+// good. Each test's level is Wrong/(steps·looks), so that by Bonferroni
+// over the looks and the steps the chance of a wrong image, and apart
+// from it of "not one step", is at most Wrong where every image sits
+// within a quarter of the step of good's level or of bad's.
 type Search struct {
 	images int
 	opts   SearchOptions
 	sc     abstat.Scale
-	mg, mb float64 // means on the scale
-	s2     float64 // pooled variance on the scale
-	upper  float64 // Wald's bounds
-	lower  float64
+	sign   float64 // +1 where bad is above good on the scale
+	alpha  float64 // each test's level
+	ss, df float64 // sums of squares and degrees of freedom of decided steps
+	x      [3][]float64
 	res    SearchResult
 	cur    *Step
 }
 
 // NewSearch is a bisection over images images between a kernel whose
-// row's boot medians are good and one whose are bad, in the row's
-// units (both with at least MinBoots boots).
+// row's boot medians are good and one whose are bad, in the row's units,
+// from a confirmation that they differ (its medians set the scale and
+// the direction of bad).
 func NewSearch(good, bad []float64, images int, o SearchOptions) (*Search, error) {
 	switch {
-	case len(good) < MinBoots || len(bad) < MinBoots:
-		return nil, fmt.Errorf("%d good and %d bad boots: want at least %d each, for a spread", len(good), len(bad), MinBoots)
+	case len(good) == 0 || len(bad) == 0:
+		return nil, fmt.Errorf("%d good and %d bad boots: want at least one each", len(good), len(bad))
 	case images < 0:
 		return nil, fmt.Errorf("%d images: want at least 0", images)
 	case !(o.Wrong > 0 && o.Wrong < 0.5):
 		return nil, fmt.Errorf("wrong %v: want a chance above 0 and below 0.5", o.Wrong)
-	case o.MinBoots < 1 || o.MaxBoots < o.MinBoots:
-		return nil, fmt.Errorf("boots per step %d to %d: want at least 1, and a most of at least the least", o.MinBoots, o.MaxBoots)
+	case len(o.Looks) == 0 || o.Looks[0] < 2:
+		return nil, fmt.Errorf("looks %v: want rounds from 2 up", o.Looks)
 	}
 	s := &Search{images: images, opts: o, sc: abstat.ScaleOf(good, bad)}
-	g, b := s.sc.ToAll(good), s.sc.ToAll(bad)
-	var vg, vb float64
-	s.mg, vg = meanVar(g)
-	s.mb, vb = meanVar(b)
-	if s.mg == s.mb {
+	mg, _ := meanVar(s.sc.ToAll(good))
+	mb, _ := meanVar(s.sc.ToAll(bad))
+	if mg == mb {
 		return nil, fmt.Errorf("good and bad boots have one mean: nothing to bisect")
 	}
-	s.s2 = (vg*float64(len(g)-1) + vb*float64(len(b)-1)) / float64(len(g)+len(b)-2)
-	eps := o.Wrong / float64(Steps(images))
-	s.upper, s.lower = math.Log((1-eps)/eps), math.Log(eps/(1-eps))
+	s.sign = math.Copysign(1, mb-mg)
+	s.alpha = o.Wrong / float64(Steps(images)*len(o.Looks))
 	s.res = SearchResult{FirstBad: -1, Lo: -1, Hi: images}
 	s.settle()
 	return s, nil
@@ -130,7 +138,8 @@ func Steps(images int) int {
 
 // settle starts the next step at the image of the bracket nearest its
 // middle that is not skipped (the later of two as near), or ends the
-// search where none is left.
+// search where none is left. The step's boots so far (a skip's good and
+// bad, taken beside no image yet) stay its references.
 func (s *Search) settle() {
 	mid, next := s.res.Lo+(s.res.Hi-s.res.Lo)/2, -1
 	for i := s.res.Lo + 1; i < s.res.Hi; i++ {
@@ -148,12 +157,13 @@ func (s *Search) settle() {
 
 func abs(n int) int { return max(n, -n) }
 
-// Skip marks image, Next's and not booted yet, as one that cannot be
-// booted (it does not build), as git bisect skip does: the search goes
-// on at another image of the bracket. Where only skipped images are
-// left, the first bad is Hi or one of them (Between).
+// Skip marks image, the step's and not booted in it yet, as one that
+// cannot be booted (it does not build), as git bisect skip does: the
+// search goes on at another image of the bracket, keeping the step's
+// good and bad boots. Where only skipped images are left, the first bad
+// is Hi or one of them (Between).
 func (s *Search) Skip(image int) error {
-	if s.res.Done || image != s.cur.Image || s.cur.Boots > 0 {
+	if s.res.Done || image != s.cur.Image || len(s.x[1]) > 0 {
 		return fmt.Errorf("image %d: want the step's image before its first boot", image)
 	}
 	s.res.Skipped = append(s.res.Skipped, image)
@@ -174,67 +184,93 @@ func (r SearchResult) Between() []int {
 	return in
 }
 
-// Next is the image to boot next; done where the search has ended.
+// Next is the kernel to boot next: an image from 0, -1 for good, Images
+// for bad; done where the search has ended.
 func (s *Search) Next() (image int, done bool) {
 	if s.res.Done {
-		return -1, true
+		return 0, true
 	}
-	return s.cur.Image, false
+	return []int{-1, s.cur.Image, s.images}[s.role()], false
 }
 
-// Observe records one boot of image with the row's boot median
-// median: the image must be Next's.
+// role is the group the next boot belongs to: 0 good, 1 image, 2 bad.
+func (s *Search) role() int {
+	n := len(s.x[0]) + len(s.x[1]) + len(s.x[2])
+	r, i := n/3, n%3
+	if r%2 == 1 {
+		i = 2 - i
+	}
+	return i
+}
+
+// Observe records one boot of image (as Next gave it) with the row's
+// boot median median.
 func (s *Search) Observe(image int, median float64) error {
-	switch {
-	case s.res.Done:
+	if s.res.Done {
 		return fmt.Errorf("image %d: the search has ended", image)
-	case image != s.cur.Image:
-		return fmt.Errorf("image %d: want %d, the image of this step", image, s.cur.Image)
-	case math.IsNaN(median) || math.IsInf(median, 0) || (s.sc.Log && !(median > 0)):
+	}
+	if want, _ := s.Next(); image != want {
+		return fmt.Errorf("kernel %d: want %d, the next of this step", image, want)
+	}
+	if math.IsNaN(median) || math.IsInf(median, 0) || (s.sc.Log && !(median > 0)) {
 		return fmt.Errorf("boot median %v: want a finite value, positive where the row's are", median)
 	}
-	x := s.sc.To(median)
-	st := s.cur
-	st.Boots++
+	g := s.role()
+	s.x[g] = append(s.x[g], s.sc.To(median))
 	s.res.Boots++
-	st.LLR += s.llr(x)
-	if st.Boots < s.opts.MinBoots {
+	if s.res.Boots%3 != 0 {
+		return nil // mid-round
+	}
+	n := len(s.x[1])
+	last := s.opts.Looks[len(s.opts.Looks)-1]
+	looked := false
+	for _, l := range s.opts.Looks {
+		looked = looked || l == n
+	}
+	if !looked && n < last {
 		return nil
 	}
-	switch {
-	case st.LLR >= s.upper:
-		st.Decision = LikeBad
-		s.res.Hi = st.Image
-	case st.LLR <= s.lower:
-		st.Decision = LikeGood
-		s.res.Lo = st.Image
-	case st.Boots >= s.opts.MaxBoots:
-		st.Decision = CannotTell
-		s.res.Steps = append(s.res.Steps, *st)
-		s.res.Undecided, s.res.Done, s.cur = true, true, nil
-		return nil
-	default:
-		return nil
-	}
-	s.res.Steps = append(s.res.Steps, *st)
-	s.settle()
+	s.judge(n >= last)
 	return nil
 }
 
-// llr is one boot's log likelihood ratio of bad against good.
-func (s *Search) llr(x float64) float64 {
-	d := s.mb - s.mg
-	y := x - (s.mg+s.mb)/2
-	if s.s2 == 0 {
-		switch {
-		case d*y > 0:
-			return math.Inf(1)
-		case d*y < 0:
-			return math.Inf(-1)
-		}
-		return 0
+// judge tests the step's contrasts after n rounds, and ends the step
+// where they decide (or, at the last look, undecided).
+func (s *Search) judge(last bool) {
+	st := s.cur
+	n := float64(len(s.x[1]))
+	var m [3]float64
+	ss, df := s.ss, s.df
+	for i, v := range s.x {
+		mi, vi := meanVar(v)
+		m[i], ss, df = mi, ss+vi*(n-1), df+n-1
 	}
-	return d / s.s2 * y
+	sd := math.Sqrt(ss / df)
+	c := abstat.TQuantile(1-s.alpha, df)
+	g, x, b := m[0], m[1], m[2]
+	q := sd * math.Sqrt(1.625/n)
+	farG, farB := s.sign*(x-g-(b-g)/4)/q, s.sign*(b-x-(b-g)/4)/q
+	st.Rounds = int(n)
+	st.Good, st.ImageCenter, st.Bad, st.Position = s.sc.From(g), s.sc.From(x), s.sc.From(b), (x-g)/(b-g)
+	switch {
+	case farG > c && farB > c:
+		st.Decision = Between
+	case farG > c:
+		st.Decision, s.res.Hi = LikeBad, st.Image
+	case farB > c:
+		st.Decision, s.res.Lo = LikeGood, st.Image
+	case last:
+		st.Decision = CannotTell
+	default:
+		return
+	}
+	s.res.Steps = append(s.res.Steps, *st)
+	s.ss, s.df, s.x = ss, df, [3][]float64{}
+	if st.Decision == Between || st.Decision == CannotTell {
+		s.res.Done, s.cur = true, nil
+		return
+	}
+	s.settle()
 }
 
 // Result is the search so far: final once Done.
@@ -245,6 +281,5 @@ func (s *Search) Result() SearchResult {
 	return r
 }
 
-// Bounds are the step's Wald bounds on the log likelihood ratio: at or
-// above upper an image is like bad, at or below lower like good.
-func (s *Search) Bounds() (lower, upper float64) { return s.lower, s.upper }
+// Level is each test's one-sided level: Wrong/(steps·looks).
+func (s *Search) Level() float64 { return s.alpha }

@@ -43,39 +43,77 @@ func TestSearchQuiet(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	for first := 0; first <= 16; first++ {
 		r := drive(t, rng, 16, first, 0.01, DefaultSearchOptions)
-		if r.FirstBad != first || r.Undecided || len(r.Steps) > Steps(16) || r.Boots != 2*len(r.Steps) {
-			t.Errorf("first bad %d: %+v, want it found in at most %d steps of 2 boots", first, r, Steps(16))
+		if r.FirstBad != first || len(r.Steps) > Steps(16) || r.Boots != 9*len(r.Steps) {
+			t.Errorf("first bad %d: %+v, want it found in at most %d steps of 3 rounds", first, r, Steps(16))
 		}
 		for _, st := range r.Steps {
 			want := LikeGood
 			if st.Image >= first {
 				want = LikeBad
 			}
-			if st.Decision != want {
+			if st.Decision != want || math.Abs(st.Position-map[Decision]float64{LikeGood: 0, LikeBad: 1}[want]) > 0.35 {
 				t.Errorf("first bad %d: step %+v, want %s", first, st, want)
 			}
 		}
 	}
 }
 
-// A spread as large as the step: steps take more boots, some hit the cap.
+// TestSearchOrder: a step's rounds alternate good, image, bad with bad,
+// image, good, so that a drift moves both references alike.
+func TestSearchOrder(t *testing.T) {
+	s, _ := NewSearch([]float64{1, 1.1}, []float64{2, 2.1}, 6, DefaultSearchOptions)
+	var got []int
+	for range 9 {
+		k, _ := s.Next()
+		got = append(got, k)
+		s.Observe(k, 1+float64(len(got)%2)/10)
+	}
+	if want := []int{-1, 2, 6, 6, 2, -1, -1, 2, 6}; !slices.Equal(got, want) {
+		t.Errorf("boots %v, want %v", got, want)
+	}
+}
+
+// TestSearchBetween: an image halfway between good and bad ends the
+// search as not one step, naming it, with no first bad image.
+func TestSearchBetween(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	draw := func(m float64) float64 { return m * math.Exp(0.01*rng.NormFloat64()) }
+	s, _ := NewSearch([]float64{100, 101}, []float64{110, 111}, 6, DefaultSearchOptions)
+	for {
+		k, done := s.Next()
+		if done {
+			break
+		}
+		m := map[bool]float64{true: 100, false: 110}[k < 0]
+		if k >= 0 && k < 6 {
+			m = 105
+		}
+		s.Observe(k, draw(m))
+	}
+	r := s.Result()
+	last := r.Steps[len(r.Steps)-1]
+	if r.FirstBad != -1 || last.Decision != Between || math.Abs(last.Position-0.5) > 0.1 {
+		t.Errorf("an image halfway: %+v, want not one step at position 0.5", r)
+	}
+}
+
+// A spread as large as the step: some steps reach the last look.
 func TestSearchNoisy(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	o := DefaultSearchOptions
-	o.MaxBoots = 3
+	o.Looks = []int{3}
 	var undecided int
 	for range 50 {
 		r := drive(t, rng, 16, 5, 0.10, o)
-		if r.Undecided {
+		if last := r.Steps[len(r.Steps)-1]; last.Decision == CannotTell {
 			undecided++
-			last := r.Steps[len(r.Steps)-1]
-			if r.FirstBad != -1 || last.Decision != CannotTell || last.Boots != 3 || !(r.Lo < r.Hi) {
+			if r.FirstBad != -1 || last.Rounds != 3 || !(r.Lo < r.Hi) {
 				t.Errorf("undecided: %+v", r)
 			}
 		}
 	}
 	if undecided == 0 {
-		t.Errorf("a spread of 10%% against a step of 10%% never hit a cap of 3 boots")
+		t.Errorf("a spread of 10%% against a step of 10%% never reached a last look at 3 rounds")
 	}
 }
 
@@ -85,10 +123,10 @@ func TestSearchErrors(t *testing.T) {
 		images    int
 		o         SearchOptions
 	}{
-		{[]float64{1}, []float64{2, 2}, 4, DefaultSearchOptions},
+		{nil, []float64{2, 2}, 4, DefaultSearchOptions},
 		{[]float64{1, 1.1}, []float64{2, 2}, -1, DefaultSearchOptions},
-		{[]float64{1, 1.1}, []float64{2, 2}, 4, SearchOptions{Wrong: 0.6, MinBoots: 1, MaxBoots: 2}},
-		{[]float64{1, 1.1}, []float64{2, 2}, 4, SearchOptions{Wrong: 0.1, MinBoots: 3, MaxBoots: 2}},
+		{[]float64{1, 1.1}, []float64{2, 2}, 4, SearchOptions{Wrong: 0.6, Looks: []int{3}}},
+		{[]float64{1, 1.1}, []float64{2, 2}, 4, SearchOptions{Wrong: 0.1}},
 		{[]float64{1, 2}, []float64{2, 1}, 4, DefaultSearchOptions},
 	} {
 		if _, err := NewSearch(c.good, c.bad, c.images, c.o); err == nil {
@@ -96,6 +134,7 @@ func TestSearchErrors(t *testing.T) {
 		}
 	}
 	s, _ := NewSearch([]float64{1, 1.1}, []float64{2, 2.1}, 4, DefaultSearchOptions)
+	s.Observe(-1, 1)
 	if img, _ := s.Next(); img != 1 {
 		t.Errorf("first image %d of 4, want 1 (the middle of -1..4)", img)
 	}
@@ -158,7 +197,7 @@ func TestSearchSkip(t *testing.T) {
 		for i := want - 1; i >= 0 && skip[i]; i-- {
 			between = append([]int{i}, between...)
 		}
-		if r.FirstBad != want || r.Undecided || !slices.Equal(r.Between(), between) {
+		if r.FirstBad != want || !slices.Equal(r.Between(), between) {
 			t.Errorf("first bad %d: ended at %d, between %v (%+v), want %d, between %v", first, r.FirstBad, r.Between(), r, want, between)
 		}
 		for _, i := range r.Skipped {

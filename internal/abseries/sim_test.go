@@ -60,8 +60,10 @@ func bootMedian(s *sim.Suite, rng *rand.Rand, i, side int, d sim.Design, smooth 
 }
 
 // drawSeries draws every row's boot medians over kernels, boots per
-// kernel, the kernels from changeAt on changed (side 1).
-func drawSeries(s *sim.Suite, rng *rand.Rand, kernels, boots, changeAt int, d sim.Design, smooth ...bool) [][][]float64 {
+// kernel, the kernels from changeAt on changed (side 1), each kernel of
+// row i moved by its own offset, exp(offsets[i] × N(0,1)) (offsets nil:
+// none).
+func drawSeries(s *sim.Suite, rng *rand.Rand, kernels, boots, changeAt int, d sim.Design, offsets []float64, smooth ...bool) [][][]float64 {
 	rows := make([][][]float64, len(s.Rows))
 	for i := range s.Rows {
 		rows[i] = make([][]float64, kernels)
@@ -70,8 +72,12 @@ func drawSeries(s *sim.Suite, rng *rand.Rand, kernels, boots, changeAt int, d si
 			if k >= changeAt {
 				side = 1
 			}
+			off := 1.0
+			if offsets != nil {
+				off = math.Exp(offsets[i] * rng.NormFloat64())
+			}
 			for range boots {
-				rows[i][k] = append(rows[i][k], bootMedian(s, rng, i, side, d, smooth...))
+				rows[i][k] = append(rows[i][k], off*bootMedian(s, rng, i, side, d, smooth...))
 			}
 		}
 	}
@@ -107,7 +113,7 @@ func needs(s *sim.Suite, d sim.Design, smooth ...bool) (sds []float64, boots []i
 	for i := range s.Rows {
 		sd := medianSD(s, i, d, smooth...)
 		sds = append(sds, sd)
-		boots = append(boots, BootsFor(0.10, sd, 8, len(s.Rows), DefaultOptions.Alpha, DesignPower, 100))
+		boots = append(boots, BootsFor(0.10, sd, 8, len(s.Rows), DefaultOptions.Alpha, DesignPower, DefaultOptions.Offset, 100))
 	}
 	return sds, boots
 }
@@ -119,34 +125,46 @@ func needs(s *sim.Suite, d sim.Design, smooth ...bool) (sds []float64, boots []i
 // KBENCH_SIM_FULL).
 func TestSimNoChange(t *testing.T) {
 	s := sim.LoadSuite(t)
-	draws := simDraws(1000, 40, 20)
+	draws := simDraws(200, 40, 20)
 	for li, mult := range layouts {
-		for bi, boots := range []int{DefaultBoots, 3} {
-			if bi > 0 && !full() {
-				continue // DefaultBoots only: seconds a case
+		d := sim.Design{Count: simCount, Between: mult}
+		sds, _ := needs(s, d)
+		for bi, c := range []struct {
+			boots  int
+			offset float64
+		}{{DefaultBoots, 0}, {DefaultBoots, 0.2}, {DefaultBoots, 0.5}, {3, 0}, {3, 0.5}} {
+			if (bi > 2 || li == 0) && !full() {
+				continue // DefaultBoots at the noisier layout only: seconds a case
 			}
-			d := sim.Design{Count: simCount, Between: mult}
-			var any, changes int
+			var offs []float64
+			for _, sd := range sds {
+				offs = append(offs, c.offset*sd)
+			}
+			var any, changes, blips int
 			var mu sync.Mutex
 			sim.Parallel(draws, func(i int) {
-				rng := rand.New(rand.NewPCG(40, uint64(1000000*(2*li+bi)+i)))
-				res := Detect(drawSeries(s, rng, 8, boots, 8, d), DefaultOptions)
-				n := 0
+				rng := rand.New(rand.NewPCG(40, uint64(1000000*(10*li+bi)+i)))
+				res := Detect(drawSeries(s, rng, 8, c.boots, 8, d, offs), DefaultOptions)
+				n, b := 0, 0
 				for _, r := range res {
 					n += len(r.Changes)
+					if r.Blip >= 0 {
+						b++
+					}
 				}
 				mu.Lock()
 				defer mu.Unlock()
 				changes += n
+				blips += b
 				if n > 0 {
 					any++
 				}
 			})
 			share := float64(any) / float64(draws)
-			t.Logf("no change, layout %.2f×within, %d boots a kernel, %d rows: a change point on some row in %d of %d draws (%.1f%%), %d change points in all",
-				mult, boots, len(s.Rows), any, draws, 100*share, changes)
+			t.Logf("no change, layout %.2f×within, %d boots a kernel, offsets %.1f × boot spread, %d rows: a change point on some row in %d of %d draws (%.1f%%), %d change points in all, %d blips named",
+				mult, c.boots, c.offset, len(s.Rows), any, draws, 100*share, changes, blips)
 			if share > 0.05+2*math.Sqrt(0.05*0.95/float64(draws)) {
-				t.Errorf("layout %.2f, %d boots: change points in %.1f%% of draws, want at most 5%%", mult, boots, 100*share)
+				t.Errorf("layout %.2f, %d boots, offsets %.1f: change points in %.1f%% of draws, want at most 5%%", mult, c.boots, c.offset, 100*share)
 			}
 		}
 	}
@@ -182,7 +200,7 @@ func pickRows(s *sim.Suite, boots []int, want []int) []int {
 // 30 draws.
 func TestSimStep(t *testing.T) {
 	s := sim.LoadSuite(t)
-	draws := simDraws(1000, 30, 20)
+	draws := simDraws(200, 30, 20)
 	for li, c := range []struct {
 		mult   float64
 		smooth bool
@@ -198,7 +216,7 @@ func TestSimStep(t *testing.T) {
 				continue // the DefaultBoots row only: seconds a case
 			}
 			n := boots[row]
-			mdeShift := MDEShift(sds[row], float64(n), 8, 3, DefaultOptions.Alpha/float64(len(s.Rows)), DefaultOptions.Power)
+			mdeShift := MDEShift(sds[row], float64(n), 8, 3, DefaultOptions.Alpha/float64(len(s.Rows)), DefaultOptions.Power, DefaultOptions.Offset)
 			for ci, change := range []float64{0.10, math.Expm1(mdeShift)} {
 				if ci > 0 && !full() {
 					continue
@@ -209,7 +227,7 @@ func TestSimStep(t *testing.T) {
 				var mu sync.Mutex
 				sim.Parallel(draws, func(i int) {
 					rng := rand.New(rand.NewPCG(41, uint64(1000000*(10*li+2*ri+ci)+i)))
-					res := Detect(drawSeries(s, rng, 8, n, 4, dc, smooth), DefaultOptions)
+					res := Detect(drawSeries(s, rng, 8, n, 4, dc, nil, smooth), DefaultOptions)
 					hit, other := false, false
 					for r, rr := range res {
 						for _, c := range rr.Changes {
@@ -264,76 +282,112 @@ func TestSimNeeds(t *testing.T) {
 	}
 }
 
-// confirmBoots is the boots a side a planned A/B of a 10% change would
-// give a row whose boot medians spread sd, at the family's level of the
-// suite with abplan's pilot of 6 at least: what a known spread needs,
-// 2σ²(z(1-α/2) + z(power))²/log(1.1)², 0 past 30 (out of reach: no
-// confirmation, no bisection).
-func confirmBoots(sd float64, rows int) int {
+// confirmBoots is the boots a side a planned A/B of a change of target
+// would give a row whose boot medians spread sd, one row of a family of
+// rows, with abplan's pilot of 6 at least: what a known spread needs,
+// 2σ²(z(1-α/2) + z(power))²/log(1+target)², 0 past 30 (out of reach:
+// no confirmation, no bisection).
+func confirmBoots(sd, target float64, rows int) int {
 	k := abstat.TQuantile(1-DefaultOptions.Alpha/float64(rows)/2, 1e9) + abstat.TQuantile(DefaultOptions.Power, 1e9)
-	n := int(math.Ceil(2 * sd * sd * k * k / (math.Log1p(0.10) * math.Log1p(0.10))))
+	n := int(math.Ceil(2 * sd * sd * k * k / (math.Log1p(target) * math.Log1p(target))))
 	if n > 30 {
 		return 0
 	}
 	return max(n, 6)
 }
 
-// TestSimBisect: a bisection over 16 images with one 10% step, its place
-// uniform over the 17 (the bad kernel itself included), on the rows of
-// the suite whose 10% change a planned A/B confirms (confirmBoots), the
-// good and bad kernels' boots those of the confirmation: the search ends
-// at the right image in at least 90% of draws and at a wrong one in at
-// most 10% (Search's promise), less or more three binomial standard
-// errors.
+// bisectCase is one setting of the bisection's simulations: the rows a
+// confirmation of -target 5% admits in a family of rows, the images, the
+// steps (image from which, size as a multiple of the target), a drift of
+// every kernel over the search's boots (a multiple of the step), and
+// per-kernel offsets (normal, a multiple of the row's boot spread).
+type bisectCase struct {
+	name    string
+	rows    int
+	images  int
+	steps   [][2]float64 // {first image, size × target}; first < 0: drawn
+	drift   float64
+	offsets float64
+}
+
+// bisectCases are the settings the doc's guarantees are shown at: the
+// README's (one row, 2 images), one and four rows and the suite over 6
+// images (8 kernels), a step of the target and of 0.7 × target, two half
+// steps, a drifting reference, per-kernel offsets.
+var bisectCases = []bisectCase{
+	{name: "README: 1 row, 2 images, step 5%", rows: 1, images: 2, steps: [][2]float64{{-1, 1}}},
+	{name: "1 row, 6 images, step 5%", rows: 1, images: 6, steps: [][2]float64{{-1, 1}}},
+	{name: "4 rows, 6 images, step 5%", rows: 4, images: 6, steps: [][2]float64{{-1, 1}}},
+	{name: "suite, 6 images, step 5%", rows: 86, images: 6, steps: [][2]float64{{-1, 1}}},
+	{name: "1 row, 6 images, step 3.5%", rows: 1, images: 6, steps: [][2]float64{{-1, 0.7}}},
+	{name: "1 row, 6 images, two steps of 2.5% (K3, K6)", rows: 1, images: 6, steps: [][2]float64{{1, 0.5}, {4, 0.5}}},
+	{name: "1 row, 6 images, step 5%, drift 30% of it", rows: 1, images: 6, steps: [][2]float64{{-1, 1}}, drift: 0.3},
+	{name: "1 row, 6 images, step 5%, offsets 0.2 boot spread", rows: 1, images: 6, steps: [][2]float64{{-1, 1}}, offsets: 0.2},
+	{name: "1 row, 6 images, step 5%, offsets 0.5 boot spread", rows: 1, images: 6, steps: [][2]float64{{-1, 1}}, offsets: 0.5},
+}
+
+// TestSimBisect drives Search, the type kbab -bisect drives, as kbab
+// does (Next names the kernel, a boot of it gives Observe the row's
+// boot median), on boots drawn from the suite's real rows at -count 10
+// and the noisier layout, over the rows a planned A/B at -target 5%
+// confirms in each case's family. Each run ends naming an image (right:
+// the step's, or either of two half steps'; else wrong), "not one step"
+// or undecided. Wrong is at most 10% of runs, plus three binomial
+// standard errors, where offsets stay within Search's premise.
 func TestSimBisect(t *testing.T) {
 	s := sim.LoadSuite(t)
-	draws := simDraws(4000, 400, 200)
-	for ci, c := range []struct {
-		mult   float64
-		smooth bool
-	}{{layouts[0], false}, {layouts[1], false}, {layouts[0], true}, {layouts[1], true}} {
-		li, mult, smooth := ci, c.mult, c.smooth
-		if smooth && mult == layouts[0] && !full() {
-			continue // the smoothed bootstrap at the noisier layout only
-		}
-		d := sim.Design{Count: simCount, Between: mult}
-		var rows, confirm []int
-		var sds []float64
+	const target = 0.05
+	d := sim.Design{Count: simCount, Between: layouts[1]}
+	sds := map[int]float64{}
+	for i := range s.Rows {
+		sds[i] = medianSD(s, i, d)
+	}
+	for ci, c := range bisectCases {
+		var rows []int
 		for i := range s.Rows {
-			sd := medianSD(s, i, d, smooth)
-			if n := confirmBoots(sd, len(s.Rows)); n > 0 {
-				rows, confirm, sds = append(rows, i), append(confirm, n), append(sds, sd)
+			if confirmBoots(sds[i], target, c.rows) > 0 {
+				rows = append(rows, i)
 			}
 		}
-		var right, wrong, undecided, boots, steps int
-		worst := map[int][2]int{} // by row: wrong, draws
+		draws := simDraws(2000, 300, 60)
+		var right, wrong, between, undecided, boots int
 		var mu sync.Mutex
 		sim.Parallel(draws, func(i int) {
-			rng := rand.New(rand.NewPCG(42, uint64(1000000*li+i)))
-			ri := i % len(rows)
-			row := rows[ri]
-			dc := d
-			dc.Change = map[string]float64{s.Rows[row].Key(): 0.10}
-			var good, bad []float64
-			for range confirm[ri] {
-				good = append(good, bootMedian(s, rng, row, 0, dc, smooth))
-				bad = append(bad, bootMedian(s, rng, row, 1, dc, smooth))
+			rng := rand.New(rand.NewPCG(46, uint64(1000000*ci+i)))
+			row := rows[i%len(rows)]
+			var firsts []int
+			level := make([]float64, c.images+2) // by kernel: good, images, bad
+			for _, st := range c.steps {
+				f := int(st[0])
+				if f < 0 {
+					f = rng.IntN(c.images + 1)
+				}
+				firsts = append(firsts, f)
+				for k := f + 1; k < len(level); k++ {
+					level[k] += math.Log1p(st[1] * target)
+				}
 			}
-			first := rng.IntN(17)
-			srch, err := NewSearch(good, bad, 16, DefaultSearchOptions)
+			for k := range level {
+				level[k] += c.offsets * sds[row] * rng.NormFloat64()
+			}
+			shift := level[len(level)-1] - level[0]
+			boot := func(k, n int) float64 {
+				return bootMedian(s, rng, row, 0, d) * math.Exp(level[k]+c.drift*shift*float64(n)/100)
+			}
+			var good, bad []float64
+			for range confirmBoots(sds[row], target, c.rows) {
+				good, bad = append(good, boot(0, 0)), append(bad, boot(len(level)-1, 0))
+			}
+			srch, err := NewSearch(good, bad, c.images, DefaultSearchOptions)
 			if err != nil {
 				panic(err)
 			}
-			for {
+			for n := 0; ; n++ {
 				img, done := srch.Next()
 				if done {
 					break
 				}
-				side := 0
-				if img >= first {
-					side = 1
-				}
-				if err := srch.Observe(img, bootMedian(s, rng, row, side, dc, smooth)); err != nil {
+				if err := srch.Observe(img, boot(img+1, n)); err != nil {
 					panic(err)
 				}
 			}
@@ -341,32 +395,25 @@ func TestSimBisect(t *testing.T) {
 			mu.Lock()
 			defer mu.Unlock()
 			boots += res.Boots
-			steps += len(res.Steps)
-			w := worst[row]
-			w[1]++
 			switch {
-			case res.Undecided:
-				undecided++
-			case res.FirstBad == first:
+			case slices.Contains(firsts, res.FirstBad):
 				right++
-			default:
+			case res.FirstBad >= 0:
 				wrong++
-				w[0]++
+			case res.Steps[len(res.Steps)-1].Decision == Between:
+				between++
+			default:
+				undecided++
 			}
-			worst[row] = w
 		})
-		worstRow, worstShare := 0, -1.0
-		for r, w := range worst {
-			if sh := float64(w[0]) / float64(w[1]); sh > worstShare {
-				worstRow, worstShare = r, sh
-			}
-		}
-		pr, pw := float64(right)/float64(draws), float64(wrong)/float64(draws)
-		t.Logf("bisection over 16 images, +10%% step, layout %.2f×within, smoothed bootstrap %v, %d rows (boot medians ±%.1f%% to ±%.1f%%, %d to %d boots a side confirmed): right in %d of %d draws (%.1f%%), wrong in %d (%.1f%%), undecided in %d; %.1f boots and %.1f steps a search; the worst row %s wrong in %.0f%% of its draws",
-			mult, smooth, len(rows), 100*slices.Min(sds), 100*slices.Max(sds), slices.Min(confirm), slices.Max(confirm), right, draws, 100*pr, wrong, 100*pw, undecided,
-			float64(boots)/float64(draws), float64(steps)/float64(draws), s.Rows[worstRow].Key(), 100*worstShare)
-		if se := math.Sqrt(0.9 * 0.1 / float64(draws)); pr < 0.9-3*se || pw > 0.1+3*se {
-			t.Errorf("layout %.2f, smoothed %v: right %.1f%%, wrong %.1f%%: want at least 90%% and at most 10%%", mult, smooth, 100*pr, 100*pw)
+		n := float64(draws)
+		se := 3 * math.Sqrt(0.9*0.1/n)
+		t.Logf("%s: %d rows confirmable; of %d runs right %.1f%%, wrong %.1f%%, not one step %.1f%%, undecided %.1f%%; %.0f step boots a run",
+			c.name, len(rows), draws, 100*float64(right)/n, 100*float64(wrong)/n, 100*float64(between)/n, 100*float64(undecided)/n, float64(boots)/n)
+		// Within a quarter of the step (Search's premise) at offsets of
+		// 0.2 boot spread; 0.5 is past it for most rows: logged only.
+		if float64(wrong)/n > 0.1+se && c.offsets < 0.5 {
+			t.Errorf("%s: wrong in %.1f%% of runs, want at most 10%%", c.name, 100*float64(wrong)/n)
 		}
 	}
 }

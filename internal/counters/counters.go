@@ -23,24 +23,16 @@ import (
 )
 
 var requested = options.String("KBENCH_COUNTERS", accepts, "on", validate,
-	"every test binary: the kernel counters each row reports per op (`go doc ./internal/counters`); one the machine cannot count is skipped with a note in the fingerprint")
+	"every test binary: the kernel counters each row reports per op: `on`, CPU time (`cpu-ns/op`), the counter kbcompare's evidence on real kernel A/Bs rests on; `all`, every counter (switches, migrations, faults, PMU events, each softirq vector, IPIs); a list, those (`go doc ./internal/counters`). One the machine cannot count is skipped with a note in the fingerprint")
 
 // accepts is what KBENCH_COUNTERS accepts, every counter by name; a
-// constant, which the README's table is made from (TestAcceptsNamesAll
+// constant, which docs/running.md's table is made from (TestAcceptsNamesAll
 // keeps it to the list of counters).
-const accepts = "on, off, or a comma-separated list of task-clock, context-switches, cpu-migrations, page-faults, cycles, instructions, branch-misses, cache-misses, iTLB-load-misses, softirqs, ipis"
+const accepts = "on, all, off, or a comma-separated list of task-clock, context-switches, cpu-migrations, page-faults, cycles, instructions, branch-misses, cache-misses, iTLB-load-misses, softirqs, ipis"
 
-func names() []string {
-	var n []string
-	for _, c := range all {
-		n = append(n, c.name)
-	}
-	return n
-}
-
-// validate accepts on, off or a list of known counter names.
+// validate accepts on, all, off or a list of known counter names.
 func validate(s string) error {
-	if s == "on" || s == "off" {
+	if s == "on" || s == "all" || s == "off" {
 		return nil
 	}
 	_, err := parseList(s)
@@ -69,7 +61,8 @@ func selection(s string) ([]counter, error) {
 	case "off":
 		return nil, nil
 	case "on", "":
-		// Every counter: each costs less than 1% of a row (doc.go).
+		return parseList("task-clock") // the default: CPU time alone (doc.go says why)
+	case "all":
 		return all, nil
 	}
 	return parseList(s)
@@ -200,13 +193,17 @@ func (p *provider) Setup() ([]fingerprint.Field, error) {
 }
 
 func (p *provider) scopeLine() string {
+	const cpu = "task-clock (CPU time): the test process and its children"
+	if slices.Equal(p.tallies, []string{"task-clock"}) && len(p.sw)+len(p.hw) == 0 && !p.softirqs && !p.ipis {
+		return cpu
+	}
 	user := ""
 	if p.userOnly {
 		user = " (PMU events: user space only, kernel.perf_event_paranoid)"
 	}
 	if p.scope == perfevent.SystemWide {
 		return "system-wide on every online CPU, as perf stat -a (context switches: /proc/stat ctxt; page faults: /proc/vmstat pgfault; migrations and PMU events: perf)" + user +
-			"; task-clock (CPU time): the test process and its children"
+			"; " + cpu
 	}
 	return "the test process and its children (task-clock, context switches, page faults: clocks, getrusage and the children's /proc files; PMU events: perf, per task)" + user
 }
@@ -502,4 +499,17 @@ func readProc(name string) ([]procCount, error) {
 		return nil, fmt.Errorf("%s has no lines to count", procfs.Host.Path(file))
 	}
 	return pc, nil
+}
+
+// All counts every counter this machine counts until tb ends, for the
+// tests that check what the event counters see in a row (the default
+// counts CPU time alone).
+func All(tb testing.TB) {
+	tb.Helper()
+	saved, savedReq := *prov, *requested
+	*requested = "all"
+	tb.Cleanup(func() { *prov, *requested = saved, savedReq })
+	if _, err := prov.Setup(); err != nil {
+		tb.Fatal(err)
+	}
 }

@@ -5,6 +5,7 @@ package counters
 import (
 	"errors"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,7 +16,10 @@ import (
 	"github.com/kbench/kbench/internal/region"
 )
 
+// TestMain sets up every counter (all), which the tests of the event
+// counters need; TestSetupDefault checks the default.
 func TestMain(m *testing.M) {
+	*requested = "all"
 	if _, err := region.Setup(); err != nil {
 		panic(err)
 	}
@@ -26,7 +30,8 @@ func TestSelection(t *testing.T) {
 	for _, tc := range []struct {
 		in, want, err string
 	}{
-		{"on", "task-clock context-switches cpu-migrations page-faults cycles instructions branch-misses cache-misses iTLB-load-misses softirqs ipis", ""},
+		{"on", "task-clock", ""},
+		{"all", "task-clock context-switches cpu-migrations page-faults cycles instructions branch-misses cache-misses iTLB-load-misses softirqs ipis", ""},
 		{"off", "", ""},
 		{"softirqs, task-clock", "softirqs task-clock", ""},
 		{"cs", "", `"cs" is not a counter`},
@@ -73,6 +78,21 @@ func field(fields []fingerprint.Field, key string) string {
 	return ""
 }
 
+// TestSetupDefault: the default counts CPU time alone, from clocks: no
+// perf event to open or switch, no /proc table to read at the edges.
+func TestSetupDefault(t *testing.T) {
+	p, fields := withRequested(t, "on")
+	if !p.on || !slices.Equal(p.tallies, []string{"task-clock"}) || len(p.sw)+len(p.hw) > 0 || p.softirqs || p.ipis {
+		t.Errorf("on: tallies %v, sw %v, hw %v, softirqs %v, ipis %v; want task-clock alone", p.tallies, p.sw, p.hw, p.softirqs, p.ipis)
+	}
+	if got := field(fields, "counters"); got != "task-clock" {
+		t.Errorf("counters fingerprint %q, want task-clock", got)
+	}
+	if got := field(fields, "counters.scope"); !strings.HasPrefix(got, "task-clock (CPU time)") {
+		t.Errorf("counters.scope %q names more than task-clock's", got)
+	}
+}
+
 func TestSetupOff(t *testing.T) {
 	p, fields := withRequested(t, "off")
 	if p.on || !strings.HasPrefix(field(fields, "counters"), "off") {
@@ -115,7 +135,7 @@ func TestSoftwareCountersCountedWherePossible(t *testing.T) {
 	e.Close()
 	for _, name := range []string{"task-clock", "context-switches", "cpu-migrations", "page-faults", "softirqs", "ipis"} {
 		if !Counted(name) {
-			t.Errorf("%s is not counted by default, yet perf events and /proc work here", name)
+			t.Errorf("%s is not counted with KBENCH_COUNTERS=all, yet perf events and /proc work here", name)
 		}
 	}
 }
@@ -169,7 +189,11 @@ func TestRegionCountsFaultsAndSwitches(t *testing.T) {
 // TestAcceptsNamesAll keeps KBENCH_COUNTERS' text, a constant for the
 // README's table, to the counters there are.
 func TestAcceptsNamesAll(t *testing.T) {
-	if want := "on, off, or a comma-separated list of " + strings.Join(names(), ", "); accepts != want {
+	var names []string
+	for _, c := range all {
+		names = append(names, c.name)
+	}
+	if want := "on, all, off, or a comma-separated list of " + strings.Join(names, ", "); accepts != want {
 		t.Errorf("accepts = %q, want %q", accepts, want)
 	}
 }

@@ -9,7 +9,7 @@
 // counters are evidence, not verdicts: kbcompare lists those that changed
 // under their row and never lets them decide its exit status.
 //
-// Each row reports, per op (b.N, or the row's own op count):
+// The counters, per op (b.N, or the row's own op count):
 //
 //   - cpu-ns/op (task-clock): the CPU time of the test process and its
 //     child processes (redis-server, the peer processes of the
@@ -58,10 +58,16 @@
 // per-op values carry divided by the op count: nothing at -benchtime=1s,
 // visible in -benchtime=100x smoke runs.
 //
-// KBENCH_COUNTERS picks the counters: on (the default), off, or a
+// KBENCH_COUNTERS picks the counters: on (the default), all, off, or a
 // comma-separated list of names (task-clock, context-switches,
 // cpu-migrations, page-faults, cycles, instructions, branch-misses,
 // cache-misses, iTLB-load-misses, softirqs, ipis). A counter this machine
 // cannot count is skipped with a note in the fingerprint
 // (counters.skipped), never the row.
+//
+// The default is task-clock alone: the one counter kbcompare listed as
+// the op's own change in the kernel A/Bs on record, read from clocks at
+// the edges (no perf event, no /proc table), so that benchstat prints a
+// package's own units and one counter table; `all` adds the event
+// counters, which name a cause (results/2026-12-04-benchstat-view.md).
 package counters

@@ -26,7 +26,7 @@ import (
 
 var (
 	profileDir = options.String("KBENCH_PROFILE", "a directory that exists or can be created, writable", "", checkDir,
-		"every test binary: a pprof profile of each row's timed region, per `-count` run, in this directory (unset: no profiles; [docs/profiles.md](docs/profiles.md))")
+		"every test binary: a pprof profile of each row's timed region, per `-count` run, in this directory (unset: no profiles; [profiles.md](profiles.md))")
 	profileHz = options.Int("KBENCH_PROFILE_HZ", "4000", 10, 100000,
 		"samples per second per CPU for `KBENCH_PROFILE`, at most `kernel.perf_event_max_sample_rate`")
 )

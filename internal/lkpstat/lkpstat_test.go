@@ -4,6 +4,7 @@ package lkpstat
 
 import (
 	"bufio"
+	"flag"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kbench/kbench/internal/unit"
+	"github.com/kbench/kbench/internal/registry"
 )
 
 // lkpDir is the lkp folder from this package's directory.
@@ -56,6 +57,20 @@ func readIndex(t *testing.T, name string) []indexLine {
 	return lines
 }
 
+var update = flag.Bool("update", false, "write lkp/etc's direction lines from the suite's units")
+
+// The committed direction lines are those Lines makes now; -update
+// writes them.
+func TestIndexFiles(t *testing.T) {
+	perf, latency := Lines()
+	for name, lines := range map[string][]Line{"index-perf-all.yaml": perf, "index-latency-all.yaml": latency} {
+		b := registry.Block{Path: filepath.Join("etc", name), Text: File(lines)}
+		if err := b.Sync(lkpDir, *update); err != nil {
+			t.Errorf("%v\ngo test ./internal/lkpstat -update writes the lines", err)
+		}
+	}
+}
+
 func committedLines(t *testing.T) []indexLine {
 	return append(readIndex(t, "index-perf-all.yaml"), readIndex(t, "index-latency-all.yaml")...)
 }
@@ -86,12 +101,12 @@ func TestIndexLinesCoverUnits(t *testing.T) {
 				}
 			}
 			if len(hits) != 1 {
-				t.Errorf("unit %s: stat %s matches %d direction lines, want 1 (run go run ./internal/cmd/lkpindex)", u, key, len(hits))
+				t.Errorf("unit %s: stat %s matches %d direction lines, want 1 (go test ./internal/lkpstat -update writes the lines)", u, key, len(hits))
 				continue
 			}
 			l := lines[hits[0]]
 			used[hits[0]] = true
-			if (l.weight > 0) != (better == unit.Higher) {
+			if (l.weight > 0) != (better == registry.Higher) {
 				t.Errorf("unit %s (better=%s): %s says %v", u, better, l.file, l.weight)
 			}
 			if wantLatency := Latency(u, better); wantLatency != (l.file == "index-latency-all.yaml") {
@@ -101,7 +116,7 @@ func TestIndexLinesCoverUnits(t *testing.T) {
 	}
 	for i, l := range lines {
 		if !used[i] {
-			t.Errorf("%s: line %q matches no unit of the suite (run go run ./internal/cmd/lkpindex)", l.file, l.pattern)
+			t.Errorf("%s: line %q matches no unit of the suite (go test ./internal/lkpstat -update writes the lines)", l.file, l.pattern)
 		}
 	}
 }
@@ -138,11 +153,11 @@ func TestLatency(t *testing.T) {
 		"cpu-ns/op": true, "sec/op": true,
 		"ops/s": false, "victim-preempt/s": false, "slow/op": false, "tps": false, "cs/op": false,
 	} {
-		if got := Latency(u, unit.Lower); got != want {
+		if got := Latency(u, registry.Lower); got != want {
 			t.Errorf("Latency(%q, lower) = %v, want %v", u, got, want)
 		}
 	}
-	if Latency("ns/op", unit.Higher) {
+	if Latency("ns/op", registry.Higher) {
 		t.Error("a higher-is-better time taken for a latency")
 	}
 }

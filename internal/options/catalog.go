@@ -9,8 +9,8 @@ import "slices"
 // variable meant for another binary must not stop it: a name in the
 // environment that is neither declared nor listed here stops the run, so
 // a typo never falls back to a default. What a variable means is said
-// once, in its declaration; TestReadmeDocumentsCatalog checks that this
-// list and the README's table are exactly the declarations.
+// once, in its declaration; TestCatalogTable checks that this list and
+// docs/running.md's table are exactly the declarations.
 var catalog = []string{
 	"KBENCH_COUNTERS",
 	"KBENCH_FILTERS",

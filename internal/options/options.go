@@ -9,9 +9,9 @@
 // documented default.
 //
 // A declaration is the one text of its variable: its name, default, what
-// it accepts and what it means. The README's table of variables is made
-// from the declarations (go test ./internal/options -run
-// TestReadmeDocumentsCatalog -update), which the test reads from the
+// it accepts and what it means. docs/running.md's table of variables is
+// made from the declarations (go test ./internal/options -run
+// TestCatalogTable -update), which the test reads from the
 // module's source, so their text must be literals or constants of the
 // declaring package; the test fails when the table and the declarations
 // differ by a word.
@@ -30,9 +30,9 @@ import (
 // Var is one KBENCH_* variable.
 type Var struct {
 	Name    string
-	Accepts string // what values it accepts, for messages and the README
+	Accepts string // what values it accepts, for messages and the table of variables
 	Default string // used when unset; "" for none
-	Doc     string // what it is for, for the README (Markdown); says what unset means where Default is ""
+	Doc     string // what it is for, for the table of variables (Markdown); says what unset means where Default is ""
 	parse   func(string) error
 }
 

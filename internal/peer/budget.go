@@ -88,9 +88,10 @@ func (t *Taker) Next() (int64, bool) {
 		return 0, false
 	}
 	t.i, t.end = i+1, min(i+t.chunk, n)
-	t.ticked = t.Y.Tick(thread.Clock())
+	now := thread.Clock()
+	t.ticked = t.Y.Tick(now)
 	if t.l != nil {
-		t.l.Look(t.taken)
+		t.l.Look(t.taken, now)
 	}
 	t.taken++
 	return i, true

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/kbench/kbench/internal/cpus"
-	"github.com/kbench/kbench/internal/thread"
 )
 
 // A Meter is a row's placement meter: for each pair of sides (a flow's
@@ -150,13 +149,13 @@ func (l *looker) goLook() {
 }
 
 // look is Link.Look: the side has done ops ops (any origin; only
-// differences count). The first look of a round takes the count, and
-// later ones, at least lookEvery apart, count the ops since.
-func (l *looker) look(ops int64) {
+// differences count) by now (thread.Clock). The first look of a round
+// takes the count, and later ones, at least lookEvery apart, count the
+// ops since.
+func (l *looker) look(ops int64, now time.Duration) {
 	if l == nil {
 		return
 	}
-	now := thread.Clock()
 	if l.based && now-l.last < lookEvery {
 		return
 	}

@@ -57,7 +57,7 @@ var _ = Register("peer-test-looker", func(l Link) error {
 					return err
 				}
 			}
-			l.Look(int64(i + 1))
+			l.Look(int64(i+1), thread.Clock())
 			if a.Turns {
 				if _, err := unix.Write(l.File(0), b); err != nil {
 					return err

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/kbench/kbench/internal/child"
 )
@@ -86,4 +87,4 @@ func (l *procLink) Ready(info any) error {
 	return nil
 }
 
-func (l *procLink) Look(ops int64) { l.looker.look(ops) }
+func (l *procLink) Look(ops int64, now time.Duration) { l.looker.look(ops, now) }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/kbench/kbench/internal/child"
 	"github.com/kbench/kbench/internal/cpus"
@@ -35,9 +36,10 @@ type Link interface {
 	// the side's ops (a count from any origin; the meter weighs each look
 	// by the ops since the previous one). A side calls it at its chunk
 	// boundaries (a Taker does at each take), and it looks at most once
-	// a millisecond; Ready looks at the go. Without a Watch it does
-	// nothing.
-	Look(ops int64)
+	// a millisecond; Ready looks at the go. now is the caller's
+	// thread.Clock reading, which its Yielder takes anyway. Without a
+	// Watch it does nothing.
+	Look(ops int64, now time.Duration)
 }
 
 // Body is a side's code: see the package doc for its loop.
@@ -497,7 +499,7 @@ type threadLink struct {
 	looker         *looker // the side's Watch, in a mapping of its own
 }
 
-func (l *threadLink) Look(ops int64) { l.looker.look(ops) }
+func (l *threadLink) Look(ops int64, now time.Duration) { l.looker.look(ops, now) }
 
 func (l *threadLink) Args(v any) error {
 	d, err := json.Marshal(l.t.side.Args)

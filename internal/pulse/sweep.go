@@ -18,7 +18,7 @@ import (
 // or benchmark of a binary ("off", "sham" or "protect"). It also unlocks
 // prctlbench's protect rows, which contaminate the rest of the boot.
 var Requested = options.Enum("KBENCH_PULSE", "off", []string{"off", string(Sham), string(Protect)},
-	"every test binary: one `PR_SPEC_INDIRECT_BRANCH` pulse per online CPU before its first test or benchmark, recorded in the fingerprint (`pulse.*`); `protect` also unlocks `prctlbench`'s protect rows. A protect sweep changes results until reboot: [docs/pulses.md](docs/pulses.md)")
+	"every test binary: one `PR_SPEC_INDIRECT_BRANCH` pulse per online CPU before its first test or benchmark, recorded in the fingerprint (`pulse.*`); `protect` also unlocks `prctlbench`'s protect rows. A protect sweep changes results until reboot: [pulses.md](pulses.md)")
 
 // RequestedMode returns KBENCH_PULSE's mode, or "" when it is off.
 func RequestedMode() Mode {

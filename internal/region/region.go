@@ -326,7 +326,7 @@ type reporter struct {
 
 func (p reporter) Metric(v float64, name string) {
 	if _, ok := unit.Units[name]; !ok {
-		p.b.Errorf("region: %s: unit %q has no entry in unit.Units", p.name, name)
+		p.b.Errorf("region: %s: unit %q has no entry in unit.Units: add it to the package's internal/registry entry", p.name, name)
 		return
 	}
 	p.b.ReportMetric(v, name)

@@ -10,62 +10,59 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// YieldEvery is how often a Yielder passes its goroutine through the Go
-// scheduler: just under the 10 ms after which the runtime's monitor
-// treats a goroutine as running too long, since each yield of a locked
-// goroutine costs a handoff between threads. A gap that overshoots (a
-// slow iteration between ticks) costs at most one take of the P before
-// the next tick yields.
+// YieldEvery is the longest a Yielder lets pass between its goroutine's
+// passes through the Go scheduler: just under the 10 ms after which the
+// runtime's monitor treats a goroutine as running too long. A gap that
+// overshoots costs one take of the P, or one signal, before the next yield.
 const YieldEvery = 9 * time.Millisecond
 
 // Yielder keeps a goroutine that lives in blocking system calls on a Run
 // thread from looking stuck to the Go runtime.
 //
 // The runtime's monitor (sysmon) preempts a goroutine that has not been
-// through the scheduler for 10 ms; when it finds that goroutine in a
-// system call, it takes the thread's P instead. A loop of blocking
-// syscalls that never yields is then caught on every sysmon tick (20 us
-// while it keeps taking Ps), because each P the thread takes on its way
-// out of the syscall has not been scheduled recently either: sysmon
-// spins, and every take sends the thread down the slow exit path, which
-// costs netbench's TCP_CRR a context switch per transaction and a tenth
-// of its rate (results/2026-11-30-first-references.md). A runtime.Gosched every YieldEvery
-// keeps the P freshly scheduled at the cost of a handoff to another
-// thread and back (futex calls) about a hundred times a second; the
-// goroutine stays on its thread. In a solo process (Solo) the yield costs
-// no handoff: the goroutine's lock is released for it, and the thread
-// that holds the only P picks the goroutine straight back up, which Err
-// checks.
+// through the scheduler for 10 ms, by signal, or in a system call by
+// taking its P, which costs netbench's TCP_CRR a context switch per
+// transaction and a tenth of its rate (results/2026-11-30-first-references.md).
+// A runtime.Gosched every YieldEvery keeps the P freshly scheduled, at the
+// cost of a handoff to another thread and back (futex calls); in a solo
+// process (Solo) the goroutine's lock is released for the yield and the
+// thread holding the only P picks it straight back up, which Err checks.
 type Yielder struct {
-	last  time.Duration
-	begun bool
-	err   error
+	last, prev time.Duration // the last yield (or first Tick), and the last Tick
+	begun      bool
+	tid        int // the loop's thread, in a solo process's Run thread; 0 otherwise
+	err        error
 }
 
-// Tick yields if YieldEvery has passed since the last yield, or since the
-// first Tick, and reports whether it did. now is the caller's Clock
-// reading, so a loop that already reads the clock pays nothing more; a
-// loop that does not can call Tick every few iterations, as long as they
-// take well under YieldEvery.
+// Tick yields if the next tick, as far after this one as this one is
+// after the previous, would come more than YieldEvery after the last
+// yield (or the first Tick), and reports whether it did: ticks 4 ms apart
+// yield every 8 ms, not every 12 (a preemption signal each). now is the
+// caller's Clock reading; a loop that does not read the clock can call
+// Tick every few iterations, as long as they take well under YieldEvery.
 func (y *Yielder) Tick(now time.Duration) bool {
 	if !y.begun {
-		y.last, y.begun = now, true
+		y.last, y.prev, y.begun = now, now, true
+		if solo && onRunThread() {
+			y.tid = unix.Gettid()
+		}
 		return false
 	}
-	if now-y.last < YieldEvery {
+	gap := now - y.prev
+	y.prev = now
+	if now-y.last+gap <= YieldEvery {
 		return false
 	}
 	y.last = now
-	if !solo || !onRunThread() {
+	if y.tid == 0 {
 		gosched()
 		return true
 	}
-	tid := unix.Gettid()
 	runtime.UnlockOSThread()
 	gosched()
 	runtime.LockOSThread()
-	if now := unix.Gettid(); now != tid && y.err == nil {
-		y.err = fmt.Errorf("thread: the loop came back from a yield on thread %d, not %d; its private fd table and CPU pin stayed behind", now, tid)
+	if now := unix.Gettid(); now != y.tid && y.err == nil {
+		y.err = fmt.Errorf("thread: the loop came back from a yield on thread %d, not %d; its private fd table and CPU pin stayed behind", now, y.tid)
 	}
 	return true
 }

@@ -17,16 +17,22 @@ func TestYielderTick(t *testing.T) {
 
 	var y Yielder
 	t0 := Clock()
+	ms := time.Millisecond
 	for _, c := range []struct {
 		at   time.Duration
 		want int
 	}{
 		{0, 0}, // the first tick starts the clock
-		{time.Millisecond, 0},
-		{YieldEvery - time.Microsecond, 0},
+		// Ticks 1 ms apart: the yield comes at the tick after which the
+		// next would come more than YieldEvery after the start.
+		{1 * ms, 0}, {2 * ms, 0}, {3 * ms, 0}, {4 * ms, 0}, {5 * ms, 0}, {6 * ms, 0}, {7 * ms, 0}, {8 * ms, 0},
 		{YieldEvery, 1},
-		{YieldEvery + time.Millisecond, 1},
-		{3 * YieldEvery, 2},
+		// A gap of 6 ms: the next tick would come too late, so this one
+		// yields, 6 ms after the last yield.
+		{YieldEvery + 6*ms, 2},
+		{YieldEvery + 7*ms, 2},
+		// A tick long after (a slow iteration) yields at once.
+		{4 * YieldEvery, 3},
 	} {
 		before := yields
 		yielded := y.Tick(t0 + c.at)

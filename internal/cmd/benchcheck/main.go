@@ -119,7 +119,7 @@ func check(r io.Reader, name string, want map[string]expectation) ([]string, int
 		key := path.Base(res.Config["pkg"]) + " " + abfile.WithoutProcs(res.Name)
 		seen[key] = true
 		if _, ok := want[key]; !ok {
-			problems = append(problems, fmt.Sprintf("unexpected row %q: add it to the expectation file", key))
+			problems = append(problems, fmt.Sprintf("unexpected row %q: not in the expectation file (.ci/benchmarks.txt: add the row to internal/registry, then go test ./internal/registry -update)", key))
 		}
 	}
 	// skipped returns the reason of the skip of row key, or of a parent.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -20,10 +21,11 @@ import (
 // bisectDesign is a bisection over the list's kernels, good (first) to
 // bad (last), on the -row: first the planned A/B of good against bad
 // (plannedDesign, at -target and -budget) confirms that the row differs;
-// then abseries.Search picks the middle image to boot, one boot at a
-// time, each a go test of the row's package at the design's -count and
-// -bench of the row alone, until it names the first bad image, or a
-// step cannot tell within its boots. The search is rebuilt at every
+// then abseries.Search names each boot, the middle image in rounds with
+// good and bad beside it, each a go test of the row's package at the
+// design's -count and -bench of the row alone, until it names the first
+// bad image, finds an image between good and bad (not one step), or a
+// step cannot tell within its looks. The search is rebuilt at every
 // start from the finished boots (their medians fed in order), so a
 // resumed run asks for the boots the first would have, and a kbab.json
 // whose step boots are not the search's is refused.
@@ -37,6 +39,7 @@ type bisectDesign struct {
 	search         *abseries.Search
 	fed            int
 	skipped        map[int]string // image: why its commit does not build
+	built          map[int]bool   // images made (cfg.image) by this process
 }
 
 func (b *bisectDesign) next(i int) (nextBoot, bool, error) {
@@ -91,7 +94,15 @@ func (b *bisectDesign) compareEnds() error {
 			return fmt.Errorf("planning: %v", err)
 		}
 	}
-	rep, err := abstat.Compare(d.result(s.label(0)), d.result(s.label(len(s.Kernels)-1)), d.compareOptions())
+	var paths []string
+	for _, k := range []int{0, len(s.Kernels) - 1} {
+		p, err := b.confirmation(s.label(k))
+		if err != nil {
+			return err
+		}
+		paths = append(paths, p)
+	}
+	rep, err := abstat.Compare(paths[0], paths[1], d.compareOptions())
 	if err != nil {
 		return err
 	}
@@ -115,6 +126,32 @@ func (b *bisectDesign) compareEnds() error {
 	}
 	b.rep = rep
 	return nil
+}
+
+// confirmation is kernel label's file as the confirmation left it: the
+// file itself until the confirmation ends, then a copy of its boots
+// (DIR/confirmation/LABEL.txt), as the steps append good's and bad's
+// boots beside each image.
+func (b *bisectDesign) confirmation(label string) (string, error) {
+	st := b.d.st
+	if st.Confirmed == nil {
+		return b.d.result(label), nil
+	}
+	data, err := os.ReadFile(b.d.result(label))
+	if err != nil {
+		return "", err
+	}
+	var end int64
+	for _, r := range st.Boots[:st.Confirmed.Boots] {
+		if r.Kernel == label {
+			end = r.Offset + r.Bytes
+		}
+	}
+	p := filepath.Join(b.d.cfg.out, "confirmation", label+".txt")
+	if err := os.MkdirAll(filepath.Dir(p), 0o777); err != nil {
+		return "", err
+	}
+	return p, os.WriteFile(p, data[:min(int64(len(data)), end)], 0o666)
 }
 
 // rowOf is the bisected row in the good/bad comparison.
@@ -146,7 +183,7 @@ func (b *bisectDesign) start() error {
 	if err != nil {
 		return fmt.Errorf("bisecting %s %s: %v", b.pkg, b.row, err)
 	}
-	b.fed = b.d.st.Confirmed.Boots
+	b.fed, b.skipped, b.built = b.d.st.Confirmed.Boots, map[int]string{}, map[int]bool{}
 	return nil
 }
 
@@ -169,14 +206,16 @@ func (b *bisectDesign) feed(i int) error {
 		if err != nil {
 			return err
 		}
-		nth := 0
-		for _, e := range d.st.Boots[d.st.Confirmed.Boots:b.fed] {
+		// The step boots run the row: this one's median is its file's
+		// last but the kernel's later boots.
+		nth := len(meds) - 1
+		for _, e := range d.st.Boots[b.fed+1 : i] {
 			if e.Kernel == r.Kernel {
-				nth++
+				nth--
 			}
 		}
-		if nth >= len(meds) {
-			return fmt.Errorf("boot %d (%s): %s.txt has %d boots of %s %s, want %d", r.Boot, r.Kernel, r.Kernel, len(meds), b.pkg, b.row, nth+1)
+		if nth < 0 {
+			return fmt.Errorf("boot %d (%s): %s.txt has %d boots of %s %s, want more", r.Boot, r.Kernel, r.Kernel, len(meds), b.pkg, b.row)
 		}
 		if err := b.search.Observe(img, meds[nth]); err != nil {
 			return fmt.Errorf("boot %d (%s): %v", r.Boot, r.Kernel, err)
@@ -185,26 +224,25 @@ func (b *bisectDesign) feed(i int) error {
 	return nil
 }
 
-// nextImage is the search's next image that has an image: the image
-// for this point is made (cfg.image: a commit built), and one whose
-// commit does not build is skipped, as git bisect skip does, its
-// failure kept for the report. A resumed run finds the same failures
-// in the build cache at once.
+// nextImage is the search's next kernel (-1 good, an image, or images
+// for bad), made first where it is an image not yet made (cfg.image: a
+// commit built; good and bad were built before the first boot). An
+// image whose commit does not build is skipped, as git bisect skip
+// does, its failure kept for the report; a resumed run finds the same
+// failures in the build cache at once.
 func (b *bisectDesign) nextImage() (int, bool, error) {
 	for {
 		img, done := b.search.Next()
-		if done {
-			return img, true, nil
+		if done || img < 0 || img >= len(b.d.st.Settings.Kernels)-2 || b.built[img] {
+			return img, done, nil
 		}
 		err := b.d.cfg.image(img+1, b.d.stderr)
 		var f *kernelbuild.Failed
 		if !errors.As(err, &f) {
+			b.built[img] = err == nil
 			return img, false, err
 		}
 		fmt.Fprintf(b.d.stderr, "kbab: skipping %s: %v\n", b.label(img), err)
-		if b.skipped == nil {
-			b.skipped = map[int]string{}
-		}
 		b.skipped[img] = f.Why
 		if err := b.search.Skip(img); err != nil {
 			return 0, false, err
@@ -253,15 +291,13 @@ func (b *bisectDesign) label(img int) string { return b.d.st.Settings.label(img 
 
 // report is the confirmation's A/B report, then the bisection: each
 // step's image, boots and decision, and the first bad image, or why it
-// cannot tell. Exit 0 where it names the first bad image, 1 where it
-// cannot tell (good and bad do not differ on the row, or a step stayed
-// undecided).
+// cannot tell; the exit status is abreport's rule (BisectRun.Exit).
 func (b *bisectDesign) report(stdout io.Writer) int {
 	d := b.d
 	s := d.st.Settings
 	var confirm bytes.Buffer
 	// The confirmation's report, with its planned run's tail.
-	if err := abreport.WriteRun(&confirm, b.rep, abreport.RunNotes{Design: d.design, Budget: d.cfg.budget, PlanFile: filepath.Join(d.cfg.out, "plan.txt")}); err != nil {
+	if err := abreport.WriteText(&confirm, &abreport.AB{Report: b.rep, Run: &abreport.RunNotes{Design: d.design, Budget: d.cfg.budget, PlanFile: filepath.Join(d.cfg.out, "plan.txt")}}); err != nil {
 		fmt.Fprintf(d.stderr, "kbab: %v\n", err)
 		return exitUsage
 	}
@@ -273,7 +309,7 @@ func (b *bisectDesign) report(stdout io.Writer) int {
 	}
 	if moved(d.st.Confirmed.Verdict) {
 		run.Search, run.Skipped = b.search.Result(), b.skipped
-		run.Bounds[0], run.Bounds[1] = b.search.Bounds()
+		run.Level = b.search.Level()
 	}
 	var out bytes.Buffer
 	if err := abreport.WriteBisect(&out, run); err != nil {

@@ -3,8 +3,12 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -13,9 +17,10 @@ import (
 
 // TestBisect: a bisection over 8 kernels (6 images between good and
 // bad), Work 10% slower from K6 on: the planned A/B of K1 against K8
-// confirms the step, then the search boots middle images, only Work's
-// package and row at the design's -count, and ends at K6. A failed
-// step boot resumes, asking the boots the first run would have.
+// confirms the step, then the search boots middle images in rounds with
+// K1 and K8 beside them, only Work's package and row at the design's
+// -count, and ends at K6. A failed step boot resumes, asking the boots
+// the first run would have.
 func TestBisect(t *testing.T) {
 	f := newFake(t)
 	f.knob("planned", 0)
@@ -37,21 +42,38 @@ func TestBisect(t *testing.T) {
 	for _, w := range []string{
 		"kbab -bisect " + list + " -row ^Work: fake Work-2, good K1, bad K8, 6 images between",
 		"confirmation: K1 against K8 after 12 boots: worse (+10",
-		"step 1: K4 (bzImage-a kbab.k=4): ",
+		"step 1: K4 (bzImage-a kbab.k=4): 3 rounds, good: ",
 		"first bad: K6 (bzImage-a kbab.k=6 step=Work)\n",
-		"Wald's sequential test",
+		"with good and bad beside it",
 	} {
 		if !strings.Contains(stdout, w) {
 			t.Errorf("report lacks %q:\n%s", w, stdout)
 		}
 	}
-	// The step boots: middle images only, Work alone at the design's count.
+	// The step boots: rounds of good, image, bad, then bad, image, good;
+	// Work alone at the design's count.
 	ks := f.callKernels()
-	for c, k := range ks[pilot:] {
-		call := f.calls()[pilot+c]
-		if k == 1 || k == 8 {
-			t.Errorf("step call %d boots K%d, an end", pilot+c+1, k)
+	var rounds []int
+	for _, m := range regexp.MustCompile(`(?m)^step \d+: .*: (\d+) rounds`).FindAllStringSubmatch(stdout, -1) {
+		n, _ := strconv.Atoi(m[1])
+		rounds = append(rounds, n)
+	}
+	ks = slices.Delete(ks, pilot+1, pilot+2) // the failed boot, retried
+	step := ks[len(ks)-3*sum(rounds):]
+	for _, n := range rounds {
+		for r := range n {
+			g, b := 1, 8
+			if r%2 == 1 {
+				g, b = 8, 1
+			}
+			if step[3*r] != g || step[3*r+2] != b || step[3*r+1] == 1 || step[3*r+1] == 8 || step[3*r+1] != step[1] {
+				t.Errorf("step round %d boots %v: want K%d, the step's image, K%d", r+1, step[3*r:3*r+3], g, b)
+			}
 		}
+		step = step[3*n:]
+	}
+	for c := range ks[pilot:] {
+		call := f.calls()[pilot+c]
 		if !strings.Contains(call, "-test.count=10") || !strings.Contains(call, "-test.bench=^BenchmarkWork$") {
 			t.Errorf("step call %q: want -test.count=10 and -bench of Work alone", call)
 		}
@@ -62,7 +84,29 @@ func TestBisect(t *testing.T) {
 	// Done: a rerun boots nothing and reports the same.
 	calls := len(f.calls())
 	if code2, stdout2, _ := f.run(nil, args...); code2 != 0 || stdout2 != stdout || len(f.calls()) != calls {
-		t.Errorf("rerun of a finished bisection: exit %d, %d more calls, same report %v", code2, len(f.calls())-calls, stdout2 == stdout)
+		t.Errorf("rerun of a finished bisection: exit %d, %d more calls, report:\n%s\nwant:\n%s", code2, len(f.calls())-calls, stdout2, stdout)
+	}
+}
+
+// TestBisectNotOneStep: Work 5% slower from K3 on and 10% from K6 on:
+// the first step's image, K4, sits halfway between good and bad, and the
+// bisection ends "not one step", naming it and what it measured, with no
+// first bad image, exit 1.
+func TestBisectNotOneStep(t *testing.T) {
+	f := newFake(t)
+	f.knob("planned", 0)
+	f.knob("seed", 38)
+	var b strings.Builder
+	for k := 1; k <= 8; k++ {
+		fmt.Fprintf(&b, "K%d %s kbab.k=%d %s\n", k, f.imgA, k, map[bool]string{true: "half=Work", false: ""}[k >= 3 && k < 6]+map[bool]string{true: "step=Work", false: ""}[k >= 6])
+	}
+	list := filepath.Join(f.dir, "two-steps.list")
+	os.WriteFile(list, []byte(b.String()), 0o666)
+	self, _ := os.Executable()
+	code, stdout, stderr := f.run(nil, "-bisect", list, "-row", "^Work", "-out", f.out, "-vmexec", self, "--", ".", "-run=^$", "-bench=Work")
+	if code != 1 || !strings.Contains(stdout, "step 1: K4 (bzImage-a kbab.k=4 half=Work): 3 rounds, between good and bad: not one step: ") ||
+		!strings.Contains(stdout, "not one step: K4 sits between good and bad (0.5") || strings.Contains(stdout, "first bad:") {
+		t.Fatalf("two steps: exit %d, want 1, not one step at K4\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 }
 
@@ -102,4 +146,12 @@ func TestBisectUndecided(t *testing.T) {
 	if n := len(f.calls()); n != 2*abplan.DefaultPilot {
 		t.Errorf("%d boots, want the pilot's %d alone", n, 2*abplan.DefaultPilot)
 	}
+}
+
+func sum(v []int) int {
+	n := 0
+	for _, x := range v {
+		n += x
+	}
+	return n
 }

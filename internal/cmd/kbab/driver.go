@@ -518,14 +518,14 @@ func (d *driver) compare(stdout io.Writer) int {
 		fmt.Fprintf(d.stderr, "kbab: comparing the boots: %v\n", err)
 		return exitUsage
 	}
-	notes := abreport.RunNotes{Budget: d.cfg.budget, PlanFile: filepath.Join(d.cfg.out, "plan.txt")}
+	ab := &abreport.AB{Report: rep, Run: &abreport.RunNotes{Budget: d.cfg.budget, PlanFile: filepath.Join(d.cfg.out, "plan.txt")}}
 	if d.st.Settings.Target > 0 {
-		notes.Design = d.design
+		ab.Run.Design = d.design
 	}
-	notes.Profile = d.profileSection(rep)
+	d.profileSection(ab)
 	// The retried boots' lines are writeReport's, as every design's.
 	var b bytes.Buffer
-	if err := abreport.WriteRun(&b, rep, notes); err != nil {
+	if err := abreport.WriteText(&b, ab); err != nil {
 		fmt.Fprintf(d.stderr, "kbab: %v\n", err)
 		return exitUsage
 	}
@@ -533,7 +533,7 @@ func (d *driver) compare(stdout io.Writer) int {
 		fmt.Fprintf(d.stderr, "kbab: %v\n", err)
 		return exitUsage
 	}
-	return abreport.ExitAB(rep)
+	return ab.Exit()
 }
 
 // writeReport writes a design's report, with the retried boots after

@@ -167,8 +167,8 @@ func fakeProfiles(dir string, slow bool, n int) error {
 // real row's between boots), so that the design asks more boots of it.
 // Call n of the fake seeds its boot (the "seed" knob, 0 unless set, seeds
 // the run): the same draws on any machine, an A/A unless ns differs. A
-// cmdline holding step=ROW makes that row alone 10% slower: a planted
-// step for a series or a bisection.
+// cmdline holding step=ROW makes that row alone 10% slower, half=ROW 5%:
+// planted steps for a series or a bisection.
 func plannedRows(args []string, ns float64, app string, n int, seed uint64) {
 	count, bench := 1, "."
 	for _, a := range args {
@@ -191,6 +191,8 @@ func plannedRows(args []string, ns float64, app string, n int, seed uint64) {
 		step := 1.0
 		if slices.Contains(strings.Fields(app), "step="+row.name) {
 			step = 1.1
+		} else if slices.Contains(strings.Fields(app), "half="+row.name) {
+			step = 1.05
 		}
 		for range count {
 			fmt.Printf("Benchmark%s-2\t1000\t%.1f ns/op\n", row.name, step*ns*math.Exp(layout+row.within*rng.NormFloat64()))

@@ -149,7 +149,27 @@ func (c *config) pickDesign(bisect string, given map[string]bool) error {
 		return fmt.Errorf("-bisect %s: %d kernels: want a good one, a bad one and at least one image between them", c.list, len(ks))
 	}
 	c.kernels = ks
+	if c.design == "series" {
+		return reachable(len(ks), c.boots)
+	}
 	return nil
+}
+
+// reachable refuses a series whose boots cannot give a row alone a p at
+// the level: the smallest a permutation gives a step in the middle,
+// 2/C(n, n/2) (abseries.MinP), naming the boots that would reach it.
+func reachable(kernels, boots int) error {
+	n, alpha := kernels*boots, abseries.DefaultOptions.Alpha
+	p := abseries.MinP(n, boots*(kernels/2))
+	if p <= alpha {
+		return nil
+	}
+	more := boots
+	for abseries.MinP(kernels*more, more*(kernels/2)) > alpha {
+		more++
+	}
+	return fmt.Errorf("-boots %d over %d kernels: the smallest p a permutation of a row's boots can give a change is %.2g, above the level %g, so no change could be found; -boots %d reaches it (a family of rows needs more: the report names each row that cannot)",
+		boots, kernels, p, alpha, more)
 }
 
 // defaultBisectTarget is -bisect's -target where none is given: the

@@ -488,6 +488,7 @@ func TestBadOptions(t *testing.T) {
 		{cat([]string{"-out", out, "-series", list + ".missing"}, pk), "kernel list: open " + list + ".missing"},
 		{cat([]string{"-out", out, "-series", badList}, pk), badList + " line 2 " + notKernel + ": not a kernel image"},
 		{cat([]string{"-out", out, "-series", badAppend}, pk), badAppend + " line 2's cmdline accepts kernel parameters but vmexec's own"},
+		{cat([]string{"-out", out, "-series", two, "-boots", "3"}, pk), "-boots 3 over 2 kernels: the smallest p a permutation of a row's boots can give a change is 0.1, above the level 0.05, so no change could be found; -boots 4 reaches it"},
 		{cat([]string{"-out", out, "-bisect", list}, pk), "-bisect needs -row"},
 		{cat([]string{"-out", out, "-bisect", list, "-row", "("}, pk), "-row (: error parsing regexp"},
 		{cat([]string{"-out", out, "-bisect", list, "-row", "x", "-boots", "3"}, pk), "-boots goes with an A/B or -series"},

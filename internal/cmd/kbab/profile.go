@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/kbench/kbench/internal/abreport"
-	"github.com/kbench/kbench/internal/abstat"
 	"github.com/kbench/kbench/internal/profdelta"
 )
 
@@ -262,21 +261,21 @@ func (d *driver) cutAside(p string) error {
 // profileSection is the perf-profile section of the finished profile
 // boots for the report (abreport.RowProfiles, kbcompare's
 // -profiles-old profiles/A -profiles-new profiles/B); nil without
-// -profile. Profiles that cannot be read leave the verdicts standing:
-// the section says why it is missing, on the report and stderr.
-func (d *driver) profileSection(rep *abstat.Report) *abreport.RunProfile {
+// -profile, into a and its notes. Profiles that cannot be read leave
+// the verdicts standing: the section says why it is missing, on the
+// report and stderr.
+func (d *driver) profileSection(a *abreport.AB) {
 	if d.st.Settings.Profile == 0 {
-		return nil
+		return
 	}
-	o := d.cfg.out
-	p := &abreport.RunProfile{Dirs: [2]string{filepath.Join(o, "profiles", "A"), filepath.Join(o, "profiles", "B")},
-		Results: [2]string{d.result("A"), d.result("B")}}
-	p.Rows, p.Err = abreport.RowProfiles(rep, p.Dirs[0], p.Dirs[1], profdelta.DefaultOptions, [2]string{"profiles/A", "profiles/B"})
-	if p.Err == nil && len(p.Rows) == 0 {
-		p.Err = errors.New("no row of the report has profiles on both sides")
+	o, n := d.cfg.out, a.Run
+	n.ProfileDirs = [2]string{filepath.Join(o, "profiles", "A"), filepath.Join(o, "profiles", "B")}
+	n.Results = [2]string{d.result("A"), d.result("B")}
+	a.Profiles, n.ProfileErr = abreport.RowProfiles(a.Report, n.ProfileDirs[0], n.ProfileDirs[1], profdelta.DefaultOptions, [2]string{"profiles/A", "profiles/B"})
+	if n.ProfileErr == nil && len(a.Profiles) == 0 {
+		n.ProfileErr = errors.New("no row of the report has profiles on both sides")
 	}
-	if p.Err != nil {
-		fmt.Fprintf(d.stderr, "kbab: perf-profile section: %v\n", p.Err)
+	if n.ProfileErr != nil {
+		fmt.Fprintf(d.stderr, "kbab: perf-profile section: %v\n", n.ProfileErr)
 	}
-	return p
 }

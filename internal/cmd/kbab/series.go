@@ -17,9 +17,8 @@ import (
 // Detect's binary segmentation and permutation test, the rows one
 // family), in abreport's form, as kbcompare -series writes it, after a
 // line of the run's design and each kernel's image and cmdline; and a
-// picture of each changed row in DIR/series/. Exit status 1 where a
-// change point is worse or a row untested (a kernel failed it, or has
-// too few boots of it), as kbcompare -series' 1 is a worse change.
+// picture of each row in DIR/series/; the exit status is kbcompare
+// -series' (abreport.SeriesReport.Exit).
 func (d *driver) seriesReport(stdout io.Writer) int {
 	s := d.st.Settings
 	var paths, labels []string

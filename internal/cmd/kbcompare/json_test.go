@@ -41,11 +41,11 @@ func TestJSONRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := abreport.JSONOf(r)
+			want := abreport.JSONOf(&abreport.AB{Report: r})
 			var out, errOut bytes.Buffer
 			code := run([]string{"-format", "json", files[0], files[1]}, &out, &errOut)
-			if code != abreport.ExitAB(r) || want.Summary.Exit != code {
-				t.Errorf("exit %d, text's status %d, summary.exit %d", code, abreport.ExitAB(r), want.Summary.Exit)
+			if code != (&abreport.AB{Report: r}).Exit() || want.Summary.Exit != code {
+				t.Errorf("exit %d, text's status %d, summary.exit %d", code, (&abreport.AB{Report: r}).Exit(), want.Summary.Exit)
 			}
 			textCode := run([]string{files[0], files[1]}, &bytes.Buffer{}, &bytes.Buffer{})
 			if code != textCode {
@@ -76,7 +76,7 @@ func TestCSVRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			m := abreport.JSONOf(r)
+			m := abreport.JSONOf(&abreport.AB{Report: r})
 			var out bytes.Buffer
 			if code := run([]string{"-format", "csv", files[0], files[1]}, &out, &bytes.Buffer{}); code != m.Summary.Exit {
 				t.Errorf("exit %d, want %d", code, m.Summary.Exit)

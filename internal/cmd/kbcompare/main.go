@@ -12,40 +12,22 @@
 //	go run ./internal/cmd/kbcompare -profiles-old DIR -profiles-new DIR [-profile-frames kernel|all] [-profile-comm REGEXP] [flags] old.txt new.txt
 //	go run ./internal/cmd/kbcompare -git-bisect [-row REGEXP] good.txt bad.txt candidate.txt
 //	go run ./internal/cmd/kbcompare -plan [-target 5%] [-boot-cost DURATION] PILOT.txt | A.txt B.txt
-//	go run ./internal/cmd/kbcompare -series [-alpha 0.05] [-format text|json|csv] [-plot DIR] K1.txt K2.txt ...
+//	go run ./internal/cmd/kbcompare -series [-alpha 0.05] [-threshold 5%] [-format text|json|csv] [-plot DIR] K1.txt K2.txt ...
 //
-// -series reads one result file per kernel, in series order, each
-// labelled by its file name without .txt, and names per row the change
-// points over the kernels (package abseries; docs/comparing.md): between
-// which two kernels, by how much, with an interval; rows without one
-// with what they could have seen. It exits 1 where a change point is
-// worse or a row could not be tested (abreport.SeriesReport.Exit, as
-// kbab -series), 2 where a file cannot be read or a flag does not apply.
-//
-// -profiles-old and -profiles-new add the perf-profile section: for each
-// row both directories hold KBENCH_PROFILE profiles of (a subdirectory
-// per boot), the kernel functions whose cost per op (their share of the
-// samples, for profiles that record no op count) changed most against
-// their spread between boots (package profdelta), in every
-// -format; with -plot also each row's difference profile and pprof's
-// flame graph of it. docs/profiles.md has the layout.
-//
-// -plan prints, from a pilot's spreads within and between boots and its
-// costs, the boots a side and -count each row and package needs to reach
-// the target mde at 80% power, and the minutes that takes against the
-// fixed 3+3 boots at -count=10 (abplan.Plan; docs/comparing.md); it
-// exits 0, or 2 where a file cannot be read or a flag is bad.
-//
-// The statistics are package abstat's, every form (text, brief, markdown,
-// json, csv, the pictures of -plot) abreport's;
-// docs/kbcompare.md says what each figure is, the formulas and why, the
-// json and csv schema, the pictures of -plot and a `git bisect run`
-// recipe for -git-bisect.
+// -series names per row the change points over kernels, one file per
+// kernel in series order (package abseries); -profiles-old and
+// -profiles-new add the perf-profile section (package profdelta;
+// docs/profiles.md); -plan prints the boots and -count each row needs to
+// reach -target (package abplan). The statistics are package abstat's,
+// every form and the exit rule abreport's; docs/kbcompare.md says what
+// each figure is, the formulas and why, the json and csv schema, the
+// pictures of -plot and a `git bisect run` recipe for -git-bisect.
 //
 // Exit status: 0 when nothing is worse and nothing failed, 1 when some
-// row is worse or something failed or skipped on one side, 2 when an
-// input cannot be read or holds a line that is no measurement (the
-// message names the file and line) or the flags are bad. With -git-bisect:
+// row is worse or something failed or skipped on one side (-series: a
+// change point is worse or a row could not be tested; -plan: never), 2
+// when an input cannot be read or holds a line that is no measurement
+// (the message names the file and line) or the flags are bad. With -git-bisect:
 // 0 like GOOD, 1 like BAD, 125 cannot tell, 128 cannot bisect (every
 // usage error too), never 2.
 package main
@@ -70,28 +52,6 @@ import (
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
-}
-
-// renderers are the -format values: the report, then the perf-profile
-// section of the rows with profiles (none: the report alone, as without
-// -profiles-old and -profiles-new).
-var renderers = map[string]func(io.Writer, *abstat.Report, []abreport.RowProfile) error{
-	"text":     withProfiles(abreport.WriteText, abreport.WriteProfileText),
-	"brief":    withProfiles(abreport.WriteBrief, abreport.WriteProfileBrief),
-	"markdown": withProfiles(abreport.WriteMarkdown, abreport.WriteProfileMarkdown),
-	"json":     abreport.WriteJSON,
-	"csv":      abreport.WriteCSV,
-}
-
-// withProfiles writes the report with report, then the profile section
-// with section where there are profiles.
-func withProfiles(report func(io.Writer, *abstat.Report) error, section func(io.Writer, []abreport.RowProfile) error) func(io.Writer, *abstat.Report, []abreport.RowProfile) error {
-	return func(w io.Writer, r *abstat.Report, rows []abreport.RowProfile) error {
-		if err := report(w, r); err != nil || len(rows) == 0 {
-			return err
-		}
-		return section(w, rows)
-	}
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -144,7 +104,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	opts := abstat.Options{Threshold: threshold, Alpha: *alpha}
 	if *series && !*bisect {
-		return runSeries(flags, *alpha, *format, *plotDir, stdout, stderr)
+		return runSeries(flags, *alpha, threshold, *format, *plotDir, stdout, stderr)
 	}
 	if *bisect {
 		var refused []string
@@ -167,7 +127,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "kbcompare: -target and -boot-cost go with -plan")
 		return 2
 	}
-	render := renderers[*format]
+	render := abreport.Forms[*format]
 	if render == nil {
 		fmt.Fprintf(stderr, "kbcompare: -format accepts text, brief, markdown, json or csv, not %q\n", *format)
 		return 2
@@ -213,17 +173,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	if err := render(stdout, rep, profs); err != nil {
+	ab := &abreport.AB{Report: rep, Profiles: profs}
+	if err := render(stdout, ab); err != nil {
 		fmt.Fprintf(stderr, "kbcompare: %v\n", err)
 		return 2
 	}
 	if *plotDir != "" {
-		if err := abreport.WritePlots(*plotDir, rep, profs); err != nil {
+		if err := abreport.WritePlots(*plotDir, ab); err != nil {
 			fmt.Fprintf(stderr, "kbcompare: -plot: %v\n", err)
 			return 2
 		}
 	}
-	return abreport.ExitAB(rep)
+	return ab.Exit()
 }
 
 // runPlan prints the plan of one pilot file or two.

@@ -14,14 +14,14 @@ import (
 )
 
 // runSeries is -series: the change points of the kernels' files, in
-// series order, each labelled by its file name without .txt. Exit 1
-// where some row has a change point that is worse, 2 where a file
-// cannot be read or a flag does not apply.
-func runSeries(flags *flag.FlagSet, alpha float64, format, plotDir string, stdout, stderr io.Writer) int {
+// series order, each labelled by its file name without .txt. Exit as
+// abreport.SeriesReport.Exit, 2 where a file cannot be read or a flag
+// does not apply.
+func runSeries(flags *flag.FlagSet, alpha, threshold float64, format, plotDir string, stdout, stderr io.Writer) int {
 	var refused []string
 	flags.Visit(func(f *flag.Flag) {
 		switch f.Name {
-		case "series", "alpha", "format", "plot":
+		case "series", "alpha", "threshold", "format", "plot":
 		default:
 			refused = append(refused, "-"+f.Name)
 		}
@@ -29,13 +29,13 @@ func runSeries(flags *flag.FlagSet, alpha float64, format, plotDir string, stdou
 	render := seriesRenderers[format]
 	switch {
 	case len(refused) > 0:
-		fmt.Fprintf(stderr, "kbcompare: %s does not apply to -series, which takes -alpha, -format and -plot\n", strings.Join(refused, " and "))
+		fmt.Fprintf(stderr, "kbcompare: %s does not apply to -series, which takes -alpha, -threshold, -format and -plot\n", strings.Join(refused, " and "))
 		return 2
 	case render == nil:
 		fmt.Fprintf(stderr, "kbcompare: -format with -series accepts text, json or csv, not %q\n", format)
 		return 2
 	case flags.NArg() < 2:
-		fmt.Fprintln(stderr, "usage: kbcompare -series [-alpha 0.05] [-format text|json|csv] [-plot DIR] K1.txt K2.txt ...")
+		fmt.Fprintln(stderr, "usage: kbcompare -series [-alpha 0.05] [-threshold 5%] [-format text|json|csv] [-plot DIR] K1.txt K2.txt ...")
 		return 2
 	}
 	var labels []string
@@ -48,7 +48,7 @@ func runSeries(flags *flag.FlagSet, alpha float64, format, plotDir string, stdou
 		return 2
 	}
 	o := abseries.DefaultOptions
-	o.Alpha = alpha
+	o.Alpha, o.Threshold = alpha, threshold
 	rep := &abreport.SeriesReport{Series: s, Results: abseries.Detect(s.Medians(), o), Opts: o}
 	if err := render(stdout, rep); err != nil {
 		fmt.Fprintf(stderr, "kbcompare: %v\n", err)

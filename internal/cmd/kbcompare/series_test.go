@@ -118,7 +118,7 @@ func TestSeriesFlags(t *testing.T) {
 	files := seriesFiles(t, 4)
 	for _, args := range [][]string{
 		append([]string{"-series", "-format", "brief"}, files...),
-		append([]string{"-series", "-threshold", "3%"}, files...),
+		append([]string{"-series", "-target", "3%"}, files...),
 		append([]string{"-series", "-plan"}, files...),
 		{"-series", files[0]},
 		{"-series", files[0], "/no/such/file.txt"},

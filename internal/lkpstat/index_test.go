@@ -1,14 +1,12 @@
 //go:build linux
 
-// Package lkpstat says how kbench's rows are named as lkp-tests stats and
-// which direction is better for each, for the lkp-tests program in lkp/
-// (programs/kbench). The direction lines lkp reads (etc/index-perf-all.yaml
-// and etc/index-latency-all.yaml) are generated from unit.Units here, so a
-// unit added to the suite needs `go generate ./internal/lkpstat` and no
-// hand edit.
+// Package lkpstat holds tests only: of the lkp-tests program in lkp/
+// (programs/kbench: how kbench's rows are named as lkp-tests stats, and
+// parse against its fixtures), and the direction lines lkp reads
+// (etc/index-perf-all.yaml and etc/index-latency-all.yaml), made here from
+// unit.Units, so that a unit added to the suite needs `go test
+// ./internal/lkpstat -update` and no hand edit.
 package lkpstat
-
-//go:generate go run ../cmd/lkpindex -dir ../../lkp
 
 import (
 	"fmt"
@@ -17,6 +15,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kbench/kbench/internal/registry"
 	"github.com/kbench/kbench/internal/unit"
 )
 
@@ -27,8 +26,8 @@ const Program = "kbench"
 // Builtin holds the units go test prints itself on every kbench row.
 // B/op and allocs/op (-test.benchmem) measure the Go runtime, not the
 // kernel, and lkp's run never asks for them, so they get no direction.
-var Builtin = map[string]unit.Better{
-	"ns/op": unit.Lower,
+var Builtin = map[string]registry.Better{
+	"ns/op": registry.Lower,
 }
 
 // Units returns every unit a kbench row reports, with its direction:
@@ -36,7 +35,7 @@ var Builtin = map[string]unit.Better{
 // are evidence beside a result, not a measure of its performance, so they
 // get no direction line and count in no lkp index, as lkp's own
 // perf-stat stats do not; parse still prints them as stats.
-func Units() map[string]unit.Better {
+func Units() map[string]registry.Better {
 	u := maps.Clone(unit.Units)
 	for c := range unit.Counters {
 		delete(u, c)
@@ -59,8 +58,8 @@ var timeUnit = regexp.MustCompile(`^([^/]*-)?(s|sec|ms|us|ns)(/|$)`)
 // Latency reports whether a unit is a time per event where lower is
 // better, the stats lkp keeps in etc/index-latency-all.yaml; every other
 // unit goes to etc/index-perf-all.yaml.
-func Latency(name string, better unit.Better) bool {
-	return better == unit.Lower && timeUnit.MatchString(name)
+func Latency(name string, better registry.Better) bool {
+	return better == registry.Lower && timeUnit.MatchString(name)
 }
 
 // Line is one direction line of an lkp etc/index-*.yaml file: a regexp
@@ -91,9 +90,9 @@ func Lines() (perf, latency []Line) {
 		switch {
 		case Latency(u, b):
 			latency = append(latency, Line{Pattern(u), "-0.1", u})
-		case b == unit.Higher:
+		case b == registry.Higher:
 			perf = append(perf, Line{Pattern(u), "1", u})
-		case b == unit.Lower:
+		case b == registry.Lower:
 			perf = append(perf, Line{Pattern(u), "-1", u})
 		default:
 			panic(fmt.Sprintf("lkpstat: unit %q has direction %q", u, b))

@@ -10,29 +10,34 @@ import (
 	"go/token"
 	"io/fs"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/kbench/kbench/internal/registry"
 )
 
-var update = flag.Bool("update", false, "rewrite README.md's table of variables from the declarations")
+var update = flag.Bool("update", false, "rewrite docs/running.md's table of variables from the declarations")
 
 const (
 	modulePath  = "github.com/kbench/kbench"
-	readmePath  = "../../README.md"
-	tableBegin  = "<!-- The table is made from the KBENCH_* declarations: go test ./internal/options -run TestReadmeDocumentsCatalog -update -->"
-	tableEnd    = "<!-- end of the table of variables -->"
 	tableHeader = "| variable | default | accepts | meaning |\n| --- | --- | --- | --- |\n"
 )
 
-// TestReadmeDocumentsCatalog reads every declaration of a KBENCH_*
-// variable in the module's source, and checks that the catalog lists
-// exactly them and that README.md's table is the one they make, word for
-// word. With -update it writes the table instead.
-func TestReadmeDocumentsCatalog(t *testing.T) {
+// tableBlock is where the table goes.
+var tableBlock = registry.Block{
+	Path:  "docs/running.md",
+	Begin: "<!-- The table is made from the KBENCH_* declarations: go test ./internal/options -run TestCatalogTable -update -->",
+	End:   "<!-- end of the table of variables -->",
+}
+
+// TestCatalogTable reads every declaration of a KBENCH_* variable in
+// the module's source, and checks that the catalog lists exactly them and
+// that docs/running.md's table is the one they make, word for word. With
+// -update it writes the table instead.
+func TestCatalogTable(t *testing.T) {
 	decls, err := declarations("../..")
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +56,7 @@ func TestReadmeDocumentsCatalog(t *testing.T) {
 		}
 		for _, text := range []string{d.v.Accepts, d.v.Default, d.v.Doc} {
 			if strings.ContainsAny(text, "|\n") {
-				t.Errorf("%s (declared at %s): %q holds a | or a newline, which the README's table cannot", d.v.Name, d.pos, text)
+				t.Errorf("%s (declared at %s): %q holds a | or a newline, which the table cannot", d.v.Name, d.pos, text)
 			}
 		}
 		if d.v.Doc == "" {
@@ -64,46 +69,14 @@ func TestReadmeDocumentsCatalog(t *testing.T) {
 		}
 	}
 	slices.SortFunc(vars, func(a, b *Var) int { return strings.Compare(a.Name, b.Name) })
-	want := table(vars)
-	data, err := os.ReadFile(readmePath)
-	if err != nil {
-		t.Fatal(err)
+	b := tableBlock
+	b.Text = table(vars)
+	if err := b.Sync("../..", *update); err != nil {
+		t.Errorf("%v\ngo test ./internal/options -run TestCatalogTable -update writes the table from the declarations", err)
 	}
-	readme := string(data)
-	before, rest, ok1 := strings.Cut(readme, tableBegin+"\n")
-	got, after, ok2 := strings.Cut(rest, tableEnd+"\n")
-	if !ok1 || !ok2 {
-		t.Fatalf("README.md lacks the lines %q and %q around its table of variables", tableBegin, tableEnd)
-	}
-	if *update {
-		if err := os.WriteFile(readmePath, []byte(before+tableBegin+"\n"+want+tableEnd+"\n"+after), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	if got == want {
-		return
-	}
-	gotRows, wantRows := strings.Split(got, "\n"), strings.Split(want, "\n")
-	for i, w := range wantRows {
-		name := "the header"
-		if i >= 2 && i-2 < len(vars) {
-			name = vars[i-2].Name + " (declared at " + at[vars[i-2].Name] + ")"
-		}
-		switch {
-		case i >= len(gotRows):
-			t.Errorf("README.md's table lacks the row of %s:\n  declared: %s", name, w)
-		case gotRows[i] != w:
-			t.Errorf("README.md's row differs from the declaration of %s:\n  README:   %s\n  declared: %s", name, gotRows[i], w)
-		}
-	}
-	for _, g := range gotRows[min(len(gotRows), len(wantRows)):] {
-		t.Errorf("README.md's table has a row no declaration makes: %s", g)
-	}
-	t.Log("go test ./internal/options -run TestReadmeDocumentsCatalog -update writes the table from the declarations")
 }
 
-// table is README.md's table of vars.
+// table is the table of vars.
 func table(vars []*Var) string {
 	var b strings.Builder
 	b.WriteString(tableHeader)
@@ -325,7 +298,7 @@ func declare(fn string, args []ast.Expr, consts map[string]ast.Expr) (*Var, erro
 	registered = nil
 	defer func() { registered = saved }()
 	if err := decl(); err != nil {
-		return nil, fmt.Errorf("options.%s: %v; give the declaration literal text (or constants of its package) so the README check can read it", fn, err)
+		return nil, fmt.Errorf("options.%s: %v; give the declaration literal text (or constants of its package) so the table check can read it", fn, err)
 	}
 	return registered[0], nil
 }
