@@ -34,6 +34,7 @@
 //	abreport:   internal/abreport -> abmath abplan abstat abfile
 //	            instrument harness os
 //	cmd:        internal/cmd/* internal/lkpstat internal/vmflags
+//	            internal/kernelbuild
 //	            internal/percent
 //	            -> abreport abplan abstat abmath abfile instrument
 //	            workload harness os

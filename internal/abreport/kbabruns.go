@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 
 	"github.com/kbench/kbench/internal/abseries"
 	"github.com/kbench/kbench/internal/abstat"
@@ -62,6 +63,9 @@ type BisectRun struct {
 	Opts          abseries.SearchOptions
 	BootsInAll    int
 	ConfirmReport []byte // the confirmation's A/B report (WriteText)
+	// Skipped says why each skipped image (Search.Skipped) was: its
+	// commit's build failure.
+	Skipped map[int]string
 }
 
 // WriteBisect writes kbab -bisect's report: the confirmation's A/B
@@ -97,10 +101,25 @@ func WriteBisect(w io.Writer, b BisectRun) error {
 		fmt.Fprintf(w, "step %d: %s (%s): %d rounds, %s: good %.4g, image %.4g, bad %.4g (%.2f of the way from good to bad)\n",
 			j+1, k.Label, k.Boots, st.Rounds, st.Decision, st.Good, st.ImageCenter, st.Bad, st.Position)
 	}
-	switch last := res.Steps[len(res.Steps)-1]; {
+	for _, i := range res.Skipped {
+		fmt.Fprintf(w, "skipped: %s (%s): does not build: %s\n", image(i).Label, image(i).Boots, b.Skipped[i])
+	}
+	var last abseries.Step // none where every image was skipped
+	if len(res.Steps) > 0 {
+		last = res.Steps[len(res.Steps)-1]
+	}
+	switch {
 	case res.FirstBad >= 0:
 		k := image(res.FirstBad)
-		fmt.Fprintf(w, "first bad: %s (%s)\n", k.Label, k.Boots)
+		var or []string
+		for _, i := range res.Between() {
+			or = append(or, image(i).Label)
+		}
+		if len(or) > 0 {
+			fmt.Fprintf(w, "first bad: %s (%s), or one before it that does not build: %s\n", k.Label, k.Boots, strings.Join(or, ", "))
+		} else {
+			fmt.Fprintf(w, "first bad: %s (%s)\n", k.Label, k.Boots)
+		}
 	case last.Decision == abseries.Between:
 		fmt.Fprintf(w, "not one step: %s sits between good and bad (%.2f of the way); the first bad image is not one image. The steps above name what each image measured\n",
 			image(last.Image).Label, last.Position)

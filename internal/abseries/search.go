@@ -5,6 +5,7 @@ package abseries
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/kbench/kbench/internal/abmath"
 )
@@ -61,8 +62,11 @@ type SearchResult struct {
 	// and the images after it bad; the first bad is in (Lo, Hi].
 	Lo, Hi int
 	Steps  []Step
-	Boots  int
-	Done   bool
+	// Skipped are the images that could not be booted (they do not
+	// build), in the order skipped, as git bisect skip marks them.
+	Skipped []int
+	Boots   int
+	Done    bool
 }
 
 // Search is a bisection over the images between a good and a bad kernel,
@@ -132,16 +136,52 @@ func Steps(images int) int {
 	return max(n, 1)
 }
 
-// settle starts the next step, or ends the search where the bracket is
-// one image wide.
+// settle starts the next step at the image of the bracket nearest its
+// middle that is not skipped (the later of two as near), or ends the
+// search where none is left. The step's boots so far (a skip's good and
+// bad, taken beside no image yet) stay its references.
 func (s *Search) settle() {
-	s.x = [3][]float64{}
-	if s.res.Hi-s.res.Lo <= 1 {
+	mid, next := s.res.Lo+(s.res.Hi-s.res.Lo)/2, -1
+	for i := s.res.Lo + 1; i < s.res.Hi; i++ {
+		if !slices.Contains(s.res.Skipped, i) && (next < 0 || abs(i-mid) <= abs(next-mid)) {
+			next = i
+		}
+	}
+	if next < 0 {
 		s.res.FirstBad, s.res.Done = s.res.Hi, true
 		s.cur = nil
 		return
 	}
-	s.cur = &Step{Image: s.res.Lo + (s.res.Hi-s.res.Lo)/2}
+	s.cur = &Step{Image: next}
+}
+
+func abs(n int) int { return max(n, -n) }
+
+// Skip marks image, the step's and not booted in it yet, as one that
+// cannot be booted (it does not build), as git bisect skip does: the
+// search goes on at another image of the bracket, keeping the step's
+// good and bad boots. Where only skipped images are left, the first bad
+// is Hi or one of them (Between).
+func (s *Search) Skip(image int) error {
+	if s.res.Done || image != s.cur.Image || len(s.x[1]) > 0 {
+		return fmt.Errorf("image %d: want the step's image before its first boot", image)
+	}
+	s.res.Skipped = append(s.res.Skipped, image)
+	s.settle()
+	return nil
+}
+
+// Between are the skipped images in the bracket (Lo, Hi): where the
+// search is done, the first bad is one of them or Hi.
+func (r SearchResult) Between() []int {
+	var in []int
+	for _, i := range r.Skipped {
+		if i > r.Lo && i < r.Hi {
+			in = append(in, i)
+		}
+	}
+	slices.Sort(in)
+	return in
 }
 
 // Next is the kernel to boot next: an image from 0, -1 for good, Images
@@ -225,7 +265,7 @@ func (s *Search) judge(last bool) {
 		return
 	}
 	s.res.Steps = append(s.res.Steps, *st)
-	s.ss, s.df = ss, df
+	s.ss, s.df, s.x = ss, df, [3][]float64{}
 	if st.Decision == Between || st.Decision == CannotTell {
 		s.res.Done, s.cur = true, nil
 		return
@@ -237,6 +277,7 @@ func (s *Search) judge(last bool) {
 func (s *Search) Result() SearchResult {
 	r := s.res
 	r.Steps = append([]Step(nil), r.Steps...)
+	r.Skipped = slices.Clone(r.Skipped)
 	return r
 }
 

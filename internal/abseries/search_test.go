@@ -154,3 +154,56 @@ func TestSteps(t *testing.T) {
 		}
 	}
 }
+
+// Images that do not build are skipped: the search ends at the first
+// bad image it could boot, naming the skipped ones that might be it.
+func TestSearchSkip(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	skip := map[int]bool{1: true, 3: true, 4: true}
+	for first := 0; first <= 8; first++ {
+		good, bad := []float64{100, 101, 99}, []float64{110, 111, 109}
+		s, err := NewSearch(good, bad, 8, DefaultSearchOptions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			img, done := s.Next()
+			if done {
+				break
+			}
+			if skip[img] {
+				if err := s.Skip(img); err != nil {
+					t.Fatal(err)
+				}
+				continue
+			}
+			m := 100.0
+			if img >= first {
+				m = 110
+			}
+			if err := s.Observe(img, m*math.Exp(0.005*rng.NormFloat64())); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Skip(img); err == nil {
+				t.Fatalf("skip of image %d after a boot of it: no error", img)
+			}
+		}
+		r := s.Result()
+		want := first // the first bootable image at or after first
+		for skip[want] {
+			want++
+		}
+		var between []int // the skipped images after the bootable one before want
+		for i := want - 1; i >= 0 && skip[i]; i-- {
+			between = append([]int{i}, between...)
+		}
+		if r.FirstBad != want || !slices.Equal(r.Between(), between) {
+			t.Errorf("first bad %d: ended at %d, between %v (%+v), want %d, between %v", first, r.FirstBad, r.Between(), r, want, between)
+		}
+		for _, i := range r.Skipped {
+			if !skip[i] {
+				t.Errorf("first bad %d: skipped %d, which builds", first, i)
+			}
+		}
+	}
+}

@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"github.com/kbench/kbench/internal/abreport"
 	"github.com/kbench/kbench/internal/abseries"
 	"github.com/kbench/kbench/internal/abstat"
+	"github.com/kbench/kbench/internal/kernelbuild"
 )
 
 // bisectDesign is a bisection over the list's kernels, good (first) to
@@ -36,6 +38,8 @@ type bisectDesign struct {
 	rep            *abstat.Report
 	search         *abseries.Search
 	fed            int
+	skipped        map[int]string // image: why its commit does not build
+	built          map[int]bool   // images made (cfg.image) by this process
 }
 
 func (b *bisectDesign) next(i int) (nextBoot, bool, error) {
@@ -58,9 +62,9 @@ func (b *bisectDesign) next(i int) (nextBoot, bool, error) {
 	if err := b.feed(i); err != nil {
 		return nextBoot{}, false, err
 	}
-	img, done := b.search.Next()
-	if done {
-		return nextBoot{}, false, nil
+	img, done, err := b.nextImage()
+	if done || err != nil {
+		return nextBoot{}, false, err
 	}
 	run := []pkgRun{{Pkg: b.path, Count: b.d.design.Opts.Count, Rows: []string{b.row}}}
 	return nextBoot{kernel: img + 1, runs: b.d.pkgRuns(run), record: run}, true, nil
@@ -179,7 +183,7 @@ func (b *bisectDesign) start() error {
 	if err != nil {
 		return fmt.Errorf("bisecting %s %s: %v", b.pkg, b.row, err)
 	}
-	b.fed = b.d.st.Confirmed.Boots
+	b.fed, b.skipped, b.built = b.d.st.Confirmed.Boots, map[int]string{}, map[int]bool{}
 	return nil
 }
 
@@ -189,7 +193,10 @@ func (b *bisectDesign) feed(i int) error {
 	d := b.d
 	for ; b.fed < i; b.fed++ {
 		r := d.st.Boots[b.fed]
-		img, _ := b.search.Next()
+		img, _, err := b.nextImage()
+		if err != nil {
+			return err
+		}
 		k := d.st.Settings.kernelIndex(r.Kernel)
 		if k != img+1 {
 			return fmt.Errorf("%s: boots[%d] (boot %d) is kernel %s, where the search asks for %s: it was not this bisection's; use a new -out",
@@ -215,6 +222,32 @@ func (b *bisectDesign) feed(i int) error {
 		}
 	}
 	return nil
+}
+
+// nextImage is the search's next kernel (-1 good, an image, or images
+// for bad), made first where it is an image not yet made (cfg.image: a
+// commit built; good and bad were built before the first boot). An
+// image whose commit does not build is skipped, as git bisect skip
+// does, its failure kept for the report; a resumed run finds the same
+// failures in the build cache at once.
+func (b *bisectDesign) nextImage() (int, bool, error) {
+	for {
+		img, done := b.search.Next()
+		if done || img < 0 || img >= len(b.d.st.Settings.Kernels)-2 || b.built[img] {
+			return img, done, nil
+		}
+		err := b.d.cfg.image(img+1, b.d.stderr)
+		var f *kernelbuild.Failed
+		if !errors.As(err, &f) {
+			b.built[img] = err == nil
+			return img, false, err
+		}
+		fmt.Fprintf(b.d.stderr, "kbab: skipping %s: %v\n", b.label(img), err)
+		b.skipped[img] = f.Why
+		if err := b.search.Skip(img); err != nil {
+			return 0, false, err
+		}
+	}
 }
 
 // medians are the row's boot medians in kernel label's file, in order.
@@ -275,7 +308,7 @@ func (b *bisectDesign) report(stdout io.Writer) int {
 		run.Kernels = append(run.Kernels, abreport.Kernel{Label: k.Label, Boots: describe(k)})
 	}
 	if moved(d.st.Confirmed.Verdict) {
-		run.Search = b.search.Result()
+		run.Search, run.Skipped = b.search.Result(), b.skipped
 		run.Level = b.search.Level()
 	}
 	var out bytes.Buffer

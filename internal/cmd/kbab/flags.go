@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kbench/kbench/internal/abseries"
+	"github.com/kbench/kbench/internal/kernelbuild"
 	"github.com/kbench/kbench/internal/percent"
 	"github.com/kbench/kbench/internal/testflags"
 	"github.com/kbench/kbench/internal/vmflags"
@@ -33,13 +34,17 @@ type config struct {
 	// should reach; budget, where > 0, bounds the boots' time.
 	target   float64
 	budget   time.Duration
-	bootsSet bool // -boots was given
-	profile  int  // -profile: profile boots a side (profile.go)
+	bootsSet bool      // -boots was given
+	profile  int       // -profile: profile boots a side (profile.go)
+	src      treeFlags // -tree: kernels built from commits (source.go)
 }
 
 // kernelFlags are one kernel as given: its label, image and cmdline,
 // and what gave it, for messages ("-a-kernel", "LIST line 3").
-type kernelFlags struct{ label, image, append, from string }
+type kernelFlags struct {
+	label, image, append, from string
+	build                      *kernelbuild.Build // with -tree (source.go)
+}
 
 var errHelp = errors.New("help requested")
 
@@ -63,6 +68,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.Var(percent.Value{Fraction: &c.target, Kind: percent.Effect}, "target", "plan the boots by Stein's two-stage test: a pilot of 6 boots a side at one -count, then boots of only the rows that need them, so that a change of this `percent`age (5%) is called worse in at least 80% of runs")
 	fs.DurationVar(&c.budget, "budget", 0, "with -target: after the pilot (which always runs), plan and run no boots past this `duration`, counted as A's boot times doubled (0: no bound); rows that do not fit get no verdict, named in the report")
 	profileFlag(fs, c)
+	treeFlag(fs, c)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: kbab -out DIR -a-kernel IMAGE [-a-append ARGS] -b-kernel IMAGE [-b-append ARGS] [flags] -- PACKAGES [go test flags]")
 		fs.PrintDefaults()
@@ -80,7 +86,13 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	if err := c.pickDesign(*bisect, given); err != nil {
 		return nil, err
 	}
-	return c, c.check()
+	if err := c.resolveTree(given); err != nil {
+		return nil, err
+	}
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	return c, c.buildAll(stderr)
 }
 
 // pickDesign chooses the design from the flags given and reads the
@@ -97,7 +109,7 @@ func (c *config) pickDesign(bisect string, given map[string]bool) error {
 		if c.target > 0 {
 			c.design = "planned"
 		}
-		c.kernels = []kernelFlags{{"A", c.a.image, c.a.append, "-a-kernel"}, {"B", c.b.image, c.b.append, "-b-kernel"}}
+		c.kernels = []kernelFlags{{label: "A", image: c.a.image, append: c.a.append, from: "-a-kernel"}, {label: "B", image: c.b.image, append: c.b.append, from: "-b-kernel"}}
 		return nil
 	}
 	for _, f := range []string{"a-kernel", "a-append", "b-kernel", "b-append", "profile"} {
@@ -129,7 +141,7 @@ func (c *config) pickDesign(bisect string, given map[string]bool) error {
 			return fmt.Errorf("-row %s: %v", c.row, err)
 		}
 	}
-	ks, err := readKernelList(c.list)
+	ks, err := c.readKernels()
 	if err != nil {
 		return err
 	}
@@ -189,7 +201,7 @@ func (c *config) check() error {
 		if err := vmflags.AppendAs(app, k.append, vmflags.MaxAppend); err != nil {
 			return err
 		}
-		if err := vmflags.Kernel(img, k.image); err != nil {
+		if err := k.checkImage(img); err != nil {
 			return err
 		}
 		for _, v := range []struct{ name, v string }{{img, k.image}, {app, k.append}} {

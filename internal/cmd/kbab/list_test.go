@@ -13,9 +13,9 @@ func TestParseKernelList(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []kernelFlags{
-		{"v100", "/l/boot/vmlinuz-100", "", "/l/k.list line 3"},
-		{"v107", "/abs/vmlinuz-107", "mitigations=off quiet", "/l/k.list line 4"},
-		{"v107h", "/abs/vmlinuz-107", "sysctl.net.core.bpf_jit_harden=2", "/l/k.list line 6"},
+		{"v100", "/l/boot/vmlinuz-100", "", "/l/k.list line 3", nil},
+		{"v107", "/abs/vmlinuz-107", "mitigations=off quiet", "/l/k.list line 4", nil},
+		{"v107h", "/abs/vmlinuz-107", "sysctl.net.core.bpf_jit_harden=2", "/l/k.list line 6", nil},
 	}
 	if len(ks) != len(want) {
 		t.Fatalf("%d kernels, want %d: %+v", len(ks), len(want), ks)

@@ -19,6 +19,9 @@
 //	go run ./internal/cmd/kbab -series LIST -out DIR [-boots 5] -- PACKAGES [go test flags]
 //	# bisection: the first bad image of LIST, good first, bad last
 //	go run ./internal/cmd/kbab -bisect LIST -row PATTERN -out DIR [-target 5%] [-budget D] -- ...
+//	# kernels built from a source tree (source.go, docs/builds.md): commits for images
+//	go run ./internal/cmd/kbab -tree DIR -a-kernel REV -b-kernel REV [-b-patch FILE] ...
+//	go run ./internal/cmd/kbab -tree DIR -series|-bisect GOOD..BAD ...
 //
 // LIST is a file with a kernel a line, in series order: `LABEL IMAGE
 // [cmdline args...]`; blank lines and # comments are skipped; a relative

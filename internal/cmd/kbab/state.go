@@ -16,8 +16,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/kbench/kbench/internal/vmflags"
 )
 
 // settings is everything that decides what a boot measures; a resumed
@@ -164,7 +162,7 @@ func newSettings(c *config) (settings, error) {
 		if err != nil {
 			return s, err
 		}
-		sum, err := vmflags.ImageDigest(img)
+		sum, err := k.digest(img)
 		if err != nil {
 			return s, fmt.Errorf("%s: %v", k.from, err)
 		}

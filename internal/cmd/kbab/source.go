@@ -1,0 +1,130 @@
+//go:build linux
+
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/kbench/kbench/internal/kernelbuild"
+	"github.com/kbench/kbench/internal/vmflags"
+)
+
+// Kernels from source (-tree): each kernel is a commit of the tree,
+// plus a patch, built by package kernelbuild (cmd/kbuild's) into its
+// cache: -a-kernel and -b-kernel name revisions, -series and -bisect a
+// range GOOD..BAD of the tree's first-parent history (GOOD and every
+// commit after it up to BAD, labeled by their short hashes). An A/B's
+// and a series' kernels are built before the first boot; a bisection
+// builds good and bad, then only the commits its search visits, and a
+// commit that does not build is skipped, as git bisect skip does, and
+// named in the report. A built kernel's sha256 in kbab.json is its
+// build's key (the commit's tree, the patch, the config, the
+// compiler), which names its image.
+type treeFlags struct {
+	tree, config, cache string
+	patch               [2]string // -a-patch, -b-patch
+}
+
+func treeFlag(fs *flag.FlagSet, c *config) {
+	fs.StringVar(&c.src.tree, "tree", "", "kernel source `dir`ectory (a git repository, only read): -a-kernel and -b-kernel are then revisions, -series and -bisect a range GOOD..BAD, built by kbuild")
+	fs.StringVar(&c.src.config, "config", "defconfig", "with -tree: the base `config` (defconfig, running, or a file) kbuild merges the guest's and the suite's options into")
+	fs.StringVar(&c.src.cache, "build-cache", "", "with -tree: kbuild's cache `dir`ectory (default the user's cache dir's kbench/kbuild)")
+	fs.StringVar(&c.src.patch[0], "a-patch", "", "with -tree: a patch `file` applied on kernel A's commit")
+	fs.StringVar(&c.src.patch[1], "b-patch", "", "with -tree: a patch `file` applied on kernel B's commit (the same as A's: base against base plus patch)")
+}
+
+// readKernels are -series's or -bisect's kernels: the list file's, or
+// with -tree the range's commits.
+func (c *config) readKernels() ([]kernelFlags, error) {
+	if c.src.tree == "" {
+		return readKernelList(c.list)
+	}
+	shas, err := kernelbuild.Range(c.src.tree, c.list)
+	if err != nil {
+		return nil, err
+	}
+	if len(shas) > maxKernels {
+		return nil, fmt.Errorf("-tree %s: range %s has %d commits: at most %d", c.src.tree, c.list, len(shas), maxKernels)
+	}
+	var ks []kernelFlags
+	for _, sha := range shas {
+		ks = append(ks, kernelFlags{label: sha[:12], image: sha, from: "commit " + sha[:12]})
+	}
+	return ks, nil
+}
+
+// resolveTree turns each kernel's revision into its build, after the
+// flags are checked and before anything is built.
+func (c *config) resolveTree(given map[string]bool) error {
+	if c.src.tree == "" {
+		for _, f := range []string{"config", "build-cache", "a-patch", "b-patch"} {
+			if given[f] {
+				return fmt.Errorf("-%s goes with -tree: it says how kbuild builds a commit", f)
+			}
+		}
+		return nil
+	}
+	if c.list != "" && (c.src.patch[0] != "" || c.src.patch[1] != "") {
+		return errors.New("-a-patch and -b-patch are an A/B's: a range's kernels are its commits")
+	}
+	for i := range c.kernels {
+		k := &c.kernels[i]
+		s := kernelbuild.Spec{Tree: c.src.tree, Commit: k.image, Config: c.src.config, Cache: c.src.cache}
+		if c.list == "" && c.src.patch[i] != "" {
+			s.Patches = []string{c.src.patch[i]}
+		}
+		b, err := kernelbuild.Resolve(s)
+		if err != nil {
+			return fmt.Errorf("%s: %v", k.from, err)
+		}
+		k.build, k.image = b, b.Image()
+	}
+	return nil
+}
+
+// buildAll builds what must be built before the first boot: every
+// kernel, but a bisection's images between good and bad (its search
+// builds those it visits: image).
+func (c *config) buildAll(w io.Writer) error {
+	for k := range c.kernels {
+		if c.design == "bisect" && k > 0 && k < len(c.kernels)-1 {
+			continue
+		}
+		if err := c.image(k, w); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// image makes kernel k's image where it is a commit not yet built: the
+// one "image for this point" of every design. A commit that does not
+// build is a *kernelbuild.Failed.
+func (c *config) image(k int, w io.Writer) error {
+	if b := c.kernels[k].build; b != nil {
+		_, err := b.Make(w)
+		return err
+	}
+	return nil
+}
+
+// checkImage checks kernel k's image as vmexec will, where it is a
+// file now (a commit's is checked once built).
+func (k kernelFlags) checkImage(flagName string) error {
+	if k.build != nil {
+		return nil
+	}
+	return vmflags.Kernel(flagName, k.image)
+}
+
+// digest identifies kernel k's image in kbab.json: its contents' SHA-256,
+// or a commit's build key.
+func (k kernelFlags) digest(img string) (string, error) {
+	if k.build != nil {
+		return k.build.Key, nil
+	}
+	return vmflags.ImageDigest(img)
+}
