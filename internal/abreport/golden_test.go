@@ -80,7 +80,7 @@ func TestGolden(t *testing.T) {
 
 	kernels := []Kernel{{"good", "bzImage-good"}, {"i1", "bzImage-1"}, {"i2", "bzImage-2"}, {"i3", "bzImage-3"}, {"bad", "bzImage-bad"}}
 	b := BisectRun{List: "kernels.txt", Row: "Syscall", Pkg: "seccompbench", RowName: "Syscall/work=getpid/kind=cached/filters=0-2",
-		Kernels: kernels, Target: 0.05, ConfirmBoots: 12, Verdict: abstat.Worse, Change: 0.12,
+		Kernels: kernels, Target: 0.05, ConfirmBoots: 12, Verdict: abstat.Worse, Change: 0.12, Unit: "sec/op",
 		Search: abseries.SearchResult{FirstBad: 1, Lo: 0, Hi: 1, Boots: 27, Done: true, Steps: []abseries.Step{
 			{Image: 1, Rounds: 3, Decision: abseries.LikeBad, Good: 1.01e-7, ImageCenter: 1.13e-7, Bad: 1.12e-7, Position: 1.09},
 			{Image: 0, Rounds: 6, Decision: abseries.LikeGood, Good: 1.00e-7, ImageCenter: 1.01e-7, Bad: 1.12e-7, Position: 0.08}}},

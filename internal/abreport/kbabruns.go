@@ -8,6 +8,8 @@ import (
 	"math"
 	"strings"
 
+	"golang.org/x/perf/benchunit"
+
 	"github.com/kbench/kbench/internal/abseries"
 	"github.com/kbench/kbench/internal/abstat"
 )
@@ -58,6 +60,7 @@ type BisectRun struct {
 	ConfirmBoots  int     // boots the confirmation took
 	Verdict       abstat.Verdict
 	Change        float64 // bad's change from good on the row (0.1: 10% slower)
+	Unit          string  // the row's primary unit (sec/op), for the steps' centers; "" prints them bare
 	Search        abseries.SearchResult
 	Level         float64 // each step test's one-sided level
 	Opts          abseries.SearchOptions
@@ -96,10 +99,19 @@ func WriteBisect(w io.Writer, b BisectRun) error {
 		"where each image sits within a quarter of the step of good or of bad\n",
 		b.Opts.Looks, b.Level, b.Opts.Wrong, abseries.Steps(n-2))
 	image := func(i int) Kernel { return b.Kernels[i+1] } // image i from 0; n-2 the bad kernel
+	center := func(v float64) string { return fmt.Sprintf("%.4g", v) }
+	if b.Unit != "" {
+		var all []float64
+		for _, st := range res.Steps {
+			all = append(all, st.Good, st.ImageCenter, st.Bad)
+		}
+		sc := benchunit.CommonScale(all, benchunit.ClassOf(b.Unit))
+		center = func(v float64) string { return sc.Format(v) + " " + b.Unit }
+	}
 	for j, st := range res.Steps {
 		k := image(st.Image)
-		fmt.Fprintf(w, "step %d: %s (%s): %d rounds, %s: good %.4g, image %.4g, bad %.4g (%.2f of the way from good to bad)\n",
-			j+1, k.Label, k.Boots, st.Rounds, st.Decision, st.Good, st.ImageCenter, st.Bad, st.Position)
+		fmt.Fprintf(w, "step %d: %s (%s): %d rounds, %s: good %s, image %s, bad %s (%.2f of the way from good to bad)\n",
+			j+1, k.Label, k.Boots, st.Rounds, st.Decision, center(st.Good), center(st.ImageCenter), center(st.Bad), st.Position)
 	}
 	for _, i := range res.Skipped {
 		fmt.Fprintf(w, "skipped: %s (%s): does not build: %s\n", image(i).Label, image(i).Boots, b.Skipped[i])

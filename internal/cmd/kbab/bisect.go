@@ -156,12 +156,18 @@ func (b *bisectDesign) confirmation(label string) (string, error) {
 
 // rowOf is the bisected row in the good/bad comparison.
 func (b *bisectDesign) rowOf() *abstat.Row {
+	row, _ := b.rowUnit()
+	return row
+}
+
+// rowUnit is the row's judged primary and its unit (sec/op).
+func (b *bisectDesign) rowUnit() (*abstat.Row, string) {
 	for t, row := range b.rep.Primaries() {
 		if t.Path == b.path && row.Name == b.row {
-			return row
+			return row, t.Unit
 		}
 	}
-	return nil
+	return nil, ""
 }
 
 // start makes the search from the confirmation's boots, once a process.
@@ -301,8 +307,9 @@ func (b *bisectDesign) report(stdout io.Writer) int {
 		fmt.Fprintf(d.stderr, "kbab: %v\n", err)
 		return exitUsage
 	}
+	row, unit := b.rowUnit()
 	run := abreport.BisectRun{List: s.List, Row: s.Row, Pkg: b.pkg, RowName: b.row, Target: s.Target,
-		ConfirmBoots: d.st.Confirmed.Boots, Verdict: abstat.Verdict(d.st.Confirmed.Verdict), Change: b.rowOf().Change,
+		ConfirmBoots: d.st.Confirmed.Boots, Verdict: abstat.Verdict(d.st.Confirmed.Verdict), Change: row.Change, Unit: unit,
 		Opts: abseries.DefaultSearchOptions, BootsInAll: len(d.st.Boots), ConfirmReport: confirm.Bytes()}
 	for _, k := range s.Kernels {
 		run.Kernels = append(run.Kernels, abreport.Kernel{Label: k.Label, Boots: describe(k)})
