@@ -43,10 +43,18 @@ type Rule struct {
 	Shift, Gate float64
 	// N0 is the pilot's boots a side, MaxBoots the most a row may have.
 	N0, MaxBoots int
+	// Paired is the rule of pairs, each an A and a B boot at once (a
+	// duet): s0² is PairedS0sq's, on N0-1 degrees of freedom.
+	Paired bool
 }
 
-// DF is the pilot's degrees of freedom, 2(N0-1).
-func (r Rule) DF() int { return 2 * (r.N0 - 1) }
+// DF is the pilot's degrees of freedom, 2(N0-1) (N0-1 Paired).
+func (r Rule) DF() int {
+	if r.Paired {
+		return r.N0 - 1
+	}
+	return 2 * (r.N0 - 1)
+}
 
 // k is t(1-Level/2, df0) + t(Power, df0).
 func (r Rule) k() float64 {

@@ -43,6 +43,9 @@ type Options struct {
 	// Budget, where > 0, bounds the run's seconds, both sides, counted
 	// from A's costs alone (Plan): rows that do not fit get no verdict.
 	Budget float64
+	// Paired plans pairs of boots run at once (kbab -duet): boot i of A
+	// with boot i of B, s0² from their differences (abmath.PairedS0sq).
+	Paired bool
 }
 
 // DefaultPilot is the pilot's boots a side. Stein's test pays for not
@@ -226,7 +229,7 @@ func (d *Design) planRow(r Row) *DesignRow {
 	for s := range 2 {
 		pilot[s] = r.Medians[s][:min(len(r.Medians[s]), o.Pilot)]
 	}
-	rp.Rule = abmath.Rule{Level: d.Level, Power: o.Power, N0: o.Pilot, MaxBoots: o.MaxBoots}
+	rp.Rule = abmath.Rule{Level: d.Level, Power: o.Power, N0: o.Pilot, MaxBoots: o.MaxBoots, Paired: o.Paired}
 	if len(pilot[0]) < o.Pilot || len(pilot[1]) < o.Pilot {
 		rp.Status, rp.Boots, rp.Need = NoPilot, o.Pilot, o.Pilot
 		return rp
@@ -244,6 +247,9 @@ func (d *Design) planRow(r Row) *DesignRow {
 		}
 	}
 	rp.S0sq = ss / float64(rp.Rule.DF())
+	if o.Paired {
+		rp.S0sq = abmath.PairedS0sq(rp.Scale.ToAll(pilot[0]), rp.Scale.ToAll(pilot[1]))
+	}
 	rp.Rule.Shift = rp.Scale.Shift(o.Target, rp.center)
 	rp.Rule.Gate = rp.Scale.Shift(o.Gate, rp.center)
 	rp.Need = rp.Rule.Boots(rp.S0sq)

@@ -42,6 +42,7 @@ type nextBoot struct {
 	kernel int
 	runs   [][]string
 	record []pkgRun
+	pair   *nextBoot // a duet's boot at once with this one (duet.go)
 }
 
 // newDesign is the settings' design.
@@ -53,7 +54,17 @@ func (d *driver) newDesign() (design, error) {
 			return nil, err
 		}
 	}
-	switch s.Design {
+	des, err := d.designOf(s.Design)
+	if err == nil && s.Duet {
+		des = &duetDesign{design: des, d: d}
+	}
+	return des, err
+}
+
+// designOf is the design named, a duet's boots one by one.
+func (d *driver) designOf(name string) (design, error) {
+	s := d.st.Settings
+	switch name {
 	case "fixed":
 		r := &roundsDesign{d: d}
 		r.finish = d.compare

@@ -194,6 +194,9 @@ func (d *driver) runAll(stdout io.Writer, sig <-chan os.Signal) int {
 		if code, ok := d.runBoot(i, nb, sig); !ok {
 			return code
 		}
+		if nb.pair != nil {
+			i++
+		}
 	}
 	if code, ok := d.runProfileBoots(sig); !ok {
 		return code
@@ -271,6 +274,9 @@ func round(t time.Duration) time.Duration { return t.Round(time.Second) }
 // boot runs boot i (0-based) and records it, or returns why it did not
 // finish and kbab's exit status for that.
 func (d *driver) boot(i int, nb nextBoot, sig <-chan os.Signal, retry string) (int, error) {
+	if nb.pair != nil {
+		return d.bootPair(i, nb, sig, retry)
+	}
 	s := d.st.Settings.Kernels[nb.kernel].Label
 	base := filepath.Join(d.cfg.out, "boots", fmt.Sprintf("%02d-%s", i+1, s))
 	outPath := base + ".txt"
@@ -540,6 +546,7 @@ func (d *driver) compare(stdout io.Writer) int {
 // it, to report.txt and stdout.
 func (d *driver) writeReport(stdout io.Writer, rep []byte) error {
 	b := bytes.NewBuffer(rep)
+	b.WriteString(d.duetNote())
 	for _, r := range d.st.Boots {
 		if r.Retry != "" {
 			fmt.Fprintf(b, "retried: %s\n", r.Retry)

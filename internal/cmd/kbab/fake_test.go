@@ -18,9 +18,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/kbench/kbench/internal/fingerprint"
 	"github.com/kbench/kbench/internal/kprofile"
 	"github.com/kbench/kbench/internal/profdelta"
 	"github.com/kbench/kbench/internal/vmflags"
+	"golang.org/x/sys/unix"
 )
 
 // The test binary is also a fake vmexec, selected by fakeEnv: go test
@@ -65,9 +67,14 @@ func fakeVMExec() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	fmt.Fprintf(f, "kernel=%s append=%q smp=%s memory=%s accel=%s args=%q\n", filepath.Base(*kernel), *app, *smp, *mem, *accel, strings.Join(fs.Args()[1:], " "))
-	f.Close()
+	// Locked: a duet's two guests call at once, and each needs a number
+	// of its own (it seeds the boot).
+	syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+	var cpus unix.CPUSet
+	unix.SchedGetaffinity(0, &cpus)
+	fmt.Fprintf(f, "kernel=%s append=%q smp=%s memory=%s accel=%s args=%q cpus=%s\n", filepath.Base(*kernel), *app, *smp, *mem, *accel, strings.Join(fs.Args()[1:], " "), cpuList(cpus))
 	b, _ := os.ReadFile(calls)
+	f.Close()
 	n := strings.Count(string(b), "\n")
 	// A knob holds the numbers of the calls it acts on.
 	knob := func(name string) bool {
@@ -119,6 +126,11 @@ func fakeVMExec() int {
 		s, _ := strconv.ParseUint(strings.TrimSpace(string(seed)), 10, 64)
 		wide, _ := os.ReadFile(filepath.Join(dir, "wide"))
 		w, _ := strconv.Atoi(strings.TrimSpace(string(wide)))
+		if v, err := os.ReadFile(filepath.Join(dir, "sleep")); err == nil {
+			// A guest that takes this long: a duet's two overlap.
+			secs, _ := strconv.Atoi(strings.TrimSpace(string(v)))
+			time.Sleep(time.Duration(secs) * time.Second)
+		}
 		plannedRows(fs.Args()[1:], ns, eff, n, s, w)
 		if st, err := os.OpenFile(filepath.Join(dir, "stamps"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o666); err == nil {
 			fmt.Fprintf(st, "%d %d\n", began.UnixNano(), time.Now().UnixNano())
@@ -212,4 +224,15 @@ func plannedRows(args []string, ns float64, app string, n int, seed uint64, wide
 		}
 	}
 	fmt.Println("PASS")
+}
+
+// cpuList is the CPUs of set, as the kernel lists them (0-1).
+func cpuList(set unix.CPUSet) string {
+	var c []int
+	for i := range len(set) * 64 {
+		if set.IsSet(i) {
+			c = append(c, i)
+		}
+	}
+	return fingerprint.FormatCPUList(c)
 }

@@ -37,6 +37,7 @@ type config struct {
 	bootsSet bool      // -boots was given
 	profile  int       // -profile: profile boots a side (profile.go)
 	src      treeFlags // -tree: kernels built from commits (source.go)
+	duet     bool      // -duet: A and B at once (duet.go)
 }
 
 // kernelFlags are one kernel as given: its label, image and cmdline,
@@ -69,6 +70,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&c.budget, "budget", 0, "with -target: after the pilot (which always runs), plan and run no boots past this `duration`, counted as A's boot times doubled (0: no bound); rows that do not fit get no verdict, named in the report")
 	profileFlag(fs, c)
 	treeFlag(fs, c)
+	duetFlag(fs, c)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: kbab -out DIR -a-kernel IMAGE [-a-append ARGS] -b-kernel IMAGE [-b-append ARGS] [flags] -- PACKAGES [go test flags]")
 		fs.PrintDefaults()
@@ -221,6 +223,9 @@ func (c *config) check() error {
 	case c.target > 0 && c.bootsSet:
 		return errors.New("-boots and -target exclude each other: -target plans the boots of each row")
 	}
+	if err := c.checkDuet(); err != nil {
+		return err
+	}
 	if err := c.checkProfile(); err != nil {
 		return err
 	}
@@ -260,11 +265,11 @@ func splitGoTest(goTest []string) (pkgs, flags []string, err error) {
 			// The design's count for every boot, pilot and later alike
 			// (plannedCount); kbab writes it into each run.
 			if _, err := testflags.Count(a.Value); err != nil || !a.HasValue {
-				return nil, nil, fmt.Errorf("go test flag %s: with -target, -count=N with N of 1 or more: every boot of the design runs at it", a.Text)
+				return nil, nil, fmt.Errorf("go test flag %s: with -target or -duet, -count=N with N of 1 or more: every boot of the design runs at it", a.Text)
 			}
 			continue
 		case !a.HasValue && !testflags.BoolFlag(a.Name):
-			return nil, nil, fmt.Errorf("go test flag %s: with -target write it as %s=VALUE, so that its value is not taken for a package", a.Text, a.Text)
+			return nil, nil, fmt.Errorf("go test flag %s: with -target or -duet write it as %s=VALUE, so that its value is not taken for a package", a.Text, a.Text)
 		case a.Name == "bench":
 			continue // the pilot's is the user's; later boots build their own
 		}
@@ -272,7 +277,7 @@ func splitGoTest(goTest []string) (pkgs, flags []string, err error) {
 	}
 	flags = append(flags, line.Rest...)
 	if pkgs = line.Packages(); len(pkgs) == 0 {
-		return nil, nil, errors.New("-target: no packages among go test's arguments")
+		return nil, nil, errors.New("-target, -duet: no packages among go test's arguments")
 	}
 	return pkgs, flags, nil
 }

@@ -23,6 +23,7 @@ func (d *driver) designOptions() abplan.Options {
 	o := abplan.DefaultOptions(d.st.Settings.Target)
 	o.Count = plannedCount(d.st.Settings.GoTest, o.Count)
 	o.Budget = d.cfg.budget.Seconds()
+	o.Paired = d.st.Settings.Duet
 	return o
 }
 
@@ -234,6 +235,8 @@ func (d *driver) compareOptions() abstat.Options {
 	o := abstat.DefaultOptions
 	if d.design != nil && d.design.Planned {
 		o.Threshold, o.Design, o.Target = d.design.Opts.Gate, d.design, d.design.Opts.Target
+	} else if d.st.Settings.Duet {
+		o.Design, o.Target = pairedTest{o.Alpha}, o.Threshold
 	}
 	return o
 }

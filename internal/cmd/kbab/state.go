@@ -43,6 +43,8 @@ type settings struct {
 	Row string `json:"row,omitempty"`
 	// Profile is -profile's profile boots a side (0: none).
 	Profile int `json:"profile,omitempty"`
+	// Duet runs the A/B's boots in pairs, A and B at once (duet.go).
+	Duet bool `json:"duet,omitempty"`
 }
 
 // A kernel is an image plus a cmdline, labeled: its result file is
@@ -153,7 +155,7 @@ func newSettings(c *config) (settings, error) {
 		return settings{}, err
 	}
 	s := settings{Dir: dir, Design: c.design, List: c.list, Boots: c.boots, Order: order, SMP: c.smp, Memory: c.memory,
-		Accel: c.accel, GoTest: c.goTest, Target: c.target, Row: c.row, Profile: c.profile}
+		Accel: c.accel, GoTest: c.goTest, Target: c.target, Row: c.row, Profile: c.profile, Duet: c.duet}
 	if c.target > 0 {
 		s.Boots = 0 // the plan's
 	}
@@ -205,6 +207,7 @@ func differences(old, now settings) []string {
 	add("-target", fmt.Sprint(old.Target), fmt.Sprint(now.Target))
 	add("-row", old.Row, now.Row)
 	add("-profile", fmt.Sprint(old.Profile), fmt.Sprint(now.Profile))
+	add("-duet", fmt.Sprint(old.Duet), fmt.Sprint(now.Duet))
 	add("order", old.Order, now.Order)
 	add("-smp", old.SMP, now.SMP)
 	add("-memory", old.Memory, now.Memory)

@@ -1,0 +1,322 @@
+//go:build linux
+
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kbench/kbench/internal/abmath"
+	"github.com/kbench/kbench/internal/abstat"
+	"github.com/kbench/kbench/internal/fingerprint"
+	"github.com/kbench/kbench/internal/testflags"
+	"github.com/kbench/kbench/internal/vmflags"
+	"golang.org/x/sys/unix"
+)
+
+// The duet (-duet; Bulej et al., "Duet benchmarking", ICPE 2020) boots
+// an A/B's boots in pairs, one of A and one of B at the same time, each
+// guest on its own half of the host CPUs kbab may run on, so that what
+// the host does at a moment lands on both, and judges each row by its
+// pairs: the log ratio of B's boot median to A's, a paired test across
+// the pairs (fixed -boots: the paired t-test; -target: Stein's rule on
+// pairs, abplan's Options.Paired). The pair's first boot (in the ABBA
+// order, A in odd pairs, B in even ones) gets the first half, so neither
+// kernel keeps the better CPUs. A barrier before each package's go test
+// starts it in both guests at once: the package's VM boot is vmexec's
+// anyway, so the barrier costs no boot (docs/comparing.md, "Duet").
+
+// duetFlag is -duet.
+func duetFlag(fs *flag.FlagSet, c *config) {
+	fs.BoolVar(&c.duet, "duet", false, "boot A and B at once, in pairs, each guest on its own half of the CPUs kbab may use (swapped pair to pair), each package's go test started in both at once; rows are judged by their pairs (-boots pairs, or -target's plan)")
+}
+
+// checkDuet refuses what a duet cannot run, before any boot: a kernel
+// list, profile boots, and a host without 2 x -smp CPUs for kbab.
+func (c *config) checkDuet() error {
+	switch {
+	case !c.duet:
+		return nil
+	case c.list != "":
+		return errors.New("-duet goes with an A/B: a series or a bisection boots one kernel at a time")
+	case c.profile > 0:
+		return errors.New("-duet and -profile exclude each other: profile boots run one at a time")
+	}
+	if _, _, err := splitGoTest(c.goTest); err != nil {
+		return err
+	}
+	_, err := duetCPUs(c.smp)
+	return err
+}
+
+// duetCPUs are the two guests' CPU sets: the CPUs kbab may run on
+// (sched_getaffinity), first half and second half, or why the host
+// cannot give each guest -smp of its own.
+func duetCPUs(smpFlag string) ([2][]int, error) {
+	smp := vmflags.DefaultSMP
+	if smpFlag != "" {
+		smp, _ = strconv.Atoi(smpFlag) // vmflags checked it
+	}
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		return [2][]int{}, fmt.Errorf("-duet: the CPUs kbab may use: %v", err)
+	}
+	var all []int
+	for c := range len(set) * 64 {
+		if set.IsSet(c) {
+			all = append(all, c)
+		}
+	}
+	h := len(all) / 2
+	if h < smp {
+		fits := fmt.Sprintf("-smp %d fits", h)
+		if h == 0 {
+			fits = "no -smp fits"
+		}
+		return [2][]int{}, fmt.Errorf("-duet: two guests of -smp %d need %d host CPUs, and kbab may use %d (%s): %s, or leave out -duet (the sequential A/B boots one guest at a time)",
+			smp, 2*smp, len(all), fingerprint.FormatCPUList(all), fits)
+	}
+	return [2][]int{all[:h], all[h : 2*h]}, nil
+}
+
+// duetDesign runs the boots of an A/B design (fixed or planned), two at
+// a time: boots 2j and 2j+1, one a side in the ABBA order, are pair j.
+type duetDesign struct {
+	design
+	d *driver
+}
+
+// listed caches go list's import paths of a directory's package
+// patterns, which a run asks for at every pair.
+var listed = map[string][]string{}
+
+// duetGoTest runs one side's go test of a pair: the driver's goTest,
+// which the simulations replace with a model of the boots.
+var duetGoTest = (*driver).goTest
+
+func (u *duetDesign) next(i int) (nextBoot, bool, error) {
+	a, ok, err := u.design.next(i)
+	if !ok || err != nil {
+		return a, ok, err
+	}
+	b, ok, err := u.design.next(i + 1)
+	if err == nil && !ok {
+		err = fmt.Errorf("the design asked for boot %d without its pair", i+1)
+	}
+	a.pair = &b
+	return a, err == nil, err
+}
+
+func (u *duetDesign) bootName(i int) string {
+	return fmt.Sprintf("pair %d (boots %d and %d at once, %s first)", i/2+1, i+1, i+2, u.d.st.Settings.label(balancedOrder(i, 2)))
+}
+
+// bootPair runs boots i and i+1, nb and its pair, at once, each side's
+// go test of each package started together (the barrier), and records
+// both, or neither; it returns kbab's exit status and why where a side
+// failed (a guest lost on either side makes it guestLost: runBoot
+// retries the pair once).
+func (d *driver) bootPair(i int, nb nextBoot, sig <-chan os.Signal, retry string) (int, error) {
+	cpus, err := duetCPUs(d.st.Settings.SMP)
+	if err != nil {
+		return exitUsage, err
+	}
+	u := d.des.(*duetDesign)
+	var side [2]struct {
+		label, base, outcomes string
+		runs                  [][]string
+		out, log              *os.File
+		cpus                  unix.CPUSet
+		took                  time.Duration
+		code                  int
+		err                   error
+	}
+	for s, b := range [2]nextBoot{nb, *nb.pair} {
+		p := &side[s]
+		p.label = d.st.Settings.label(b.kernel)
+		p.base = filepath.Join(d.cfg.out, "boots", fmt.Sprintf("%02d-%s", i+1+s, p.label))
+		if err := keepEarlierTry(p.base); err != nil {
+			return exitUsage, err
+		}
+		if p.runs, err = u.perPackage(b.runs); err != nil {
+			return exitUsage, err
+		}
+		if p.out, err = os.Create(p.base + ".txt"); err == nil {
+			defer p.out.Close()
+			p.log, err = os.Create(p.base + ".log")
+		}
+		if err != nil {
+			return exitUsage, err
+		}
+		defer p.log.Close()
+		if p.outcomes, err = filepath.Abs(p.base + ".outcome"); err != nil {
+			return exitUsage, err
+		}
+		for _, c := range cpus[s] {
+			p.cpus.Set(c)
+		}
+	}
+	if len(side[0].runs) != len(side[1].runs) {
+		return exitUsage, fmt.Errorf("%s: the sides' go test runs differ: %d and %d", u.bootName(i), len(side[0].runs), len(side[1].runs))
+	}
+	name := u.bootName(i)
+	for k := range side[0].runs {
+		// Both sides of one signal: a forwarder hands it to each.
+		sigs := [2]chan os.Signal{make(chan os.Signal, 1), make(chan os.Signal, 1)}
+		done := make(chan struct{})
+		go func() {
+			select {
+			case v := <-sig:
+				sigs[0] <- v
+				sigs[1] <- v
+			case <-done:
+			}
+		}()
+		var wg sync.WaitGroup
+		for s := range side {
+			p := &side[s]
+			wg.Go(func() {
+				// The go test, vmexec and QEMU forked from this thread
+				// inherit its CPUs; the thread is never unlocked, so it
+				// ends with the goroutine and no other runs with them.
+				runtime.LockOSThread()
+				if err := unix.SchedSetaffinity(0, &p.cpus); err != nil {
+					p.code, p.err = exitUsage, fmt.Errorf("%s: sched_setaffinity: %v", name, err)
+					return
+				}
+				args := append([]string{"test", "-exec", d.execCmd(d.kernelOf(p.label)) + " -outcome " + quote(p.outcomes)}, p.runs[k]...)
+				began := time.Now()
+				p.code, p.err = duetGoTest(d, name, p.label, nil, args, p.out, p.log, p.base+".txt", p.base+".log", sigs[s])
+				p.took += time.Since(began)
+				if p.code == exitBootFailed {
+					p.err = lostGuest(p.outcomes, p.err)
+				}
+			})
+		}
+		wg.Wait()
+		close(done)
+		for s := range side {
+			if side[s].err != nil {
+				return side[s].code, side[s].err
+			}
+		}
+		if len(sigs[0]) > 0 {
+			return exitInterrupted, fmt.Errorf("%s: %v after its go test of %s", name, <-sigs[0], side[0].runs[k][len(side[0].runs[k])-1])
+		}
+	}
+	recs := make([]bootRecord, 2)
+	for s := range side {
+		p := &side[s]
+		if err := p.out.Sync(); err != nil {
+			return exitUsage, err
+		}
+		ids, code, err := d.freshBootIDs(name, p.label, p.base+".txt")
+		if err != nil {
+			return code, err
+		}
+		offset := d.st.size(p.label)
+		n, sum, err := appendFile(d.result(p.label), p.base+".txt", offset)
+		if err != nil {
+			return exitUsage, err
+		}
+		recs[s] = bootRecord{Boot: i + 1 + s, Kernel: p.label, Seconds: p.took.Seconds(), Finished: time.Now().UTC(), BootIDs: ids,
+			Offset: offset, Bytes: n, SHA256: sum, Runs: []*nextBoot{&nb, nb.pair}[s].record, Retry: retry}
+	}
+	d.st.Boots = append(d.st.Boots, recs...)
+	if err := d.st.write(d.statePath); err != nil {
+		return exitUsage, err
+	}
+	return 0, nil
+}
+
+// perPackage splits go test runs into one run a package (go list's
+// import paths of the run's patterns), each with the run's flags: the
+// unit the barrier starts at once in both guests.
+func (u *duetDesign) perPackage(runs [][]string) ([][]string, error) {
+	var out [][]string
+	for _, a := range runs {
+		l := testflags.GoTest(a)
+		key := strings.Join(append([]string{u.d.st.Settings.Dir}, l.Packages()...), "\x00")
+		if listed[key] == nil {
+			cmd := exec.Command("go", append([]string{"list"}, l.Packages()...)...)
+			cmd.Dir = u.d.st.Settings.Dir
+			b, err := cmd.Output()
+			if err != nil {
+				return nil, fmt.Errorf("go list %s: %v", strings.Join(l.Packages(), " "), err)
+			}
+			listed[key] = strings.Fields(string(b))
+		}
+		var flags []string
+		for _, x := range l.Args {
+			if x.Flag {
+				flags = append(flags, x.Text)
+			}
+		}
+		for _, p := range listed[key] {
+			out = append(out, slices.Concat(flags, []string{p}, l.Rest))
+		}
+	}
+	return out, nil
+}
+
+// duetNote is the report's line on the design and the guests' CPUs.
+func (d *driver) duetNote() string {
+	s := d.st.Settings
+	if !s.Duet {
+		return ""
+	}
+	cpus, err := duetCPUs(s.SMP)
+	where := fmt.Sprintf("the CPUs kbab may use now: %v", err)
+	if err == nil {
+		where = fmt.Sprintf("the first boot of each pair (A in pairs 1, 3, ...; B in 2, 4, ...) on host CPUs %s, the other on %s",
+			fingerprint.FormatCPUList(cpus[0]), fingerprint.FormatCPUList(cpus[1]))
+	}
+	test := "the paired t-test of the log ratios of B's boot medians to A's"
+	if s.Target > 0 {
+		test = "Stein's rule on those pairs' log ratios"
+	}
+	return fmt.Sprintf("design: duet, %d pairs, each an A and a B boot at once, a barrier before each package; %s (the guests' vm.pinning lines name each vCPU's); each row judged by %s\n",
+		len(d.st.Boots)/2, where, test)
+}
+
+// pairedTest is the fixed duet's test of a row: the paired t-test of its
+// pairs' differences on the row's scale (logs: the log ratio of B's boot
+// median to A's), pair j being A's and B's j-th boots. It is Stein's rule
+// (abmath.Rule, Paired) whose pilot is every pair, so that its p and mde
+// are the planned duet's at the same pairs; mde at level alpha.
+type pairedTest struct{ alpha float64 }
+
+// pairedRule names the fixed duet's test in reports.
+const pairedRule = "paired t-test of duet pairs"
+
+func (p pairedTest) TestRow(t *abstat.Table, row *abstat.Row) (abstat.DesignTest, bool) {
+	old, new := row.Samples[0], row.Samples[1]
+	res := abstat.DesignTest{Rule: pairedRule, MDE: math.Inf(1)}
+	if old == nil || new == nil || old.Boots() != new.Boots() || old.Boots() < 2 {
+		res.Why = "not one boot median a side in each of 2 or more pairs (a row failed or skipped in a boot)"
+		return res, true
+	}
+	n := old.Boots()
+	a, b := row.Scale.ToAll(old.Medians()), row.Scale.ToAll(new.Medians())
+	r := abmath.Rule{Level: p.alpha, Power: abmath.TargetPower, N0: n, MaxBoots: n, Paired: true}
+	s0sq := abmath.PairedS0sq(a, b)
+	ma, _ := abmath.MeanVar(a)
+	mb, _ := abmath.MeanVar(b)
+	diff, half := mb-ma, r.Half(s0sq, n, abmath.Confidence)
+	res.Decided, res.Boots, res.Need = true, n, n
+	res.P = r.P(r.T(diff, s0sq, n))
+	res.Change, res.Lo, res.Hi = row.Scale.Change(diff, ma), row.Scale.Change(diff-half, ma), row.Scale.Change(diff+half, ma)
+	res.MDE = row.Scale.Change(r.MDE(s0sq, n), ma)
+	return res, true
+}
