@@ -119,7 +119,7 @@ func (u *duetDesign) next(i int) (nextBoot, bool, error) {
 }
 
 func (u *duetDesign) bootName(i int) string {
-	return fmt.Sprintf("pair %d (boots %d and %d at once, %s first)", i/2+1, i+1, i+2, u.d.st.Settings.label(balancedOrder(i, 2)))
+	return fmt.Sprintf("boot %d with %d at once (pair %d, %s first)", i+1, i+2, i/2+1, u.d.st.Settings.label(balancedOrder(i, 2)))
 }
 
 // bootPair runs boots i and i+1, nb and its pair, at once, each side's

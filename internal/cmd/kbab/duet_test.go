@@ -41,8 +41,8 @@ func TestDuetRefusesTooFewCPUs(t *testing.T) {
 // TestDuetPairs: a fixed duet A/A of 3 pairs boots each pair's A and B
 // at once (their go tests' windows overlap) and the next pair after
 // both end (the barrier), A and B on disjoint halves of kbab's CPUs,
-// swapped pair to pair; the report names the design and the CPUs, and
-// gives no verdict.
+// swapped pair to pair; the report names the design, its test and the
+// CPUs (its A/A verdicts are the simulations').
 func TestDuetPairs(t *testing.T) {
 	f := newFake(t)
 	cpus, err := duetCPUs("1")
@@ -53,8 +53,8 @@ func TestDuetPairs(t *testing.T) {
 	f.knob("seed", 47)
 	f.knob("sleep", 3)
 	code, stdout, stderr := f.run(nil, f.args("-b-kernel", f.imgA, "-b-append", "same", "-duet", "-smp", "1", "-boots", "3")...)
-	if code != 0 {
-		t.Fatalf("duet A/A: exit %d, want 0\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	if code > 1 {
+		t.Fatalf("duet A/A: exit %d, want 0 or 1\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	calls := f.calls()
 	if len(calls) != 6 {
@@ -83,7 +83,7 @@ func TestDuetPairs(t *testing.T) {
 			t.Errorf("pair %d began before pair %d ended: %v", j+2, j+1, stamps)
 		}
 	}
-	for _, want := range []string{"design: duet, 3 pairs", pairedRule, "0 worse, 0 better, 0 changed",
+	for _, want := range []string{"design: duet, 3 pairs", pairedRule + ": 3 boots a side planned, 3 held",
 		"on host CPUs " + listOf(cpus[0]) + ", the other on " + listOf(cpus[1])} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("report lacks %q:\n%s", want, stdout)
@@ -150,8 +150,9 @@ type duetRow struct {
 var duetRows = []duetRow{{"Work", 0.002, 0.004}, {"Noisy", 0.03, 0.01}}
 
 func (m *duetModel) goTest(d *driver, name, s string, _, args []string, out, _ *os.File, _, _ string, _ <-chan os.Signal) (int, error) {
-	var pair int
-	fmt.Sscanf(name, "pair %d", &pair)
+	var boot, pair int
+	fmt.Sscanf(name, "boot %d with", &boot)
+	pair = (boot - 1) / 2
 	side := uint64(strings.Count("AB", s) - strings.Count("A", s)) // 0 A, 1 B
 	rng := mrand.New(mrand.NewPCG(m.seed, 2*uint64(pair)+side))
 	moment := m.moment * mrand.New(mrand.NewPCG(m.seed, 1e6+uint64(pair))).NormFloat64()
@@ -237,7 +238,7 @@ func simRuns(short, full int) int {
 // is at most 0.05 in 5% of runs (4 standard errors), and a run gives a
 // false verdict in at most 5%.
 func TestDuetSimFixed(t *testing.T) {
-	runs := simRuns(100, 1000)
+	runs := simRuns(60, 1000)
 	ps, vs := simDuet(t, runs, 0.1, 0, "-boots", "6")
 	var hits, any int
 	for i := range ps {
@@ -265,7 +266,7 @@ func TestDuetSimFixed(t *testing.T) {
 // that share of runs, and with Noisy 5% slower on B the run calls it
 // worse in at least 80% (Stein's power), each within 4 standard errors.
 func TestDuetSimPlanned(t *testing.T) {
-	runs := simRuns(40, 600)
+	runs := simRuns(20, 400)
 	ps, _ := simDuet(t, runs, 0.1, 0, "-target", "5%")
 	var hits int
 	for i := range ps {

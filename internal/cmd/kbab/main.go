@@ -4,8 +4,9 @@
 // boots each kernel in QEMU guests, interleaved, runs the same go test
 // command in every boot, appends each boot's output to its kernel's
 // file DIR/LABEL.txt, and ends with a report judged in-process. Four
-// designs, one mechanism (designs.go: each says which kernel boots next
-// and writes the report; boot, state, resume and vmexec are shared);
+// designs (an A/B's also as a duet, duet.go), one mechanism (designs.go:
+// each says which kernel boots next and writes the report; boot, state,
+// resume and vmexec are shared);
 // docs/comparing.md says what each design does, why, and what it
 // promises:
 //
@@ -15,6 +16,8 @@
 //	    [-accel auto|kvm|tcg] [-vmexec PATH] [-profile N] -- PACKAGES [go test flags]
 //	# A/B, planned: Stein's two-stage test, boots until each row is decided (abplan)
 //	go run ./internal/cmd/kbab -out DIR -a-kernel ... -b-kernel ... -target 5% [-budget D] -- ...
+//	# A/B, duet: A and B at once, pairs judged by their ratios (duet.go)
+//	go run ./internal/cmd/kbab -duet -out DIR -a-kernel ... -b-kernel ... [-boots N | -target 5%] -- ...
 //	# series: change points over kernels K1..Kn (abseries)
 //	go run ./internal/cmd/kbab -series LIST -out DIR [-boots 5] -- PACKAGES [go test flags]
 //	# bisection: the first bad image of LIST, good first, bad last
