@@ -238,7 +238,7 @@ func simRuns(short, full int) int {
 // is at most 0.05 in 5% of runs (4 standard errors), and a run gives a
 // false verdict in at most 5%.
 func TestDuetSimFixed(t *testing.T) {
-	runs := simRuns(60, 1000)
+	runs := simRuns(60, 400)
 	ps, vs := simDuet(t, runs, 0.1, 0, "-boots", "6")
 	var hits, any int
 	for i := range ps {
@@ -266,7 +266,7 @@ func TestDuetSimFixed(t *testing.T) {
 // that share of runs, and with Noisy 5% slower on B the run calls it
 // worse in at least 80% (Stein's power), each within 4 standard errors.
 func TestDuetSimPlanned(t *testing.T) {
-	runs := simRuns(20, 400)
+	runs := simRuns(20, 150)
 	ps, _ := simDuet(t, runs, 0.1, 0, "-target", "5%")
 	var hits int
 	for i := range ps {
