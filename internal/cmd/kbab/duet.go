@@ -106,6 +106,9 @@ var listed = map[string][]string{}
 var duetGoTest = (*driver).goTest
 
 func (u *duetDesign) next(i int) (nextBoot, bool, error) {
+	if i%2 != 0 {
+		return nextBoot{}, false, fmt.Errorf("%s: %d finished boots, an odd number: a duet records its boots in pairs; use a new -out", u.d.statePath, i)
+	}
 	a, ok, err := u.design.next(i)
 	if !ok || err != nil {
 		return a, ok, err
