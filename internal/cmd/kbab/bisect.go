@@ -79,7 +79,8 @@ func (b *bisectDesign) confirmed() error {
 		return err
 	}
 	st := b.d.st
-	st.Confirmed = &confirmation{Boots: len(st.Boots), Verdict: string(b.rowOf().Verdict)}
+	row, _ := b.rowUnit()
+	st.Confirmed = &confirmation{Boots: len(st.Boots), Verdict: string(row.Verdict)}
 	fmt.Fprintf(b.d.stderr, "kbab: good %s against bad %s on %s %s after %d boots: %s\n",
 		st.Settings.label(0), st.Settings.label(len(st.Settings.Kernels)-1), b.pkg, b.row, len(st.Boots), st.Confirmed.Verdict)
 	return st.write(b.d.statePath)
@@ -154,12 +155,6 @@ func (b *bisectDesign) confirmation(label string) (string, error) {
 	return p, os.WriteFile(p, data[:min(int64(len(data)), end)], 0o666)
 }
 
-// rowOf is the bisected row in the good/bad comparison.
-func (b *bisectDesign) rowOf() *abstat.Row {
-	row, _ := b.rowUnit()
-	return row
-}
-
 // rowUnit is the row's judged primary and its unit (sec/op).
 func (b *bisectDesign) rowUnit() (*abstat.Row, string) {
 	for t, row := range b.rep.Primaries() {
@@ -180,7 +175,7 @@ func (b *bisectDesign) start() error {
 	if b.search != nil || !moved(b.d.st.Confirmed.Verdict) {
 		return nil
 	}
-	row := b.rowOf()
+	row, _ := b.rowUnit()
 	if row.Samples[0] == nil || row.Samples[1] == nil {
 		return fmt.Errorf("row %s %s: good or bad has no boots of it", b.pkg, b.row)
 	}
