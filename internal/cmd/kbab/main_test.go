@@ -30,6 +30,7 @@ func TestMain(m *testing.M) {
 
 func setupAndRun(m *testing.M) int {
 	pkgDir, _ = os.Getwd()
+	os.Setenv(fixtureEnv, filepath.Join(pkgDir, "..", "..", "profdelta", "testdata", "work"))
 	tmp, err := os.MkdirTemp("", "kbab-test")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
