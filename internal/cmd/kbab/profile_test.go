@@ -208,7 +208,6 @@ func TestProfiledStateChecked(t *testing.T) {
 	}{
 		"order":    {func(s *state) { s.Profiled[1].Boot = 3 }, "profiled[1] is profile boot 3: want 2"},
 		"side":     {func(s *state) { s.Profiled[0].Side = "B" }, `profiled[0] (profile boot 1) is side "B": want "A"`},
-		"timed id": {func(s *state) { s.Profiled[2].BootIDs = s.Boots[0].BootIDs }, "profiled[2] (profile boot 3) has boot id"},
 		"own id":   {func(s *state) { s.Profiled[2].BootIDs = s.Profiled[1].BootIDs }, "which another boot had too"},
 		"no ids":   {func(s *state) { s.Profiled[0].BootIDs = nil }, "has no boot_ids"},
 		"too many": {func(s *state) { s.Settings.Profile = 0 }, "profiled lists 6 profile boots: want at most the 0"},
