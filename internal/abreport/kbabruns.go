@@ -94,9 +94,9 @@ func WriteBisect(w io.Writer, b BisectRun) error {
 	fmt.Fprintf(w, " (%s)\n", ratioPct(1+b.Change))
 	res := b.Search
 	fmt.Fprintf(w, "rule: each step boots its image in rounds with good and bad beside it (good, image, bad; then bad, image, good), "+
-		"and after %v rounds t-tests, at %.2g each, whether the image is more than a quarter of the step from good (then bad), from bad (then good), "+
-		"or from both (not one step), so that the chance of naming a wrong image is at most %g over the %d steps at most, "+
-		"where each image sits within a quarter of the step of good or of bad\n",
+		"and after %v rounds t-tests, at %.2g each, whether the image is more than a quarter of the step from both good and bad (not one step), "+
+		"else past the midpoint toward bad (then bad) or toward good (then good), so that the chance of naming a wrong image is at most %g over the %d steps at most, "+
+		"where each image sits nearer its own side's level than the midpoint\n",
 		b.Opts.Looks, b.Level, b.Opts.Wrong, abseries.Steps(n-2))
 	image := func(i int) Kernel { return b.Kernels[i+1] } // image i from 0; n-2 the bad kernel
 	center := func(v float64) string { return fmt.Sprintf("%.4g", v) }

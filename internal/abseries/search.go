@@ -78,14 +78,17 @@ type SearchResult struct {
 // round), so that each image is judged against references taken beside
 // it. At each look, on the row's scale, with σ pooled over every group
 // of the search (each step's good, image and bad, each its own mean),
-// two contrasts are t-tested one-sided (exact for normal boot medians
-// with σ estimated): the image more than a quarter of bad-good away
-// from good, toward bad; and from bad, toward good. Far from both:
-// between, not one step; far from good alone: bad; from bad alone:
-// good. Each test's level is Wrong/(steps·looks), so that by Bonferroni
-// over the looks and the steps the chance of a wrong image, and apart
-// from it of "not one step", is at most Wrong where every image sits
-// within a quarter of the step of good's level or of bad's.
+// linear contrasts are t-tested one-sided (exact for normal boot
+// medians with σ estimated): the image more than a quarter of bad-good
+// away from good, toward bad, and from bad, toward good: both, between,
+// not one step; else the image past the midpoint toward bad: bad; or
+// toward good: good. The midpoint, not the quarter, decides a side, so
+// that an image halfway (two half steps) is called good or bad no more
+// often than the level. Each test's level is Wrong/(steps·looks), so
+// that by Bonferroni over the looks and the steps the chance of a wrong
+// image is at most Wrong where every image sits nearer its side's level
+// than the midpoint, and apart from it that of "not one step" where
+// every image sits within a quarter of the step of its side's.
 type Search struct {
 	images int
 	opts   SearchOptions
@@ -250,14 +253,15 @@ func (s *Search) judge(last bool) {
 	g, x, b := m[0], m[1], m[2]
 	q := sd * math.Sqrt(1.625/n)
 	farG, farB := s.sign*(x-g-(b-g)/4)/q, s.sign*(b-x-(b-g)/4)/q
+	nearB := s.sign * (x - (g+b)/2) / (sd * math.Sqrt(1.5/n))
 	st.Rounds = int(n)
 	st.Good, st.ImageCenter, st.Bad, st.Position = s.sc.From(g), s.sc.From(x), s.sc.From(b), (x-g)/(b-g)
 	switch {
 	case farG > c && farB > c:
 		st.Decision = Between
-	case farG > c:
+	case nearB > c:
 		st.Decision, s.res.Hi = LikeBad, st.Image
-	case farB > c:
+	case -nearB > c:
 		st.Decision, s.res.Lo = LikeGood, st.Image
 	case last:
 		st.Decision = CannotTell

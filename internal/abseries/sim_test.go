@@ -195,22 +195,29 @@ func pickRows(s *sim.Suite, boots []int, want []int) []int {
 // spread of its boot medians) gets a change point in the row in at least
 // 80% of draws, the mde's promise. Both less three binomial standard
 // errors of 80% at the draws; with KBENCH_SIM_FULL also the DefaultBoots
-// row at layout 1.2 drawn by the smoothed bootstrap (bootMedian).
-// Without KBENCH_SIM_FULL only the DefaultBoots row's 10% at layout 1.2,
-// 30 draws.
+// row at layout 1.2 drawn by the smoothed bootstrap (bootMedian). At
+// layout 1.2 also with every kernel of every row moved by its own
+// offset, 0.5 of the row's boot spread (separate builds), logged, not
+// asserted: there the 80% does not hold. Without
+// KBENCH_SIM_FULL only the DefaultBoots row's 10% at layout 1.2, 30
+// draws.
 func TestSimStep(t *testing.T) {
 	s := sim.LoadSuite(t)
 	draws := simDraws(200, 30, 20)
 	for li, c := range []struct {
-		mult   float64
-		smooth bool
-	}{{layouts[0], false}, {layouts[1], false}, {layouts[1], true}} {
+		mult, offset float64
+		smooth       bool
+	}{{layouts[0], 0, false}, {layouts[1], 0, false}, {layouts[1], 0, true}, {layouts[1], 0.5, false}} {
 		mult, smooth := c.mult, c.smooth
 		if (li != 1 && !full()) || (smooth && !full()) {
 			continue // the noisier layout only
 		}
 		d := sim.Design{Count: simCount, Between: mult}
 		sds, boots := needs(s, d, smooth)
+		var offs []float64
+		for _, sd := range sds {
+			offs = append(offs, c.offset*sd)
+		}
 		for ri, row := range pickRows(s, boots, []int{3, DefaultBoots, 8}) {
 			if ri != 1 && (!full() || smooth) {
 				continue // the DefaultBoots row only: seconds a case
@@ -227,7 +234,7 @@ func TestSimStep(t *testing.T) {
 				var mu sync.Mutex
 				sim.Parallel(draws, func(i int) {
 					rng := rand.New(rand.NewPCG(41, uint64(1000000*(10*li+2*ri+ci)+i)))
-					res := Detect(drawSeries(s, rng, 8, n, 4, dc, nil, smooth), DefaultOptions)
+					res := Detect(drawSeries(s, rng, 8, n, 4, dc, offs, smooth), DefaultOptions)
 					hit, other := false, false
 					for r, rr := range res {
 						for _, c := range rr.Changes {
@@ -256,9 +263,11 @@ func TestSimStep(t *testing.T) {
 					what, share = "the row's mde", float64(inRow)/float64(draws)
 				}
 				se := math.Sqrt(0.8 * 0.2 / float64(draws))
-				t.Logf("layout %.2f×within, smoothed bootstrap %v, %s (boot medians ±%.1f%%), %d boots a kernel: %s, +%.1f%% from kernel 5: found between 4 and 5 in %d of %d draws, a change point in the row in %d; one on another row in %d",
-					mult, smooth, s.Rows[row].Key(), 100*sds[row], n, what, 100*change, found, draws, inRow, others)
-				if share < 0.8-3*se {
+				t.Logf("layout %.2f×within, smoothed bootstrap %v, kernels' own offsets %.1f × boot spread, %s (boot medians ±%.1f%%), %d boots a kernel: %s, +%.1f%% from kernel 5: found between 4 and 5 in %d of %d draws, a change point in the row in %d; one on another row in %d",
+					mult, smooth, c.offset, s.Rows[row].Key(), 100*sds[row], n, what, 100*change, found, draws, inRow, others)
+				// With kernels' own offsets the promise does not hold
+				// (results/2026-12-05-bisect-sims.md): logged only.
+				if share < 0.8-3*se && c.offset == 0 {
 					t.Errorf("layout %.2f, %s at %d boots, %s (+%.1f%%): %.1f%% of draws, want at least 80%%", mult, s.Rows[row].Key(), n, what, 100*change, 100*share)
 				}
 			}
@@ -321,6 +330,7 @@ var bisectCases = []bisectCase{
 	{name: "suite, 6 images, step 5%", rows: 86, images: 6, steps: [][2]float64{{-1, 1}}},
 	{name: "1 row, 6 images, step 3.5%", rows: 1, images: 6, steps: [][2]float64{{-1, 0.7}}},
 	{name: "1 row, 6 images, two steps of 2.5% (K3, K6)", rows: 1, images: 6, steps: [][2]float64{{1, 0.5}, {4, 0.5}}},
+	{name: "1 row, 6 images, two steps of 20% (K3, K6)", rows: 1, images: 6, steps: [][2]float64{{1, 4}, {4, 4}}},
 	{name: "1 row, 6 images, step 5%, drift 30% of it", rows: 1, images: 6, steps: [][2]float64{{-1, 1}}, drift: 0.3},
 	{name: "1 row, 6 images, step 5%, offsets 0.2 boot spread", rows: 1, images: 6, steps: [][2]float64{{-1, 1}}, offsets: 0.2},
 	{name: "1 row, 6 images, step 5%, offsets 0.5 boot spread", rows: 1, images: 6, steps: [][2]float64{{-1, 1}}, offsets: 0.5},
@@ -333,7 +343,8 @@ var bisectCases = []bisectCase{
 // confirms in each case's family. Each run ends naming an image (right:
 // the step's, or either of two half steps'; else wrong), "not one step"
 // or undecided. Wrong is at most 10% of runs, plus three binomial
-// standard errors, where offsets stay within Search's premise.
+// standard errors, in every case; two half steps of 20% end "not one
+// step" or at one of the two in at least 90%, less as much.
 func TestSimBisect(t *testing.T) {
 	s := sim.LoadSuite(t)
 	const target = 0.05
@@ -410,10 +421,13 @@ func TestSimBisect(t *testing.T) {
 		se := 3 * math.Sqrt(0.9*0.1/n)
 		t.Logf("%s: %d rows confirmable; of %d runs right %.1f%%, wrong %.1f%%, not one step %.1f%%, undecided %.1f%%; %.0f step boots a run",
 			c.name, len(rows), draws, 100*float64(right)/n, 100*float64(wrong)/n, 100*float64(between)/n, 100*float64(undecided)/n, float64(boots)/n)
-		// Within a quarter of the step (Search's premise) at offsets of
-		// 0.2 boot spread; 0.5 is past it for most rows: logged only.
-		if float64(wrong)/n > 0.1+se && c.offsets < 0.5 {
+		if float64(wrong)/n > 0.1+se {
 			t.Errorf("%s: wrong in %.1f%% of runs, want at most 10%%", c.name, 100*float64(wrong)/n)
+		}
+		// Two half steps each four times the target (20%) are resolved:
+		// not one step, or one of the two, in at least 90% of runs.
+		if c.steps[0][1] == 4 && float64(right+between)/n < 0.9-se {
+			t.Errorf("%s: not one step or one of the two in %.1f%% of runs, want at least 90%%", c.name, 100*float64(right+between)/n)
 		}
 	}
 }

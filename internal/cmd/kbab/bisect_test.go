@@ -4,6 +4,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -154,4 +155,100 @@ func sum(v []int) int {
 		n += x
 	}
 	return n
+}
+
+// TestSimBisectLoop is the bisection's guarantees on kbab's own loop:
+// kbab -bisect run whole (boots through go test and the stand-in
+// vmexec, the files, kbab.json, the comparisons, abseries.Search) over
+// the stand-in's Noisy row (boot medians ±3%) at -target 5%, the first
+// bad image drawn per run, each run seeded; each ends right (the step's
+// kernel, or either half step's), wrong, not one step, undecided, or
+// unconfirmed. Wrong at most 10% of the confirmed runs, plus three
+// binomial standard errors, where kernels' own offsets are within
+// Search's premise (up to 0.2 of the boot spread). KBAB_SIM_RUNS=N
+// runs each case N times (results/2026-12-05-bisect-loop-sims.md);
+// unset, it skips: a run is 20 to 100 stand-in boots.
+func TestSimBisectLoop(t *testing.T) {
+	runs, _ := strconv.Atoi(os.Getenv("KBAB_SIM_RUNS"))
+	if runs <= 0 {
+		t.Skip("KBAB_SIM_RUNS=N runs each case N times")
+	}
+	for ci, c := range []struct {
+		name   string
+		images int
+		wide   int       // more rows in the command: a family of 2+wide
+		shifts []float64 // a step per entry: its size; two: at K3 and K6
+		other  string    // words every kernel's cmdline holds
+		offset float64
+	}{
+		{name: "README: 1 row, 2 images, step 5%", images: 2, shifts: []float64{0.05}},
+		{name: "1 row, 6 images, step 5%", images: 6, shifts: []float64{0.05}},
+		{name: "4 rows, 6 images, step 5%", images: 6, wide: 2, shifts: []float64{0.05}},
+		{name: "suite (86 rows), 6 images, step 5%", images: 6, wide: 84, shifts: []float64{0.05}},
+		{name: "1 row, 6 images, step 3.5%", images: 6, shifts: []float64{0.035}},
+		{name: "1 row, 6 images, two steps of 2.5% (K3, K6)", images: 6, shifts: []float64{0.025, 0.025}},
+		{name: "1 row, 6 images, step 5%, drift 30% of it a 100 boots", images: 6, shifts: []float64{0.05}, other: "drift=Noisy:0.0146"},
+		{name: "1 row, 6 images, step 5%, offsets 0.2 boot spread", images: 6, shifts: []float64{0.05}, offset: 0.2},
+		{name: "1 row, 6 images, step 5%, offsets 0.5 boot spread", images: 6, shifts: []float64{0.05}, offset: 0.5},
+	} {
+		t.Run(strconv.Itoa(ci), func(t *testing.T) {
+			var n [5]int // right, wrong, not one step, undecided, unconfirmed
+			boots := 0
+			for i := range runs {
+				seed := uint64(46000 + 1000*ci + i)
+				first := []int{int(seed*2654435761%1000) % (c.images + 1)}
+				if len(c.shifts) == 2 {
+					first = []int{1, 4}
+				}
+				f := newFake(t)
+				f.knob("planned", 0)
+				f.knob("seed", seed)
+				f.knob("wide", c.wide)
+				var b strings.Builder
+				for k := 1; k <= c.images+2; k++ {
+					fmt.Fprintf(&b, "K%d %s kbab.k=%d %s", k, f.imgA, k, c.other)
+					for j, s := range c.shifts {
+						if k-2 >= first[j] {
+							fmt.Fprintf(&b, " shift=Noisy:%g", s)
+						}
+					}
+					if c.offset > 0 {
+						fmt.Fprintf(&b, " offset=Noisy:%g", c.offset)
+					}
+					b.WriteString("\n")
+				}
+				list := filepath.Join(f.dir, "sim.list")
+				os.WriteFile(list, []byte(b.String()), 0o666)
+				self, _ := os.Executable()
+				code, stdout, stderr := f.run(nil, "-bisect", list, "-row", "^Noisy", "-out", f.out, "-vmexec", self, "--", ".", "-run=^$", "-bench=.")
+				if code > 1 {
+					t.Fatalf("run %d: exit %d\n%s\n%s", i, code, stdout, stderr)
+				}
+				boots += len(f.calls())
+				var want []string
+				for _, fb := range first {
+					want = append(want, fmt.Sprintf("first bad: K%d ", fb+2))
+				}
+				switch {
+				case slices.ContainsFunc(want, func(w string) bool { return strings.Contains(stdout, w) }):
+					n[0]++
+				case strings.Contains(stdout, "first bad: "):
+					n[1]++
+				case strings.Contains(stdout, "not one step: "):
+					n[2]++
+				case strings.Contains(stdout, "good and bad do not differ") || strings.Contains(stdout, "gave the row no verdict"):
+					n[4]++
+				default:
+					n[3]++
+				}
+			}
+			pct := func(k int) float64 { return 100 * float64(n[k]) / float64(runs) }
+			t.Logf("%s: %d runs: right %.0f%%, wrong %.0f%%, not one step %.0f%%, undecided %.0f%%, unconfirmed %.0f%%; %.0f boots a run",
+				c.name, runs, pct(0), pct(1), pct(2), pct(3), pct(4), float64(boots)/float64(runs))
+			confirmed := float64(runs - n[4])
+			if confirmed > 0 && c.offset < 0.5 && float64(n[1])/confirmed > 0.1+3*math.Sqrt(0.09/confirmed) {
+				t.Errorf("%s: wrong in %d of %.0f confirmed runs, want at most 10%%", c.name, n[1], confirmed)
+			}
+		})
+	}
 }

@@ -8,12 +8,10 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -96,10 +94,6 @@ type duetDesign struct {
 	design
 	d *driver
 }
-
-// listed caches go list's import paths of a directory's package
-// patterns, which a run asks for at every pair.
-var listed = map[string][]string{}
 
 // duetGoTest runs one side's go test of a pair: the driver's goTest,
 // which the simulations replace with a model of the boots.
@@ -224,17 +218,14 @@ func (d *driver) bootPair(i int, nb nextBoot, sig <-chan os.Signal, retry string
 		if err := p.out.Sync(); err != nil {
 			return exitUsage, err
 		}
-		ids, code, err := d.freshBootIDs(name, p.label, p.base+".txt")
-		if err != nil {
+		if _, code, err := d.freshBootIDs(name, p.label, p.base+".txt"); err != nil {
 			return code, err
 		}
-		offset := d.st.size(p.label)
-		n, sum, err := appendFile(d.result(p.label), p.base+".txt", offset)
-		if err != nil {
+		if err := appendFile(d.result(p.label), p.base+".txt", d.outputSize(p.label, d.st.Boots)); err != nil {
 			return exitUsage, err
 		}
-		recs[s] = bootRecord{Boot: i + 1 + s, Kernel: p.label, Seconds: p.took.Seconds(), Finished: time.Now().UTC(), BootIDs: ids,
-			Offset: offset, Bytes: n, SHA256: sum, Runs: []*nextBoot{&nb, nb.pair}[s].record, Retry: retry}
+		recs[s] = bootRecord{Boot: i + 1 + s, Kernel: p.label, Seconds: p.took.Seconds(), Finished: time.Now().UTC(),
+			Runs: []*nextBoot{&nb, nb.pair}[s].record, Retry: retry}
 	}
 	d.st.Boots = append(d.st.Boots, recs...)
 	if err := d.st.write(d.statePath); err != nil {
@@ -243,30 +234,20 @@ func (d *driver) bootPair(i int, nb nextBoot, sig <-chan os.Signal, retry string
 	return 0, nil
 }
 
-// perPackage splits go test runs into one run a package (go list's
-// import paths of the run's patterns), each with the run's flags: the
-// unit the barrier starts at once in both guests.
+// perPackage splits go test runs into one run a package argument, each
+// with the run's flags: the unit the barrier starts at once in both
+// guests (a pattern such as ./... stays one run: name the packages).
 func (u *duetDesign) perPackage(runs [][]string) ([][]string, error) {
 	var out [][]string
 	for _, a := range runs {
 		l := testflags.GoTest(a)
-		key := strings.Join(append([]string{u.d.st.Settings.Dir}, l.Packages()...), "\x00")
-		if listed[key] == nil {
-			cmd := exec.Command("go", append([]string{"list"}, l.Packages()...)...)
-			cmd.Dir = u.d.st.Settings.Dir
-			b, err := cmd.Output()
-			if err != nil {
-				return nil, fmt.Errorf("go list %s: %v", strings.Join(l.Packages(), " "), err)
-			}
-			listed[key] = strings.Fields(string(b))
-		}
 		var flags []string
 		for _, x := range l.Args {
 			if x.Flag {
 				flags = append(flags, x.Text)
 			}
 		}
-		for _, p := range listed[key] {
+		for _, p := range l.Packages() {
 			out = append(out, slices.Concat(flags, []string{p}, l.Rest))
 		}
 	}

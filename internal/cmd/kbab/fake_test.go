@@ -20,7 +20,6 @@ import (
 
 	"github.com/kbench/kbench/internal/fingerprint"
 	"github.com/kbench/kbench/internal/kprofile"
-	"github.com/kbench/kbench/internal/profdelta"
 	"github.com/kbench/kbench/internal/vmflags"
 	"golang.org/x/sys/unix"
 )
@@ -100,8 +99,7 @@ func fakeVMExec() int {
 		// A VM that ignores Ctrl-C: only SIGKILL ends it. A profiled
 		// one has written a row's profile first (row Hung).
 		if p := os.Getenv("KBENCH_PROFILE"); p != "" {
-			boots, _ := profdelta.FixtureBoots(mrand.New(mrand.NewPCG(uint64(n), 40)), 1, 0)
-			profdelta.WriteBoot(p, profdelta.Key{Pkg: "fake", Stem: kprofile.RowStem("Hung-2")}, boots[0])
+			fixtureProfiles(p, "Hung-2", false, n)
 		}
 		signal.Ignore(syscall.SIGINT, syscall.SIGTERM)
 		os.WriteFile(filepath.Join(dir, "hung.pid"), []byte(strconv.Itoa(os.Getpid())), 0o666)
@@ -169,16 +167,35 @@ func imageWords(kernel string) string {
 
 // fakeProfiles writes, as a guest's KBENCH_PROFILE would bring back, the
 // profiles of a boot of Work: package profdelta's fixture (two runs),
-// with profdelta.FixtureInjected at 5% of the samples on a slow kernel.
-// Call n seeds the jitter.
-func fakeProfiles(dir string, slow bool, n int) error {
-	share := 0.0
-	if slow {
-		share = 0.05
+// with its injected function at 5% of the samples on a slow kernel.
+func fakeProfiles(dir string, slow bool, n int) error { return fixtureProfiles(dir, "Work-2", slow, n) }
+
+// fixtureProfiles copies boot n of profdelta's fixture files of row
+// Work-2 (its testdata/work, a boot per call n up to 12, then again)
+// into dir as row's profiles.
+func fixtureProfiles(dir, row string, slow bool, n int) error {
+	side := map[bool]string{false: "fast", true: "slow"}[slow]
+	from := filepath.Join(os.Getenv(fixtureEnv), side, fmt.Sprintf("boot%d", (n-1)%12+1))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
 	}
-	boots, _ := profdelta.FixtureBoots(mrand.New(mrand.NewPCG(uint64(n), 40)), 1, share)
-	return profdelta.WriteBoot(dir, profdelta.Key{Pkg: "fake", Stem: kprofile.RowStem("Work-2")}, boots[0])
+	for run := 1; run <= 2; run++ {
+		b, err := os.ReadFile(filepath.Join(from, kprofile.FileName("fake", kprofile.RowStem("Work-2"), run)))
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, kprofile.FileName("fake", kprofile.RowStem(row), run)), b, 0o644)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
+
+// fixtureEnv names, for the stand-in, profdelta's fixture directory.
+const fixtureEnv = "KBAB_FAKE_PROFILES"
+
+// injected is the function profdelta's fixture injects.
+const injected = "bpf_jit_blind_constants"
 
 // plannedRows prints, as a test binary given args would, -test.count
 // results of each row -test.bench names: Work, quiet, and Noisy, whose
@@ -186,8 +203,9 @@ func fakeProfiles(dir string, slow bool, n int) error {
 // real row's between boots), so that the design asks more boots of it.
 // Call n of the fake seeds its boot (the "seed" knob, 0 unless set, seeds
 // the run): the same draws on any machine, an A/A unless ns differs. A
-// cmdline holding step=ROW makes that row alone 10% slower, half=ROW 5%:
-// planted steps for a series or a bisection. wide more rows, Wide00 on,
+// cmdline holding step=ROW makes that row alone 10% slower, half=ROW 5%
+// (rowFactor has more): planted steps for a series or a bisection. wide
+// more rows, Wide00 on,
 // spread as Noisy, make a suite's width (BenchmarkPlannedBoot).
 func plannedRows(args []string, ns float64, app string, n int, seed uint64, wide int) {
 	count, bench := 1, "."
@@ -213,12 +231,7 @@ func plannedRows(args []string, ns float64, app string, n int, seed uint64, wide
 		if ok, _ := regexp.MatchString(bench, "Benchmark"+row.name); !ok {
 			continue
 		}
-		step := 1.0
-		if slices.Contains(strings.Fields(app), "step="+row.name) {
-			step = 1.1
-		} else if slices.Contains(strings.Fields(app), "half="+row.name) {
-			step = 1.05
-		}
+		step := rowFactor(app, row.name, row.layout, seed, n)
 		for range count {
 			fmt.Printf("Benchmark%s-2\t1000\t%.1f ns/op\n", row.name, step*ns*math.Exp(layout+row.within*rng.NormFloat64()))
 		}
@@ -235,4 +248,116 @@ func cpuList(set unix.CPUSet) string {
 		}
 	}
 	return fingerprint.FormatCPUList(c)
+}
+
+// fakeGoTest stands in for `go test -exec VMEXEC ARGS` (the test binary
+// run as go, from fakeGoDir): it runs VMEXEC, the stand-in vmexec, in
+// this process with the flags go test would give a test binary
+// (-test.NAME for each test flag, build flags dropped), then go test's
+// last line; a boot costs a process start, not go test's build check.
+func fakeGoTest() int {
+	args := os.Args[1:]
+	if len(args) == 0 || args[0] != "test" {
+		fmt.Fprintf(os.Stderr, "fake go: %q: want test\n", args)
+		return 2
+	}
+	var exec, test []string
+	valued := map[string]bool{"exec": true, "p": true, "tags": true, "run": true, "bench": true, "count": true, "benchtime": true, "cpu": true, "timeout": true}
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		if a == "-args" {
+			test = append(test, args[i+1:]...)
+			break
+		}
+		name, v, has := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") {
+			continue // a package
+		}
+		if !has && valued[name] && i+1 < len(args) {
+			i++
+			v = args[i]
+		}
+		switch {
+		case name == "exec":
+			exec = splitQuoted(v)
+		case name == "p" || name == "tags":
+		case has || valued[name]:
+			test = append(test, "-test."+name+"="+v)
+		default:
+			test = append(test, "-test."+name)
+		}
+	}
+	if len(exec) == 0 {
+		fmt.Fprintln(os.Stderr, "fake go: no -exec")
+		return 2
+	}
+	os.Args = append(append(exec, "fake.test"), test...)
+	if code := fakeVMExec(); code != 0 {
+		fmt.Printf("exit status %d\nFAIL\tfake\t0.001s\n", code)
+		return 1
+	}
+	fmt.Println("ok  \tfake\t0.001s")
+	return 0
+}
+
+// splitQuoted splits s at spaces outside quotes, as go test splits
+// -exec (kbab quotes a field with ' or ").
+func splitQuoted(s string) []string {
+	var out []string
+	var cur strings.Builder
+	var q rune
+	in := false
+	for _, r := range s {
+		switch {
+		case q != 0 && r == q:
+			q = 0
+		case q == 0 && (r == '\'' || r == '"'):
+			q, in = r, true
+		case q == 0 && r == ' ':
+			if in {
+				out = append(out, cur.String())
+			}
+			cur.Reset()
+			in = false
+		default:
+			cur.WriteRune(r)
+			in = true
+		}
+	}
+	if in {
+		out = append(out, cur.String())
+	}
+	return out
+}
+
+// rowFactor is what a cmdline app does to row's level at call n of the
+// fake: step=ROW ×1.1, half=ROW ×1.05, shift=ROW:F ×(1+F); offset=ROW:S
+// the kernel's own offset (its kbab.k=K and the seed draw it, the same
+// at every boot of it), exp(S × layout × N(0,1)); drift=ROW:F exp(F × n/100),
+// a level that moves with the run.
+func rowFactor(app, row string, layout float64, seed uint64, n int) float64 {
+	f := 1.0
+	for _, w := range strings.Fields(app) {
+		key, v, _ := strings.Cut(w, "=")
+		name, arg, _ := strings.Cut(v, ":")
+		if name != row {
+			continue
+		}
+		x, _ := strconv.ParseFloat(arg, 64)
+		switch key {
+		case "step":
+			f *= 1.1
+		case "half":
+			f *= 1.05
+		case "shift":
+			f *= 1 + x
+		case "offset":
+			_, k, _ := strings.Cut(app, "kbab.k=")
+			id, _ := strconv.ParseUint(strings.Fields(k + " 0")[0], 10, 64)
+			f *= math.Exp(x * layout * mrand.New(mrand.NewPCG(seed, 1000+id)).NormFloat64())
+		case "drift":
+			f *= math.Exp(x * float64(n) / 100)
+		}
+	}
+	return f
 }

@@ -19,9 +19,13 @@ import (
 var (
 	pkgDir     string // this package's directory, in the kbench module
 	fakeModule string // a module with one trivial test package
+	fakeGoDir  string // a directory whose go is the fake go test (fakeGoTest)
 )
 
 func TestMain(m *testing.M) {
+	if filepath.Base(os.Args[0]) == "go" {
+		os.Exit(fakeGoTest())
+	}
 	if os.Getenv(fakeEnv) != "" {
 		os.Exit(fakeVMExec())
 	}
@@ -30,6 +34,7 @@ func TestMain(m *testing.M) {
 
 func setupAndRun(m *testing.M) int {
 	pkgDir, _ = os.Getwd()
+	os.Setenv(fixtureEnv, filepath.Join(pkgDir, "..", "..", "profdelta", "testdata", "work"))
 	tmp, err := os.MkdirTemp("", "kbab-test")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -40,6 +45,14 @@ func setupAndRun(m *testing.M) int {
 	os.MkdirAll(fakeModule, 0o777)
 	os.WriteFile(filepath.Join(fakeModule, "go.mod"), []byte("module fake\n\ngo 1.22\n"), 0o666)
 	os.WriteFile(filepath.Join(fakeModule, "fake_test.go"), []byte("package fake\n\nimport \"testing\"\n\nfunc BenchmarkWork(b *testing.B) {}\n"), 0o666)
+	// fakeGoDir's go is this binary: newFake puts it first in PATH.
+	fakeGoDir = filepath.Join(tmp, "bin")
+	self, _ := os.Executable()
+	os.MkdirAll(fakeGoDir, 0o777)
+	if err := os.Symlink(self, filepath.Join(fakeGoDir, "go")); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	if _, err := exec.LookPath("go"); err != nil {
 		// kbab drives go test: without the toolchain (a copied test
 		// binary, go test -exec vmexec) every test that runs it skips.
@@ -60,8 +73,19 @@ type fake struct {
 var noGo string
 
 func newFake(t testing.TB) *fake {
-	if noGo != "" {
+	return newFakeGo(t, false)
+}
+
+// newFakeGo is newFake, running the real go test where realGo (which
+// builds the fake module's test binary and runs it through -exec, a
+// second or more a boot), else the fake go test (fakeGoTest: the
+// stand-in vmexec at once).
+func newFakeGo(t testing.TB, realGo bool) *fake {
+	if realGo && noGo != "" {
 		t.Skip(noGo)
+	}
+	if !realGo {
+		t.Setenv("PATH", fakeGoDir+string(os.PathListSeparator)+os.Getenv("PATH"))
 	}
 	f := &fake{t: t, dir: t.TempDir(), out: filepath.Join(t.TempDir(), "out")}
 	f.imgA = filepath.Join(f.dir, "bzImage-a")
@@ -152,7 +176,7 @@ func boots(t *testing.T, p string) int {
 }
 
 func TestABBAOrderAppendsAndReportsWorse(t *testing.T) {
-	f := newFake(t)
+	f := newFakeGo(t, true) // the real go test between kbab and vmexec
 	code, stdout, stderr := f.run(nil, f.args("-b-kernel", f.imgB, "-b-append", "slow down", "-smp", "4", "-memory", "2G", "-accel", "tcg")...)
 	if code != 1 {
 		t.Fatalf("exit %d, want 1 (B is worse)\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
@@ -546,8 +570,12 @@ func TestBrokenResumeStateRefused(t *testing.T) {
 	good, _ := os.ReadFile(state)
 	goodA, _ := os.ReadFile(filepath.Join(f.out, "A.txt"))
 	st, err := parseState(good)
-	if err != nil || len(st.Boots) != 3 || st.Boots[0].Bytes != int64(len(goodA)) {
-		t.Fatalf("state after 3 boots: %+v, %v; A.txt %d bytes", st, err, len(goodA))
+	if err != nil || len(st.Boots) != 3 {
+		t.Fatalf("state after 3 boots: %+v, %v", st, err)
+	}
+	first := bootFile(f.out, st.Boots[0])
+	if out, _ := os.ReadFile(first); !bytes.Equal(out, goodA) {
+		t.Fatalf("A.txt (%d bytes) is not its one boot's output, %s (%d bytes)", len(goodA), first, len(out))
 	}
 	calls := len(f.calls())
 	for _, c := range []struct {
@@ -573,9 +601,15 @@ func TestBrokenResumeStateRefused(t *testing.T) {
 			t.Errorf("%s: %d boots ran", c.name, n-calls)
 		}
 	}
-	// Restored, the run resumes and finishes.
+	// A finished boot's output gone: refused, naming it.
 	os.WriteFile(state, good, 0o666)
 	os.WriteFile(filepath.Join(f.out, "A.txt"), goodA, 0o666)
+	os.Rename(first, first+".away")
+	if code, _, stderr := f.run(nil, args...); code != exitUsage || !strings.Contains(stderr, "01-A.txt: no such file or directory: boot 1's output, which kbab.json says finished") {
+		t.Errorf("boot 1's output gone: exit %d, stderr %q", code, stderr)
+	}
+	os.Rename(first+".away", first)
+	// Restored, the run resumes and finishes.
 	os.Remove(filepath.Join(f.dir, "fail-at"))
 	if code, stdout, stderr := f.run(nil, args...); code != 0 || !strings.Contains(stdout, "boots: old 3 boots, new 3 boots") || !strings.Contains(stderr, "3 of 6 boots finished") {
 		t.Errorf("restored: exit %d\n%s\n%s", code, stdout, stderr)
