@@ -102,53 +102,29 @@ func at(s []string, i int) string {
 
 func writeTableText(b *strings.Builder, r *abstat.Report, t *abstat.Table, done attributed) {
 	fmt.Fprintf(b, "%s  %s (%s)\n", tableTitle(t), t.Unit, direction(t))
-	head := cells{Old: "old", New: "new", Change: "change", P: "p", Q: "q", N: "n", Verdict: "verdict", Within: "within", Between: "between", MDE: "mde", Need: "need"}
-	if r.BootMode {
-		head.N = "boots"
-	}
-	rows := []cells{head}
-	names := []string{"benchmark"}
-	var notes []string
-	for _, row := range t.Rows {
-		c := formatRow(t, row)
-		c.Verdict += footnotes(&notes, warnings(row))
-		rows = append(rows, c)
-		names = append(names, row.Name)
-	}
-	var wo, wn, wc, wp, wq, wN, wv, wi, wb, wm, wd, nameW int
-	for i, c := range rows {
-		wm, wd = max(wm, runes(c.MDE)), max(wd, runes(c.Need))
-		wo, wn, wc = max(wo, runes(c.Old)), max(wn, runes(c.New)), max(wc, runes(c.Change))
-		wp, wq, wN, wv = max(wp, runes(c.P)), max(wq, runes(c.Q)), max(wN, runes(c.N)), max(wv, runes(c.Verdict))
-		wi, wb = max(wi, runes(c.Within)), max(wb, runes(c.Between))
-		nameW = max(nameW, runes(names[i]))
-	}
-	extra := wm + wd + wq + 6
-	if r.BootMode {
-		extra += wi + wb + 4
-	}
-	nums := func(c cells) string {
-		s := pad(c.Old, wo, true) + "  " + pad(c.New, wn, true) + "  " + pad(c.Change, wc, true) +
-			"  " + pad(c.P, wp, true) + "  " + pad(c.Q, wq, true) + "  " + pad(c.N, wN, true) + "  "
-		if r.BootMode {
-			s += pad(c.Within, wi, true) + "  " + pad(c.Between, wb, true) + "  "
-		}
-		return s + pad(c.MDE, wm, true) + "  " + pad(c.Need, wd, true) + "  " + c.Verdict
-	}
-	if nameW+2+wo+wn+wc+wp+wN+wv+10+extra <= Width {
-		for i, c := range rows {
-			b.WriteString(strings.TrimRight(pad(names[i], nameW, false)+"  "+nums(c), " ") + "\n")
+	rows, notes := tableRows(r, t, false)
+	if lines, w := align(rows, 1); w <= Width {
+		for i, l := range lines {
+			b.WriteString(l + "\n")
 			if i > 0 {
 				writeLines(b, attrText(r, done, t, t.Rows[i-1]))
 			}
 		}
 	} else {
 		// Long names get a line of their own, the numbers the next one.
-		b.WriteString(strings.TrimRight("    "+nums(rows[0]), " ") + "\n")
-		for i, c := range rows[1:] {
-			b.WriteString(names[i+1] + "\n")
-			b.WriteString(strings.TrimRight("    "+nums(c), " ") + "\n")
-			writeLines(b, attrText(r, done, t, t.Rows[i]))
+		var nums [][]string
+		for _, row := range rows {
+			nums = append(nums, row[1:])
+		}
+		lines, _ := align(nums, 0)
+		for i, l := range lines {
+			if i > 0 {
+				b.WriteString(rows[i][0] + "\n")
+			}
+			b.WriteString("    " + l + "\n")
+			if i > 0 {
+				writeLines(b, attrText(r, done, t, t.Rows[i-1]))
+			}
 		}
 	}
 	if l := geomeanText(t); l != "" {
@@ -366,19 +342,14 @@ func attrText(r *abstat.Report, done attributed, t *abstat.Table, row *abstat.Ro
 	}
 	if len(own) > 0 {
 		lines = append(lines, "    counters that changed per op (evidence, not verdicts):")
-		var cs []cells
-		var wu, wo, wn, wc, wp, wN int
+		var rows [][]string
 		for _, l := range own {
 			c := formatRow(&abstat.Table{Unit: l.Unit}, l.Row)
-			c.Verdict = counterDirection(l.Row)
-			cs = append(cs, c)
-			wu = max(wu, runes(l.Unit))
-			wo, wn, wc = max(wo, runes(c.Old)), max(wn, runes(c.New)), max(wc, runes(c.Change))
-			wp, wN = max(wp, runes(c.P)), max(wN, runes(c.N))
+			rows = append(rows, []string{l.Unit, c.Old, c.New, c.Change, c.P, c.N, counterDirection(l.Row)})
 		}
-		for i, c := range cs {
-			lines = append(lines, strings.TrimRight("      "+pad(own[i].Unit, wu, false)+"  "+pad(c.Old, wo, true)+"  "+
-				pad(c.New, wn, true)+"  "+pad(c.Change, wc, true)+"  "+pad(c.P, wp, true)+"  "+pad(c.N, wN, true)+"  "+c.Verdict, " "))
+		al, _ := align(rows, 1)
+		for _, l := range al {
+			lines = append(lines, "      "+l)
 		}
 	}
 	if len(paced) > 0 {
