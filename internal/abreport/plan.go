@@ -110,8 +110,11 @@ func WriteDesign(w io.Writer, d *abplan.Design) error {
 	var b strings.Builder
 	o := d.Opts
 	level := fmt.Sprintf("p <= %.2g a row (alpha %g over %d rows: where the q of a row changed alone reaches alpha)", d.Level, o.Alpha, rowsOf(d))
-	if o.PerRow {
+	switch {
+	case o.PerRow:
 		level = fmt.Sprintf("p <= %g a row", o.Alpha)
+	case !d.Planned: // the rows and their level are the pilot's
+		level = fmt.Sprintf("alpha %g over the rows the pilot finds", o.Alpha)
 	}
 	fmt.Fprintf(&b, "design: %s (Stein 1945) for a change of %s at %.0f%% power, %s, gate %s;\n",
 		abplan.RuleName, FormatMDE(o.Target), 100*o.Power, level, FormatMDE(o.Gate))
