@@ -521,11 +521,8 @@ func seriesPlot(dir, name string, r *SeriesReport, i int) error {
 	}
 	p.Title.Text = fmt.Sprintf("%s\n%s: %s", r.RowTitle(i), row.Unit, strings.Join(cs, ", "))
 	dir1 := "unknown direction"
-	switch row.Better {
-	case 1:
-		dir1 = "higher is better"
-	case -1:
-		dir1 = "lower is better"
+	if row.Better != 0 {
+		dir1 = dirWord(row.Better) + " is better"
 	}
 	p.Y.Label.Text = fmt.Sprintf("%s (%s)", axisUnit(row.Unit, scaler), dir1)
 	p.X.Label.Text = "kernel; dots: boot medians, dash: a kernel's center, red: a change"

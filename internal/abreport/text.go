@@ -321,11 +321,27 @@ func (d attributed) first(t *abstat.Table, row *abstat.Row) bool {
 	return true
 }
 
+// counterCells are a table's row's counters as the text and markdown
+// forms list them: the own ones' cells (unit, old, new, change, p, n,
+// up or down), the paced ones' notes and the unchanged units; ok is
+// false where the row has none or they were listed already.
+func counterCells(r *abstat.Report, done attributed, t *abstat.Table, row *abstat.Row) (own [][]string, paced, same []string, ok bool) {
+	o, p, same := r.Attribution.For(t.Pkg, t.Ident, row.Name)
+	if len(o)+len(p)+len(same) == 0 || !done.first(t, row) {
+		return nil, nil, nil, false
+	}
+	for _, l := range o {
+		c := formatRow(&abstat.Table{Unit: l.Unit}, l.Row)
+		own = append(own, []string{l.Unit, c.Old, c.New, c.Change, c.P, c.N, counterDirection(l.Row)})
+	}
+	return own, pacedNotes(p), same, true
+}
+
 // attrText formats the counters of a table's row for the text report, or
 // returns nil when the row has none or they were listed already.
 func attrText(r *abstat.Report, done attributed, t *abstat.Table, row *abstat.Row) []string {
-	own, paced, same := r.Attribution.For(t.Pkg, t.Ident, row.Name)
-	if len(own)+len(paced)+len(same) == 0 || !done.first(t, row) {
+	own, paced, same, ok := counterCells(r, done, t, row)
+	if !ok {
 		return nil
 	}
 	if len(own)+len(paced) == 0 {
@@ -342,23 +358,14 @@ func attrText(r *abstat.Report, done attributed, t *abstat.Table, row *abstat.Ro
 	}
 	if len(own) > 0 {
 		lines = append(lines, "    counters that changed per op (evidence, not verdicts):")
-		var rows [][]string
-		for _, l := range own {
-			c := formatRow(&abstat.Table{Unit: l.Unit}, l.Row)
-			rows = append(rows, []string{l.Unit, c.Old, c.New, c.Change, c.P, c.N, counterDirection(l.Row)})
-		}
-		al, _ := align(rows, 1)
+		al, _ := align(own, 1)
 		for _, l := range al {
 			lines = append(lines, "      "+l)
 		}
 	}
 	if len(paced) > 0 {
 		lines = append(lines, "    changed per op only as the op's time did (rate per second ~ or opposite):")
-		var notes []string
-		for _, l := range paced {
-			notes = append(notes, pacedNote(l))
-		}
-		indent(strings.Join(notes, ", "))
+		indent(strings.Join(paced, ", "))
 	}
 	if len(same) > 0 {
 		indent("unchanged: " + strings.Join(same, " "))
@@ -368,21 +375,16 @@ func attrText(r *abstat.Report, done attributed, t *abstat.Table, row *abstat.Ro
 
 // attrMarkdown is attrText for the markdown report: a nested list.
 func attrMarkdown(r *abstat.Report, done attributed, t *abstat.Table, row *abstat.Row) []string {
-	own, paced, same := r.Attribution.For(t.Pkg, t.Ident, row.Name)
-	if len(own)+len(paced)+len(same) == 0 || !done.first(t, row) {
+	own, paced, same, ok := counterCells(r, done, t, row)
+	if !ok {
 		return nil
 	}
 	lines := []string{fmt.Sprintf("- `%s` counters (evidence, not verdicts):", strings.ReplaceAll(row.Name, "`", ""))}
-	for _, l := range own {
-		c := formatRow(&abstat.Table{Unit: l.Unit}, l.Row)
-		lines = append(lines, fmt.Sprintf("  - %s: %s → %s, %s (p=%s n=%s), %s", mdCell(l.Unit), c.Old, c.New, c.Change, c.P, c.N, counterDirection(l.Row)))
+	for _, c := range own {
+		lines = append(lines, fmt.Sprintf("  - %s: %s → %s, %s (p=%s n=%s), %s", mdCell(c[0]), c[1], c[2], c[3], c[4], c[5], c[6]))
 	}
 	if len(paced) > 0 {
-		var notes []string
-		for _, l := range paced {
-			notes = append(notes, pacedNote(l))
-		}
-		lines = append(lines, "  - changed per op only as the op's time did: "+mdCell(strings.Join(notes, ", ")))
+		lines = append(lines, "  - changed per op only as the op's time did: "+mdCell(strings.Join(paced, ", ")))
 	}
 	if len(same) > 0 {
 		lines = append(lines, "  - unchanged: "+mdCell(strings.Join(same, ", ")))

@@ -23,11 +23,8 @@ func shortBoot(b string) string {
 
 // direction describes a table's unit for a header.
 func direction(t *abstat.Table) string {
-	switch t.Better {
-	case 1:
-		return "higher is better"
-	case -1:
-		return "lower is better"
+	if t.Better != 0 {
+		return dirWord(t.Better) + " is better"
 	}
 	return fmt.Sprintf("direction unknown: no `Unit %s better=...` line", t.Unit)
 }
@@ -52,17 +49,21 @@ func counterDirection(row *abstat.Row) string {
 	return "~"
 }
 
-// pacedNote says how an event counter changed per op and per second.
-func pacedNote(l abstat.AttrLine) string {
-	s := fmt.Sprintf("%s %+.0f%%", l.Unit, 100*l.Row.Change)
-	if l.Rate != nil && l.Rate.Old != nil && l.Rate.New != nil {
-		if l.Rate.Verdict.Moved() {
-			s += fmt.Sprintf(" (%+.0f%%/s)", 100*l.Rate.Change)
-		} else {
-			s += " (~/s)"
+// pacedNotes say how each event counter changed per op and per second.
+func pacedNotes(ls []abstat.AttrLine) []string {
+	var notes []string
+	for _, l := range ls {
+		s := fmt.Sprintf("%s %+.0f%%", l.Unit, 100*l.Row.Change)
+		if l.Rate != nil && l.Rate.Old != nil && l.Rate.New != nil {
+			if l.Rate.Verdict.Moved() {
+				s += fmt.Sprintf(" (%+.0f%%/s)", 100*l.Rate.Change)
+			} else {
+				s += " (~/s)"
+			}
 		}
+		notes = append(notes, s)
 	}
-	return s
+	return notes
 }
 
 // sideNames are the sides' names, by abstat's side index.
