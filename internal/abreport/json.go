@@ -7,10 +7,11 @@ import (
 	"io"
 	"math"
 
+	"golang.org/x/perf/benchmath"
+
 	"github.com/kbench/kbench/internal/abmath"
 	"github.com/kbench/kbench/internal/abstat"
 	"github.com/kbench/kbench/internal/profdelta"
-	"golang.org/x/perf/benchmath"
 )
 
 // JSONReport is the report for scripts and dashboards (-format json; csv

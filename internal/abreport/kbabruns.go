@@ -9,10 +9,11 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/perf/benchunit"
+
 	"github.com/kbench/kbench/internal/abplan"
 	"github.com/kbench/kbench/internal/abseries"
 	"github.com/kbench/kbench/internal/abstat"
-	"golang.org/x/perf/benchunit"
 )
 
 // Kernel is a kernel of a kbab run as its reports name it: its label

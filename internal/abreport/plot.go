@@ -14,13 +14,14 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kbench/kbench/internal/abstat"
-	"github.com/kbench/kbench/internal/profdelta"
 	"golang.org/x/perf/benchunit"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/kbench/kbench/internal/abstat"
+	"github.com/kbench/kbench/internal/profdelta"
 )
 
 // Colors: the old side blue, the new one orange (told apart also by

@@ -8,10 +8,11 @@ import (
 	"math"
 	"strings"
 
+	"golang.org/x/perf/benchunit"
+
 	"github.com/kbench/kbench/internal/abstat"
 	"github.com/kbench/kbench/internal/kprofile"
 	"github.com/kbench/kbench/internal/profdelta"
-	"golang.org/x/perf/benchunit"
 )
 
 // RowProfile is one row's kernel profiles compared across boots, for
