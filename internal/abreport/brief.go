@@ -137,7 +137,7 @@ func briefRow(r *abstat.Report, t *abstat.Table, row *abstat.Row) []string {
 		add(Why(row.Outcome))
 		return lines
 	}
-	add(fmt.Sprintf("%s %s [%s, %s] p=%.3f q=%.3f", t.Unit, pctChange(row.Change), pct1(row.ChangeLo), pct1(row.ChangeHi), row.P, row.Q))
+	add(fmt.Sprintf("%s %s [%s, %s] p=%.3f q=%.3f", t.Unit, pctChange(row.Change), pct(row.ChangeLo), pct(row.ChangeHi), row.P, row.Q))
 	if d := derivedText(r, t, row); d != "" {
 		add("rates: " + strings.Trim(d, " ()"))
 	}
@@ -148,27 +148,15 @@ func briefRow(r *abstat.Report, t *abstat.Table, row *abstat.Row) []string {
 	}
 	s := strings.Join(moved, ", ")
 	if len(paced) > 0 {
-		var notes []string
-		for _, l := range paced {
-			notes = append(notes, pacedNote(l))
-		}
 		if s != "" {
 			s += "; "
 		}
-		s += "paced by its time: " + strings.Join(notes, ", ")
+		s += "paced by its time: " + strings.Join(pacedNotes(paced), ", ")
 	}
 	if s != "" {
 		add("counters: " + s)
 	}
 	return lines
-}
-
-// pct1 formats an interval's end: "?" where unbounded.
-func pct1(x float64) string {
-	if math.IsInf(x, 0) || math.IsNaN(x) {
-		return "?"
-	}
-	return fmt.Sprintf("%+.1f%%", 100*x)
 }
 
 // setupChange says how a setup line differs, in at most w columns: both

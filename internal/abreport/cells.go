@@ -23,6 +23,67 @@ type cells struct {
 	MDE, Need                          string // compared rows
 }
 
+// cols are c's columns in the tables' order, within and between with
+// boots as samples only.
+func (c cells) cols(bootMode bool) []string {
+	s := []string{c.Old, c.New, c.Change, c.P, c.Q, c.N}
+	if bootMode {
+		s = append(s, c.Within, c.Between)
+	}
+	return append(s, c.MDE, c.Need, c.Verdict)
+}
+
+// tableRows are a table's rows as the text and markdown forms print
+// them: a header, then per row its name and columns (cells.cols), the
+// verdict marked with its notes' numbers, and the notes; bold wraps a
+// primary row's verdict that failed or moved in markdown's **.
+func tableRows(r *abstat.Report, t *abstat.Table, bold bool) (rows [][]string, notes []string) {
+	head := cells{Old: "old", New: "new", Change: "change", P: "p", Q: "q", N: "n", Verdict: "verdict", Within: "within", Between: "between", MDE: "mde", Need: "need"}
+	if r.BootMode {
+		head.N = "boots"
+	}
+	rows = [][]string{append([]string{"benchmark"}, head.cols(r.BootMode)...)}
+	for _, row := range t.Rows {
+		c := formatRow(t, row)
+		if bold && row.Role != abstat.Evidence && (row.Verdict.Moved() && row.Verdict != abstat.Changed || row.Verdict == abstat.Failed || row.Verdict == abstat.Skipped) {
+			c.Verdict = "**" + c.Verdict + "**"
+		}
+		c.Verdict += footnotes(&notes, warnings(row))
+		rows = append(rows, append([]string{row.Name}, c.cols(r.BootMode)...))
+	}
+	return rows, notes
+}
+
+// align lays rows out in columns two spaces apart: the first left
+// padded on the right, the others but the last (numbers) on the left,
+// the last as it is; each line without trailing spaces, and the width
+// of the widest.
+func align(rows [][]string, left int) (lines []string, width int) {
+	w := make([]int, len(rows[0]))
+	for _, row := range rows {
+		for i, c := range row {
+			w[i] = max(w[i], runes(c))
+		}
+	}
+	for _, row := range rows {
+		var b strings.Builder
+		for i, c := range row {
+			if i > 0 {
+				b.WriteString("  ")
+			}
+			if i < len(row)-1 {
+				c = pad(c, w[i], i >= left)
+			}
+			b.WriteString(c)
+		}
+		lines = append(lines, strings.TrimRight(b.String(), " "))
+	}
+	for _, x := range w {
+		width += x
+	}
+	return lines, width + 2*(len(w)-1)
+}
+
 // formatRow formats a row's columns with one scale for its two centers,
 // as benchstat's RowScaler.
 func formatRow(t *abstat.Table, row *abstat.Row) cells {

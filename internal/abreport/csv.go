@@ -5,7 +5,9 @@ package abreport
 import (
 	"encoding/csv"
 	"io"
+	"slices"
 	"strconv"
+	"strings"
 )
 
 // CSVHeader names the csv columns; docs/kbcompare.md describes them.
@@ -41,10 +43,7 @@ func WriteCSV(w io.Writer, a *AB) error {
 	if len(m.Profiles) > 0 {
 		header = append(header[:len(header):len(header)], CSVProfileHeader...)
 	}
-	cw, record, err := csvRecords(w, header)
-	if err != nil {
-		return err
-	}
+	out := newCSV(w, header)
 	f := csvNum
 	g := func(x float64) string { return f(&x) }
 	for _, row := range m.Rows {
@@ -62,33 +61,23 @@ func WriteCSV(w io.Writer, a *AB) error {
 				kv[side+"_n"], kv[side+"_boots"] = strconv.Itoa(s.N), strconv.Itoa(s.Boots)
 			}
 		}
-		if err := record(kv); err != nil {
-			return err
-		}
+		out.record(kv)
 		for _, c := range row.Counters {
-			if err := record(map[string]string{"kind": "counter", "package": row.Package, "ident": row.Ident,
+			out.record(map[string]string{"kind": "counter", "package": row.Package, "ident": row.Ident,
 				"name": row.Name, "unit": c.Unit, "old_center": f(c.Old), "new_center": f(c.New), "change": f(c.Change),
-				"p": f(c.P), "verdict": c.Verdict, "note": c.Group}); err != nil {
-				return err
-			}
+				"p": f(c.P), "verdict": c.Verdict, "note": c.Group})
 		}
 	}
 	for _, ge := range m.Geomeans {
-		if err := record(map[string]string{"kind": "geomean", "package": ge.Package, "ident": ge.Ident, "unit": ge.Unit,
+		out.record(map[string]string{"kind": "geomean", "package": ge.Package, "ident": ge.Ident, "unit": ge.Unit,
 			"direction": ge.Direction, "old_center": g(ge.Old), "new_center": g(ge.New), "change": g(ge.Change),
-			"count": strconv.Itoa(ge.Rows)}); err != nil {
-			return err
-		}
+			"count": strconv.Itoa(ge.Rows)})
 	}
 	for _, d := range m.Setup {
-		if err := record(map[string]string{"kind": "setup", "name": d.Key, "old_text": d.Old, "new_text": d.New}); err != nil {
-			return err
-		}
+		out.record(map[string]string{"kind": "setup", "name": d.Key, "old_text": d.Old, "new_text": d.New})
 	}
 	for _, p := range m.Problems {
-		if err := record(map[string]string{"kind": "problem", "package": p.Pkg, "name": p.Name, "old_text": p.Side, "note": p.What}); err != nil {
-			return err
-		}
+		out.record(map[string]string{"kind": "problem", "package": p.Pkg, "name": p.Name, "old_text": p.Side, "note": p.What})
 	}
 	for _, mp := range m.Profiles {
 		var event, hz string
@@ -110,44 +99,56 @@ func WriteCSV(w io.Writer, a *AB) error {
 					kv["per_op_old"], kv["per_op_old_sd"], kv["per_op_new"], kv["per_op_new_sd"] = g(po.Old.Mean), f(po.Old.SD), g(po.New.Mean), f(po.New.SD)
 					kv["per_op_change"], kv["per_op_t"], kv["per_op_q"] = f(po.Change), f(po.T), f(po.Q)
 				}
-				if err := record(kv); err != nil {
-					return err
-				}
+				out.record(kv)
 			}
 		}
 	}
 	s := m.Summary
-	for _, c := range []struct {
-		name string
-		n    int
-	}{{"rows", s.Rows}, {"family", s.Family}, {"nominal", s.Nominal}, {"worse", s.Worse}, {"better", s.Better}, {"changed", s.Changed}, {"same", s.Same},
-		{"underpowered", s.Underpowered}, {"old_only", s.OldOnly}, {"new_only", s.NewOnly}, {"failed", s.Failed},
-		{"skipped", s.Skipped}, {"undecided", s.Undecided}, {"problems", s.Problems}, {"exit", s.Exit}, {"setup_equal", m.SetupSame},
-		{"boots_old", m.Boots.Old}, {"boots_new", m.Boots.New}} {
-		if c.name == "undecided" && c.n == 0 {
-			continue // as the JSON omits it: the reports of runs without one stay as they were
-		}
-		if err := record(map[string]string{"kind": "summary", "name": c.name, "count": strconv.Itoa(c.n)}); err != nil {
-			return err
-		}
+	names := "rows family nominal worse better changed same underpowered old_only new_only failed skipped undecided problems exit setup_equal boots_old boots_new"
+	counts := []int{s.Rows, s.Family, s.Nominal, s.Worse, s.Better, s.Changed, s.Same, s.Underpowered, s.OldOnly, s.NewOnly,
+		s.Failed, s.Skipped, s.Undecided, s.Problems, s.Exit, m.SetupSame, m.Boots.Old, m.Boots.New}
+	if s.Undecided == 0 { // as the JSON omits it: the reports of runs without one stay as they were
+		names, counts = strings.Replace(names, " undecided", "", 1), slices.Delete(counts, 12, 13)
 	}
-	cw.Flush()
-	return cw.Error()
+	return out.done(names, counts...)
 }
 
-// csvRecords writes header to a csv.Writer on w and returns the writer
-// and a function that writes one record, its fields by header name
-// (names it lacks are empty): the CSV forms' one way to write a record.
-func csvRecords(w io.Writer, header []string) (*csv.Writer, func(map[string]string) error, error) {
-	cw := csv.NewWriter(w)
-	record := func(kv map[string]string) error {
-		rec := make([]string, len(header))
-		for i, k := range header {
-			rec[i] = kv[k]
-		}
-		return cw.Write(rec)
+// csvOut writes a CSV form: its header, then records by column name
+// (names it lacks are empty), keeping the first error: the CSV forms'
+// one way to write a record.
+type csvOut struct {
+	w      *csv.Writer
+	header []string
+	err    error
+}
+
+func newCSV(w io.Writer, header []string) *csvOut {
+	c := &csvOut{w: csv.NewWriter(w), header: header}
+	c.err = c.w.Write(header)
+	return c
+}
+
+func (c *csvOut) record(kv map[string]string) {
+	rec := make([]string, len(c.header))
+	for i, k := range c.header {
+		rec[i] = kv[k]
 	}
-	return cw, record, cw.Write(header)
+	if c.err == nil {
+		c.err = c.w.Write(rec)
+	}
+}
+
+// done writes a "summary" record per count, named by names' words in
+// order, and flushes.
+func (c *csvOut) done(names string, counts ...int) error {
+	for i, name := range strings.Fields(names) {
+		c.record(map[string]string{"kind": "summary", "name": name, "count": strconv.Itoa(counts[i])})
+	}
+	c.w.Flush()
+	if c.err != nil {
+		return c.err
+	}
+	return c.w.Error()
 }
 
 // csvNum is a CSV field of a number: empty for nil (null in JSON),

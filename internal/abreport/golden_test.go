@@ -41,8 +41,9 @@ func golden(t *testing.T, name string, got []byte) {
 // plannedRun is kbab's report of a planned run of testdata/golden's
 // old.txt and new.txt (3 boots a side, the pilot's): a -target of 20%
 // whose budget the pilot has spent, so that its row is undecided, over
-// budget; and a perf-profile section that could not be made.
-func plannedRun(t *testing.T) []byte {
+// budget; and a perf-profile section that could not be made. design is
+// its design (WriteDesign), before the pilot and after.
+func plannedRun(t *testing.T) (run, design []byte) {
 	old, nw := filepath.Join("testdata", "golden", "old.txt"), filepath.Join("testdata", "golden", "new.txt")
 	pilot, err := abstat.Compare(old, nw, abstat.DefaultOptions)
 	if err != nil {
@@ -52,6 +53,10 @@ func plannedRun(t *testing.T) []byte {
 	o.Pilot, o.Budget = 3, 60
 	d, err := abplan.New(o)
 	if err != nil {
+		t.Fatal(err)
+	}
+	var des bytes.Buffer
+	if err := WriteDesign(&des, d); err != nil {
 		t.Fatal(err)
 	}
 	d.Plan(abplan.RowsOf(pilot), map[string]float64{"github.com/kbench/kbench/seccompbench": 10}, 120)
@@ -67,16 +72,22 @@ func plannedRun(t *testing.T) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return b.Bytes()
+	des.WriteString("-- planned --\n")
+	if err := WriteDesign(&des, d); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes(), des.Bytes()
 }
 
 // TestGolden checks kbab's reports, which kbcompare does not print:
-// the run report of a planned run (WriteText with RunNotes), a bisection's (WriteBisect)
+// the run report of a planned run (WriteText with RunNotes) and its
+// design (WriteDesign), a bisection's (WriteBisect)
 // that ends at an image, one that cannot tell and one not one step, and a series'
 // (WriteSeriesRun) of testdata/golden's four kernels.
 func TestGolden(t *testing.T) {
-	run := plannedRun(t)
+	run, design := plannedRun(t)
 	golden(t, "run.golden", run)
+	golden(t, "design.golden", design)
 
 	kernels := []Kernel{{"good", "bzImage-good"}, {"i1", "bzImage-1"}, {"i2", "bzImage-2"}, {"i3", "bzImage-3"}, {"bad", "bzImage-bad"}}
 	b := BisectRun{List: "kernels.txt", Row: "Syscall", Pkg: "seccompbench", RowName: "Syscall/work=getpid/kind=cached/filters=0-2",

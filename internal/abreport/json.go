@@ -7,6 +7,8 @@ import (
 	"io"
 	"math"
 
+	"golang.org/x/perf/benchmath"
+
 	"github.com/kbench/kbench/internal/abmath"
 	"github.com/kbench/kbench/internal/abstat"
 	"github.com/kbench/kbench/internal/profdelta"
@@ -301,22 +303,10 @@ func rowJSON(r *abstat.Report, t *abstat.Table, row *abstat.Row) jsonRow {
 	mr := jsonRow{Package: t.Pkg, Ident: t.Ident, Name: row.Name, Unit: t.Unit, Direction: dirWord(t.Better),
 		Role: row.Role, Verdict: row.Verdict, Why: Why(row.Outcome), Warnings: warnings(row)}
 	sides := [2]*jsonSide{}
-	for i, s := range []struct {
-		present bool
-		sum     func() (c, lo, hi float64, n int)
-	}{
-		{row.Old != nil, func() (float64, float64, float64, int) {
-			return row.OldSum.Center, row.OldSum.Lo, row.OldSum.Hi, len(row.Old.Values)
-		}},
-		{row.New != nil, func() (float64, float64, float64, int) {
-			return row.NewSum.Center, row.NewSum.Lo, row.NewSum.Hi, len(row.New.Values)
-		}},
-	} {
-		if !s.present {
-			continue
+	for i, sum := range []benchmath.Summary{row.OldSum, row.NewSum} {
+		if smp := [2]*benchmath.Sample{row.Old, row.New}[i]; smp != nil {
+			sides[i] = &jsonSide{Center: num(sum.Center), Lo: num(sum.Lo), Hi: num(sum.Hi), N: len(smp.Values), Boots: 1}
 		}
-		c, lo, hi, n := s.sum()
-		sides[i] = &jsonSide{Center: num(c), Lo: num(lo), Hi: num(hi), N: n, Boots: 1}
 	}
 	mr.Old, mr.New = sides[0], sides[1]
 	if row.Old == nil || row.New == nil {

@@ -41,27 +41,11 @@ func writeMarkdown(w io.Writer, r *abstat.Report) error {
 	done := attributed{}
 	for _, t := range r.Tables {
 		fmt.Fprintf(&b, "\n**%s** %s (%s)\n\n", mdCell(tableTitle(t)), mdCell(t.Unit), mdCell(direction(t)))
-		if r.BootMode {
-			b.WriteString("| benchmark | old | new | change | p | q | boots | within | between | mde | need | verdict |\n" +
-				"| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n")
-		} else {
-			b.WriteString("| benchmark | old | new | change | p | q | n | mde | need | verdict |\n" +
-				"| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n")
-		}
-		var notes []string
-		for _, row := range t.Rows {
-			c := formatRow(t, row)
-			if row.Role != abstat.Evidence && (row.Verdict.Moved() && row.Verdict != abstat.Changed || row.Verdict == abstat.Failed || row.Verdict == abstat.Skipped) {
-				c.Verdict = "**" + c.Verdict + "**"
-			}
-			c.Verdict += footnotes(&notes, warnings(row))
-			spreads := ""
-			if r.BootMode {
-				spreads = " " + c.Within + " | " + c.Between + " |"
-			}
-			spreads += " " + c.MDE + " | " + c.Need + " |"
-			fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s | %s |%s %s |\n", strings.ReplaceAll(row.Name, "|", `\|`),
-				c.Old, c.New, c.Change, c.P, c.Q, c.N, spreads, mdCell(c.Verdict))
+		rows, notes := tableRows(r, t, true)
+		fmt.Fprintf(&b, "| %s |\n| --- |%s --- |\n", strings.Join(rows[0], " | "), strings.Repeat(" ---: |", len(rows[0])-2))
+		for i, row := range t.Rows {
+			c := rows[i+1]
+			fmt.Fprintf(&b, "| `%s` | %s | %s |\n", strings.ReplaceAll(row.Name, "|", `\|`), strings.Join(c[1:len(c)-1], " | "), mdCell(c[len(c)-1]))
 		}
 		if l := geomeanText(t); l != "" {
 			b.WriteString("\n" + mdCell(l) + "\n")

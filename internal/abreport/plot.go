@@ -142,39 +142,16 @@ func rowPlot(dir, name string, r *abstat.Report, t *abstat.Table, row *abstat.Ro
 		var centerX0 float64 = x
 		medians := bs.Medians()
 		for i, boot := range bs.IDs {
-			vals := bs.Values[i]
-			pts := make(plotter.XYs, len(vals))
-			for j, v := range vals {
-				// Spread the dots across the column, in sample order.
-				off := 0.0
-				if len(vals) > 1 {
-					off = -0.25 + 0.5*float64(j)/float64(len(vals)-1)
-				}
-				pts[j] = plotter.XY{X: x + off, Y: v / scaler.Factor}
-				lo, hi = math.Min(lo, pts[j].Y), math.Max(hi, pts[j].Y)
-			}
-			sc, err := plotter.NewScatter(pts)
-			if err != nil {
+			if err := dotColumn(p, x, 0.25, 0.35, bs.Values[i], medians[i], scaler.Factor, col, 2.2, &lo, &hi); err != nil {
 				return err
 			}
-			sc.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(2.2), Shape: draw.CircleGlyph{}}
-			m := medians[i] / scaler.Factor
-			bar, err := plotter.NewLine(plotter.XYs{{X: x - 0.35, Y: m}, {X: x + 0.35, Y: m}})
-			if err != nil {
-				return err
-			}
-			bar.LineStyle = draw.LineStyle{Color: blackColor, Width: vg.Points(2.5)}
-			p.Add(sc, bar)
 			names = append(names, fmt.Sprintf("%s %d\n%s", label, i+1, shortBoot(boot)))
 			x++
 		}
 		c := []float64{o, n}[side] / scaler.Factor
-		line, err := plotter.NewLine(plotter.XYs{{X: centerX0 - 0.45, Y: c}, {X: x - 0.55, Y: c}})
-		if err != nil {
+		if err := addLine(p, draw.LineStyle{Color: col, Width: vg.Points(1.5), Dashes: dashes}, plotter.XY{X: centerX0 - 0.45, Y: c}, plotter.XY{X: x - 0.55, Y: c}); err != nil {
 			return err
 		}
-		line.LineStyle = draw.LineStyle{Color: col, Width: vg.Points(1.5), Dashes: []vg.Length{vg.Points(5), vg.Points(3)}}
-		p.Add(line)
 		if side == 0 {
 			names = append(names, "")
 			x++ // a gap between the sides
@@ -260,12 +237,10 @@ func forestPlot(dir string, r *abstat.Report) error {
 	}
 	band.Color = color.RGBA{R: 0xee, G: 0xee, B: 0xee, A: 0xff}
 	band.LineStyle.Width = 0
-	zero, err := plotter.NewLine(plotter.XYs{{X: 1, Y: -0.5}, {X: 1, Y: n - 0.5}})
-	if err != nil {
+	p.Add(band)
+	if err := addLine(p, draw.LineStyle{Color: grayColor, Width: vg.Points(1)}, plotter.XY{X: 1, Y: -0.5}, plotter.XY{X: 1, Y: n - 0.5}); err != nil {
 		return err
 	}
-	zero.LineStyle = draw.LineStyle{Color: grayColor, Width: vg.Points(1)}
-	p.Add(band, zero)
 	var labels []string
 	for i, it := range items {
 		// Top to bottom in report order.
@@ -274,20 +249,16 @@ func forestPlot(dir string, r *abstat.Report) error {
 		if col == nil {
 			col = blackColor
 		}
-		ci, err := plotter.NewLine(plotter.XYs{{X: it.lo, Y: y}, {X: it.hi, Y: y}})
-		if err != nil {
-			return err
-		}
-		ci.LineStyle = draw.LineStyle{Color: col, Width: vg.Points(2)}
+		ci := draw.LineStyle{Color: col, Width: vg.Points(2)}
 		if it.loOpen || it.hiOpen {
-			ci.LineStyle.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
+			ci.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
 		}
-		pt, err := plotter.NewScatter(plotter.XYs{{X: it.ratio, Y: y}})
-		if err != nil {
+		if err := addLine(p, ci, plotter.XY{X: it.lo, Y: y}, plotter.XY{X: it.hi, Y: y}); err != nil {
 			return err
 		}
-		pt.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(4), Shape: draw.CircleGlyph{}}
-		p.Add(ci, pt)
+		if err := addDots(p, col, 4, plotter.XYs{{X: it.ratio, Y: y}}); err != nil {
+			return err
+		}
 		labels = append(labels, fmt.Sprintf("%s  [%s]", it.label, it.verdict))
 	}
 	rev := make([]string, len(labels))
@@ -375,6 +346,49 @@ func gainLabel(g float64) string {
 	return fmt.Sprintf("%.3g%% %s", 100*(f-1), word)
 }
 
+// dashes are the dashed lines' pattern.
+var dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+
+// addLine adds a line through pts, drawn in style.
+func addLine(p *plot.Plot, style draw.LineStyle, pts ...plotter.XY) error {
+	l, err := plotter.NewLine(plotter.XYs(pts))
+	if err == nil {
+		l.LineStyle = style
+		p.Add(l)
+	}
+	return err
+}
+
+// addDots adds pts as dots of col, radius points wide.
+func addDots(p *plot.Plot, col color.Color, radius float64, pts plotter.XYs) error {
+	sc, err := plotter.NewScatter(pts)
+	if err == nil {
+		sc.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(radius), Shape: draw.CircleGlyph{}}
+		p.Add(sc)
+	}
+	return err
+}
+
+// dotColumn draws vals (divided by factor) as dots spread across x ±
+// half in their order, and center as a black bar across x ± bar;
+// *lo and *hi widen to the dots.
+func dotColumn(p *plot.Plot, x, half, bar float64, vals []float64, center, factor float64, col color.Color, radius float64, lo, hi *float64) error {
+	pts := make(plotter.XYs, len(vals))
+	for j, v := range vals {
+		off := 0.0
+		if len(vals) > 1 {
+			off = -half + 2*half*float64(j)/float64(len(vals)-1)
+		}
+		pts[j] = plotter.XY{X: x + off, Y: v / factor}
+		*lo, *hi = math.Min(*lo, pts[j].Y), math.Max(*hi, pts[j].Y)
+	}
+	if err := addDots(p, col, radius, pts); err != nil {
+		return err
+	}
+	c := center / factor
+	return addLine(p, draw.LineStyle{Color: blackColor, Width: vg.Points(2.5)}, plotter.XY{X: x - bar, Y: c}, plotter.XY{X: x + bar, Y: c})
+}
+
 func saveBoth(p *plot.Plot, dir, name string, w, h vg.Length) error {
 	for _, ext := range []string{".svg", ".png"} {
 		if err := p.Save(w, h, filepath.Join(dir, name+ext)); err != nil {
@@ -432,4 +446,131 @@ func writeProfilePlots(dir string, rows []RowProfile) (string, error) {
 		}
 	}
 	return index.String(), nil
+}
+
+// WriteSeriesPlots draws, into dir, one picture per row (its boot
+// medians by kernel, each change marked), each as SVG and PNG, and
+// index.md naming them: the rows with a change point first, then the
+// rows without one with the change they could have seen, so that a
+// series that found nothing still shows what it measured. Untested
+// rows get none.
+func WriteSeriesPlots(dir string, r *SeriesReport) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	var index strings.Builder
+	index.WriteString("# kbcompare -series plots\n\nKernels, in series order: ")
+	for k, l := range r.Series.Labels {
+		if k > 0 {
+			index.WriteString(", ")
+		}
+		fmt.Fprintf(&index, "%d `%s`", k+1, l)
+	}
+	index.WriteString(".\n\nEach picture is one row: a dot per boot median, the dash across a kernel " +
+		"its center, a red line where the series changed, the gray dashed lines the centers of the segments between changes.\n")
+	n := 0
+	for _, changed := range []bool{true, false} {
+		if changed {
+			index.WriteString("\n# Rows with a change point\n\n")
+		} else {
+			index.WriteString("\n# Rows without a change\n\n")
+		}
+		drawn := 0
+		for i, res := range r.Results {
+			if (len(res.Changes) > 0) != changed || res.Untested != "" {
+				continue
+			}
+			n++
+			drawn++
+			row := r.Series.Rows[i]
+			name := fmt.Sprintf("series-%03d-%s", n, fileSafe(row.Pkg+"-"+row.Name+"-"+row.Unit))
+			if err := seriesPlot(dir, name, r, i); err != nil {
+				return err
+			}
+			var what string
+			if changed {
+				var cs []string
+				for _, c := range res.Changes {
+					cs = append(cs, fmt.Sprintf("between %s and %s %s [%s, %s] (q %.2g)", r.Series.Labels[c.After], r.Series.Labels[c.After+1],
+						pct(c.Ratio-1), pct(c.Lo-1), pct(c.Hi-1), c.Q))
+				}
+				what = strings.Join(cs, "; ")
+			} else {
+				what = fmt.Sprintf("no change; it could have seen %s (a step in the middle) / %s (before the last kernel) at 80%% power",
+					FormatMDE(res.MDE), FormatMDE(res.MDEEnd))
+			}
+			fmt.Fprintf(&index, "## %s (%s)\n\n%s.\n\n![%s](%s.png) ([svg](%s.svg))\n\n", r.RowTitle(i), row.Unit, what, name, name, name)
+		}
+		if drawn == 0 {
+			index.WriteString("None.\n")
+		}
+	}
+	return os.WriteFile(filepath.Join(dir, "index.md"), []byte(index.String()), 0o644)
+}
+
+// seriesPlot draws row i of the series.
+func seriesPlot(dir, name string, r *SeriesReport, i int) error {
+	row, res := r.Series.Rows[i], r.Results[i]
+	scaler := benchunit.CommonScale(res.Centers, benchunit.ClassOf(row.Unit))
+	p := plot.New()
+	var cs []string
+	for _, c := range res.Changes {
+		cs = append(cs, fmt.Sprintf("%s after %s", pct(c.Ratio-1), r.Series.Labels[c.After]))
+	}
+	if len(cs) == 0 {
+		cs = append(cs, "no change, mde "+FormatMDE(res.MDE))
+	}
+	p.Title.Text = fmt.Sprintf("%s\n%s: %s", r.RowTitle(i), row.Unit, strings.Join(cs, ", "))
+	dir1 := "unknown direction"
+	if row.Better != 0 {
+		dir1 = dirWord(row.Better) + " is better"
+	}
+	p.Y.Label.Text = fmt.Sprintf("%s (%s)", axisUnit(row.Unit, scaler), dir1)
+	p.X.Label.Text = "kernel; dots: boot medians, dash: a kernel's center, red: a change"
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for k, meds := range row.Medians {
+		if len(meds) == 0 {
+			continue
+		}
+		if err := dotColumn(p, float64(k), 0.2, 0.3, meds, res.Centers[k], scaler.Factor, oldColor, 2.5, &lo, &hi); err != nil {
+			return err
+		}
+	}
+	// The segments' centers: the kernels between changes, each boot
+	// weighing alike (the change's ratio is of these).
+	bounds := []int{-1}
+	for _, c := range res.Changes {
+		bounds = append(bounds, c.After)
+	}
+	bounds = append(bounds, len(row.Medians)-1)
+	for b := 1; b < len(bounds); b++ {
+		a, z := bounds[b-1]+1, bounds[b]
+		var sum float64
+		var n int
+		for k := a; k <= z; k++ {
+			for _, v := range row.Medians[k] {
+				sum += res.Scale.To(v)
+				n++
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		m := res.Scale.From(sum/float64(n)) / scaler.Factor
+		if err := addLine(p, draw.LineStyle{Color: grayColor, Width: vg.Points(1.5), Dashes: dashes}, plotter.XY{X: float64(a) - 0.45, Y: m}, plotter.XY{X: float64(z) + 0.45, Y: m}); err != nil {
+			return err
+		}
+	}
+	for _, c := range res.Changes {
+		x := float64(c.After) + 0.5
+		if err := addLine(p, draw.LineStyle{Color: worseColor, Width: vg.Points(2)}, plotter.XY{X: x, Y: lo}, plotter.XY{X: x, Y: hi}); err != nil {
+			return err
+		}
+	}
+	p.NominalX(r.Series.Labels...)
+	if lo > 0 && lo < 0.5*hi {
+		p.Y.Min = 0
+	}
+	w := vg.Length(max(7, 0.9*float64(len(row.Medians)))) * vg.Inch
+	return saveBoth(p, dir, name, min(w, 14*vg.Inch), 4.5*vg.Inch)
 }

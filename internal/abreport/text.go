@@ -102,53 +102,29 @@ func at(s []string, i int) string {
 
 func writeTableText(b *strings.Builder, r *abstat.Report, t *abstat.Table, done attributed) {
 	fmt.Fprintf(b, "%s  %s (%s)\n", tableTitle(t), t.Unit, direction(t))
-	head := cells{Old: "old", New: "new", Change: "change", P: "p", Q: "q", N: "n", Verdict: "verdict", Within: "within", Between: "between", MDE: "mde", Need: "need"}
-	if r.BootMode {
-		head.N = "boots"
-	}
-	rows := []cells{head}
-	names := []string{"benchmark"}
-	var notes []string
-	for _, row := range t.Rows {
-		c := formatRow(t, row)
-		c.Verdict += footnotes(&notes, warnings(row))
-		rows = append(rows, c)
-		names = append(names, row.Name)
-	}
-	var wo, wn, wc, wp, wq, wN, wv, wi, wb, wm, wd, nameW int
-	for i, c := range rows {
-		wm, wd = max(wm, runes(c.MDE)), max(wd, runes(c.Need))
-		wo, wn, wc = max(wo, runes(c.Old)), max(wn, runes(c.New)), max(wc, runes(c.Change))
-		wp, wq, wN, wv = max(wp, runes(c.P)), max(wq, runes(c.Q)), max(wN, runes(c.N)), max(wv, runes(c.Verdict))
-		wi, wb = max(wi, runes(c.Within)), max(wb, runes(c.Between))
-		nameW = max(nameW, runes(names[i]))
-	}
-	extra := wm + wd + wq + 6
-	if r.BootMode {
-		extra += wi + wb + 4
-	}
-	nums := func(c cells) string {
-		s := pad(c.Old, wo, true) + "  " + pad(c.New, wn, true) + "  " + pad(c.Change, wc, true) +
-			"  " + pad(c.P, wp, true) + "  " + pad(c.Q, wq, true) + "  " + pad(c.N, wN, true) + "  "
-		if r.BootMode {
-			s += pad(c.Within, wi, true) + "  " + pad(c.Between, wb, true) + "  "
-		}
-		return s + pad(c.MDE, wm, true) + "  " + pad(c.Need, wd, true) + "  " + c.Verdict
-	}
-	if nameW+2+wo+wn+wc+wp+wN+wv+10+extra <= Width {
-		for i, c := range rows {
-			b.WriteString(strings.TrimRight(pad(names[i], nameW, false)+"  "+nums(c), " ") + "\n")
+	rows, notes := tableRows(r, t, false)
+	if lines, w := align(rows, 1); w <= Width {
+		for i, l := range lines {
+			b.WriteString(l + "\n")
 			if i > 0 {
 				writeLines(b, attrText(r, done, t, t.Rows[i-1]))
 			}
 		}
 	} else {
 		// Long names get a line of their own, the numbers the next one.
-		b.WriteString(strings.TrimRight("    "+nums(rows[0]), " ") + "\n")
-		for i, c := range rows[1:] {
-			b.WriteString(names[i+1] + "\n")
-			b.WriteString(strings.TrimRight("    "+nums(c), " ") + "\n")
-			writeLines(b, attrText(r, done, t, t.Rows[i]))
+		var nums [][]string
+		for _, row := range rows {
+			nums = append(nums, row[1:])
+		}
+		lines, _ := align(nums, 0)
+		for i, l := range lines {
+			if i > 0 {
+				b.WriteString(rows[i][0] + "\n")
+			}
+			b.WriteString("    " + l + "\n")
+			if i > 0 {
+				writeLines(b, attrText(r, done, t, t.Rows[i-1]))
+			}
 		}
 	}
 	if l := geomeanText(t); l != "" {
@@ -327,6 +303,91 @@ func bootsHeader(r *abstat.Report) []string {
 			lines = append(lines, fmt.Sprintf("warning: %s, %s: later rows of that boot are contaminated "+
 				"(docs/pulses.md)", name, pulseNote(p)))
 		}
+	}
+	return lines
+}
+
+// attributed remembers which rows already carry their counters, so that
+// a benchmark with several headline units lists them once, under its
+// first table.
+type attributed map[[3]string]bool
+
+func (d attributed) first(t *abstat.Table, row *abstat.Row) bool {
+	key := [3]string{t.Pkg, t.Ident, row.Name}
+	if d[key] {
+		return false
+	}
+	d[key] = true
+	return true
+}
+
+// counterCells are a table's row's counters as the text and markdown
+// forms list them: the own ones' cells (unit, old, new, change, p, n,
+// up or down), the paced ones' notes and the unchanged units; ok is
+// false where the row has none or they were listed already.
+func counterCells(r *abstat.Report, done attributed, t *abstat.Table, row *abstat.Row) (own [][]string, paced, same []string, ok bool) {
+	o, p, same := r.Attribution.For(t.Pkg, t.Ident, row.Name)
+	if len(o)+len(p)+len(same) == 0 || !done.first(t, row) {
+		return nil, nil, nil, false
+	}
+	for _, l := range o {
+		c := formatRow(&abstat.Table{Unit: l.Unit}, l.Row)
+		own = append(own, []string{l.Unit, c.Old, c.New, c.Change, c.P, c.N, counterDirection(l.Row)})
+	}
+	return own, pacedNotes(p), same, true
+}
+
+// attrText formats the counters of a table's row for the text report, or
+// returns nil when the row has none or they were listed already.
+func attrText(r *abstat.Report, done attributed, t *abstat.Table, row *abstat.Row) []string {
+	own, paced, same, ok := counterCells(r, done, t, row)
+	if !ok {
+		return nil
+	}
+	if len(own)+len(paced) == 0 {
+		return []string{fmt.Sprintf("    counters: none changed (%d compared)", len(same))}
+	}
+	var lines []string
+	indent := func(text string) {
+		for i, l := range wrap(text, Width-8) {
+			if i > 0 {
+				l = "  " + l
+			}
+			lines = append(lines, "      "+l)
+		}
+	}
+	if len(own) > 0 {
+		lines = append(lines, "    counters that changed per op (evidence, not verdicts):")
+		al, _ := align(own, 1)
+		for _, l := range al {
+			lines = append(lines, "      "+l)
+		}
+	}
+	if len(paced) > 0 {
+		lines = append(lines, "    changed per op only as the op's time did (rate per second ~ or opposite):")
+		indent(strings.Join(paced, ", "))
+	}
+	if len(same) > 0 {
+		indent("unchanged: " + strings.Join(same, " "))
+	}
+	return lines
+}
+
+// attrMarkdown is attrText for the markdown report: a nested list.
+func attrMarkdown(r *abstat.Report, done attributed, t *abstat.Table, row *abstat.Row) []string {
+	own, paced, same, ok := counterCells(r, done, t, row)
+	if !ok {
+		return nil
+	}
+	lines := []string{fmt.Sprintf("- `%s` counters (evidence, not verdicts):", strings.ReplaceAll(row.Name, "`", ""))}
+	for _, c := range own {
+		lines = append(lines, fmt.Sprintf("  - %s: %s → %s, %s (p=%s n=%s), %s", mdCell(c[0]), c[1], c[2], c[3], c[4], c[5], c[6]))
+	}
+	if len(paced) > 0 {
+		lines = append(lines, "  - changed per op only as the op's time did: "+mdCell(strings.Join(paced, ", ")))
+	}
+	if len(same) > 0 {
+		lines = append(lines, "  - unchanged: "+mdCell(strings.Join(same, ", ")))
 	}
 	return lines
 }

@@ -39,9 +39,9 @@ type Value struct {
 	Kind     Kind
 }
 
-// Parse reads s as a percentage of kind k and returns its fraction, or
+// parse reads s as a percentage of kind k and returns its fraction, or
 // an error that says what k accepts.
-func Parse(s string, k Kind) (float64, error) {
+func parse(s string, k Kind) (float64, error) {
 	x, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(s), "%"), 64)
 	switch {
 	case k == Threshold && (err != nil || !(x >= 0 && x < 100)):
@@ -54,7 +54,7 @@ func Parse(s string, k Kind) (float64, error) {
 
 // Set implements flag.Value.
 func (v Value) Set(s string) error {
-	f, err := Parse(s, v.Kind)
+	f, err := parse(s, v.Kind)
 	if err != nil {
 		return err
 	}

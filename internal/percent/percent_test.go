@@ -31,7 +31,7 @@ func TestParse(t *testing.T) {
 		{"five", Threshold, 0, false},
 		{"5%%", Threshold, 0, false},
 	} {
-		got, err := Parse(c.in, c.k)
+		got, err := parse(c.in, c.k)
 		if (err == nil) != c.ok || math.Abs(got-c.want) > 1e-12 {
 			t.Errorf("Parse(%q, %d) = %v, %v; want %v, ok %v", c.in, c.k, got, err, c.want, c.ok)
 		}
@@ -72,7 +72,7 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		for _, k := range []Kind{Threshold, Effect} {
-			x, err := Parse(s, k)
+			x, err := parse(s, k)
 			if err != nil {
 				if x != 0 {
 					t.Fatalf("Parse(%q, %d) = %v with error %v", s, k, x, err)
@@ -83,7 +83,7 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("Parse(%q, %d) = %v: outside its bounds", s, k, x)
 			}
 			if k == Effect || x != 0 {
-				back, err := Parse(Value{&x, k}.String(), k)
+				back, err := parse(Value{&x, k}.String(), k)
 				if err != nil || math.Abs(back-x) > 1e-12*math.Max(x, 1e-300) {
 					t.Fatalf("Parse(%q, %d) = %v, whose String %q reads back as %v, %v", s, k, x, Value{&x, k}.String(), back, err)
 				}

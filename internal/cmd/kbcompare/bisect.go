@@ -125,13 +125,13 @@ func runBisect(files []string, opts abstat.Options, rowPattern string, stdout, s
 			continue
 		case br.fromGood.Verdict == abstat.Failed || br.fromBad.Verdict == abstat.Failed:
 			return say(bisectSkip, "%s failed in the candidate", label)
-		case !moved(br.gb):
+		case !br.gb.Verdict.Moved():
 			continue // not a row that tells GOOD from BAD
 		}
 		regressed++
 		br.dir = math.Copysign(1, br.gb.Change)
-		fromGood := moved(br.fromGood) && math.Copysign(1, br.fromGood.Change) == br.dir
-		fromBad := moved(br.fromBad) && math.Copysign(1, br.fromBad.Change) == -br.dir
+		fromGood := br.fromGood.Verdict.Moved() && math.Copysign(1, br.fromGood.Change) == br.dir
+		fromBad := br.fromBad.Verdict.Moved() && math.Copysign(1, br.fromBad.Change) == -br.dir
 		detail := fmt.Sprintf("%s: %s from GOOD (%s), %s from BAD (%s); BAD is %+.1f%% from GOOD", label,
 			describe(br.fromGood), pOf(br.fromGood), describe(br.fromBad), pOf(br.fromBad), 100*br.gb.Change)
 		switch {
@@ -171,12 +171,8 @@ func failedIn(row *abstat.Row, side int) bool {
 	return row.Verdict == abstat.Failed && row.Outcome != nil && row.Outcome.Side == side
 }
 
-// moved reports whether a row's verdict is a significant change of at
-// least the threshold.
-func moved(row *abstat.Row) bool { return row.Verdict.Moved() }
-
 func describe(row *abstat.Row) string {
-	if moved(row) {
+	if row.Verdict.Moved() {
 		return fmt.Sprintf("%+.1f%%", 100*row.Change)
 	}
 	return fmt.Sprintf("~ (%+.1f%%)", 100*row.Change)

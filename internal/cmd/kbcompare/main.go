@@ -107,14 +107,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runSeries(flags, *alpha, threshold, *format, *plotDir, stdout, stderr)
 	}
 	if *bisect {
-		var refused []string
-		flags.Visit(func(f *flag.Flag) {
-			if f.Name == "format" || f.Name == "plot" || f.Name == "series" || strings.HasPrefix(f.Name, "profile") {
-				refused = append(refused, "-"+f.Name)
-			}
-		})
-		if len(refused) > 0 {
-			fmt.Fprintf(stderr, "kbcompare: %s does not apply to -git-bisect, which prints one line and exits with the verdict\n", strings.Join(refused, " and "))
+		if r := refused(flags, func(f string) bool {
+			return f == "format" || f == "plot" || f == "series" || strings.HasPrefix(f, "profile")
+		}); r != "" {
+			fmt.Fprintf(stderr, "kbcompare: %s does not apply to -git-bisect, which prints one line and exits with the verdict\n", r)
 			return bisectAbort
 		}
 		opts.PerRow = true
@@ -189,15 +185,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // runPlan prints the plan of one pilot file or two.
 func runPlan(flags *flag.FlagSet, opts abstat.Options, target float64, bootCost time.Duration, stdout, stderr io.Writer) int {
-	var refused []string
-	flags.Visit(func(f *flag.Flag) {
-		if f.Name == "format" || f.Name == "plot" || f.Name == "row" || strings.HasPrefix(f.Name, "profile") {
-			refused = append(refused, "-"+f.Name)
-		}
-	})
-	switch {
-	case len(refused) > 0:
-		fmt.Fprintf(stderr, "kbcompare: %s does not apply to -plan, which prints the plan\n", strings.Join(refused, " and "))
+	switch r := refused(flags, func(f string) bool {
+		return f == "format" || f == "plot" || f == "row" || strings.HasPrefix(f, "profile")
+	}); {
+	case r != "":
+		fmt.Fprintf(stderr, "kbcompare: %s does not apply to -plan, which prints the plan\n", r)
 		return 2
 	case flags.NArg() < 1 || flags.NArg() > 2:
 		fmt.Fprintln(stderr, "usage: kbcompare -plan [-target 5%] [-boot-cost DURATION] PILOT.txt | A.txt B.txt")
@@ -225,6 +217,18 @@ func runPlan(flags *flag.FlagSet, opts abstat.Options, target float64, bootCost 
 		return 2
 	}
 	return 0
+}
+
+// refused names the flags set on the command line that refuse picks,
+// "-a and -b"; "" where none is.
+func refused(flags *flag.FlagSet, refuse func(name string) bool) string {
+	var names []string
+	flags.Visit(func(f *flag.Flag) {
+		if refuse(f.Name) {
+			names = append(names, "-"+f.Name)
+		}
+	})
+	return strings.Join(names, " and ")
 }
 
 // bisectMode reports whether args name the flag name, however spelled

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/kbench/kbench/internal/abreport"
@@ -18,18 +19,12 @@ import (
 // abreport.SeriesReport.Exit, 2 where a file cannot be read or a flag
 // does not apply.
 func runSeries(flags *flag.FlagSet, alpha, threshold float64, format, plotDir string, stdout, stderr io.Writer) int {
-	var refused []string
-	flags.Visit(func(f *flag.Flag) {
-		switch f.Name {
-		case "series", "alpha", "threshold", "format", "plot":
-		default:
-			refused = append(refused, "-"+f.Name)
-		}
-	})
 	render := seriesRenderers[format]
-	switch {
-	case len(refused) > 0:
-		fmt.Fprintf(stderr, "kbcompare: %s does not apply to -series, which takes -alpha, -threshold, -format and -plot\n", strings.Join(refused, " and "))
+	switch r := refused(flags, func(f string) bool {
+		return !slices.Contains([]string{"series", "alpha", "threshold", "format", "plot"}, f)
+	}); {
+	case r != "":
+		fmt.Fprintf(stderr, "kbcompare: %s does not apply to -series, which takes -alpha, -threshold, -format and -plot\n", r)
 		return 2
 	case render == nil:
 		fmt.Fprintf(stderr, "kbcompare: -format with -series accepts text, json or csv, not %q\n", format)
