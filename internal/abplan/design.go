@@ -54,10 +54,11 @@ type Options struct {
 const DefaultPilot = 6
 
 // DefaultCount is the -count of a planned run where the go test
-// arguments set none: the fixed design's (FixedCount). The count
+// arguments set none: the fixed design's (the README's 3+3 boots at
+// -count=10). The count
 // is chosen before the pilot, which is what keeps every boot of the test
 // at one count; the spreads that would tune it are the pilot's.
-const DefaultCount = FixedCount
+const DefaultCount = 10
 
 // DefaultOptions plan for target with the report's alpha.
 func DefaultOptions(target float64) Options {
@@ -514,7 +515,7 @@ func RowOf(t *abstat.Table, row *abstat.Row, secOp *abstat.Row) Row {
 		}
 	}
 	if secOp != nil && secOp.Samples[0] != nil {
-		r.Sample = abstat.SampleCost(secOp.Samples[0])
+		r.Sample = sampleCost(secOp.Samples[0])
 	}
 	return r
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/aclements/go-moremath/stats"
 
+	"github.com/kbench/kbench/internal/abfile"
 	"github.com/kbench/kbench/internal/abstat"
 	"github.com/kbench/kbench/internal/abstat/sim"
 )
@@ -55,15 +56,15 @@ func suiteRows(t testing.TB) []simRow {
 	return rows
 }
 
-// suiteCosts are the fixture's packages' boot costs (PackageCost
-// of its one boot: go test's time less the timed samples).
+// suiteCosts are the fixture's packages' boot costs (BootCosts of its
+// one boot: go test's time less the timed samples).
 func suiteCosts(t *testing.T) map[string]float64 {
 	t.Helper()
-	out := map[string]float64{}
-	for pkg, c := range packageCosts(t) {
-		out[pkg] = c.Boot
+	files, _, err := abfile.Read(sim.File(t, sim.SuiteFile))
+	if err != nil {
+		t.Fatal(err)
 	}
-	return out
+	return BootCosts(files)
 }
 
 func med(v []float64) float64 {
