@@ -461,7 +461,7 @@ func reportOf(rows []Row, d *Design, opts abstat.Options) *abstat.Report {
 // TestSuiteAA: whole-suite planned runs through Design and the report's
 // judgement (q over the family, the design's gate), at the layout
 // spreads of real comparisons (0.35 and 1.2 times each row's within-boot
-// spread, sim.Design): an A/A gives a verdict on some row in at most 5%
+// spread, sim.Comparison): an A/A gives a verdict on some row in at most 5%
 // of runs, with no budget and with one that leaves most rows undecided;
 // and in the same runs one row made exactly the target slower (of the
 // rows a reference plan decides, one with the median boots) is called
