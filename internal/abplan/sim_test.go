@@ -14,6 +14,7 @@ import (
 	"github.com/aclements/go-moremath/stats"
 
 	"github.com/kbench/kbench/internal/abfile"
+	"github.com/kbench/kbench/internal/abmath"
 	"github.com/kbench/kbench/internal/abstat"
 	"github.com/kbench/kbench/internal/abstat/sim"
 )
@@ -94,7 +95,7 @@ func (r *simRow) medianSD(count int, between float64) float64 {
 	for range 4000 {
 		v = append(v, math.Log(r.boot(rng, count, between, 0)))
 	}
-	m := mean(v)
+	m, _ := abmath.MeanVar(v)
 	var ss float64
 	for _, x := range v {
 		ss += (x - m) * (x - m)
@@ -132,7 +133,7 @@ func drive(rng *rand.Rand, d *Design, c case_, costs map[string]float64) []Row {
 	}
 	var spent float64
 	for b := range d.PilotBoots() {
-		side := Side(b)
+		side := (b/2 + b) % 2 // ABBA, as kbab runs them
 		seen := map[string]bool{}
 		for i, r := range c.rows {
 			add(i, side)
@@ -162,7 +163,7 @@ func drive(rng *rand.Rand, d *Design, c case_, costs map[string]float64) []Row {
 				add(i, 1)
 			}
 		}
-		spent += 2 * d.BootSeconds(runs)
+		spent += 2 * d.bootSeconds(runs)
 		d.Update(func(pkg, name string) int { return held(rows[index[[2]string{pkg, name}]]) })
 	}
 	return rows
@@ -262,7 +263,7 @@ func smoothBandwidth(v []float64) float64 {
 		logs[i] = math.Log(x)
 	}
 	slices.Sort(logs)
-	m := mean(logs)
+	m, _ := abmath.MeanVar(logs)
 	var ss float64
 	for _, x := range logs {
 		ss += (x - m) * (x - m)
@@ -446,7 +447,7 @@ func reportOf(rows []Row, d *Design, opts abstat.Options) *abstat.Report {
 		for s := range 2 {
 			row.Samples[s] = &abstat.BootSamples{}
 			for b, m := range r.Medians[s] {
-				row.Samples[s].Add(sim.BootID(s, b), m*1e-9)
+				row.Samples[s].Add(sim.BootID(s, b), m*1e-9, 0)
 			}
 			rep.Boots[s] = max(rep.Boots[s], len(r.Medians[s]))
 		}

@@ -70,7 +70,7 @@ func groupRows(s *sim.Suite, rows []rowBoots) *Report {
 		for side, boots := range rows[i] {
 			for b, res := range boots {
 				for _, x := range res {
-					row.Samples[side].AddN(sim.BootID(side, b), x.Values[j]*1e-9, x.Iters)
+					row.Samples[side].Add(sim.BootID(side, b), x.Values[j]*1e-9, x.Iters)
 				}
 			}
 		}

@@ -1,9 +1,13 @@
 //go:build linux
 
 // Package sim holds the real result files the statistics are tested on
-// and draws comparisons from them: the tests of abstat, abreport,
-// kbcompare and kbab share one set of fixtures and one simulation
-// (testdata/README.md says where each file comes from).
+// and draws comparisons from them. It is a package and not a _test.go
+// file because the tests of six packages (abfile, abstat, abplan,
+// abseries, abreport, kbcompare) read the same fixtures and draw the
+// same simulated suite, and Go shares no test file between packages;
+// only those tests import it (testdata/README.md says where each file
+// comes from). What one package's tests alone use lives in its own
+// _test.go files.
 //
 // Two kinds of fixture: short real runs of one row (Syscall getpid,
 // seccompbench) that Assemble concatenates into files of several boots,
