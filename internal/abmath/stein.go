@@ -59,7 +59,7 @@ func (r Rule) DF() int {
 // k is t(1-Level/2, df0) + t(Power, df0).
 func (r Rule) k() float64 {
 	df := float64(r.DF())
-	return quantile(1-r.Level/2, df) + quantile(r.Power, df)
+	return TQuantile(1-r.Level/2, df) + TQuantile(r.Power, df)
 }
 
 // Boots is the boots a side the pilot's variance s0sq asks for: at
@@ -100,7 +100,7 @@ func (r Rule) P(t float64) float64 {
 // Half is the half-width of the change's interval at confidence conf:
 // t((1+conf)/2, df0) s0 √(2/n), on the scale.
 func (r Rule) Half(s0sq float64, n int, conf float64) float64 {
-	return quantile((1+conf)/2, float64(r.DF())) * math.Sqrt(s0sq*2/float64(n))
+	return TQuantile((1+conf)/2, float64(r.DF())) * math.Sqrt(s0sq*2/float64(n))
 }
 
 // MDE is the shift, on the scale, that n boots a side detect with the
@@ -124,7 +124,7 @@ func (r Rule) PowerAt(delta, sigma float64) float64 {
 		return 0
 	}
 	df := float64(r.DF())
-	crit := quantile(1-r.Level/2, df)
+	crit := TQuantile(1-r.Level/2, df)
 	var p float64
 	for _, v := range chiGrid(r.DF()) {
 		s0sq := sigma * sigma * v.x / df
@@ -137,17 +137,6 @@ func (r Rule) PowerAt(delta, sigma float64) float64 {
 		p += v.w * normal.CDF((delta-cut)/se)
 	}
 	return p
-}
-
-// ExpectedBoots is the mean boots a side the rule plans for a row of
-// spread sigma (counting out-of-reach rows at MaxBoots).
-func (r Rule) ExpectedBoots(sigma float64) float64 {
-	df := float64(r.DF())
-	var e float64
-	for _, v := range chiGrid(r.DF()) {
-		e += v.w * float64(min(r.Boots(sigma*sigma*v.x/df), r.MaxBoots))
-	}
-	return e
 }
 
 // FloorShare is the chance that the pilot alone decides a row of spread
@@ -170,8 +159,6 @@ type point struct{ x, w float64 }
 var (
 	gridMu sync.Mutex
 	grids  = map[int][]point{}
-	qMu    sync.Mutex
-	qs     = map[[2]float64]float64{}
 )
 
 // chiGrid is a midpoint grid of the chi-squared distribution on df: its
@@ -200,17 +187,4 @@ func chiGrid(df int) []point {
 	}
 	grids[df] = g
 	return g
-}
-
-// quantile is TQuantile, cached: a design asks the same few.
-func quantile(p, df float64) float64 {
-	qMu.Lock()
-	defer qMu.Unlock()
-	k := [2]float64{p, df}
-	if v, ok := qs[k]; ok {
-		return v
-	}
-	v := TQuantile(p, df)
-	qs[k] = v
-	return v
 }

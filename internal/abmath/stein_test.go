@@ -73,7 +73,7 @@ func TestRuleNormal(t *testing.T) {
 		seA := 3 * math.Sqrt(c.level*(1-c.level)/float64(draws))
 		seP := max(3*math.Sqrt(pred*(1-pred)/float64(draws)), 0.005)
 		t.Logf("level %g sigma %g gate %.3f: p <= level in %.4f (±%.4f); power %.3f, predicted %.3f (±%.3f); %.1f boots a side, predicted %.1f",
-			c.level, c.sigma, c.gate, rate, seA, power, pred, seP, boots/float64(draws), r.ExpectedBoots(c.sigma))
+			c.level, c.sigma, c.gate, rate, seA, power, pred, seP, boots/float64(draws), r.expectedBoots(c.sigma))
 		if math.Abs(rate-c.level) > seA {
 			t.Errorf("level %g sigma %g: A/A rate %.4f, want %g within %.4f", c.level, c.sigma, rate, c.level, seA)
 		}
@@ -101,4 +101,15 @@ func TestRuleBoots(t *testing.T) {
 	if got := r.MDE(s0sq, r.Boots(s0sq)); got > r.Shift {
 		t.Errorf("mde at the planned boots %.4f, want at most the shift %.4f", got, r.Shift)
 	}
+}
+
+// expectedBoots is the mean boots a side the rule plans for a row of
+// spread sigma (counting out-of-reach rows at MaxBoots).
+func (r Rule) expectedBoots(sigma float64) float64 {
+	df := float64(r.DF())
+	var e float64
+	for _, v := range chiGrid(r.DF()) {
+		e += v.w * float64(min(r.Boots(sigma*sigma*v.x/df), r.MaxBoots))
+	}
+	return e
 }

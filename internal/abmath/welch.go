@@ -5,6 +5,7 @@ package abmath
 import (
 	"errors"
 	"math"
+	"sync"
 
 	"github.com/aclements/go-moremath/stats"
 )
@@ -31,10 +32,30 @@ func Welch(a, b []float64) (t, df, p float64) {
 }
 
 // TQuantile is Student's t distribution's p quantile on df degrees of
-// freedom. go-moremath's TDist panics ("betainc: a or b too big") for
-// very large or infinite df, where t is the normal distribution: that
-// is used from df 1e6 on. NaN where df is not a positive number.
+// freedom, cached (a design and a report ask the same few).
+// go-moremath's TDist panics ("betainc: a or b too big") for very large
+// or infinite df, where t is the normal distribution: that is used from
+// df 1e6 on. NaN where df is not a positive number.
 func TQuantile(p, df float64) float64 {
+	k := [2]float64{p, df}
+	qMu.Lock()
+	v, ok := qs[k]
+	qMu.Unlock()
+	if !ok {
+		v = tQuantile(p, df)
+		qMu.Lock()
+		qs[k] = v
+		qMu.Unlock()
+	}
+	return v
+}
+
+var (
+	qMu sync.Mutex
+	qs  = map[[2]float64]float64{}
+)
+
+func tQuantile(p, df float64) float64 {
 	switch {
 	case !(df > 0):
 		return math.NaN()
@@ -43,7 +64,7 @@ func TQuantile(p, df float64) float64 {
 	case p == 0.5:
 		return 0
 	case p < 0.5:
-		return -TQuantile(1-p, df)
+		return -tQuantile(1-p, df)
 	}
 	// Newton's method from the normal quantile: the t CDF is concave
 	// above 0, so each step lands below the root and the steps rise to

@@ -31,7 +31,7 @@ type Options struct {
 	// Gate is the report's threshold under the design: the smallest
 	// |change| called better or worse. It must be below Target, or a
 	// change of exactly Target would be called in half the runs at most
-	// (Gate).
+	// (gate).
 	Gate float64
 	// Pilot is the pilot's boots a side (stage 1 of abmath.Rule), Count the
 	// -count of every boot of the run, pilot and stage 2 alike: every
@@ -57,34 +57,26 @@ type Options struct {
 const DefaultPilot = 6
 
 // DefaultCount is the -count of a planned run where the go test
-// arguments set none: the fixed design's (FixedCount). The count
+// arguments set none: the fixed design's (the README's 3+3 boots at
+// -count=10). The count
 // is chosen before the pilot, which is what keeps every boot of the test
 // at one count; the spreads that would tune it are the pilot's.
-const DefaultCount = FixedCount
+const DefaultCount = 10
 
 // DefaultOptions plan for target with the report's alpha.
 func DefaultOptions(target float64) Options {
 	return Options{Target: target, Alpha: abstat.DefaultOptions.Alpha, Power: abmath.TargetPower,
-		Gate: Gate(target), Pilot: DefaultPilot, Count: DefaultCount, MaxBoots: 30}
+		Gate: gate(target), Pilot: DefaultPilot, Count: DefaultCount, MaxBoots: 30}
 }
 
-// Gate is the threshold a design of target judges with: the report's
+// gate is the threshold a design of target judges with: the report's
 // (5%) where that is below target/2, else target/2. At the planned
 // boots a significant change is already past about 0.8 × target (the
 // critical value's share of k), so a gate at half the target costs a
 // change of the target almost nothing (Rule.PowerAt counts it), while a
 // gate equal to the target would let half of its runs through at most.
-func Gate(target float64) float64 {
+func gate(target float64) float64 {
 	return min(abstat.DefaultOptions.Threshold, target/2)
-}
-
-// Side is the side of a run's boot i (from 0) in the ABBA order: 0 for
-// A, 1 for B. Pairs in that order cancel a drift linear in time.
-func Side(i int) int {
-	if (i/2)%2 == i%2 {
-		return 0
-	}
-	return 1
 }
 
 // Row is one row's boots so far, as a design reads them.
@@ -161,8 +153,8 @@ type DesignRow struct {
 	center float64 // A's pilot mean on Scale: a linear row's changes are relative to it
 }
 
-// Pending reports whether the row runs and lacks boots.
-func (r *DesignRow) Pending() bool { return r.Status == Running && r.Done < r.Boots }
+// pending reports whether the row runs and lacks boots.
+func (r *DesignRow) pending() bool { return r.Status == Running && r.Done < r.Boots }
 
 // Run is one go test of a boot: a package's pending rows at Count.
 type Run struct {
@@ -238,7 +230,7 @@ func (d *Design) planRow(r Row) *DesignRow {
 	var ss float64
 	for s := range 2 {
 		v := rp.Scale.ToAll(pilot[s])
-		m := mean(v)
+		m, _ := abmath.MeanVar(v)
 		if s == 0 {
 			rp.center = m
 		}
@@ -369,7 +361,7 @@ func (d *Design) Next(spent float64) (runs []Run, pilot bool) {
 	for _, pp := range d.Pkgs {
 		var names []string
 		for _, rp := range pp.Rows {
-			if rp.Pending() {
+			if rp.pending() {
 				names = append(names, rp.Name)
 			}
 		}
@@ -377,15 +369,15 @@ func (d *Design) Next(spent float64) (runs []Run, pilot bool) {
 			runs = append(runs, Run{Pkg: pp.Pkg, Count: d.Opts.Count, Rows: names})
 		}
 	}
-	if b := d.Opts.Budget; b > 0 && len(runs) > 0 && spent+2*d.BootSeconds(runs) > b {
+	if b := d.Opts.Budget; b > 0 && len(runs) > 0 && spent+2*d.bootSeconds(runs) > b {
 		d.Cut = true
 		return nil, false
 	}
 	return runs, false
 }
 
-// BootSeconds is what one boot of runs costs by A's costs.
-func (d *Design) BootSeconds(runs []Run) float64 {
+// bootSeconds is what one boot of runs costs by A's costs.
+func (d *Design) bootSeconds(runs []Run) float64 {
 	var s float64
 	for _, r := range runs {
 		for _, pp := range d.Pkgs {
@@ -425,7 +417,7 @@ func (d *Design) Progress() (decided, pending, undecided int) {
 			switch {
 			case rp.Status != Running:
 				undecided++
-			case rp.Pending():
+			case rp.pending():
 				pending++
 			default:
 				decided++
@@ -463,7 +455,7 @@ func (d *Design) Test(r Row) abstat.DesignTest {
 	n = rp.Boots
 	var m [2]float64
 	for s := range 2 {
-		m[s] = mean(rp.Scale.ToAll(r.Medians[s][:n]))
+		m[s], _ = abmath.MeanVar(rp.Scale.ToAll(r.Medians[s][:n]))
 	}
 	diff := m[1] - m[0]
 	res.Decided, res.Boots = true, n
@@ -485,14 +477,6 @@ func (rp *DesignRow) PredictedPower() float64 {
 	return rp.Rule.PowerAt(rp.Rule.Shift, math.Sqrt(rp.S0sq))
 }
 
-func mean(v []float64) float64 {
-	var s float64
-	for _, x := range v {
-		s += x
-	}
-	return s / float64(len(v))
-}
-
 // RuleName names the design's test in reports.
 const RuleName = "Stein's two-stage t-test"
 
@@ -502,13 +486,13 @@ func (d *Design) TestRow(t *abstat.Table, row *abstat.Row) (abstat.DesignTest, b
 	if d.Find(t.Path, row.Name) == nil || !d.Planned {
 		return abstat.DesignTest{}, false
 	}
-	return d.Test(RowOf(t, row, nil)), true
+	return d.Test(rowOf(t, row, nil)), true
 }
 
-// RowOf is a report row as the design reads it: each side's boot
+// rowOf is a report row as the design reads it: each side's boot
 // medians and counts, and the seconds of one of A's samples from secOp,
 // the row's sec/op row (nil: 0).
-func RowOf(t *abstat.Table, row *abstat.Row, secOp *abstat.Row) Row {
+func rowOf(t *abstat.Table, row *abstat.Row, secOp *abstat.Row) Row {
 	r := Row{Pkg: t.Path, Name: row.Name}
 	for s, bs := range row.Samples {
 		if bs == nil {
@@ -520,7 +504,7 @@ func RowOf(t *abstat.Table, row *abstat.Row, secOp *abstat.Row) Row {
 		}
 	}
 	if secOp != nil && secOp.Samples[0] != nil {
-		r.Sample = abstat.SampleCost(secOp.Samples[0])
+		r.Sample = sampleCost(secOp.Samples[0])
 	}
 	return r
 }
@@ -534,7 +518,7 @@ func RowsOf(rep *abstat.Report) []Row {
 		if t.Unit != "sec/op" {
 			secOp = rep.Find(t.Pkg, "sec/op", row.Name)
 		}
-		rows = append(rows, RowOf(t, row, secOp))
+		rows = append(rows, rowOf(t, row, secOp))
 	}
 	return rows
 }

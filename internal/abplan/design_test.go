@@ -160,9 +160,4 @@ func TestNew(t *testing.T) {
 			t.Errorf("New(%+v): no error", o)
 		}
 	}
-	for i, want := range []int{0, 1, 1, 0, 0, 1, 1, 0} {
-		if Side(i) != want {
-			t.Errorf("Side(%d) = %d, want %d (ABBA)", i, Side(i), want)
-		}
-	}
 }

@@ -13,6 +13,8 @@ import (
 
 	"github.com/aclements/go-moremath/stats"
 
+	"github.com/kbench/kbench/internal/abfile"
+	"github.com/kbench/kbench/internal/abmath"
 	"github.com/kbench/kbench/internal/abstat"
 	"github.com/kbench/kbench/internal/abstat/sim"
 )
@@ -55,15 +57,15 @@ func suiteRows(t testing.TB) []simRow {
 	return rows
 }
 
-// suiteCosts are the fixture's packages' boot costs (PackageCost
-// of its one boot: go test's time less the timed samples).
+// suiteCosts are the fixture's packages' boot costs (BootCosts of its
+// one boot: go test's time less the timed samples).
 func suiteCosts(t *testing.T) map[string]float64 {
 	t.Helper()
-	out := map[string]float64{}
-	for pkg, c := range packageCosts(t) {
-		out[pkg] = c.Boot
+	files, _, err := abfile.Read(sim.File(t, sim.SuiteFile))
+	if err != nil {
+		t.Fatal(err)
 	}
-	return out
+	return BootCosts(files)
 }
 
 func med(v []float64) float64 {
@@ -93,7 +95,7 @@ func (r *simRow) medianSD(count int, between float64) float64 {
 	for range 4000 {
 		v = append(v, math.Log(r.boot(rng, count, between, 0)))
 	}
-	m := mean(v)
+	m, _ := abmath.MeanVar(v)
 	var ss float64
 	for _, x := range v {
 		ss += (x - m) * (x - m)
@@ -131,7 +133,7 @@ func drive(rng *rand.Rand, d *Design, c case_, costs map[string]float64) []Row {
 	}
 	var spent float64
 	for b := range d.PilotBoots() {
-		side := Side(b)
+		side := (b/2 + b) % 2 // ABBA, as kbab runs them
 		seen := map[string]bool{}
 		for i, r := range c.rows {
 			add(i, side)
@@ -161,7 +163,7 @@ func drive(rng *rand.Rand, d *Design, c case_, costs map[string]float64) []Row {
 				add(i, 1)
 			}
 		}
-		spent += 2 * d.BootSeconds(runs)
+		spent += 2 * d.bootSeconds(runs)
 		d.Update(func(pkg, name string) int { return held(rows[index[[2]string{pkg, name}]]) })
 	}
 	return rows
@@ -261,7 +263,7 @@ func smoothBandwidth(v []float64) float64 {
 		logs[i] = math.Log(x)
 	}
 	slices.Sort(logs)
-	m := mean(logs)
+	m, _ := abmath.MeanVar(logs)
 	var ss float64
 	for _, x := range logs {
 		ss += (x - m) * (x - m)
@@ -445,7 +447,7 @@ func reportOf(rows []Row, d *Design, opts abstat.Options) *abstat.Report {
 		for s := range 2 {
 			row.Samples[s] = &abstat.BootSamples{}
 			for b, m := range r.Medians[s] {
-				row.Samples[s].Add(sim.BootID(s, b), m*1e-9)
+				row.Samples[s].Add(sim.BootID(s, b), m*1e-9, 0)
 			}
 			rep.Boots[s] = max(rep.Boots[s], len(r.Medians[s]))
 		}
@@ -460,7 +462,7 @@ func reportOf(rows []Row, d *Design, opts abstat.Options) *abstat.Report {
 // TestSuiteAA: whole-suite planned runs through Design and the report's
 // judgement (q over the family, the design's gate), at the layout
 // spreads of real comparisons (0.35 and 1.2 times each row's within-boot
-// spread, sim.Design): an A/A gives a verdict on some row in at most 5%
+// spread, sim.Comparison): an A/A gives a verdict on some row in at most 5%
 // of runs, with no budget and with one that leaves most rows undecided;
 // and in the same runs one row made exactly the target slower (of the
 // rows a reference plan decides, one with the median boots) is called

@@ -28,7 +28,7 @@ func suiteAB(t *testing.T) (*abstat.Report, string) {
 		{"kernel.release": "6.17.0-kbench", "kernel.cmdline": cmdline, "cpu.microcode": "0x1000065"},
 		{"kernel.release": "6.18.0-rc3-kbench-00123-gdeadbeef", "kernel.cmdline": cmdline + " nosmt", "cpu.microcode": "0x1000065"},
 	}
-	a, b := s.Files(t, rand.New(rand.NewPCG(27, 6)), sim.Design{Boots: [2]int{3, 3}, Count: 10, Between: 0.35,
+	a, b := s.Files(t, rand.New(rand.NewPCG(27, 6)), sim.Comparison{Boots: [2]int{3, 3}, Count: 10, Between: 0.35,
 		Change: map[string]float64{changed: 0.3}}, fp)
 	r, err := abstat.Compare(a, b, abstat.DefaultOptions)
 	if err != nil {
@@ -123,7 +123,7 @@ func TestBriefManyChanges(t *testing.T) {
 		k := fmt.Sprintf("setting.%02d", i)
 		fp[0][k], fp[1][k] = "old value "+strings.Repeat("x", 90), "new value"
 	}
-	a, b := s.Files(t, rand.New(rand.NewPCG(27, 7)), sim.Design{Boots: [2]int{3, 3}, Count: 10, Between: 0.35, Change: change}, fp)
+	a, b := s.Files(t, rand.New(rand.NewPCG(27, 7)), sim.Comparison{Boots: [2]int{3, 3}, Count: 10, Between: 0.35, Change: change}, fp)
 	data, err := os.ReadFile(b)
 	if err != nil {
 		t.Fatal(err)

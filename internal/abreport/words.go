@@ -4,6 +4,7 @@ package abreport
 
 import (
 	"fmt"
+	"path"
 	"strings"
 
 	"github.com/kbench/kbench/internal/abfile"
@@ -78,9 +79,9 @@ func Why(o *abstat.Outcome) string {
 	}
 	side := sideNames[o.Side]
 	switch o.Kind {
-	case abstat.FailLine:
+	case abfile.Failed:
 		return fmt.Sprintf("--- FAIL in %s (%s:%d)", side, o.File, o.Line)
-	case abstat.BinaryFailed:
+	case abfile.BinaryFailed:
 		return fmt.Sprintf("missing from %s, whose test binary failed (%s:%d)", side, o.File, o.Line)
 	}
 	why := fmt.Sprintf("skipped in %s (%s:%d)", side, o.File, o.Line)
@@ -90,7 +91,7 @@ func Why(o *abstat.Outcome) string {
 	return why
 }
 
-// jsonProblem is a failure no row shows (abstat.Problem), worded.
+// jsonProblem is a failure no row shows (Report.Problems), worded.
 type jsonProblem struct {
 	Side string `json:"side"`
 	Pkg  string `json:"package"`
@@ -99,12 +100,12 @@ type jsonProblem struct {
 }
 
 // problem words a failure no row shows.
-func problem(p abstat.Problem) jsonProblem {
-	what := fmt.Sprintf("the test binary failed (%s:%d)", p.File, p.Line)
-	if p.Kind == abstat.FailLine {
-		what = fmt.Sprintf("--- FAIL, no results (%s:%d)", p.File, p.Line)
+func problem(p abstat.Outcome) jsonProblem {
+	what, name := fmt.Sprintf("the test binary failed (%s:%d)", p.File, p.Line), p.Pkg
+	if p.Kind == abfile.Failed {
+		what, name = fmt.Sprintf("--- FAIL, no results (%s:%d)", p.File, p.Line), p.Name
 	}
-	return jsonProblem{sideNames[p.Side], p.Pkg, p.Name, what}
+	return jsonProblem{sideNames[p.Side], path.Base(p.Pkg), name, what}
 }
 
 // skipWhys words a skip's sides, old then new; "" where a side did not

@@ -19,7 +19,7 @@ import (
 // simCount of the row's real ns/op samples drawn with
 // replacement, moved by the boot's layout (sim.Suite.DrawRow), at the
 // layout spreads of real comparisons (0.35 and 1.2 times each row's
-// within-boot spread, sim.Design). By default they draw a few hundred
+// within-boot spread, sim.Comparison). By default they draw a few hundred
 // series (go test's default keeps them to seconds: CI runs them);
 // KBENCH_SIM_FULL=1 draws the sizes
 // results/2026-12-04-series-simulations.md reports.
@@ -40,7 +40,7 @@ var layouts = []float64{0.35, 1.2}
 // thumb, with the row's robust spread of logs for its sd): the smoothed
 // bootstrap, whose boot medians are not bounded by the fixture's ten
 // values (results/2026-12-04-stein-tails.md).
-func bootMedian(s *sim.Suite, rng *rand.Rand, i, side int, d sim.Design, smooth ...bool) float64 {
+func bootMedian(s *sim.Suite, rng *rand.Rand, i, side int, d sim.Comparison, smooth ...bool) float64 {
 	row := &s.Rows[i]
 	j := slices.Index(row.Units, "ns/op")
 	h := 0.0
@@ -63,7 +63,7 @@ func bootMedian(s *sim.Suite, rng *rand.Rand, i, side int, d sim.Design, smooth 
 // kernel, the kernels from changeAt on changed (side 1), each kernel of
 // row i moved by its own offset, exp(offsets[i] × N(0,1)) (offsets nil:
 // none).
-func drawSeries(s *sim.Suite, rng *rand.Rand, kernels, boots, changeAt int, d sim.Design, offsets []float64, smooth ...bool) [][][]float64 {
+func drawSeries(s *sim.Suite, rng *rand.Rand, kernels, boots, changeAt int, d sim.Comparison, offsets []float64, smooth ...bool) [][][]float64 {
 	rows := make([][][]float64, len(s.Rows))
 	for i := range s.Rows {
 		rows[i] = make([][]float64, kernels)
@@ -86,7 +86,7 @@ func drawSeries(s *sim.Suite, rng *rand.Rand, kernels, boots, changeAt int, d si
 
 // medianSD is the spread of row i's boot medians on logs under d:
 // drawn, 4000 boots (±1.1%).
-func medianSD(s *sim.Suite, i int, d sim.Design, smooth ...bool) float64 {
+func medianSD(s *sim.Suite, i int, d sim.Comparison, smooth ...bool) float64 {
 	rng := rand.New(rand.NewPCG(38, 99))
 	var v []float64
 	for range 4000 {
@@ -109,7 +109,7 @@ func simDraws(fullN, n, short int) int {
 
 // needs are, per row of the suite, the spread of its boot medians under
 // d and the boots per kernel BootsFor gives a 10% step in a series of 8.
-func needs(s *sim.Suite, d sim.Design, smooth ...bool) (sds []float64, boots []int) {
+func needs(s *sim.Suite, d sim.Comparison, smooth ...bool) (sds []float64, boots []int) {
 	for i := range s.Rows {
 		sd := medianSD(s, i, d, smooth...)
 		sds = append(sds, sd)
@@ -127,7 +127,7 @@ func TestSimNoChange(t *testing.T) {
 	s := sim.LoadSuite(t)
 	draws := simDraws(200, 40, 20)
 	for li, mult := range layouts {
-		d := sim.Design{Count: simCount, Between: mult}
+		d := sim.Comparison{Count: simCount, Between: mult}
 		sds, _ := needs(s, d)
 		for bi, c := range []struct {
 			boots  int
@@ -212,7 +212,7 @@ func TestSimStep(t *testing.T) {
 		if (li != 1 && !full()) || (smooth && !full()) {
 			continue // the noisier layout only
 		}
-		d := sim.Design{Count: simCount, Between: mult}
+		d := sim.Comparison{Count: simCount, Between: mult}
 		sds, boots := needs(s, d, smooth)
 		var offs []float64
 		for _, sd := range sds {
@@ -282,7 +282,7 @@ func TestSimNeeds(t *testing.T) {
 	}
 	s := sim.LoadSuite(t)
 	for _, mult := range layouts {
-		sds, boots := needs(s, sim.Design{Count: simCount, Between: mult})
+		sds, boots := needs(s, sim.Comparison{Count: simCount, Between: mult})
 		for i := range s.Rows {
 			t.Logf("layout %.2f %s: boot medians ±%.1f%%, %d boots a kernel", mult, s.Rows[i].Key(), 100*sds[i], boots[i])
 		}
@@ -348,7 +348,7 @@ var bisectCases = []bisectCase{
 func TestSimBisect(t *testing.T) {
 	s := sim.LoadSuite(t)
 	const target = 0.05
-	d := sim.Design{Count: simCount, Between: layouts[1]}
+	d := sim.Comparison{Count: simCount, Between: layouts[1]}
 	sds := map[int]float64{}
 	for i := range s.Rows {
 		sds[i] = medianSD(s, i, d)

@@ -26,11 +26,9 @@ type BootSamples struct {
 	Iters [][]int
 }
 
-// Add appends sample v of boot id, of an unknown iteration count.
-func (b *BootSamples) Add(id string, v float64) { b.AddN(id, v, 0) }
-
-// AddN appends sample v of boot id, measured over n iterations.
-func (b *BootSamples) AddN(id string, v float64, n int) {
+// Add appends sample v of boot id, measured over n iterations (0:
+// unknown).
+func (b *BootSamples) Add(id string, v float64, n int) {
 	i := len(b.IDs) - 1
 	if i < 0 || b.IDs[i] != id {
 		i = slices.Index(b.IDs, id)
@@ -45,8 +43,8 @@ func (b *BootSamples) AddN(id string, v float64, n int) {
 // Boots is the number of boots.
 func (b *BootSamples) Boots() int { return len(b.IDs) }
 
-// All returns every sample, boot after boot.
-func (b *BootSamples) All() []float64 { return slices.Concat(b.Values...) }
+// all returns every sample, boot after boot.
+func (b *BootSamples) all() []float64 { return slices.Concat(b.Values...) }
 
 // Medians returns each boot's median, in boot order.
 func (b *BootSamples) Medians() []float64 {

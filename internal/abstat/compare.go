@@ -85,7 +85,7 @@ type Report struct {
 	// Problems lists failures and skips that the rows alone do not show:
 	// failed benchmarks without a row, failed packages. Rows whose
 	// verdict is Failed or Skipped are listed with the rows.
-	Problems []Problem
+	Problems []Outcome
 	// Skips are the rows that skipped and have no results on either
 	// side (outcomes.go): listed, not failures.
 	Skips []*Skip
@@ -99,19 +99,6 @@ type Report struct {
 	// p <= Alpha: about Alpha·Family of those come by chance alone.
 	Family, Nominal int
 	units           benchfmt.UnitMetadataMap
-}
-
-// Problem is a failure on a side that no row shows.
-type Problem struct {
-	// Kind is FailLine (a --- FAIL line for a benchmark without
-	// results) or BinaryFailed (the package's test binary failed).
-	Kind OutcomeKind
-	Side int    // 0 old, 1 new
-	Pkg  string // the package's last path element
-	Name string // the benchmark as go test names it, or the import path
-	// File and Line are where go test printed it.
-	File string
-	Line int
 }
 
 // Table holds the rows of one package and unit.
@@ -356,11 +343,11 @@ func (r *Report) test(t *Table, row *Row) {
 	assumption := r.units.GetAssumption(t.Unit)
 	old, new := row.Samples[0], row.Samples[1]
 	if old != nil {
-		row.Old = benchmath.NewSample(old.All(), thresholds)
+		row.Old = benchmath.NewSample(old.all(), thresholds)
 		row.OldSum = assumption.Summary(row.Old, abmath.Confidence)
 	}
 	if new != nil {
-		row.New = benchmath.NewSample(new.All(), thresholds)
+		row.New = benchmath.NewSample(new.all(), thresholds)
 		row.NewSum = assumption.Summary(row.New, abmath.Confidence)
 	}
 	row.P, row.Q, row.ChangeLo, row.ChangeHi = math.NaN(), math.NaN(), math.NaN(), math.NaN()
@@ -499,7 +486,7 @@ func (r *Report) verdict(t *Table, row *Row, headline bool) Verdict {
 	significant := p <= r.Opts.Alpha
 	switch {
 	case !significant || math.Abs(row.Change) < r.Opts.Threshold || row.Change == 0:
-		if headline && row.Power.Underpowered(r.goal()) {
+		if headline && row.Power != nil && row.Power.MDE > r.goal() {
 			return Underpowered
 		}
 		return Same
@@ -580,7 +567,7 @@ func (r *Report) group(files []*abfile.File) {
 				if row.Samples[side] == nil {
 					row.Samples[side] = &BootSamples{}
 				}
-				row.Samples[side].AddN(res.Boot, v.Value, res.Iters)
+				row.Samples[side].Add(res.Boot, v.Value, res.Iters)
 				if secOp > 0 && unit.IsCounter(v.Unit) && !workCounter(v.Unit) {
 					rt := rateTables[t]
 					if rt == nil {
@@ -597,7 +584,7 @@ func (r *Report) group(files []*abfile.File) {
 					if row.Rate.Samples[side] == nil {
 						row.Rate.Samples[side] = &BootSamples{}
 					}
-					row.Rate.Samples[side].AddN(res.Boot, v.Value/secOp, res.Iters)
+					row.Rate.Samples[side].Add(res.Boot, v.Value/secOp, res.Iters)
 				}
 			}
 			b.addProducts(side, res.Values)

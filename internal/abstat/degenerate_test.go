@@ -26,8 +26,8 @@ import (
 func degenerateCases(t *testing.T) map[string][2]string {
 	s := sim.LoadSuite(t)
 	rng := rand.New(rand.NewPCG(28, 2))
-	replay := sim.Design{Boots: [2]int{3, 3}, Replay: true}
-	drawn := sim.Design{Boots: [2]int{3, 3}, Count: 10, Between: 0.35}
+	replay := sim.Comparison{Boots: [2]int{3, 3}, Replay: true}
+	drawn := sim.Comparison{Boots: [2]int{3, 3}, Count: 10, Between: 0.35}
 	files := func(old, new []sim.Boot) [2]string {
 		a, b := suiteFiles(t, s, old, new, [2]map[string]string{})
 		return [2]string{a, b}
@@ -37,7 +37,7 @@ func degenerateCases(t *testing.T) map[string][2]string {
 	cases["every boot alike"] = files(old, new)
 	_, new = s.Draw(rng, drawn)
 	cases["no spread on one side"] = files(old, new)
-	old, new = s.Draw(rng, sim.Design{Boots: [2]int{1, 1}, Count: 1})
+	old, new = s.Draw(rng, sim.Comparison{Boots: [2]int{1, 1}, Count: 1})
 	cases["one sample"] = files(old, new)
 	p := sim.File(t, sim.SuiteFile)
 	cases["identical files"] = [2]string{p, p}

@@ -17,18 +17,18 @@
 // the report is package abreport's.
 //
 // Why a package: the statistics are one mechanism with two users, and
-// the experiment's design (variance components; package abplan's plan
-// and sequential design) reads the same grouped samples (Grouped). Each
-// concern is a file: compare.go groups and judges, boots.go, interval.go
-// and power.go test (with package abmath's numbers), family.go decides
-// which unit is a row's verdict and its q-value, attribution.go the counters under a row, setup.go, outcomes.go
-// and geomean.go the setup lines, failures, skips and geomeans;
-// components.go holds each row's variance within and between boots and
-// a sample's cost; design.go the hook by which a design that fixed a
-// row's test before its boots ran (package abplan: Stein's two-stage
-// test, kbab -target) tests the row instead of Welch's. Package sim
-// holds the fixtures and draws simulated comparisons of the whole suite
-// from its real run.
+// the design (package abplan's sequential design) and a series (package
+// abseries) read the same grouped samples (Grouped); the numbers
+// themselves are package abmath's. Each concern is a file: compare.go
+// groups and judges, boots.go, interval.go and power.go test, family.go
+// decides which unit is a row's verdict and its q-value, attribution.go
+// the counters under a row, setup.go, outcomes.go and geomean.go the
+// setup lines, failures, skips and geomeans; design.go the hook by which
+// a design that fixed a row's test before its boots ran (package abplan:
+// Stein's two-stage test, kbab -target) tests the row instead of
+// Welch's. Package sim holds the fixtures the tests of several packages
+// share and draws simulated comparisons of the whole suite from its
+// real run.
 //
 // docs/kbcompare.md gives the formulas, the choices and why.
 package abstat

@@ -84,7 +84,7 @@ func TestRolesOnSuite(t *testing.T) {
 func TestOneVerdictPerRow(t *testing.T) {
 	s := sim.LoadSuite(t)
 	const name = "Load/shape=single/loaders=1-2"
-	old, new := s.Draw(rand.New(rand.NewPCG(27, 5)), sim.Design{Boots: [2]int{1, 1}, Replay: true,
+	old, new := s.Draw(rand.New(rand.NewPCG(27, 5)), sim.Comparison{Boots: [2]int{1, 1}, Replay: true,
 		Change: map[string]float64{"seccompbench " + name: 0.5}})
 	a, b := suiteFiles(t, s, old, new, [2]map[string]string{})
 	r, err := Compare(a, b, defaults)

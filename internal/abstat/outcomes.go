@@ -10,32 +10,18 @@ import (
 )
 
 // Outcome is what go test printed that failed or skipped a row on a
-// side, as data: its kind, the side (0 old, 1 new), the file and line it
-// was printed at, and a skip's reason. abreport words it.
+// side, or a failure no row shows (Report.Problems): the reader's
+// outcome (abfile.Failed, BinaryFailed or Skipped) with its side (0
+// old, 1 new) and file. abreport words it.
 type Outcome struct {
-	Kind   OutcomeKind
-	Side   int
-	File   string
-	Line   int
-	Reason string // a skip's reason, "" where it gave none
+	abfile.Outcome
+	Side int
+	File string
 }
-
-// OutcomeKind is how a row failed or skipped on a side.
-type OutcomeKind int
-
-const (
-	// FailLine: go test printed "--- FAIL" for the row on Side.
-	FailLine OutcomeKind = iota + 1
-	// BinaryFailed: Side lacks the row and its package's test binary
-	// failed.
-	BinaryFailed
-	// SkipLine: Side lacks the row and skipped it.
-	SkipLine
-)
 
 // Verdict is the verdict an outcome gives a row: Failed or Skipped.
 func (o *Outcome) Verdict() Verdict {
-	if o.Kind == SkipLine {
+	if o.Kind == abfile.Skipped {
 		return Skipped
 	}
 	return Failed
@@ -106,10 +92,10 @@ func (r *Report) outcomes(files []*abfile.File) {
 			pkg := path.Base(o.Pkg)
 			rows := find(pkg, o.Name)
 			for _, row := range rows {
-				row.fail(&Outcome{Kind: FailLine, Side: side, File: f.Path, Line: o.Line})
+				row.fail(&Outcome{o, side, f.Path})
 			}
 			if len(rows) == 0 {
-				r.Problems = append(r.Problems, Problem{FailLine, side, pkg, o.Name, f.Path, o.Line})
+				r.Problems = append(r.Problems, Outcome{o, side, f.Path})
 			}
 		}
 		failedPkg := map[string]abfile.Outcome{}
@@ -118,7 +104,7 @@ func (r *Report) outcomes(files []*abfile.File) {
 				continue
 			}
 			pkg := path.Base(o.Pkg)
-			r.Problems = append(r.Problems, Problem{BinaryFailed, side, pkg, o.Pkg, f.Path, o.Line})
+			r.Problems = append(r.Problems, Outcome{o, side, f.Path})
 			if _, ok := failedPkg[pkg]; !ok {
 				failedPkg[pkg] = o
 			}
@@ -130,7 +116,7 @@ func (r *Report) outcomes(files []*abfile.File) {
 			if o.Kind != abfile.Skipped {
 				continue
 			}
-			why := &Outcome{Kind: SkipLine, Side: side, File: f.Path, Line: o.Line, Reason: o.Reason}
+			why := &Outcome{o, side, f.Path}
 			pkg := path.Base(o.Pkg)
 			rows := skipped(pkg, o.Name)
 			for _, row := range rows {
@@ -157,7 +143,7 @@ func (r *Report) outcomes(files []*abfile.File) {
 			if o, ok := failedPkg[t.Pkg]; ok {
 				for _, row := range t.Rows {
 					if lacks(row) {
-						row.fail(&Outcome{Kind: BinaryFailed, Side: side, File: f.Path, Line: o.Line})
+						row.fail(&Outcome{o, side, f.Path})
 					}
 				}
 			}

@@ -32,12 +32,6 @@ func (p *Power) NeedUnit() string {
 	return "samples"
 }
 
-// Underpowered reports whether the row could not have seen a change of
-// threshold.
-func (p *Power) Underpowered(threshold float64) bool {
-	return p != nil && p.MDE > threshold
-}
-
 // bootPower is the power of a comparison with boots as samples.
 func bootPower(b *BootCmp, threshold, alpha float64) *Power {
 	sc := b.Scale

@@ -130,14 +130,14 @@ func TestPowerBoots(t *testing.T) {
 			run := runsOf[rng.IntN(len(runsOf))]
 			f := scale * math.Exp(p.Spread*rng.NormFloat64())
 			for _, x := range run {
-				s.Add(string(rune('a'+i)), f*x)
+				s.Add(string(rune('a'+i)), f*x, 0)
 			}
 		}
 		return s
 	}
 	flagged := 0
 	for range resamplings {
-		if a, b := boots(3, 1), boots(3, 1+p.MDE); compareBoots(a, b, abmath.ScaleOf(a.All(), b.All())).P <= detectAlpha {
+		if a, b := boots(3, 1), boots(3, 1+p.MDE); compareBoots(a, b, abmath.ScaleOf(a.all(), b.all())).P <= detectAlpha {
 			flagged++
 		}
 	}

@@ -36,7 +36,7 @@ func reportOf(s *sim.Suite, old, new []sim.Boot, opts Options) *Report {
 }
 
 // rowBoots are one row's drawn boots: per side, per boot, its results.
-type rowBoots = sim.RowBoots
+type rowBoots [2][][]sim.Sample
 
 // reportOfRows judges each row's own boots (a planned run's rows hold
 // boots of their own) as Compare would, as reportOf does.
@@ -66,7 +66,14 @@ func groupRows(s *sim.Suite, rows []rowBoots) *Report {
 			row.Samples[side] = &BootSamples{}
 			r.Boots[side] = max(r.Boots[side], len(boots))
 		}
-		s.Samples(i, rows[i], func(side int, boot string, v float64, iters int) { row.Samples[side].AddN(boot, v, iters) })
+		j := slices.Index(sr.Units, "ns/op")
+		for side, boots := range rows[i] {
+			for b, res := range boots {
+				for _, x := range res {
+					row.Samples[side].Add(sim.BootID(side, b), x.Values[j]*1e-9, x.Iters)
+				}
+			}
+		}
 		t.Rows = append(t.Rows, row)
 	}
 	r.BootMode = r.Boots[0] >= MinBoots && r.Boots[1] >= MinBoots
@@ -74,7 +81,7 @@ func groupRows(s *sim.Suite, rows []rowBoots) *Report {
 }
 
 // drawReport draws one comparison of design d and judges it.
-func drawReport(s *sim.Suite, rng *rand.Rand, d sim.Design, opts Options) *Report {
+func drawReport(s *sim.Suite, rng *rand.Rand, d sim.Comparison, opts Options) *Report {
 	old, new := s.Draw(rng, d)
 	return reportOf(s, old, new, opts)
 }
@@ -91,7 +98,7 @@ const aaDraws = 500
 // TestSuiteAA: a whole-suite A/A, 3+3 boots at -count=10, calls at
 // least one of its rows better or worse in at most 5% of draws, at
 // the boot spreads seen in real comparisons (0.35 and 1.2 times the
-// within-boot spread, sim.Design). Judged on p, row by row, the same
+// within-boot spread, sim.Comparison). Judged on p, row by row, the same
 // draws flag some row far more often: what the q-values are for.
 func TestSuiteAA(t *testing.T) {
 	if testing.Short() {
@@ -99,7 +106,7 @@ func TestSuiteAA(t *testing.T) {
 	}
 	s := sim.LoadSuite(t)
 	for i, between := range []float64{0.35, 1.2} {
-		d := sim.Design{Boots: [2]int{3, 3}, Count: 10, Between: between}
+		d := sim.Comparison{Boots: [2]int{3, 3}, Count: 10, Between: between}
 		rng := rand.New(rand.NewPCG(27, uint64(i)))
 		var any, anyP, nominal, rows int
 		for range aaDraws {
@@ -156,7 +163,7 @@ func TestDrawMatchesFiles(t *testing.T) {
 	s := sim.LoadSuite(t)
 	rng := rand.New(rand.NewPCG(27, 9))
 	const changed = "Sockfd/shape=stress-ng/kind=file/fds=16/run=serial/mm=separate/cpu=any-2"
-	d := sim.Design{Boots: [2]int{3, 3}, Count: 10, Between: 0.35, Change: map[string]float64{"sockfdbench " + changed: 0.3}}
+	d := sim.Comparison{Boots: [2]int{3, 3}, Count: 10, Between: 0.35, Change: map[string]float64{"sockfdbench " + changed: 0.3}}
 	old, new := s.Draw(rng, d)
 	mem := reportOf(s, old, new, defaults)
 	a, b := suiteFiles(t, s, old, new, [2]map[string]string{})

@@ -45,7 +45,7 @@ type SuiteRow struct {
 	Within float64
 }
 
-// Key names a row as Design.Change does: "seccompbench Load/...-2".
+// Key names a row as Comparison.Change does: "seccompbench Load/...-2".
 func (r *SuiteRow) Key() string { return r.Pkg[strings.LastIndex(r.Pkg, "/")+1:] + " " + r.Name }
 
 // NsOp returns the row's ns/op samples.
@@ -138,8 +138,8 @@ func mad(v []float64) float64 {
 	return median(d)
 }
 
-// Design is a simulated comparison of the whole suite.
-type Design struct {
+// Comparison is a simulated comparison of the whole suite.
+type Comparison struct {
 	Boots [2]int // boots of old and new (3+3)
 	Count int    // samples per row and boot (-count)
 	// Between is each row's boot-to-boot spread as a multiple of its
@@ -162,12 +162,12 @@ type Design struct {
 // results drawn for it.
 type Boot struct {
 	ID   string
-	Rows [][]Result // Rows[i]: row i's results
+	Rows [][]Sample // Rows[i]: row i's results
 }
 
-// Result is one drawn result: an iteration count and values in the
+// Sample is one drawn result: an iteration count and values in the
 // row's Units.
-type Result struct {
+type Sample struct {
 	Iters  int
 	Values []float64
 }
@@ -178,7 +178,7 @@ type Result struct {
 // the boot's layout factor and, on the new side, by the row's change:
 // multiplied where lower is better (times, counts per op), divided where
 // higher is (rates).
-func (s *Suite) Draw(rng *rand.Rand, d Design) (old, new []Boot) {
+func (s *Suite) Draw(rng *rand.Rand, d Comparison) (old, new []Boot) {
 	sides := [2][]Boot{}
 	for side := range sides {
 		for b := range d.Boots[side] {
@@ -198,7 +198,7 @@ func BootID(side, b int) string { return fmt.Sprintf("%08x-0000-4000-8000-%012d"
 // DrawRow draws row i's results in one boot of side (0 old, 1 new) of
 // design d, as Draw does: a planned run, whose rows hold boots of their
 // own, draws each row's boots with it.
-func (s *Suite) DrawRow(rng *rand.Rand, i, side int, d Design) []Result {
+func (s *Suite) DrawRow(rng *rand.Rand, i, side int, d Comparison) []Sample {
 	r := s.Rows[i]
 	f := math.Exp(d.Between * r.Within * rng.NormFloat64())
 	if side == 1 {
@@ -211,7 +211,7 @@ func (s *Suite) DrawRow(rng *rand.Rand, i, side int, d Design) []Result {
 			f *= 1 + d.Change[r.Key()]
 		}
 	}
-	var rs []Result
+	var rs []Sample
 	for k := range n {
 		j := k
 		if !d.Replay {
@@ -226,7 +226,7 @@ func (s *Suite) DrawRow(rng *rand.Rand, i, side int, d Design) []Result {
 				vals[u] *= f
 			}
 		}
-		rs = append(rs, Result{r.Iters[j], vals})
+		rs = append(rs, Sample{r.Iters[j], vals})
 	}
 	return rs
 }
@@ -272,7 +272,7 @@ func (s *Suite) Write(w io.Writer, boots []Boot, fp map[string]string) error {
 
 // Files draws a comparison and writes it as two result files in a
 // test's temporary directory, with fingerprint lines fp[0] and fp[1].
-func (s *Suite) Files(t testing.TB, rng *rand.Rand, d Design, fp [2]map[string]string) (oldPath, newPath string) {
+func (s *Suite) Files(t testing.TB, rng *rand.Rand, d Comparison, fp [2]map[string]string) (oldPath, newPath string) {
 	t.Helper()
 	old, new := s.Draw(rng, d)
 	var paths [2]string
@@ -284,35 +284,4 @@ func (s *Suite) Files(t testing.TB, rng *rand.Rand, d Design, fp [2]map[string]s
 		paths[side] = write(t, []string{"old.txt", "new.txt"}[side], b.Bytes())
 	}
 	return paths[0], paths[1]
-}
-
-// RowBoots are one row's drawn boots: per side, per boot, its results.
-type RowBoots [2][][]Result
-
-// DrawRows draws boots boots a side of every row at count samples.
-func (s *Suite) DrawRows(rng *rand.Rand, boots, count int, d Design) []RowBoots {
-	rows := make([]RowBoots, len(s.Rows))
-	d.Count = count
-	for side := range 2 {
-		for range boots {
-			for i := range s.Rows {
-				rows[i][side] = append(rows[i][side], s.DrawRow(rng, i, side, d))
-			}
-		}
-	}
-	return rows
-}
-
-// Samples calls add with each drawn result of row i: its side, its
-// boot's id (BootID of its place among that side's boots), its ns/op in
-// seconds and its iterations.
-func (s *Suite) Samples(i int, rb RowBoots, add func(side int, boot string, secOp float64, iters int)) {
-	j := slices.Index(s.Rows[i].Units, "ns/op")
-	for side, boots := range rb {
-		for b, res := range boots {
-			for _, x := range res {
-				add(side, BootID(side, b), x.Values[j]*1e-9, x.Iters)
-			}
-		}
-	}
 }

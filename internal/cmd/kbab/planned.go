@@ -145,7 +145,7 @@ func (p *plannedDesign) replan() error {
 // plan plans the design from the pilot alone: the first Pilot boots a
 // side (the first bytes of the two kernels' files), and each package's
 // boot cost from a's first boot (its go test time less its rows' timed
-// work, abplan.PackageCost), what B's speed cannot move. A resumed run
+// work, abplan.BootCosts), what B's speed cannot move. A resumed run
 // plans as the first did.
 func (p *plannedDesign) plan() error {
 	d := p.d
@@ -167,10 +167,7 @@ func (p *plannedDesign) plan() error {
 	if err != nil {
 		return err
 	}
-	costs := map[string]float64{}
-	for pkg, c := range abplan.PackageCost([]*abfile.File{f}) {
-		costs[pkg] = c.Boot
-	}
+	costs := abplan.BootCosts([]*abfile.File{f})
 	rep := abstat.CompareFiles(files, units, abstat.DefaultOptions)
 	d.design.Plan(abplan.RowsOf(rep), costs, p.spent(pilot))
 	return nil

@@ -28,7 +28,7 @@ func TestBisect(t *testing.T) {
 	noisy := sim.Assemble(t, "c.txt", sim.BootFiles("a2", bootsC, []float64{1, 3, 8})...)
 	// The candidate's row failed (its kernel broke the benchmark).
 	failed := sim.Assemble(t, "c.txt", sim.BootFile{File: "syscall-a2-run1.txt", Boot: sim.BootsC[0]},
-		sim.BootFile{File: "syscall-a2-run2.txt", Boot: sim.BootsC[1], Edit: sim.DropRows(bootsC[1], sim.FailBlock)},
+		sim.BootFile{File: "syscall-a2-run2.txt", Boot: sim.BootsC[1], Edit: DropRows(bootsC[1], FailBlock)},
 		sim.BootFile{File: "syscall-a2-run3.txt", Boot: sim.BootsC[2]})
 	failOld := sim.File(t, "fail-old.txt")
 	failNew := sim.File(t, "fail-new.txt")

@@ -143,7 +143,7 @@ func TestFailedRow(t *testing.T) {
 	old := sim.Assemble(t, "old.txt", sim.BootFiles("a", sim.BootsA, nil)...)
 	// B is A' here (no injected filters): nothing is worse.
 	rs := sim.BootFiles("a2", sim.BootsB, nil)
-	rs[1].Edit = sim.DropRows(sim.BootsB[1], sim.FailBlock)
+	rs[1].Edit = DropRows(sim.BootsB[1], FailBlock)
 	nw := sim.Assemble(t, "new.txt", rs...)
 	r, err := abstat.Compare(old, nw, defaults)
 	if err != nil {
@@ -166,7 +166,7 @@ func TestFailedRow(t *testing.T) {
 	skipped := "--- SKIP: BenchmarkSyscall/work=getpid/kind=cached/filters=0\n    syscall_test.go:40: no seccomp\nPASS\n"
 	rs = sim.BootFiles("a2", sim.BootsB, nil)
 	for i := range rs {
-		rs[i].Edit = sim.DropRows(sim.BootsB[i], skipped)
+		rs[i].Edit = DropRows(sim.BootsB[i], skipped)
 	}
 	nw = sim.Assemble(t, "new.txt", rs...)
 	out, code = compareRun(t, old, nw)
@@ -204,7 +204,7 @@ func checkWidth(t *testing.T, out string) {
 }
 func TestBootsOneSampleEach(t *testing.T) {
 	ra, rb := sim.BootFiles("a", sim.BootsA, nil), sim.BootFiles("b", sim.BootsB, nil)
-	ra[0].Edit, rb[0].Edit = sim.FirstSampleOnly, sim.FirstSampleOnly
+	ra[0].Edit, rb[0].Edit = FirstSampleOnly, FirstSampleOnly
 	old, nw := sim.Assemble(t, "old.txt", ra...), sim.Assemble(t, "new.txt", rb...)
 	out, code := compareRun(t, old, nw)
 	if code != 1 {

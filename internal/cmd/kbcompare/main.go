@@ -17,8 +17,8 @@
 // -series names per row the change points over kernels, one file per
 // kernel in series order (package abseries); -profiles-old and
 // -profiles-new add the perf-profile section (package profdelta;
-// docs/profiles.md); -plan prints the boots and -count each row needs to
-// reach -target (package abplan). The statistics are package abstat's,
+// docs/profiles.md); -plan prints the design kbab -target would run after
+// a pilot of these boots (package abplan). The statistics are package abstat's,
 // every form and the exit rule abreport's; docs/kbcompare.md says what
 // each figure is, the formulas and why, the json and csv schema, the
 // pictures of -plot and a `git bisect run` recipe for -git-bisect.
@@ -82,7 +82,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	bisect := flags.Bool("git-bisect", false, "judge CANDIDATE against GOOD and BAD for git bisect run: exit 0 like GOOD, 1 like BAD, 125 cannot tell, 128 cannot bisect")
 	plotDir := flags.String("plot", "", "also draw, into `dir`, a picture per row that changed or is underpowered, an overview and index.md")
 	rowPattern := flags.String("row", "", "with -git-bisect: the benchmark to judge, a `regexp` matched against package/name")
-	plan := flags.Bool("plan", false, "print the boots a side and -count each row and package needs to reach -target, from one pilot file or two, and what that costs against the fixed 3+3 at -count=10")
+	plan := flags.Bool("plan", false, "print the boots a side each row needs to reach -target by Stein's two-stage test (kbab -target's design), from a pilot of two files or of one file's boots taken in turn")
 	var target float64 // 0: unset
 	flags.Var(percent.Value{Fraction: &target, Kind: percent.Effect}, "target", "with -plan: the minimum detectable effect to reach at 80% power, in `percent` (default: -threshold)")
 	bootCost := flags.Duration("boot-cost", 0, "with -plan: the `duration` of one boot of each package, in place of the files' go test times (a host pilot planned for VMs)")
@@ -198,21 +198,21 @@ func runPlan(flags *flag.FlagSet, opts abstat.Options, target float64, bootCost 
 		fmt.Fprintf(stderr, "kbcompare: -boot-cost %s: want a duration >= 0\n", bootCost)
 		return 2
 	}
-	po := abplan.DefaultPlanOptions
-	po.Alpha, po.Target, po.BootCost = opts.Alpha, opts.Threshold, bootCost.Seconds()
-	if target > 0 {
-		po.Target = target
+	if target == 0 {
+		target = opts.Threshold
 	}
-	if !(po.Target > 0) {
+	if !(target > 0) {
 		fmt.Fprintln(stderr, "kbcompare: -target accepts a percentage above 0 and below 100, such as 5% (it defaults to -threshold, here 0)")
 		return 2
 	}
-	p, err := abplan.PlanFiles(po, flags.Args()...)
+	o := abplan.DefaultOptions(target)
+	o.Alpha = opts.Alpha
+	p, err := abplan.PlanFiles(o, bootCost.Seconds(), flags.Args()...)
 	if err != nil {
 		fmt.Fprintf(stderr, "kbcompare: %v\n", err)
 		return 2
 	}
-	if err := abreport.WritePlan(stdout, p); err != nil {
+	if err := abreport.WriteDesign(stdout, p); err != nil {
 		fmt.Fprintf(stderr, "kbcompare: %v\n", err)
 		return 2
 	}

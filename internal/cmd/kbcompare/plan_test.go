@@ -10,18 +10,20 @@ import (
 	"github.com/kbench/kbench/internal/abstat/sim"
 )
 
-// TestPlan: -plan prints the plan of one pilot file or of two, per
-// package and row, with the total against the fixed design; it refuses
-// what does not apply to it, and -target or -boot-cost without it.
+// TestPlan: -plan prints kbab -target's design of a pilot of two files
+// or of one (its boots in turn an A/A pilot), per package and row, with
+// its total; it refuses a pilot under two boots a side, what does not
+// apply to it, and -target or -boot-cost without it.
 func TestPlan(t *testing.T) {
 	a := sim.Assemble(t, "a.txt", sim.BootFiles("a", sim.BootsA, []float64{1, 1.03, 0.98})...)
 	b := sim.Assemble(t, "b.txt", sim.BootFiles("b", sim.BootsB, nil)...)
-	for _, args := range [][]string{{"-plan", a}, {"-plan", a, b}, {"-plan", "-target", "10%", "-boot-cost", "20s", a, b}} {
+	aa := sim.Assemble(t, "aa.txt", append(sim.BootFiles("a", sim.BootsA, nil), sim.BootFiles("a2", sim.BootsC, nil)...)...)
+	for _, args := range [][]string{{"-plan", aa}, {"-plan", a, b}, {"-plan", "-target", "10%", "-boot-cost", "20s", a, b}} {
 		var out, errb bytes.Buffer
 		if code := run(args, &out, &errb); code != 0 {
 			t.Fatalf("kbcompare %s: exit %d, want 0\n%s", strings.Join(args, " "), code, errb.String())
 		}
-		for _, want := range []string{"plan: mde <= ", "seccompbench: -count ", sim.SyscallRow, "planned: ", "fixed 3+3 boots at -count=10: "} {
+		for _, want := range []string{"design: Stein's two-stage t-test", "pilot 3 boots a side", "seccompbench: boot ", sim.SyscallRow, "planned: "} {
 			if !strings.Contains(out.String(), want) {
 				t.Errorf("kbcompare %s: no %q in\n%s", strings.Join(args, " "), want, out.String())
 			}
@@ -35,6 +37,7 @@ func TestPlan(t *testing.T) {
 		want string
 	}{
 		{[]string{"-plan", a, b, b}, "usage: kbcompare -plan"},
+		{[]string{"-plan", a}, "a pilot of 1 boot(s) a side: want at least 2"},
 		{[]string{"-plan", "-format", "json", a}, "-format does not apply to -plan"},
 		{[]string{"-plan", "-target", "0", a}, `invalid value "0" for flag -target: want a percentage above 0 and below 100`},
 		{[]string{"-plan", "-target", "100%", a}, `invalid value "100%" for flag -target: want a percentage above 0 and below 100`},

@@ -86,7 +86,7 @@ func TestPlotDegenerate(t *testing.T) {
 		other[i].Edit = func(s string) string { return strings.ReplaceAll(s, "BenchmarkSyscall/", "BenchmarkOther/") }
 	}
 	s := sim.LoadSuite(t)
-	oneOld, oneNew := s.Files(t, rand.New(rand.NewPCG(27, 600)), sim.Design{Boots: [2]int{1, 1}, Count: 3, Between: 1}, [2]map[string]string{})
+	oneOld, oneNew := s.Files(t, rand.New(rand.NewPCG(27, 600)), sim.Comparison{Boots: [2]int{1, 1}, Count: 3, Between: 1}, [2]map[string]string{})
 	for _, c := range []struct{ name, old, new string }{
 		{"no compared rows", old, sim.Assemble(t, "new.txt", other...)},
 		{"one boot a side", oneOld, oneNew},
