@@ -112,12 +112,8 @@ func setupGuest() (*frameWriter, <-chan frame, error) {
 	go readHost(port, ctl, fw)
 
 	fact := func(key, val string) { appendFacts([]string{"vm.guest." + key + ": " + val}) }
-	for _, m := range []struct{ fs, dir, opt string }{
-		{"tmpfs", "/tmp", "CONFIG_TMPFS"},
-		{"tmpfs", "/run", "CONFIG_TMPFS"},
-		{"tmpfs", "/dev/shm", "CONFIG_TMPFS"},
-	} {
-		if err := mountTmpfs(m.dir, m.opt); err != nil {
+	for _, dir := range []string{"/tmp", "/run", "/dev/shm"} {
+		if err := mountTmpfs(dir, "CONFIG_TMPFS"); err != nil {
 			return fw, ctl, err
 		}
 	}
@@ -198,9 +194,7 @@ func readHost(r io.Reader, ctl chan<- frame, fw *frameWriter) {
 func loadModules(paths []string) string {
 	var res []string
 	for _, p := range paths {
-		name := strings.TrimSuffix(p[strings.LastIndex(p, "/")+1:], ".xz")
-		name = strings.TrimSuffix(strings.TrimSuffix(name, ".zst"), ".gz")
-		name = strings.TrimSuffix(name, ".ko")
+		name, _ := moduleName(filepath.Base(p))
 		res = append(res, name+" "+loadModule(p))
 	}
 	return strings.Join(res, ", ")
@@ -213,7 +207,7 @@ func loadModule(p string) string {
 	}
 	defer f.Close()
 	flags := 0
-	if strings.HasSuffix(p, ".xz") || strings.HasSuffix(p, ".zst") || strings.HasSuffix(p, ".gz") {
+	if !strings.HasSuffix(p, ".ko") {
 		flags = unix.MODULE_INIT_COMPRESSED_FILE
 	}
 	switch err := unix.FinitModule(int(f.Fd()), "", flags); {
@@ -267,9 +261,7 @@ func runGuest(fw *frameWriter, ctl <-chan frame) exitStatus {
 	}
 
 	cmd := exec.Command(spec.Path)
-	cmd.Args = spec.Args
-	cmd.Env = spec.Env
-	cmd.Dir = spec.Dir
+	cmd.Args, cmd.Env, cmd.Dir = spec.Args, spec.Env, spec.Dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if spec.UID != 0 || spec.GID != 0 {
 		groups := make([]uint32, len(spec.Groups))
@@ -282,8 +274,7 @@ func runGuest(fw *frameWriter, ctl <-chan frame) exitStatus {
 	if err != nil {
 		return exitStatus{Err: err.Error()}
 	}
-	cmd.Stdout = outW
-	cmd.Stderr = outW
+	cmd.Stdout, cmd.Stderr = outW, outW
 	pumps := 1
 	done := make(chan struct{}, 2)
 	go pump(fw, frameStdout, outR, done)
@@ -318,21 +309,13 @@ func runGuest(fw *frameWriter, ctl <-chan frame) exitStatus {
 	}
 	err = cmd.Wait()
 	sendOutputs(fw, spec.Outputs)
-	st := exitStatus{}
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		ws := ee.Sys().(syscall.WaitStatus)
-		if ws.Signaled() {
-			st.Signal = int(ws.Signal())
-		} else {
-			st.Code = ws.ExitStatus()
+	if ps := cmd.ProcessState; ps != nil {
+		if ws := ps.Sys().(syscall.WaitStatus); ws.Signaled() {
+			return exitStatus{Signal: int(ws.Signal())}
 		}
-	default:
-		st.Err = err.Error()
+		return exitStatus{Code: ps.ExitCode()}
 	}
-	return st
+	return exitStatus{Err: err.Error()}
 }
 
 func pump(fw *frameWriter, typ byte, r *os.File, done chan<- struct{}) {
