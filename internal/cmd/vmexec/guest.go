@@ -3,6 +3,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,49 +24,33 @@ import (
 const dataPort = "/dev/ttyS1"
 
 // guestMain is the initramfs's /init (PID 1): it readies the guest, runs
-// the test binary and powers off. It never returns.
+// the test binary, sends its end and powers off. It never returns.
 func guestMain() {
 	fw, ctl, err := setupGuest()
+	st := exitStatus{}
 	if err != nil {
 		kmsg("vmexec-init: " + err.Error())
-		if fw != nil {
-			st, _ := json.Marshal(exitStatus{Err: err.Error()})
-			fw.write(frameExit, st)
-			drain(fw)
-		}
-		powerOff()
+		st.Err = err.Error()
+	} else {
+		go beat(fw) // stall.go: the host's progress guard
+		st = runGuest(fw, ctl)
 	}
-	go beat(fw) // stall.go: the host's progress guard
-	st := runGuest(fw, ctl)
-	payload, _ := json.Marshal(st)
-	fw.write(frameExit, payload)
-	drain(fw)
-	powerOff()
-}
-
-// kmsg writes a line to the kernel log, which the console shows: the one
-// way out before the data port is open.
-func kmsg(line string) {
-	f, err := os.OpenFile("/dev/kmsg", os.O_WRONLY, 0)
-	if err != nil {
-		return
+	if fw != nil {
+		payload, _ := json.Marshal(st)
+		fw.write(frameExit, payload)
+		unix.IoctlSetInt(int(fw.w.(*os.File).Fd()), unix.TCSBRK, 1) // tcdrain
 	}
-	f.Write([]byte(line + "\n"))
-	f.Close()
-}
-
-func drain(fw *frameWriter) {
-	if f, ok := fw.w.(*os.File); ok {
-		unix.IoctlSetInt(int(f.Fd()), unix.TCSBRK, 1) // tcdrain
-	}
-}
-
-func powerOff() {
 	unix.Sync()
 	unix.Reboot(unix.LINUX_REBOOT_CMD_POWER_OFF)
 	for {
 		time.Sleep(time.Hour)
 	}
+}
+
+// kmsg writes a line to the kernel log, which the console shows: the one
+// way out before the data port is open.
+func kmsg(line string) {
+	os.WriteFile("/dev/kmsg", []byte(line+"\n"), 0)
 }
 
 // mount mounts a file system; option names the kernel option that
@@ -381,36 +366,23 @@ func copyTree(src, dst string) error {
 		}
 		st := fi.Sys().(*syscall.Stat_t)
 		switch {
-		case fi.IsDir():
-			if rel != "." {
-				if err := os.Mkdir(to, 0o700); err != nil {
-					return err
-				}
-			}
+		case fi.IsDir() && rel != ".":
+			err = os.Mkdir(to, 0o700)
 		case fi.Mode()&fs.ModeSymlink != 0:
 			target, err := os.Readlink(p)
-			if err != nil {
-				return err
+			if err == nil {
+				err = os.Symlink(target, to)
 			}
-			if err := os.Symlink(target, to); err != nil {
-				return err
-			}
-			return os.Lchown(to, int(st.Uid), int(st.Gid))
+			return cmp.Or(err, os.Lchown(to, int(st.Uid), int(st.Gid)))
 		case fi.Mode().IsRegular():
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
+			var data []byte
+			if data, err = os.ReadFile(p); err == nil {
+				err = os.WriteFile(to, data, 0o600)
 			}
-			if err := os.WriteFile(to, data, 0o600); err != nil {
-				return err
-			}
-		default:
+		case !fi.IsDir():
 			return nil
 		}
-		if err := os.Lchown(to, int(st.Uid), int(st.Gid)); err != nil {
-			return err
-		}
-		return unix.Chmod(to, st.Mode&0o7777)
+		return cmp.Or(err, os.Lchown(to, int(st.Uid), int(st.Gid)), unix.Chmod(to, st.Mode&0o7777))
 	})
 }
 

@@ -63,26 +63,20 @@ type frameWriter struct {
 	w  io.Writer
 }
 
-// write sends one frame; frames from several goroutines never interleave.
+// write sends one frame, or several of a payload over maxFrame; frames
+// from several goroutines never interleave.
 func (fw *frameWriter) write(typ byte, payload []byte) error {
 	fw.mu.Lock()
 	defer fw.mu.Unlock()
-	for len(payload) > maxFrame {
-		if err := fw.writeLocked(typ, payload[:maxFrame]); err != nil {
+	for first := true; first || len(payload) > 0; first = false {
+		n := min(len(payload), maxFrame)
+		buf := binary.LittleEndian.AppendUint32([]byte{typ}, uint32(n))
+		if _, err := fw.w.Write(append(buf, payload[:n]...)); err != nil {
 			return err
 		}
-		payload = payload[maxFrame:]
+		payload = payload[n:]
 	}
-	return fw.writeLocked(typ, payload)
-}
-
-func (fw *frameWriter) writeLocked(typ byte, payload []byte) error {
-	buf := make([]byte, 5+len(payload))
-	buf[0] = typ
-	binary.LittleEndian.PutUint32(buf[1:5], uint32(len(payload)))
-	copy(buf[5:], payload)
-	_, err := fw.w.Write(buf)
-	return err
+	return nil
 }
 
 // frameReader reads one side's frames and counts the bytes, so that an

@@ -54,35 +54,31 @@ func main() {
 	}
 }
 
+// readStream reads the stream at path, labelled by its file name.
+func readStream(path string) (*kernel, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return read(strings.TrimSuffix(filepath.Base(path), ".json"), f)
+}
+
 func run(arg, doc string, bench bool, stdout io.Writer) error {
 	if bench {
-		f, err := os.Open(arg)
-		if err != nil {
-			return err
+		k, err := readStream(arg)
+		if err == nil {
+			_, err = io.WriteString(stdout, k.benchText.String())
 		}
-		defer f.Close()
-		k, err := read(filepath.Base(arg), f)
-		if err != nil {
-			return err
-		}
-		_, err = io.WriteString(stdout, k.benchText.String())
 		return err
 	}
-	files, err := filepath.Glob(filepath.Join(arg, "*.json"))
-	if err != nil {
-		return err
-	}
+	files, _ := filepath.Glob(filepath.Join(arg, "*.json"))
 	if len(files) == 0 {
 		return fmt.Errorf("%s holds no LABEL.json stream", arg)
 	}
 	var kernels []*kernel
 	for _, p := range files {
-		f, err := os.Open(p)
-		if err != nil {
-			return err
-		}
-		k, err := read(strings.TrimSuffix(filepath.Base(p), ".json"), f)
-		f.Close()
+		k, err := readStream(p)
 		if err != nil {
 			return err
 		}
@@ -101,11 +97,12 @@ func run(arg, doc string, bench bool, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	updated, err := replaceSection(old, table)
-	if err != nil {
-		return fmt.Errorf("%s: %v", doc, err)
+	// The generated part of the doc lies between its markers.
+	b, e := bytes.Index(old, []byte(beginMarker)), bytes.Index(old, []byte(endMarker))
+	if b < 0 || e < b {
+		return fmt.Errorf("%s: no %q ... %q section", doc, beginMarker, endMarker)
 	}
-	return os.WriteFile(doc, updated, 0o644)
+	return os.WriteFile(doc, fmt.Appendf(nil, "%s\n\n%s\n%s", old[:b+len(beginMarker)], table, old[e:]), 0o644)
 }
 
 // lostGuests prints the runs in an -outcome file whose guest died or
@@ -126,25 +123,10 @@ func lostGuests(path string, stdout, stderr io.Writer) int {
 	return code
 }
 
-// The markers around the generated part of the doc.
 const (
 	beginMarker = "<!-- kernel matrix: written by go run ./internal/cmd/vmmatrix -doc docs/vms.md DIR; do not edit by hand -->"
 	endMarker   = "<!-- end of the kernel matrix -->"
 )
-
-// replaceSection puts table between the doc's markers.
-func replaceSection(doc []byte, table string) ([]byte, error) {
-	b := bytes.Index(doc, []byte(beginMarker))
-	e := bytes.Index(doc, []byte(endMarker))
-	if b < 0 || e < b {
-		return nil, fmt.Errorf("no %q ... %q section", beginMarker, endMarker)
-	}
-	var out bytes.Buffer
-	out.Write(doc[:b+len(beginMarker)])
-	out.WriteString("\n\n" + table + "\n")
-	out.Write(doc[e:])
-	return out.Bytes(), nil
-}
 
 // lessRelease orders kernels by release, oldest first; a name that is no
 // release (the runner's own kernel, "running") comes last.

@@ -67,14 +67,8 @@ func try(outcomes string, cmd []string, stdout, stderr io.Writer) int {
 // ran on another kernel than LABEL's (their kernel.release line), each
 // printed; 0 when it passed, 2 when the stream cannot be read.
 func check(path string, stdout, stderr io.Writer) int {
-	f, err := os.Open(path)
-	if err != nil {
-		fmt.Fprintln(stderr, "vmmatrix:", err)
-		return 2
-	}
-	defer f.Close()
 	label := strings.TrimSuffix(filepath.Base(path), ".json")
-	k, err := read(label, f)
+	k, err := readStream(path)
 	if err != nil {
 		fmt.Fprintln(stderr, "vmmatrix:", err)
 		return 2

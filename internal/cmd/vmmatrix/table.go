@@ -33,20 +33,14 @@ func render(ks []*kernel) string {
 			if isBench(key) {
 				kind = 1
 			}
-			switch o.action {
-			case "pass":
-				n[kind][0]++
-			case "skip":
-				n[kind][1]++
-			case "fail":
-				n[kind][2]++
+			if i := slices.Index([]string{"pass", "skip", "fail"}, o.action); i >= 0 {
+				n[kind][i]++
 			}
 		}
-		failed := "0"
+		failed, secs := "0", "—"
 		if len(pkgFail) > 0 {
 			failed = fmt.Sprintf("%d (%s)", len(pkgFail), strings.Join(pkgFail, ", "))
 		}
-		secs := "—"
 		if k.seconds != "" {
 			secs = k.seconds + " s"
 		}
