@@ -81,7 +81,7 @@ type Build struct {
 // is named with what it accepts.
 func Resolve(s Spec) (*Build, error) {
 	if s.Tree == "" {
-		return nil, errors.New("-tree: want a git repository of a kernel source")
+		return nil, errors.New("-tree: want a git repository of a kernel source, or a source tarball")
 	}
 	if s.Jobs < 0 {
 		return nil, fmt.Errorf("-j %d: want a number of make jobs >= 1, or 0 for one a CPU", s.Jobs)
@@ -93,9 +93,6 @@ func Resolve(s Spec) (*Build, error) {
 	if s.Tree, err = filepath.Abs(s.Tree); err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(filepath.Join(s.Tree, "Makefile")); err != nil {
-		return nil, fmt.Errorf("-tree %s: no kernel Makefile: want a kernel source tree", s.Tree)
-	}
 	if s.Cache == "" {
 		d, err := os.UserCacheDir()
 		if err != nil {
@@ -105,6 +102,14 @@ func Resolve(s Spec) (*Build, error) {
 	}
 	if s.Cache, err = filepath.Abs(s.Cache); err != nil {
 		return nil, err
+	}
+	if strings.Contains(filepath.Base(s.Tree), ".tar") {
+		if s.Tree, err = importTarball(s.Tree, s.Cache); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := os.Stat(filepath.Join(s.Tree, "Makefile")); err != nil {
+		return nil, fmt.Errorf("-tree %s: no kernel Makefile: want a kernel source tree (a git repository) or its tarball", s.Tree)
 	}
 	s.Patches = slices.Clone(s.Patches)
 	b := &Build{Spec: s, cc: "gcc"}

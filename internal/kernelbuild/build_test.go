@@ -233,3 +233,41 @@ func TestCheck(t *testing.T) {
 		t.Errorf("got %v, want BPF_JIT and VETH named", err)
 	}
 }
+
+// A source tarball (as Debian's linux-source-6.1 installs one) builds as
+// a commit: imported once, found again by its contents.
+func TestBuildFromTarball(t *testing.T) {
+	ft := newFakeTree(t)
+	tarball := filepath.Join(t.TempDir(), "linux-source-9.9.tar.gz")
+	if out, err := exec.Command("tar", "-czf", tarball, "--exclude=.git", "-C", filepath.Dir(ft.dir), "linux").CombinedOutput(); err != nil {
+		t.Fatalf("tar: %v: %s", err, out)
+	}
+	s := ft.spec("")
+	s.Tree = tarball
+	img, b := ft.build(s)
+	if !strings.HasPrefix(b.Tree, filepath.Join(ft.cache, "src")) || filepath.Base(b.Tree) != "linux-source-9.9" {
+		t.Errorf("tree imported at %s, want CACHE/src/SUM/linux-source-9.9", b.Tree)
+	}
+	if b.Key != ft.key("HEAD") {
+		t.Errorf("the tarball's key %s differs from its tree's at HEAD %s", b.Key, ft.key("HEAD"))
+	}
+	img2, b2 := ft.build(s)
+	if img2 != img || b2.Tree != b.Tree || ft.builds() != 1 {
+		t.Errorf("second build of the tarball: %s in %s after %d builds, want the first's image, tree and 1 build", img2, b2.Tree, ft.builds())
+	}
+	s.Tree = filepath.Join(t.TempDir(), "empty.tar")
+	exec.Command("tar", "-cf", s.Tree, "-T", "/dev/null").Run()
+	if _, err := Resolve(s); err == nil || !strings.Contains(err.Error(), "no kernel Makefile") {
+		t.Errorf("an empty tarball: %v, want no kernel Makefile", err)
+	}
+}
+
+// key is the build key of the fake tree at commit.
+func (ft *fakeTree) key(commit string) string {
+	ft.t.Helper()
+	b, err := Resolve(ft.spec(commit))
+	if err != nil {
+		ft.t.Fatal(err)
+	}
+	return b.Key
+}

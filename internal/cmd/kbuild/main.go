@@ -43,7 +43,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var s kernelbuild.Spec
 	fs := flag.NewFlagSet("kbuild", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&s.Tree, "tree", "", "kernel source `dir`ectory, a git repository (only read)")
+	fs.StringVar(&s.Tree, "tree", "", "kernel source: a git repository `dir`ectory (only read), or a source tarball such as /usr/src/linux-source-6.1.tar.xz (imported once as one commit)")
 	fs.StringVar(&s.Commit, "commit", "HEAD", "the `revision` to build")
 	fs.Var((*patches)(&s.Patches), "patch", "a patch `file` to apply on the commit (repeatable, in order)")
 	fs.StringVar(&s.Config, "config", "defconfig", "base `config`: defconfig (the tree's), running (this kernel's) or a config file")
