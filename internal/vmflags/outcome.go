@@ -63,8 +63,8 @@ func AppendOutcome(path string, o Outcome) error {
 	return err
 }
 
-// ReadOutcomes reads what -outcome wrote: one Outcome a line.
-func ReadOutcomes(r io.Reader) ([]Outcome, error) {
+// readOutcomes reads what -outcome wrote: one Outcome a line.
+func readOutcomes(r io.Reader) ([]Outcome, error) {
 	var out []Outcome
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
@@ -78,7 +78,7 @@ func ReadOutcomes(r io.Reader) ([]Outcome, error) {
 	return out, sc.Err()
 }
 
-// ReadOutcomeFile is ReadOutcomes of a file; a missing file holds none.
+// ReadOutcomeFile is readOutcomes of a file; a missing file holds none.
 func ReadOutcomeFile(path string) ([]Outcome, error) {
 	f, err := os.Open(path)
 	if os.IsNotExist(err) {
@@ -87,7 +87,7 @@ func ReadOutcomeFile(path string) ([]Outcome, error) {
 		return nil, err
 	}
 	defer f.Close()
-	out, err := ReadOutcomes(f)
+	out, err := readOutcomes(f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}

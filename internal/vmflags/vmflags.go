@@ -4,7 +4,7 @@
 // (-kernel, -append, -smp, -memory, -accel), its exit statuses and its
 // -outcome records. kbab checks the settings it passes through by the
 // same rules before it builds or boots anything (docs/vms.md). Each
-// refused setting is an *Error: the flag, what it accepts, the value.
+// refused setting is a *flagError: the flag, what it accepts, the value.
 package vmflags
 
 import (
@@ -27,7 +27,7 @@ const (
 	DefaultMemory = "2G"
 	DefaultAccel  = "auto"
 	MaxSMP        = 256
-	MinMemoryMiB  = 128 // the kernel, the initramfs and the test's own use
+	minMemoryMiB  = 128 // the kernel, the initramfs and the test's own use
 	// Reserved is what vmexec keeps of an x86 kernel's 2048-byte command
 	// line (its NUL included) for OwnCmdline and -tcg-append; MaxAppend
 	// is what -append may use of the rest.
@@ -40,14 +40,14 @@ const (
 // refused, since the guest would then hang or never report.
 const OwnCmdline = "console=ttyS0,115200 8250.nr_uarts=4 panic=-1 softlockup_panic=1 rdinit=/init"
 
-// An Error is a refused setting.
-type Error struct {
+// A flagError is a refused setting.
+type flagError struct {
 	Flag    string // as vmexec names it; a caller may rename it (kbab's -b-append)
 	Accepts string
 	Got     string
 }
 
-func (e *Error) Error() string { return e.Flag + " accepts " + e.Accepts + " (got " + e.Got + ")" }
+func (e *flagError) Error() string { return e.Flag + " accepts " + e.Accepts + " (got " + e.Got + ")" }
 
 // OneOf checks that flag's value s is one of choices.
 func OneOf(flag, s string, choices ...string) error {
@@ -55,16 +55,16 @@ func OneOf(flag, s string, choices ...string) error {
 		return nil
 	}
 	last := len(choices) - 1
-	return &Error{flag, strings.Join(choices[:last], ", ") + " or " + choices[last], strconv.Quote(s)}
+	return &flagError{flag, strings.Join(choices[:last], ", ") + " or " + choices[last], strconv.Quote(s)}
 }
 
 // Check checks the settings kbab passes through to vmexec; "" is vmexec's
 // default. The first bad one is the error.
 func Check(smp, memory, accel string) error {
-	if _, err := SMP(cmp(smp, strconv.Itoa(DefaultSMP))); err != nil {
+	if _, err := parseSMP(cmp(smp, strconv.Itoa(DefaultSMP))); err != nil {
 		return err
 	}
-	if _, err := Memory(cmp(memory, DefaultMemory)); err != nil {
+	if _, err := parseMemory(cmp(memory, DefaultMemory)); err != nil {
 		return err
 	}
 	return OneOf("-accel", cmp(accel, DefaultAccel), "auto", "kvm", "tcg")
@@ -77,31 +77,31 @@ func cmp(s, def string) string {
 	return s
 }
 
-// SMP parses -smp: a number of vCPUs from 1 to MaxSMP.
-func SMP(s string) (int, error) {
+// parseSMP parses -smp: a number of vCPUs from 1 to MaxSMP.
+func parseSMP(s string) (int, error) {
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 1 || n > MaxSMP {
-		return 0, &Error{"-smp", fmt.Sprintf("1-%d vCPUs", MaxSMP), strconv.Quote(s)}
+		return 0, &flagError{"-smp", fmt.Sprintf("1-%d vCPUs", MaxSMP), strconv.Quote(s)}
 	}
 	return n, nil
 }
 
 var memoryRE = regexp.MustCompile(`^([1-9][0-9]{0,12})([MG])$`)
 
-// Memory parses -memory, a size in M or G of at least MinMemoryMiB, into
+// parseMemory parses -memory, a size in M or G of at least minMemoryMiB, into
 // MiB. A bare number is refused: QEMU would read it as MiB, a reader as
 // bytes.
-func Memory(s string) (int64, error) {
+func parseMemory(s string) (int64, error) {
 	m := memoryRE.FindStringSubmatch(s)
 	if m == nil {
-		return 0, &Error{"-memory", fmt.Sprintf("a size in M or G (MiB, GiB) of at least %dM, such as 512M or 2G", MinMemoryMiB), strconv.Quote(s)}
+		return 0, &flagError{"-memory", fmt.Sprintf("a size in M or G (MiB, GiB) of at least %dM, such as 512M or 2G", minMemoryMiB), strconv.Quote(s)}
 	}
 	n, _ := strconv.ParseInt(m[1], 10, 64)
 	if m[2] == "G" {
 		n *= 1024
 	}
-	if n < MinMemoryMiB {
-		return 0, &Error{"-memory", fmt.Sprintf("at least %dM: a guest needs that much", MinMemoryMiB), strconv.Quote(s)}
+	if n < minMemoryMiB {
+		return 0, &flagError{"-memory", fmt.Sprintf("at least %dM: a guest needs that much", minMemoryMiB), strconv.Quote(s)}
 	}
 	return n, nil
 }
@@ -112,11 +112,11 @@ func Memory(s string) (int64, error) {
 // does ('-' is '_').
 func Append(flag, s string, max int) error {
 	if len(s) > max {
-		return &Error{flag, fmt.Sprintf("at most %d bytes, of the x86 kernel command line's 2048 that vmexec leaves", max), fmt.Sprintf("%d bytes", len(s))}
+		return &flagError{flag, fmt.Sprintf("at most %d bytes, of the x86 kernel command line's 2048 that vmexec leaves", max), fmt.Sprintf("%d bytes", len(s))}
 	}
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < ' ' && c != '\t' || c == 0x7f {
-			return &Error{flag, "printable text: kernel parameters separated by spaces", fmt.Sprintf("control byte %#02x at byte %d of %q", c, i, s)}
+			return &flagError{flag, "printable text: kernel parameters separated by spaces", fmt.Sprintf("control byte %#02x at byte %d of %q", c, i, s)}
 		}
 	}
 	key := func(p string) string { k, _, _ := strings.Cut(p, "="); return strings.ReplaceAll(k, "-", "_") }
@@ -126,7 +126,7 @@ func Append(flag, s string, max int) error {
 	}
 	for _, p := range params(s) {
 		if i := slices.Index(keys, key(p)); i >= 0 {
-			return &Error{flag, "kernel parameters but vmexec's own (" + strings.Join(keys, ", ") + ")",
+			return &flagError{flag, "kernel parameters but vmexec's own (" + strings.Join(keys, ", ") + ")",
 				fmt.Sprintf("%q: vmexec sets %s itself", p, params(OwnCmdline)[i])}
 		}
 	}

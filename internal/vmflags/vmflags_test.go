@@ -12,21 +12,21 @@ import (
 
 func TestSMP(t *testing.T) {
 	for in, want := range map[string]int{"1": 1, "2": 2, "256": 256} {
-		if n, err := SMP(in); n != want || err != nil {
-			t.Errorf("SMP(%q) = %d, %v; want %d", in, n, err, want)
+		if n, err := parseSMP(in); n != want || err != nil {
+			t.Errorf("parseSMP(%q) = %d, %v; want %d", in, n, err, want)
 		}
 	}
 	for _, in := range []string{"0", "257", "999", "-1", "x", "", "2.5", " 2", "99999999999999999999"} {
-		if _, err := SMP(in); err == nil || !strings.Contains(err.Error(), "-smp accepts 1-256 vCPUs") {
-			t.Errorf("SMP(%q): %v, want an error naming -smp and 1-256", in, err)
+		if _, err := parseSMP(in); err == nil || !strings.Contains(err.Error(), "-smp accepts 1-256 vCPUs") {
+			t.Errorf("parseSMP(%q): %v, want an error naming -smp and 1-256", in, err)
 		}
 	}
 }
 
 func TestMemory(t *testing.T) {
 	for in, want := range map[string]int64{"128M": 128, "2G": 2048, "4096M": 4096, "1G": 1024} {
-		if n, err := Memory(in); n != want || err != nil {
-			t.Errorf("Memory(%q) = %d, %v; want %d", in, n, err, want)
+		if n, err := parseMemory(in); n != want || err != nil {
+			t.Errorf("parseMemory(%q) = %d, %v; want %d", in, n, err, want)
 		}
 	}
 	for in, want := range map[string]string{
@@ -40,8 +40,8 @@ func TestMemory(t *testing.T) {
 		"99999999999999999999G": "accepts a size in M or G",
 		"9007199254740993G":     "accepts a size in M or G",
 	} {
-		if _, err := Memory(in); err == nil || !strings.Contains(err.Error(), "-memory") || !strings.Contains(err.Error(), want) {
-			t.Errorf("Memory(%q): %v, want an error naming -memory and %q", in, err, want)
+		if _, err := parseMemory(in); err == nil || !strings.Contains(err.Error(), "-memory") || !strings.Contains(err.Error(), want) {
+			t.Errorf("parseMemory(%q): %v, want an error naming -memory and %q", in, err, want)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -62,7 +63,6 @@ func (ir *initramfs) dir(name string, mode uint64, uid, gid int) {
 	ir.add(r)
 }
 
-// static adds a file with the given content.
 func (ir *initramfs) static(name, content string, mode uint64) {
 	ir.add(cpio.StaticFile(name, content, mode))
 }
@@ -198,15 +198,8 @@ func sharedLibs(p string) ([]string, error) {
 // write writes the archive, sorted so that directories precede what
 // they hold.
 func (ir *initramfs) write(w io.Writer) error {
-	names := slices.Sorted(func(yield func(string) bool) {
-		for n := range ir.recs {
-			if !yield(n) {
-				return
-			}
-		}
-	})
 	rw := cpio.NewDedupWriter(cpio.Newc.Writer(w))
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(ir.recs)) {
 		if err := rw.WriteRecord(ir.recs[n]); err != nil {
 			return fmt.Errorf("initramfs: %s: %w", n, err)
 		}
