@@ -75,7 +75,7 @@ func run(cfg *config, env runEnv) (*exitStatus, syscall.Signal, error) {
 		}
 	}
 	if h.qemu, err = exec.LookPath(cfg.qemu); err != nil {
-		return nil, 0, failWith(vmflags.ExitQEMU, fmt.Errorf("%s not found in PATH: install QEMU (Debian and Ubuntu: apt-get install qemu-system-x86; Fedora: dnf install qemu-system-x86)", cfg.qemu))
+		return nil, 0, &failure{vmflags.ExitQEMU, fmt.Errorf("%s not found in PATH: install QEMU (Debian and Ubuntu: apt-get install qemu-system-x86; Fedora: dnf install qemu-system-x86)", cfg.qemu)}
 	}
 	if h.tmp, err = os.MkdirTemp("", "vmexec-"); err != nil {
 		return nil, 0, err
@@ -202,7 +202,7 @@ func (h *host) cacheAccel(v string) {
 func (h *host) facts() ([]string, error) {
 	out, err := exec.Command(h.qemu, "--version").Output()
 	if err != nil {
-		return nil, failWith(vmflags.ExitQEMU, fmt.Errorf("%s --version: %v", h.qemu, err))
+		return nil, &failure{vmflags.ExitQEMU, fmt.Errorf("%s --version: %v", h.qemu, err)}
 	}
 	version, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
 	var u unix.Utsname

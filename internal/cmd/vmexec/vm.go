@@ -154,7 +154,7 @@ func (b *boot) start() error {
 	conW.Close()
 	if err != nil {
 		conR.Close()
-		return failWith(vmflags.ExitQEMU, fmt.Errorf("starting %s: %w", b.h.qemu, err))
+		return &failure{vmflags.ExitQEMU, fmt.Errorf("starting %s: %w", b.h.qemu, err)}
 	}
 	b.exited = make(chan struct{})
 	go func() {
@@ -540,14 +540,6 @@ type failure struct {
 }
 
 func (f *failure) Error() string { return f.err.Error() }
-
-// failWith gives err the status; nil stays nil.
-func failWith(status int, err error) error {
-	if err == nil {
-		return nil
-	}
-	return &failure{status, err}
-}
 
 // statusOf is the exit status for a run's error: its failure's, else
 // vmflags.ExitFailed.
