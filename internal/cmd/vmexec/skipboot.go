@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"debug/buildinfo"
 	"os"
@@ -74,8 +73,6 @@ func nothingToRun(args []string) (stdout, stderr string, nothing bool) {
 	return "PASS\n", warning, true
 }
 
-var listedName = regexp.MustCompile(`^(Test|Benchmark|Example|Fuzz)[^ \t]*$`)
-
 // listMatches runs bin -test.list with the top level of pattern (as
 // testing splits -test.run at unbracketed slashes) and says whether it
 // listed a name with one of prefixes; ok is false when the run failed.
@@ -92,22 +89,10 @@ func listMatches(bin, pattern string, prefixes ...string) (found, ok bool) {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
-	var out bytes.Buffer
-	cmd.Stdout = &out
-	if cmd.Run() != nil {
-		return false, false
-	}
-	for _, line := range strings.Split(out.String(), "\n") {
-		if !listedName.MatchString(line) {
-			continue // a TestMain's own output, such as benchmain's fingerprint
-		}
-		for _, p := range prefixes {
-			if strings.HasPrefix(line, p) {
-				return true, true
-			}
-		}
-	}
-	return false, true
+	out, err := cmd.Output()
+	// Other lines are a TestMain's own output, such as benchmain's fingerprint.
+	listed := regexp.MustCompile(`(?m)^(` + strings.Join(prefixes, "|") + `)[^ \t]*$`)
+	return err == nil && listed.Match(out), err == nil
 }
 
 // topLevel is the first element of a -test.run or -test.bench pattern:

@@ -125,14 +125,14 @@ func (b *boot) start() error {
 		}
 	}
 	var err error
-	if b.in, err = os.OpenFile(data+".in", os.O_RDWR, 0); err != nil {
-		return fmt.Errorf("the data port: %v", err)
-	}
-	if b.out, err = os.OpenFile(data+".out", os.O_RDONLY|syscall.O_NONBLOCK, 0); err != nil {
-		return fmt.Errorf("the data port: %v", err)
-	}
-	if b.outW, err = os.OpenFile(data+".out", os.O_WRONLY, 0); err != nil {
-		return fmt.Errorf("the data port: %v", err)
+	for _, o := range []struct {
+		f    **os.File
+		path string
+		flag int
+	}{{&b.in, ".in", os.O_RDWR}, {&b.out, ".out", os.O_RDONLY | syscall.O_NONBLOCK}, {&b.outW, ".out", os.O_WRONLY}} {
+		if *o.f, err = os.OpenFile(data+o.path, o.flag, 0); err != nil {
+			return fmt.Errorf("the data port: %v", err)
+		}
 	}
 	conR, conW, err := os.Pipe()
 	if err != nil {
