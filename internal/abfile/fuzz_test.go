@@ -21,7 +21,8 @@ import (
 // (iteration counts >= 1, finite values, no negative amounts) and
 // outcomes, each in a boot the file lists once and at a line it has, or
 // is refused with an error naming the file, the
-// line and what was wanted; in bounded time, without a panic.
+// line and what was wanted; in bounded time, without a panic. IsResult
+// takes each result's line as Read took it.
 func FuzzRead(f *testing.F) {
 	sim.FuzzSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -45,7 +46,11 @@ func FuzzRead(f *testing.F) {
 				t.Fatalf("outcome %+v: kind, line (of %d), boot (of %q) wrong", o, fl.Lines, fl.BootIDs())
 			}
 		}
+		lines := strings.Split(string(data), "\n")
 		for _, r := range fl.Results {
+			if !abfile.IsResult(lines[r.Line-1]) {
+				t.Fatalf("line %d, %q, is a result Read took, which IsResult refuses", r.Line, lines[r.Line-1])
+			}
 			if r.Iters < 1 || r.Line < 1 || !strings.Contains(strings.Join(fl.BootIDs(), "\x00")+"\x00", r.Boot+"\x00") {
 				t.Fatalf("result %+v: iterations, line or boot (boots %q) wrong", r, fl.BootIDs())
 			}

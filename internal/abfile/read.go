@@ -65,6 +65,10 @@ type Result struct {
 	Values []benchfmt.Value
 	Boot   string // the boot id in force at the result's line
 	Line   int
+	// Counted is the "# kbench counters:" fingerprint value of the test
+	// binary that printed the result (package counters), "" where it
+	// printed none.
+	Counted string
 }
 
 // Kind is what an Outcome says of a row or a test binary.
@@ -165,6 +169,9 @@ type reader struct {
 	// outcome's message: go test -v prints a row's log as it comes, above
 	// its --- SKIP or --- FAIL line, which then has none of its own below.
 	above []string
+	// counted is the counters line's value of the test binary whose
+	// output the next line is.
+	counted string
 	// block holds the "# kbench" lines since the last other line: a test
 	// binary's fingerprint, whose boot id line is not its first, belongs
 	// whole to the boot it names.
@@ -315,6 +322,11 @@ func (r *reader) line(n int, l string) {
 	}
 	above := r.above
 	r.above = nil
+	if v, ok := strings.CutPrefix(l, fingerprint.Prefix+"counters: "); ok {
+		r.counted = v
+	} else if l == "PASS" || l == "FAIL" || strings.HasPrefix(l, "ok ") {
+		r.counted = "" // the binary ended; the next prints its own fingerprint
+	}
 	if strings.HasPrefix(l, fingerprint.Prefix) {
 		r.block = append(r.block, l)
 	} else {
@@ -386,7 +398,7 @@ func (r *reader) skipLine(n int, l string) bool {
 func (r *reader) result(rec *benchfmt.Result, line int) {
 	f := r.f
 	res := Result{Config: map[string]string{}, Name: string(rec.Name.Full()), Iters: rec.Iters,
-		Values: slices.Clone(rec.Values), Boot: r.boot.ID, Line: line}
+		Values: slices.Clone(rec.Values), Boot: r.boot.ID, Line: line, Counted: r.counted}
 	r.used()
 	for _, c := range rec.Config {
 		if !c.File {
@@ -441,4 +453,18 @@ func (f *File) BootIDs() []string {
 func (f *File) SingleValued(key string) bool {
 	u := f.Config[key]
 	return u != nil && len(u.Values) == 1 && u.Present == len(f.Results)
+}
+
+// IsResult reports whether line is a result line, by benchfmt's rule as
+// Read takes it: for readers of go test output that see it a line at a
+// time (vmmatrix, from go test -json).
+func IsResult(line string) bool {
+	var rd benchfmt.Reader
+	rd.Reset(strings.NewReader(line), "")
+	for rd.Scan() {
+		if _, ok := rd.Result().(*benchfmt.Result); ok {
+			return true
+		}
+	}
+	return false
 }

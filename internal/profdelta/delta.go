@@ -299,19 +299,14 @@ func byNoise(fa, fb Func) int {
 	return cmp.Or(cmp.Compare(math.Abs(b.Change), math.Abs(a.Change)), cmp.Compare(fa.Name, fb.Name))
 }
 
+// meanSD is x's mean and sample standard deviation (abmath.MeanVar's),
+// NaN for one value.
 func meanSD(x []float64) (mean, sd float64) {
-	for _, v := range x {
-		mean += v
-	}
-	mean /= float64(len(x))
+	mean, v := abmath.MeanVar(x)
 	if len(x) < 2 {
 		return mean, math.NaN()
 	}
-	var ss float64
-	for _, v := range x {
-		ss += (v - mean) * (v - mean)
-	}
-	return mean, math.Sqrt(ss / float64(len(x)-1))
+	return mean, math.Sqrt(v)
 }
 
 // valueIndex is the index of p's default sample type in its values, as

@@ -3,48 +3,32 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
-	"io"
 	"strings"
 
+	"github.com/kbench/kbench/internal/abfile"
 	"github.com/kbench/kbench/internal/counters"
-	"github.com/kbench/kbench/internal/fingerprint"
 )
 
 // checkCounters checks that every result row reports the counters its
-// test binary's fingerprint says were counted ("# kbench counters: ..."),
-// so a row that lost its region shows. Rows of a binary without the line
-// (counters off, or an older kbench) are not checked.
-func checkCounters(r io.Reader) ([]string, error) {
+// test binary's fingerprint says were counted ("# kbench counters: ...",
+// abfile's Result.Counted), so a row that lost its region shows. Rows of
+// a binary without the line (counters off, or an older kbench) are not
+// checked.
+func checkCounters(f *abfile.File) []string {
 	var problems []string
-	var want []string
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	for sc.Scan() {
-		line := sc.Text()
-		if v, ok := strings.CutPrefix(line, fingerprint.Prefix+"counters: "); ok {
-			want = counters.ReportedUnits(v)
-			continue
-		}
-		if line == "PASS" || line == "FAIL" || strings.HasPrefix(line, "ok ") {
-			want = nil // the test binary ended; the next prints its own fingerprint
-		}
-		f := strings.Fields(line)
-		if len(f) < 4 || !strings.HasPrefix(f[0], "Benchmark") || len(f)%2 != 0 {
-			continue
-		}
+	for _, res := range f.Results {
 		units := map[string]bool{}
-		for i := 3; i < len(f); i += 2 {
-			units[f[i]] = true
+		for _, v := range res.Values {
+			units[v.Unit], units[v.OrigUnit] = true, true
 		}
-		for _, u := range want {
+		for _, u := range counters.ReportedUnits(res.Counted) {
 			if !hasUnit(units, u) {
-				problems = append(problems, fmt.Sprintf("row %s lacks counter unit %s (its binary's fingerprint says it was counted)", f[0], u))
+				problems = append(problems, fmt.Sprintf("row Benchmark%s lacks counter unit %s (its binary's fingerprint says it was counted)", res.Name, u))
 			}
 		}
 	}
-	return problems, sc.Err()
+	return problems
 }
 
 func hasUnit(units map[string]bool, u string) bool {
@@ -52,7 +36,7 @@ func hasUnit(units map[string]bool, u string) bool {
 		return units[u]
 	}
 	for have := range units {
-		if strings.HasPrefix(have, u) {
+		if have != "" && strings.HasPrefix(have, u) {
 			return true
 		}
 	}

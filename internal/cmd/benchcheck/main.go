@@ -49,13 +49,6 @@ func main() {
 	}
 	defer f.Close()
 	problems, rows, err := check(f, flag.Arg(0), want)
-	if err == nil {
-		var more []string
-		if _, err = f.Seek(0, io.SeekStart); err == nil {
-			more, err = checkCounters(f)
-			problems = append(problems, more...)
-		}
-	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchcheck:", err)
 		os.Exit(2)
@@ -102,7 +95,8 @@ func readExpect(file string) (map[string]expectation, error) {
 
 // check returns the problems found in a result stream, read with
 // internal/abfile: an expected row must have a result, or, if optional,
-// leave its skip line (package skip), which says why it skipped.
+// leave its skip line (package skip), which says why it skipped; every
+// row must report its binary's counters (checkCounters).
 func check(r io.Reader, name string, want map[string]expectation) ([]string, int, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
@@ -154,5 +148,6 @@ func check(r io.Reader, name string, want map[string]expectation) ([]string, int
 	if len(f.Results) == 0 {
 		problems = append(problems, "no result rows at all")
 	}
+	problems = append(problems, checkCounters(f)...)
 	return slices.Compact(problems), len(f.Results), nil
 }

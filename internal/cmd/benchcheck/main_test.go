@@ -5,6 +5,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/kbench/kbench/internal/abfile"
 )
 
 const smoke = `goos: linux
@@ -101,10 +103,11 @@ pkg: github.com/kbench/kbench/prctlbench
 BenchmarkC-2   100  30000 ns/op
 PASS
 `
-	problems, err := checkCounters(strings.NewReader(out))
+	files, _, err := abfile.ReadData([]string{"smoke"}, [][]byte{[]byte(out)})
 	if err != nil {
 		t.Fatal(err)
 	}
+	problems := checkCounters(files[0])
 	if len(problems) != 1 || !strings.Contains(problems[0], "BenchmarkB-2 lacks counter unit softirq-") {
 		t.Errorf("problems %q, want one for BenchmarkB-2's softirqs (C's binary counted nothing)", problems)
 	}

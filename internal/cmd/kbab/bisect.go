@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/kbench/kbench/internal/abfile"
 	"github.com/kbench/kbench/internal/abreport"
 	"github.com/kbench/kbench/internal/abseries"
 	"github.com/kbench/kbench/internal/abstat"
@@ -141,12 +142,7 @@ func (b *bisectDesign) confirmation(label string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var end int64
-	for _, r := range st.Boots[:st.Confirmed.Boots] {
-		if r.Kernel == label {
-			end = r.Offset + r.Bytes
-		}
-	}
+	end := b.d.outputSize(label, st.Boots[:st.Confirmed.Boots])
 	p := filepath.Join(b.d.cfg.out, "confirmation", label+".txt")
 	if err := os.MkdirAll(filepath.Dir(p), 0o777); err != nil {
 		return "", err
@@ -208,22 +204,11 @@ func (b *bisectDesign) feed(i int) error {
 			return fmt.Errorf("%s: boots[%d] (boot %d) is kernel %s, where the search asks for %s: it was not this bisection's; use a new -out",
 				d.statePath, b.fed, r.Boot, r.Kernel, d.st.Settings.label(img+1))
 		}
-		meds, err := b.medians(r.Kernel)
+		med, err := b.median(r)
 		if err != nil {
 			return err
 		}
-		// The step boots run the row: this one's median is its file's
-		// last but the kernel's later boots.
-		nth := len(meds) - 1
-		for _, e := range d.st.Boots[b.fed+1 : i] {
-			if e.Kernel == r.Kernel {
-				nth--
-			}
-		}
-		if nth < 0 {
-			return fmt.Errorf("boot %d (%s): %s.txt has %d boots of %s %s, want more", r.Boot, r.Kernel, r.Kernel, len(meds), b.pkg, b.row)
-		}
-		if err := b.search.Observe(img, meds[nth]); err != nil {
+		if err := b.search.Observe(img, med); err != nil {
 			return fmt.Errorf("boot %d (%s): %v", r.Boot, r.Kernel, err)
 		}
 	}
@@ -256,19 +241,21 @@ func (b *bisectDesign) nextImage() (int, bool, error) {
 	}
 }
 
-// medians are the row's boot medians in kernel label's file, in order.
-func (b *bisectDesign) medians(label string) ([]float64, error) {
-	s := b.d.st.Settings
-	rep, err := abstat.Compare(b.d.result(s.label(0)), b.d.result(label), abstat.DefaultOptions)
+// median is the row's median in step boot r, from its output alone
+// (bootFile: each boot read once), grouped as a comparison groups it
+// (abstat.Grouped: the row in its primary unit).
+func (b *bisectDesign) median(r bootRecord) (float64, error) {
+	files, units, err := abfile.Read(bootFile(b.d.cfg.out, r))
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
-	for t, row := range rep.Primaries() {
-		if t.Path == b.path && row.Name == b.row && row.Samples[1] != nil {
-			return row.Samples[1].Medians(), nil
+	for t, row := range abstat.Grouped(files, units).Primaries() {
+		if t.Path == b.path && row.Name == b.row && row.Samples[0] != nil {
+			meds := row.Samples[0].Medians()
+			return meds[len(meds)-1], nil
 		}
 	}
-	return nil, nil
+	return 0, fmt.Errorf("boot %d (%s): %s has no result of %s %s", r.Boot, r.Kernel, bootFile(b.d.cfg.out, r), b.pkg, b.row)
 }
 
 func (b *bisectDesign) bootName(i int) string {

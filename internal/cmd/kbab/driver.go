@@ -4,8 +4,6 @@ package main
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -31,8 +29,10 @@ var interruptGrace = 10 * time.Second
 
 // driver holds one invocation's open run directory.
 type driver struct {
-	cfg       *config
-	st        *state
+	cfg *config
+	st  *state
+	// ids are the boot ids the finished boots printed, timed and profile.
+	ids       map[string]bool
 	statePath string
 	vmexec    string
 	lock      *os.File
@@ -91,10 +91,8 @@ func (d *driver) open(now settings) error {
 			}
 		}
 		d.st = &state{Settings: now}
-		for _, k := range now.Kernels {
-			if err := os.WriteFile(d.result(k.Label), nil, 0o666); err != nil {
-				return err
-			}
+		if d.ids, err = d.st.checkOutputs(d.cfg.out, d.stderr); err != nil {
+			return err
 		}
 		return d.st.write(d.statePath)
 	case err != nil:
@@ -105,10 +103,8 @@ func (d *driver) open(now settings) error {
 			d.cfg.out, strings.Join(diff, "\n\t"))
 	}
 	d.st = old
-	for _, k := range d.st.Settings.Kernels {
-		if err := d.st.checkResult(d.result(k.Label), k.Label, d.stderr); err != nil {
-			return err
-		}
+	if d.ids, err = d.st.checkOutputs(d.cfg.out, d.stderr); err != nil {
+		return err
 	}
 	if n := len(d.st.Boots); n > 0 {
 		if d.st.Settings.Target > 0 {
@@ -281,17 +277,14 @@ func (d *driver) boot(i int, nb nextBoot, sig <-chan os.Signal, retry string) (i
 	if err != nil {
 		return code, err
 	}
-	ids, code, err := d.freshBootIDs(d.des.bootName(i), s, outPath)
-	if err != nil {
+	if _, code, err := d.freshBootIDs(d.des.bootName(i), s, outPath); err != nil {
 		return code, err
 	}
-	offset := d.st.size(s)
-	n, sum, err := appendFile(d.result(s), outPath, offset)
-	if err != nil {
+	if err := appendFile(d.result(s), outPath, d.outputSize(s, d.st.Boots)); err != nil {
 		return exitUsage, err
 	}
-	d.st.Boots = append(d.st.Boots, bootRecord{Boot: i + 1, Kernel: s, Seconds: took.Seconds(), Finished: time.Now().UTC(), BootIDs: ids,
-		Offset: offset, Bytes: n, SHA256: sum, Runs: nb.record, Retry: retry})
+	d.st.Boots = append(d.st.Boots, bootRecord{Boot: i + 1, Kernel: s, Seconds: took.Seconds(), Finished: time.Now().UTC(),
+		Runs: nb.record, Retry: retry})
 	if err := d.st.write(d.statePath); err != nil {
 		return exitUsage, err
 	}
@@ -338,23 +331,28 @@ func (d *driver) runGoTests(name, s string, env []string, runs [][]string, base 
 
 // freshBootIDs are the boot ids of boot name's output, or why they make
 // it a failed boot: none, or one an earlier boot (timed or profile)
-// printed.
+// printed (fresh).
 func (d *driver) freshBootIDs(name, s, outPath string) ([]string, int, error) {
 	ids, err := bootIDs(outPath)
 	if err != nil {
 		return nil, exitUsage, err
 	}
-	if len(ids) == 0 {
-		return nil, exitBootFailed, fmt.Errorf("%s (%s) failed: %s has no %q line, so kbcompare cannot tell boots apart (run benchmark packages: their TestMain prints it)",
-			name, s, outPath, abfile.BootIDLine)
-	}
-	for _, id := range ids {
-		if d.st.seen(id) {
-			return nil, exitBootFailed, fmt.Errorf("%s (%s) failed: %s has boot id %s, which an earlier boot printed: not a fresh boot (a cached go test result, or an -exec that does not boot?)",
-				name, s, outPath, id)
-		}
+	if err := fresh(outPath, ids, d.ids); err != nil {
+		return nil, exitBootFailed, fmt.Errorf("%s (%s) failed: %v", name, s, err)
 	}
 	return ids, 0, nil
+}
+
+// outputSize is the length of the outputs of kernel label's boots among
+// rs: its file's, after them.
+func (d *driver) outputSize(label string, rs []bootRecord) int64 {
+	var n int64
+	for _, r := range rs {
+		if fi, err := os.Stat(bootFile(d.cfg.out, r)); err == nil && r.Kernel == label {
+			n += fi.Size()
+		}
+	}
+	return n
 }
 
 // goTest runs one go test of boot name of side s, its stdout into out,
@@ -470,33 +468,27 @@ func (d *driver) stop(pgid int, waited <-chan error) {
 	syscall.Kill(-pgid, syscall.SIGKILL)
 }
 
-// appendFile appends src to dst, which must end at offset, syncs it and
-// returns the bytes appended and their SHA-256.
-func appendFile(dst, src string, offset int64) (int64, string, error) {
+// appendFile appends src to dst, which must end at offset, and syncs it.
+func appendFile(dst, src string, offset int64) error {
 	in, err := os.Open(src)
 	if err != nil {
-		return 0, "", err
+		return err
 	}
 	defer in.Close()
 	f, err := os.OpenFile(dst, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
-		return 0, "", err
+		return err
 	}
 	defer f.Close()
 	if fi, err := f.Stat(); err != nil {
-		return 0, "", err
+		return err
 	} else if fi.Size() != offset {
-		return 0, "", fmt.Errorf("%s has %d bytes, not the %d of its finished boots: changed while kbab ran", dst, fi.Size(), offset)
+		return fmt.Errorf("%s has %d bytes, not the %d of its finished boots: changed while kbab ran", dst, fi.Size(), offset)
 	}
-	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(f, h), in)
-	if err != nil {
-		return 0, "", err
+	if _, err := io.Copy(f, in); err != nil {
+		return err
 	}
-	if err := f.Sync(); err != nil {
-		return 0, "", err
-	}
-	return n, hex.EncodeToString(h.Sum(nil)), nil
+	return f.Sync()
 }
 
 func quoteAll(a []string) []string {

@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/kbench/kbench/internal/kprofile"
-	"github.com/kbench/kbench/internal/profdelta"
 	"github.com/kbench/kbench/internal/vmflags"
 )
 
@@ -94,8 +93,7 @@ func fakeVMExec() int {
 		// A VM that ignores Ctrl-C: only SIGKILL ends it. A profiled
 		// one has written a row's profile first (row Hung).
 		if p := os.Getenv("KBENCH_PROFILE"); p != "" {
-			boots, _ := profdelta.FixtureBoots(mrand.New(mrand.NewPCG(uint64(n), 40)), 1, 0)
-			profdelta.WriteBoot(p, profdelta.Key{Pkg: "fake", Stem: kprofile.RowStem("Hung-2")}, boots[0])
+			fixtureProfiles(p, "Hung-2", false, n)
 		}
 		signal.Ignore(syscall.SIGINT, syscall.SIGTERM)
 		os.WriteFile(filepath.Join(dir, "hung.pid"), []byte(strconv.Itoa(os.Getpid())), 0o666)
@@ -158,16 +156,35 @@ func imageWords(kernel string) string {
 
 // fakeProfiles writes, as a guest's KBENCH_PROFILE would bring back, the
 // profiles of a boot of Work: package profdelta's fixture (two runs),
-// with profdelta.FixtureInjected at 5% of the samples on a slow kernel.
-// Call n seeds the jitter.
-func fakeProfiles(dir string, slow bool, n int) error {
-	share := 0.0
-	if slow {
-		share = 0.05
+// with its injected function at 5% of the samples on a slow kernel.
+func fakeProfiles(dir string, slow bool, n int) error { return fixtureProfiles(dir, "Work-2", slow, n) }
+
+// fixtureProfiles copies boot n of profdelta's fixture files of row
+// Work-2 (its testdata/work, a boot per call n up to 12, then again)
+// into dir as row's profiles.
+func fixtureProfiles(dir, row string, slow bool, n int) error {
+	side := map[bool]string{false: "fast", true: "slow"}[slow]
+	from := filepath.Join(os.Getenv(fixtureEnv), side, fmt.Sprintf("boot%d", (n-1)%12+1))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
 	}
-	boots, _ := profdelta.FixtureBoots(mrand.New(mrand.NewPCG(uint64(n), 40)), 1, share)
-	return profdelta.WriteBoot(dir, profdelta.Key{Pkg: "fake", Stem: kprofile.RowStem("Work-2")}, boots[0])
+	for run := 1; run <= 2; run++ {
+		b, err := os.ReadFile(filepath.Join(from, kprofile.FileName("fake", kprofile.RowStem("Work-2"), run)))
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, kprofile.FileName("fake", kprofile.RowStem(row), run)), b, 0o644)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
+
+// fixtureEnv names, for the stand-in, profdelta's fixture directory.
+const fixtureEnv = "KBAB_FAKE_PROFILES"
+
+// injected is the function profdelta's fixture injects.
+const injected = "bpf_jit_blind_constants"
 
 // plannedRows prints, as a test binary given args would, -test.count
 // results of each row -test.bench names: Work, quiet, and Noisy, whose

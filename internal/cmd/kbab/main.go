@@ -55,22 +55,24 @@
 // stderr; pNN-A for profile boots), profiles/ (-profile), report.txt
 // (the report), plan.txt (with -target and -bisect), series/ (a series'
 // pictures) and kbab.json, the settings, the finished boots (each with
-// its kernel's label and the offset, length and SHA-256 of what it
-// appended), a planned run's counts and the boot pair under way, a
-// bisection's confirmation. kbab.json carries "version": 2; an A/B begun
-// by a kbab before series (version 1) is refused, naming the version.
-// Rerunning with the same -out resumes after the last finished boot;
-// kbab refuses when any setting differs (images are compared by SHA-256)
-// and names it. Run with every boot finished, it prints the report again.
+// its kernel's label, time, go test runs and retry: its output, boot ids
+// included, is its boots/NN-LABEL.txt), a planned run's counts and the
+// boot pair under way, a bisection's confirmation. kbab.json carries
+// "version": 3; a run begun by an older kbab is refused, naming the
+// version. Rerunning with the same -out resumes after the last finished
+// boot; kbab refuses when any setting differs (images are compared by
+// SHA-256, commits by their build key) and names it. Run with every boot
+// finished, it prints the report again.
 //
 // What a crash or an edit can leave in -out is refused or repaired, never
 // merged. A kbab.json that is cut short, not JSON, or whose boots do not
-// add up (order, sides, offsets, checksums, boot ids) is refused with exit
-// 2, naming the line and column or the boot and what was expected. In a
+// add up (order, sides) is refused with exit 2, naming the line and
+// column or the boot and what was expected, as is a finished boot whose
+// output file is gone or whose boot ids another boot printed. In a
 // kernel's file, bytes past the last finished boot are an append cut
 // short: they are cut off, with a message, and that boot runs again. A
 // file that ends inside a finished boot's output, or whose bytes are not
-// what the boot appended, is refused with exit 2, naming the boot.
+// that output, is refused with exit 2, naming the boot.
 //
 // Ctrl-C (or SIGTERM) interrupts the running boot's go test and its VM,
 // keeps the finished boots and exits 130. A failed boot (go test exited

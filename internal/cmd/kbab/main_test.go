@@ -30,6 +30,7 @@ func TestMain(m *testing.M) {
 
 func setupAndRun(m *testing.M) int {
 	pkgDir, _ = os.Getwd()
+	os.Setenv(fixtureEnv, filepath.Join(pkgDir, "..", "..", "profdelta", "testdata", "work"))
 	tmp, err := os.MkdirTemp("", "kbab-test")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -546,8 +547,12 @@ func TestBrokenResumeStateRefused(t *testing.T) {
 	good, _ := os.ReadFile(state)
 	goodA, _ := os.ReadFile(filepath.Join(f.out, "A.txt"))
 	st, err := parseState(good)
-	if err != nil || len(st.Boots) != 3 || st.Boots[0].Bytes != int64(len(goodA)) {
-		t.Fatalf("state after 3 boots: %+v, %v; A.txt %d bytes", st, err, len(goodA))
+	if err != nil || len(st.Boots) != 3 {
+		t.Fatalf("state after 3 boots: %+v, %v", st, err)
+	}
+	first := bootFile(f.out, st.Boots[0])
+	if out, _ := os.ReadFile(first); !bytes.Equal(out, goodA) {
+		t.Fatalf("A.txt (%d bytes) is not its one boot's output, %s (%d bytes)", len(goodA), first, len(out))
 	}
 	calls := len(f.calls())
 	for _, c := range []struct {
@@ -573,9 +578,15 @@ func TestBrokenResumeStateRefused(t *testing.T) {
 			t.Errorf("%s: %d boots ran", c.name, n-calls)
 		}
 	}
-	// Restored, the run resumes and finishes.
+	// A finished boot's output gone: refused, naming it.
 	os.WriteFile(state, good, 0o666)
 	os.WriteFile(filepath.Join(f.out, "A.txt"), goodA, 0o666)
+	os.Rename(first, first+".away")
+	if code, _, stderr := f.run(nil, args...); code != exitUsage || !strings.Contains(stderr, "01-A.txt: no such file or directory: boot 1's output, which kbab.json says finished") {
+		t.Errorf("boot 1's output gone: exit %d, stderr %q", code, stderr)
+	}
+	os.Rename(first+".away", first)
+	// Restored, the run resumes and finishes.
 	os.Remove(filepath.Join(f.dir, "fail-at"))
 	if code, stdout, stderr := f.run(nil, args...); code != 0 || !strings.Contains(stdout, "boots: old 3 boots, new 3 boots") || !strings.Contains(stderr, "3 of 6 boots finished") {
 		t.Errorf("restored: exit %d\n%s\n%s", code, stdout, stderr)

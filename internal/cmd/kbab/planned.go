@@ -156,11 +156,7 @@ func (p *plannedDesign) plan() error {
 		if err != nil {
 			return err
 		}
-		for _, b := range pilot {
-			if b.Kernel == d.st.Settings.label(k) {
-				data[i] = all[:b.Offset+b.Bytes]
-			}
-		}
+		data[i] = all[:d.outputSize(d.st.Settings.label(k), pilot)]
 	}
 	files, units, err := abfile.ReadData(names, data)
 	if err != nil {
@@ -179,19 +175,10 @@ func (p *plannedDesign) plan() error {
 	return nil
 }
 
-// readBoot reads what finished boot b appended to its kernel's file,
-// under its boot file's name (boots/NN-LABEL.txt holds the same bytes).
+// readBoot reads finished boot b's output (bootFile), once: what it
+// appended to its kernel's file.
 func (d *driver) readBoot(b bootRecord) (*abfile.File, error) {
-	f, err := os.Open(d.result(b.Kernel))
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data := make([]byte, b.Bytes)
-	if _, err := f.ReadAt(data, b.Offset); err != nil {
-		return nil, err
-	}
-	files, _, err := abfile.ReadData([]string{filepath.Join(d.cfg.out, "boots", fmt.Sprintf("%02d-%s.txt", b.Boot, b.Kernel))}, [][]byte{data})
+	files, _, err := abfile.Read(bootFile(d.cfg.out, b))
 	if err != nil {
 		return nil, err
 	}

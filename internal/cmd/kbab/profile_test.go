@@ -11,11 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/pprof/profile"
-
 	"github.com/kbench/kbench/internal/abplan"
-	"github.com/kbench/kbench/internal/kprofile"
-	"github.com/kbench/kbench/internal/profdelta"
 )
 
 // profileDirs lists the boot directories of side's profiles.
@@ -85,8 +81,8 @@ func TestProfileBootsAddTheSection(t *testing.T) {
 	if !strings.Contains(stdout, "perf-profile fake Work-2 (worse") || !strings.Contains(stdout, "3+3 boots") {
 		t.Errorf("the report lacks Work's perf-profile section of 3+3 boots:\n%s", stdout)
 	}
-	if top := selfTop(t, stdout); top != profdelta.FixtureInjected {
-		t.Errorf("the section's top self function is %q, want the injected %s:\n%s", top, profdelta.FixtureInjected, stdout)
+	if top := selfTop(t, stdout); top != injected {
+		t.Errorf("the section's top self function is %q, want the injected %s:\n%s", top, injected, stdout)
 	}
 	for _, w := range []string{"profile boot 1 of 6: A (bzImage-a), KBENCH_PROFILE", "profile boot 6 of 6: B finished"} {
 		if !strings.Contains(stderr, w) {
@@ -109,7 +105,7 @@ func TestProfileBootsAddTheSection(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("A/A: exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	if strings.Contains(stdout, profdelta.FixtureInjected) || !strings.Contains(stdout, "perf-profile fake Work-2") {
+	if strings.Contains(stdout, injected) || !strings.Contains(stdout, "perf-profile fake Work-2") {
 		t.Errorf("A/A: the section should list Work without the injected function:\n%s", stdout)
 	}
 }
@@ -127,10 +123,8 @@ func TestCutProfileBootNotMerged(t *testing.T) {
 	}
 	// What a crash between the move and kbab.json's write leaves, and a
 	// try's directory: a stray row's profiles in both.
-	stray := profdelta.Key{Pkg: "fake", Stem: kprofile.RowStem("Stray-2")}
 	for _, d := range []string{filepath.Join("profiles", "B", "p03"), filepath.Join("profiles", "A", "p09"), filepath.Join("profiles", "tmp", "p03-B")} {
-		p := profdelta.FixtureProfile(4000, map[string]int64{"stray_fn;do_syscall_64": 10})
-		if err := profdelta.WriteBoot(filepath.Join(f.out, d), stray, profdelta.Boot{Profiles: []*profile.Profile{p}}); err != nil {
+		if err := fixtureProfiles(filepath.Join(f.out, d), "Stray-2", false, 1); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -159,7 +153,7 @@ func TestCutProfileBootNotMerged(t *testing.T) {
 	if len(cut) != 3 {
 		t.Errorf("profiles/cut holds %d entries, want the 3 stray directories", len(cut))
 	}
-	if strings.Contains(stdout, "Stray") || selfTop(t, stdout) != profdelta.FixtureInjected {
+	if strings.Contains(stdout, "Stray") || selfTop(t, stdout) != injected {
 		t.Errorf("the section after the rerun:\n%s", stdout)
 	}
 }
@@ -214,7 +208,6 @@ func TestProfiledStateChecked(t *testing.T) {
 	}{
 		"order":    {func(s *state) { s.Profiled[1].Boot = 3 }, "profiled[1] is profile boot 3: want 2"},
 		"side":     {func(s *state) { s.Profiled[0].Side = "B" }, `profiled[0] (profile boot 1) is side "B": want "A"`},
-		"timed id": {func(s *state) { s.Profiled[2].BootIDs = s.Boots[0].BootIDs }, "profiled[2] (profile boot 3) has boot id"},
 		"own id":   {func(s *state) { s.Profiled[2].BootIDs = s.Profiled[1].BootIDs }, "which another boot had too"},
 		"no ids":   {func(s *state) { s.Profiled[0].BootIDs = nil }, "has no boot_ids"},
 		"too many": {func(s *state) { s.Settings.Profile = 0 }, "profiled lists 6 profile boots: want at most the 0"},

@@ -10,12 +10,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/kbench/kbench/internal/abfile"
 )
 
 // settings is everything that decides what a boot measures; a resumed
@@ -55,10 +56,14 @@ type kernel struct {
 }
 
 // stateVersion is kbab.json's format. Version 1 (no "version": the A/B
-// kbab before series) is refused: its sides were fields "a" and "b".
-const stateVersion = 2
+// kbab before series) is refused: its sides were fields "a" and "b";
+// version 2 recorded each boot's boot ids, offset, length and SHA-256,
+// which its output file (bootFile) now says.
+const stateVersion = 3
 
-// state is kbab.json: the settings and the finished boots.
+// state is kbab.json: the settings and the finished boots, with what
+// their outputs (bootFile) cannot say: how long each took, its go test
+// runs, why it was retried.
 type state struct {
 	Version  int          `json:"version"`
 	Settings settings     `json:"settings"`
@@ -90,19 +95,14 @@ type pkgRun struct {
 	Rows  []string `json:"rows"`
 }
 
-// bootRecord is one finished boot.
+// bootRecord is one finished boot; its output is bootFile, of which its
+// kernel's file (LABEL.txt) holds a copy after the boots before it.
 type bootRecord struct {
 	Boot     int       `json:"boot"`   // 1-based, in the schedule
 	Kernel   string    `json:"kernel"` // its label
 	Seconds  float64   `json:"seconds"`
 	Finished time.Time `json:"finished"`
-	BootIDs  []string  `json:"boot_ids"`
-	// What the boot appended to its kernel's file (LABEL.txt): Bytes
-	// bytes from Offset, and their SHA-256.
-	Offset int64    `json:"offset"`
-	Bytes  int64    `json:"bytes"`
-	SHA256 string   `json:"sha256"`
-	Runs   []pkgRun `json:"runs,omitempty"` // a planned or bisection step boot's
+	Runs     []pkgRun  `json:"runs,omitempty"` // a planned or bisection step boot's
 	// Retry says why the boot's first try was retried (its guest died
 	// or froze), for the report; "" when it was not.
 	Retry string `json:"retry,omitempty"`
@@ -114,19 +114,10 @@ const order = "balanced"
 
 // balancedOrder is the kernel (index) of boot i (0-based) of n kernels:
 // rounds that each boot every kernel once, every other round reversed,
-// and each pair of rounds rotated by one kernel more than the last
-// (where n > 2). For two kernels that is ABBA (A B, B A, A B, B A, ...).
-//
-// Why: over a pair of rounds every kernel holds places j and 2n-1-j,
-// whose mean is the same for all, so a drift linear in time (a machine
-// warming up, a neighbour's load, a filling page cache) adds the same to
-// every kernel's mean; strict repetition (K1..Kn, K1..Kn) would lean it
-// on the later kernels, which in a series is a change point made by the
-// clock. The rotation moves every kernel through every place of a round
-// over n pairs, so a drift that is not linear (a step in the host's load
-// at a fixed time into each round) does not stay on the same kernels,
-// and no kernel's boots bunch at one end of the run. Two kernels need no
-// rotation: reversal alone puts each in both places.
+// each pair of rounds rotated by one kernel more than the last (n > 2);
+// ABBA for two. A drift linear in time then adds the same to every
+// kernel's mean, and no kernel keeps the ends of the rounds
+// (docs/comparing.md, "kbab -series").
 func balancedOrder(i, n int) int {
 	round, place := i/n, i%n
 	if round%2 == 1 {
@@ -258,7 +249,7 @@ func parseState(b []byte) (*state, error) {
 		if v.Version == 0 {
 			return nil, fmt.Errorf("version 1 (no \"version\": an A/B of kbab before series and bisections); this kbab reads version %d: finish that run with the kbab that began it, or use a new -out", stateVersion)
 		}
-		return nil, fmt.Errorf("version %d: this kbab reads version %d", v.Version, stateVersion)
+		return nil, fmt.Errorf("version %d: this kbab reads version %d: finish that run with the kbab that began it, or use a new -out", v.Version, stateVersion)
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
@@ -294,9 +285,9 @@ func where(b []byte, off int64) string {
 	return fmt.Sprintf("line %d, column %d (byte %d)", line, col, off)
 }
 
-// check makes sure the finished boots add up: in the design's order,
-// no more than the settings ask for, each with a boot id of its own, and
-// each kernel's outputs one after another in its file.
+// check makes sure the finished boots add up: in the design's order and
+// no more than the settings ask for (their outputs are checked by
+// checkOutputs).
 func (st *state) check() error {
 	s := st.Settings
 	n := len(s.Kernels)
@@ -343,8 +334,6 @@ func (st *state) check() error {
 			return fmt.Errorf("settings.kernels[%d] has label %q, as kernels[%d] has: want labels of their own", i, k.Label, j)
 		}
 	}
-	end := map[string]int64{}
-	ids := map[string]int{}
 	for i, d := range st.Boots {
 		at := fmt.Sprintf("boots[%d]", i)
 		if d.Boot != i+1 {
@@ -355,27 +344,11 @@ func (st *state) check() error {
 		if want, why := st.kernelOf(i); want != "" && d.Kernel != want {
 			return fmt.Errorf("%s (boot %d) is kernel %q: want %q, %s", at, d.Boot, d.Kernel, want, why)
 		}
-		switch {
-		case d.Offset != end[d.Kernel]:
-			return fmt.Errorf("%s (boot %d) has offset %d: want %d, where %s.txt's boot before it ended", at, d.Boot, d.Offset, end[d.Kernel], d.Kernel)
-		case d.Bytes < 1 || d.Bytes > math.MaxInt64-d.Offset:
-			return fmt.Errorf("%s (boot %d) has bytes %d: want the length of its output, 1 or more", at, d.Boot, d.Bytes)
-		case !isSHA256(d.SHA256):
-			return fmt.Errorf("%s (boot %d) has sha256 %q: want 64 hex digits", at, d.Boot, d.SHA256)
-		case !(d.Seconds >= 0):
+		if !(d.Seconds >= 0) {
 			return fmt.Errorf("%s (boot %d) took %v seconds: want 0 or more", at, d.Boot, d.Seconds)
-		case len(d.BootIDs) == 0:
-			return fmt.Errorf("%s (boot %d) has no boot_ids: want the boot ids its output printed", at, d.Boot)
 		}
-		for _, id := range d.BootIDs {
-			if j, dup := ids[id]; dup || strings.TrimSpace(id) != id || id == "" {
-				return fmt.Errorf("%s (boot %d) has boot id %q, which boot %d had too or which is blank: want a fresh boot's", at, d.Boot, id, j)
-			}
-			ids[id] = d.Boot
-		}
-		end[d.Kernel] = d.Offset + d.Bytes
 	}
-	return st.checkProfiled(ids)
+	return st.checkProfiled(map[string]int{})
 }
 
 // kernelOf is the label boot i must have and why; "" for a bisection's
@@ -406,57 +379,85 @@ func isSHA256(s string) bool {
 	return err == nil && len(b) == sha256.Size && strings.ToLower(s) == s
 }
 
-// size is how long kernel label's file is after its finished boots.
-func (st *state) size(label string) int64 {
-	var n int64
-	for _, d := range st.Boots {
-		if d.Kernel == label {
-			n = d.Offset + d.Bytes
-		}
-	}
-	return n
+// bootFile is boot r's output in dir (-out), as it ran: DIR/boots/NN-LABEL.txt.
+func bootFile(dir string, r bootRecord) string {
+	return filepath.Join(dir, "boots", fmt.Sprintf("%02d-%s.txt", r.Boot, r.Kernel))
 }
 
-// checkResult makes sure p, kernel label's file, holds what its finished boots
-// appended, and repairs what a crash can leave: bytes past the last
-// finished boot are an append cut short (or a boot whose end kbab.json
-// does not record yet), and are cut off, naming how many; that boot runs
-// again. A file that ends inside a finished boot's output, or whose bytes
-// differ from what a boot appended, is refused, naming the boot and its
-// bytes.
-func (st *state) checkResult(p, label string, stderr io.Writer) error {
-	f, err := os.OpenFile(p, os.O_RDWR, 0)
-	if errors.Is(err, os.ErrNotExist) && st.size(label) == 0 {
-		return os.WriteFile(p, nil, 0o666)
-	}
-	if err != nil {
-		return fmt.Errorf("%v, which kbab.json says holds %d bytes of finished boots; use a new -out", err, st.size(label))
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	for _, d := range st.Boots {
-		if d.Kernel != label {
-			continue
+// checkOutputs makes sure each finished boot's output (bootFile) is
+// there with boot ids of its own, which it returns (id: boot), and that
+// each kernel's file holds its boots' outputs one after another; it
+// repairs what a crash can leave: bytes past the last finished boot are
+// an append cut short (or a boot kbab.json does not record yet), and are
+// cut off, naming how many; that boot runs again. A kernel's file that
+// ends inside a finished boot's output, or whose bytes differ from it,
+// is refused, naming the boot and its bytes.
+func (st *state) checkOutputs(dir string, stderr io.Writer) (map[string]bool, error) {
+	ids := map[string]bool{}
+	for _, k := range st.Settings.Kernels {
+		p := filepath.Join(dir, k.Label+".txt")
+		have, err := os.ReadFile(p)
+		if errors.Is(err, os.ErrNotExist) {
+			err = os.WriteFile(p, nil, 0o666)
 		}
-		if fi.Size() < d.Offset+d.Bytes {
-			return fmt.Errorf("%s ends at byte %d, inside boot %d's output (bytes %d-%d): it was cut mid-boot or changed outside kbab, and kbab will not add boots to it; use a new -out",
-				p, fi.Size(), d.Boot, d.Offset, d.Offset+d.Bytes)
+		if err != nil {
+			return nil, err
 		}
-		h := sha256.New()
-		if _, err := io.Copy(h, io.NewSectionReader(f, d.Offset, d.Bytes)); err != nil {
-			return err
+		off := 0
+		for _, r := range st.Boots {
+			if r.Kernel != k.Label {
+				continue
+			}
+			b := bootFile(dir, r)
+			out, err := os.ReadFile(b)
+			if err != nil {
+				return nil, fmt.Errorf("%v: boot %d's output, which kbab.json says finished; use a new -out", err, r.Boot)
+			}
+			end := off + len(out)
+			switch {
+			case len(have) < end:
+				return nil, fmt.Errorf("%s ends at byte %d, inside boot %d's output (bytes %d-%d): it was cut mid-boot or changed outside kbab, and kbab will not add boots to it; use a new -out",
+					p, len(have), r.Boot, off, end)
+			case !bytes.Equal(have[off:end], out):
+				return nil, fmt.Errorf("%s: bytes %d-%d, boot %d's output, are not what it appended (%s): it was changed outside kbab; use a new -out", p, off, end, r.Boot, b)
+			}
+			off = end
+			got, err := bootIDs(b)
+			if err == nil {
+				err = fresh(b, got, ids)
+			}
+			if err != nil {
+				return nil, err
+			}
 		}
-		if sum := hex.EncodeToString(h.Sum(nil)); sum != d.SHA256 {
-			return fmt.Errorf("%s: bytes %d-%d, boot %d's output, are not what it appended (SHA-256 %.12s, want %.12s): it was changed outside kbab; use a new -out",
-				p, d.Offset, d.Offset+d.Bytes, d.Boot, sum, d.SHA256)
+		if len(have) > off {
+			fmt.Fprintf(stderr, "kbab: %s: cutting %d bytes past its last finished boot (an append that was cut short)\n", p, len(have)-off)
+			if err := os.Truncate(p, int64(off)); err != nil {
+				return nil, err
+			}
 		}
 	}
-	if want := st.size(label); fi.Size() > want {
-		fmt.Fprintf(stderr, "kbab: %s: cutting %d bytes past its last finished boot (an append that was cut short)\n", p, fi.Size()-want)
-		return f.Truncate(want)
+	for j, p := range st.Profiled {
+		if err := fresh(fmt.Sprintf("profiled[%d] (profile boot %d)", j, p.Boot), p.BootIDs, ids); err != nil {
+			return nil, err
+		}
+	}
+	return ids, nil
+}
+
+// fresh adds boot ids got, of the output p, to ids, or says why they
+// are not a fresh boot's: none, or one another boot printed.
+func fresh(p string, got []string, ids map[string]bool) error {
+	if len(got) == 0 {
+		return fmt.Errorf("%s has no %q line, so kbcompare cannot tell boots apart (run benchmark packages: their TestMain prints it)", p, abfile.BootIDLine)
+	}
+	for _, id := range got {
+		if ids[id] {
+			return fmt.Errorf("%s has boot id %s, which an earlier boot printed: not a fresh boot (a cached go test result, or an -exec that does not boot?)", p, id)
+		}
+	}
+	for _, id := range got {
+		ids[id] = true
 	}
 	return nil
 }
@@ -494,20 +495,4 @@ func (st *state) write(p string) error {
 	}
 	defer dir.Close()
 	return dir.Sync()
-}
-
-// seen reports whether a finished boot, timed or profile, printed boot
-// id id.
-func (st *state) seen(id string) bool {
-	for _, d := range st.Boots {
-		if slices.Contains(d.BootIDs, id) {
-			return true
-		}
-	}
-	for _, p := range st.Profiled {
-		if slices.Contains(p.BootIDs, id) {
-			return true
-		}
-	}
-	return false
 }

@@ -4,8 +4,6 @@ package main
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"io"
 	"os"
@@ -14,6 +12,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/kbench/kbench/internal/abfile"
 )
 
 // stateSeeds are kbab.json files kbab wrote (testdata/*kbab.json).
@@ -51,10 +51,6 @@ func TestParseState(t *testing.T) {
 		}
 		return bytes.Replace(good, []byte(old), []byte(new), 1)
 	}
-	lastEdit := func(old, new string) []byte {
-		i := bytes.LastIndex(good, []byte(old))
-		return append(append(append([]byte(nil), good[:i]...), new...), good[i+len(old):]...)
-	}
 	for in, want := range map[string]string{
 		"":                  "the file is empty (0 bytes)",
 		"  \n":              "the file is empty (3 bytes)",
@@ -62,10 +58,10 @@ func TestParseState(t *testing.T) {
 		"\n\nnull":          "line 3, column 1 (byte 2): want a JSON object",
 		string(good[:40]):   "the JSON ends there, inside its object: cut short",
 		string(good) + "{}": "more after the JSON object",
-		`{"version": 2, "settings": {"boots": "3"}}`:             "settings.boots is a JSON string, want a int",
-		`{"version": 2, "settings": {}, "size": {"A": 0}}`:       `json: unknown field "size"`,
-		`{"version": 2, "settings": {"boots": 3, "order": "x"`:   "line 1, column 53 (byte 52): the JSON ends there",
-		`{"version": 2, "settings": {"boots": 3}, "boots": [}`:   "line 1, column 52 (byte 51): invalid character '}'",
+		`{"version": 3, "settings": {"boots": "3"}}`:             "settings.boots is a JSON string, want a int",
+		`{"version": 3, "settings": {}, "size": {"A": 0}}`:       `json: unknown field "size"`,
+		`{"version": 3, "settings": {"boots": 3, "order": "x"`:   "line 1, column 53 (byte 52): the JSON ends there",
+		`{"version": 3, "settings": {"boots": 3}, "boots": [}`:   "line 1, column 52 (byte 51): invalid character '}'",
 		string(edit(`"boots": 1,`, `"boots": 0,`)):               "settings.boots is 0: want 1 or more",
 		string(edit(`"order": "balanced"`, `"order": "x"`)):      `settings.order is "x": want "balanced"`,
 		string(edit(`"design": "fixed"`, `"design": "series2"`)): `settings.design is "series2": want one of fixed, planned, series, bisect`,
@@ -74,11 +70,9 @@ func TestParseState(t *testing.T) {
 		string(edit(`"label": "B"`, `"label": "../B"`)):          `settings.kernels[1]: label "../B": want 1 to 64 letters`,
 		string(edit(`"boot": 2`, `"boot": 3`)):                   "boots[1] is boot 3: want 2 (boots finish in order)",
 		string(edit(`"kernel": "B"`, `"kernel": "A"`)):           `boots[1] (boot 2) is kernel "A": want "B"`,
-		string(edit(`"offset": 0`, `"offset": 1`)):               "boots[0] (boot 1) has offset 1: want 0",
 		string(edit(`"sha256": "`, `"sha256": "x`)):              `settings.kernels[0] is image "/`,
-		string(lastEdit(`"sha256": "`, `"sha256": "x`)):          `boots[1] (boot 2) has sha256 "x`,
-		string(edit(`"version": 2`, `"version": 3`)):             "version 3: this kbab reads version 2",
-		`{"settings": {"a": {}, "b": {}}, "done": []}`:           `version 1 (no "version": an A/B of kbab before series and bisections); this kbab reads version 2: finish that run with the kbab that began it, or use a new -out`,
+		string(edit(`"version": 3`, `"version": 2`)):             "version 2: this kbab reads version 3: finish that run",
+		`{"settings": {"a": {}, "b": {}}, "done": []}`:           `version 1 (no "version": an A/B of kbab before series and bisections); this kbab reads version 3: finish that run with the kbab that began it, or use a new -out`,
 	} {
 		_, err := parseState([]byte(in))
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -129,49 +123,63 @@ func FuzzState(f *testing.F) {
 	})
 }
 
-// resultState is a state with two finished boots of A, whose outputs are
-// the two halves of want.
-func resultState(want []byte) *state {
-	st := &state{Settings: settings{Boots: 2, Order: order}}
-	half := int64(len(want) / 2)
-	for i, part := range [][]byte{want[:half], want[half:]} {
-		sum := sha256.Sum256(part)
-		st.Boots = append(st.Boots, bootRecord{Boot: 2*i + 1, Kernel: "A", BootIDs: []string{"id"}, Offset: int64(i) * half, Bytes: int64(len(part)), SHA256: hex.EncodeToString(sum[:])})
+// resultState writes into dir the outputs of two finished boots of A,
+// each with a boot id line of its own, and returns their state.
+func resultState(t testing.TB, dir string, outs ...[]byte) *state {
+	st := &state{Settings: settings{Boots: 2, Order: order, Kernels: []kernel{{Label: "A"}, {Label: "B"}}}}
+	os.MkdirAll(filepath.Join(dir, "boots"), 0o777)
+	for i, part := range outs {
+		r := bootRecord{Boot: 2*i + 1, Kernel: "A"}
+		if err := os.WriteFile(bootFile(dir, r), part, 0o666); err != nil {
+			t.Fatal(err)
+		}
+		st.Boots = append(st.Boots, r)
 	}
 	return st
 }
 
-func TestCheckResult(t *testing.T) {
-	want := []byte("boot one\nboot two\n")
-	st := resultState(want)
+func TestCheckOutputs(t *testing.T) {
+	want := []byte("# kbench kernel.boot_id: 1\nboot\n# kbench kernel.boot_id: 2\nboot\n")
 	dir := t.TempDir()
+	st := resultState(t, dir, want[:32], want[32:])
 	p := filepath.Join(dir, "A.txt")
 	for in, msg := range map[string]string{
 		string(want):                 "",
-		string(want) + "# kbench ha": "",
-		string(want[:4]):             "ends at byte 4, inside boot 1's output (bytes 0-9): it was cut mid-boot",
-		string(want[:12]):            "ends at byte 12, inside boot 3's output (bytes 9-18)",
-		"boot one\nboot TWO\n":       "bytes 9-18, boot 3's output, are not what it appended",
+		string(want) + "# kbench h":  "",
+		string(want[:4]):             "ends at byte 4, inside boot 1's output (bytes 0-32): it was cut mid-boot",
+		string(want[:40]):            "ends at byte 40, inside boot 3's output (bytes 32-64)",
+		string(want[:59]) + "BOOT\n": "bytes 32-64, boot 3's output, are not what it appended (" + filepath.Join(dir, "boots", "03-A.txt"),
 	} {
 		os.WriteFile(p, []byte(in), 0o666)
 		var stderr bytes.Buffer
-		err := st.checkResult(p, "A", &stderr)
+		ids, err := st.checkOutputs(dir, &stderr)
 		got, _ := os.ReadFile(p)
 		switch {
-		case msg == "" && (err != nil || !bytes.Equal(got, want)):
-			t.Errorf("%q: %v, file now %q; want it cut to the finished boots", in, err, got)
-		case msg == "" && len(in) > len(want) && !strings.Contains(stderr.String(), "cutting 11 bytes past its last finished boot"):
+		case msg == "" && (err != nil || !bytes.Equal(got, want) || !ids["1"] || !ids["2"] || len(ids) != 2):
+			t.Errorf("%q: %v, ids %v, file now %q; want it cut to the finished boots", in, err, ids, got)
+		case msg == "" && len(in) > len(want) && !strings.Contains(stderr.String(), "cutting 10 bytes past its last finished boot"):
 			t.Errorf("%q: cut without saying so: %q", in, stderr.String())
 		case msg != "" && (err == nil || !strings.Contains(err.Error(), msg) || !strings.HasPrefix(err.Error(), p)):
 			t.Errorf("%q: %v, want %q", in, err, msg)
 		}
 	}
+	if b, err := os.ReadFile(filepath.Join(dir, "B.txt")); err != nil || len(b) != 0 {
+		t.Errorf("B.txt, of no finished boots: %q, %v; want it made empty", b, err)
+	}
 	os.Remove(p)
-	if err := st.checkResult(p, "A", io.Discard); err == nil || !strings.Contains(err.Error(), "which kbab.json says holds 18 bytes of finished boots") {
+	if _, err := st.checkOutputs(dir, io.Discard); err == nil || !strings.Contains(err.Error(), "ends at byte 0, inside boot 1's output") {
 		t.Errorf("A.txt gone: %v", err)
 	}
-	if err := st.checkResult(filepath.Join(dir, "B.txt"), "B", io.Discard); err != nil {
-		t.Errorf("B.txt gone with no B boots finished: %v", err)
+	os.WriteFile(filepath.Join(dir, "boots", "03-A.txt"), want[:32], 0o666)
+	os.WriteFile(p, append(want[:32:32], want[:32]...), 0o666)
+	if _, err := st.checkOutputs(dir, io.Discard); err == nil || !strings.Contains(err.Error(), "has boot id 1, which an earlier boot printed") {
+		t.Errorf("a boot id printed twice: %v", err)
+	}
+	st.Profiled = []profiledBoot{{Boot: 1, Side: "A", BootIDs: []string{"1"}}}
+	resultState(t, dir, want[:32], want[32:])
+	os.WriteFile(p, want, 0o666)
+	if _, err := st.checkOutputs(dir, io.Discard); err == nil || !strings.Contains(err.Error(), "profiled[0] (profile boot 1) has boot id 1, which an earlier boot printed") {
+		t.Errorf("a profile boot's id a timed boot printed: %v", err)
 	}
 }
 
@@ -179,18 +187,21 @@ func TestCheckResult(t *testing.T) {
 // finished boots appended (cutting the rest), and otherwise names the
 // file and where.
 func FuzzResultFile(f *testing.F) {
-	want := stateSeeds(f)[0] // any real text will do as the boots' output
-	if a, err := os.ReadFile("testdata/A.txt"); err == nil {
-		want = a
+	a, err := os.ReadFile("testdata/A.txt") // a boot's output
+	if err != nil {
+		f.Fatal(err)
 	}
+	b := bytes.Replace(a, []byte(abfile.BootIDLine), []byte(abfile.BootIDLine+"2"), 1) // another boot's
+	want := append(a[:len(a):len(a)], b...)
 	f.Add(want)
 	f.Add(append(append([]byte(nil), want...), "BenchmarkX-2\t10\t"...))
 	f.Add(want[:len(want)/3])
+	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, in []byte) {
-		st := resultState(want)
-		p := filepath.Join(t.TempDir(), "A.txt")
+		st := resultState(t, dir, a, b)
+		p := filepath.Join(dir, "A.txt")
 		os.WriteFile(p, in, 0o666)
-		err := st.checkResult(p, "A", io.Discard)
+		_, err := st.checkOutputs(dir, io.Discard)
 		got, _ := os.ReadFile(p)
 		switch {
 		case bytes.HasPrefix(in, want) && (err != nil || !bytes.Equal(got, want)):

@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,41 +14,19 @@ import (
 
 	"github.com/kbench/kbench/internal/abreport"
 	"github.com/kbench/kbench/internal/abstat/sim"
-	"github.com/kbench/kbench/internal/kprofile"
-	"github.com/kbench/kbench/internal/profdelta"
 )
 
-// profileFixture writes the syscall fixture's results, 3 boots a side,
-// and for its row 3 boots of profiles a side, the new side's with
-// profdelta.FixtureInjected at 10%. It returns the result files and
-// profile directories.
+// profileFixture returns the golden set "profiles": the syscall
+// fixture's results, 3 boots a side, and for its row 3 boots of profiles
+// a side, the new side's with the injected function at 10% (package
+// profdelta's fixture, whose TestFixtureFiles writes them).
 func profileFixture(t *testing.T) (old, nw, oldDir, newDir string) {
-	t.Helper()
-	r := rand.New(rand.NewPCG(11, 12))
-	oldBoots, _ := profdelta.FixtureBoots(r, 3, 0)
-	newBoots, _ := profdelta.FixtureBoots(r, 3, 0.10)
-	return profileFiles(t, oldBoots, newBoots)
+	dir := filepath.Join("testdata", "golden", "profiles")
+	return filepath.Join(dir, "old.txt"), filepath.Join(dir, "new.txt"), filepath.Join(dir, "profiles-old"), filepath.Join(dir, "profiles-new")
 }
 
-// profileFiles writes the syscall fixture's results, 3 boots a side, and
-// for its row the boots of profiles of each side, and returns the result
-// files and profile directories.
-func profileFiles(t *testing.T, oldBoots, newBoots []profdelta.Boot) (old, nw, oldDir, newDir string) {
-	t.Helper()
-	old = sim.Assemble(t, "old.txt", sim.BootFiles("a", sim.BootsA, nil)...)
-	nw = sim.Assemble(t, "new.txt", sim.BootFiles("b", sim.BootsB, nil)...)
-	k := profdelta.Key{Pkg: "seccompbench", Stem: kprofile.RowStem(sim.SyscallRow)}
-	root := t.TempDir()
-	oldDir, newDir = filepath.Join(root, "old"), filepath.Join(root, "new")
-	for side, boots := range [][]profdelta.Boot{oldBoots, newBoots} {
-		for _, b := range boots {
-			if err := profdelta.WriteBoot(filepath.Join([]string{oldDir, newDir}[side], b.ID), k, b); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	return old, nw, oldDir, newDir
-}
+// injected is the function profdelta's fixture injects.
+const injected = "bpf_jit_blind_constants"
 
 // TestProfileSection runs kbcompare with two directories of fixture
 // profiles: in every form the injected function leads the row's
@@ -63,7 +40,7 @@ func TestProfileSection(t *testing.T) {
 		if code != 1 || code2 != 1 {
 			t.Errorf("%s: exit %d and %d with profiles, want 1 (worse)", format, code, code2)
 		}
-		if strings.Contains(plain, "perf-profile") || strings.Contains(plain, profdelta.FixtureInjected) {
+		if strings.Contains(plain, "perf-profile") || strings.Contains(plain, injected) {
 			t.Errorf("%s: a profile section without profiles", format)
 		}
 		switch format {
@@ -86,7 +63,7 @@ func TestProfileSection(t *testing.T) {
 				t.Errorf("%s: section does not say it is ordered by the time per op:\n%s", format, sec)
 			}
 			first := firstFunctionLine(sec)
-			if !strings.Contains(first, profdelta.FixtureInjected) || !strings.Contains(first, " 0 ") || !strings.Contains(first, "+1.") {
+			if !strings.Contains(first, injected) || !strings.Contains(first, " 0 ") || !strings.Contains(first, "+1.") {
 				t.Errorf("%s: first function line %q, want the injected one, 0 -> about 1.2 ms/op", format, first)
 			}
 			if format != "brief" && !strings.Contains(first, "0.00→9.") {
@@ -186,7 +163,7 @@ func checkProfileJSON(t *testing.T, plain, with string) {
 		if got := keys(newS); !slices.Equal(got, []string{"boots", "mean", "sd"}) {
 			t.Errorf("json: a share's keys %v", got)
 		}
-		if top["function"] != profdelta.FixtureInjected || oldS["mean"] != 0.0 || oldS["sd"] != 0.0 || top["rel_change"] != nil {
+		if top["function"] != injected || oldS["mean"] != 0.0 || oldS["sd"] != 0.0 || top["rel_change"] != nil {
 			t.Errorf("json: %s first %v, want the injected function from 0 ± 0, rel_change null", form, top)
 		}
 		if m, sd := newS["mean"].(float64), newS["sd"].(float64); !(m > 0.085 && m < 0.095 && sd > 0 && sd < 0.01*m*3) ||
@@ -244,7 +221,7 @@ func checkProfileCSV(t *testing.T, plain, with string) {
 			break
 		}
 	}
-	if first == nil || first[col["function"]] != profdelta.FixtureInjected || first[col["old_center"]] != "0" ||
+	if first == nil || first[col["function"]] != injected || first[col["old_center"]] != "0" ||
 		first[col["old_sd"]] != "0" || first[col["new_boots"]] != "3" || first[col["event"]] != "cpu-clock" || first[col["hz"]] != "4000" ||
 		first[col["order_by"]] != "per_op" || first[col["per_op_old"]] != "0" || first[col["per_op_new"]] == "" || first[col["per_op_t"]] == "" {
 		t.Errorf("csv: first self profile record %v", first)
@@ -279,7 +256,7 @@ func TestProfileFlags(t *testing.T) {
 	// -profile-comm keeps the threads it matches: the fixture's are all
 	// "fixture".
 	out, _ := compareRun(t, "-profiles-old", oldDir, "-profiles-new", newDir, "-profile-comm", "^fixture$", old, nw)
-	if !strings.Contains(out, "samples of the threads whose comm matches ^fixture$") || !strings.Contains(firstFunctionLine(out[strings.Index(out, "perf-profile seccompbench"):]), profdelta.FixtureInjected) {
+	if !strings.Contains(out, "samples of the threads whose comm matches ^fixture$") || !strings.Contains(firstFunctionLine(out[strings.Index(out, "perf-profile seccompbench"):]), injected) {
 		t.Errorf("-profile-comm ^fixture$: %s", out)
 	}
 
@@ -294,18 +271,18 @@ func TestProfileFlags(t *testing.T) {
 	}
 	html, _ := os.ReadFile(htmls[0])
 	index, _ := os.ReadFile(filepath.Join(plot, "index.md"))
-	if !bytes.Contains(html, []byte(profdelta.FixtureInjected)) || !bytes.Contains(index, []byte(filepath.Base(htmls[0]))) {
+	if !bytes.Contains(html, []byte(injected)) || !bytes.Contains(index, []byte(filepath.Base(htmls[0]))) {
 		t.Errorf("the flame graph (%d bytes) lacks the injected function, or index.md does not link it", len(html))
 	}
 }
 
-// TestProfileDiluted runs kbcompare on profdelta.FixtureDiluted's sides,
+// TestProfileDiluted runs kbcompare on profdelta's diluted fixture,
 // in which the injected function balloons to about 85% of the new side's
 // samples and dilutes every other's share: the injected function leads
 // the section, which is ordered per op.
 func TestProfileDiluted(t *testing.T) {
-	oldBoots, newBoots, _, _ := profdelta.FixtureDiluted(rand.New(rand.NewPCG(7, 8)), 4)
-	old, nw, oldDir, newDir := profileFiles(t, oldBoots, newBoots)
+	old, nw, _, _ := profileFixture(t)
+	oldDir, newDir := "../../profdelta/testdata/diluted/old", "../../profdelta/testdata/diluted/new"
 	flags := []string{"-profiles-old", oldDir, "-profiles-new", newDir}
 	out, _ := compareRun(t, append(append([]string{"-format", "json"}, flags...), old, nw)...)
 	var m abreport.JSONReport
@@ -313,8 +290,8 @@ func TestProfileDiluted(t *testing.T) {
 		t.Fatalf("json: %v, %d profiles", err, len(m.Profiles))
 	}
 	mp := m.Profiles[0]
-	if mp.OrderBy != "per_op" || len(mp.Self) < 3 || mp.Self[0].Function != profdelta.FixtureInjected {
-		t.Fatalf("json: ordered by %q, self %+v; want per_op, %s first", mp.OrderBy, mp.Self, profdelta.FixtureInjected)
+	if mp.OrderBy != "per_op" || len(mp.Self) < 3 || mp.Self[0].Function != injected {
+		t.Fatalf("json: ordered by %q, self %+v; want per_op, %s first", mp.OrderBy, mp.Self, injected)
 	}
 	if s := mp.Self[1]; *s.Change >= 0 || s.PerOp == nil || *s.PerOp.Q <= 0.05 {
 		t.Errorf("json: second self function %+v: want a share that fell and a cost per op within noise", s)
@@ -323,10 +300,10 @@ func TestProfileDiluted(t *testing.T) {
 	// The brief form merges the forms: the injected function's caller
 	// do_syscall_64, whose stacks hold it, may come first with children.
 	sec := brief[strings.Index(brief, "perf-profile seccompbench"):]
-	if first := firstFunctionLine(sec); !strings.Contains(first, profdelta.FixtureInjected) && !strings.Contains(first, "do_syscall_64") {
-		t.Errorf("brief: first function line %q, want %s or its caller", first, profdelta.FixtureInjected)
+	if first := firstFunctionLine(sec); !strings.Contains(first, injected) && !strings.Contains(first, "do_syscall_64") {
+		t.Errorf("brief: first function line %q, want %s or its caller", first, injected)
 	}
-	if !strings.Contains(sec, "self  ") || !strings.Contains(sec, profdelta.FixtureInjected) {
-		t.Errorf("brief: %s not listed:\n%s", profdelta.FixtureInjected, sec)
+	if !strings.Contains(sec, "self  ") || !strings.Contains(sec, injected) {
+		t.Errorf("brief: %s not listed:\n%s", injected, sec)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/kbench/kbench/internal/abfile"
 	"github.com/kbench/kbench/internal/skip"
 )
 
@@ -45,11 +46,8 @@ func (k *kernel) name() string {
 	return k.label
 }
 
-var (
-	resultLine = regexp.MustCompile(`^Benchmark\S+\s+\d+\s+\S+ \S+`)
-	// A message line of a test's output, "    file_test.go:12: text".
-	messageLine = regexp.MustCompile(`^\s+[^\s:]+\.go:\d+: (.*)$`)
-)
+// messageLine is a message line of a test's output, "    file_test.go:12: text".
+var messageLine = regexp.MustCompile(`^\s+[^\s:]+\.go:\d+: (.*)$`)
 
 // read parses one kernel's go test -json stream. Lines that are not JSON
 // (a build error, vmexec's own messages) are passed over.
@@ -131,7 +129,7 @@ func (k *kernel) outputLine(pkg, test, line string, last map[string]string, pkgL
 		if p, ok := strings.CutPrefix(out, "pkg: "); ok {
 			*pkgLine = p
 		}
-	case resultLine.MatchString(out):
+	case abfile.IsResult(out):
 		if *pkgLine != pkg {
 			*pkgLine = pkg
 			k.benchText.WriteString("pkg: " + pkg + "\n")

@@ -3,6 +3,8 @@
 package profdelta
 
 import (
+	"bytes"
+	"flag"
 	"fmt"
 	"maps"
 	"math"
@@ -11,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"testing"
 
 	"github.com/google/pprof/profile"
 
@@ -21,8 +24,9 @@ import (
 // at hz: for each stack, written "leaf;caller;...;outermost" with
 // kernel function names, that many samples, each of one period. A
 // frame "user:NAME" is a user frame of the test binary. For the tests
-// of this package and of its callers (kbcompare's), which need profiles
-// of known shares without a machine that samples.
+// of this package, and, through the files TestFixtureFiles writes, of
+// its callers (kbcompare's, kbab's), which need profiles of known shares
+// without a machine that samples.
 func FixtureProfile(hz int, stacks map[string]int64) *profile.Profile {
 	period := int64(1e9 / hz)
 	p := &profile.Profile{
@@ -164,4 +168,63 @@ func fixtureBoots(r *rand.Rand, n int, ops int64, jitter, share, injJitter float
 		counts = append(counts, c)
 	}
 	return boots, counts
+}
+
+var update = flag.Bool("update", false, "rewrite the fixture's profile files (TestFixtureFiles)")
+
+// fixtureSets are the profile files other packages' tests read, drawn
+// as those tests once drew them: kbcompare's golden set "profiles" (3
+// boots a side, the new side's with FixtureInjected at 10%), its
+// diluted A/B (FixtureDiluted, 4 boots a side), and kbab's stand-in
+// vmexec's boots of row Work-2, fast and slow (5% injected), call n of
+// the stand-in seeded by n.
+func fixtureSets() map[string][]Boot {
+	sets := map[string][]Boot{}
+	r := rand.New(rand.NewPCG(11, 12))
+	ab := "../cmd/kbcompare/testdata/golden/profiles/profiles-"
+	sets[ab+"old"], _ = FixtureBoots(r, 3, 0)
+	sets[ab+"new"], _ = FixtureBoots(r, 3, 0.10)
+	old, new, _, _ := FixtureDiluted(rand.New(rand.NewPCG(7, 8)), 4)
+	sets["testdata/diluted/old"], sets["testdata/diluted/new"] = old, new
+	for n := 1; n <= 12; n++ {
+		for side, share := range map[string]float64{"fast": 0, "slow": 0.05} {
+			b, _ := FixtureBoots(rand.New(rand.NewPCG(uint64(n), 40)), 1, share)
+			b[0].ID = fmt.Sprintf("boot%d", n)
+			sets["testdata/work/"+side] = append(sets["testdata/work/"+side], b[0])
+		}
+	}
+	return sets
+}
+
+// TestFixtureFiles checks the fixture's profile files against what the
+// fixture draws; -update writes them. Row Work-2 of package fake is
+// kbab's stand-in's row, the others kbcompare's syscall row.
+func TestFixtureFiles(t *testing.T) {
+	for dir, boots := range fixtureSets() {
+		k := Key{Pkg: "seccompbench", Stem: kprofile.RowStem("Syscall/work=getpid/kind=cached/filters=0-2")}
+		if strings.Contains(dir, "/work/") {
+			k = Key{Pkg: "fake", Stem: kprofile.RowStem("Work-2")}
+		}
+		for _, b := range boots {
+			if *update {
+				if err := WriteBoot(filepath.Join(dir, b.ID), k, b); err != nil {
+					t.Fatal(err)
+				}
+				continue
+			}
+			for i, p := range b.Profiles {
+				name := filepath.Join(dir, b.ID, kprofile.FileName(k.Pkg, k.Stem, i+1))
+				got, err := readProfile(name)
+				if err != nil {
+					t.Fatalf("%v (go test ./internal/profdelta -run TestFixtureFiles -update writes it)", err)
+				}
+				var buf bytes.Buffer
+				p.Write(&buf)
+				want, _ := profile.Parse(&buf)
+				if got.String() != want.String() {
+					t.Errorf("%s is not the fixture's profile: go test ./internal/profdelta -run TestFixtureFiles -update", name)
+				}
+			}
+		}
+	}
 }
