@@ -12,21 +12,21 @@ import (
 
 func TestSMP(t *testing.T) {
 	for in, want := range map[string]int{"1": 1, "2": 2, "256": 256} {
-		if n, err := SMP(in); n != want || err != nil {
-			t.Errorf("SMP(%q) = %d, %v; want %d", in, n, err, want)
+		if n, err := parseSMP(in); n != want || err != nil {
+			t.Errorf("parseSMP(%q) = %d, %v; want %d", in, n, err, want)
 		}
 	}
 	for _, in := range []string{"0", "257", "999", "-1", "x", "", "2.5", " 2", "99999999999999999999"} {
-		if _, err := SMP(in); err == nil || !strings.Contains(err.Error(), "-smp accepts 1-256 vCPUs") {
-			t.Errorf("SMP(%q): %v, want an error naming -smp and 1-256", in, err)
+		if _, err := parseSMP(in); err == nil || !strings.Contains(err.Error(), "-smp accepts 1-256 vCPUs") {
+			t.Errorf("parseSMP(%q): %v, want an error naming -smp and 1-256", in, err)
 		}
 	}
 }
 
 func TestMemory(t *testing.T) {
 	for in, want := range map[string]int64{"128M": 128, "2G": 2048, "4096M": 4096, "1G": 1024} {
-		if n, err := Memory(in); n != want || err != nil {
-			t.Errorf("Memory(%q) = %d, %v; want %d", in, n, err, want)
+		if n, err := parseMemory(in); n != want || err != nil {
+			t.Errorf("parseMemory(%q) = %d, %v; want %d", in, n, err, want)
 		}
 	}
 	for in, want := range map[string]string{
@@ -40,20 +40,20 @@ func TestMemory(t *testing.T) {
 		"99999999999999999999G": "accepts a size in M or G",
 		"9007199254740993G":     "accepts a size in M or G",
 	} {
-		if _, err := Memory(in); err == nil || !strings.Contains(err.Error(), "-memory") || !strings.Contains(err.Error(), want) {
-			t.Errorf("Memory(%q): %v, want an error naming -memory and %q", in, err, want)
+		if _, err := parseMemory(in); err == nil || !strings.Contains(err.Error(), "-memory") || !strings.Contains(err.Error(), want) {
+			t.Errorf("parseMemory(%q): %v, want an error naming -memory and %q", in, err, want)
 		}
 	}
 }
 
 func TestAccel(t *testing.T) {
 	for _, a := range []string{"auto", "kvm", "tcg"} {
-		if err := Accel(a); err != nil {
+		if err := Check("", "", a); err != nil {
 			t.Errorf("Accel(%q): %v", a, err)
 		}
 	}
-	for _, a := range []string{"", "hvf", "xen", "KVM", "tcg,thread=multi"} {
-		if err := Accel(a); err == nil || !strings.Contains(err.Error(), "-accel accepts auto, kvm or tcg") {
+	for _, a := range []string{"hvf", "xen", "KVM", "tcg,thread=multi"} {
+		if err := Check("", "", a); err == nil || !strings.Contains(err.Error(), "-accel accepts auto, kvm or tcg") {
 			t.Errorf("Accel(%q): %v", a, err)
 		}
 	}
@@ -63,7 +63,7 @@ func TestAppend(t *testing.T) {
 	for _, s := range []string{"", "nokaslr", "mitigations=off sysctl.net.core.bpf_jit_harden=2", "a=\"b c\"\tx", strings.Repeat("x", MaxAppend),
 		// Keys that only start or end like vmexec's.
 		"panic_on_warn=1", "oops=panic", "init=/sbin/init", "consoleblank=0", `a="panic=0"`} {
-		if err := Append(s); err != nil {
+		if err := Append("-append", s, MaxAppend); err != nil {
 			t.Errorf("Append(%.40q): %v", s, err)
 		}
 	}
@@ -81,7 +81,7 @@ func TestAppend(t *testing.T) {
 		`a="b c" "rdinit=/x y"`: `(got "rdinit=/x y": vmexec sets rdinit=/init itself)`,
 		"panic":                 `(got "panic": vmexec sets panic=-1 itself)`,
 	} {
-		if err := Append(s); err == nil || !strings.Contains(err.Error(), "-append") || !strings.Contains(err.Error(), want) {
+		if err := Append("-append", s, MaxAppend); err == nil || !strings.Contains(err.Error(), "-append") || !strings.Contains(err.Error(), want) {
 			t.Errorf("Append(%.40q): %v, want %q", s, err, want)
 		}
 	}
@@ -120,19 +120,16 @@ func TestKernel(t *testing.T) {
 }
 
 func TestGuest(t *testing.T) {
-	if err := (Guest{}).WithDefaults().Check(); err != nil {
+	if err := Check("", "", ""); err != nil {
 		t.Errorf("vmexec's defaults: %v", err)
 	}
-	if err := (Guest{}).Check(); err == nil || !strings.Contains(err.Error(), "-smp") {
-		t.Errorf("unset settings without defaults: %v, want -smp refused", err)
-	}
-	for g, want := range map[Guest]string{
-		{SMP: "999"}:       `-smp accepts 1-256 vCPUs (got "999")`,
-		{Memory: "2048"}:   `-memory accepts a size in M or G`,
-		{Accel: "hvf"}:     `-accel accepts auto, kvm or tcg (got "hvf")`,
-		{Append: "a\x00b"}: "-append",
+	for g, want := range map[[3]string]string{
+		{"999", "", ""}:     `-smp accepts 1-256 vCPUs (got "999")`,
+		{"0", "2048", ""}:   `-smp accepts`,
+		{"", "2048", "hvf"}: `-memory accepts a size in M or G`,
+		{"", "", "hvf"}:     `-accel accepts auto, kvm or tcg (got "hvf")`,
 	} {
-		if err := g.WithDefaults().Check(); err == nil || !strings.HasPrefix(err.Error(), want) {
+		if err := Check(g[0], g[1], g[2]); err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("%+v: %v, want %q first", g, err, want)
 		}
 	}

@@ -4,6 +4,7 @@ package main
 
 import (
 	"crypto/rand"
+	"errors"
 	"flag"
 	"fmt"
 	"math"
@@ -52,7 +53,7 @@ func fakeVMExec() int {
 		fmt.Fprintln(os.Stderr, "fake vmexec: no test binary")
 		return 2
 	}
-	if err := (vmflags.Guest{SMP: *smp, Memory: *mem, Accel: *accel, Append: *app}).WithDefaults().Check(); err != nil {
+	if err := errors.Join(vmflags.Check(*smp, *mem, *accel), vmflags.Append("-append", *app, vmflags.MaxAppend)); err != nil {
 		fmt.Fprintf(os.Stderr, "fake vmexec: %v\n", err)
 		return 2
 	}

@@ -192,7 +192,7 @@ func (c *config) check() error {
 	}
 	// What goes to vmexec is checked by vmexec's own rules, so that a
 	// value it would refuse stops kbab here, before any build or boot.
-	if err := (vmflags.Guest{SMP: c.smp, Memory: c.memory, Accel: c.accel}).WithDefaults().Check(); err != nil {
+	if err := vmflags.Check(c.smp, c.memory, c.accel); err != nil {
 		return err
 	}
 	for _, k := range c.kernels {
@@ -200,7 +200,7 @@ func (c *config) check() error {
 		if c.list == "" {
 			app = "-" + strings.ToLower(k.label) + "-append"
 		}
-		if err := vmflags.AppendAs(app, k.append, vmflags.MaxAppend); err != nil {
+		if err := vmflags.Append(app, k.append, vmflags.MaxAppend); err != nil {
 			return err
 		}
 		if err := k.checkImage(img); err != nil {

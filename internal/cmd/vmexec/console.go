@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"io"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -15,105 +16,74 @@ import (
 const consoleTail = 25
 
 // console reads the kernel console (ttyS0), copies it to the log, keeps
-// its last lines and reports what the host must react to.
+// what a failure report needs and signals what the host reacts to.
 type console struct {
-	mu      sync.Mutex
-	lines   []string      // the last consoleTail lines
-	init    []string      // the guest init's own messages (vmexec-init: ...)
-	alive   chan struct{} // closed at the kernel's first line ("Linux version")
-	aliveAt time.Time     // when that line came
-	panic   chan struct{} // closed at the first panic line
-	panicAt string        // that line, from "Kernel panic" on
-	oopsAt  string        // the kernel's first oops line (oopsLine), "" for none
-	done    chan struct{} // closed at EOF
+	mu    sync.Mutex
+	seen  seen
+	alive chan struct{} // closed at the kernel's first line ("Linux version")
+	panic chan struct{} // closed at the first panic line
+	done  chan struct{} // closed at EOF
+}
+
+// seen is what the console showed so far.
+type seen struct {
+	lines   []string  // the last consoleTail lines
+	init    []string  // the guest init's own messages (vmexec-init: ...)
+	aliveAt time.Time // when the kernel's first line came (zero: not yet)
+	panicAt string    // the first panic line, from "Kernel panic" on
+	oopsAt  string    // the kernel's first oops line (oopsLine), "" for none
 }
 
 func newConsole() *console {
 	return &console{alive: make(chan struct{}), panic: make(chan struct{}), done: make(chan struct{})}
 }
 
-// scan reads r until EOF, copying it to log.
-func (c *console) scan(r io.Reader, log io.Writer) {
-	defer close(c.done)
-	sc := bufio.NewScanner(io.TeeReader(r, log))
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	aliveSeen, panicSeen := false, false
-	for sc.Scan() {
-		l := strings.TrimRight(sc.Text(), "\r")
-		c.mu.Lock()
-		c.lines = append(c.lines, l)
-		if len(c.lines) > consoleTail {
-			c.lines = c.lines[len(c.lines)-consoleTail:]
-		}
-		if i := strings.Index(l, "vmexec-init: "); i >= 0 {
-			c.init = append(c.init, l[i+len("vmexec-init: "):])
-		}
-		c.mu.Unlock()
-		if !aliveSeen && strings.Contains(l, "Linux version") {
-			aliveSeen = true
-			c.mu.Lock()
-			c.aliveAt = time.Now()
-			c.mu.Unlock()
-			close(c.alive)
-		}
-		if oopsLine.MatchString(l) {
-			c.mu.Lock()
-			if c.oopsAt == "" {
-				c.oopsAt = strings.TrimSpace(timestamp.ReplaceAllString(l, ""))
-			}
-			c.mu.Unlock()
-		}
-		if i := strings.Index(l, "Kernel panic - not syncing"); !panicSeen && i >= 0 {
-			panicSeen = true
-			c.mu.Lock()
-			c.panicAt = strings.TrimSpace(l[i:])
-			c.mu.Unlock()
-			close(c.panic)
-		}
-	}
-	io.Copy(log, r) // a line over the buffer: keep the log whole
-}
-
-// firstLine is when the kernel's first line came (zero: not yet).
-func (c *console) firstLine() time.Time {
+// state is a copy of what the console showed so far.
+func (c *console) state() seen {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.aliveAt
+	s := c.seen
+	s.lines, s.init = slices.Clone(s.lines), slices.Clone(s.init)
+	return s
 }
 
 // oopsLine matches the line the kernel's die() prints for an oops,
-// "TYPE: ERRORCODE [#N]": "Oops: 0002 [#1] PREEMPT SMP", "int3: 0000
-// [#1]", "general protection fault, probably for non-canonical address
-// ...: 0000 [#1]"; the console's timestamp is left out.
+// "TYPE: ERRORCODE [#N]": "Oops: 0002 [#1] PREEMPT SMP", "int3: 0000 [#1]".
 var (
 	oopsLine  = regexp.MustCompile(`: [0-9a-f]{4} \[#[0-9]+\]`)
 	timestamp = regexp.MustCompile(`^\[ *[0-9]+\.[0-9]+\] `)
 )
 
-// oops is the kernel's first oops line ("": none so far).
-func (c *console) oops() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.oopsAt
-}
-
-// panicLine is the kernel's first panic line ("": none so far).
-func (c *console) panicLine() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.panicAt
-}
-
-func (c *console) tail() []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]string(nil), c.lines...)
-}
-
-func (c *console) initMessages() []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]string(nil), c.init...)
+// scan reads r until EOF, copying it to log.
+func (c *console) scan(r io.Reader, log io.Writer) {
+	defer close(c.done)
+	sc := bufio.NewScanner(io.TeeReader(r, log))
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		l := strings.TrimRight(sc.Text(), "\r")
+		c.mu.Lock()
+		s := &c.seen
+		s.lines = append(s.lines, l)
+		if len(s.lines) > consoleTail {
+			s.lines = s.lines[len(s.lines)-consoleTail:]
+		}
+		if _, m, ok := strings.Cut(l, "vmexec-init: "); ok {
+			s.init = append(s.init, m)
+		}
+		if s.aliveAt.IsZero() && strings.Contains(l, "Linux version") {
+			s.aliveAt = time.Now()
+			close(c.alive)
+		}
+		if s.oopsAt == "" && oopsLine.MatchString(l) {
+			s.oopsAt = strings.TrimSpace(timestamp.ReplaceAllString(l, ""))
+		}
+		if i := strings.Index(l, "Kernel panic - not syncing"); s.panicAt == "" && i >= 0 {
+			s.panicAt = strings.TrimSpace(l[i:])
+			close(c.panic)
+		}
+		c.mu.Unlock()
+	}
+	io.Copy(log, r) // a line over the buffer: keep the log whole
 }
 
 // hint names the likely cause of a boot that failed with these console

@@ -17,23 +17,14 @@ import (
 
 // config is vmexec's command line.
 type config struct {
-	kernel      string
-	append      string
-	tcgAppend   string // tcg.go
-	smp         int
-	memory      string
-	accel       string
-	timeout     time.Duration
-	bootTimeout time.Duration
-	kvmProbe    time.Duration
-	pin         string
-	pvh         string
-	modules     []string
-	console     string
-	qemu        string
-	outcome     string
-	stall       time.Duration
-	args        []string // the test binary and its arguments
+	kernel, append, tcgAppend   string
+	smp                         int
+	memory, accel, pin, pvh     string
+	console, qemu, outcome      string
+	modules                     []string
+	timeout, bootTimeout, stall time.Duration
+	kvmProbe                    time.Duration
+	args                        []string // the test binary and its arguments
 }
 
 // parseFlags reads vmexec's flags; the first non-flag argument is the
@@ -44,7 +35,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.kernel, "kernel", "", "kernel image (bzImage, /boot/vmlinuz-*) to boot (required)")
 	fs.StringVar(&c.append, "append", "", "more kernel command line, after vmexec's own (console=ttyS0 panic=-1 ...)")
-	fs.StringVar(&c.tcgAppend, "tcg-append", tcgAppendDefault, "more kernel command line for TCG boots only ('' for none; see tcg.go)")
+	// docs/vms.md, "Boots that die under TCG", says why.
+	fs.StringVar(&c.tcgAppend, "tcg-append", "tsc=unstable no_timer_check", "more kernel command line for TCG boots only ('' for none)")
 	smp := fs.String("smp", strconv.Itoa(vmflags.DefaultSMP), "vCPUs (1-"+strconv.Itoa(vmflags.MaxSMP)+")")
 	fs.StringVar(&c.memory, "memory", vmflags.DefaultMemory, "guest memory, as NM or NG")
 	fs.StringVar(&c.accel, "accel", vmflags.DefaultAccel, "auto (KVM when it boots this kernel, else TCG), kvm or tcg")
@@ -71,30 +63,22 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		return nil, fmt.Errorf("-kernel is required: a kernel image such as /boot/vmlinuz-$(uname -r) or arch/x86/boot/bzImage")
 	case len(c.args) == 0:
 		return nil, fmt.Errorf("no program to run: vmexec -kernel IMAGE [flags] program [args...]")
-	}
-	if err := relativeKernel(c.kernel); err != nil {
-		return nil, err
-	}
-	// The settings kbab passes through, checked by the rules kbab uses.
-	if err := (vmflags.Guest{SMP: *smp, Memory: c.memory, Accel: c.accel, Append: c.append}).Check(); err != nil {
-		return nil, err
-	}
-	// -tcg-append shares vmexec's part of the command line with its own
-	// arguments (vmflags.Reserved), each after a space.
-	if err := vmflags.AppendAs("-tcg-append", c.tcgAppend, vmflags.Reserved-len(vmflags.OwnCmdline)-2); err != nil {
-		return nil, err
-	}
-	c.smp, _ = strconv.Atoi(*smp)
-	switch {
-	case c.pin != "auto" && c.pin != "off":
-		return nil, fmt.Errorf("-pin accepts auto or off (got %q)", c.pin)
-	case c.pvh != "auto" && c.pvh != "off":
-		return nil, fmt.Errorf("-pvh accepts auto or off (got %q)", c.pvh)
 	case c.timeout < 0 || c.bootTimeout <= 0 || c.kvmProbe <= 0:
 		return nil, fmt.Errorf("-timeout accepts 0 or more, -boot-timeout and -kvm-probe more than 0")
 	case c.stall != 0 && c.stall < 4*beatEvery:
 		return nil, fmt.Errorf("-stall accepts 0 (no guard) or at least %v, four of init's heartbeats (got %v)", 4*beatEvery, c.stall)
 	}
+	// kbab checks what it passes through by the same rules; -tcg-append
+	// shares vmflags.Reserved with OwnCmdline, each after a space.
+	for _, err := range []error{relativeKernel(c.kernel), vmflags.Check(*smp, c.memory, c.accel),
+		vmflags.Append("-append", c.append, vmflags.MaxAppend),
+		vmflags.Append("-tcg-append", c.tcgAppend, vmflags.Reserved-len(vmflags.OwnCmdline)-2),
+		vmflags.OneOf("-pin", c.pin, "auto", "off"), vmflags.OneOf("-pvh", c.pvh, "auto", "off")} {
+		if err != nil {
+			return nil, err
+		}
+	}
+	c.smp, _ = strconv.Atoi(*smp)
 	for _, m := range strings.Split(*modules, ",") {
 		if m = strings.TrimSpace(m); m != "" {
 			c.modules = append(c.modules, m)
@@ -104,36 +88,18 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 }
 
 // relativeKernel refuses a relative -kernel that names no file: go test
-// -exec runs vmexec in each package's directory, so a path relative to
-// the directory go test was run in names nothing there. The error gives
-// the absolute path to try: the first directory up from here that holds
-// the path, else the module's root (go.mod), else this directory.
+// -exec runs vmexec in each package's directory. The error gives the
+// first directory up from there that holds the path, when one does.
 func relativeKernel(kernel string) error {
 	if filepath.IsAbs(kernel) || exists(kernel) {
 		return nil
 	}
-	cwd, err := os.Getwd()
-	if err != nil {
-		return fmt.Errorf("-kernel %s: a relative path, and the working directory is unknown: %v", kernel, err)
-	}
-	try, found, module := "", false, ""
-	for dir := cwd; ; dir = filepath.Dir(dir) {
-		if p := filepath.Join(dir, kernel); !found && exists(p) {
-			try, found = p, true
-		}
-		if module == "" && exists(filepath.Join(dir, "go.mod")) {
-			module = dir
-		}
-		if dir == filepath.Dir(dir) {
-			break
-		}
-	}
+	cwd, _ := os.Getwd()
 	why := fmt.Sprintf("-kernel %s: no such file in %s, where vmexec runs: go test -exec runs it in each package's directory, so a relative path names a file there; ", kernel, cwd)
-	switch {
-	case found:
-		return fmt.Errorf("%sgive the absolute path: -kernel %s", why, try)
-	case module != "":
-		return fmt.Errorf("%sgive an absolute path, such as -kernel \"$(pwd)/%s\" where the path is relative to (%s, from the module's root, does not exist either)", why, kernel, filepath.Join(module, kernel))
+	for dir := cwd; dir != filepath.Dir(dir); dir = filepath.Dir(dir) {
+		if p := filepath.Join(filepath.Dir(dir), kernel); exists(p) {
+			return fmt.Errorf("%sgive the absolute path: -kernel %s", why, p)
+		}
 	}
 	return fmt.Errorf("%sgive an absolute path, such as -kernel \"$(pwd)/%s\" where the path is relative to", why, kernel)
 }

@@ -212,7 +212,7 @@ func FuzzConsole(f *testing.F) {
 			}
 		}
 		tail := lines[max(0, len(lines)-consoleTail):]
-		if got := c.tail(); strings.Join(got, "\n") != strings.Join(tail, "\n") {
+		if got := c.state().lines; strings.Join(got, "\n") != strings.Join(tail, "\n") {
 			t.Fatalf("tail %q, want %q", got, tail)
 		}
 		select {
@@ -225,8 +225,8 @@ func FuzzConsole(f *testing.F) {
 				t.Fatal("a Linux version line, not alive")
 			}
 		}
-		if c.panicLine() != panicLine || len(c.initMessages()) != inits {
-			t.Fatalf("panic %q, %d init messages; want %q, %d", c.panicLine(), len(c.initMessages()), panicLine, inits)
+		if c.state().panicAt != panicLine || len(c.state().init) != inits {
+			t.Fatalf("panic %q, %d init messages; want %q, %d", c.state().panicAt, len(c.state().init), panicLine, inits)
 		}
 	})
 }

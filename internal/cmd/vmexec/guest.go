@@ -3,6 +3,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,49 +24,33 @@ import (
 const dataPort = "/dev/ttyS1"
 
 // guestMain is the initramfs's /init (PID 1): it readies the guest, runs
-// the test binary and powers off. It never returns.
+// the test binary, sends its end and powers off. It never returns.
 func guestMain() {
 	fw, ctl, err := setupGuest()
+	st := exitStatus{}
 	if err != nil {
 		kmsg("vmexec-init: " + err.Error())
-		if fw != nil {
-			st, _ := json.Marshal(exitStatus{Err: err.Error()})
-			fw.write(frameExit, st)
-			drain(fw)
-		}
-		powerOff()
+		st.Err = err.Error()
+	} else {
+		go beat(fw) // stall.go: the host's progress guard
+		st = runGuest(fw, ctl)
 	}
-	go beat(fw) // stall.go: the host's progress guard
-	st := runGuest(fw, ctl)
-	payload, _ := json.Marshal(st)
-	fw.write(frameExit, payload)
-	drain(fw)
-	powerOff()
-}
-
-// kmsg writes a line to the kernel log, which the console shows: the one
-// way out before the data port is open.
-func kmsg(line string) {
-	f, err := os.OpenFile("/dev/kmsg", os.O_WRONLY, 0)
-	if err != nil {
-		return
+	if fw != nil {
+		payload, _ := json.Marshal(st)
+		fw.write(frameExit, payload)
+		unix.IoctlSetInt(int(fw.w.(*os.File).Fd()), unix.TCSBRK, 1) // tcdrain
 	}
-	f.Write([]byte(line + "\n"))
-	f.Close()
-}
-
-func drain(fw *frameWriter) {
-	if f, ok := fw.w.(*os.File); ok {
-		unix.IoctlSetInt(int(f.Fd()), unix.TCSBRK, 1) // tcdrain
-	}
-}
-
-func powerOff() {
 	unix.Sync()
 	unix.Reboot(unix.LINUX_REBOOT_CMD_POWER_OFF)
 	for {
 		time.Sleep(time.Hour)
 	}
+}
+
+// kmsg writes a line to the kernel log, which the console shows: the one
+// way out before the data port is open.
+func kmsg(line string) {
+	os.WriteFile("/dev/kmsg", []byte(line+"\n"), 0)
 }
 
 // mount mounts a file system; option names the kernel option that
@@ -112,12 +97,8 @@ func setupGuest() (*frameWriter, <-chan frame, error) {
 	go readHost(port, ctl, fw)
 
 	fact := func(key, val string) { appendFacts([]string{"vm.guest." + key + ": " + val}) }
-	for _, m := range []struct{ fs, dir, opt string }{
-		{"tmpfs", "/tmp", "CONFIG_TMPFS"},
-		{"tmpfs", "/run", "CONFIG_TMPFS"},
-		{"tmpfs", "/dev/shm", "CONFIG_TMPFS"},
-	} {
-		if err := mountTmpfs(m.dir, m.opt); err != nil {
+	for _, dir := range []string{"/tmp", "/run", "/dev/shm"} {
+		if err := mountTmpfs(dir, "CONFIG_TMPFS"); err != nil {
 			return fw, ctl, err
 		}
 	}
@@ -198,9 +179,7 @@ func readHost(r io.Reader, ctl chan<- frame, fw *frameWriter) {
 func loadModules(paths []string) string {
 	var res []string
 	for _, p := range paths {
-		name := strings.TrimSuffix(p[strings.LastIndex(p, "/")+1:], ".xz")
-		name = strings.TrimSuffix(strings.TrimSuffix(name, ".zst"), ".gz")
-		name = strings.TrimSuffix(name, ".ko")
+		name, _ := moduleName(filepath.Base(p))
 		res = append(res, name+" "+loadModule(p))
 	}
 	return strings.Join(res, ", ")
@@ -213,7 +192,7 @@ func loadModule(p string) string {
 	}
 	defer f.Close()
 	flags := 0
-	if strings.HasSuffix(p, ".xz") || strings.HasSuffix(p, ".zst") || strings.HasSuffix(p, ".gz") {
+	if !strings.HasSuffix(p, ".ko") {
 		flags = unix.MODULE_INIT_COMPRESSED_FILE
 	}
 	switch err := unix.FinitModule(int(f.Fd()), "", flags); {
@@ -267,9 +246,7 @@ func runGuest(fw *frameWriter, ctl <-chan frame) exitStatus {
 	}
 
 	cmd := exec.Command(spec.Path)
-	cmd.Args = spec.Args
-	cmd.Env = spec.Env
-	cmd.Dir = spec.Dir
+	cmd.Args, cmd.Env, cmd.Dir = spec.Args, spec.Env, spec.Dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if spec.UID != 0 || spec.GID != 0 {
 		groups := make([]uint32, len(spec.Groups))
@@ -282,8 +259,7 @@ func runGuest(fw *frameWriter, ctl <-chan frame) exitStatus {
 	if err != nil {
 		return exitStatus{Err: err.Error()}
 	}
-	cmd.Stdout = outW
-	cmd.Stderr = outW
+	cmd.Stdout, cmd.Stderr = outW, outW
 	pumps := 1
 	done := make(chan struct{}, 2)
 	go pump(fw, frameStdout, outR, done)
@@ -318,21 +294,13 @@ func runGuest(fw *frameWriter, ctl <-chan frame) exitStatus {
 	}
 	err = cmd.Wait()
 	sendOutputs(fw, spec.Outputs)
-	st := exitStatus{}
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		ws := ee.Sys().(syscall.WaitStatus)
-		if ws.Signaled() {
-			st.Signal = int(ws.Signal())
-		} else {
-			st.Code = ws.ExitStatus()
+	if ps := cmd.ProcessState; ps != nil {
+		if ws := ps.Sys().(syscall.WaitStatus); ws.Signaled() {
+			return exitStatus{Signal: int(ws.Signal())}
 		}
-	default:
-		st.Err = err.Error()
+		return exitStatus{Code: ps.ExitCode()}
 	}
-	return st
+	return exitStatus{Err: err.Error()}
 }
 
 func pump(fw *frameWriter, typ byte, r *os.File, done chan<- struct{}) {
@@ -398,36 +366,23 @@ func copyTree(src, dst string) error {
 		}
 		st := fi.Sys().(*syscall.Stat_t)
 		switch {
-		case fi.IsDir():
-			if rel != "." {
-				if err := os.Mkdir(to, 0o700); err != nil {
-					return err
-				}
-			}
+		case fi.IsDir() && rel != ".":
+			err = os.Mkdir(to, 0o700)
 		case fi.Mode()&fs.ModeSymlink != 0:
 			target, err := os.Readlink(p)
-			if err != nil {
-				return err
+			if err == nil {
+				err = os.Symlink(target, to)
 			}
-			if err := os.Symlink(target, to); err != nil {
-				return err
-			}
-			return os.Lchown(to, int(st.Uid), int(st.Gid))
+			return cmp.Or(err, os.Lchown(to, int(st.Uid), int(st.Gid)))
 		case fi.Mode().IsRegular():
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
+			var data []byte
+			if data, err = os.ReadFile(p); err == nil {
+				err = os.WriteFile(to, data, 0o600)
 			}
-			if err := os.WriteFile(to, data, 0o600); err != nil {
-				return err
-			}
-		default:
+		case !fi.IsDir():
 			return nil
 		}
-		if err := os.Lchown(to, int(st.Uid), int(st.Gid)); err != nil {
-			return err
-		}
-		return unix.Chmod(to, st.Mode&0o7777)
+		return cmp.Or(err, os.Lchown(to, int(st.Uid), int(st.Gid)), unix.Chmod(to, st.Mode&0o7777))
 	})
 }
 

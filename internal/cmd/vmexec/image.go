@@ -12,49 +12,20 @@ import (
 	"github.com/kbench/kbench/internal/vmflags"
 )
 
-// checkImage makes sure path is an x86 boot image (bzImage), by the rule
-// kbab checks its kernels with.
 func checkImage(path string) error { return vmflags.Kernel("-kernel", path) }
 
 // requiredOptions are the kernel options a guest cannot run without;
-// wantedOptions are ones some rows need (they skip or lose a mount
-// without them).
+// wantedOptions are ones some rows need (docs/vms.md, "Kernel options").
 var (
-	requiredOptions = []string{
-		"BLK_DEV_INITRD",      // the initramfs is the root
-		"BINFMT_ELF",          // the init and the binary
-		"PROC_FS",             // /proc
-		"SYSFS",               // /sys
-		"DEVTMPFS",            // /dev, with ttyS1 and kmsg
-		"TMPFS",               // /tmp, /run, /dev/shm
-		"SERIAL_8250",         // ttyS0 (console) and ttyS1 (data)
-		"SERIAL_8250_CONSOLE", // kernel messages on ttyS0
-		"TTY",
-		"PRINTK",
-	}
-	wantedOptions = []string{
-		"DEBUG_FS",    // /sys/kernel/debug
-		"TRACING",     // tracefs
-		"NET",         // lo
-		"INET",        // loopback TCP rows
-		"UNIX",        // unix sockets
-		"NET_NS",      // netbench's namespace test
-		"VETH",        // ditto (y or m)
-		"MODULES",     // loading veth and friends
-		"SECCOMP",     // seccompbench
-		"BPF_JIT",     // seccomp filters at JIT speed
-		"PERF_EVENTS", // counters
-		"ACPI",        // power-off at the end (else vmexec kills QEMU after a grace period)
-	}
+	requiredOptions = []string{"BLK_DEV_INITRD", "BINFMT_ELF", "PROC_FS", "SYSFS", "DEVTMPFS", "TMPFS", "SERIAL_8250", "SERIAL_8250_CONSOLE", "TTY", "PRINTK"}
+	wantedOptions   = []string{"DEBUG_FS", "TRACING", "NET", "INET", "UNIX", "NET_NS", "VETH", "MODULES", "SECCOMP", "BPF_JIT", "PERF_EVENTS", "ACPI"}
 )
 
-// configFor finds the kernel config beside an image: config-V beside
-// vmlinuz-V (Debian's /boot), or .config at the top of a build tree
-// (arch/x86/boot/bzImage). "" when there is none.
+// configFor finds the kernel config beside an image.
 func configFor(image string) string { return besideImage(image, "config-", ".config") }
 
 // besideImage finds a file that comes with an image: PREFIX-V beside
-// vmlinuz-V, or treeFile at the top of the build tree of
+// vmlinuz-V (Debian's /boot), or treeFile at the top of the build tree of
 // arch/x86/boot/bzImage; "" when there is none.
 func besideImage(image, prefix, treeFile string) string {
 	dir, base := filepath.Split(image)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -62,9 +63,16 @@ func (ir *initramfs) dir(name string, mode uint64, uid, gid int) {
 	ir.add(r)
 }
 
-// static adds a file with the given content.
 func (ir *initramfs) static(name, content string, mode uint64) {
 	ir.add(cpio.StaticFile(name, content, mode))
+}
+
+// owned gives r fi's owner and permission bits.
+func owned(r cpio.Record, fi fs.FileInfo) cpio.Record {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		r.UID, r.GID, r.Mode = uint64(st.Uid), uint64(st.Gid), r.Mode&^0o7777|uint64(st.Mode&0o7777)
+	}
+	return r
 }
 
 // file copies a host file (following symlinks) to guest path name,
@@ -78,22 +86,17 @@ func (ir *initramfs) file(host, name string) error {
 		return err
 	}
 	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("%s: not a regular file", host)
+	}
 	if err != nil {
 		f.Close()
 		return err
 	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
-		return fmt.Errorf("%s: not a regular file", host)
-	}
 	ir.files = append(ir.files, f)
 	ir.size += fi.Size()
 	info := cpio.Info{Name: name, Mode: cpio.S_IFREG | uint64(fi.Mode().Perm()), FileSize: uint64(fi.Size()), NLink: 1}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		info.UID, info.GID = uint64(st.Uid), uint64(st.Gid)
-		info.Mode = cpio.S_IFREG | uint64(st.Mode&0o7777)
-	}
-	ir.add(cpio.Record{ReaderAt: f, Info: info})
+	ir.add(owned(cpio.Record{ReaderAt: f, Info: info}, fi))
 	return nil
 }
 
@@ -109,16 +112,11 @@ func (ir *initramfs) tree(root string) error {
 		if err != nil {
 			return err
 		}
-		st, _ := fi.Sys().(*syscall.Stat_t)
 		switch {
 		case d.IsDir() && d.Name() == ".git" && p != root:
 			return filepath.SkipDir
 		case d.IsDir():
-			r := cpio.Directory(p, uint64(fi.Mode().Perm()))
-			if st != nil {
-				r.UID, r.GID, r.Mode = uint64(st.Uid), uint64(st.Gid), cpio.S_IFDIR|uint64(st.Mode&0o7777)
-			}
-			ir.add(r)
+			ir.add(owned(cpio.Directory(p, uint64(fi.Mode().Perm())), fi))
 		case d.Type()&fs.ModeSymlink != 0:
 			target, err := os.Readlink(p)
 			if err != nil {
@@ -137,19 +135,19 @@ func (ir *initramfs) tree(root string) error {
 	})
 }
 
-// executable copies a program to the same path, with its ELF interpreter
-// and libraries when it is dynamically linked.
-func (ir *initramfs) executable(p string) error {
-	if err := ir.file(p, p); err != nil {
+// executable copies a program to guest path name, with its ELF
+// interpreter and libraries when it is dynamically linked.
+func (ir *initramfs) executable(host, name string) error {
+	if err := ir.file(host, name); err != nil {
 		return err
 	}
-	libs, err := sharedLibs(p)
+	libs, err := sharedLibs(host)
 	if err != nil {
 		return err
 	}
 	for _, l := range libs {
 		if err := ir.file(l, l); err != nil {
-			return fmt.Errorf("%s needs %s: %w", p, l, err)
+			return fmt.Errorf("%s needs %s: %w", host, l, err)
 		}
 	}
 	return nil
@@ -200,15 +198,8 @@ func sharedLibs(p string) ([]string, error) {
 // write writes the archive, sorted so that directories precede what
 // they hold.
 func (ir *initramfs) write(w io.Writer) error {
-	names := slices.Sorted(func(yield func(string) bool) {
-		for n := range ir.recs {
-			if !yield(n) {
-				return
-			}
-		}
-	})
 	rw := cpio.NewDedupWriter(cpio.Newc.Writer(w))
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(ir.recs)) {
 		if err := rw.WriteRecord(ir.recs[n]); err != nil {
 			return fmt.Errorf("initramfs: %s: %w", n, err)
 		}
@@ -293,10 +284,6 @@ func moduleDepends(p string) []string {
 		}
 	}
 	return nil
-}
-
-func charDev(name string, perm, major, minor uint64) cpio.Record {
-	return cpio.CharDev(name, perm, major, minor)
 }
 
 // treeRoot is what of the host's files the guest gets around the working

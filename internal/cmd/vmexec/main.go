@@ -1,42 +1,17 @@
 //go:build linux
 
 // Command vmexec is a `go test -exec` wrapper that runs each test binary
-// as the only program of a fresh QEMU guest booted from a kernel image,
-// so that the suite measures that kernel on a machine nobody reboots. The
-// binary's output, exit status and output files come back as if it had
-// run on the host:
+// as the only program of a fresh QEMU guest booted from a kernel image;
+// the binary's output, exit status and output files come back as if it
+// had run on the host:
 //
-//	go build -o /tmp/vmexec ./internal/cmd/vmexec
 //	go test -exec '/tmp/vmexec -kernel /boot/vmlinuz-6.1.0-57-amd64' ./seccompbench
 //
-// vmexec is also the guest's init (PID 1): build it with CGO_ENABLED=0
-// for a static one. docs/vms.md says what the guest holds, the kernel
-// options it needs, how the accelerator is chosen, what a VM changes next
-// to bare metal, and how each failure ends: a message and a status of its
-// own, never a hang, and no QEMU left behind.
-//
-// Exit status (package vmflags defines them, for kbab and CI):
-//
-//	N    the test binary's own exit status, passed through; a binary
-//	     killed by a signal kills vmexec by the same signal
-//	2    a bad flag, such as an -append that sets one of vmexec's own
-//	     kernel parameters or a relative -kernel that is not there; no boot
-//	80   vmexec failed otherwise: a host-side error, the guest's init could
-//	     not start the binary, a corrupt data port, or -timeout reached by
-//	     a binary that still answered (a test that hangs)
-//	81   QEMU is missing, did not start, or ended before the kernel's
-//	     first console line
-//	82   the guest died: a kernel panic, an oops on the console (whatever
-//	     the binary's status then), no init within -boot-timeout, or QEMU
-//	     ended before the binary's exit status came back
-//	83   the guest froze: no byte at all (console, the binary's output,
-//	     init's heartbeat) for -stall (stall.go), or nothing back for
-//	     -timeout's SIGQUIT; the message says where its vCPUs were
-//
-// go test -exec reports any failure as exit status 1, so -outcome FILE
-// appends each run's status as a JSON line (vmflags.Outcome) for the
-// caller: kbab retries a boot whose guest died or froze once, and CI's
-// kernel matrix a package's.
+// vmexec is also the guest's init (PID 1). docs/vms.md says what the
+// guest holds, how the accelerator is chosen and how each failure ends:
+// the binary's own exit status, or one of vmexec's (package vmflags),
+// which -outcome FILE also appends as a JSON line for callers of go test
+// -exec; never a hang, and no QEMU left behind.
 package main
 
 import (

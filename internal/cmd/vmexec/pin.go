@@ -81,16 +81,12 @@ func qmpCall(sock, cmd string, args, ret any) error {
 	}
 	f := os.NewFile(uintptr(fd), sock)
 	defer f.Close()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		err = unix.Connect(fd, &unix.SockaddrUnix{Name: sock})
-		if err == nil {
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if err = unix.Connect(fd, &unix.SockaddrUnix{Name: sock}); err == nil {
 			break
-		}
-		if time.Now().After(deadline) {
+		} else if time.Now().After(deadline) {
 			return err
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
 	tv := unix.NsecToTimeval(int64(5 * time.Second))
 	unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
@@ -99,16 +95,20 @@ func qmpCall(sock, cmd string, args, ret any) error {
 	if err := dec.Decode(&greeting); err != nil {
 		return err
 	}
-	call := func(cmd string, args, ret any) error {
-		req := map[string]any{"execute": cmd}
-		if args != nil {
-			req["arguments"] = args
+	var none struct{}
+	for _, c := range []struct {
+		cmd       string
+		args, ret any
+	}{{"qmp_capabilities", nil, &none}, {cmd, args, ret}} {
+		req := map[string]any{"execute": c.cmd}
+		if c.args != nil {
+			req["arguments"] = c.args
 		}
 		b, _ := json.Marshal(req)
 		if _, err := f.Write(append(b, '\n')); err != nil {
 			return err
 		}
-		for {
+		for { // events come before the answer
 			var msg struct {
 				Return json.RawMessage `json:"return"`
 				Error  *struct {
@@ -119,17 +119,15 @@ func qmpCall(sock, cmd string, args, ret any) error {
 				return err
 			}
 			if msg.Error != nil {
-				return fmt.Errorf("%s: %s", cmd, msg.Error.Desc)
+				return fmt.Errorf("%s: %s", c.cmd, msg.Error.Desc)
 			}
 			if msg.Return != nil {
-				return json.Unmarshal(msg.Return, ret)
+				if err := json.Unmarshal(msg.Return, c.ret); err != nil {
+					return err
+				}
+				break
 			}
-			// An event: read on.
 		}
 	}
-	var none struct{}
-	if err := call("qmp_capabilities", nil, &none); err != nil {
-		return err
-	}
-	return call(cmd, args, ret)
+	return nil
 }

@@ -14,10 +14,9 @@ import (
 	"syscall"
 )
 
-// Frames carry everything between the guest's init and vmexec over one
-// raw serial port (ttyS1): a type byte, a little-endian uint32 length, the
-// payload. The kernel console has its own port (ttyS0), so kernel
-// messages never mix into the test binary's output.
+// Frames carry everything between the guest's init and vmexec over the
+// raw serial port ttyS1 (docs/vms.md, "Console and data"): a type byte, a
+// little-endian uint32 length, the payload.
 const (
 	frameHello  = 'H' // guest: init is running (payload: nothing)
 	frameStdout = 'O' // guest: bytes the binary wrote to stdout
@@ -31,12 +30,6 @@ const (
 	frameSignal = 'K' // host: deliver this signal (one byte) to the binary
 )
 
-// The frame types each side sends: what the other side's reader accepts.
-const (
-	guestFrames = "HOEMPDXB"
-	hostFrames  = "SK"
-)
-
 // maxFrame bounds a payload, so a corrupt length cannot make the reader
 // allocate without limit.
 const maxFrame = 1 << 20
@@ -48,8 +41,6 @@ type exitStatus struct {
 	Err    string `json:"err"`    // init could not run it: why
 }
 
-// String says how the binary ended: "with exit status 0", "by signal
-// killed".
 func (st *exitStatus) String() string {
 	switch {
 	case st.Err != "":
@@ -72,26 +63,20 @@ type frameWriter struct {
 	w  io.Writer
 }
 
-// write sends one frame; frames from several goroutines never interleave.
+// write sends one frame, or several of a payload over maxFrame; frames
+// from several goroutines never interleave.
 func (fw *frameWriter) write(typ byte, payload []byte) error {
 	fw.mu.Lock()
 	defer fw.mu.Unlock()
-	for len(payload) > maxFrame {
-		if err := fw.writeLocked(typ, payload[:maxFrame]); err != nil {
+	for first := true; first || len(payload) > 0; first = false {
+		n := min(len(payload), maxFrame)
+		buf := binary.LittleEndian.AppendUint32([]byte{typ}, uint32(n))
+		if _, err := fw.w.Write(append(buf, payload[:n]...)); err != nil {
 			return err
 		}
-		payload = payload[maxFrame:]
+		payload = payload[n:]
 	}
-	return fw.writeLocked(typ, payload)
-}
-
-func (fw *frameWriter) writeLocked(typ byte, payload []byte) error {
-	buf := make([]byte, 5+len(payload))
-	buf[0] = typ
-	binary.LittleEndian.PutUint32(buf[1:5], uint32(len(payload)))
-	copy(buf[5:], payload)
-	_, err := fw.w.Write(buf)
-	return err
+	return nil
 }
 
 // frameReader reads one side's frames and counts the bytes, so that an
@@ -103,13 +88,13 @@ type frameReader struct {
 	off    int64  // bytes read so far
 }
 
+// The readers of each side's frames: the types that side sends.
 func newGuestReader(r io.Reader) *frameReader {
-	return &frameReader{r: r, from: "the guest's data port", accept: guestFrames}
+	return &frameReader{r: r, from: fromGuest, accept: "HOEMPDXB"}
 }
+func newHostReader(r io.Reader) *frameReader { return &frameReader{r: r, from: fromHost, accept: "SK"} }
 
-func newHostReader(r io.Reader) *frameReader {
-	return &frameReader{r: r, from: "the host's data port", accept: hostFrames}
-}
+const fromGuest, fromHost = "the guest's data port", "the host's data port"
 
 // next reads one frame. The stream ending between two frames is io.EOF;
 // any other error names the byte offset of the frame and what was wrong
@@ -179,15 +164,15 @@ func decodeExit(f frame) (*exitStatus, error) {
 	const want = `{"code":0-255,"signal":0-64,"err":"why init could not run it"}`
 	st := &exitStatus{}
 	if err := decodeStrict(f.payload, '{', st); err != nil {
-		return nil, f.errorAt("the guest's data port", want, err)
+		return nil, f.errorAt(fromGuest, want, err)
 	}
 	switch {
 	case st.Code < 0 || st.Code > 255:
-		return nil, f.errorAt("the guest's data port", want, fmt.Errorf("code %d", st.Code))
+		return nil, f.errorAt(fromGuest, want, fmt.Errorf("code %d", st.Code))
 	case st.Signal < 0 || st.Signal > 64:
-		return nil, f.errorAt("the guest's data port", want, fmt.Errorf("signal %d", st.Signal))
+		return nil, f.errorAt(fromGuest, want, fmt.Errorf("signal %d", st.Signal))
 	case st.Signal != 0 && st.Code != 0:
-		return nil, f.errorAt("the guest's data port", want, errors.New("both a code and a signal"))
+		return nil, f.errorAt(fromGuest, want, errors.New("both a code and a signal"))
 	}
 	return st, nil
 }
@@ -198,12 +183,12 @@ func decodeStart(f frame) ([]string, error) {
 	const want = `a JSON array of "vm.KEY: value" lines`
 	var facts []string
 	if err := decodeStrict(f.payload, '[', &facts); err != nil {
-		return nil, f.errorAt("the host's data port", want, err)
+		return nil, f.errorAt(fromHost, want, err)
 	}
 	for i, l := range facts {
 		k, _, ok := strings.Cut(l, ": ")
 		if !ok || !strings.HasPrefix(k, "vm.") || strings.ContainsAny(l, "\n\r") || strings.ContainsAny(k, " \t") {
-			return nil, f.errorAt("the host's data port", want, fmt.Errorf("line %d is %q", i+1, l))
+			return nil, f.errorAt(fromHost, want, fmt.Errorf("line %d is %q", i+1, l))
 		}
 	}
 	return facts, nil
@@ -212,7 +197,7 @@ func decodeStart(f frame) ([]string, error) {
 // decodeSignal reads a signal frame: one byte, a signal number 1-64.
 func decodeSignal(f frame) (syscall.Signal, error) {
 	if len(f.payload) != 1 || f.payload[0] < 1 || f.payload[0] > 64 {
-		return 0, f.errorAt("the host's data port", "one byte, a signal number 1-64", nil)
+		return 0, f.errorAt(fromHost, "one byte, a signal number 1-64", nil)
 	}
 	return syscall.Signal(f.payload[0]), nil
 }

@@ -13,26 +13,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-
-	"github.com/kbench/kbench/internal/vmflags"
 )
 
-// A bzImage spends seconds under TCG in its own decompressor and real-mode
-// setup. A kernel built with CONFIG_PVH has a 32-bit entry point that QEMU
-// jumps to directly when given the uncompressed vmlinux, so vmexec
-// extracts it once per image (cached beside the -accel auto choices) and
-// boots that (docs/vms.md has the boot times).
-
-// xenNotePhys32Entry is XEN_ELFNOTE_PHYS32_ENTRY, the PVH entry point note.
-const xenNotePhys32Entry = 18
-
-// pvhKernel returns a vmlinux with a PVH entry for the bzImage, extracting
-// it into dir when it is not there yet; an error says why there is none.
-func pvhKernel(image, dir string) (string, error) {
-	sum, err := vmflags.ImageDigest(image)
-	if err != nil {
-		return "", err
-	}
+// pvhKernel returns the vmlinux inside a bzImage whose SHA-256 is sum,
+// when it has a PVH entry (docs/vms.md, "PVH entry"), extracting it into
+// dir the first time; an error says why there is none.
+func pvhKernel(image, sum, dir string) (string, error) {
 	out := filepath.Join(dir, "vmlinux-"+sum[:24])
 	if ok, _ := hasPVHEntry(out); ok {
 		return out, nil
@@ -129,7 +115,7 @@ func hasPVHEntry(p string) (bool, error) {
 			if next > len(notes) || 12+namesz > len(notes) {
 				break
 			}
-			if typ == xenNotePhys32Entry && string(bytes.TrimRight(notes[12:12+namesz], "\x00")) == "Xen" {
+			if typ == 18 /* XEN_ELFNOTE_PHYS32_ENTRY */ && string(bytes.TrimRight(notes[12:12+namesz], "\x00")) == "Xen" {
 				return true, nil
 			}
 			notes = notes[next:]

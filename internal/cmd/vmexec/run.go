@@ -4,6 +4,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -20,6 +21,7 @@ import (
 	"github.com/kbench/kbench/internal/procfs"
 	"github.com/kbench/kbench/internal/testflags"
 	"github.com/kbench/kbench/internal/vmflags"
+	"github.com/u-root/u-root/pkg/cpio"
 	"golang.org/x/sys/unix"
 )
 
@@ -31,6 +33,8 @@ type host struct {
 	qemu    string   // QEMU's path
 	tmp     string   // the run's scratch directory
 	initrd  string   // the guest's root
+	real    string   // -kernel with its links followed: its config, modules and System.map lie beside it
+	digest  string   // the image's SHA-256 (vmflags.ImageDigest)
 	image   string   // what QEMU boots: -kernel, or its vmlinux (PVH)
 	outputs []string // what the binary writes for the user, sent back
 	log     io.Writer
@@ -38,13 +42,12 @@ type host struct {
 	keepLog bool   // a boot failed: keep the log and name it
 }
 
-// runEnv is what a run uses besides its flags: where the binary's output
-// and vmexec's messages go, the signals vmexec gets, the device -accel
-// auto opens, the boot loop's graces. main gives the process's own.
+// runEnv is what a run uses besides its flags; main gives the process's
+// own, tests their fakes.
 type runEnv struct {
 	stdout, stderr io.Writer
 	signals        <-chan os.Signal
-	kvmDevice      string
+	kvmDevice      string // what -accel auto opens
 	grace          graces
 }
 
@@ -54,13 +57,15 @@ func run(cfg *config, env runEnv) (*exitStatus, syscall.Signal, error) {
 	if err := checkImage(cfg.kernel); err != nil {
 		return nil, 0, err
 	}
-	// A link such as /vmlinuz names the image; its config and modules
-	// sit beside the file it points to.
-	real, err := filepath.EvalSymlinks(cfg.kernel)
-	if err != nil {
+	h := &host{cfg: cfg, runEnv: env, image: cfg.kernel}
+	var err error
+	if h.real, err = filepath.EvalSymlinks(cfg.kernel); err != nil {
 		return nil, 0, fmt.Errorf("-kernel: %v", err)
 	}
-	if c := configFor(real); c != "" {
+	if h.digest, err = vmflags.ImageDigest(cfg.kernel); err != nil {
+		return nil, 0, err
+	}
+	if c := configFor(h.real); c != "" {
 		wanted, err := checkConfig(c)
 		if err != nil {
 			return nil, 0, err
@@ -69,23 +74,20 @@ func run(cfg *config, env runEnv) (*exitStatus, syscall.Signal, error) {
 			fmt.Fprintf(env.stderr, "vmexec: note: %s lacks %s; rows that need them skip\n", c, strings.Join(wanted, ", "))
 		}
 	}
-	qemu, err := exec.LookPath(cfg.qemu)
-	if err != nil {
-		return nil, 0, failWith(vmflags.ExitQEMU, fmt.Errorf("%s not found in PATH: install QEMU (Debian and Ubuntu: apt-get install qemu-system-x86; Fedora: dnf install qemu-system-x86)", cfg.qemu))
+	if h.qemu, err = exec.LookPath(cfg.qemu); err != nil {
+		return nil, 0, &failure{vmflags.ExitQEMU, fmt.Errorf("%s not found in PATH: install QEMU (Debian and Ubuntu: apt-get install qemu-system-x86; Fedora: dnf install qemu-system-x86)", cfg.qemu)}
 	}
-	tmp, err := os.MkdirTemp("", "vmexec-")
-	if err != nil {
+	if h.tmp, err = os.MkdirTemp("", "vmexec-"); err != nil {
 		return nil, 0, err
 	}
-	defer os.RemoveAll(tmp)
-	h := &host{cfg: cfg, runEnv: env, qemu: qemu, tmp: tmp, initrd: filepath.Join(tmp, "initramfs.cpio")}
+	defer os.RemoveAll(h.tmp)
+	h.initrd = filepath.Join(h.tmp, "initramfs.cpio")
 
-	logPath := cfg.console
 	var logFile *os.File
-	if logPath == "" {
+	if cfg.console == "" {
 		logFile, err = os.CreateTemp("", "vmexec-console-*.log")
 	} else {
-		logFile, err = os.Create(logPath)
+		logFile, err = os.Create(cfg.console)
 	}
 	if err != nil {
 		return nil, 0, err
@@ -98,27 +100,20 @@ func run(cfg *config, env runEnv) (*exitStatus, syscall.Signal, error) {
 		}
 	}()
 
-	facts, err := hostFacts(cfg, qemu)
+	facts, err := h.facts()
 	if err != nil {
 		return nil, 0, err
 	}
-	h.image = cfg.kernel
 	entry := "the bzImage's (-pvh off)"
 	if cfg.pvh == "auto" {
-		dir := tmp
-		if c, err := os.UserCacheDir(); err == nil {
-			dir = filepath.Join(c, "kbench", "vmexec")
-		}
-		if p, err := pvhKernel(real, dir); err == nil {
-			h.image = p
-			entry = "PVH, of the vmlinux inside the image"
+		if p, err := pvhKernel(h.real, h.digest, cacheDir(h.tmp)); err == nil {
+			h.image, entry = p, "PVH, of the vmlinux inside the image"
 			fmt.Fprintf(h.log, "=== vmexec: booting %s, the vmlinux of %s, through its PVH entry\n", p, cfg.kernel)
 		} else {
 			entry = "the bzImage's (no PVH vmlinux: " + err.Error() + ")"
 		}
 	}
-	facts = append(facts, "vm.entry: "+entry)
-	if err := h.makeInitramfs(facts); err != nil {
+	if err := h.makeInitramfs(append(facts, "vm.entry: "+entry)); err != nil {
 		return nil, 0, err
 	}
 
@@ -128,8 +123,7 @@ func run(cfg *config, env runEnv) (*exitStatus, syscall.Signal, error) {
 		reason := fmt.Sprintf("KVM did not boot this kernel (%v)", res.err)
 		h.cacheAccel("tcg: " + reason)
 		fmt.Fprintf(h.log, "=== vmexec: %s; booting again under TCG\n", reason)
-		fmt.Fprintf(h.stderr, "vmexec: warning: %s; using TCG: timings measure emulation, not hardware\n", reason)
-		res = h.boot("tcg", tcgFact(reason), false)
+		res = h.boot(h.tcg(reason))
 	} else if probe && res.err == nil && res.signal == 0 {
 		h.cacheAccel("kvm")
 	}
@@ -140,8 +134,19 @@ func run(cfg *config, env runEnv) (*exitStatus, syscall.Signal, error) {
 	return res.status, 0, res.err
 }
 
-func tcgFact(reason string) string {
-	return "vm.accel: tcg (" + reason + "; TCG measures emulation, not hardware), -cpu max"
+// cacheDir is where vmexec keeps what it learns of an image across runs
+// (its PVH vmlinux, -accel auto's choice); else dflt.
+func cacheDir(dflt string) string {
+	if c, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(c, "kbench", "vmexec")
+	}
+	return dflt
+}
+
+// tcg is a boot under TCG that -accel auto chose for reason, warned of.
+func (h *host) tcg(reason string) (accel, fact string, probe bool) {
+	fmt.Fprintf(h.stderr, "vmexec: warning: %s; using TCG: timings measure emulation, not hardware\n", reason)
+	return "tcg", "vm.accel: tcg (" + reason + "; TCG measures emulation, not hardware), -cpu max", false
 }
 
 // chooseAccel decides the accelerator: probe says the first boot is a
@@ -153,105 +158,74 @@ func (h *host) chooseAccel() (accel, fact string, probe bool) {
 	case "tcg":
 		return "tcg", "vm.accel: tcg (-accel tcg; TCG measures emulation, not hardware), -cpu max", false
 	}
-	if f, err := os.OpenFile(h.kvmDevice, os.O_RDWR, 0); err != nil {
-		reason := err.Error()
-		fmt.Fprintf(h.stderr, "vmexec: warning: %s; using TCG: timings measure emulation, not hardware\n", reason)
-		return "tcg", tcgFact(reason), false
-	} else {
-		f.Close()
+	f, err := os.OpenFile(h.kvmDevice, os.O_RDWR, 0)
+	if err != nil {
+		return h.tcg(err.Error())
 	}
-	switch v := h.cachedAccel(); {
-	case v == "kvm":
-		return "kvm", "vm.accel: kvm (-accel auto), -cpu host", false
-	case strings.HasPrefix(v, "tcg: "):
-		// The same fact and warning as the probing run's, so that runs
-		// compare (the warning lands in go test's output); the log says
-		// where the choice came from.
-		reason := strings.TrimPrefix(v, "tcg: ")
+	f.Close()
+	v := h.cachedAccel()
+	if reason, ok := strings.CutPrefix(v, "tcg: "); ok {
+		// The probing run's fact and warning, so that runs compare.
 		fmt.Fprintf(h.log, "=== vmexec: the accelerator choice cached in %s: %s\n", h.accelCachePath(), v)
-		fmt.Fprintf(h.stderr, "vmexec: warning: %s; using TCG: timings measure emulation, not hardware\n", reason)
-		return "tcg", tcgFact(reason), false
+		return h.tcg(reason)
 	}
-	return "kvm", "vm.accel: kvm (-accel auto), -cpu host", true
+	return "kvm", "vm.accel: kvm (-accel auto), -cpu host", v != "kvm"
 }
 
 // accelCachePath is where -accel auto remembers whether KVM boots an image
-// on this host: keyed by the image's hash, the host's kernel and QEMU.
+// on this host ("kvm" or "tcg: REASON"): keyed by the image's hash, the
+// host's kernel and QEMU.
 func (h *host) accelCachePath() string {
-	dir, err := os.UserCacheDir()
-	if err != nil {
-		return ""
-	}
-	image, _ := vmflags.ImageDigest(h.cfg.kernel) // none: a boot that reports why
-	sum := sha256.New()
-	io.WriteString(sum, image)
 	var u unix.Utsname
 	unix.Uname(&u)
-	fmt.Fprintf(sum, "\x00%s\x00%s\x00%s", unix.ByteSliceToString(u.Release[:]), unix.ByteSliceToString(u.Version[:]), h.qemu)
-	return filepath.Join(dir, "kbench", "vmexec", "accel-"+hex.EncodeToString(sum.Sum(nil))[:24])
+	sum := sha256.Sum256(fmt.Appendf(nil, "%s\x00%s\x00%s\x00%s", h.digest, unix.ByteSliceToString(u.Release[:]), unix.ByteSliceToString(u.Version[:]), h.qemu))
+	if dir := cacheDir(""); dir != "" {
+		return filepath.Join(dir, "accel-"+hex.EncodeToString(sum[:])[:24])
+	}
+	return ""
 }
 
-// cachedAccel is -accel auto's remembered choice for this image, host
-// and QEMU: "kvm", "tcg: REASON", or "" for none (probe KVM).
 func (h *host) cachedAccel() string {
-	p := h.accelCachePath()
-	if p == "" {
-		return ""
-	}
-	b, _ := os.ReadFile(p)
+	b, _ := os.ReadFile(h.accelCachePath())
 	return strings.TrimSpace(string(b))
 }
 
-// cacheAccel remembers -accel auto's choice (cachedAccel's forms); a
-// cache that cannot be written costs only the next run a probe.
+// cacheAccel remembers -accel auto's choice; a cache that cannot be
+// written costs only the next run a probe.
 func (h *host) cacheAccel(v string) {
 	if p := h.accelCachePath(); p != "" && os.MkdirAll(filepath.Dir(p), 0o755) == nil {
 		os.WriteFile(p, []byte(v+"\n"), 0o644)
 	}
 }
 
-// hostFacts are the fingerprint lines only the host knows before boot.
-func hostFacts(cfg *config, qemu string) ([]string, error) {
-	out, err := exec.Command(qemu, "--version").Output()
+// facts are the fingerprint lines only the host knows before boot.
+func (h *host) facts() ([]string, error) {
+	out, err := exec.Command(h.qemu, "--version").Output()
 	if err != nil {
-		return nil, failWith(vmflags.ExitQEMU, fmt.Errorf("%s --version: %v", qemu, err))
+		return nil, &failure{vmflags.ExitQEMU, fmt.Errorf("%s --version: %v", h.qemu, err)}
 	}
-	version := strings.SplitN(strings.TrimSpace(string(out)), "\n", 2)[0]
+	version, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
 	var u unix.Utsname
 	unix.Uname(&u)
-	image, err := vmflags.ImageDigest(cfg.kernel)
-	if err != nil {
-		return nil, err
-	}
-	appendLine := cfg.append
-	if appendLine == "" {
-		appendLine = "(none)"
+	cpu := "(missing)"
+	if info, err := procfs.Host.CPUInfo(); err != nil {
+		cpu = "(unreadable: " + err.Error() + ")"
+	} else if models := info.Values("model name"); len(models) > 0 {
+		cpu = models[0]
 	}
 	return []string{
-		"vm.engine: " + version + " (" + qemu + ")",
-		fmt.Sprintf("vm.vcpus: %d", cfg.smp),
-		"vm.memory: " + cfg.memory,
-		"vm.image: " + cfg.kernel + " (sha256 " + image[:16] + ")",
-		"vm.append: " + appendLine,
+		"vm.engine: " + version + " (" + h.qemu + ")",
+		fmt.Sprintf("vm.vcpus: %d", h.cfg.smp),
+		"vm.memory: " + h.cfg.memory,
+		"vm.image: " + h.cfg.kernel + " (sha256 " + h.digest[:16] + ")",
+		"vm.append: " + cmp.Or(h.cfg.append, "(none)"),
 		"vm.host.kernel: " + unix.ByteSliceToString(u.Release[:]) + " " + unix.ByteSliceToString(u.Version[:]),
-		"vm.host.cpu: " + hostCPU(),
+		"vm.host.cpu: " + cpu,
 	}, nil
 }
 
-func hostCPU() string {
-	info, err := procfs.Host.CPUInfo()
-	if err != nil {
-		return "(unreadable: " + err.Error() + ")"
-	}
-	if models := info.Values("model name"); len(models) > 0 {
-		return models[0]
-	}
-	return "(missing)"
-}
-
 // guestTools are host programs the suite and its tests start, copied in
-// when present: the servers, iproute2's ip (netbench's namespaces), and
-// the shell and tools of the tests' scripts (#!/bin/sh, awk, sleep).
+// when present (docs/vms.md, "What the guest holds").
 var guestTools = []string{"redis-server", "redis-benchmark", "ip", "sh", "awk", "sleep", "cat", "true", "false"}
 
 // passEnv says which of vmexec's environment variables the binary gets.
@@ -260,18 +234,15 @@ func passEnv(kv string) bool {
 	return strings.HasPrefix(k, "KBENCH_") || strings.HasPrefix(k, "GO") || k == "PATH" || k == "HOME"
 }
 
-var rlimitNames = []struct {
+var rlimits = []struct {
 	res  int
 	name string
 }{
-	{unix.RLIMIT_NOFILE, "RLIMIT_NOFILE"}, {unix.RLIMIT_NPROC, "RLIMIT_NPROC"},
-	{unix.RLIMIT_STACK, "RLIMIT_STACK"}, {unix.RLIMIT_MEMLOCK, "RLIMIT_MEMLOCK"},
-	{unix.RLIMIT_CORE, "RLIMIT_CORE"}, {unix.RLIMIT_AS, "RLIMIT_AS"},
-	{unix.RLIMIT_DATA, "RLIMIT_DATA"}, {unix.RLIMIT_FSIZE, "RLIMIT_FSIZE"},
-	{unix.RLIMIT_MSGQUEUE, "RLIMIT_MSGQUEUE"}, {unix.RLIMIT_NICE, "RLIMIT_NICE"},
-	{unix.RLIMIT_RTPRIO, "RLIMIT_RTPRIO"}, {unix.RLIMIT_SIGPENDING, "RLIMIT_SIGPENDING"},
-	{unix.RLIMIT_LOCKS, "RLIMIT_LOCKS"}, {unix.RLIMIT_CPU, "RLIMIT_CPU"},
-	{unix.RLIMIT_RTTIME, "RLIMIT_RTTIME"},
+	{unix.RLIMIT_NOFILE, "RLIMIT_NOFILE"}, {unix.RLIMIT_NPROC, "RLIMIT_NPROC"}, {unix.RLIMIT_STACK, "RLIMIT_STACK"},
+	{unix.RLIMIT_MEMLOCK, "RLIMIT_MEMLOCK"}, {unix.RLIMIT_CORE, "RLIMIT_CORE"}, {unix.RLIMIT_AS, "RLIMIT_AS"},
+	{unix.RLIMIT_DATA, "RLIMIT_DATA"}, {unix.RLIMIT_FSIZE, "RLIMIT_FSIZE"}, {unix.RLIMIT_MSGQUEUE, "RLIMIT_MSGQUEUE"},
+	{unix.RLIMIT_NICE, "RLIMIT_NICE"}, {unix.RLIMIT_RTPRIO, "RLIMIT_RTPRIO"}, {unix.RLIMIT_SIGPENDING, "RLIMIT_SIGPENDING"},
+	{unix.RLIMIT_LOCKS, "RLIMIT_LOCKS"}, {unix.RLIMIT_CPU, "RLIMIT_CPU"}, {unix.RLIMIT_RTTIME, "RLIMIT_RTTIME"},
 }
 
 // makeSpec says how the guest runs the binary: as vmexec would have.
@@ -293,9 +264,9 @@ func (h *host) makeSpec(bin string) (*guestSpec, error) {
 		}
 	}
 	spec.Outputs = outputs(cwd, spec.Args[1:], os.Getenv)
-	for _, r := range rlimitNames {
+	for _, r := range rlimits {
 		var lim unix.Rlimit
-		if err := unix.Getrlimit(r.res, &lim); err == nil {
+		if unix.Getrlimit(r.res, &lim) == nil {
 			spec.Rlimits = append(spec.Rlimits, rlimit{r.res, r.name, lim.Cur, lim.Max})
 		}
 	}
@@ -305,13 +276,10 @@ func (h *host) makeSpec(bin string) (*guestSpec, error) {
 // sameFile says whether two writers are one: the same value, or two
 // files open on the same file.
 func sameFile(a, b io.Writer) bool {
-	if a == b {
-		return true
-	}
 	af, okA := a.(*os.File)
 	bf, okB := b.(*os.File)
-	if !okA || !okB {
-		return false
+	if a == b || !okA || !okB {
+		return a == b
 	}
 	fa, errA := af.Stat()
 	fb, errB := bf.Stat()
@@ -321,10 +289,10 @@ func sameFile(a, b io.Writer) bool {
 // makeInitramfs writes the guest's root.
 func (h *host) makeInitramfs(facts []string) error {
 	bin, err := exec.LookPath(h.cfg.args[0])
-	if err != nil {
-		return err
+	if err == nil {
+		bin, err = filepath.Abs(bin)
 	}
-	if bin, err = filepath.Abs(bin); err != nil {
+	if err != nil {
 		return err
 	}
 	spec, err := h.makeSpec(bin)
@@ -338,19 +306,7 @@ func (h *host) makeInitramfs(facts []string) error {
 	if err != nil {
 		return err
 	}
-	if err := ir.file(self, "/init"); err != nil {
-		return err
-	}
-	libs, err := sharedLibs(self)
-	if err != nil {
-		return err
-	}
-	for _, l := range libs {
-		if err := ir.file(l, l); err != nil {
-			return err
-		}
-	}
-	if err := ir.executable(bin); err != nil {
+	if err := cmp.Or(ir.executable(self, "/init"), ir.executable(bin, bin)); err != nil {
 		return err
 	}
 	if root := treeRoot(spec.Dir); root != "" {
@@ -363,7 +319,7 @@ func (h *host) makeInitramfs(facts []string) error {
 		tools = append(tools, s)
 	}
 	for _, t := range tools {
-		paths := []string{}
+		var paths []string
 		if p, err := exec.LookPath(t); err == nil {
 			if p, err = filepath.Abs(p); err == nil {
 				paths = append(paths, p)
@@ -374,13 +330,12 @@ func (h *host) makeInitramfs(facts []string) error {
 			paths = append(paths, "/bin/"+t)
 		}
 		for _, p := range paths {
-			if err := ir.executable(p); err != nil {
+			if err := ir.executable(p, p); err != nil {
 				return fmt.Errorf("copying %s into the guest: %w", p, err)
 			}
 		}
 	}
-	real, _ := filepath.EvalSymlinks(h.cfg.kernel)
-	if dir, release := modulesFor(real); dir != "" && len(h.cfg.modules) > 0 {
+	if dir, release := modulesFor(h.real); dir != "" && len(h.cfg.modules) > 0 {
 		mods, err := findModules(dir, h.cfg.modules)
 		if err != nil {
 			return fmt.Errorf("-modules: %w", err)
@@ -401,29 +356,22 @@ func (h *host) makeInitramfs(facts []string) error {
 			ir.dir(d, 0o755, 0, 0)
 		}
 	}
-	ir.add(charDev("/dev/console", 0o600, 5, 1))
-	for _, env := range []string{"KBENCH_PROFILE", "GOCOVERDIR"} {
-		// The binary may create these; as an unprivileged user it could
-		// not below the initramfs's root-owned directories.
-		if v := os.Getenv(env); v != "" {
-			p := v
-			if !filepath.IsAbs(p) {
-				p = filepath.Join(spec.Dir, v)
-			}
-			if p = filepath.Clean(p); !ir.has(p) {
-				ir.dir(p, 0o755, spec.UID, spec.GID)
-			}
+	ir.add(cpio.CharDev("/dev/console", 0o600, 5, 1))
+	// The binary may create these, which as an unprivileged user it could
+	// not below the initramfs's root-owned directories.
+	for _, p := range []string{os.Getenv("KBENCH_PROFILE"), os.Getenv("GOCOVERDIR"), os.Getenv("HOME")} {
+		if p != "" && !filepath.IsAbs(p) {
+			p = filepath.Join(spec.Dir, p)
+		}
+		if p = filepath.Clean(p); p != "." && !ir.has(p) {
+			ir.dir(p, 0o755, spec.UID, spec.GID)
 		}
 	}
-	if home := os.Getenv("HOME"); home != "" && !ir.has(home) {
-		ir.dir(home, 0o755, spec.UID, spec.GID)
-	}
-	user := fmt.Sprintf("u%d", spec.UID)
-	ir.static("/etc/passwd", fmt.Sprintf("root:x:0:0:root:/root:/bin/sh\n%s:x:%d:%d::%s:/bin/sh\n", user, spec.UID, spec.GID, os.Getenv("HOME")), 0o644)
+	ir.static("/etc/passwd", fmt.Sprintf("root:x:0:0:root:/root:/bin/sh\nu%d:x:%d:%d::%s:/bin/sh\n", spec.UID, spec.UID, spec.GID, os.Getenv("HOME")), 0o644)
 	ir.static("/etc/group", fmt.Sprintf("root:x:0:\ng%d:x:%d:\n", spec.GID, spec.GID), 0o644)
 	ir.static("/etc/hosts", "127.0.0.1 localhost\n::1 localhost ip6-localhost ip6-loopback\n", 0o644)
-	user = fmt.Sprintf("vm.user: uid %d gid %d (vmexec's)", spec.UID, spec.GID)
-	ir.static("/"+fingerprint.VMFile, strings.Join(append(facts, user), "\n")+"\n", 0o644)
+	facts = append(facts, fmt.Sprintf("vm.user: uid %d gid %d (vmexec's)", spec.UID, spec.GID))
+	ir.static("/"+fingerprint.VMFile, strings.Join(facts, "\n")+"\n", 0o644)
 	specJSON, err := json.Marshal(spec)
 	if err != nil {
 		return err
@@ -435,16 +383,12 @@ func (h *host) makeInitramfs(facts []string) error {
 		return err
 	}
 	w := bufio.NewWriterSize(f, 1<<20)
-	if err := ir.write(w); err != nil {
-		f.Close()
-		return err
-	}
-	if err := w.Flush(); err != nil {
-		f.Close()
+	err = cmp.Or(ir.write(w), w.Flush())
+	if err = cmp.Or(err, f.Close()); err != nil {
 		return err
 	}
 	fmt.Fprintf(h.log, "=== vmexec: initramfs %s: %d entries, %.1f MiB, %s\n", h.initrd, len(ir.recs), float64(ir.size)/(1<<20), time.Now().Format(time.RFC3339))
-	return f.Close()
+	return nil
 }
 
 // profileFlags are the test binary's flags naming a file it writes.

@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"debug/buildinfo"
 	"os"
@@ -15,30 +14,9 @@ import (
 	"github.com/kbench/kbench/internal/testflags"
 )
 
-// A boot costs seconds (6-8 s under TCG), and `go test -exec vmexec
-// -run='^$' -bench=. ./...` runs every package's binary, most of which
-// have no benchmark. So before it boots, vmexec asks a Go test binary on
-// the host, with -test.list and the top level of the -test.run and
-// -test.bench patterns it was given, whether any test, example, fuzz
-// target or benchmark matches; when none does, it prints what the binary
-// prints when nothing matches and exits 0, without a guest.
-//
-// It boots anyway, not asking, when it cannot be sure: a program that
-// is not a Go test binary (its build info's path ends in ".test"), an
-// argument it does not know (a package's own flags), a flag whose run
-// prints or writes more than that (-test.list, -test.fuzz,
-// -test.shuffle, the profile and coverage files, KBENCH_PROFILE,
-// GOCOVERDIR), or a -test.list run that fails or takes over a minute.
-// The list run is the binary's TestMain on the host: it gets vmexec's
-// environment less KBENCH_PULSE, whose sweep would change the host's
-// CPUs until reboot (benchmain runs it before any test).
-
-// bootFlags change what a run with nothing to run prints or writes.
-var bootFlags = []string{"list", "fuzz", "cpuprofile", "memprofile", "blockprofile", "mutexprofile", "trace", "coverprofile", "gocoverdir"}
-
-// skipBoot prints what the binary of cfg prints when it has nothing to
-// run, and says so, when nothingToRun finds that and -kernel is a kernel
-// image (a bad one is reported by the boot, as always).
+// skipBoot prints what the binary prints when it has nothing to run, and
+// says so, when nothingToRun finds that (docs/vms.md, "Nothing to run, no
+// boot") and -kernel is a kernel image (a bad one is the boot's to report).
 func skipBoot(cfg *config) bool {
 	stdout, stderr, nothing := nothingToRun(cfg.args)
 	if !nothing || checkImage(cfg.kernel) != nil {
@@ -64,15 +42,13 @@ func nothingToRun(args []string) (stdout, stderr string, nothing bool) {
 	if !ok {
 		return "", "", false
 	}
-	for _, f := range bootFlags {
+	// Flags whose run prints or writes more than a run of nothing.
+	for _, f := range append([]string{"list", "fuzz", "gocoverdir"}, profileFlags...) {
 		if _, set := flags[f]; set {
 			return "", "", false
 		}
 	}
-	if s, set := flags["shuffle"]; set && s != "off" {
-		return "", "", false
-	}
-	if os.Getenv("KBENCH_PROFILE") != "" || os.Getenv("GOCOVERDIR") != "" {
+	if s, set := flags["shuffle"]; set && s != "off" || os.Getenv("KBENCH_PROFILE") != "" || os.Getenv("GOCOVERDIR") != "" {
 		return "", "", false
 	}
 	if found, ok := listMatches(bin, flags["run"], "Test", "Example", "Fuzz"); !ok || found {
@@ -97,8 +73,6 @@ func nothingToRun(args []string) (stdout, stderr string, nothing bool) {
 	return "PASS\n", warning, true
 }
 
-var listedName = regexp.MustCompile(`^(Test|Benchmark|Example|Fuzz)[^ \t]*$`)
-
 // listMatches runs bin -test.list with the top level of pattern (as
 // testing splits -test.run at unbracketed slashes) and says whether it
 // listed a name with one of prefixes; ok is false when the run failed.
@@ -115,22 +89,10 @@ func listMatches(bin, pattern string, prefixes ...string) (found, ok bool) {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
-	var out bytes.Buffer
-	cmd.Stdout = &out
-	if cmd.Run() != nil {
-		return false, false
-	}
-	for _, line := range strings.Split(out.String(), "\n") {
-		if !listedName.MatchString(line) {
-			continue // a TestMain's own output, such as benchmain's fingerprint
-		}
-		for _, p := range prefixes {
-			if strings.HasPrefix(line, p) {
-				return true, true
-			}
-		}
-	}
-	return false, true
+	out, err := cmd.Output()
+	// Other lines are a TestMain's own output, such as benchmain's fingerprint.
+	listed := regexp.MustCompile(`(?m)^(` + strings.Join(prefixes, "|") + `)[^ \t]*$`)
+	return err == nil && listed.Match(out), err == nil
 }
 
 // topLevel is the first element of a -test.run or -test.bench pattern:

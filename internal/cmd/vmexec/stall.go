@@ -6,7 +6,6 @@ import (
 	"bufio"
 	"fmt"
 	"os"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -16,24 +15,12 @@ import (
 	"github.com/kbench/kbench/internal/vmflags"
 )
 
-// The progress guard. A guest that froze (both vCPUs stuck in the
-// kernel, as TCG guests have been seen to: docs/vms.md) sends nothing at
-// all, while a slow one still sends something: its console while it
-// boots, then the binary's output and init's heartbeat, a frame every
-// beatEvery. So the guard measures silence, never the time a boot or a
-// row takes: a guest that sends no byte on either port for -stall is
-// killed as frozen (vmflags.ExitFroze), its vCPUs' registers read over
-// QMP first and named from the kernel's System.map when there is one.
-//
-// defaultStall, 2 minutes, is 24 heartbeats, and more than ten times the
-// longest silences healthy boots show: the stretch before the kernel's
-// first console line (seconds; longer on a bzImage boot, whose
-// decompressor prints nothing) and the kernel's own gaps between lines
-// (results/2026-12-03-vmexec.md; each boot's console log ends with its
-// longest silence). A loaded host that slows a TCG guest tenfold stays
-// within it. It replaces CI's 5-minute -timeout guard, so a freeze costs
-// 2 minutes, not 5; the heartbeat itself is one 5-byte frame every 5 s,
-// a wake-up the rows' own ticks dwarf.
+// The progress guard: a frozen guest sends nothing at all, a slow one
+// still sends its console, the binary's output or init's heartbeat; so a
+// guest silent on both ports for -stall is killed as frozen
+// (vmflags.ExitFroze), its vCPUs' RIPs named first. defaultStall is ten
+// times the longest silence healthy boots show (each console log ends
+// with its own; results/2026-12-03-vmexec.md).
 const (
 	beatEvery    = 5 * time.Second
 	defaultStall = 2 * time.Minute
@@ -83,13 +70,10 @@ func (b *boot) registers() string {
 	return s.String()
 }
 
-// symbols reads the System.map beside the image (System.map-V beside
-// vmlinuz-V, or System.map at the top of a build tree), or says why there
-// are none to use. Debian's image packages ship a one-line placeholder as
-// System.map-V; the real map, from linux-image-V-dbg, can replace it.
+// symbols reads the System.map beside the image, or says why there are
+// none to use.
 func (h *host) symbols() (symtab, string) {
-	real, _ := filepath.EvalSymlinks(h.cfg.kernel)
-	p := systemMapFor(real)
+	p := besideImage(h.real, "System.map-", "System.map")
 	if p == "" {
 		return nil, "no System.map beside " + h.cfg.kernel
 	}
@@ -103,14 +87,10 @@ func (h *host) symbols() (symtab, string) {
 		return nil, err.Error()
 	}
 	if len(syms) == 0 {
-		// Debian's packages ship a one-line placeholder there.
 		return nil, p + " holds no text symbol (Debian's is a placeholder: the real one is in the linux-image-*-dbg package)"
 	}
 	return syms, ""
 }
-
-// systemMapFor finds the System.map of an image, "" when there is none.
-func systemMapFor(image string) string { return besideImage(image, "System.map-", "System.map") }
 
 // symtab is a System.map's text symbols, by address.
 type symtab []sym

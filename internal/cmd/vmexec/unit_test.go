@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kbench/kbench/internal/vmflags"
 	"github.com/u-root/u-root/pkg/cpio"
 )
 
@@ -72,8 +73,8 @@ func TestParseFlagsRelativeKernel(t *testing.T) {
 	for k, want := range map[string]string{
 		// Found up the tree: that path.
 		"linux/arch/x86/boot/vmlinuz-0.0-fake": "-kernel linux/arch/x86/boot/vmlinuz-0.0-fake: no such file in " + pkg + ", where vmexec runs: go test -exec runs it in each package's directory, so a relative path names a file there; give the absolute path: -kernel " + filepath.Join(root, "linux/arch/x86/boot/vmlinuz-0.0-fake"),
-		// Nowhere: $(pwd), and what the module's root would give.
-		"bzImage": `give an absolute path, such as -kernel "$(pwd)/bzImage" where the path is relative to (` + filepath.Join(root, "sub", "bzImage") + ", from the module's root, does not exist either)",
+		// Nowhere: $(pwd).
+		"bzImage": `give an absolute path, such as -kernel "$(pwd)/bzImage" where the path is relative to`,
 	} {
 		_, err := parseFlags([]string{"-kernel", k, "x.test"}, io.Discard)
 		if err == nil || err.Error() != want && !strings.HasSuffix(err.Error(), want) {
@@ -220,11 +221,11 @@ func TestInitramfsContents(t *testing.T) {
 	}
 	// A dynamically linked program brings its loader and libraries.
 	self, _ := os.Executable()
-	if err := ir.executable(self); err != nil {
+	if err := ir.executable(self, self); err != nil {
 		t.Fatal(err)
 	}
 	ir.static("/etc/kbench/vm", "vm.vcpus: 2\n", 0o644)
-	ir.add(charDev("/dev/console", 0o600, 5, 1))
+	ir.add(cpio.CharDev("/dev/console", 0o600, 5, 1))
 	var buf bytes.Buffer
 	if err := ir.write(&buf); err != nil {
 		t.Fatal(err)
@@ -396,7 +397,7 @@ func TestConsoleScan(t *testing.T) {
 	io.WriteString(w, "[    2.0] Kernel panic - not syncing: No working init found.\n")
 	select {
 	case <-c.panic:
-		if l := c.panicLine(); l != "Kernel panic - not syncing: No working init found." {
+		if l := c.state().panicAt; l != "Kernel panic - not syncing: No working init found." {
 			t.Errorf("panic line %q", l)
 		}
 	case <-time.After(5 * time.Second):
@@ -404,16 +405,16 @@ func TestConsoleScan(t *testing.T) {
 	}
 	w.Close()
 	<-c.done
-	if tail := c.tail(); len(tail) != consoleTail || !strings.HasPrefix(tail[len(tail)-1], "[    2.0] Kernel panic") {
+	if tail := c.state().lines; len(tail) != consoleTail || !strings.HasPrefix(tail[len(tail)-1], "[    2.0] Kernel panic") {
 		t.Errorf("tail has %d lines, last %q", len(tail), tail[len(tail)-1])
 	}
-	if m := c.initMessages(); len(m) != 1 || !strings.Contains(m[0], "CONFIG_DEVTMPFS") {
+	if m := c.state().init; len(m) != 1 || !strings.Contains(m[0], "CONFIG_DEVTMPFS") {
 		t.Errorf("init messages %q", m)
 	}
 	if !strings.Contains(log.String(), "SeaBIOS\r\n") {
 		t.Error("the log is not a copy of the console")
 	}
-	if l := c.panicLine(); l != "Kernel panic - not syncing: No working init found." {
+	if l := c.state().panicAt; l != "Kernel panic - not syncing: No working init found." {
 		t.Errorf("panicLine %q after the end", l)
 	}
 	// The first panic line and the first oops line (die()'s, its
@@ -426,7 +427,7 @@ func TestConsoleScan(t *testing.T) {
 	} {
 		c := newConsole()
 		c.scan(strings.NewReader(tc.console), io.Discard)
-		if p, o := c.panicLine(), c.oops(); p != tc.panic || o != tc.oops {
+		if p, o := c.state().panicAt, c.state().oopsAt; p != tc.panic || o != tc.oops {
 			t.Errorf("%q: panic %q, oops %q; want %q, %q", tc.console, p, o, tc.panic, tc.oops)
 		}
 	}
@@ -555,7 +556,7 @@ func TestSharedLibs(t *testing.T) {
 
 func TestPVH(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := pvhKernel(fakeImage(t, dir, 8192), dir); err == nil {
+	if _, err := pvhKernel(fakeImage(t, dir, 8192), strings.Repeat("0", 64), dir); err == nil {
 		t.Error("a garbage bzImage gave a vmlinux")
 	}
 	self, _ := os.Executable()
@@ -566,7 +567,7 @@ func TestPVH(t *testing.T) {
 	if k == "" {
 		t.Skip("set KBENCH_VM_KERNEL to check a real kernel's PVH vmlinux")
 	}
-	p, err := pvhKernel(k, dir)
+	p, err := pvhKernel(k, digest(t, k), dir)
 	if err != nil {
 		t.Skipf("%s: no PVH vmlinux: %v", k, err)
 	}
@@ -575,7 +576,7 @@ func TestPVH(t *testing.T) {
 	}
 	// The second call reuses the extracted file.
 	fi, _ := os.Stat(p)
-	p2, err := pvhKernel(k, dir)
+	p2, err := pvhKernel(k, digest(t, k), dir)
 	fi2, _ := os.Stat(p2)
 	if err != nil || p2 != p || !fi2.ModTime().Equal(fi.ModTime()) {
 		t.Errorf("second extraction: %s %v", p2, err)
@@ -600,4 +601,12 @@ func TestOutputs(t *testing.T) {
 			t.Errorf("isOutput(%s) = %v", p, !want)
 		}
 	}
+}
+
+func digest(t *testing.T, p string) string {
+	sum, err := vmflags.ImageDigest(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum
 }

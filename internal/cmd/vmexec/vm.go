@@ -13,7 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"syscall"
 	"time"
 
@@ -29,13 +29,12 @@ type bootResult struct {
 	signal      syscall.Signal // vmexec was interrupted by this signal
 }
 
-// cmdline is the guest's kernel command line: vmexec's own
-// (vmflags.OwnCmdline: the console, panic=-1, the init), then the user's
-// -append, which may set none of its keys.
-func (h *host) cmdline() string {
-	s := vmflags.OwnCmdline
-	if h.cfg.append != "" {
-		s += " " + h.cfg.append
+// cmdline is the guest's kernel command line: vmexec's own, the user's
+// -append, and on a TCG boot -tcg-append.
+func (h *host) cmdline(accel string) string {
+	s := strings.TrimSpace(vmflags.OwnCmdline + " " + h.cfg.append)
+	if accel == "tcg" && h.cfg.tcgAppend != "" {
+		s += " " + h.cfg.tcgAppend
 	}
 	return s
 }
@@ -44,7 +43,7 @@ func (h *host) qemuArgs(accel string) []string {
 	a := []string{
 		"-nodefaults", "-no-user-config", "-display", "none", "-no-reboot",
 		"-smp", strconv.Itoa(h.cfg.smp), "-m", h.cfg.memory,
-		"-kernel", h.image, "-initrd", h.initrd, "-append", h.cmdline() + h.tcgCmdline(accel),
+		"-kernel", h.image, "-initrd", h.initrd, "-append", h.cmdline(accel),
 		"-chardev", "file,id=con,path=/proc/self/fd/3", "-serial", "chardev:con",
 		"-chardev", "pipe,id=data,path=" + filepath.Join(h.tmp, "data"), "-serial", "chardev:data",
 		"-qmp", "unix:" + h.qmpPath() + ",server=on,wait=off",
@@ -126,14 +125,14 @@ func (b *boot) start() error {
 		}
 	}
 	var err error
-	if b.in, err = os.OpenFile(data+".in", os.O_RDWR, 0); err != nil {
-		return fmt.Errorf("the data port: %v", err)
-	}
-	if b.out, err = os.OpenFile(data+".out", os.O_RDONLY|syscall.O_NONBLOCK, 0); err != nil {
-		return fmt.Errorf("the data port: %v", err)
-	}
-	if b.outW, err = os.OpenFile(data+".out", os.O_WRONLY, 0); err != nil {
-		return fmt.Errorf("the data port: %v", err)
+	for _, o := range []struct {
+		f    **os.File
+		path string
+		flag int
+	}{{&b.in, ".in", os.O_RDWR}, {&b.out, ".out", os.O_RDONLY | syscall.O_NONBLOCK}, {&b.outW, ".out", os.O_WRONLY}} {
+		if *o.f, err = os.OpenFile(data+o.path, o.flag, 0); err != nil {
+			return fmt.Errorf("the data port: %v", err)
+		}
 	}
 	conR, conW, err := os.Pipe()
 	if err != nil {
@@ -150,12 +149,12 @@ func (b *boot) start() error {
 	b.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	fmt.Fprintf(b.h.log, "\n=== vmexec: %s %s\n", b.h.qemu, strings.Join(b.cmd.Args[1:], " "))
 	b.started = time.Now()
-	b.progress.start.Store(b.started.UnixNano())
+	b.progress.mark(true)
 	err = b.cmd.Start()
 	conW.Close()
 	if err != nil {
 		conR.Close()
-		return failWith(vmflags.ExitQEMU, fmt.Errorf("starting %s: %w", b.h.qemu, err))
+		return &failure{vmflags.ExitQEMU, fmt.Errorf("starting %s: %w", b.h.qemu, err)}
 	}
 	b.exited = make(chan struct{})
 	go func() {
@@ -191,8 +190,8 @@ func (b *boot) stop() {
 		case <-b.con.done:
 		case <-time.After(b.h.grace.qemuEnd):
 		}
-		fmt.Fprintf(b.h.log, "\n=== vmexec: the guest's longest silence (no byte on either port): %v, of -stall=%v\n",
-			time.Duration(b.progress.longest.Load()).Round(time.Millisecond), b.h.cfg.stall)
+		_, _, longest := b.progress.get()
+		fmt.Fprintf(b.h.log, "\n=== vmexec: the guest's longest silence (no byte on either port): %v, of -stall=%v\n", longest.Round(time.Millisecond), b.h.cfg.stall)
 	}
 	for _, f := range []*os.File{b.in, b.out, b.outW} {
 		if f != nil {
@@ -239,7 +238,7 @@ func (b *boot) wait() bootResult {
 	for {
 		select {
 		case <-stall:
-			if b.status == nil && b.progress.since(b.started) >= cfg.stall {
+			if since, _, _ := b.progress.get(); b.status == nil && since >= cfg.stall {
 				return b.froze()
 			}
 		case <-alive:
@@ -312,13 +311,13 @@ func (b *boot) take(f frame) error {
 	switch f.typ {
 	case frameHello:
 		if b.hello || len(f.payload) > 0 {
-			return f.errorAt("the guest's data port", "one empty hello frame", nil)
+			return f.errorAt(fromGuest, "one empty hello frame", nil)
 		}
 		b.hello, b.probe = true, false
 		b.bootTime = time.Since(b.started)
 	case frameExit:
 		if b.status != nil {
-			return f.errorAt("the guest's data port", "one exit frame", nil)
+			return f.errorAt(fromGuest, "one exit frame", nil)
 		}
 		st, err := decodeExit(f)
 		if err != nil {
@@ -333,7 +332,7 @@ func (b *boot) take(f frame) error {
 // now: the accelerator, the boot time, the vCPUs' pinning.
 func (b *boot) sendStart() error {
 	line := "vm.boot: init ran " + b.bootTime.Round(time.Millisecond).String() + " after QEMU started"
-	if t := b.con.firstLine(); !t.IsZero() {
+	if t := b.con.state().aliveAt; !t.IsZero() {
 		line += " (the kernel's first console line at " + t.Sub(b.started).Round(time.Millisecond).String() + ")"
 	}
 	fmt.Fprintf(b.h.log, "\n=== %s\n", line)
@@ -365,7 +364,7 @@ func (b *boot) finish() error {
 // SIGQUIT first and a moment to print where it is, as go test's own
 // timeout does. A guest that sends nothing back in that moment froze.
 func (b *boot) timedOut() bootResult {
-	quit := b.progress.last.Load()
+	_, quit, _ := b.progress.get()
 	if b.hello && b.status == nil {
 		b.fw.write(frameSignal, []byte{byte(syscall.SIGQUIT)})
 	}
@@ -388,7 +387,7 @@ dump:
 	}
 	t.Stop()
 	b.finish()
-	if b.progress.last.Load() == quit {
+	if _, reads, _ := b.progress.get(); reads == quit {
 		// Nothing came back, not even init's heartbeat: nothing runs.
 		return b.fail(vmflags.ExitFroze, "-timeout=%v reached; the guest was killed; it sent nothing in the %v after: frozen", b.h.cfg.timeout, b.h.grace.quitDump)
 	}
@@ -404,20 +403,21 @@ func (b *boot) ended() bootResult {
 	case <-b.con.done:
 	case <-time.After(b.h.grace.qemuEnd):
 	}
+	con := b.con.state()
 	switch {
-	case b.status != nil && b.con.oops() != "":
+	case b.status != nil && con.oopsAt != "":
 		// The binary's end came from a kernel that oopsed (a task it
 		// killed, maybe the binary): the boot's results are not the
 		// kernel's.
-		return b.fail(vmflags.ExitDied, "the guest kernel oopsed: %s; the binary then ended %s", b.con.oops(), b.status)
+		return b.fail(vmflags.ExitDied, "the guest kernel oopsed: %s; the binary then ended %s", con.oopsAt, b.status)
 	case b.status != nil:
 		return bootResult{status: b.status}
-	case b.con.panicLine() != "":
-		return b.fail(vmflags.ExitDied, "guest kernel panic: %s", b.con.panicLine())
+	case con.panicAt != "":
+		return b.fail(vmflags.ExitDied, "guest kernel panic: %s", con.panicAt)
 	case b.probe:
 		return bootResult{probeFailed: true, err: fmt.Errorf("QEMU ended (%s): %s", b.end(), lastLine(b.qemuErr.String()))}
 	case !b.hello:
-		if b.con.firstLine().IsZero() {
+		if con.aliveAt.IsZero() {
 			// Before the kernel's first line: QEMU's own failure.
 			return b.fail(vmflags.ExitQEMU, "QEMU ended (%s) before the kernel printed a line", b.end())
 		}
@@ -501,8 +501,9 @@ func (b *boot) fail(status int, format string, args ...any) bootResult {
 	b.kill() // QEMU's output is whole once it has ended
 	var s strings.Builder
 	s.WriteString(fmt.Sprintf(format, args...))
-	tail := b.con.tail()
-	if msgs := b.con.initMessages(); len(msgs) > 0 {
+	con := b.con.state()
+	tail := con.lines
+	if msgs := con.init; len(msgs) > 0 {
 		s.WriteString("\nthe guest's init said: " + strings.Join(msgs, "; "))
 	} else if len(tail) == 0 && b.accel == "kvm" {
 		s.WriteString("\nlikely cause: KVM does not run this kernel on this host (nested and PVM hosts hang in the decompressor); try -accel auto or -accel tcg")
@@ -540,14 +541,6 @@ type failure struct {
 
 func (f *failure) Error() string { return f.err.Error() }
 
-// failWith gives err the status; nil stays nil.
-func failWith(status int, err error) error {
-	if err == nil {
-		return nil
-	}
-	return &failure{status, err}
-}
-
 // statusOf is the exit status for a run's error: its failure's, else
 // vmflags.ExitFailed.
 func statusOf(err error) int {
@@ -561,32 +554,31 @@ func statusOf(err error) int {
 // progress is when a guest last sent a byte, on either port, and the
 // longest it stayed silent (logged, to size -stall by).
 type progress struct {
-	last    atomic.Int64 // time.Now().UnixNano() of the last byte; 0: none yet
-	start   atomic.Int64 // when the boot started, as last
-	longest atomic.Int64 // the longest silence so far, in nanoseconds
+	mu      sync.Mutex
+	last    time.Time // the last byte; at first the boot's start
+	reads   int       // reads that returned bytes
+	longest time.Duration
 }
 
-// since is how long ago the last byte came, or the boot started.
-func (p *progress) since(started time.Time) time.Duration {
-	if n := p.last.Load(); n != 0 {
-		return time.Since(time.Unix(0, n))
+func (p *progress) mark(reset bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := time.Now()
+	if !reset && !p.last.IsZero() {
+		p.longest = max(p.longest, now.Sub(p.last))
 	}
-	return time.Since(started)
+	if !reset {
+		p.reads++
+	}
+	p.last = now
 }
 
-// mark notes a byte now.
-func (p *progress) mark() {
-	now := time.Now().UnixNano()
-	prev := p.last.Swap(now)
-	if prev == 0 {
-		prev = p.start.Load()
-	}
-	for gap := now - prev; ; {
-		l := p.longest.Load()
-		if gap <= l || p.longest.CompareAndSwap(l, gap) {
-			return
-		}
-	}
+// get says how long ago the last byte came (or the boot started), how
+// many reads returned bytes and the longest silence.
+func (p *progress) get() (since time.Duration, reads int, longest time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return time.Since(p.last), p.reads, p.longest
 }
 
 // progressReader notes each read that returns bytes.
@@ -598,7 +590,7 @@ type progressReader struct {
 func (pr progressReader) Read(b []byte) (int, error) {
 	n, err := pr.r.Read(b)
 	if n > 0 {
-		pr.p.mark()
+		pr.p.mark(false)
 	}
 	return n, err
 }

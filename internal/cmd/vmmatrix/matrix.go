@@ -13,19 +13,15 @@ import (
 	"strings"
 )
 
-// tries is how often -try runs a command whose guest died or froze: once
-// more, as docs/vms.md says (boots that die under TCG).
+// tries is how often -try runs a command whose guest died or froze
+// (docs/vms.md, "Boots that die under TCG").
 const tries = 2
 
-// try runs cmd (a go test -json -exec vmexec ... -outcome OUTCOMES
-// command) until no guest of its run died or froze, at most tries times,
-// and writes the last run's stdout to stdout: a lost guest's run is
-// thrown away whole, so that the stream holds one run of the package. It
-// decides on vmexec's exit statuses in the outcomes file (package
-// vmflags's Outcome), never on a message. The command's own exit status
-// is the tests' verdict, which -check reads from the stream: try returns
-// 0 whatever it is, and 2 when the command cannot start or the outcomes
-// cannot be read.
+// try runs cmd (go test -json -exec 'vmexec ... -outcome OUTCOMES') until
+// no guest of its run died or froze, at most tries times, and writes the
+// last run's stdout: a lost guest's run is thrown away whole. The tests'
+// verdict is -check's: try returns 0 whatever it is, 2 when the command
+// cannot start or the outcomes cannot be read.
 func try(outcomes string, cmd []string, stdout, stderr io.Writer) int {
 	for n := 1; ; n++ {
 		if err := os.Remove(outcomes); err != nil && !os.IsNotExist(err) {
@@ -66,20 +62,13 @@ func try(outcomes string, cmd []string, stdout, stderr io.Writer) int {
 	}
 }
 
-// check decides one kernel's part of the matrix from its go test -json
-// stream: it fails (exit 1) where a package or a test failed, where no
-// package passed, or where the stream's benchmark rows ran on another
-// kernel than LABEL's (the guests' kernel.release fingerprint line), and
-// prints why; 0 when it passed, 2 when the stream cannot be read.
+// check decides one kernel's part of the matrix from its stream: 1 where
+// a package or a test failed, no package passed, or the benchmark rows
+// ran on another kernel than LABEL's (their kernel.release line), each
+// printed; 0 when it passed, 2 when the stream cannot be read.
 func check(path string, stdout, stderr io.Writer) int {
-	f, err := os.Open(path)
-	if err != nil {
-		fmt.Fprintln(stderr, "vmmatrix:", err)
-		return 2
-	}
-	defer f.Close()
 	label := strings.TrimSuffix(filepath.Base(path), ".json")
-	k, err := read(label, f)
+	k, err := readStream(path)
 	if err != nil {
 		fmt.Fprintln(stderr, "vmmatrix:", err)
 		return 2
@@ -129,11 +118,4 @@ func (k *kernel) failures() []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-func cut(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "..."
-	}
-	return s
 }

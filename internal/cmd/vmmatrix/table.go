@@ -4,6 +4,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -32,20 +33,14 @@ func render(ks []*kernel) string {
 			if isBench(key) {
 				kind = 1
 			}
-			switch o.action {
-			case "pass":
-				n[kind][0]++
-			case "skip":
-				n[kind][1]++
-			case "fail":
-				n[kind][2]++
+			if i := slices.Index([]string{"pass", "skip", "fail"}, o.action); i >= 0 {
+				n[kind][i]++
 			}
 		}
-		failed := "0"
+		failed, secs := "0", "—"
 		if len(pkgFail) > 0 {
 			failed = fmt.Sprintf("%d (%s)", len(pkgFail), strings.Join(pkgFail, ", "))
 		}
-		secs := "—"
 		if k.seconds != "" {
 			secs = k.seconds + " s"
 		}
@@ -91,18 +86,18 @@ func render(ks []*kernel) string {
 			default:
 				b.WriteString(" **FAIL** |")
 			}
-			if o != nil && o.why != "" && !containsWhy(whys, o.why) {
+			if o != nil && o.why != "" && !slices.Contains(whys, o.why) {
 				whys = append(whys, o.why)
 			}
 		}
-		fmt.Fprintf(&b, " %s |\n", cell(clip(strings.Join(whys, "; "), 240)))
+		fmt.Fprintf(&b, " %s |\n", cell(cut(strings.Join(whys, "; "), 240)))
 	}
 	return b.String()
 }
 
-// clip shortens a why to about n bytes, at a rune boundary: the whole
-// message is in the matrix's go test -json output.
-func clip(s string, n int) string {
+// cut shortens s to about n bytes, at a rune boundary: the whole message
+// is in the matrix's go test -json output.
+func cut(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
@@ -110,15 +105,6 @@ func clip(s string, n int) string {
 		n--
 	}
 	return s[:n] + " ..."
-}
-
-func containsWhy(whys []string, w string) bool {
-	for _, x := range whys {
-		if x == w {
-			return true
-		}
-	}
-	return false
 }
 
 func isBench(key string) bool {
