@@ -95,7 +95,7 @@ func TestGolden(t *testing.T) {
 		Search: abseries.SearchResult{FirstBad: 1, Lo: 0, Hi: 1, Boots: 27, Done: true, Steps: []abseries.Step{
 			{Image: 1, Rounds: 3, Decision: abseries.LikeBad, Good: 1.01e-7, ImageCenter: 1.13e-7, Bad: 1.12e-7, Position: 1.09},
 			{Image: 0, Rounds: 6, Decision: abseries.LikeGood, Good: 1.00e-7, ImageCenter: 1.01e-7, Bad: 1.12e-7, Position: 0.08}}},
-		Level: 0.0083, Opts: abseries.DefaultSearchOptions, BootsInAll: 39, ConfirmReport: run}
+		Looks: []int{3, 6, 12}, Level: 0.0095, Opts: abseries.DefaultSearchOptions, BootsInAll: 39, ConfirmReport: run}
 	var out bytes.Buffer
 	if err := WriteBisect(&out, b); err != nil {
 		t.Fatal(err)

@@ -64,7 +64,8 @@ type BisectRun struct {
 	Change        float64 // bad's change from good on the row (0.1: 10% slower)
 	Unit          string  // the row's primary unit (sec/op), for the steps' centers; "" prints them bare
 	Search        abseries.SearchResult
-	Level         float64 // each step test's one-sided level
+	Looks         []int   // a step's looks, in rounds (Search.Looks)
+	Level         float64 // the last look's one-sided level
 	Opts          abseries.SearchOptions
 	BootsInAll    int
 	ConfirmReport []byte // the confirmation's A/B report (WriteText)
@@ -96,10 +97,10 @@ func WriteBisect(w io.Writer, b BisectRun) error {
 	fmt.Fprintf(w, " (%s)\n", ratioPct(1+b.Change))
 	res := b.Search
 	fmt.Fprintf(w, "rule: each step boots its image in rounds with good and bad beside it (good, image, bad; then bad, image, good), "+
-		"and after %v rounds t-tests, at %.2g each, whether the image is more than a quarter of the step from both good and bad (not one step), "+
+		"and after %v rounds t-tests, at levels in proportion to the rounds (%.2g at the last), whether the image differs from both good and bad (not one step), "+
 		"else past the midpoint toward bad (then bad) or toward good (then good), so that the chance of naming a wrong image is at most %g over the %d steps at most, "+
 		"where each image sits nearer its own side's level than the midpoint\n",
-		b.Opts.Looks, b.Level, b.Opts.Wrong, abseries.Steps(n-2))
+		b.Looks, b.Level, b.Opts.Wrong, abseries.Steps(n-2))
 	image := func(i int) Kernel { return b.Kernels[i+1] } // image i from 0; n-2 the bad kernel
 	center := func(v float64) string { return fmt.Sprintf("%.4g", v) }
 	if b.Unit != "" {
@@ -135,7 +136,7 @@ func WriteBisect(w io.Writer, b BisectRun) error {
 			fmt.Fprintf(w, "first bad: %s (%s)\n", k.Label, k.Boots)
 		}
 	case last.Decision == abseries.Between:
-		fmt.Fprintf(w, "not one step: %s sits between good and bad (%.2f of the way); the first bad image is not one image. The steps above name what each image measured\n",
+		fmt.Fprintf(w, "not one step: %s is like neither good nor bad (%.2f of the way from good to bad); the first bad image is not one image. The steps above name what each image measured\n",
 			image(last.Image).Label, last.Position)
 	default:
 		fmt.Fprintf(w, "cannot tell: a step stayed undecided at %d rounds; the first bad image is after %s and at or before %s\n",

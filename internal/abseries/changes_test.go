@@ -147,8 +147,17 @@ func TestBootsFor(t *testing.T) {
 	if n < MinBoots {
 		t.Fatalf("BootsFor: %d", n)
 	}
-	if MDEShift(0.03, float64(n), 8, 3, 0.05/86, 0.8, 0) > math.Log1p(0.10) || MDEShift(0.03, float64(n-1), 8, 3, 0.05/86, 0.8, 0) <= math.Log1p(0.10) && n > MinBoots {
-		t.Errorf("BootsFor %d is not the least n whose mde is 10%%", n)
+	if StepPower(math.Log1p(0.10), 0.03, float64(n), 8, 3, 0.05/86, 0) < 0.8 || StepPower(math.Log1p(0.10), 0.03, float64(n-1), 8, 3, 0.05/86, 0) >= 0.8 && n > MinBoots {
+		t.Errorf("BootsFor %d is not the least n whose power at 10%% is 80%%", n)
+	}
+	// The allowance the test estimates costs power that its floor alone
+	// (MDEShift's τ) does not count.
+	at := math.Log1p(0.10)
+	if p := StepPower(at, 0.03, 5, 8, 3, 0.05/86, 0.5); !(p > 0.05 && p < 1) {
+		t.Errorf("StepPower %v", p)
+	}
+	if n := BootsFor(0.10, 0.034, 8, 86, 0.05, 0.9, 0.5, 100); MDEShift(0.034, float64(n-1), 8, 3, 0.05/86, 0.9, 0.5) > at {
+		t.Errorf("BootsFor with offsets: %d boots, as many as the floor's mde alone asks: the estimated allowance is not counted", n)
 	}
 	if BootsFor(0.10, 1, 8, 86, 0.05, 0.8, 0, 50) != 0 {
 		t.Errorf("a spread of 100%% reaches 10%% in 50 boots?")

@@ -14,19 +14,21 @@ import (
 type SearchOptions struct {
 	// Wrong bounds the chance of naming the wrong first bad image, and
 	// apart from it the chance of ending "not one step" where there is
-	// one step: each step's tests run at Wrong/(steps·looks) a look,
-	// steps = ⌈log2(images+1)⌉.
+	// one step: each step spends Wrong/steps over its looks in
+	// proportion to their rounds, steps = ⌈log2(images+1)⌉.
 	Wrong float64
-	// Looks are the rounds (one boot each of good, image and bad) after
-	// which a step may decide, increasing; a step undecided at the last
-	// ends the search, undecided.
-	Looks []int
+	// Power is the chance a step's last look finds an image halfway
+	// between good and bad (two half steps) different from both, at a
+	// step of Step; an image of one step is decided more surely still.
+	Power float64
+	// Step is the step each step's rounds are sized for, relative
+	// (0.05: 5%), or the confirmed difference where that is smaller
+	// (or Step is 0).
+	Step float64
 }
 
-// DefaultSearchOptions are the bisection's defaults: looks doubling
-// from 3 rounds (6 degrees of freedom for the spread) to 24 (72 boots a
-// step).
-var DefaultSearchOptions = SearchOptions{Wrong: 0.10, Looks: []int{3, 6, 12, 24}}
+// DefaultSearchOptions are the bisection's defaults.
+var DefaultSearchOptions = SearchOptions{Wrong: 0.10, Power: 0.9}
 
 // Decision is what one step of a bisection decided of its image.
 type Decision string
@@ -34,7 +36,7 @@ type Decision string
 const (
 	LikeGood   Decision = "good"
 	LikeBad    Decision = "bad"
-	Between    Decision = "between good and bad: not one step"
+	Between    Decision = "like neither good nor bad: not one step"
 	CannotTell Decision = "undecided"
 )
 
@@ -79,23 +81,25 @@ type SearchResult struct {
 // it. At each look, on the row's scale, with σ pooled over every group
 // of the search (each step's good, image and bad, each its own mean),
 // linear contrasts are t-tested one-sided (exact for normal boot
-// medians with σ estimated): the image more than a quarter of bad-good
-// away from good, toward bad, and from bad, toward good: both, between,
+// medians with σ estimated): the image away from good toward bad, and
+// from bad toward good: both (an intersection-union test), between,
 // not one step; else the image past the midpoint toward bad: bad; or
-// toward good: good. The midpoint, not the quarter, decides a side, so
-// that an image halfway (two half steps) is called good or bad no more
-// often than the level. Each test's level is Wrong/(steps·looks), so
-// that by Bonferroni over the looks and the steps the chance of a wrong
+// toward good: good. The midpoint decides a side, so that an image
+// halfway (two half steps) is called good or bad no more often than
+// the level. A step's looks halve from its most rounds (rounds) down to
+// 3, and each spends Wrong/steps in proportion to its rounds, so that
+// by Bonferroni over the looks and the steps the chance of a wrong
 // image is at most Wrong where every image sits nearer its side's level
 // than the midpoint, and apart from it that of "not one step" where
-// every image sits within a quarter of the step of its side's.
+// every image sits at its side's.
 type Search struct {
 	images int
 	opts   SearchOptions
 	sc     abmath.Scale
-	sign   float64 // +1 where bad is above good on the scale
-	alpha  float64 // each test's level
-	ss, df float64 // sums of squares and degrees of freedom of decided steps
+	sign   float64   // +1 where bad is above good on the scale
+	looks  []int     // a step's looks, in rounds
+	levels []float64 // each look's one-sided level
+	ss, df float64   // sums of squares and degrees of freedom of decided steps
 	x      [3][]float64
 	res    SearchResult
 	cur    *Step
@@ -113,20 +117,57 @@ func NewSearch(good, bad []float64, images int, o SearchOptions) (*Search, error
 		return nil, fmt.Errorf("%d images: want at least 0", images)
 	case !(o.Wrong > 0 && o.Wrong < 0.5):
 		return nil, fmt.Errorf("wrong %v: want a chance above 0 and below 0.5", o.Wrong)
-	case len(o.Looks) == 0 || o.Looks[0] < 2:
-		return nil, fmt.Errorf("looks %v: want rounds from 2 up", o.Looks)
+	case !(o.Power > 0 && o.Power < 1) || !(o.Step >= 0):
+		return nil, fmt.Errorf("power %v, step %v: want a chance above 0 and below 1, a step of 0 or more", o.Power, o.Step)
 	}
 	s := &Search{images: images, opts: o, sc: abmath.ScaleOf(good, bad)}
-	mg, _ := meanVar(s.sc.ToAll(good))
-	mb, _ := meanVar(s.sc.ToAll(bad))
+	mg, vg := meanVar(s.sc.ToAll(good))
+	mb, vb := meanVar(s.sc.ToAll(bad))
 	if mg == mb {
 		return nil, fmt.Errorf("good and bad boots have one mean: nothing to bisect")
 	}
 	s.sign = math.Copysign(1, mb-mg)
-	s.alpha = o.Wrong / float64(Steps(images)*len(o.Looks))
+	d := math.Abs(mb - mg)
+	if o.Step > 0 {
+		d = min(d, s.sc.Shift(o.Step, (mg+mb)/2))
+	}
+	v := 0.0
+	if df := len(good) + len(bad) - 2; df > 0 {
+		v = (vg*float64(len(good)-1) + vb*float64(len(bad)-1)) / float64(df)
+	}
+	s.plan(d, v)
 	s.res = SearchResult{FirstBad: -1, Lo: -1, Hi: images}
 	s.settle()
 	return s, nil
+}
+
+// plan sets a step's looks and their levels, for a step d on the scale
+// and boot medians of variance v there, both from the confirmation: at
+// most n rounds, enough for an image halfway to differ from good and
+// from bad (each contrast of variance 2v/n, shift d/2) at the last
+// look's two-sided level (at least half the step's: the looks' rounds
+// sum to under 2n; t on the step's own 3n-3 degrees of freedom) with
+// power 1-(1-Power)/2 each, so both with Power (Bonferroni), at least
+// 3; the looks n, n/2, n/4, ... down to 3, each spending Wrong/steps ×
+// its share of their rounds. The data of the steps are not the
+// confirmation's, so each look's t test stays exact.
+func (s *Search) plan(d, v float64) {
+	o := s.opts
+	step := o.Wrong / float64(Steps(s.images))
+	z := abmath.TQuantile(1-(1-o.Power)/2, math.Inf(1))
+	need := func(df float64) float64 { k := abmath.TQuantile(1-step/4, df) + z; return 8 * k * k * v / (d * d) }
+	n := max(3, int(math.Ceil(need(math.Inf(1)))))
+	for need(float64(3*n-3)) > float64(n) {
+		n++
+	}
+	sum := 0
+	for l := n; l >= 3; l /= 2 {
+		s.looks = append([]int{l}, s.looks...)
+		sum += l
+	}
+	for _, l := range s.looks {
+		s.levels = append(s.levels, step*float64(l)/float64(sum))
+	}
 }
 
 // Steps is the most steps a bisection over images images takes:
@@ -224,22 +265,15 @@ func (s *Search) Observe(image int, median float64) error {
 	if s.res.Boots%3 != 0 {
 		return nil // mid-round
 	}
-	n := len(s.x[1])
-	last := s.opts.Looks[len(s.opts.Looks)-1]
-	looked := false
-	for _, l := range s.opts.Looks {
-		looked = looked || l == n
+	if look := slices.Index(s.looks, len(s.x[1])); look >= 0 {
+		s.judge(look)
 	}
-	if !looked && n < last {
-		return nil
-	}
-	s.judge(n >= last)
 	return nil
 }
 
-// judge tests the step's contrasts after n rounds, and ends the step
-// where they decide (or, at the last look, undecided).
-func (s *Search) judge(last bool) {
+// judge tests the step's contrasts at look (after its rounds), and
+// ends the step where they decide (or, at the last look, undecided).
+func (s *Search) judge(look int) {
 	st := s.cur
 	n := float64(len(s.x[1]))
 	var m [3]float64
@@ -249,21 +283,21 @@ func (s *Search) judge(last bool) {
 		m[i], ss, df = mi, ss+vi*(n-1), df+n-1
 	}
 	sd := math.Sqrt(ss / df)
-	c := abmath.TQuantile(1-s.alpha, df)
+	c := abmath.TQuantile(1-s.levels[look], df)
 	g, x, b := m[0], m[1], m[2]
-	q := sd * math.Sqrt(1.625/n)
-	farG, farB := s.sign*(x-g-(b-g)/4)/q, s.sign*(b-x-(b-g)/4)/q
+	q := sd * math.Sqrt(2/n)
+	farG, farB := math.Abs(x-g)/q, math.Abs(b-x)/q
 	nearB := s.sign * (x - (g+b)/2) / (sd * math.Sqrt(1.5/n))
 	st.Rounds = int(n)
 	st.Good, st.ImageCenter, st.Bad, st.Position = s.sc.From(g), s.sc.From(x), s.sc.From(b), (x-g)/(b-g)
-	switch {
-	case farG > c && farB > c:
+	switch c2 := abmath.TQuantile(1-s.levels[look]/2, df); {
+	case farG > c2 && farB > c2:
 		st.Decision = Between
 	case nearB > c:
 		st.Decision, s.res.Hi = LikeBad, st.Image
 	case -nearB > c:
 		st.Decision, s.res.Lo = LikeGood, st.Image
-	case last:
+	case look == len(s.looks)-1:
 		st.Decision = CannotTell
 	default:
 		return
@@ -285,5 +319,5 @@ func (s *Search) Result() SearchResult {
 	return r
 }
 
-// Level is each test's one-sided level: Wrong/(steps·looks).
-func (s *Search) Level() float64 { return s.alpha }
+// Looks are a step's looks, in rounds, and each one's one-sided level.
+func (s *Search) Looks() ([]int, []float64) { return slices.Clone(s.looks), slices.Clone(s.levels) }

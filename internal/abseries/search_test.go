@@ -22,7 +22,7 @@ func drive(t *testing.T, rng *rand.Rand, images, first int, sd float64, o Search
 	if err != nil {
 		t.Fatal(err)
 	}
-	for range 1000 {
+	for range 100000 {
 		img, done := s.Next()
 		if done {
 			return s.Result()
@@ -35,16 +35,24 @@ func drive(t *testing.T, rng *rand.Rand, images, first int, sd float64, o Search
 			t.Fatal(err)
 		}
 	}
-	t.Fatal("search did not end in 1000 boots")
+	t.Fatal("search did not end in 100000 boots")
 	return SearchResult{}
 }
+
+// quiet is a search whose false "not one step" (at most Wrong) is rare
+// enough for the quiet tests to expect every step decided.
+var quiet = SearchOptions{Wrong: 0.001, Power: 0.9}
 
 func TestSearchQuiet(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	for first := 0; first <= 16; first++ {
-		r := drive(t, rng, 16, first, 0.01, DefaultSearchOptions)
-		if r.FirstBad != first || len(r.Steps) > Steps(16) || r.Boots != 9*len(r.Steps) {
-			t.Errorf("first bad %d: %+v, want it found in at most %d steps of 3 rounds", first, r, Steps(16))
+		r := drive(t, rng, 16, first, 0.01, quiet)
+		rounds := 0
+		for _, st := range r.Steps {
+			rounds += st.Rounds
+		}
+		if r.FirstBad != first || len(r.Steps) > Steps(16) || r.Boots != 3*rounds {
+			t.Errorf("first bad %d: %+v, want it found in at most %d steps", first, r, Steps(16))
 		}
 		for _, st := range r.Steps {
 			want := LikeGood
@@ -97,17 +105,18 @@ func TestSearchBetween(t *testing.T) {
 	}
 }
 
-// A spread as large as the step: some steps reach the last look.
+// A spread as large as the step, rounds sized for little power: some
+// steps reach the last look.
 func TestSearchNoisy(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	o := DefaultSearchOptions
-	o.Looks = []int{3}
+	o.Power = 0.02
 	var undecided int
 	for range 50 {
 		r := drive(t, rng, 16, 5, 0.10, o)
 		if last := r.Steps[len(r.Steps)-1]; last.Decision == CannotTell {
 			undecided++
-			if r.FirstBad != -1 || last.Rounds != 3 || !(r.Lo < r.Hi) {
+			if r.FirstBad != -1 || last.Rounds < 3 || !(r.Lo < r.Hi) {
 				t.Errorf("undecided: %+v", r)
 			}
 		}
@@ -125,8 +134,9 @@ func TestSearchErrors(t *testing.T) {
 	}{
 		{nil, []float64{2, 2}, 4, DefaultSearchOptions},
 		{[]float64{1, 1.1}, []float64{2, 2}, -1, DefaultSearchOptions},
-		{[]float64{1, 1.1}, []float64{2, 2}, 4, SearchOptions{Wrong: 0.6, Looks: []int{3}}},
+		{[]float64{1, 1.1}, []float64{2, 2}, 4, SearchOptions{Wrong: 0.6, Power: 0.9}},
 		{[]float64{1, 1.1}, []float64{2, 2}, 4, SearchOptions{Wrong: 0.1}},
+		{[]float64{1, 1.1}, []float64{2, 2}, 4, SearchOptions{Wrong: 0.1, Power: 0.9, Step: -1}},
 		{[]float64{1, 2}, []float64{2, 1}, 4, DefaultSearchOptions},
 	} {
 		if _, err := NewSearch(c.good, c.bad, c.images, c.o); err == nil {
@@ -162,7 +172,7 @@ func TestSearchSkip(t *testing.T) {
 	skip := map[int]bool{1: true, 3: true, 4: true}
 	for first := 0; first <= 8; first++ {
 		good, bad := []float64{100, 101, 99}, []float64{110, 111, 109}
-		s, err := NewSearch(good, bad, 8, DefaultSearchOptions)
+		s, err := NewSearch(good, bad, 8, quiet)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -197,10 +197,10 @@ func pickRows(s *sim.Suite, boots []int, want []int) []int {
 // errors of 80% at the draws; with KBENCH_SIM_FULL also the DefaultBoots
 // row at layout 1.2 drawn by the smoothed bootstrap (bootMedian). At
 // layout 1.2 also with every kernel of every row moved by its own
-// offset, 0.5 of the row's boot spread (separate builds), logged, not
-// asserted: there the 80% does not hold. Without
-// KBENCH_SIM_FULL only the DefaultBoots row's 10% at layout 1.2, 30
-// draws.
+// offset, 0.5 of the row's boot spread (separate builds, what BootsFor
+// sizes for): the 10% asserted, the mde (MDEShift holds the allowance
+// at its floor) logged. Without KBENCH_SIM_FULL only the DefaultBoots
+// row's 10% at layout 1.2, 30 draws.
 func TestSimStep(t *testing.T) {
 	s := sim.LoadSuite(t)
 	draws := simDraws(200, 30, 20)
@@ -265,9 +265,7 @@ func TestSimStep(t *testing.T) {
 				se := math.Sqrt(0.8 * 0.2 / float64(draws))
 				t.Logf("layout %.2f×within, smoothed bootstrap %v, kernels' own offsets %.1f × boot spread, %s (boot medians ±%.1f%%), %d boots a kernel: %s, +%.1f%% from kernel 5: found between 4 and 5 in %d of %d draws, a change point in the row in %d; one on another row in %d",
 					mult, smooth, c.offset, s.Rows[row].Key(), 100*sds[row], n, what, 100*change, found, draws, inRow, others)
-				// With kernels' own offsets the promise does not hold
-				// (results/2026-12-05-bisect-sims.md): logged only.
-				if share < 0.8-3*se && c.offset == 0 {
+				if share < 0.8-3*se && (c.offset == 0 || ci == 0) {
 					t.Errorf("layout %.2f, %s at %d boots, %s (+%.1f%%): %.1f%% of draws, want at least 80%%", mult, s.Rows[row].Key(), n, what, 100*change, 100*share)
 				}
 			}
@@ -342,9 +340,12 @@ var bisectCases = []bisectCase{
 // and the noisier layout, over the rows a planned A/B at -target 5%
 // confirms in each case's family. Each run ends naming an image (right:
 // the step's, or either of two half steps'; else wrong), "not one step"
-// or undecided. Wrong is at most 10% of runs, plus three binomial
-// standard errors, in every case; two half steps of 20% end "not one
-// step" or at one of the two in at least 90%, less as much.
+// or undecided; a run whose confirmation (a t test of the two ends'
+// boots at the family's level) does not find bad worse is unconfirmed,
+// counted apart, as kbab boots no image there. Of the confirmed runs,
+// wrong is at most 10%, plus three binomial
+// standard errors, in every case; two half steps end "not one step" or
+// at one of the two in at least 90%, less as much.
 func TestSimBisect(t *testing.T) {
 	s := sim.LoadSuite(t)
 	const target = 0.05
@@ -361,7 +362,7 @@ func TestSimBisect(t *testing.T) {
 			}
 		}
 		draws := simDraws(2000, 300, 60)
-		var right, wrong, between, undecided, boots int
+		var right, wrong, wrongPremise, broken, between, undecided, unconfirmed, boots int
 		var mu sync.Mutex
 		sim.Parallel(draws, func(i int) {
 			rng := rand.New(rand.NewPCG(46, uint64(1000000*ci+i)))
@@ -389,7 +390,17 @@ func TestSimBisect(t *testing.T) {
 			for range confirmBoots(sds[row], target, c.rows) {
 				good, bad = append(good, boot(0, 0)), append(bad, boot(len(level)-1, 0))
 			}
-			srch, err := NewSearch(good, bad, c.images, DefaultSearchOptions)
+			// kbab bisects only where the confirmation found the row
+			// changed: a t test at the family's level.
+			if t, _, p := abmath.Welch(logs(good), logs(bad)); p > DefaultOptions.Alpha/float64(c.rows) || t < 0 {
+				mu.Lock()
+				defer mu.Unlock()
+				unconfirmed++
+				return
+			}
+			o := DefaultSearchOptions
+			o.Step = target
+			srch, err := NewSearch(good, bad, c.images, o)
 			if err != nil {
 				panic(err)
 			}
@@ -403,12 +414,28 @@ func TestSimBisect(t *testing.T) {
 				}
 			}
 			res := srch.Result()
+			// Search's premise: every image nearer its side's level
+			// than the midpoint of good's and bad's (offsets included).
+			premise := true
+			for k := 1; k < len(level)-1; k++ {
+				side := level[0]
+				if slices.ContainsFunc(firsts, func(f int) bool { return k > f }) {
+					side = level[len(level)-1]
+				}
+				premise = premise && math.Abs(level[k]-side) < math.Abs(level[len(level)-1]-level[0])/2
+			}
 			mu.Lock()
 			defer mu.Unlock()
 			boots += res.Boots
+			if !premise {
+				broken++
+			}
 			switch {
 			case slices.Contains(firsts, res.FirstBad):
 				right++
+			case res.FirstBad >= 0 && premise:
+				wrong++
+				wrongPremise++
 			case res.FirstBad >= 0:
 				wrong++
 			case res.Steps[len(res.Steps)-1].Decision == Between:
@@ -417,17 +444,19 @@ func TestSimBisect(t *testing.T) {
 				undecided++
 			}
 		})
-		n := float64(draws)
+		n := float64(draws - unconfirmed)
 		se := 3 * math.Sqrt(0.9*0.1/n)
-		t.Logf("%s: %d rows confirmable; of %d runs right %.1f%%, wrong %.1f%%, not one step %.1f%%, undecided %.1f%%; %.0f step boots a run",
-			c.name, len(rows), draws, 100*float64(right)/n, 100*float64(wrong)/n, 100*float64(between)/n, 100*float64(undecided)/n, float64(boots)/n)
+		t.Logf("%s: %d rows confirmable; %d of %d runs confirmed (%.1f%%), of which right %.1f%%, wrong %.1f%% (%.1f%% where every image sat nearer its side than the midpoint, as in %.1f%%), not one step %.1f%%, undecided %.1f%%; %.0f step boots a run",
+			c.name, len(rows), draws-unconfirmed, draws, 100*n/float64(draws), 100*float64(right)/n, 100*float64(wrong)/n, 100*float64(wrongPremise)/n, 100-100*float64(broken)/n, 100*float64(between)/n, 100*float64(undecided)/n, float64(boots)/n)
 		if float64(wrong)/n > 0.1+se {
 			t.Errorf("%s: wrong in %.1f%% of runs, want at most 10%%", c.name, 100*float64(wrong)/n)
 		}
-		// Two half steps each four times the target (20%) are resolved:
-		// not one step, or one of the two, in at least 90% of runs.
-		if c.steps[0][1] == 4 && float64(right+between)/n < 0.9-se {
+		// Two half steps, of half the target or four times it: not one
+		// step, or one of the two, in at least 90% of runs.
+		if len(c.steps) == 2 && float64(right+between)/n < 0.9-se {
 			t.Errorf("%s: not one step or one of the two in %.1f%% of runs, want at least 90%%", c.name, 100*float64(right+between)/n)
 		}
 	}
 }
+
+func logs(v []float64) []float64 { return abmath.Scale{Log: true}.ToAll(v) }

@@ -176,12 +176,19 @@ func (b *bisectDesign) start() error {
 		return fmt.Errorf("row %s %s: good or bad has no boots of it", b.pkg, b.row)
 	}
 	var err error
-	b.search, err = abseries.NewSearch(row.Samples[0].Medians(), row.Samples[1].Medians(), len(b.d.st.Settings.Kernels)-2, abseries.DefaultSearchOptions)
+	b.search, err = abseries.NewSearch(row.Samples[0].Medians(), row.Samples[1].Medians(), len(b.d.st.Settings.Kernels)-2, b.options())
 	if err != nil {
 		return fmt.Errorf("bisecting %s %s: %v", b.pkg, b.row, err)
 	}
 	b.fed, b.skipped, b.built = b.d.st.Confirmed.Boots, map[int]string{}, map[int]bool{}
 	return nil
+}
+
+// options are the search's: each step sized for -target.
+func (b *bisectDesign) options() abseries.SearchOptions {
+	o := abseries.DefaultSearchOptions
+	o.Step = b.d.st.Settings.Target
+	return o
 }
 
 // feed gives the search the row's median of every step boot before
@@ -292,13 +299,15 @@ func (b *bisectDesign) report(stdout io.Writer) int {
 	row, unit := b.rowUnit()
 	run := abreport.BisectRun{List: s.List, Row: s.Row, Pkg: b.pkg, RowName: b.row, Target: s.Target,
 		ConfirmBoots: d.st.Confirmed.Boots, Verdict: abstat.Verdict(d.st.Confirmed.Verdict), Change: row.Change, Unit: unit,
-		Opts: abseries.DefaultSearchOptions, BootsInAll: len(d.st.Boots), ConfirmReport: confirm.Bytes()}
+		Opts: b.options(), BootsInAll: len(d.st.Boots), ConfirmReport: confirm.Bytes()}
 	for _, k := range s.Kernels {
 		run.Kernels = append(run.Kernels, abreport.Kernel{Label: k.Label, Boots: describe(k)})
 	}
 	if moved(d.st.Confirmed.Verdict) {
 		run.Search, run.Skipped = b.search.Result(), b.skipped
-		run.Level = b.search.Level()
+		var levels []float64
+		run.Looks, levels = b.search.Looks()
+		run.Level = levels[len(levels)-1]
 	}
 	var out bytes.Buffer
 	if err := abreport.WriteBisect(&out, run); err != nil {

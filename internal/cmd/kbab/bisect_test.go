@@ -105,8 +105,8 @@ func TestBisectNotOneStep(t *testing.T) {
 	os.WriteFile(list, []byte(b.String()), 0o666)
 	self, _ := os.Executable()
 	code, stdout, stderr := f.run(nil, "-bisect", list, "-row", "^Work", "-out", f.out, "-vmexec", self, "--", ".", "-run=^$", "-bench=Work")
-	if code != 1 || !strings.Contains(stdout, "step 1: K4 (bzImage-a kbab.k=4 half=Work): 3 rounds, between good and bad: not one step: ") ||
-		!strings.Contains(stdout, "not one step: K4 sits between good and bad (0.5") || strings.Contains(stdout, "first bad:") {
+	if code != 1 || !strings.Contains(stdout, "step 1: K4 (bzImage-a kbab.k=4 half=Work): 3 rounds, like neither good nor bad: not one step: ") ||
+		!strings.Contains(stdout, "not one step: K4 is like neither good nor bad (0.5") || strings.Contains(stdout, "first bad:") {
 		t.Fatalf("two steps: exit %d, want 1, not one step at K4\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 }
