@@ -53,10 +53,10 @@ var DefaultOptions = Options{Alpha: abstat.DefaultOptions.Alpha, Power: abmath.T
 const DesignPower = 0.9
 
 // DefaultBoots is the boots per kernel of a series where the user names
-// none: one more than BootsFor gives a 10% step in the middle of a
-// series of 8 kernels, in a suite's family of rows, at DesignPower, with
-// the offset allowance, for boot medians spreading ±3% (4); rows
-// spreading ±5% need 72 (the allowance's floor), results/2026-12-04-bisect-series-sims.md.
+// none: what BootsFor gives a 10% step in the middle of a series of 8
+// kernels, in a suite's family of rows, at DesignPower, with the offset
+// allowance, for boot medians spreading ±3%; ±3.4% needs 7, ±3.9% 14,
+// ±5% more than 100 (results/2026-12-05-bisect-sims-2.md).
 const DefaultBoots = 5
 
 // MinBoots is the fewest boots a kernel needs for its row to be tested:
@@ -516,15 +516,12 @@ func BootsFor(target, sigma float64, kernels, rows int, alpha, power, rho float6
 	return 0
 }
 
-// StepPower is the chance the offset test (offsetP) finds a step shift
-// after kernel after of a series of kernels with boots boot medians each,
-// of spread sigma, where the kernels' own offsets spread rho·sigma, at
-// the two-sided level: its t is the difference over the standard error
-// from the allowance the test estimates, τ̂² = max(ρ²σ², the centers'
-// scatter less the boots' share), not ρ²σ², so the power is averaged
-// over that scatter (a χ² of kernels-2 degrees of freedom). MDEShift
-// holds τ at its least; sizing for it fell short where the offsets are
-// real (results/2026-12-05-bisect-sims-2.md).
+// StepPower is the chance the offset test (offsetP) at the two-sided
+// level finds a step shift after kernel after of kernels with boots
+// boot medians each of spread sigma, their own offsets spreading
+// rho·sigma: averaged over the allowance the test estimates, max(ρ²σ²,
+// the centers' scatter, a χ² of kernels-2 degrees of freedom, less the
+// boots' share), where MDEShift holds it at ρ²σ².
 func StepPower(shift, sigma, boots float64, kernels, after int, level, rho float64) float64 {
 	n1, n2 := boots*float64(after+1), boots*float64(kernels-after-1)
 	k := 1/float64(after+1) + 1/float64(kernels-after-1)
@@ -537,8 +534,7 @@ func StepPower(shift, sigma, boots float64, kernels, after int, level, rho float
 	if nu < 1 {
 		return t.CDF(shift/se - c)
 	}
-	// W = χ²ν/ν on a grid to 8, where less than 1e-4 of it lies beyond
-	// for ν of 1 up (its density unnormalized).
+	// W = χ²ν/ν on a grid to 8, its density unnormalized.
 	var p, mass float64
 	for w := 0.005; w < 8; w += 0.01 {
 		f := math.Exp((nu/2-1)*math.Log(w) - nu*w/2)

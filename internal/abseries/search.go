@@ -12,19 +12,13 @@ import (
 
 // SearchOptions are a bisection's knobs.
 type SearchOptions struct {
-	// Wrong bounds the chance of naming the wrong first bad image, and
-	// apart from it the chance of ending "not one step" where there is
-	// one step: each step spends Wrong/steps over its looks in
-	// proportion to their rounds, steps = ⌈log2(images+1)⌉.
+	// Wrong bounds the chance of naming a wrong first bad image, and
+	// apart from it that of "not one step" where there is one step.
 	Wrong float64
-	// Power is the chance a step's last look finds an image halfway
-	// between good and bad (two half steps) different from both, at a
-	// step of Step; an image of one step is decided more surely still.
-	Power float64
-	// Step is the step each step's rounds are sized for, relative
-	// (0.05: 5%), or the confirmed difference where that is smaller
-	// (or Step is 0).
-	Step float64
+	// Power is the chance an image halfway between good and bad is
+	// found unlike both by a step's last look, where the step is Step
+	// (relative, 0.05: 5%) or the confirmed difference if smaller.
+	Power, Step float64
 }
 
 // DefaultSearchOptions are the bisection's defaults.
@@ -141,16 +135,14 @@ func NewSearch(good, bad []float64, images int, o SearchOptions) (*Search, error
 	return s, nil
 }
 
-// plan sets a step's looks and their levels, for a step d on the scale
-// and boot medians of variance v there, both from the confirmation: at
-// most n rounds, enough for an image halfway to differ from good and
-// from bad (each contrast of variance 2v/n, shift d/2) at the last
-// look's two-sided level (at least half the step's: the looks' rounds
-// sum to under 2n; t on the step's own 3n-3 degrees of freedom) with
-// power 1-(1-Power)/2 each, so both with Power (Bonferroni), at least
-// 3; the looks n, n/2, n/4, ... down to 3, each spending Wrong/steps ×
-// its share of their rounds. The data of the steps are not the
-// confirmation's, so each look's t test stays exact.
+// plan sets a step's looks and levels from the confirmation's step d
+// and variance v on the scale: at most n rounds, enough for an image
+// halfway to differ from good and from bad (contrasts of variance 2v/n,
+// shift d/2) at the last look's two-sided level (at least half the
+// step's, t on 3n-3 degrees of freedom) with power 1-(1-Power)/2 each,
+// both with Power; the looks n, n/2, ... down to 3, each spending
+// Wrong/steps in proportion to its rounds. No step's test uses the
+// confirmation's boots, so each stays exact.
 func (s *Search) plan(d, v float64) {
 	o := s.opts
 	step := o.Wrong / float64(Steps(s.images))

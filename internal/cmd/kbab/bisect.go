@@ -25,8 +25,8 @@ import (
 // then abseries.Search names each boot, the middle image in rounds with
 // good and bad beside it, each a go test of the row's package at the
 // design's -count and -bench of the row alone, until it names the first
-// bad image, finds an image between good and bad (not one step), or a
-// step cannot tell within its looks. The search is rebuilt at every
+// bad image, finds an image like neither good nor bad (not one step),
+// or a step cannot tell within its looks (sized for -target). The search is rebuilt at every
 // start from the finished boots (their medians fed in order), so a
 // resumed run asks for the boots the first would have, and a kbab.json
 // whose step boots are not the search's is refused.
@@ -278,7 +278,8 @@ func (b *bisectDesign) progress() string {
 		return ""
 	}
 	r := b.search.Result()
-	return fmt.Sprintf("; first bad between %s and %s, %d step boots, at most %d steps", b.label(r.Lo), b.label(r.Hi), r.Boots, abseries.Steps(len(b.d.st.Settings.Kernels)-2))
+	looks, _ := b.search.Looks()
+	return fmt.Sprintf("; first bad between %s and %s, %d step boots, at most %d steps of %d rounds", b.label(r.Lo), b.label(r.Hi), r.Boots, abseries.Steps(len(b.d.st.Settings.Kernels)-2), looks[len(looks)-1])
 }
 
 // label is image img's kernel label (-1 the good kernel, images the bad).
