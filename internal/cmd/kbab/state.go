@@ -345,7 +345,7 @@ func (st *state) check() error {
 		}
 		// A bisection's step boots (no kernel here) are checked by
 		// replaying its search (bisectDesign.feed).
-		if want, why := st.kernelOf(i); want != "" && d.Kernel != want {
+		if want, why := st.bootKernel(i); want != "" && d.Kernel != want {
 			return fmt.Errorf("%s (boot %d) is kernel %q: want %q, %s", at, d.Boot, d.Kernel, want, why)
 		}
 		if !(d.Seconds >= 0) {
@@ -355,10 +355,10 @@ func (st *state) check() error {
 	return st.checkProfiled(map[string]int{})
 }
 
-// kernelOf is the label boot i must have and why; "" for a bisection's
+// bootKernel is the label boot i must have and why; "" for a bisection's
 // step, which its search picks (a middle image: check and the search's
 // replay see to it).
-func (st *state) kernelOf(i int) (label, why string) {
+func (st *state) bootKernel(i int) (label, why string) {
 	s := st.Settings
 	if s.Design != "bisect" {
 		return s.label(balancedOrder(i, len(s.Kernels))), "its place in the balanced order"
