@@ -68,24 +68,13 @@ type SearchResult struct {
 // Search is a bisection over the images between a good and a bad kernel,
 // for one row: a runner asks Next which kernel to boot (an image, or
 // good or bad beside it), boots it, and gives the row's boot median to
-// Observe, until Next says done.
-//
-// A step boots rounds of good, image and bad (reversed every other
-// round), so that each image is judged against references taken beside
-// it. At each look, on the row's scale, with σ pooled over every group
-// of the search (each step's good, image and bad, each its own mean),
-// linear contrasts are t-tested one-sided (exact for normal boot
-// medians with σ estimated): the image away from good toward bad, and
-// from bad toward good: both (an intersection-union test), between,
-// not one step; else the image past the midpoint toward bad: bad; or
-// toward good: good. The midpoint decides a side, so that an image
-// halfway (two half steps) is called good or bad no more often than
-// the level. A step's looks halve from its most rounds (rounds) down to
-// 3, and each spends Wrong/steps in proportion to its rounds, so that
-// by Bonferroni over the looks and the steps the chance of a wrong
-// image is at most Wrong where every image sits nearer its side's level
-// than the midpoint, and apart from it that of "not one step" where
-// every image sits at its side's.
+// Observe, until Next says done. Each step boots rounds of good, image
+// and bad (reversed every other round) and, at each look (plan), on
+// the row's scale with σ pooled over every group of the search, t-tests
+// contrasts of the three means: the image unlike both good and bad
+// (two-sided), not one step; else past the midpoint toward bad, bad, or
+// toward good, good. docs/comparing.md, "Bisection over images", argues
+// the rule and states its promise.
 type Search struct {
 	images int
 	opts   SearchOptions

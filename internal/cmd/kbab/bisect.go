@@ -26,10 +26,11 @@ import (
 // good and bad beside it, each a go test of the row's package at the
 // design's -count and -bench of the row alone, until it names the first
 // bad image, finds an image like neither good nor bad (not one step),
-// or a step cannot tell within its looks (sized for -target). The search is rebuilt at every
-// start from the finished boots (their medians fed in order), so a
-// resumed run asks for the boots the first would have, and a kbab.json
-// whose step boots are not the search's is refused.
+// or a step cannot tell within its looks (sized for -target). The
+// search is rebuilt at every start from the finished boots (their
+// medians fed in order), so a resumed run asks for the boots the first
+// would have, and a kbab.json whose step boots are not the search's is
+// refused.
 type bisectDesign struct {
 	d       *driver
 	confirm plannedDesign
