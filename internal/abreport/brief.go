@@ -66,18 +66,14 @@ func writeBrief(w io.Writer, r *abstat.Report) error {
 	}
 
 	total := r.Rows()
-	rule := fmt.Sprintf("q <= %g", r.Opts.Alpha)
-	if r.Opts.PerRow {
-		rule = fmt.Sprintf("p <= %g", r.Opts.Alpha)
-	}
 	var listed []func()
 	for t, row := range r.Primaries() {
 		if row.Verdict.Moved() || row.Verdict == abstat.Failed || row.Verdict == abstat.Skipped {
 			listed = append(listed, func() { lines = append(lines, briefRow(r, t, row)...) })
 		}
 	}
-	add(fmt.Sprintf("changed: %d of %d rows (%s, change at least %g%%)", r.Count(abstat.Worse)+r.Count(abstat.Better)+
-		r.Count(abstat.Changed), total, rule, 100*r.Opts.Threshold))
+	add(fmt.Sprintf("changed: %d of %d rows (q <= %g, change at least %g%%)", r.Count(abstat.Worse)+r.Count(abstat.Better)+
+		r.Count(abstat.Changed), total, r.Opts.Alpha, 100*r.Opts.Threshold))
 	for i, f := range listed {
 		if i == briefRows {
 			add(fmt.Sprintf("  ... %s (-format text lists them)", plural(len(listed)-i, "more row", "more rows")))
@@ -110,7 +106,7 @@ func writeBrief(w io.Writer, r *abstat.Report) error {
 		}
 	}
 	add(fmt.Sprintf("%s: %s", plural(total, "row", "rows"), strings.Join(counts, ", ")))
-	if r.Family > 1 && !r.Opts.PerRow {
+	if r.Family > 1 {
 		add(fmt.Sprintf("chance: %d of %d rows have p <= %g, %.1f would by chance alone", r.Nominal, r.Family,
 			r.Opts.Alpha, float64(r.Family)*r.Opts.Alpha))
 	}

@@ -145,15 +145,8 @@ func writeTableText(b *strings.Builder, r *abstat.Report, t *abstat.Table, done 
 func ruleLines(r *abstat.Report) []string {
 	a, th := r.Opts.Alpha, 100*r.Opts.Threshold
 	rows := plural(r.Family, "row compared", "rows compared")
-	var lines []string
-	switch {
-	case r.Opts.PerRow:
-		lines = append(lines, fmt.Sprintf("verdict: better or worse when p <= %g and the change is at least %g%%, one verdict per row;", a, th),
-			"each row on its own p")
-	default:
-		lines = append(lines, fmt.Sprintf("verdict: better or worse when q <= %g and the change is at least %g%%, one verdict per row;", a, th),
-			fmt.Sprintf("q is Benjamini-Hochberg's over the %s, from p", rows))
-	}
+	lines := []string{fmt.Sprintf("verdict: better or worse when q <= %g and the change is at least %g%%, one verdict per row;", a, th),
+		fmt.Sprintf("q is Benjamini-Hochberg's over the %s, from p", rows)}
 	if r.BootMode {
 		lines[len(lines)-1] += " (Welch's t-test on the logs of"
 		lines = append(lines, "per-boot medians, n counts boots). Centers are geometric means of per-boot medians; within and",
@@ -219,7 +212,7 @@ func writeSummary(b *strings.Builder, r *abstat.Report) {
 	}
 	th := 100 * r.Opts.Threshold
 	level := fmt.Sprintf("p <= %g", r.Opts.Alpha)
-	if !r.Opts.PerRow && r.Family >= 2 {
+	if r.Family >= 2 {
 		level = fmt.Sprintf("q <= %g (p <= %.2g, %g over the %d rows, for a row changed alone)", r.Opts.Alpha, r.Opts.Alpha/float64(r.Family), r.Opts.Alpha, r.Family)
 	}
 	mde := fmt.Sprintf("mde: the change this test detects with %.0f%% power at %s, from the spread %s "+
@@ -236,7 +229,7 @@ func writeSummary(b *strings.Builder, r *abstat.Report) {
 		b.WriteString(l + "\n")
 	}
 	b.WriteString(countsText(r) + "\n")
-	if s := chanceText(r); s != "" && !r.Opts.PerRow {
+	if s := chanceText(r); s != "" {
 		b.WriteString(strings.Join(wrap(s, Width), "\n") + "\n")
 	}
 	if n := r.Failures(); n > 0 {
