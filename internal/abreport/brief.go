@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/kbench/kbench/internal/abfile"
@@ -96,7 +97,7 @@ func writeBrief(w io.Writer, r *abstat.Report) error {
 			lo, hi = min(lo, row.Power.MDE), max(hi, row.Power.MDE)
 		})
 		add(fmt.Sprintf("underpowered: %s could not have seen %g%% (mde %s to %s)", plural(n, "row", "rows"),
-			100*r.Opts.Threshold, FormatMDE(lo), FormatMDE(hi)))
+			100*r.Opts.Threshold, formatMDE(lo), formatMDE(hi)))
 	}
 	var counts []string
 	for _, v := range []abstat.Verdict{abstat.Worse, abstat.Better, abstat.Changed, abstat.Same, abstat.Underpowered,
@@ -164,22 +165,14 @@ func setupChange(d abstat.SetupDiff, w int) string {
 	if runes(s) <= w || len(ow) < 2 && len(nw) < 2 {
 		return fit(s, w)
 	}
-	set := func(words []string) map[string]bool {
-		m := map[string]bool{}
-		for _, x := range words {
-			m[x] = true
-		}
-		return m
-	}
-	os, ns := set(ow), set(nw)
 	var diff []string
 	for _, x := range ow {
-		if !ns[x] {
+		if !slices.Contains(nw, x) {
 			diff = append(diff, "-"+x)
 		}
 	}
 	for _, x := range nw {
-		if !os[x] {
+		if !slices.Contains(ow, x) {
 			diff = append(diff, "+"+x)
 		}
 	}

@@ -76,7 +76,7 @@ func (r *SeriesReport) Exit() int {
 			return 1
 		}
 		for _, c := range res.Changes {
-			if !c.Small && ChangeWord(c.Ratio, r.Series.Rows[i].Better) == "worse" {
+			if !c.Small && changeWord(c.Ratio, r.Series.Rows[i].Better) == "worse" {
 				return 1
 			}
 		}
