@@ -81,6 +81,8 @@ func (r Rule) Boots(s0sq float64) int {
 func (r Rule) T(diff, s0sq float64, n int) float64 {
 	se := math.Sqrt(s0sq * 2 / float64(n))
 	switch {
+	case math.IsNaN(diff) || math.IsNaN(se):
+		return math.NaN() // no statistic, and no verdict from one
 	case se > 0:
 		return diff / se
 	case diff == 0:
