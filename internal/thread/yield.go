@@ -37,8 +37,7 @@ type Yielder struct {
 // after the previous, would come more than YieldEvery after the last
 // yield (or the first Tick), and reports whether it did: ticks 4 ms apart
 // yield every 8 ms, not every 12 (a preemption signal each). now is the
-// caller's Clock reading; a loop that does not read the clock can call
-// Tick every few iterations, as long as they take well under YieldEvery.
+// caller's Clock reading, taken every few iterations well under YieldEvery.
 func (y *Yielder) Tick(now time.Duration) bool {
 	if !y.begun {
 		y.last, y.prev, y.begun = now, now, true
