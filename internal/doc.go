@@ -27,7 +27,7 @@
 //	driver:     internal/benchmain -> instrument workload harness os
 //	benchmark:  * -> driver instrument workload harness os
 //	abmath:     internal/abmath
-//	abfile:     internal/abfile internal/abstat/sim -> harness os
+//	abfile:     internal/abfile internal/abstat/sim -> abmath harness os
 //	abstat:     internal/abstat internal/profdelta internal/abseries
 //	            -> abmath abfile instrument harness os
 //	abplan:     internal/abplan -> abmath abstat abfile harness os

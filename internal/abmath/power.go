@@ -71,17 +71,10 @@ func welchNCP(n1, n2 int, alpha float64) float64 {
 
 // welchPower is the chance that Welch's test of n1 and n2 normal values
 // of one spread, whose means are ncp standard errors apart, gives p <=
-// alpha. The statistic is T = (Z + ncp)/√(V/df), V chi-squared on df =
-// n1+n2-2 (the pooled variance); the test's degrees of freedom depend
-// only on B = V1/(V1+V2), the share of the first side's sum of squares,
-// which is Beta((n1-1)/2, (n2-1)/2) and independent of V and Z:
-//
-//	power = E_B[ P(|T| > t(1-α/2, dfW(B))) ]
-//	dfW = (a + b)² / (a²/(n1-1) + b²/(n2-1)), a = B/((n1-1)n1), b = (1-B)/((n2-1)n2)
-//
-// integrated by the midpoint rule over B and √V. With as many boots a
-// side this is exact (Welch's T is then the pooled one); otherwise T's
-// denominator is taken as the pooled one's, a close approximation.
+// alpha: E_B[P(|(Z + ncp)/√(V/df)| > t(1-α/2, dfW(B)))], integrated by
+// the midpoint rule over B ~ Beta((n1-1)/2, (n2-1)/2) and √V: exact for
+// equal boots a side, T's denominator taken as the pooled one's
+// otherwise (docs/kbcompare.md, "One verdict per row", has the formula).
 type welchPower struct {
 	weight, crits []float64 // per step of B: its probability, the critical t
 	ws, wdens     []float64 // per step of W = √V: √(V/df), and its probability
@@ -163,14 +156,8 @@ func UShift(resid []float64, n1, n2 int, alpha float64) float64 {
 
 // uPower is the U-test's power against a shift d of a distribution F
 // (the sorted residuals, ties counted half), by the normal approximation
-// of U under the alternative:
-//
-//	power = Φ((n1·n2·|p - 1/2| - z(1-α/2)·σ0) / σ1)
-//	σ0² = n1·n2·(n1+n2+1)/12
-//	σ1² = n1·n2·(p(1-p) + (n2-1)(p2 - p²) + (n1-1)(p3 - p²))
-//
-// with p = P(X < Y), p2 = P(X < Y, X < Y'), p3 = P(X < Y, X' < Y), X
-// and X' from F, Y and Y' from F moved by d.
+// of U under the alternative (docs/kbcompare.md, "One verdict per row",
+// has the formula).
 func uPower(resid []float64, d float64, n1, n2 int, alpha float64) float64 {
 	// cdf(x) is P(X < x) + P(X = x)/2.
 	cdf := func(x float64) float64 {

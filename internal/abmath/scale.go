@@ -109,6 +109,18 @@ func Median(v []float64) float64 {
 	return (s[n/2-1] + s[n/2]) / 2
 }
 
+// MAD is the median absolute deviation of v from its median: times
+// 1.4826, a normal standard deviation's estimate, robust to the odd slow
+// sample.
+func MAD(v []float64) float64 {
+	m := Median(v)
+	dev := make([]float64, len(v))
+	for i, x := range v {
+		dev[i] = math.Abs(x - m)
+	}
+	return Median(dev)
+}
+
 // MeanVar is the mean of v and its sample variance: exactly that value
 // and 0 where all values are equal (summing them could round otherwise,
 // and a spread of 1e-33 is not a spread), 0 for one value.

@@ -9,27 +9,14 @@ import (
 	"github.com/aclements/go-moremath/stats"
 )
 
-// Rule is Stein's two-stage test of one row (C. Stein, "A two-sample
-// test for a linear hypothesis whose power is independent of the
-// variance", Ann. Math. Statist. 16, 1945), on the row's boot medians on
-// its Scale, both sides at one -count:
-//
-//   - stage 1, the pilot: N0 boots a side; s0² is the pooled variance of
-//     their boot medians, each side around its own mean, on df0 =
-//     2(N0-1) degrees of freedom;
-//   - s0² alone fixes the row's boots a side,
-//     n = max(N0, ⌈2 s0² (t(1-Level/2, df0) + t(Power, df0))² / Shift²⌉);
-//   - stage 2 adds n-N0 boots a side;
-//   - the statistic is T = (mean of B's n medians - mean of A's n) /
-//     (s0 √(2/n)), judged against Student's t on df0.
-//
-// Under no change and normal boot medians, T is exactly t on df0 whatever
-// n came out (the means are independent of s0, and n depends on s0
-// alone), so P(p <= Level) = Level by construction; and a change of Shift
-// gives T >= Z σ/s0 + t(1-Level/2) + t(Power), so the test passes in at
-// least Power of runs whatever the spread. Stage 2's spread never enters
-// the statistic: that is the price (a pilot's df0 instead of all boots')
-// of a guarantee that holds at every spread.
+// Rule is Stein's two-stage test of one row (C. Stein, Ann. Math.
+// Statist. 16, 1945) on its boot medians on its Scale, both sides at one
+// -count: s0², the pooled variance of a pilot of N0 boots a side, alone
+// fixes the row's boots n (Boots) and the statistic T = (mean of B's n
+// medians - mean of A's n) / (s0 √(2/n)) on df0 = 2(N0-1); so its
+// false-alarm rate is Level and its power at Shift at least Power at
+// every spread (docs/comparing.md, "kbab -target", has the steps and
+// why).
 type Rule struct {
 	// Level is the two-sided level a row is tested at: alpha over the
 	// rows of the family where the report judges by q (a row changed
@@ -81,6 +68,8 @@ func (r Rule) Boots(s0sq float64) int {
 func (r Rule) T(diff, s0sq float64, n int) float64 {
 	se := math.Sqrt(s0sq * 2 / float64(n))
 	switch {
+	case math.IsNaN(diff) || math.IsNaN(se):
+		return math.NaN() // no statistic, and no verdict from one
 	case se > 0:
 		return diff / se
 	case diff == 0:

@@ -169,13 +169,6 @@ func drive(rng *rand.Rand, d *Design, c case_, costs map[string]float64) []Row {
 	return rows
 }
 
-// zNeed is the boots a side a design that knew the spread sigma would
-// need at level (two-sided) and power for shift: 2σ²(z + z)²/shift².
-func zNeed(sigma, shift, level, power float64) float64 {
-	k := stats.StdNormal.InvCDF(1-level/2) + stats.StdNormal.InvCDF(power)
-	return 2 * sigma * sigma * k * k / (shift * shift)
-}
-
 // layoutDominated is the least share of a row's boot-median spread its
 // layout makes for its boot medians to count as near normal (the rest
 // is its median's sampling of the fixture's ten samples: bounded, with

@@ -9,24 +9,12 @@ import (
 	"github.com/kbench/kbench/internal/unit"
 )
 
-// Attribution is what a comparison says about the kernel counters each row
-// reports per op (package counters, unit.Counters): evidence that explains
-// a change, as LKP lists perf-stat and /proc deltas under a result, not a
-// verdict. Counter tables are moved out of Report.Tables, so they never
-// count among the worse or better rows nor decide the exit status, and
-// are listed under their benchmark's row instead.
-//
-// Counters of events that also happen in the background at a pace of
-// their own (context switches, migrations, page faults, softirqs, IPIs)
-// grow per op whenever an op takes longer, even when the op itself causes
-// none: a getpid loop slowed by seccomp filters sees more timer softirqs
-// and switches of other tasks per op. For those, kbcompare also compares
-// the counter per second of the row's time (each result's counter/op
-// divided by its sec/op) and lists a counter as the op's own change only
-// when its rate per second changed too, in the same direction; the others
-// are named on a line of their own. Work counters (CPU time, cycles,
-// instructions, misses) are per-op work by nature and listed as changed
-// whenever they change per op.
+// Attribution is what a comparison says about the kernel counters each
+// row reports per op: evidence listed under the row, never a verdict nor
+// the exit status, so their tables are out of Report.Tables. An event
+// counter (switches, faults, softirqs, IPIs) also comes at a pace of its
+// own, so it is the op's own change only where its rate per second
+// moved the same way (docs/counters.md); work counters always are.
 type Attribution struct {
 	Tables []*Table // the counter units' tables, judged like any other
 	// Rates are the tables the event counters' rates per second are

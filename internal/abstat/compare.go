@@ -523,8 +523,30 @@ func (r *Report) group(files []*abfile.File) {
 	slices.Sort(identKeys)
 	sides := max(len(files), 2) // a pilot's one file has an empty side
 	index := map[tableKey]*Table{}
-	rateTables := map[*Table]*Table{}
 	rowOf := map[*Table]map[string]*Row{}
+	// sample adds a sample of row name to table k (made on first use,
+	// with path, into tables) on side, and returns the row and whether
+	// it is new.
+	sample := func(k tableKey, path string, tables *[]*Table, name string, side int, boot string, v float64, iters int) (*Row, bool) {
+		t := index[k]
+		if t == nil {
+			t = &Table{Pkg: k.pkg, Path: path, Ident: k.ident, Unit: k.unit, Better: r.units.GetBetter(k.unit)}
+			index[k] = t
+			rowOf[t] = map[string]*Row{}
+			*tables = append(*tables, t)
+		}
+		row, made := rowOf[t][name], false
+		if row == nil {
+			row, made = &Row{Name: name, Samples: make([]*BootSamples, sides)}, true
+			rowOf[t][name] = row
+			t.Rows = append(t.Rows, row)
+		}
+		if row.Samples[side] == nil {
+			row.Samples[side] = &BootSamples{}
+		}
+		row.Samples[side].Add(boot, v, iters)
+		return row, made
+	}
 	benches := map[benchKey]*bench{}
 	var order []benchKey
 	for side, f := range files {
@@ -549,42 +571,18 @@ func (r *Report) group(files []*abfile.File) {
 			}
 			for _, v := range res.Values {
 				k := tableKey{bk.pkg, bk.ident, v.Unit}
-				t := index[k]
-				if t == nil {
-					t = &Table{Pkg: pkg, Path: res.Config["pkg"], Ident: k.ident, Unit: v.Unit, Better: r.units.GetBetter(v.Unit)}
-					index[k] = t
-					rowOf[t] = map[string]*Row{}
-					r.Tables = append(r.Tables, t)
-				}
-				row := rowOf[t][res.Name]
-				if row == nil {
-					row = &Row{Name: res.Name, Samples: make([]*BootSamples, sides)}
-					rowOf[t][res.Name] = row
-					t.Rows = append(t.Rows, row)
+				row, made := sample(k, res.Config["pkg"], &r.Tables, res.Name, side, res.Boot, v.Value, res.Iters)
+				if made {
 					b.units = append(b.units, v.Unit)
 					b.rows[v.Unit] = row
 				}
-				if row.Samples[side] == nil {
-					row.Samples[side] = &BootSamples{}
-				}
-				row.Samples[side].Add(res.Boot, v.Value, res.Iters)
 				if secOp > 0 && unit.IsCounter(v.Unit) && !workCounter(v.Unit) {
-					rt := rateTables[t]
-					if rt == nil {
-						u := v.Unit + rateSuffix
-						rt = &Table{Pkg: t.Pkg, Path: t.Path, Ident: t.Ident, Unit: u, Better: r.units.GetBetter(u)}
-						rateTables[t] = rt
-						r.Attribution.Rates = append(r.Attribution.Rates, rt)
+					// Its table's path, whichever result made it.
+					k.unit += rateSuffix
+					rate, made := sample(k, index[tableKey{bk.pkg, bk.ident, v.Unit}].Path, &r.Attribution.Rates, res.Name, side, res.Boot, v.Value/secOp, res.Iters)
+					if made {
+						rate.Role, rate.primary, row.Rate = Evidence, rate, rate
 					}
-					if row.Rate == nil {
-						row.Rate = &Row{Name: res.Name, Role: Evidence, Samples: make([]*BootSamples, sides)}
-						row.Rate.primary = row.Rate
-						rt.Rows = append(rt.Rows, row.Rate)
-					}
-					if row.Rate.Samples[side] == nil {
-						row.Rate.Samples[side] = &BootSamples{}
-					}
-					row.Rate.Samples[side].Add(res.Boot, v.Value/secOp, res.Iters)
 				}
 			}
 			b.addProducts(side, res.Values)

@@ -45,19 +45,11 @@ func bootPower(b *BootCmp, threshold, alpha float64) *Power {
 // samplePower is the power of a per-sample comparison of old and new on
 // the row's scale sc.
 func samplePower(old, new []float64, sc abmath.Scale, threshold, alpha float64) *Power {
-	// The pooled median absolute deviation, scaled to estimate a normal
-	// standard deviation: robust to the odd slow sample, as the U-test is.
-	mad := func(v []float64) float64 {
-		m := abmath.Median(v)
-		dev := make([]float64, len(v))
-		for i, x := range v {
-			dev[i] = math.Abs(x - m)
-		}
-		return abmath.Median(dev)
-	}
 	lo, ln := sc.ToAll(old), sc.ToAll(new)
 	n1, n2 := len(lo), len(ln)
-	m1, m2 := mad(lo), mad(ln)
+	// The pooled median absolute deviation, scaled to estimate a normal
+	// standard deviation: robust to the odd slow sample, as the U-test is.
+	m1, m2 := abmath.MAD(lo), abmath.MAD(ln)
 	sd := 1.4826 * math.Sqrt((float64(n1)*m1*m1+float64(n2)*m2*m2)/float64(n1+n2))
 	// Residuals: each value less its side's median, both sides pooled.
 	var resid []float64

@@ -260,6 +260,24 @@ func TestBuildFromTarball(t *testing.T) {
 	if _, err := Resolve(s); err == nil || !strings.Contains(err.Error(), "no kernel Makefile") {
 		t.Errorf("an empty tarball: %v, want no kernel Makefile", err)
 	}
+	// Not a kernel, and cut short: refused with what is wrong, leaving no
+	// repository behind for a later run to find.
+	other := filepath.Join(t.TempDir(), "notes.tar")
+	os.WriteFile(filepath.Join(filepath.Dir(other), "README"), []byte("not a kernel\n"), 0o666)
+	exec.Command("tar", "-cf", other, "-C", filepath.Dir(other), "README").Run()
+	good, _ := os.ReadFile(tarball)
+	cut := filepath.Join(t.TempDir(), "linux-source-9.8.tar.gz")
+	os.WriteFile(cut, good[:len(good)/2], 0o666)
+	for _, c := range []struct{ tree, want string }{{other, "no kernel Makefile"}, {cut, "tar:"}} {
+		s.Tree = c.tree
+		if _, err := Resolve(s); err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), c.tree) {
+			t.Errorf("tarball %s: %v, want an error naming it and %q", c.tree, err, c.want)
+		}
+	}
+	left, _ := filepath.Glob(filepath.Join(ft.cache, "src", "*", "*"))
+	if len(left) != 1 || left[0] != b.Tree {
+		t.Errorf("after the refused tarballs the cache holds %v, want only %s", left, b.Tree)
+	}
 }
 
 // key is the build key of the fake tree at commit.

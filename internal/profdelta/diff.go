@@ -11,16 +11,11 @@ import (
 )
 
 // DiffProfile is the difference of a row's two sides as one pprof
-// profile, in the form `pprof -diff_base OLD NEW -proto` writes: the new
-// side's samples, and the old side's negated and labelled
-// pprof::base=true, so that pprof shows it as if given the two sides
-// (`go tool pprof -http=: DIFF.pb.gz` draws a differential flame graph).
-// Each side is its boots' profiles merged; so that unequal boot counts
-// do not weigh a side, the new side's values are multiplied by the old
-// side's boots and the old side's by the new side's (whole numbers, so
-// that no small value rounds away): both then stand for the same
-// number of boots, and with the same op count a side, for the same
-// work.
+// profile, as `pprof -diff_base OLD NEW -proto` writes it
+// (docs/profiles.md): each side's boots merged, the old side's negated
+// and labelled pprof::base=true; each side's values are multiplied by
+// the other's boot count (whole numbers, so that no small value rounds
+// away), so that both stand for the same number of boots.
 func DiffProfile(old, new []Boot) (*profile.Profile, error) {
 	var sides [2]*profile.Profile
 	var n [2]int

@@ -4,6 +4,7 @@ package vmflags
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -57,10 +58,7 @@ func AppendOutcome(path string, o Outcome) error {
 		return err
 	}
 	_, err = f.Write(append(b, '\n'))
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return cmp.Or(err, f.Close())
 }
 
 // readOutcomes reads what -outcome wrote: one Outcome a line.

@@ -9,6 +9,7 @@ package vmflags
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -61,20 +62,13 @@ func OneOf(flag, s string, choices ...string) error {
 // Check checks the settings kbab passes through to vmexec; "" is vmexec's
 // default. The first bad one is the error.
 func Check(smp, memory, accel string) error {
-	if _, err := parseSMP(cmp(smp, strconv.Itoa(DefaultSMP))); err != nil {
+	if _, err := parseSMP(cmp.Or(smp, strconv.Itoa(DefaultSMP))); err != nil {
 		return err
 	}
-	if _, err := parseMemory(cmp(memory, DefaultMemory)); err != nil {
+	if _, err := parseMemory(cmp.Or(memory, DefaultMemory)); err != nil {
 		return err
 	}
-	return OneOf("-accel", cmp(accel, DefaultAccel), "auto", "kvm", "tcg")
-}
-
-func cmp(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
+	return OneOf("-accel", cmp.Or(accel, DefaultAccel), "auto", "kvm", "tcg")
 }
 
 // parseSMP parses -smp: a number of vCPUs from 1 to MaxSMP.

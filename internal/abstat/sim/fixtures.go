@@ -57,20 +57,10 @@ func write(t testing.TB, name string, data []byte) string {
 	return p
 }
 
-// The Syscall fixtures, testdata/syscall-*-run*.txt, are the unedited
-// outputs of nine runs of the compiled seccompbench test binary on one
-// 2-core VM in one boot (2026-11-30), interleaved A, A', B:
-//
-//	seccompbench.test -test.run='^$' \
-//	    -test.bench='^BenchmarkSyscall$/^work=getpid$/^kind=cached$/^filters=0$' \
-//	    -test.benchtime=50ms -test.count=5
-//
-// with B under `seccompexec -filters=32` (32 argument-reading seccomp
-// filters on every getpid). All nine ran in one boot; Assemble gives each
-// run its own boot id (editing the kernel.boot_id line) so that three
-// runs stand for three boots of a kernel, and where a test needs a layout
-// shift between boots it scales that run's samples by a factor, as a
-// boot whose layout is slower or faster would.
+// SyscallRow is the row of the Syscall fixtures (testdata/README.md):
+// Assemble gives each run its own boot id, so that three runs stand for
+// three boots of a kernel, and scales a run's samples where a test needs
+// a layout shift between boots.
 const SyscallRow = "Syscall/work=getpid/kind=cached/filters=0-2"
 
 // Boot ids for assembled files: three boots of A, three of B, and one

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/kbench/kbench/internal/abfile"
+	"github.com/kbench/kbench/internal/abmath"
 )
 
 // SuiteFile is the whole-suite fixture: every row of .ci/benchmarks.txt
@@ -115,27 +116,9 @@ func parseSuite(data []byte) (*Suite, error) {
 		for j, x := range logs {
 			logs[j] = math.Log(x)
 		}
-		r.Within = 1.4826 * mad(logs)
+		r.Within = 1.4826 * abmath.MAD(logs)
 	}
 	return s, nil
-}
-
-func median(v []float64) float64 {
-	s := slices.Sorted(slices.Values(v))
-	if n := len(s); n%2 == 1 {
-		return s[n/2]
-	} else {
-		return (s[n/2-1] + s[n/2]) / 2
-	}
-}
-
-func mad(v []float64) float64 {
-	m := median(v)
-	d := make([]float64, len(v))
-	for i, x := range v {
-		d[i] = math.Abs(x - m)
-	}
-	return median(d)
 }
 
 // Comparison is a simulated comparison of the whole suite.

@@ -66,13 +66,9 @@ func (d *driver) designOf(name string) (design, error) {
 	s := d.st.Settings
 	switch name {
 	case "fixed":
-		r := &roundsDesign{d: d}
-		r.finish = d.compare
-		return r, nil
+		return &roundsDesign{d: d, finish: d.compare}, nil
 	case "series":
-		r := &roundsDesign{d: d}
-		r.finish = d.seriesReport
-		return r, nil
+		return &roundsDesign{d: d, finish: d.seriesReport}, nil
 	case "planned":
 		return &plannedDesign{d: d, a: 0, b: 1}, nil
 	case "bisect":

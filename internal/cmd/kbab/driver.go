@@ -20,6 +20,7 @@ import (
 	"github.com/kbench/kbench/internal/abplan"
 	"github.com/kbench/kbench/internal/abreport"
 	"github.com/kbench/kbench/internal/abstat"
+	"github.com/kbench/kbench/internal/testflags"
 	"github.com/kbench/kbench/internal/vmflags"
 )
 
@@ -204,24 +205,14 @@ func (d *driver) runAll(stdout io.Writer, sig <-chan os.Signal) int {
 // the run stops, with its exit status.
 func (d *driver) runBoot(i int, nb nextBoot, sig <-chan os.Signal) (code int, ok bool) {
 	k := d.st.Settings.Kernels[nb.kernel]
-	s := k.Label
-	select {
-	case got := <-sig:
+	name, s := d.des.bootName(i), k.Label
+	if got := received(sig); got != nil {
 		fmt.Fprintf(d.stderr, "kbab: %v before %s; %s keeps the %d finished boots; rerun the same command to resume\n",
-			got, d.des.bootName(i), d.cfg.out, len(d.st.Boots))
+			got, name, d.cfg.out, len(d.st.Boots))
 		return exitInterrupted, false
-	default:
 	}
-	fmt.Fprintf(d.stderr, "kbab: %s: %s (%s); elapsed %s%s\n", d.des.bootName(i), s, describe(k), d.elapsed(), d.des.progress())
-	code, err := d.boot(i, nb, sig, "")
-	var lost *guestLost
-	if errors.As(err, &lost) {
-		// A guest that died or froze is the emulator's or the host's
-		// loss, not the comparison's result: one retry; a second loss
-		// stops.
-		fmt.Fprintf(d.stderr, "kbab: %v\nkbab: %s (%s): retrying it once\n", err, d.des.bootName(i), s)
-		code, err = d.boot(i, nb, sig, d.des.bootName(i)+" ("+s+"): its first try's "+lost.why)
-	}
+	fmt.Fprintf(d.stderr, "kbab: %s: %s (%s); elapsed %s%s\n", name, s, describe(k), d.elapsed(), d.des.progress())
+	code, err := d.retried(name, s, func(retry string) (int, error) { return d.boot(i, nb, sig, retry) })
 	if err != nil {
 		fmt.Fprintf(d.stderr, "kbab: %v\n", err)
 		if code == exitInterrupted {
@@ -232,9 +223,31 @@ func (d *driver) runBoot(i int, nb nextBoot, sig <-chan os.Signal) (code int, ok
 		return code, false
 	}
 	last := d.st.Boots[len(d.st.Boots)-1]
-	fmt.Fprintf(d.stderr, "kbab: %s: %s finished in %s; elapsed %s%s\n",
-		d.des.bootName(i), s, round(time.Duration(last.Seconds*float64(time.Second))), d.elapsed(), d.des.progress())
+	fmt.Fprintf(d.stderr, "kbab: %s: %s finished in %s; elapsed %s%s\n", name, s, round(seconds(last.Seconds)), d.elapsed(), d.des.progress())
 	return 0, true
+}
+
+// received is a signal that came, nil where none did.
+func received(sig <-chan os.Signal) os.Signal {
+	select {
+	case got := <-sig:
+		return got
+	default:
+		return nil
+	}
+}
+
+// retried runs boot name of kernel s, and once more where its guest died
+// or froze: the emulator's or the host's loss, not the comparison's
+// result; a second loss stops the run.
+func (d *driver) retried(name, s string, run func(retry string) (int, error)) (int, error) {
+	code, err := run("")
+	var lost *guestLost
+	if errors.As(err, &lost) {
+		fmt.Fprintf(d.stderr, "kbab: %v\nkbab: %s (%s): retrying it once\n", err, name, s)
+		code, err = run(name + " (" + s + "): its first try's " + lost.why)
+	}
+	return code, err
 }
 
 // resultNames names the result files for a message: "A.txt and B.txt",
@@ -274,77 +287,105 @@ func (d *driver) boot(i int, nb nextBoot, sig <-chan os.Signal, retry string) (i
 		return d.bootPair(i, nb, sig, retry)
 	}
 	s := d.st.Settings.Kernels[nb.kernel].Label
-	base := filepath.Join(d.cfg.out, "boots", fmt.Sprintf("%02d-%s", i+1, s))
-	outPath := base + ".txt"
-	if err := keepEarlierTry(base); err != nil {
-		return exitUsage, err
-	}
-	took, code, err := d.runGoTests(d.des.bootName(i), s, nil, nb.runs, base, sig)
+	b, _, code, err := d.runGoTests(d.des.bootName(i), s, nil, nb.runs, filepath.Join(d.cfg.out, "boots", fmt.Sprintf("%02d-%s", i+1, s)), sig)
 	if err != nil {
 		return code, err
 	}
-	if _, code, err := d.freshBootIDs(d.des.bootName(i), s, outPath); err != nil {
-		return code, err
+	return d.record(bootRecord{Boot: i + 1, Kernel: s, Seconds: b.took.Seconds(), Finished: time.Now().UTC(), Runs: nb.record, Retry: retry})
+}
+
+// record appends finished boots' outputs (bootFile) to their kernels'
+// files and records them in kbab.json.
+func (d *driver) record(rs ...bootRecord) (int, error) {
+	for _, r := range rs {
+		if err := appendFile(d.result(r.Kernel), bootFile(d.cfg.out, r), d.outputSize(r.Kernel, d.st.Boots)); err != nil {
+			return exitUsage, err
+		}
 	}
-	if err := appendFile(d.result(s), outPath, d.outputSize(s, d.st.Boots)); err != nil {
-		return exitUsage, err
-	}
-	d.st.Boots = append(d.st.Boots, bootRecord{Boot: i + 1, Kernel: s, Seconds: took.Seconds(), Finished: time.Now().UTC(),
-		Runs: nb.record, Retry: retry})
+	d.st.Boots = append(d.st.Boots, rs...)
 	if err := d.st.write(d.statePath); err != nil {
 		return exitUsage, err
 	}
 	return 0, nil
 }
 
-// runGoTests runs the go test runs (their arguments after -exec) of
-// boot name of side s in env (nil: kbab's), stdout into base.txt, stderr
-// into base.log, vmexec's outcomes into base.outcome, and returns how
-// long they took, or kbab's exit status and why they failed.
-func (d *driver) runGoTests(name, s string, env []string, runs [][]string, base string, sig <-chan os.Signal) (time.Duration, int, error) {
-	outPath, logPath := base+".txt", base+".log"
-	out, err := os.Create(outPath)
-	if err != nil {
-		return 0, exitUsage, err
-	}
-	defer out.Close()
-	logf, err := os.Create(logPath)
-	if err != nil {
-		return 0, exitUsage, err
-	}
-	defer logf.Close()
-	began := time.Now()
-	// Absolute: vmexec runs in each package's directory.
-	outcomes, err := filepath.Abs(base + ".outcome")
-	if err != nil {
-		return 0, exitUsage, err
-	}
-	for _, a := range runs {
-		args := append([]string{"test", "-exec", d.execCmd(d.kernelOf(s)) + " -outcome " + quote(outcomes)}, a...)
-		if code, err := d.goTest(name, s, env, args, out, logf, outPath, logPath, sig); err != nil {
-			if code == exitBootFailed {
-				err = lostGuest(outcomes, err)
-			}
-			return 0, code, err
-		}
-	}
-	took := time.Since(began)
-	if err := out.Sync(); err != nil {
-		return 0, exitUsage, err
-	}
-	return took, 0, nil
+// bootFiles are a boot's files while it runs: base.txt (go test's
+// stdout), base.log (its stderr) and base.outcome (vmexec's outcomes),
+// and the time its go tests took.
+type bootFiles struct {
+	name, label, base, outcomes string // the boot's name, its kernel's label
+	out, log                    *os.File
+	took                        time.Duration
 }
 
-// freshBootIDs are the boot ids of boot name's output, or why they make
-// it a failed boot: none, or one an earlier boot (timed or profile)
-// printed (fresh).
-func (d *driver) freshBootIDs(name, s, outPath string) ([]string, int, error) {
+// openBoot creates boot name's files, an earlier try's kept
+// (keepEarlierTry).
+func openBoot(name, label, base string) (*bootFiles, error) {
+	b := &bootFiles{name: name, label: label, base: base}
+	err := keepEarlierTry(base)
+	if err == nil {
+		// Absolute: vmexec runs in each package's directory.
+		b.outcomes, err = filepath.Abs(base + ".outcome")
+	}
+	if err == nil {
+		b.out, err = os.Create(base + ".txt")
+	}
+	if err == nil {
+		if b.log, err = os.Create(base + ".log"); err != nil {
+			b.out.Close()
+		}
+	}
+	return b, err
+}
+
+func (b *bootFiles) close() { b.out.Close(); b.log.Close() }
+
+// runGoTests runs the go test runs (their arguments after -exec) of
+// boot name of side s in env (nil: kbab's) into its files (openBoot),
+// and returns them with the fresh boot ids they printed, or kbab's exit
+// status and why they failed.
+func (d *driver) runGoTests(name, s string, env []string, runs [][]string, base string, sig <-chan os.Signal) (*bootFiles, []string, int, error) {
+	b, err := openBoot(name, s, base)
+	if err != nil {
+		return nil, nil, exitUsage, err
+	}
+	defer b.close()
+	for _, a := range runs {
+		if code, err := d.runGoTest(b, env, a, sig); err != nil {
+			return nil, nil, code, err
+		}
+	}
+	ids, code, err := d.freshBootIDs(b)
+	return b, ids, code, err
+}
+
+// runGoTest runs one go test of boot b (its arguments after -exec a),
+// timed, giving a failure the guest it lost (lostGuest).
+func (d *driver) runGoTest(b *bootFiles, env, a []string, sig <-chan os.Signal) (int, error) {
+	args := append([]string{"test", "-exec", d.execCmd(d.kernelOf(b.label)) + " -outcome " + quote(b.outcomes)}, a...)
+	began := time.Now()
+	code, err := goTest(d, b, env, args, sig)
+	b.took += time.Since(began)
+	if code == exitBootFailed {
+		err = lostGuest(b.outcomes, err)
+	}
+	return code, err
+}
+
+// freshBootIDs syncs boot b's output and returns its boot ids, or why
+// they make it a failed boot: none, or one an earlier boot (timed or
+// profile) printed (fresh).
+func (d *driver) freshBootIDs(b *bootFiles) ([]string, int, error) {
+	if err := b.out.Sync(); err != nil {
+		return nil, exitUsage, err
+	}
+	outPath := b.base + ".txt"
 	ids, err := bootIDs(outPath)
 	if err != nil {
 		return nil, exitUsage, err
 	}
 	if err := fresh(outPath, ids, d.ids); err != nil {
-		return nil, exitBootFailed, fmt.Errorf("%s (%s) failed: %v", name, s, err)
+		return nil, exitBootFailed, fmt.Errorf("%s (%s) failed: %v", b.name, b.label, err)
 	}
 	return ids, 0, nil
 }
@@ -361,20 +402,21 @@ func (d *driver) outputSize(label string, rs []bootRecord) int64 {
 	return n
 }
 
-// goTest runs one go test of boot name of side s, its stdout into out,
-// in env (nil: kbab's environment).
-func (d *driver) goTest(name, s string, env, args []string, out, logf *os.File, outPath, logPath string, sig <-chan os.Signal) (int, error) {
+// goTest runs one go test of boot b in env (nil: kbab's environment);
+// a variable, which the duet's simulations replace with a model of the
+// boots.
+var goTest = func(d *driver, b *bootFiles, env, args []string, sig <-chan os.Signal) (int, error) {
 	cmd := exec.Command("go", args...)
 	cmd.Dir = d.st.Settings.Dir
 	cmd.Env = env
-	cmd.Stdout = out
-	cmd.Stderr = io.MultiWriter(logf, d.stderr)
+	cmd.Stdout = b.out
+	cmd.Stderr = io.MultiWriter(b.log, d.stderr)
 	// Its own process group, so the group (go test, vmexec, QEMU) can be
 	// signalled as one; it dies with kbab.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	fmt.Fprintf(logf, "kbab: go %s\n", strings.Join(quoteAll(args), " "))
+	fmt.Fprintf(b.log, "kbab: go %s\n", strings.Join(quoteAll(args), " "))
 	if err := cmd.Start(); err != nil {
-		return exitUsage, fmt.Errorf("%s: go test: %v", name, err)
+		return exitUsage, fmt.Errorf("%s: go test: %v", b.name, err)
 	}
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
@@ -383,11 +425,11 @@ func (d *driver) goTest(name, s string, env, args []string, out, logf *os.File, 
 	case werr = <-waited:
 	case got := <-sig:
 		d.stop(cmd.Process.Pid, waited)
-		return exitInterrupted, fmt.Errorf("%s (%s): %v: stopped its go test and VM", name, s, got)
+		return exitInterrupted, fmt.Errorf("%s (%s): %v: stopped its go test and VM", b.name, b.label, got)
 	}
 	if werr != nil {
 		return exitBootFailed, fmt.Errorf("%s (%s, %s) failed: go test: %v; its output is in %s and %s",
-			name, s, describe(d.kernelOf(s)), werr, outPath, logPath)
+			b.name, b.label, describe(d.kernelOf(b.label)), werr, b.base+".txt", b.base+".log")
 	}
 	return 0, nil
 }
@@ -399,7 +441,7 @@ func (d *driver) wholeCommand(count int) [][]string {
 	st := d.st.Settings
 	var a []string
 	for _, f := range []struct{ name, v string }{{"count", fmt.Sprint(count)}, {"p", "1"}} {
-		if !sets(st.GoTest, f.name) {
+		if !testflags.GoTest(st.GoTest).Sets(f.name) {
 			a = append(a, "-"+f.name+"="+f.v)
 		}
 	}

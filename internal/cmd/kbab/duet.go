@@ -17,23 +17,17 @@ import (
 
 	"github.com/kbench/kbench/internal/abmath"
 	"github.com/kbench/kbench/internal/abstat"
+	"github.com/kbench/kbench/internal/cpus"
 	"github.com/kbench/kbench/internal/fingerprint"
 	"github.com/kbench/kbench/internal/testflags"
 	"github.com/kbench/kbench/internal/vmflags"
 	"golang.org/x/sys/unix"
 )
 
-// The duet (-duet; Bulej et al., "Duet benchmarking", ICPE 2020) boots
-// an A/B's boots in pairs, one of A and one of B at the same time, each
-// guest on its own half of the host CPUs kbab may run on, so that what
-// the host does at a moment lands on both, and judges each row by its
-// pairs: the log ratio of B's boot median to A's, a paired test across
-// the pairs (fixed -boots: the paired t-test; -target: Stein's rule on
-// pairs, abplan's Options.Paired). The pair's first boot (in the ABBA
-// order, A in odd pairs, B in even ones) gets the first half, so neither
-// kernel keeps the better CPUs. A barrier before each package's go test
-// starts it in both guests at once: the package's VM boot is vmexec's
-// anyway, so the barrier costs no boot (docs/comparing.md, "Duet").
+// The duet (-duet; Bulej et al., ICPE 2020) boots an A/B's boots in
+// pairs, A and B at once, each guest on its own half of kbab's CPUs, a
+// barrier before each package's go test, and judges each row by its
+// pairs' log ratios (docs/comparing.md, "Duet", says how and why).
 
 // duetFlag is -duet.
 func duetFlag(fs *flag.FlagSet, c *config) {
@@ -66,15 +60,9 @@ func duetCPUs(smpFlag string) ([2][]int, error) {
 	if smpFlag != "" {
 		smp, _ = strconv.Atoi(smpFlag) // vmflags checked it
 	}
-	var set unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &set); err != nil {
+	all, err := cpus.Usable()
+	if err != nil {
 		return [2][]int{}, fmt.Errorf("-duet: the CPUs kbab may use: %v", err)
-	}
-	var all []int
-	for c := range len(set) * 64 {
-		if set.IsSet(c) {
-			all = append(all, c)
-		}
 	}
 	h := len(all) / 2
 	if h < smp {
@@ -94,10 +82,6 @@ type duetDesign struct {
 	design
 	d *driver
 }
-
-// duetGoTest runs one side's go test of a pair: the driver's goTest,
-// which the simulations replace with a model of the boots.
-var duetGoTest = (*driver).goTest
 
 func (u *duetDesign) next(i int) (nextBoot, bool, error) {
 	if i%2 != 0 {
@@ -125,49 +109,34 @@ func (u *duetDesign) bootName(i int) string {
 // failed (a guest lost on either side makes it guestLost: runBoot
 // retries the pair once).
 func (d *driver) bootPair(i int, nb nextBoot, sig <-chan os.Signal, retry string) (int, error) {
-	cpus, err := duetCPUs(d.st.Settings.SMP)
+	halves, err := duetCPUs(d.st.Settings.SMP)
 	if err != nil {
 		return exitUsage, err
 	}
 	u := d.des.(*duetDesign)
+	name := u.bootName(i)
 	var side [2]struct {
-		label, base, outcomes string
-		runs                  [][]string
-		out, log              *os.File
-		cpus                  unix.CPUSet
-		took                  time.Duration
-		code                  int
-		err                   error
+		*bootFiles
+		runs [][]string
+		cpus unix.CPUSet
+		code int
+		err  error
 	}
 	for s, b := range [2]nextBoot{nb, *nb.pair} {
 		p := &side[s]
-		p.label = d.st.Settings.label(b.kernel)
-		p.base = filepath.Join(d.cfg.out, "boots", fmt.Sprintf("%02d-%s", i+1+s, p.label))
-		if err := keepEarlierTry(p.base); err != nil {
+		label := d.st.Settings.label(b.kernel)
+		if p.bootFiles, err = openBoot(name, label, filepath.Join(d.cfg.out, "boots", fmt.Sprintf("%02d-%s", i+1+s, label))); err != nil {
 			return exitUsage, err
 		}
-		if p.runs, err = u.perPackage(b.runs); err != nil {
-			return exitUsage, err
-		}
-		if p.out, err = os.Create(p.base + ".txt"); err == nil {
-			defer p.out.Close()
-			p.log, err = os.Create(p.base + ".log")
-		}
-		if err != nil {
-			return exitUsage, err
-		}
-		defer p.log.Close()
-		if p.outcomes, err = filepath.Abs(p.base + ".outcome"); err != nil {
-			return exitUsage, err
-		}
-		for _, c := range cpus[s] {
+		defer p.close()
+		p.runs = u.perPackage(b.runs)
+		for _, c := range halves[s] {
 			p.cpus.Set(c)
 		}
 	}
 	if len(side[0].runs) != len(side[1].runs) {
-		return exitUsage, fmt.Errorf("%s: the sides' go test runs differ: %d and %d", u.bootName(i), len(side[0].runs), len(side[1].runs))
+		return exitUsage, fmt.Errorf("%s: the sides' go test runs differ: %d and %d", name, len(side[0].runs), len(side[1].runs))
 	}
-	name := u.bootName(i)
 	for k := range side[0].runs {
 		// Both sides of one signal: a forwarder hands it to each.
 		sigs := [2]chan os.Signal{make(chan os.Signal, 1), make(chan os.Signal, 1)}
@@ -192,13 +161,7 @@ func (d *driver) bootPair(i int, nb nextBoot, sig <-chan os.Signal, retry string
 					p.code, p.err = exitUsage, fmt.Errorf("%s: sched_setaffinity: %v", name, err)
 					return
 				}
-				args := append([]string{"test", "-exec", d.execCmd(d.kernelOf(p.label)) + " -outcome " + quote(p.outcomes)}, p.runs[k]...)
-				began := time.Now()
-				p.code, p.err = duetGoTest(d, name, p.label, nil, args, p.out, p.log, p.base+".txt", p.base+".log", sigs[s])
-				p.took += time.Since(began)
-				if p.code == exitBootFailed {
-					p.err = lostGuest(p.outcomes, p.err)
-				}
+				p.code, p.err = d.runGoTest(p.bootFiles, nil, p.runs[k], sigs[s])
 			})
 		}
 		wg.Wait()
@@ -215,29 +178,19 @@ func (d *driver) bootPair(i int, nb nextBoot, sig <-chan os.Signal, retry string
 	recs := make([]bootRecord, 2)
 	for s := range side {
 		p := &side[s]
-		if err := p.out.Sync(); err != nil {
-			return exitUsage, err
-		}
-		if _, code, err := d.freshBootIDs(name, p.label, p.base+".txt"); err != nil {
+		if _, code, err := d.freshBootIDs(p.bootFiles); err != nil {
 			return code, err
-		}
-		if err := appendFile(d.result(p.label), p.base+".txt", d.outputSize(p.label, d.st.Boots)); err != nil {
-			return exitUsage, err
 		}
 		recs[s] = bootRecord{Boot: i + 1 + s, Kernel: p.label, Seconds: p.took.Seconds(), Finished: time.Now().UTC(),
 			Runs: []*nextBoot{&nb, nb.pair}[s].record, Retry: retry}
 	}
-	d.st.Boots = append(d.st.Boots, recs...)
-	if err := d.st.write(d.statePath); err != nil {
-		return exitUsage, err
-	}
-	return 0, nil
+	return d.record(recs...)
 }
 
 // perPackage splits go test runs into one run a package argument, each
 // with the run's flags: the unit the barrier starts at once in both
 // guests (a pattern such as ./... stays one run: name the packages).
-func (u *duetDesign) perPackage(runs [][]string) ([][]string, error) {
+func (u *duetDesign) perPackage(runs [][]string) [][]string {
 	var out [][]string
 	for _, a := range runs {
 		l := testflags.GoTest(a)
@@ -251,7 +204,7 @@ func (u *duetDesign) perPackage(runs [][]string) ([][]string, error) {
 			out = append(out, slices.Concat(flags, []string{p}, l.Rest))
 		}
 	}
-	return out, nil
+	return out
 }
 
 // duetNote is the report's line on the design and the guests' CPUs.
@@ -260,11 +213,11 @@ func (d *driver) duetNote() string {
 	if !s.Duet {
 		return ""
 	}
-	cpus, err := duetCPUs(s.SMP)
+	halves, err := duetCPUs(s.SMP)
 	where := fmt.Sprintf("the CPUs kbab may use now: %v", err)
 	if err == nil {
 		where = fmt.Sprintf("the first boot of each pair (A in pairs 1, 3, ...; B in 2, 4, ...) on host CPUs %s, the other on %s",
-			fingerprint.FormatCPUList(cpus[0]), fingerprint.FormatCPUList(cpus[1]))
+			fingerprint.FormatCPUList(halves[0]), fingerprint.FormatCPUList(halves[1]))
 	}
 	test := "the paired t-test of the log ratios of B's boot medians to A's"
 	if s.Target > 0 {

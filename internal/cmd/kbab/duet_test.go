@@ -149,7 +149,8 @@ type duetRow struct {
 
 var duetRows = []duetRow{{"Work", 0.002, 0.004}, {"Noisy", 0.03, 0.01}}
 
-func (m *duetModel) goTest(d *driver, name, s string, _, args []string, out, _ *os.File, _, _ string, _ <-chan os.Signal) (int, error) {
+func (m *duetModel) goTest(d *driver, bf *bootFiles, _, args []string, _ <-chan os.Signal) (int, error) {
+	name, s, out := bf.name, bf.label, bf.out
 	var boot, pair int
 	fmt.Sscanf(name, "boot %d with", &boot)
 	pair = (boot - 1) / 2
@@ -188,9 +189,9 @@ func simDuet(t *testing.T, runs int, moment, shift float64, flags ...string) (ps
 		t.Skip(err)
 	}
 	m := &duetModel{moment: moment, shift: shift}
-	old := duetGoTest
-	duetGoTest = m.goTest
-	t.Cleanup(func() { duetGoTest = old })
+	old := goTest
+	goTest = m.goTest
+	t.Cleanup(func() { goTest = old })
 	for seed := range runs {
 		m.seed = uint64(seed)
 		out := filepath.Join(t.TempDir(), "out")

@@ -295,12 +295,6 @@ func plannedCount(goTest []string, def int) int {
 	return def
 }
 
-// sets reports whether the go test flags set flag (-count, -p)
-// themselves.
-func sets(goTest []string, flag string) bool {
-	return testflags.GoTest(goTest).Sets(flag)
-}
-
 // quote makes s one field of go test's -exec, which splits on spaces and
 // takes '...' or "..." as one field (no escapes inside).
 func quote(s string) string {

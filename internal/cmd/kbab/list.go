@@ -22,14 +22,9 @@ func readKernelList(p string) ([]kernelFlags, error) {
 	return parseKernelList(p, b)
 }
 
-// parseKernelList parses a kernel list: a line a kernel, in series
-// order, `LABEL IMAGE [cmdline args...]`, fields split on spaces and
-// tabs; blank lines and lines starting with # are skipped. LABEL names
-// the kernel in the report and its file LABEL.txt; IMAGE is a path, taken
-// from the list's directory where relative (so that a list travels with
-// its images); the rest of the line is the kernel's cmdline, as
-// -a-append takes it. An image may repeat with another cmdline; a label
-// may not.
+// parseKernelList parses a kernel list: a line a kernel, `LABEL IMAGE
+// [cmdline args...]` (docs/kbab.md has the format), a relative IMAGE
+// from the list's directory.
 func parseKernelList(p string, b []byte) ([]kernelFlags, error) {
 	var ks []kernelFlags
 	seen := map[string]int{}

@@ -167,9 +167,7 @@ func (p *plannedDesign) plan() error {
 	if err != nil {
 		return err
 	}
-	costs := abplan.BootCosts([]*abfile.File{f})
-	rep := abstat.CompareFiles(files, units, abstat.DefaultOptions)
-	d.design.Plan(abplan.RowsOf(rep), costs, p.spent(pilot))
+	d.design.Plan(abplan.RowsOf(abstat.Grouped(files, units)), abplan.BootCosts([]*abfile.File{f}), p.spent(pilot))
 	return nil
 }
 

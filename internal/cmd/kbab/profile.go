@@ -14,32 +14,10 @@ import (
 	"github.com/kbench/kbench/internal/profdelta"
 )
 
-// This file holds -profile: profile boots after the timed ones, and the
-// perf-profile section of the report from their profiles.
-//
-// With -profile N, once every timed boot has finished, kbab runs N more
-// boots a side, ABBA like the timed ones, each the same go test command
-// with KBENCH_PROFILE set (docs/profiles.md): every row writes a kernel
-// profile of its timed region, which vmexec brings back from the guest.
-// Their own boots, since sampling slows the rows it samples (over 10% at
-// 4 kHz on a VM), so the timed boots are never profiled and A.txt and
-// B.txt hold none of a profile boot's output; the profiles cost wall
-// time only, the profile boots' (about what N timed boots a side take,
-// more where sampling slows the rows). The boots are the samples of the
-// section's spread, so N is 3 or more; for the same op count on both
-// sides, give go test -benchtime=Nx.
-//
-// Files: boots/pNN-A.txt and .log (profile boot NN's go test output,
-// read only for its boot id), profiles/A/pNN/ and profiles/B/pNN/ (its
-// profiles, DIR/<boot>/<package>.<row>.run<k>.pb.gz, the layout
-// kbcompare -profiles-old profiles/A -profiles-new profiles/B reads, so
-// that -plot and -profile-comm work on a finished run). A profile boot
-// writes into profiles/tmp/pNN-A and is moved to profiles/A/pNN only
-// when it has finished, before kbab.json records it; a directory of
-// profiles/A or profiles/B that kbab.json does not record (a boot cut
-// between the two) and the directory of a failed or retried try are
-// moved to profiles/cut/, so that no boot's profiles are merged with
-// another try's.
+// -profile: profile boots after the timed ones, in boots of their own
+// (sampling slows the rows), and the report's perf-profile section from
+// their profiles; docs/profiles.md says what runs, where the profiles
+// land (profiles/A/pNN, profiles/cut/ for a try cut short) and why.
 
 // profileMin is the fewest profile boots a side: the spread of the
 // per-boot costs per op (and shares) needs boots.
@@ -131,19 +109,12 @@ func (d *driver) runProfileBoots(sig <-chan os.Signal) (code int, ok bool) {
 	for j := len(d.st.Profiled); j < total; j++ {
 		s := profileSide(j)
 		name := fmt.Sprintf("profile boot %d of %d", j+1, total)
-		select {
-		case got := <-sig:
+		if got := received(sig); got != nil {
 			fmt.Fprintf(d.stderr, "kbab: %v before %s; rerun the same command to resume\n", got, name)
 			return exitInterrupted, false
-		default:
 		}
 		fmt.Fprintf(d.stderr, "kbab: %s: %s (%s), KBENCH_PROFILE; elapsed %s\n", name, s, describe(d.kernelOf(s)), d.elapsed())
-		code, err := d.profileBoot(j, name, sig, "")
-		var lost *guestLost
-		if errors.As(err, &lost) {
-			fmt.Fprintf(d.stderr, "kbab: %v\nkbab: %s (%s): retrying it once\n", err, name, s)
-			code, err = d.profileBoot(j, name, sig, name+" ("+s+"): its first try's "+lost.why)
-		}
+		code, err := d.retried(name, s, func(retry string) (int, error) { return d.profileBoot(j, name, sig, retry) })
 		if err != nil {
 			fmt.Fprintf(d.stderr, "kbab: %v\nkbab: %d of %d profile boots finished; rerun the same command to resume\n", err, len(d.st.Profiled), total)
 			return code, false
@@ -162,9 +133,6 @@ func (d *driver) runProfileBoots(sig <-chan os.Signal) (code int, ok bool) {
 func (d *driver) profileBoot(j int, name string, sig <-chan os.Signal, retry string) (int, error) {
 	s := profileSide(j)
 	base := filepath.Join(d.cfg.out, "boots", profileBootName(j)+"-"+s)
-	if err := keepEarlierTry(base); err != nil {
-		return exitUsage, err
-	}
 	tmp, err := filepath.Abs(filepath.Join(d.cfg.out, "profiles", "tmp", profileBootName(j)+"-"+s))
 	if err != nil {
 		return exitUsage, err
@@ -182,11 +150,7 @@ func (d *driver) profileBoot(j int, name string, sig <-chan os.Signal, retry str
 	if d.design != nil {
 		count = d.design.Opts.Count
 	}
-	took, code, err := d.runGoTests(name, s, append(os.Environ(), "KBENCH_PROFILE="+tmp), d.wholeCommand(count), base, sig)
-	if err != nil {
-		return code, err
-	}
-	ids, code, err := d.freshBootIDs(name, s, base+".txt")
+	b, ids, code, err := d.runGoTests(name, s, append(os.Environ(), "KBENCH_PROFILE="+tmp), d.wholeCommand(count), base, sig)
 	if err != nil {
 		return code, err
 	}
@@ -202,7 +166,7 @@ func (d *driver) profileBoot(j int, name string, sig <-chan os.Signal, retry str
 	if err := os.Rename(tmp, dst); err != nil {
 		return exitUsage, err
 	}
-	d.st.Profiled = append(d.st.Profiled, profiledBoot{Boot: j + 1, Side: s, Seconds: took.Seconds(), Finished: time.Now().UTC(), BootIDs: ids, Retry: retry})
+	d.st.Profiled = append(d.st.Profiled, profiledBoot{Boot: j + 1, Side: s, Seconds: b.took.Seconds(), Finished: time.Now().UTC(), BootIDs: ids, Retry: retry})
 	if err := d.st.write(d.statePath); err != nil {
 		return exitUsage, err
 	}

@@ -12,17 +12,9 @@ import (
 	"github.com/kbench/kbench/internal/vmflags"
 )
 
-// Kernels from source (-tree): each kernel is a commit of the tree,
-// plus a patch, built by package kernelbuild (cmd/kbuild's) into its
-// cache: -a-kernel and -b-kernel name revisions, -series and -bisect a
-// range GOOD..BAD of the tree's first-parent history (GOOD and every
-// commit after it up to BAD, labeled by their short hashes). An A/B's
-// and a series' kernels are built before the first boot; a bisection
-// builds good and bad, then only the commits its search visits, and a
-// commit that does not build is skipped, as git bisect skip does, and
-// named in the report. A built kernel's sha256 in kbab.json is its
-// build's key (the commit's tree, the patch, the config, the
-// compiler), which names its image.
+// treeFlags are -tree's: kernels built from commits of a source tree
+// (plus a patch) by package kernelbuild into its cache, kbab.json's
+// sha256 of each its build key (docs/builds.md, "In kbab").
 type treeFlags struct {
 	tree, config, cache string
 	patch               [2]string // -a-patch, -b-patch

@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -344,7 +345,7 @@ func (st *state) check() error {
 		}
 		// A bisection's step boots (no kernel here) are checked by
 		// replaying its search (bisectDesign.feed).
-		if want, why := st.kernelOf(i); want != "" && d.Kernel != want {
+		if want, why := st.bootKernel(i); want != "" && d.Kernel != want {
 			return fmt.Errorf("%s (boot %d) is kernel %q: want %q, %s", at, d.Boot, d.Kernel, want, why)
 		}
 		if !(d.Seconds >= 0) {
@@ -354,10 +355,10 @@ func (st *state) check() error {
 	return st.checkProfiled(map[string]int{})
 }
 
-// kernelOf is the label boot i must have and why; "" for a bisection's
+// bootKernel is the label boot i must have and why; "" for a bisection's
 // step, which its search picks (a middle image: check and the search's
 // replay see to it).
-func (st *state) kernelOf(i int) (label, why string) {
+func (st *state) bootKernel(i int) (label, why string) {
 	s := st.Settings
 	if s.Design != "bisect" {
 		return s.label(balancedOrder(i, len(s.Kernels))), "its place in the balanced order"
@@ -388,13 +389,10 @@ func bootFile(dir string, r bootRecord) string {
 }
 
 // checkOutputs makes sure each finished boot's output (bootFile) is
-// there with boot ids of its own, which it returns (id: boot), and that
-// each kernel's file holds its boots' outputs one after another; it
-// repairs what a crash can leave: bytes past the last finished boot are
-// an append cut short (or a boot kbab.json does not record yet), and are
-// cut off, naming how many; that boot runs again. A kernel's file that
-// ends inside a finished boot's output, or whose bytes differ from it,
-// is refused, naming the boot and its bytes.
+// there with boot ids of its own, which it returns, and that each
+// kernel's file holds its boots' outputs one after another: bytes past
+// them (an append cut short) are cut off, naming how many, anything else
+// refused, naming the boot (docs/kbab.md, "Resume, crashes and edits").
 func (st *state) checkOutputs(dir string, stderr io.Writer) (map[string]bool, error) {
 	ids := map[string]bool{}
 	for _, k := range st.Settings.Kernels {
@@ -477,15 +475,9 @@ func (st *state) write(p string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(append(b, '\n')); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
+	_, err = f.Write(append(b, '\n'))
+	// Renamed only once whole and synced; closed whatever happened.
+	if err = cmp.Or(err, f.Sync(), f.Close()); err != nil {
 		return err
 	}
 	if err := os.Rename(tmp, p); err != nil {

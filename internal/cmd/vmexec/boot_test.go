@@ -283,10 +283,11 @@ func TestBootStall(t *testing.T) {
 	os.WriteFile(strings.Replace(r.img, "vmlinuz-", "System.map-", 1), []byte("ffffffff81000000 T _stext\n"), 0o644)
 	r.fails(vmflags.ExitFroze, "(not named: a bzImage boot randomizes the kernel's base (KASLR)")
 	// Init's heartbeat is progress: 6 s of a silent binary pass
-	// -stall=2s, ten beats of 200 ms a window (at -stall=1s a loaded
-	// machine, load average 15, once let a second pass between beats).
+	// -stall=4s, twenty beats of 200 ms a window (at -stall=1s, and once
+	// at 2s, a loaded machine, load average 15, let a window pass
+	// between beats).
 	r = stalls("beating")
-	r.cfg.stall = 2 * time.Second
+	r.cfg.stall = 4 * time.Second
 	r.exits(exitStatus{})
 }
 

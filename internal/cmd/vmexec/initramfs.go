@@ -163,18 +163,17 @@ func sharedLibs(p string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: not an ELF executable: %w", p, err)
 	}
+	defer f.Close()
 	interp := ""
 	for _, prog := range f.Progs {
 		if prog.Type == elf.PT_INTERP {
 			b, err := io.ReadAll(prog.Open())
 			if err != nil {
-				f.Close()
 				return nil, err
 			}
 			interp = string(bytes.TrimRight(b, "\x00"))
 		}
 	}
-	f.Close()
 	if interp == "" {
 		return nil, nil
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kbench/kbench/internal/cpus"
 	"github.com/kbench/kbench/internal/fingerprint"
 	"golang.org/x/sys/unix"
 )
@@ -20,15 +21,9 @@ func (h *host) pin(qemuPid int) string {
 	if h.cfg.pin == "off" {
 		return "not pinned (-pin off)"
 	}
-	var set unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &set); err != nil {
-		return "not pinned (sched_getaffinity: " + err.Error() + ")"
-	}
-	var allowed []int
-	for c := 0; c < len(set)*64; c++ {
-		if set.IsSet(c) {
-			allowed = append(allowed, c)
-		}
+	allowed, err := cpus.Usable()
+	if err != nil {
+		return "not pinned (" + err.Error() + ")"
 	}
 	if len(allowed) < h.cfg.smp {
 		return fmt.Sprintf("not pinned (%d vCPUs, %d host CPUs allowed: %s)", h.cfg.smp, len(allowed), fingerprint.FormatCPUList(allowed))

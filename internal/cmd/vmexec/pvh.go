@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"debug/elf"
 	"encoding/binary"
@@ -39,11 +40,8 @@ func pvhKernel(image, sum, dir string) (string, error) {
 		return "", err
 	}
 	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(vmlinux); err != nil {
-		tmp.Close()
-		return "", err
-	}
-	if err := tmp.Close(); err != nil {
+	_, err = tmp.Write(vmlinux)
+	if err = cmp.Or(err, tmp.Close()); err != nil {
 		return "", err
 	}
 	if ok, err := hasPVHEntry(tmp.Name()); !ok {

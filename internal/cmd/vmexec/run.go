@@ -163,7 +163,8 @@ func (h *host) chooseAccel() (accel, fact string, probe bool) {
 		return h.tcg(err.Error())
 	}
 	f.Close()
-	v := h.cachedAccel()
+	b, _ := os.ReadFile(h.accelCachePath())
+	v := strings.TrimSpace(string(b))
 	if reason, ok := strings.CutPrefix(v, "tcg: "); ok {
 		// The probing run's fact and warning, so that runs compare.
 		fmt.Fprintf(h.log, "=== vmexec: the accelerator choice cached in %s: %s\n", h.accelCachePath(), v)
@@ -183,11 +184,6 @@ func (h *host) accelCachePath() string {
 		return filepath.Join(dir, "accel-"+hex.EncodeToString(sum[:])[:24])
 	}
 	return ""
-}
-
-func (h *host) cachedAccel() string {
-	b, _ := os.ReadFile(h.accelCachePath())
-	return strings.TrimSpace(string(b))
 }
 
 // cacheAccel remembers -accel auto's choice; a cache that cannot be

@@ -69,7 +69,7 @@ func read(label string, r io.Reader) (*kernel, error) {
 		}
 		var e event
 		if err := json.Unmarshal(line, &e); err != nil {
-			return nil, fmt.Errorf("%s: %v in %q", label, err, truncate(string(line)))
+			return nil, fmt.Errorf("%s: %v in %q", label, err, cut(string(line), 80))
 		}
 		if e.Package == "" {
 			continue
@@ -139,5 +139,3 @@ func (k *kernel) outputLine(pkg, test, line string, last map[string]string, pkgL
 		k.results[key] = &outcome{action: "pass"}
 	}
 }
-
-func truncate(s string) string { return cut(s, 80) }
