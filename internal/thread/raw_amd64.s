@@ -1,3 +1,5 @@
+//go:build linux
+
 #include "textflag.h"
 
 // func RawSyscall6(trap, a1, a2, a3, a4, a5, a6 uintptr) (r1, r2 uintptr, err unix.Errno)
