@@ -15,14 +15,12 @@ import (
 
 // The syscalls of one transaction, called directly so that the kernel sees
 // what netperf's C makes it see: blocking sockets, send(2) and recv(2)
-// (sendto/recvfrom with no address, as glibc issues them), no netpoller.
-// Sockets also get SOCK_CLOEXEC, which netperf does not ask for, so that no
-// benchmark socket leaks into a child process. Calls that cannot block
-// (socket, getsockopt, setsockopt, bind, close without SO_LINGER) are raw,
-// so they skip the Go runtime's syscall entry and exit as glibc's wrappers
-// have none; those that wait for the peer (connect, accept, send, recv)
-// go through thread.Syscall: raw in a flow's own process (thread.Solo),
-// through the runtime on a thread of the test binary.
+// (sendto/recvfrom with no address, as glibc issues them), no netpoller,
+// SOCK_CLOEXEC (not netperf's) so no socket leaks into a child process.
+// Calls that cannot block (socket, getsockopt, setsockopt, bind, close
+// without SO_LINGER) are raw (thread.RawSyscall6, glibc's stub alike);
+// those that wait for the peer go through thread.Syscall6: raw in a flow's
+// own process (thread.Solo), through the runtime in the test binary.
 
 // endpoint is an IP address with a raw sockaddr for it, so that setting
 // a port and passing it to bind or connect allocates nothing and goes
@@ -71,7 +69,7 @@ func (e *endpoint) at(port int) (unsafe.Pointer, uintptr) {
 // bind is bind(2) to e at port; it cannot block.
 func (e *endpoint) bind(fd, port int) error {
 	sa, n := e.at(port)
-	if _, _, errno := unix.RawSyscall(unix.SYS_BIND, uintptr(fd), uintptr(sa), n); errno != 0 {
+	if _, _, errno := thread.RawSyscall6(unix.SYS_BIND, uintptr(fd), uintptr(sa), n, 0, 0, 0); errno != 0 {
 		return errno
 	}
 	return nil
@@ -81,7 +79,7 @@ func (e *endpoint) bind(fd, port int) error {
 // runtime's signals are installed with SA_RESTART, which restarts it.
 func (e *endpoint) connect(fd, port int) error {
 	sa, n := e.at(port)
-	_, _, errno := thread.Syscall(unix.SYS_CONNECT, uintptr(fd), uintptr(sa), n)
+	_, _, errno := thread.Syscall6(unix.SYS_CONNECT, uintptr(fd), uintptr(sa), n, 0, 0, 0)
 	runtime.KeepAlive(e)
 	if errno != 0 {
 		return errno
@@ -93,7 +91,7 @@ func (e *endpoint) connect(fd, port int) error {
 // buffer sizes are read (set_sock_buffer with no size requested) and that
 // gets SO_REUSEADDR.
 func newSocket(family int) (int, error) {
-	r, _, e := unix.RawSyscall(unix.SYS_SOCKET, uintptr(family), unix.SOCK_STREAM|unix.SOCK_CLOEXEC, unix.IPPROTO_TCP)
+	r, _, e := thread.RawSyscall6(unix.SYS_SOCKET, uintptr(family), unix.SOCK_STREAM|unix.SOCK_CLOEXEC, unix.IPPROTO_TCP, 0, 0, 0)
 	if e != 0 {
 		return -1, fmt.Errorf("socket: %w", e)
 	}
@@ -101,13 +99,13 @@ func newSocket(family int) (int, error) {
 	var v int32
 	for _, opt := range [...]uintptr{unix.SO_SNDBUF, unix.SO_RCVBUF} {
 		n := uint32(unsafe.Sizeof(v))
-		if _, _, e := unix.RawSyscall6(unix.SYS_GETSOCKOPT, r, unix.SOL_SOCKET, opt, uintptr(unsafe.Pointer(&v)), uintptr(unsafe.Pointer(&n)), 0); e != 0 {
+		if _, _, e := thread.RawSyscall6(unix.SYS_GETSOCKOPT, r, unix.SOL_SOCKET, opt, uintptr(unsafe.Pointer(&v)), uintptr(unsafe.Pointer(&n)), 0); e != 0 {
 			rawClose(fd)
 			return -1, fmt.Errorf("getsockopt(SOL_SOCKET, %d): %w", opt, e)
 		}
 	}
 	v = 1
-	if _, _, e := unix.RawSyscall6(unix.SYS_SETSOCKOPT, r, unix.SOL_SOCKET, unix.SO_REUSEADDR, uintptr(unsafe.Pointer(&v)), unsafe.Sizeof(v), 0); e != 0 {
+	if _, _, e := thread.RawSyscall6(unix.SYS_SETSOCKOPT, r, unix.SOL_SOCKET, unix.SO_REUSEADDR, uintptr(unsafe.Pointer(&v)), unsafe.Sizeof(v), 0); e != 0 {
 		rawClose(fd)
 		return -1, fmt.Errorf("setsockopt(SO_REUSEADDR): %w", e)
 	}
@@ -116,7 +114,7 @@ func newSocket(family int) (int, error) {
 
 // rawClose closes a data socket. Without SO_LINGER, close(2) queues the
 // FIN and returns; it does not wait for the peer.
-func rawClose(fd int) { unix.RawSyscall(unix.SYS_CLOSE, uintptr(fd), 0, 0) }
+func rawClose(fd int) { thread.RawSyscall6(unix.SYS_CLOSE, uintptr(fd), 0, 0, 0, 0, 0) }
 
 // listenSocket opens a server's per-flow listening socket on ip, port
 // chosen by the kernel, with netserver's backlog of 5, and returns it with

@@ -173,7 +173,7 @@ func put(fd int, v uint32) error {
 	var buf [4]byte
 	binary.LittleEndian.PutUint32(buf[:], v)
 	for {
-		r, _, e := thread.Syscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))
+		r, _, e := thread.Syscall6(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)), 0, 0, 0)
 		if e == unix.EINTR {
 			continue
 		}
@@ -191,7 +191,7 @@ func put(fd int, v uint32) error {
 func expect(fd int, want uint32) error {
 	var buf [4]byte
 	for {
-		r, _, e := thread.Syscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))
+		r, _, e := thread.Syscall6(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)), 0, 0, 0)
 		if e == unix.EINTR {
 			continue
 		}

@@ -65,18 +65,18 @@ func (m *rightsMsg) prepareSend() {
 
 // send is sendmsg(fd, m, MSG_NOSIGNAL) on the prepared message, repeated
 // if a signal (the Go runtime's SIGURG) interrupts it. It may wait for the
-// receiver, so it goes through thread.Syscall.
-func (m *rightsMsg) send(fd int) (int, error) { return m.sendWith(thread.Syscall, fd) }
+// receiver, so it goes through thread.Syscall6.
+func (m *rightsMsg) send(fd int) (int, error) { return m.sendWith(thread.Syscall6, fd) }
 
 // sendBad is send for a message whose fd is invalid: the kernel refuses it
 // (EBADF, while copying the fds in) before it could block, so the call
 // skips the Go runtime's syscall entry and exit, as other calls that
 // cannot block do.
-func (m *rightsMsg) sendBad(fd int) (int, error) { return m.sendWith(unix.RawSyscall, fd) }
+func (m *rightsMsg) sendBad(fd int) (int, error) { return m.sendWith(thread.RawSyscall6, fd) }
 
-func (m *rightsMsg) sendWith(call func(trap, a1, a2, a3 uintptr) (r1, r2 uintptr, err unix.Errno), fd int) (int, error) {
+func (m *rightsMsg) sendWith(call func(trap, a1, a2, a3, a4, a5, a6 uintptr) (r1, r2 uintptr, err unix.Errno), fd int) (int, error) {
 	for {
-		r, _, e := call(unix.SYS_SENDMSG, uintptr(fd), uintptr(unsafe.Pointer(&m.hdr)), unix.MSG_NOSIGNAL)
+		r, _, e := call(unix.SYS_SENDMSG, uintptr(fd), uintptr(unsafe.Pointer(&m.hdr)), unix.MSG_NOSIGNAL, 0, 0, 0)
 		runtime.KeepAlive(m)
 		switch e {
 		case 0:
@@ -100,9 +100,9 @@ func (m *rightsMsg) recv(fd int) ([]int32, error) {
 	m.hdr.SetControllen(len(m.ctrl))
 	m.hdr.Flags = 0
 	m.data[0] = 0
-	r, _, e := thread.Syscall(unix.SYS_RECVMSG, uintptr(fd), uintptr(unsafe.Pointer(&m.hdr)), 0)
+	r, _, e := thread.Syscall6(unix.SYS_RECVMSG, uintptr(fd), uintptr(unsafe.Pointer(&m.hdr)), 0, 0, 0, 0)
 	for e == unix.EINTR {
-		r, _, e = thread.Syscall(unix.SYS_RECVMSG, uintptr(fd), uintptr(unsafe.Pointer(&m.hdr)), 0)
+		r, _, e = thread.Syscall6(unix.SYS_RECVMSG, uintptr(fd), uintptr(unsafe.Pointer(&m.hdr)), 0, 0, 0, 0)
 	}
 	runtime.KeepAlive(m)
 	if e != 0 {

@@ -258,13 +258,13 @@ func (p *pair) settle() error {
 // AF_UNIX stream socket.
 func (p *pair) make(cpath *byte) (int, error) {
 	if p.cfg.Kind == KindUnix {
-		r, _, e := unix.RawSyscall(unix.SYS_SOCKET, unix.AF_UNIX, unix.SOCK_STREAM, 0)
+		r, _, e := thread.RawSyscall6(unix.SYS_SOCKET, unix.AF_UNIX, unix.SOCK_STREAM, 0, 0, 0, 0)
 		if e != 0 {
 			return -1, fmt.Errorf("socket(AF_UNIX, SOCK_STREAM): %s", skip.Errno(e))
 		}
 		return int(r), nil
 	}
-	r, _, e := unix.RawSyscall6(unix.SYS_OPENAT, uintptr(atFdcwd), uintptr(unsafe.Pointer(cpath)), unix.O_RDWR, 0, 0, 0)
+	r, _, e := thread.RawSyscall6(unix.SYS_OPENAT, uintptr(atFdcwd), uintptr(unsafe.Pointer(cpath)), unix.O_RDWR, 0, 0, 0)
 	if e != 0 {
 		return -1, fmt.Errorf("open(%s, O_RDWR): %s", unix.BytePtrToString(cpath), skip.Errno(e))
 	}
@@ -273,7 +273,7 @@ func (p *pair) make(cpath *byte) (int, error) {
 
 func (p *pair) closeSlots(slots []int32) {
 	for _, fd := range slots {
-		unix.RawSyscall(unix.SYS_CLOSE, uintptr(fd), 0, 0)
+		thread.RawSyscall6(unix.SYS_CLOSE, uintptr(fd), 0, 0, 0, 0, 0)
 	}
 }
 
@@ -298,7 +298,7 @@ func (p *pair) sendRetrying(msg *rightsMsg, sfd int, c *Counts) error {
 			return fmt.Errorf("%s %d times in a row: the user's fds in flight stay above RLIMIT_NOFILE (%d); raise it or run as root", skip.Errno(err), tries+1, p.plan.badFD-1)
 		}
 		c.Retries++
-		unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+		thread.RawSyscall6(unix.SYS_SCHED_YIELD, 0, 0, 0, 0, 0, 0)
 	}
 }
 
@@ -395,7 +395,7 @@ func (p *pair) receive() (c Counts, err error) {
 // signals the thread (SIGURG) every ~100 us of the batch.
 func closeHeld(held []int32, y *thread.Yielder) {
 	for i, fd := range held {
-		unix.RawSyscall(unix.SYS_CLOSE, uintptr(fd), 0, 0)
+		thread.RawSyscall6(unix.SYS_CLOSE, uintptr(fd), 0, 0, 0, 0, 0)
 		if i%yieldCheck == yieldCheck-1 {
 			y.Tick(thread.Clock())
 		}
@@ -408,17 +408,17 @@ func closeHeld(held []int32, y *thread.Yielder) {
 func peek(fd int) {
 	var n int32
 	// FIONREAD is TIOCINQ on Linux.
-	_, _, e := unix.RawSyscall(unix.SYS_IOCTL, uintptr(fd), unix.TIOCINQ, uintptr(unsafe.Pointer(&n)))
+	_, _, e := thread.RawSyscall6(unix.SYS_IOCTL, uintptr(fd), unix.TIOCINQ, uintptr(unsafe.Pointer(&n)), 0, 0, 0)
 	if e == 0 && n >= 1 {
 		var b [1]byte
-		unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), 1)
+		thread.RawSyscall6(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), 1, 0, 0, 0)
 	}
 }
 
 // connect is the client's socket, SO_REUSEADDR and connect, retried 100
 // times 10ms apart as stress-ng does while the server is not listening. It
 // returns -1 with no error when the server has finished. connect can wait
-// for the server's backlog, so it goes through thread.Syscall.
+// for the server's backlog, so it goes through thread.Syscall6.
 func (p *pair) connect() (int, error) {
 	var sa unix.RawSockaddrUnix
 	if len(p.path) >= len(sa.Path) {
@@ -438,7 +438,7 @@ func (p *pair) connect() (int, error) {
 			unix.Close(fd)
 			return -1, fmt.Errorf("sockfd client: setsockopt(SO_REUSEADDR): %s", skip.Errno(err))
 		}
-		if _, _, e := thread.Syscall(unix.SYS_CONNECT, uintptr(fd), uintptr(unsafe.Pointer(&sa)), salen); e != 0 {
+		if _, _, e := thread.Syscall6(unix.SYS_CONNECT, uintptr(fd), uintptr(unsafe.Pointer(&sa)), salen, 0, 0, 0); e != 0 {
 			err = e
 		} else {
 			return fd, nil

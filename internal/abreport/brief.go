@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/kbench/kbench/internal/abfile"
@@ -66,18 +67,14 @@ func writeBrief(w io.Writer, r *abstat.Report) error {
 	}
 
 	total := r.Rows()
-	rule := fmt.Sprintf("q <= %g", r.Opts.Alpha)
-	if r.Opts.PerRow {
-		rule = fmt.Sprintf("p <= %g", r.Opts.Alpha)
-	}
 	var listed []func()
 	for t, row := range r.Primaries() {
 		if row.Verdict.Moved() || row.Verdict == abstat.Failed || row.Verdict == abstat.Skipped {
 			listed = append(listed, func() { lines = append(lines, briefRow(r, t, row)...) })
 		}
 	}
-	add(fmt.Sprintf("changed: %d of %d rows (%s, change at least %g%%)", r.Count(abstat.Worse)+r.Count(abstat.Better)+
-		r.Count(abstat.Changed), total, rule, 100*r.Opts.Threshold))
+	add(fmt.Sprintf("changed: %d of %d rows (q <= %g, change at least %g%%)", r.Count(abstat.Worse)+r.Count(abstat.Better)+
+		r.Count(abstat.Changed), total, r.Opts.Alpha, 100*r.Opts.Threshold))
 	for i, f := range listed {
 		if i == briefRows {
 			add(fmt.Sprintf("  ... %s (-format text lists them)", plural(len(listed)-i, "more row", "more rows")))
@@ -100,7 +97,7 @@ func writeBrief(w io.Writer, r *abstat.Report) error {
 			lo, hi = min(lo, row.Power.MDE), max(hi, row.Power.MDE)
 		})
 		add(fmt.Sprintf("underpowered: %s could not have seen %g%% (mde %s to %s)", plural(n, "row", "rows"),
-			100*r.Opts.Threshold, FormatMDE(lo), FormatMDE(hi)))
+			100*r.Opts.Threshold, formatMDE(lo), formatMDE(hi)))
 	}
 	var counts []string
 	for _, v := range []abstat.Verdict{abstat.Worse, abstat.Better, abstat.Changed, abstat.Same, abstat.Underpowered,
@@ -110,7 +107,7 @@ func writeBrief(w io.Writer, r *abstat.Report) error {
 		}
 	}
 	add(fmt.Sprintf("%s: %s", plural(total, "row", "rows"), strings.Join(counts, ", ")))
-	if r.Family > 1 && !r.Opts.PerRow {
+	if r.Family > 1 {
 		add(fmt.Sprintf("chance: %d of %d rows have p <= %g, %.1f would by chance alone", r.Nominal, r.Family,
 			r.Opts.Alpha, float64(r.Family)*r.Opts.Alpha))
 	}
@@ -168,22 +165,14 @@ func setupChange(d abstat.SetupDiff, w int) string {
 	if runes(s) <= w || len(ow) < 2 && len(nw) < 2 {
 		return fit(s, w)
 	}
-	set := func(words []string) map[string]bool {
-		m := map[string]bool{}
-		for _, x := range words {
-			m[x] = true
-		}
-		return m
-	}
-	os, ns := set(ow), set(nw)
 	var diff []string
 	for _, x := range ow {
-		if !ns[x] {
+		if !slices.Contains(nw, x) {
 			diff = append(diff, "-"+x)
 		}
 	}
 	for _, x := range nw {
-		if !os[x] {
+		if !slices.Contains(ow, x) {
 			diff = append(diff, "+"+x)
 		}
 	}

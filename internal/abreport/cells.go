@@ -100,7 +100,7 @@ func formatRow(t *abstat.Table, row *abstat.Row) cells {
 	scaler := benchunit.CommonScale(centers, benchunit.ClassOf(t.Unit))
 	c := cells{Old: "-", New: "-", Change: "-", P: "-", Q: "-", Verdict: verdictWord(row), Within: "-", Between: "-", MDE: "-", Need: "-"}
 	if pw := row.Power; pw != nil {
-		c.MDE, c.Need = FormatMDE(pw.MDE), formatNeed(pw.Need)
+		c.MDE, c.Need = formatMDE(pw.MDE), formatNeed(pw.Need)
 	}
 	if !math.IsNaN(row.Q) {
 		c.Q = fmt.Sprintf("%.3f", row.Q)
@@ -165,8 +165,8 @@ func pctChange(c float64) string {
 	return fmt.Sprintf("%+.2f%%", 100*c)
 }
 
-// FormatMDE formats a minimum detectable effect.
-func FormatMDE(m float64) string {
+// formatMDE formats a minimum detectable effect.
+func formatMDE(m float64) string {
 	switch {
 	case math.IsInf(m, 1):
 		return "∞"
@@ -241,6 +241,12 @@ func wrap(s string, w int) []string {
 		r = r[cut:]
 	}
 	return append(lines, string(r))
+}
+
+// para is s wrapped to w runes, its first line after first, the others
+// after cont, each ending in a newline.
+func para(s string, w int, first, cont string) string {
+	return first + strings.Join(wrap(s, w), "\n"+cont) + "\n"
 }
 
 // footnotes numbers each warning in notes, adding those not yet there,

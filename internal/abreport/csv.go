@@ -18,25 +18,14 @@ var CSVHeader = []string{"kind", "package", "ident", "name", "unit", "direction"
 	"within", "between", "old_text", "new_text", "count", "note"}
 
 // CSVProfileHeader are the columns added after CSVHeader's where the
-// report has a perf-profile section (only then, so that a report without
-// one is what it was).
+// report has a perf-profile section.
 var CSVProfileHeader = []string{"form", "function", "old_sd", "new_sd", "t", "df", "rel_change", "event", "hz",
 	"order_by", "per_op_unit", "per_op_old", "per_op_old_sd", "per_op_new", "per_op_new_sd", "per_op_change", "per_op_t", "per_op_q"}
 
-// WriteCSV writes one header row, then a record per row ("row"), per
-// counter under a row ("counter", group in note), per geomean line
-// ("geomean", its rows in count), per setup difference ("setup", key in
-// name, values in old_text and new_text), per problem ("problem", side in
-// old_text) and per summary count ("summary", name and count).
-//
-// With a perf-profile section, the columns of CSVProfileHeader follow,
-// and a record per function of each profiled row and form ("profile",
-// the row's name in name, the form and function, each side's mean share
-// in old_center and new_center and its boots in old_boots and new_boots,
-// their sd in old_sd and new_sd, the change in change, Welch's t, df, p
-// and q, the new side's first event and rate, what orders the row's
-// functions (order_by: per_op or share) and with per_op the function's
-// cost per op: each side's mean and sd, the change, Welch's t and q).
+// WriteCSV writes the report's JSON values (JSONOf) as CSV: one header
+// row, then a record per row, counter, geomean line, setup difference,
+// problem, profiled function and summary count (docs/kbcompare.md says
+// which columns each kind uses).
 func WriteCSV(w io.Writer, a *AB) error {
 	m := JSONOf(a)
 	header := CSVHeader

@@ -15,10 +15,8 @@ import (
 )
 
 // JSONReport is the report for scripts and dashboards (-format json; csv
-// flattens the same values): docs/kbcompare.md describes each field.
-// Numbers that are infinite or undefined (an interval that too few
-// samples cannot bound, the mde of a test that cannot reach alpha) are
-// null.
+// flattens the same values): docs/kbcompare.md describes each field of
+// it and of the types below. Numbers that are infinite or undefined are null.
 type JSONReport struct {
 	Schema    string             `json:"schema"` // "kbcompare/2"
 	Old       string             `json:"old"`
@@ -32,87 +30,66 @@ type JSONReport struct {
 	Rows      []jsonRow          `json:"rows"`
 	Geomeans  []jsonGeo          `json:"geomeans"`
 	Problems  []jsonProblem      `json:"problems"`
-	// Skips are the rows that skipped with no results on either side
-	// (abstat.Skip), left out where there are none.
-	Skips   []jsonSkip  `json:"skips,omitempty"`
-	Summary jsonSummary `json:"summary"`
-	// Profiles is the perf-profile section, with -profiles-old and
-	// -profiles-new only.
-	Profiles []jsonProfile `json:"profiles,omitempty"`
+	Skips     []jsonSkip         `json:"skips,omitempty"`
+	Summary   jsonSummary        `json:"summary"`
+	Profiles  []jsonProfile      `json:"profiles,omitempty"`
 }
 
-// jsonProfile is one row's profile comparison (package profdelta):
-// its functions in each form, ordered by |t| of the measure OrderBy
-// names: "per_op" (each function's per_op) where every profile records
-// its ops, else "share".
+// jsonProfile is one row's profile comparison (package profdelta).
 type jsonProfile struct {
-	Package  string         `json:"package"`
-	Ident    string         `json:"ident,omitempty"`
-	Name     string         `json:"name"`
-	Verdict  abstat.Verdict `json:"verdict"`
-	Boots    jsonSides      `json:"boots"`
-	Samples  [2][]int64     `json:"samples"` // per boot, old then new
-	BootIDs  [2][]string    `json:"boot_ids"`
-	Sampling [2][]jsonSmpl  `json:"sampling"`       // each side's distinct ways, old then new
-	Frames   string         `json:"frames"`         // "kernel" or "all"
-	Comm     string         `json:"comm,omitempty"` // -profile-comm: the threads whose samples count
-	MinShare float64        `json:"min_share"`
-	OrderBy  string         `json:"order_by"`
-	// PerOpUnit is the unit of the per-op figures' numerator ("cpu
-	// nanoseconds"), Ops each side's ops per boot; with order_by per_op
-	// only.
-	PerOpUnit string      `json:"per_op_unit,omitempty"`
-	Ops       *[2][]int64 `json:"ops,omitempty"`
-	Self      []jsonFunc  `json:"self"`
-	Children  []jsonFunc  `json:"children"`
+	Package   string         `json:"package"`
+	Ident     string         `json:"ident,omitempty"`
+	Name      string         `json:"name"`
+	Verdict   abstat.Verdict `json:"verdict"`
+	Boots     jsonSides      `json:"boots"`
+	Samples   [2][]int64     `json:"samples"` // per boot, old then new
+	BootIDs   [2][]string    `json:"boot_ids"`
+	Sampling  [2][]jsonSmpl  `json:"sampling"`
+	Frames    string         `json:"frames"`
+	Comm      string         `json:"comm,omitempty"`
+	MinShare  float64        `json:"min_share"`
+	OrderBy   string         `json:"order_by"`
+	PerOpUnit string         `json:"per_op_unit,omitempty"`
+	Ops       *[2][]int64    `json:"ops,omitempty"`
+	Self      []jsonFunc     `json:"self"`
+	Children  []jsonFunc     `json:"children"`
 }
 
-// jsonSmpl is how a side's profiles were sampled.
 type jsonSmpl struct {
 	Event string `json:"event"`
-	Hz    int    `json:"hz"` // 0: not recorded
+	Hz    int    `json:"hz"`
 	Scope string `json:"scope"`
 }
 
-// jsonFunc is a function's share of a row's samples (a fraction) on
-// each side, the change (new - old) and Welch's test of the per-boot
-// shares, and its cost per op (per_op_unit over an op) compared alike,
-// where the row's profiles record their ops.
+// jsonFunc is a function's share (jsonStat) and its cost per op.
 type jsonFunc struct {
 	Function string `json:"function"`
 	jsonStat
 	PerOp *jsonStat `json:"per_op,omitempty"`
 }
 
-// jsonStat compares one measure of a function across the boots.
 type jsonStat struct {
 	Old    jsonShare `json:"old"`
 	New    jsonShare `json:"new"`
 	Change *float64  `json:"change"`
-	Rel    *float64  `json:"rel_change"` // change/old; null for a function new to the row
+	Rel    *float64  `json:"rel_change"`
 	T      *float64  `json:"t"`
 	DF     *float64  `json:"df"`
 	P      *float64  `json:"p"`
 	Q      *float64  `json:"q"`
 }
 
-// jsonShare is a side's mean share, the sd of its per-boot shares
-// (null for one boot) and those shares.
 type jsonShare struct {
 	Mean  float64   `json:"mean"`
 	SD    *float64  `json:"sd"`
 	Boots []float64 `json:"boots"`
 }
 
-// jsonSides is a count per side.
 type jsonSides struct {
 	Old int `json:"old"`
 	New int `json:"new"`
 }
 
-// jsonSide is one side of a row: its center (the median, or with
-// boots as samples the geometric mean of boot medians), that center's
-// 95% interval, its samples and its boots.
 type jsonSide struct {
 	Center *float64 `json:"center"`
 	Lo     *float64 `json:"lo"`
@@ -121,50 +98,43 @@ type jsonSide struct {
 	Boots  int      `json:"boots"`
 }
 
-// jsonRow is one benchmark in one unit.
 type jsonRow struct {
 	Package   string         `json:"package"`
 	Ident     string         `json:"ident,omitempty"`
 	Name      string         `json:"name"`
 	Unit      string         `json:"unit"`
-	Direction string         `json:"direction"` // "higher", "lower" or "unknown" is better
-	Old       *jsonSide      `json:"old"`       // null where the old file lacks the row
+	Direction string         `json:"direction"`
+	Old       *jsonSide      `json:"old"`
 	New       *jsonSide      `json:"new"`
-	Role      abstat.Role    `json:"role"`   // "primary" (the row's verdict), "derived" (a rate of it) or "evidence"
-	Change    *float64       `json:"change"` // new/old - 1
+	Role      abstat.Role    `json:"role"`
+	Change    *float64       `json:"change"`
 	ChangeLo  *float64       `json:"change_lo"`
 	ChangeHi  *float64       `json:"change_hi"`
 	P         *float64       `json:"p"`
-	Q         *float64       `json:"q"`    // Benjamini-Hochberg across the comparison's rows (primary and derived units)
-	Test      string         `json:"test"` // "welch" (boots as samples), "utest" (per sample), "" (not compared)
+	Q         *float64       `json:"q"`
+	Test      string         `json:"test"`
 	Verdict   abstat.Verdict `json:"verdict"`
 	MDE       *float64       `json:"mde"`
-	Need      int            `json:"need"` // boots or samples a side to detect threshold; 0: more than 1000
+	Need      int            `json:"need"`
 	NeedUnit  string         `json:"need_unit"`
-	Within    *float64       `json:"within"`  // boots as samples: spread of samples in a boot
-	Between   *float64       `json:"between"` // and of boot medians
+	Within    *float64       `json:"within"`
+	Between   *float64       `json:"between"`
 	Why       string         `json:"why,omitempty"`
 	Warnings  []string       `json:"warnings,omitempty"`
 	Counters  []jsonCtr      `json:"counters,omitempty"`
 }
 
-// jsonCtr is one kernel counter listed under a row: "own" (changed as
-// the op's own work), "paced" (changed per op only as the op's time did)
-// or "same" (compared, unchanged).
 type jsonCtr struct {
-	Unit    string   `json:"unit"`
-	Group   string   `json:"group"`
-	Old     *float64 `json:"old"`
-	New     *float64 `json:"new"`
-	Change  *float64 `json:"change"`
-	P       *float64 `json:"p"`
-	Verdict string   `json:"verdict"` // up, down or ~
-	// RateChange is, for event counters, the change per second of the
-	// row's time.
+	Unit       string   `json:"unit"`
+	Group      string   `json:"group"`
+	Old        *float64 `json:"old"`
+	New        *float64 `json:"new"`
+	Change     *float64 `json:"change"`
+	P          *float64 `json:"p"`
+	Verdict    string   `json:"verdict"`
 	RateChange *float64 `json:"rate_change,omitempty"`
 }
 
-// jsonGeo is a table's geomean line.
 type jsonGeo struct {
 	Package   string  `json:"package"`
 	Ident     string  `json:"ident,omitempty"`
@@ -176,13 +146,10 @@ type jsonGeo struct {
 	Rows      int     `json:"rows"`
 }
 
-// jsonSummary counts the rows by verdict (each row once, in its
-// primary unit), as the text's summary line, and the family the q-values
-// correct for.
 type jsonSummary struct {
 	Rows         int `json:"rows"`
-	Family       int `json:"family"`  // rows compared on both sides: what q corrects for
-	Nominal      int `json:"nominal"` // of those, rows with p <= alpha (about alpha·family by chance alone)
+	Family       int `json:"family"`
+	Nominal      int `json:"nominal"`
 	Worse        int `json:"worse"`
 	Better       int `json:"better"`
 	Changed      int `json:"changed"`
@@ -192,22 +159,15 @@ type jsonSummary struct {
 	NewOnly      int `json:"new_only"`
 	Failed       int `json:"failed"`
 	Skipped      int `json:"skipped"`
-	// Undecided counts rows too few boots held for a verdict (boots as
-	// samples, fewer than 3 a side, or short of a design's plan); absent
-	// where none.
-	Undecided int `json:"undecided,omitempty"`
-	Problems  int `json:"problems"`
-	Exit      int `json:"exit"` // kbcompare's exit status
+	Undecided    int `json:"undecided,omitempty"`
+	Problems     int `json:"problems"`
+	Exit         int `json:"exit"`
 }
 
-// jsonSkip is a row that skipped with no results on either side
-// (abstat.Skip).
 type jsonSkip struct {
-	Pkg  string `json:"package"`
-	Name string `json:"name"` // as the skip line names it, without "Benchmark"
-	// Why is, per side (old, new), the skip's reason and where it was
-	// printed; "" where that side did not skip it.
-	Why [2]string `json:"why"`
+	Pkg  string    `json:"package"`
+	Name string    `json:"name"`
+	Why  [2]string `json:"why"`
 }
 
 // num is x, or nil where JSON has no number for it.

@@ -88,7 +88,7 @@ func WriteBisect(w io.Writer, b BisectRun) error {
 	switch {
 	case b.Verdict == abstat.Undecided:
 		_, err := fmt.Fprintf(w, "; cannot tell: the planned A/B gave the row no verdict (its boots do not reach -target %s; a larger -target, the step you expect, or -budget), nothing to bisect\n",
-			FormatMDE(b.Target))
+			formatMDE(b.Target))
 		return err
 	case !b.Verdict.Moved():
 		_, err := fmt.Fprintf(w, "; cannot tell: good and bad do not differ on the row, nothing to bisect\n")
@@ -205,8 +205,8 @@ func plannedTail(rep *abstat.Report, n RunNotes) string {
 	o := d.Opts
 	decided, pending, undecided := d.Progress()
 	fmt.Fprintf(&b, "\nkbab -target %s: %s, pilot %d+%d boots, every boot at -count=%d, each row at p <= %.2g (%g over %d rows), gate %s; %d of %d rows decided (the plan: %s)\n",
-		FormatMDE(o.Target), abplan.RuleName, o.Pilot, o.Pilot, o.Count, d.Level, o.Alpha, decided+pending+undecided,
-		FormatMDE(o.Gate), decided, decided+pending+undecided, n.PlanFile)
+		formatMDE(o.Target), abplan.RuleName, o.Pilot, o.Pilot, o.Count, d.Level, o.Alpha, decided+pending+undecided,
+		formatMDE(o.Gate), decided, decided+pending+undecided, n.PlanFile)
 	var lines []string
 	for t, row := range rep.Primaries() {
 		if row.Verdict != abstat.Undecided {
@@ -225,7 +225,7 @@ func plannedTail(rep *abstat.Report, n RunNotes) string {
 		}
 		mde := "?"
 		if row.Power != nil {
-			mde = FormatMDE(row.Power.MDE)
+			mde = formatMDE(row.Power.MDE)
 		}
 		n := 0
 		if row.Samples[0] != nil && row.Samples[1] != nil {
@@ -238,11 +238,7 @@ func plannedTail(rep *abstat.Report, n RunNotes) string {
 		lines = append(lines, fmt.Sprintf("  %s %s: undecided: %d+%d boots, mde %s (%s%s)", t.Pkg, row.Name, n, n, mde, why, need))
 	}
 	if len(lines) > 0 {
-		rows := "rows"
-		if len(lines) == 1 {
-			rows = "row"
-		}
-		fmt.Fprintf(&b, "%d %s undecided, outside the verdicts and the exit status:\n%s\n", len(lines), rows, strings.Join(lines, "\n"))
+		fmt.Fprintf(&b, "%s undecided, outside the verdicts and the exit status:\n%s\n", plural(len(lines), "row", "rows"), strings.Join(lines, "\n"))
 	}
 	return b.String()
 }

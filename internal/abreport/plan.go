@@ -37,7 +37,8 @@ func minutes(s float64) string { return fmt.Sprintf("%.1f min", s/60) }
 func WriteDesign(w io.Writer, d *abplan.Design) error {
 	var b strings.Builder
 	o := d.Opts
-	level := fmt.Sprintf("p <= %.2g a row (alpha %g over %d rows: where the q of a row changed alone reaches alpha)", d.Level, o.Alpha, rowsOf(d))
+	decided, pending, undecided := d.Progress()
+	level := fmt.Sprintf("p <= %.2g a row (alpha %g over %d rows: where the q of a row changed alone reaches alpha)", d.Level, o.Alpha, decided+pending+undecided)
 	switch {
 	case o.PerRow:
 		level = fmt.Sprintf("p <= %g a row", o.Alpha)
@@ -45,7 +46,7 @@ func WriteDesign(w io.Writer, d *abplan.Design) error {
 		level = fmt.Sprintf("alpha %g over the rows the pilot finds", o.Alpha)
 	}
 	fmt.Fprintf(&b, "design: %s (Stein 1945) for a change of %s at %.0f%% power, %s, gate %s;\n",
-		abplan.RuleName, FormatMDE(o.Target), 100*o.Power, level, FormatMDE(o.Gate))
+		abplan.RuleName, formatMDE(o.Target), 100*o.Power, level, formatMDE(o.Gate))
 	fmt.Fprintf(&b, "pilot %d boots a side, every boot at -count=%d; at most %d boots a side", o.Pilot, o.Count, o.MaxBoots)
 	if o.Budget > 0 {
 		fmt.Fprintf(&b, "; budget %s (A's costs doubled)", seconds(o.Budget))
@@ -68,19 +69,10 @@ func WriteDesign(w io.Writer, d *abplan.Design) error {
 			fmt.Fprintf(&b, "  %5d %5d %4d %6s %6s %7s  %-12s %s\n", r.Need, r.Boots, r.Done, s0, power, seconds(r.Sample), r.Status, r.Name)
 		}
 	}
-	decided, pending, undecided := d.Progress()
 	fmt.Fprintf(&b, "\nplanned: %s (A's costs doubled); rows %d decided, %d pending, %d without a verdict (out of reach, over budget, no pilot)\n",
 		minutes(d.Seconds), decided, pending, undecided)
 	b.WriteString("need: the boots a side the rule asks, from the pilot's pooled variance s0² of boot medians alone;\n" +
 		"power: the rule's chance of calling a change of the target worse if the boot medians spread as s0 says\n")
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-func rowsOf(d *abplan.Design) int {
-	n := 0
-	for _, pp := range d.Pkgs {
-		n += len(pp.Rows)
-	}
-	return n
 }

@@ -3,6 +3,7 @@
 package abreport
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"image/color"
@@ -96,14 +97,8 @@ func rowCaption(r *abstat.Report, t *abstat.Table, row *abstat.Row) string {
 	c := formatRow(t, row)
 	return fmt.Sprintf("old %s, new %s, change %s [%s, %s], p %s (%s), mde %s; %s. Dots are samples, one column per "+
 		"boot; a bar marks each boot's median, the dashed line each side's center.",
-		c.Old, c.New, c.Change, pct(row.ChangeLo), pct(row.ChangeHi), c.P, testName(row), c.MDE, direction(t))
-}
-
-func testName(row *abstat.Row) string {
-	if row.Boot != nil {
-		return "Welch, boots as samples"
-	}
-	return "Mann-Whitney U, per sample"
+		c.Old, c.New, c.Change, pct(row.ChangeLo), pct(row.ChangeHi), c.P, map[bool]string{true: "Welch, boots as samples",
+			false: "Mann-Whitney U, per sample"}[row.Boot != nil], c.MDE, direction(t))
 }
 
 func pct(x float64) string {
@@ -130,7 +125,7 @@ func rowPlot(dir, name string, r *abstat.Report, t *abstat.Table, row *abstat.Ro
 	scaler := benchunit.CommonScale([]float64{o, n}, benchunit.ClassOf(t.Unit))
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("%s %s\n%s (%s): new %s, %s (p=%s, mde %s)", t.Pkg, row.Name, t.Unit, direction(t),
-		pct(row.Change), row.Verdict, formatRow(t, row).P, FormatMDE(row.Power.MDE))
+		pct(row.Change), row.Verdict, formatRow(t, row).P, formatMDE(row.Power.MDE))
 	p.Y.Label.Text = fmt.Sprintf("%s (%s)", axisUnit(t.Unit, scaler), direction(t))
 	p.X.Label.Text = "old boots (blue, left) | new boots (orange, right); bar: a boot's median, dashed: a side's center"
 	var names []string
@@ -200,7 +195,8 @@ func forestPlot(dir string, r *abstat.Report) error {
 		}
 	}
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("kbcompare: each row's change, new against old, with its 95%% interval (%s)", modeWord(r))
+	p.Title.Text = fmt.Sprintf("kbcompare: each row's change, new against old, with its 95%% interval (%s, %d+%d boots)",
+		map[bool]string{true: "boots as samples", false: "per sample"}[r.BootMode], r.Boots[0], r.Boots[1])
 	p.X.Label.Text = "<- new is worse  |  new is better ->   (log scale, each unit's better direction; shaded: within ±threshold)"
 	p.X.Scale = plot.LogScale{}
 	if len(items) == 0 {
@@ -270,13 +266,6 @@ func forestPlot(dir string, r *abstat.Report) error {
 	p.Y.Padding = 0
 	h := vg.Length(1.5+0.32*n) * vg.Inch
 	return saveBoth(p, dir, "overview", 11*vg.Inch, h)
-}
-
-func modeWord(r *abstat.Report) string {
-	if r.BootMode {
-		return fmt.Sprintf("boots as samples, %d+%d boots", r.Boots[0], r.Boots[1])
-	}
-	return fmt.Sprintf("per sample, %d+%d boots", r.Boots[0], r.Boots[1])
 }
 
 // logTicks mark a log axis at 1, 2, 3 and 5 times each power of ten,
@@ -418,32 +407,22 @@ func writeProfilePlots(dir string, rows []RowProfile) (string, error) {
 			fmt.Fprintf(&index, "### %s %s\n\nNo difference profile: %v\n\n", rp.Table.Pkg, rp.Row.Name, err)
 			continue
 		}
-		f, err := os.Create(filepath.Join(dir, name+".pb.gz"))
-		if err != nil {
+		var pb, html bytes.Buffer
+		if err := p.Write(&pb); err != nil {
 			return "", err
 		}
-		err = p.Write(f)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return "", err
-		}
-		html, err := os.Create(filepath.Join(dir, name+".html"))
-		if err != nil {
-			return "", err
-		}
-		ferr := profdelta.FlameGraph(html, p, rp.Delta.Comm)
-		if err := html.Close(); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, name+".pb.gz"), pb.Bytes(), 0o666); err != nil {
 			return "", err
 		}
 		fmt.Fprintf(&index, "### %s %s: %s\n\n[%s.pb.gz](%s.pb.gz)", rp.Table.Pkg, rp.Row.Name, rp.Row.Verdict, name, name)
-		if ferr != nil {
-			os.Remove(filepath.Join(dir, name+".html"))
-			fmt.Fprintf(&index, " (no flame graph: %v)\n\n", ferr)
-		} else {
-			fmt.Fprintf(&index, ", [flame graph](%s.html)\n\n", name)
+		if err := profdelta.FlameGraph(&html, p, rp.Delta.Comm); err != nil {
+			fmt.Fprintf(&index, " (no flame graph: %v)\n\n", err)
+			continue
 		}
+		if err := os.WriteFile(filepath.Join(dir, name+".html"), html.Bytes(), 0o666); err != nil {
+			return "", err
+		}
+		fmt.Fprintf(&index, ", [flame graph](%s.html)\n\n", name)
 	}
 	return index.String(), nil
 }
@@ -497,9 +476,9 @@ func WriteSeriesPlots(dir string, r *SeriesReport) error {
 				what = strings.Join(cs, "; ")
 			} else {
 				what = fmt.Sprintf("no change; it could have seen %s (a step in the middle) / %s (before the last kernel) at 80%% power",
-					FormatMDE(res.MDE), FormatMDE(res.MDEEnd))
+					formatMDE(res.MDE), formatMDE(res.MDEEnd))
 			}
-			fmt.Fprintf(&index, "## %s (%s)\n\n%s.\n\n![%s](%s.png) ([svg](%s.svg))\n\n", r.RowTitle(i), row.Unit, what, name, name, name)
+			fmt.Fprintf(&index, "## %s (%s)\n\n%s.\n\n![%s](%s.png) ([svg](%s.svg))\n\n", r.rowTitle(i), row.Unit, what, name, name, name)
 		}
 		if drawn == 0 {
 			index.WriteString("None.\n")
@@ -518,9 +497,9 @@ func seriesPlot(dir, name string, r *SeriesReport, i int) error {
 		cs = append(cs, fmt.Sprintf("%s after %s", pct(c.Ratio-1), r.Series.Labels[c.After]))
 	}
 	if len(cs) == 0 {
-		cs = append(cs, "no change, mde "+FormatMDE(res.MDE))
+		cs = append(cs, "no change, mde "+formatMDE(res.MDE))
 	}
-	p.Title.Text = fmt.Sprintf("%s\n%s: %s", r.RowTitle(i), row.Unit, strings.Join(cs, ", "))
+	p.Title.Text = fmt.Sprintf("%s\n%s: %s", r.rowTitle(i), row.Unit, strings.Join(cs, ", "))
 	dir1 := "unknown direction"
 	if row.Better != 0 {
 		dir1 = dirWord(row.Better) + " is better"

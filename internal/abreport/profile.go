@@ -59,16 +59,17 @@ func writeProfileText(w io.Writer, rows []RowProfile) error {
 		for _, f := range rp.Delta.Forms() {
 			fmt.Fprintf(&b, "  %s:\n", f.Form)
 			if len(f.Funcs) == 0 {
-				fmt.Fprintf(&b, "    no function reaches %s of the samples\n", sharePct(rp.Delta.MinShare))
+				fmt.Fprintf(&b, "    no function reaches %.2g%% of the samples\n", 100*rp.Delta.MinShare)
 				continue
 			}
-			b.WriteString("    " + profileCells(profileHead(rp.Delta), Width-4) + "\n")
+			head := profileHead(rp.Delta)
+			b.WriteString("    " + profileCells("", head, fullWidths[:len(head)-1], Width-4) + "\n")
 			for i, fn := range f.Funcs {
 				if i == profileLines {
 					fmt.Fprintf(&b, "    ... %d more (-format json lists them)\n", len(f.Funcs)-i)
 					break
 				}
-				b.WriteString("    " + profileCells(funcCells(rp.Delta, fn), Width-4) + "\n")
+				b.WriteString("    " + profileCells("", funcCells(rp.Delta, fn), fullWidths[:len(head)-1], Width-4) + "\n")
 			}
 		}
 	}
@@ -88,7 +89,8 @@ func writeProfileBrief(w io.Writer, rows []RowProfile) error {
 			add(l)
 		}
 		for _, bf := range briefFuncs(rp.Delta) {
-			add("  " + briefCells(bf.form, funcCells(rp.Delta, bf.fn), briefWidth-2))
+			form := pad(map[profdelta.Form]string{profdelta.Self: "self", profdelta.Children: "child"}[bf.form], 5, false) + " "
+			add("  " + profileCells(form, funcCells(rp.Delta, bf.fn), briefWidths, briefWidth-2))
 		}
 	}
 	_, err := io.WriteString(w, printable(strings.Join(lines, "\n")+"\n"))
@@ -177,10 +179,7 @@ func profileHeader(rp RowProfile, width int) []string {
 		how += "; under 2 boots a side: no spread, no t"
 	}
 	how += "; " + orderText(d)
-	var lines []string
-	for _, l := range wrap("perf-profile "+head, width) {
-		lines = append(lines, l)
-	}
+	lines := wrap("perf-profile "+head, width)
 	for _, l := range wrap(how, width-2) {
 		lines = append(lines, "  "+l)
 	}
@@ -270,13 +269,7 @@ func funcCells(d *profdelta.Delta, f profdelta.Func) []string {
 	if f.PerOp == nil {
 		return []string{shareText(f.Old), fmt.Sprintf("%+.2f", 100*f.Change), shareText(f.New), t, q, f.Name}
 	}
-	value := func(s profdelta.Share) string {
-		v := perOpText(d, s.Mean)
-		if r := s.RSD(); !math.IsNaN(r) {
-			v += fmt.Sprintf(" ± %2.0f%%", 100*r)
-		}
-		return v
-	}
+	value := func(s profdelta.Share) string { return withRSD(perOpText(d, s.Mean), s) }
 	change := perOpText(d, st.Change)
 	if st.Change > 0 {
 		change = "+" + change
@@ -286,40 +279,31 @@ func funcCells(d *profdelta.Delta, f profdelta.Func) []string {
 }
 
 // shareText is LKP's "1.51 ± 7%": the mean share in percent, the sd of
-// the per-boot shares relative to it; no "±" for a zero mean or one
-// boot.
-func shareText(s profdelta.Share) string {
-	v := fmt.Sprintf("%.2f", 100*s.Mean)
+// the per-boot shares relative to it (withRSD).
+func shareText(s profdelta.Share) string { return withRSD(fmt.Sprintf("%.2f", 100*s.Mean), s) }
+
+// withRSD is v with " ± " s's relative sd; v alone for a zero mean or
+// one boot.
+func withRSD(v string, s profdelta.Share) string {
 	if r := s.RSD(); !math.IsNaN(r) {
 		v += fmt.Sprintf(" ± %2.0f%%", 100*r)
 	}
 	return v
 }
 
-func sharePct(x float64) string { return fmt.Sprintf("%.2g%%", 100*x) }
-
 // profileCells lays out a function's cells (funcCells, or profileHead)
-// in fixed columns, the numbers right-aligned, the name fit into what is
-// left of width.
-func profileCells(c []string, width int) string {
-	var b strings.Builder
-	widths := []int{13, 8, 13, 7, 6, 11}
-	for i := range len(c) - 1 {
-		b.WriteString(pad(c[i], widths[i], true) + "  ")
+// after prefix in columns of widths, the numbers right-aligned, the name
+// (the last cell) fit into what is left of width.
+func profileCells(prefix string, c []string, widths []int, width int) string {
+	for i, w := range widths {
+		prefix += pad(c[i], w, true) + "  "
 	}
-	return b.String() + fit(c[len(c)-1], max(width-runes(b.String()), 8))
+	return prefix + fit(c[len(c)-1], max(width-runes(prefix), 8))
 }
 
-// briefCells is the brief form's narrower line: the form, old, change,
-// new, t and the name.
-func briefCells(form profdelta.Form, c []string, width int) string {
-	var b strings.Builder
-	b.WriteString(pad(map[profdelta.Form]string{profdelta.Self: "self", profdelta.Children: "child"}[form], 5, false) + " ")
-	for i, w := range []int{13, 7, 13, 6} {
-		b.WriteString(pad(c[i], w, true) + "  ")
-	}
-	return b.String() + fit(c[len(c)-1], max(width-runes(b.String()), 8))
-}
+// fullWidths are the full forms' columns, briefWidths the brief form's
+// (old, change, new and t).
+var fullWidths, briefWidths = []int{13, 8, 13, 7, 6, 11}, []int{13, 7, 13, 6}
 
 // RowProfiles pairs the rows of r with the profiles of two directories of
 // KBENCH_PROFILE profiles, old and new, a subdirectory per boot

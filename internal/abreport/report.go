@@ -1,18 +1,12 @@
 //go:build linux
 
-// Package abreport writes an A/B comparison (AB: package abstat's
-// Report, its perf-profile rows and kbab's notes of its run) in every
-// form (Forms): the full text report (every row, 100 columns, for an
-// e-mail), the brief form (what changed, 80 columns and one screen, for
-// a review thread), markdown (for a forge), JSON and CSV (for scripts:
-// json.go, csv.go), the pictures of kbcompare -plot (plot.go), and in
-// each of them the perf-profile section of package profdelta's deltas
-// (profile.go); also the plan (plan.go), a planned run's design
-// (plan.go), kbab's notes in the text form (kbabruns.go), and a series of
-// kernels' change points (package abseries) as text, JSON, CSV and
-// pictures (series.go, plot.go). kbcompare and kbab
-// print them and exit by one rule per kind of report (report.go); abstat
-// and abplan hold no text.
+// Package abreport writes the reports of kbcompare and kbab, and holds
+// their exit rule, one per kind of report: an A/B (AB) in every form
+// (Forms: text for an e-mail, brief for a review thread, markdown, JSON
+// and CSV for scripts; pictures, plot.go) with its perf-profile section
+// (profile.go), a series of kernels (series.go), a bisection and kbab's
+// notes (kbabruns.go), a planned run's design (plan.go). abstat, abplan
+// and abseries hold no text.
 package abreport
 
 import (
@@ -76,7 +70,7 @@ func (r *SeriesReport) Exit() int {
 			return 1
 		}
 		for _, c := range res.Changes {
-			if !c.Small && ChangeWord(c.Ratio, r.Series.Rows[i].Better) == "worse" {
+			if !c.Small && changeWord(c.Ratio, r.Series.Rows[i].Better) == "worse" {
 				return 1
 			}
 		}

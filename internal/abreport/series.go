@@ -21,8 +21,8 @@ type SeriesReport struct {
 	Opts    abseries.Options
 }
 
-// RowTitle names a series row: its package, configuration, name.
-func (r *SeriesReport) RowTitle(i int) string {
+// rowTitle names a series row: its package, configuration, name.
+func (r *SeriesReport) rowTitle(i int) string {
 	row := r.Series.Rows[i]
 	pkg := row.Pkg
 	if row.Ident != "" {
@@ -31,9 +31,9 @@ func (r *SeriesReport) RowTitle(i int) string {
 	return pkg + " " + row.Name
 }
 
-// ChangeWord is "worse", "better" or "changed" for a ratio of a row's
+// changeWord is "worse", "better" or "changed" for a ratio of a row's
 // unit whose direction is better (+1 higher, -1 lower, 0 unknown).
-func ChangeWord(ratio float64, better int) string {
+func changeWord(ratio float64, better int) string {
 	switch {
 	case better == 0:
 		return "changed"
@@ -43,19 +43,19 @@ func ChangeWord(ratio float64, better int) string {
 	return "worse"
 }
 
-// changeVerdict is a change point's word: ChangeWord's, or "below
+// changeVerdict is a change point's word: changeWord's, or "below
 // -threshold" where it is smaller than the size gate.
 func changeVerdict(c abseries.Change, better int) string {
 	if c.Small {
 		return "below -threshold"
 	}
-	return ChangeWord(c.Ratio, better)
+	return changeWord(c.Ratio, better)
 }
 
-// RowNotes are what a series row's numbers alone do not say: a step
+// rowNotes are what a series row's numbers alone do not say: a step
 // the boots cannot reach at the row's level, a kernel's own offset
 // named instead of a change, a drift that fits better than a step.
-func (r *SeriesReport) RowNotes(i int) []string {
+func (r *SeriesReport) rowNotes(i int) []string {
 	res, s := r.Results[i], r.Series
 	var notes []string
 	level := r.Opts.Alpha / float64(len(r.Results))
@@ -95,9 +95,7 @@ func WriteSeriesText(w io.Writer, r *SeriesReport) error {
 	s := r.Series
 	fmt.Fprintf(&b, "kbcompare -series: %s\n", plural(len(s.Labels), "kernel", "kernels"))
 	for k, l := range s.Labels {
-		for _, line := range wrap(fmt.Sprintf("%d %s: %s", k+1, l, s.Files[k]), Width-2) {
-			b.WriteString("  " + line + "\n")
-		}
+		b.WriteString(para(fmt.Sprintf("%d %s: %s", k+1, l, s.Files[k]), Width-2, "  ", "  "))
 	}
 	tested := 0
 	for _, res := range r.Results {
@@ -108,7 +106,7 @@ func WriteSeriesText(w io.Writer, r *SeriesReport) error {
 	b.WriteString("\n")
 	writeWrapped(&b, "", fmt.Sprintf("change points: binary segmentation, the largest two-sample t over the kernel boundaries, "+
 		"p the larger of a permutation of boots across kernels and a t allowing each kernel an offset of at least %g boot spreads, "+
-		"q over %s, a change where q <= %g and at least -threshold %s", r.Opts.Offset, plural(len(r.Results), "row", "rows"), r.Opts.Alpha, FormatMDE(r.Opts.Threshold)))
+		"q over %s, a change where q <= %g and at least -threshold %s", r.Opts.Offset, plural(len(r.Results), "row", "rows"), r.Opts.Alpha, formatMDE(r.Opts.Threshold)))
 	if r.Changed() == 0 {
 		b.WriteString("\nno row changed\n")
 	}
@@ -118,12 +116,12 @@ func WriteSeriesText(w io.Writer, r *SeriesReport) error {
 		}
 		row := s.Rows[i]
 		b.WriteString("\n")
-		writeWrapped(&b, "", fmt.Sprintf("%s (%s)", r.RowTitle(i), row.Unit))
+		writeWrapped(&b, "", fmt.Sprintf("%s (%s)", r.rowTitle(i), row.Unit))
 		for _, c := range res.Changes {
 			writeWrapped(&b, "  ", fmt.Sprintf("between %s and %s: %s [%s, %s] %s  p=%s q=%s", s.Labels[c.After], s.Labels[c.After+1],
 				pctChange(c.Ratio-1), pctChange(c.Lo-1), pctChange(c.Hi-1), changeVerdict(c, row.Better), pval(c.P), pval(c.Q)))
 		}
-		for _, n := range r.RowNotes(i) {
+		for _, n := range r.rowNotes(i) {
 			writeWrapped(&b, "  ", n)
 		}
 	}
@@ -135,8 +133,8 @@ func WriteSeriesText(w io.Writer, r *SeriesReport) error {
 			if res.Untested != "" || len(res.Changes) > 0 {
 				continue
 			}
-			writeWrapped(&b, "  ", fmt.Sprintf("%s  mde %s / %s  (boot medians %s)", r.RowTitle(i), FormatMDE(res.MDE), FormatMDE(res.MDEEnd), spread(res.Sigma)))
-			for _, n := range r.RowNotes(i) {
+			writeWrapped(&b, "  ", fmt.Sprintf("%s  mde %s / %s  (boot medians %s)", r.rowTitle(i), formatMDE(res.MDE), formatMDE(res.MDEEnd), spread(res.Sigma)))
+			for _, n := range r.rowNotes(i) {
 				writeWrapped(&b, "    ", n)
 			}
 		}
@@ -151,7 +149,7 @@ func WriteSeriesText(w io.Writer, r *SeriesReport) error {
 			if res.Kernel >= 0 {
 				why = s.Labels[res.Kernel] + ": " + why
 			}
-			writeWrapped(&b, "  ", r.RowTitle(i)+": "+why)
+			writeWrapped(&b, "  ", r.rowTitle(i)+": "+why)
 		}
 	}
 	_, err := io.WriteString(w, printable(b.String()))
@@ -161,13 +159,7 @@ func WriteSeriesText(w io.Writer, r *SeriesReport) error {
 // writeWrapped writes s indented by indent, wrapped at Width, its
 // continuation lines indented two more.
 func writeWrapped(b *strings.Builder, indent, s string) {
-	for i, l := range wrap(s, Width-len(indent)-2) {
-		if i == 0 {
-			b.WriteString(indent + l + "\n")
-		} else {
-			b.WriteString(indent + "  " + l + "\n")
-		}
-	}
+	b.WriteString(para(s, Width-len(indent)-2, indent, indent+"  "))
 }
 
 // pval formats a p or q as the report does.
@@ -179,58 +171,53 @@ func pval(p float64) string {
 }
 
 // SeriesJSONReport is kbcompare -series' report for scripts (-format json; csv
-// flattens the same values): docs/kbcompare.md describes each field.
-// Numbers that are infinite or undefined are null.
+// flattens the same values): docs/kbcompare.md describes each field of
+// it and of the types below. Numbers that are infinite or undefined are null.
 type SeriesJSONReport struct {
-	Schema  string          `json:"schema"` // "kbcompare-series/1"
+	Schema  string          `json:"schema"`
 	Alpha   float64         `json:"alpha"`
-	Kernels []SeriesKernel  `json:"kernels"`
-	Rows    []SeriesRowJSON `json:"rows"`
-	Summary SeriesSummary   `json:"summary"`
+	Kernels []seriesKernel  `json:"kernels"`
+	Rows    []seriesRowJSON `json:"rows"`
+	Summary seriesSummary   `json:"summary"`
 }
 
-// SeriesKernel is one kernel of the series: its label and file.
-type SeriesKernel struct {
+type seriesKernel struct {
 	Label string `json:"label"`
 	File  string `json:"file"`
 }
 
-// SeriesRowJSON is one row over the kernels.
-type SeriesRowJSON struct {
+type seriesRowJSON struct {
 	Package   string         `json:"package"`
 	Ident     string         `json:"ident,omitempty"`
 	Name      string         `json:"name"`
 	Unit      string         `json:"unit"`
 	Direction string         `json:"direction"`
-	Boots     []int          `json:"boots"`   // per kernel
-	Centers   []*float64     `json:"centers"` // per kernel: the mean of its boot medians on the row's scale, mapped back
-	P         *float64       `json:"p"`       // the permutation p of any change in the row
-	Q         *float64       `json:"q"`       // its Benjamini-Hochberg q over the rows
-	Changes   []SeriesChange `json:"changes"`
-	MDE       *float64       `json:"mde"`     // a step in the middle of the series, 80% power
-	MDEEnd    *float64       `json:"mde_end"` // a step before the last kernel
-	Sigma     *float64       `json:"sigma"`   // spread of boot medians within kernels, on the row's scale
+	Boots     []int          `json:"boots"`
+	Centers   []*float64     `json:"centers"`
+	P         *float64       `json:"p"`
+	Q         *float64       `json:"q"`
+	Changes   []seriesChange `json:"changes"`
+	MDE       *float64       `json:"mde"`
+	MDEEnd    *float64       `json:"mde_end"`
+	Sigma     *float64       `json:"sigma"`
 	Untested  string         `json:"untested,omitempty"`
-	Kernel    string         `json:"untested_kernel,omitempty"` // the kernel that left the row untested
-	Notes     []string       `json:"notes,omitempty"`           // SeriesReport.RowNotes
+	Kernel    string         `json:"untested_kernel,omitempty"`
+	Notes     []string       `json:"notes,omitempty"`
 }
 
-// SeriesChange is one change point: between kernels After and After+1
-// (from 0), by ratio new/old with its interval.
-type SeriesChange struct {
+type seriesChange struct {
 	After   int      `json:"after"`
-	From    string   `json:"from"` // the label of kernel After
-	To      string   `json:"to"`   // and of After+1
+	From    string   `json:"from"`
+	To      string   `json:"to"`
 	Ratio   *float64 `json:"ratio"`
 	Lo      *float64 `json:"ratio_lo"`
 	Hi      *float64 `json:"ratio_hi"`
 	P       *float64 `json:"p"`
 	Q       *float64 `json:"q"`
-	Verdict string   `json:"verdict"` // worse, better, changed (unknown direction) or below -threshold
+	Verdict string   `json:"verdict"`
 }
 
-// SeriesSummary counts the rows.
-type SeriesSummary struct {
+type seriesSummary struct {
 	Rows     int `json:"rows"`
 	Changed  int `json:"changed"`
 	Untested int `json:"untested"`
@@ -239,15 +226,15 @@ type SeriesSummary struct {
 
 func seriesJSONReport(r *SeriesReport) *SeriesJSONReport {
 	s := r.Series
-	m := &SeriesJSONReport{Schema: "kbcompare-series/1", Alpha: r.Opts.Alpha, Rows: []SeriesRowJSON{}}
+	m := &SeriesJSONReport{Schema: "kbcompare-series/1", Alpha: r.Opts.Alpha, Rows: []seriesRowJSON{}}
 	for k, l := range s.Labels {
-		m.Kernels = append(m.Kernels, SeriesKernel{l, s.Files[k]})
+		m.Kernels = append(m.Kernels, seriesKernel{l, s.Files[k]})
 	}
 	for i, row := range s.Rows {
 		res := r.Results[i]
-		mr := SeriesRowJSON{Package: row.Pkg, Ident: row.Ident, Name: row.Name, Unit: row.Unit, Direction: dirWord(row.Better),
-			P: num(res.P), Q: num(res.Q), Changes: []SeriesChange{}, MDE: num(res.MDE), MDEEnd: num(res.MDEEnd),
-			Sigma: num(res.Sigma), Untested: res.Untested, Centers: []*float64{}, Notes: r.RowNotes(i)}
+		mr := seriesRowJSON{Package: row.Pkg, Ident: row.Ident, Name: row.Name, Unit: row.Unit, Direction: dirWord(row.Better),
+			P: num(res.P), Q: num(res.Q), Changes: []seriesChange{}, MDE: num(res.MDE), MDEEnd: num(res.MDEEnd),
+			Sigma: num(res.Sigma), Untested: res.Untested, Centers: []*float64{}, Notes: r.rowNotes(i)}
 		for _, b := range row.Medians {
 			mr.Boots = append(mr.Boots, len(b))
 		}
@@ -258,7 +245,7 @@ func seriesJSONReport(r *SeriesReport) *SeriesJSONReport {
 			mr.Kernel = s.Labels[res.Kernel]
 		}
 		for _, c := range res.Changes {
-			mr.Changes = append(mr.Changes, SeriesChange{c.After, s.Labels[c.After], s.Labels[c.After+1], num(c.Ratio), num(c.Lo), num(c.Hi),
+			mr.Changes = append(mr.Changes, seriesChange{c.After, s.Labels[c.After], s.Labels[c.After+1], num(c.Ratio), num(c.Lo), num(c.Hi),
 				num(c.P), num(c.Q), changeVerdict(c, row.Better)})
 		}
 		if res.Untested != "" {

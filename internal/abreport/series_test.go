@@ -56,7 +56,7 @@ func TestSeriesText(t *testing.T) {
 			t.Errorf("line of %d columns, want at most %d: %q", utf8.RuneCountInString(l), Width, l)
 		}
 	}
-	if rep.Changed() != 2 || ChangeWord(0.9, -1) != "better" || ChangeWord(1.1, 0) != "changed" {
-		t.Errorf("Changed %d, ChangeWord wrong", rep.Changed())
+	if rep.Changed() != 2 || changeWord(0.9, -1) != "better" || changeWord(1.1, 0) != "changed" {
+		t.Errorf("Changed %d, changeWord wrong", rep.Changed())
 	}
 }

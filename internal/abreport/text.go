@@ -39,19 +39,12 @@ func WriteText(w io.Writer, a *AB) error {
 func writeText(w io.Writer, r *abstat.Report) error {
 	var b strings.Builder
 	b.WriteString("kbcompare\n")
-	for _, l := range wrap("old: "+r.Old, Width-2) {
-		b.WriteString("  " + l + "\n")
-	}
-	for _, l := range wrap("new: "+r.New, Width-2) {
-		b.WriteString("  " + l + "\n")
-	}
+	b.WriteString(para("old: "+r.Old, Width-2, "  ", "  ") + para("new: "+r.New, Width-2, "  ", "  "))
 	b.WriteString("\n")
 	writeSetupText(&b, r)
 	b.WriteString("\n")
 	for _, l := range bootsHeader(r) {
-		for _, w := range wrap(l, Width) {
-			b.WriteString(w + "\n")
-		}
+		b.WriteString(para(l, Width, "", ""))
 	}
 	done := attributed{}
 	for _, t := range r.Tables {
@@ -103,40 +96,32 @@ func at(s []string, i int) string {
 func writeTableText(b *strings.Builder, r *abstat.Report, t *abstat.Table, done attributed) {
 	fmt.Fprintf(b, "%s  %s (%s)\n", tableTitle(t), t.Unit, direction(t))
 	rows, notes := tableRows(r, t, false)
-	if lines, w := align(rows, 1); w <= Width {
-		for i, l := range lines {
-			b.WriteString(l + "\n")
-			if i > 0 {
-				writeLines(b, attrText(r, done, t, t.Rows[i-1]))
-			}
-		}
-	} else {
-		// Long names get a line of their own, the numbers the next one.
+	lines, w := align(rows, 1)
+	narrow := w > Width
+	if narrow { // long names get a line of their own, the numbers the next one
 		var nums [][]string
 		for _, row := range rows {
 			nums = append(nums, row[1:])
 		}
-		lines, _ := align(nums, 0)
-		for i, l := range lines {
+		lines, _ = align(nums, 0)
+	}
+	for i, l := range lines {
+		if narrow {
 			if i > 0 {
 				b.WriteString(rows[i][0] + "\n")
 			}
-			b.WriteString("    " + l + "\n")
-			if i > 0 {
-				writeLines(b, attrText(r, done, t, t.Rows[i-1]))
-			}
+			l = "    " + l
+		}
+		b.WriteString(l + "\n")
+		if i > 0 {
+			writeLines(b, attrText(r, done, t, t.Rows[i-1]))
 		}
 	}
 	if l := geomeanText(t); l != "" {
 		b.WriteString(l + "\n")
 	}
 	for i, msg := range notes {
-		for j, l := range wrap(fmt.Sprintf("[%d] %s", i+1, msg), Width) {
-			if j > 0 {
-				l = "    " + l
-			}
-			b.WriteString(l + "\n")
-		}
+		b.WriteString(para(fmt.Sprintf("[%d] %s", i+1, msg), Width, "", "    "))
 	}
 }
 
@@ -145,15 +130,8 @@ func writeTableText(b *strings.Builder, r *abstat.Report, t *abstat.Table, done 
 func ruleLines(r *abstat.Report) []string {
 	a, th := r.Opts.Alpha, 100*r.Opts.Threshold
 	rows := plural(r.Family, "row compared", "rows compared")
-	var lines []string
-	switch {
-	case r.Opts.PerRow:
-		lines = append(lines, fmt.Sprintf("verdict: better or worse when p <= %g and the change is at least %g%%, one verdict per row;", a, th),
-			"each row on its own p")
-	default:
-		lines = append(lines, fmt.Sprintf("verdict: better or worse when q <= %g and the change is at least %g%%, one verdict per row;", a, th),
-			fmt.Sprintf("q is Benjamini-Hochberg's over the %s, from p", rows))
-	}
+	lines := []string{fmt.Sprintf("verdict: better or worse when q <= %g and the change is at least %g%%, one verdict per row;", a, th),
+		fmt.Sprintf("q is Benjamini-Hochberg's over the %s, from p", rows)}
 	if r.BootMode {
 		lines[len(lines)-1] += " (Welch's t-test on the logs of"
 		lines = append(lines, "per-boot medians, n counts boots). Centers are geometric means of per-boot medians; within and",
@@ -219,7 +197,7 @@ func writeSummary(b *strings.Builder, r *abstat.Report) {
 	}
 	th := 100 * r.Opts.Threshold
 	level := fmt.Sprintf("p <= %g", r.Opts.Alpha)
-	if !r.Opts.PerRow && r.Family >= 2 {
+	if r.Family >= 2 {
 		level = fmt.Sprintf("q <= %g (p <= %.2g, %g over the %d rows, for a row changed alone)", r.Opts.Alpha, r.Opts.Alpha/float64(r.Family), r.Opts.Alpha, r.Family)
 	}
 	mde := fmt.Sprintf("mde: the change this test detects with %.0f%% power at %s, from the spread %s "+
@@ -232,12 +210,9 @@ func writeSummary(b *strings.Builder, r *abstat.Report) {
 			"mde exceeds %g%% is underpowered; an undecided row got no verdict (too few boots for its test).",
 			100*abmath.TargetPower, 100*r.Opts.Target)
 	}
-	for _, l := range wrap(mde, Width) {
-		b.WriteString(l + "\n")
-	}
-	b.WriteString(countsText(r) + "\n")
-	if s := chanceText(r); s != "" && !r.Opts.PerRow {
-		b.WriteString(strings.Join(wrap(s, Width), "\n") + "\n")
+	b.WriteString(para(mde, Width, "", "") + countsText(r) + "\n")
+	if s := chanceText(r); s != "" {
+		b.WriteString(para(s, Width, "", ""))
 	}
 	if n := r.Failures(); n > 0 {
 		fmt.Fprintf(b, "%d failed, %d skipped on one side, %d other failures: nothing here is \"nothing worse\"\n",
@@ -247,13 +222,13 @@ func writeSummary(b *strings.Builder, r *abstat.Report) {
 		fmt.Fprintf(b, "%s too few samples to call any change significant: use -count=10\n",
 			plural(n, "row has", "rows have"))
 	}
-	line := func(s string) { b.WriteString(strings.Join(wrap(s, Width), "\n  ") + "\n") }
+	line := func(s string) { b.WriteString(para(s, Width, "", "  ")) }
 	eachPrimary(r, abstat.Worse, func(t *abstat.Table, row *abstat.Row) {
 		line(fmt.Sprintf("worse: %s %s %s %+.2f%%%s", t.Pkg, row.Name, t.Unit, 100*row.Change, derivedText(r, t, row)))
 	})
 	eachPrimary(r, abstat.Underpowered, func(t *abstat.Table, row *abstat.Row) {
 		line(fmt.Sprintf("underpowered: %s %s %s could not have seen %g%%: mde %s, need %s %s",
-			t.Pkg, row.Name, t.Unit, th, FormatMDE(row.Power.MDE), formatNeed(row.Power.Need), unit))
+			t.Pkg, row.Name, t.Unit, th, formatMDE(row.Power.MDE), formatNeed(row.Power.Need), unit))
 	})
 	for _, v := range []abstat.Verdict{abstat.Failed, abstat.Skipped} {
 		eachPrimary(r, v, func(t *abstat.Table, row *abstat.Row) {

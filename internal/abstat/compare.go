@@ -22,12 +22,8 @@ import (
 type Options struct {
 	Threshold float64 // smallest relative change called better or worse (0.05)
 	// Alpha is the significance level: a row's change is significant
-	// when its q (or, with PerRow, its p: Welch's test of boots, else the
-	// U-test per sample) is at most Alpha (0.05).
+	// when its q (an Evidence row's: its p) is at most Alpha (0.05).
 	Alpha float64
-	// PerRow judges each row on its own p instead of the q of the
-	// comparison's rows: for a row chosen before looking (-bisect).
-	PerRow bool
 	// Design, where set, tests the Primary rows a planned run's design
 	// holds in place of Welch's test of all their boots (Designed).
 	Design Designed
@@ -301,9 +297,9 @@ func (r *Report) Judge() {
 // powerAtLevel computes each Primary row's power at the level its
 // verdict is decided at: alpha over the family where the report judges by
 // q (a row changed alone has q = p × rows, so p <= alpha/rows is where it
-// is called), alpha where by p. A design's rows have their design's.
+// is called), alpha for a family of one. A design's rows have their design's.
 func (r *Report) powerAtLevel() {
-	if r.Opts.PerRow || r.Family < 2 {
+	if r.Family < 2 {
 		return
 	}
 	level := r.Opts.Alpha / float64(r.Family)
@@ -459,7 +455,7 @@ func change(o, n float64) float64 {
 // verdict is a row's verdict, decided here alone: Failed or Skipped by
 // its Outcome; old or new only where a side lacks it; undecided where
 // its test had too few boots; else from its change and p (q for a
-// Primary row, unless PerRow): ~, changed, better or worse, and in a
+// Primary row): ~, changed, better or worse, and in a
 // headline table a ~ that could not have seen the goal is
 // underpowered, and a Derived row has its Primary's verdict.
 func (r *Report) verdict(t *Table, row *Row, headline bool) Verdict {
@@ -478,7 +474,7 @@ func (r *Report) verdict(t *Table, row *Row, headline bool) Verdict {
 		return Undecided
 	}
 	p := row.P
-	if row.Role == Primary && !r.Opts.PerRow {
+	if row.Role == Primary {
 		p = row.Q
 	}
 	// benchstat calls a change significant unless p > alpha; an

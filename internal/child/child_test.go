@@ -73,7 +73,7 @@ type soloInfo struct {
 type soloResult struct{ Rounds, Yields int }
 
 // test-solo reports its GOMAXPROCS and solo flag, then echoes 8 bytes
-// from fd 4 to fd 5 with blocking calls through thread.Syscall, as the
+// from fd 4 to fd 5 with blocking calls through thread.Syscall6, as the
 // benchmarks' loops make them, ticking a Yielder before each read; it
 // fails if a yield brought it back on another thread.
 var _ = child.Register("test-solo", func(c *child.Ctx) error {
@@ -88,7 +88,7 @@ var _ = child.Register("test-solo", func(c *child.Ctx) error {
 		if y.Tick(thread.Clock()) {
 			res.Yields++
 		}
-		r, _, e := thread.Syscall(unix.SYS_READ, uintptr(in), uintptr(unsafe.Pointer(&buf[0])), 8)
+		r, _, e := thread.Syscall6(unix.SYS_READ, uintptr(in), uintptr(unsafe.Pointer(&buf[0])), 8, 0, 0, 0)
 		if e != 0 {
 			return fmt.Errorf("read: %w", e)
 		}
@@ -98,7 +98,7 @@ var _ = child.Register("test-solo", func(c *child.Ctx) error {
 			}
 			return c.Result(res)
 		}
-		if _, _, e := thread.Syscall(unix.SYS_WRITE, uintptr(out), uintptr(unsafe.Pointer(&buf[0])), r); e != 0 {
+		if _, _, e := thread.Syscall6(unix.SYS_WRITE, uintptr(out), uintptr(unsafe.Pointer(&buf[0])), r, 0, 0, 0); e != 0 {
 			return fmt.Errorf("write: %w", e)
 		}
 	}
@@ -329,7 +329,7 @@ func TestPinned(t *testing.T) {
 }
 
 // TestSolo checks that a child runs its role in a solo process (one P)
-// and that blocking calls through thread.Syscall work there, the parent
+// and that blocking calls through thread.Syscall6 work there, the parent
 // feeding it through a pipe with pauses longer than a monitor tick.
 func TestSolo(t *testing.T) {
 	var toChild, fromChild [2]int

@@ -16,10 +16,9 @@ import (
 //
 // In a solo process the Go runtime has one P (GOMAXPROCS=1), the loop
 // still runs on its locked throw-away thread (Run), with its private fd
-// table and its CPU pin, and the calls that wait for a peer (Syscall,
-// Syscall6) are raw: the runtime is not told that the thread blocks, so
-// its P stays with the loop. What that saves, per the alternatives
-// measured (results/2026-11-30-solo-processes.md):
+// table and its CPU pin, and the calls that wait for a peer (Syscall6)
+// are raw: the runtime is not told that the thread blocks, so its P stays
+// with the loop. What that saves (results/2026-11-30-solo-processes.md):
 //   - No entry and exit bookkeeping around each call (entersyscall,
 //     exitsyscall), which netperf's glibc wrappers do not have either.
 //   - No P taken away by the runtime's monitor (sysmon), which retakes a P
@@ -58,31 +57,17 @@ func Solo() {
 // IsSolo reports whether Solo was called.
 func IsSolo() bool { return solo }
 
-// Syscall is a system call that may block waiting for a peer (accept,
+// Syscall6 is a system call that may block waiting for a peer (accept,
 // connect, send, recv, read or write on a pipe): raw in a solo process,
-// through the runtime (unix.Syscall) otherwise, where other goroutines
-// need the P while the thread waits.
-//
-// Both are nosplit, as every function between them and the syscall
-// instruction is: a pointer the caller converted to uintptr in the call's
-// arguments stays valid only as long as no stack growth can move the
-// stack it points into. Callers keep heap buffers alive past the call
-// (runtime.KeepAlive).
-//
-//go:nosplit
-func Syscall(trap, a1, a2, a3 uintptr) (r1, r2 uintptr, err unix.Errno) {
-	if solo {
-		return unix.RawSyscall(trap, a1, a2, a3)
-	}
-	return unix.Syscall(trap, a1, a2, a3)
-}
-
-// Syscall6 is Syscall with six arguments.
+// through the runtime otherwise, where other goroutines need the P. It is
+// nosplit, as is all down to the SYSCALL: a pointer into the caller's
+// stack passed as a uintptr stays valid only while no stack growth moves
+// it (callers keep heap buffers alive past the call: runtime.KeepAlive).
 //
 //go:nosplit
 func Syscall6(trap, a1, a2, a3, a4, a5, a6 uintptr) (r1, r2 uintptr, err unix.Errno) {
 	if solo {
-		return unix.RawSyscall6(trap, a1, a2, a3, a4, a5, a6)
+		return RawSyscall6(trap, a1, a2, a3, a4, a5, a6)
 	}
 	return unix.Syscall6(trap, a1, a2, a3, a4, a5, a6)
 }

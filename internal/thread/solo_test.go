@@ -9,7 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// readAt reads 8 bytes from fd into a buffer on its stack through Syscall,
+// readAt reads 8 bytes from fd into a buffer on its stack through Syscall6,
 // depth frames down a fresh goroutine's stack, so that some call lands
 // where the stack must grow.
 //
@@ -21,12 +21,12 @@ func readAt(depth, fd int) byte {
 		return readAt(depth-1, fd) + pad[0]*0
 	}
 	var buf [8]byte
-	Syscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&buf[0])), 8)
+	Syscall6(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&buf[0])), 8, 0, 0, 0)
 	return buf[0]
 }
 
 // TestSyscallKeepsStackPointers checks that a stack buffer passed to
-// Syscall as a uintptr is the one the kernel fills: were Syscall allowed
+// Syscall6 as a uintptr is the one the kernel fills: were Syscall6 allowed
 // to grow the stack (it is nosplit), the kernel would write into the old
 // stack at some depths and the reads would be lost.
 func TestSyscallKeepsStackPointers(t *testing.T) {
@@ -49,5 +49,18 @@ func TestSyscallKeepsStackPointers(t *testing.T) {
 	}
 	if lost > 0 {
 		t.Fatalf("%d of 3000 reads into a stack buffer were lost", lost)
+	}
+}
+
+// TestRawSyscall6 checks the stub's results and its errno: getpid's
+// answer, and close(-1)'s EBADF with r1 -1, as x/sys's RawSyscall6 gives.
+func TestRawSyscall6(t *testing.T) {
+	if r, _, e := RawSyscall6(unix.SYS_GETPID, 0, 0, 0, 0, 0, 0); e != 0 || int(r) != unix.Getpid() {
+		t.Errorf("getpid: %d, %v; want %d, 0", r, e, unix.Getpid())
+	}
+	r, _, e := RawSyscall6(unix.SYS_CLOSE, ^uintptr(0), 0, 0, 0, 0, 0)
+	wr, _, we := unix.RawSyscall6(unix.SYS_CLOSE, ^uintptr(0), 0, 0, 0, 0, 0)
+	if e != unix.EBADF || r != wr || e != we {
+		t.Errorf("close(-1): %#x, %v; x/sys's: %#x, %v; want EBADF", r, e, wr, we)
 	}
 }

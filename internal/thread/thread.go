@@ -14,8 +14,8 @@
 //
 // The package also holds what the benchmarks' blocking loops need from
 // the runtime: the Yielder, a cheap monotonic Clock, and the solo mode of
-// a child process (Solo), in which the loop's blocking calls (Syscall,
-// Syscall6) are raw.
+// a child process (Solo), in which the loop's blocking calls (Syscall6)
+// are raw.
 package thread
 
 import (

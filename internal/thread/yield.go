@@ -31,15 +31,13 @@ type Yielder struct {
 	last, prev time.Duration // the last yield (or first Tick), and the last Tick
 	begun      bool
 	tid        int // the loop's thread, in a solo process's Run thread; 0 otherwise
-	err        error
 }
 
 // Tick yields if the next tick, as far after this one as this one is
 // after the previous, would come more than YieldEvery after the last
 // yield (or the first Tick), and reports whether it did: ticks 4 ms apart
 // yield every 8 ms, not every 12 (a preemption signal each). now is the
-// caller's Clock reading; a loop that does not read the clock can call
-// Tick every few iterations, as long as they take well under YieldEvery.
+// caller's Clock reading, taken every few iterations well under YieldEvery.
 func (y *Yielder) Tick(now time.Duration) bool {
 	if !y.begun {
 		y.last, y.prev, y.begun = now, now, true
@@ -61,17 +59,18 @@ func (y *Yielder) Tick(now time.Duration) bool {
 	runtime.UnlockOSThread()
 	gosched()
 	runtime.LockOSThread()
-	if now := unix.Gettid(); now != y.tid && y.err == nil {
-		y.err = fmt.Errorf("thread: the loop came back from a yield on thread %d, not %d; its private fd table and CPU pin stayed behind", now, y.tid)
-	}
 	return true
 }
 
-// Err reports whether a yield in a solo process brought the goroutine
-// back on another thread, which a loop must check when it ends: the
-// thread holding the process's only P picks the goroutine back up, so
-// this is not expected to happen.
-func (y *Yielder) Err() error { return y.err }
+// Err, called on the loop's goroutine at its end, reports a yield in a
+// solo process that left it on another thread (not expected): one gettid
+// here, not one a yield, as a goroutine that came back elsewhere stays.
+func (y *Yielder) Err() error {
+	if now := unix.Gettid(); y.tid != 0 && now != y.tid {
+		return fmt.Errorf("thread: the loop came back from a yield on thread %d, not %d; its private fd table and CPU pin stayed behind", now, y.tid)
+	}
+	return nil
+}
 
 // epoch is Clock's zero.
 var epoch = time.Now()

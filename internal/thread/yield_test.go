@@ -4,6 +4,7 @@ package thread
 
 import (
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -100,5 +101,18 @@ func TestYielderSolo(t *testing.T) {
 	}
 	if yields != 3 {
 		t.Errorf("4 ticks YieldEvery apart yielded %d times, want 3", yields)
+	}
+}
+
+// TestYielderErrOtherThread: a loop that ends on another thread than the
+// one its first tick ran on (a yield that brought it back elsewhere) gets
+// the error from Err, which compares the threads once, at the end.
+func TestYielderErrOtherThread(t *testing.T) {
+	err := Run(func() error {
+		y := Yielder{tid: unix.Gettid() + 1, begun: true} // the first tick's thread, as if another
+		return y.Err()
+	})
+	if err == nil || !strings.Contains(err.Error(), "came back from a yield on thread") {
+		t.Fatalf("Err on another thread than the first tick's: %v, want the thread named", err)
 	}
 }

@@ -68,7 +68,6 @@ func TestGolden(t *testing.T) {
 					checkGolden(t, filepath.Join(dir, form+".golden"), runOutput(slices.Concat(args, prof, files)))
 				}
 			}
-			checkGolden(t, filepath.Join(dir, "bisect.golden"), runOutput([]string{"-git-bisect", files[0], files[1], files[1]}))
 		})
 	}
 }

@@ -10,7 +10,6 @@
 //
 //	go run ./internal/cmd/kbcompare [-threshold 5%] [-alpha 0.05] [-format text|brief|markdown|json|csv] [-plot DIR] old.txt new.txt
 //	go run ./internal/cmd/kbcompare -profiles-old DIR -profiles-new DIR [-profile-frames kernel|all] [-profile-comm REGEXP] [flags] old.txt new.txt
-//	go run ./internal/cmd/kbcompare -git-bisect [-row REGEXP] good.txt bad.txt candidate.txt
 //	go run ./internal/cmd/kbcompare -plan [-target 5%] [-boot-cost DURATION] PILOT.txt | A.txt B.txt
 //	go run ./internal/cmd/kbcompare -series [-alpha 0.05] [-threshold 5%] [-format text|json|csv] [-plot DIR] K1.txt K2.txt ...
 //
@@ -20,16 +19,17 @@
 // docs/profiles.md); -plan prints the design kbab -target would run after
 // a pilot of these boots (package abplan). The statistics are package abstat's,
 // every form and the exit rule abreport's; docs/kbcompare.md says what
-// each figure is, the formulas and why, the json and csv schema, the
-// pictures of -plot and a `git bisect run` recipe for -git-bisect.
+// each figure is, the formulas and why, the json and csv schema and the
+// pictures of -plot. (-git-bisect, one candidate's verdict for `git
+// bisect run`, is gone: kbab -tree DIR -bisect GOOD..BAD bisects commits.)
 //
 // Exit status: 0 when nothing is worse and nothing failed, 1 when some
 // row is worse or something failed or skipped on one side (-series: a
 // change point is worse or a row could not be tested; -plan: never), 2
 // when an input cannot be read or holds a line that is no measurement
-// (the message names the file and line) or the flags are bad. With -git-bisect:
-// 0 like GOOD, 1 like BAD, 125 cannot tell, 128 cannot bisect (every
-// usage error too), never 2.
+// (the message names the file and line) or the flags are bad; 128 for
+// -git-bisect or -bisect, so that an old `git bisect run` script stops
+// rather than reading 2 as "bad".
 package main
 
 import (
@@ -38,7 +38,6 @@ import (
 	"io"
 	"os"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -55,33 +54,22 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	// In bisect mode every usage error is bisectAbort: 2 would read as
-	// "bad" to git bisect run. Found before parsing, so that a typo in
-	// any flag of a bisect command line stops the bisection.
-	inBisect := bisectMode(args, "git-bisect")
-	if bisectMode(args, "bisect") {
-		// The flag's name until kbab -bisect came to bisect images.
-		fmt.Fprintln(stderr, "kbcompare: -bisect is now -git-bisect (one candidate's verdict for git bisect run; kbab -bisect bisects images)")
-		return bisectAbort
-	}
-	usage := 2
-	if inBisect {
-		usage = bisectAbort
+	if bisectFlag(args) {
+		fmt.Fprintln(stderr, "kbcompare: -git-bisect is gone: kbab -tree DIR -bisect GOOD..BAD bisects commits (docs/builds.md)")
+		return 128 // git bisect run stops: 2 would read as "bad"
 	}
 	flags := flag.NewFlagSet("kbcompare", flag.ContinueOnError)
 	flags.SetOutput(stderr)
 	threshold := 0.05
 	flags.Var(percent.Value{Fraction: &threshold, Kind: percent.Threshold}, "threshold", "smallest change called better or worse, in `percent`")
 	alpha := flags.Float64("alpha", abstat.DefaultOptions.Alpha,
-		"significance `level`: a change is significant when its q (-git-bisect: its p) is at most this; p is Welch's t-test's with 3+ boots a side, else the U-test's")
+		"significance `level`: a change is significant when its q is at most this; p is Welch's t-test's with 3+ boots a side, else the U-test's")
 	format := flags.String("format", "text", "output `format`: text (every row, 100 columns), brief (what changed, 80 columns, one screen), markdown, json or csv (docs/kbcompare.md)")
 	flags.Usage = func() {
-		fmt.Fprintln(stderr, "usage: kbcompare [flags] old.txt new.txt\n       kbcompare -git-bisect [-row REGEXP] [flags] GOOD.txt BAD.txt CANDIDATE.txt\n       kbcompare -series [-format text|json|csv] [-plot DIR] K1.txt K2.txt ...")
+		fmt.Fprintln(stderr, "usage: kbcompare [flags] old.txt new.txt\n       kbcompare -series [-format text|json|csv] [-plot DIR] K1.txt K2.txt ...")
 		flags.PrintDefaults()
 	}
-	bisect := flags.Bool("git-bisect", false, "judge CANDIDATE against GOOD and BAD for git bisect run: exit 0 like GOOD, 1 like BAD, 125 cannot tell, 128 cannot bisect")
 	plotDir := flags.String("plot", "", "also draw, into `dir`, a picture per row that changed or is underpowered, an overview and index.md")
-	rowPattern := flags.String("row", "", "with -git-bisect: the benchmark to judge, a `regexp` matched against package/name")
 	plan := flags.Bool("plan", false, "print the boots a side each row needs to reach -target by Stein's two-stage test (kbab -target's design), from a pilot of two files or of one file's boots taken in turn")
 	var target float64 // 0: unset
 	flags.Var(percent.Value{Fraction: &target, Kind: percent.Effect}, "target", "with -plan: the minimum detectable effect to reach at 80% power, in `percent` (default: -threshold)")
@@ -92,29 +80,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	profileComm := flags.String("profile-comm", "", "with -profiles-old and -profiles-new: keep the samples of the threads whose comm this `regexp` matches, as pprof's -tagfocus=comm= (default: every sample)")
 	series := flags.Bool("series", false, "the change points of a series of kernels, one result file per kernel in series order: kbcompare -series K1.txt K2.txt ... (-format text, json or csv; -plot)")
 	if err := flags.Parse(args); err != nil {
-		return usage
-	}
-	if inBisect && !*bisect {
-		fmt.Fprintln(stderr, "kbcompare: -git-bisect goes before the files: kbcompare -git-bisect [flags] GOOD.txt BAD.txt CANDIDATE.txt")
-		return bisectAbort
+		return 2
 	}
 	if !(*alpha > 0 && *alpha < 1) {
 		fmt.Fprintf(stderr, "kbcompare: -alpha accepts a number between 0 and 1, not %v\n", *alpha)
-		return usage
+		return 2
 	}
 	opts := abstat.Options{Threshold: threshold, Alpha: *alpha}
-	if *series && !*bisect {
+	if *series {
 		return runSeries(flags, *alpha, threshold, *format, *plotDir, stdout, stderr)
-	}
-	if *bisect {
-		if r := refused(flags, func(f string) bool {
-			return f == "format" || f == "plot" || f == "series" || strings.HasPrefix(f, "profile")
-		}); r != "" {
-			fmt.Fprintf(stderr, "kbcompare: %s does not apply to -git-bisect, which prints one line and exits with the verdict\n", r)
-			return bisectAbort
-		}
-		opts.PerRow = true
-		return runBisect(flags.Args(), opts, *rowPattern, stdout, stderr)
 	}
 	if *plan {
 		return runPlan(flags, opts, target, *bootCost, stdout, stderr)
@@ -126,10 +100,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 	render := abreport.Forms[*format]
 	if render == nil {
 		fmt.Fprintf(stderr, "kbcompare: -format accepts text, brief, markdown, json or csv, not %q\n", *format)
-		return 2
-	}
-	if *rowPattern != "" {
-		fmt.Fprintln(stderr, "kbcompare: -row goes with -git-bisect")
 		return 2
 	}
 	popts := profdelta.DefaultOptions
@@ -186,7 +156,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 // runPlan prints the plan of one pilot file or two.
 func runPlan(flags *flag.FlagSet, opts abstat.Options, target float64, bootCost time.Duration, stdout, stderr io.Writer) int {
 	switch r := refused(flags, func(f string) bool {
-		return f == "format" || f == "plot" || f == "row" || strings.HasPrefix(f, "profile")
+		return f == "format" || f == "plot" || strings.HasPrefix(f, "profile")
 	}); {
 	case r != "":
 		fmt.Fprintf(stderr, "kbcompare: %s does not apply to -plan, which prints the plan\n", r)
@@ -231,19 +201,14 @@ func refused(flags *flag.FlagSet, refuse func(name string) bool) string {
 	return strings.Join(names, " and ")
 }
 
-// bisectMode reports whether args name the flag name, however spelled
-// (-git-bisect, --git-bisect, -git-bisect=true, a bad value, or after
-// the files), unless set false; arguments after "--" are files.
-func bisectMode(args []string, name string) bool {
+// bisectFlag reports whether args name -git-bisect or -bisect, however
+// spelled; arguments after "--" are files.
+func bisectFlag(args []string) bool {
 	for _, s := range args {
 		if s == "--" {
 			break
 		}
-		a := testflags.Parse(s)
-		if !a.Flag || a.Test || a.Name != name {
-			continue
-		}
-		if b, err := strconv.ParseBool(a.Value); !a.HasValue || err != nil || b {
+		if a := testflags.Parse(s); a.Flag && !a.Test && (a.Name == "git-bisect" || a.Name == "bisect") {
 			return true
 		}
 	}

@@ -98,7 +98,7 @@ func lineOf(t *testing.T, path, s string) string {
 
 // TestNotAMeasurementEveryMode: a value that is no measurement stops
 // every mode with a message naming the file, the line and what a value
-// must be (exit 2; 128 with -git-bisect), never a hang: NaN made kbcompare
+// must be (exit 2), never a hang: NaN made kbcompare
 // spin until killed (issue 28).
 func TestNotAMeasurementEveryMode(t *testing.T) {
 	good := resultFile{lines: samples("Op-2", 8, "ns/op", around(100, 0.01))}
@@ -117,57 +117,25 @@ func TestNotAMeasurementEveryMode(t *testing.T) {
 			{"-format", "brief", goodPath, badPath}, {"-format", "markdown", goodPath, badPath},
 			{"-format", "json", goodPath, badPath}, {"-format", "csv", goodPath, badPath},
 			{"-plot", t.TempDir(), goodPath, badPath},
-			{"-git-bisect", goodPath, goodPath, badPath},
 		} {
 			var out, errOut bytes.Buffer
-			code := run(args, &out, &errOut)
-			want := 2
-			if args[0] == "-git-bisect" {
-				want = bisectAbort
-			}
-			if code != want || !strings.Contains(errOut.String(), where) {
-				t.Errorf("%q: exit %d, stderr %q; want %d and %q", args, code, errOut.String(), want, where)
+			if code := run(args, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), where) {
+				t.Errorf("%q: exit %d, stderr %q; want 2 and %q", args, code, errOut.String(), where)
 			}
 		}
 	}
 }
 
-// TestBisectUsage: in bisect mode every usage error exits 128 (git
-// bisect run stops), never 2 (which it reads as "bad"), however -git-bisect
-// is spelled; -format and -plot, which do not apply, are refused.
-func TestBisectUsage(t *testing.T) {
+// TestGitBisectGone: -git-bisect and -bisect, however spelled, exit 128
+// naming kbab's bisection, so that an old `git bisect run` script stops
+// (2 would read as "bad").
+func TestGitBisectGone(t *testing.T) {
 	f := resultFile{lines: samples("Op-2", 8, "ns/op", around(100, 0.01))}
 	p := f.write(t, "a.txt")
-	for _, c := range []struct {
-		args   []string
-		stderr string
-	}{
-		{[]string{"-git-bisect", p, p}, "usage: kbcompare -git-bisect"},
-		{[]string{"--git-bisect", p, p}, "usage: kbcompare -git-bisect"},
-		{[]string{"-git-bisect=true", p, p}, "usage: kbcompare -git-bisect"},
-		{[]string{"--git-bisect=1", "-threshold", "x", p, p, p}, "invalid value"},
-		{[]string{"-git-bisect=maybe", p, p, p}, "invalid boolean value"},
-		{[]string{p, p, p, "-git-bisect"}, "-git-bisect goes before the files"},
-		{[]string{"-git-bisect", "-nosuch", p, p, p}, "flag provided but not defined: -nosuch"},
-		{[]string{"-git-bisect", "-alpha", "2", p, p, p}, "-alpha accepts"},
-		{[]string{"-git-bisect", "-format", "json", p, p, p}, "-format does not apply to -git-bisect"},
-		{[]string{"-git-bisect", "-format=text", p, p, p}, "-format does not apply to -git-bisect"},
-		{[]string{"--git-bisect", "-plot", t.TempDir(), p, p, p}, "-plot does not apply to -git-bisect"},
-		{[]string{"-git-bisect", "-row", "(", p, p, p}, "-row accepts a regular expression"},
-		{[]string{"-git-bisect", "-h"}, "usage: kbcompare"},
-		{[]string{"-bisect", p, p, p}, "-bisect is now -git-bisect"},
-	} {
+	for _, args := range [][]string{{"-git-bisect", p, p, p}, {"--git-bisect=1", p, p, p}, {p, p, p, "-bisect"}, {"-bisect=false", p, p}} {
 		var out, errOut bytes.Buffer
-		if code := run(c.args, &out, &errOut); code != bisectAbort || !strings.Contains(errOut.String(), c.stderr) {
-			t.Errorf("%q: exit %d, stderr %q; want %d and %q", c.args, code, errOut.String(), bisectAbort, c.stderr)
+		if code := run(args, &out, &errOut); code != 128 || !strings.Contains(errOut.String(), "kbab -tree DIR -bisect") {
+			t.Errorf("%q: exit %d, stderr %q; want 128 naming kbab -tree DIR -bisect", args, code, errOut.String())
 		}
-	}
-	// -git-bisect=false is the plain comparison, with its own exit statuses.
-	var out, errOut bytes.Buffer
-	if code := run([]string{"-git-bisect=false", p, p}, &out, &errOut); code != 0 {
-		t.Errorf("-git-bisect=false A A: exit %d, want 0: %s", code, errOut.String())
-	}
-	if code := run([]string{"-git-bisect=false", p}, &out, &errOut); code != 2 {
-		t.Errorf("-git-bisect=false with one file: exit %d, want 2", code)
 	}
 }

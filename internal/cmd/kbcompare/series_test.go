@@ -128,8 +128,4 @@ func TestSeriesFlags(t *testing.T) {
 			t.Errorf("%v: exit %d (%q), want 2 with a message", args[:3], code, errOut.String())
 		}
 	}
-	var errOut bytes.Buffer
-	if code := run(append([]string{"-git-bisect", "-series"}, files[:3]...), &bytes.Buffer{}, &errOut); code != bisectAbort {
-		t.Errorf("-git-bisect -series: exit %d, want %d", code, bisectAbort)
-	}
 }
