@@ -27,6 +27,7 @@
 // Search is a bisection over images between a good and a bad kernel of
 // one row, each step's image booted in rounds beside good and bad and
 // judged by t tests of contrasts of the three means at looks sized from
-// the confirmation (Search says the rule; docs/comparing.md, "Bisection over images",
-// the promise and what the simulations show).
+// the confirmation, separate builds' own offsets allowed for as the
+// series allows for them (Search says the rule; docs/comparing.md,
+// "Bisection over images", the promise and what the simulations show).
 package abseries
