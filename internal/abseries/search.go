@@ -301,18 +301,14 @@ func (s *Search) judge(look int) {
 		return
 	}
 	s.res.Steps = append(s.res.Steps, *st)
-	side := slices.Index([]Decision{LikeGood, LikeBad}, st.Decision)
-	if side >= 0 {
-		s.placed[side] = append(s.placed[side], center{x * n, n})
-		for i, e := range []float64{g, b} {
-			s.ends[i].sum, s.ends[i].n = s.ends[i].sum+e*n, s.ends[i].n+n
-		}
-	}
 	s.ss, s.df, s.x = ss, df, [3][]float64{}
+	side := slices.Index([]Decision{LikeGood, LikeBad}, st.Decision)
 	if side < 0 {
 		s.res.Done, s.cur = true, nil
 		return
 	}
+	s.placed[side] = append(s.placed[side], center{x * n, n})
+	s.ends[0], s.ends[1] = center{s.ends[0].sum + g*n, s.ends[0].n + n}, center{s.ends[1].sum + b*n, s.ends[1].n + n}
 	s.settle()
 }
 
