@@ -282,7 +282,8 @@ func smoothBandwidth(v []float64) float64 {
 // spread would need them), each from another package of the fixture,
 // with no gate: under no change p <= level in level's share of runs
 // within ±20% (or three binomial standard errors, where more), at alpha
-// = 0.05 (PerRow) and at the family's level (0.05/86).
+// = 0.05 and at the family's level (0.05/86: the row planned at the
+// level Alpha over 86 rows gives it).
 //
 // Two kinds of row. Layout-dominated rows (layoutDominated), whose boot
 // medians are near normal: the rate is within ±20% of the level. Rows
@@ -321,12 +322,11 @@ func rowAACases(t *testing.T, smooth bool) {
 	for li, fam := range []bool{false, true} {
 		for ni, need := range []float64{3, 6, 10, 20} {
 			o := DefaultOptions(0.05)
-			o.Gate, o.MaxBoots, o.PerRow = 0, 1000, !fam
-			level := o.Alpha
+			o.Gate, o.MaxBoots = 0, 1000
 			if fam {
-				o.Family = 86
-				level = o.Alpha / 86
+				o.Alpha /= 86
 			}
+			level := o.Alpha
 			// Enough draws for the tolerance to be three standard
 			// errors: 0.2 × level = 3 √(level/n).
 			draws := 400
@@ -386,8 +386,8 @@ func TestRowPower(t *testing.T) {
 	for ti, target := range []float64{0.05, 0.10} {
 		for ni, need := range []float64{3, 6, 10, 20} {
 			o := DefaultOptions(target)
-			o.Family, o.MaxBoots = 86, 1000
-			level := o.Alpha / 86
+			o.Alpha, o.MaxBoots = o.Alpha/86, 1000
+			level := o.Alpha
 			r, between, sigma := rowFor(t, rows, pkgs, ni+3*ti, need, level, o)
 			c := case_{rows: []simRow{r}, between: []float64{between}, change: []float64{target}}
 			var found, boots int
