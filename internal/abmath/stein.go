@@ -128,21 +128,6 @@ func (r Rule) PowerAt(delta, sigma float64) float64 {
 	return p
 }
 
-// FloorShare is the chance that the pilot alone decides a row of spread
-// sigma: its rule asks no boot past the pilot's (n = N0). Such a row has
-// more power than the rule's Power, since the pilot gave it more boots
-// than its spread asks.
-func (r Rule) FloorShare(sigma float64) float64 {
-	df := float64(r.DF())
-	var e float64
-	for _, v := range chiGrid(r.DF()) {
-		if r.Boots(sigma*sigma*v.x/df) <= r.N0 {
-			e += v.w
-		}
-	}
-	return e
-}
-
 type point struct{ x, w float64 }
 
 var (

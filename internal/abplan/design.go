@@ -468,7 +468,7 @@ func (rp *DesignRow) PredictedPower() float64 {
 // RuleName names the design's test in reports.
 const RuleName = "Stein's two-stage t-test"
 
-// TestRow is the design as abstat.Designed: the row's Test, for every
+// TestRow is the design as abstat.Options.Design: the row's Test, for every
 // Primary row the design planned.
 func (d *Design) TestRow(t *abstat.Table, row *abstat.Row) (abstat.DesignTest, bool) {
 	if d.Find(t.Path, row.Name) == nil || !d.Planned {

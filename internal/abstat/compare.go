@@ -24,9 +24,9 @@ type Options struct {
 	// Alpha is the significance level: a row's change is significant
 	// when its q (an Evidence row's: its p) is at most Alpha (0.05).
 	Alpha float64
-	// Design, where set, tests the Primary rows a planned run's design
-	// holds in place of Welch's test of all their boots (Designed).
-	Design Designed
+	// Design, where set, is a planned run's test of a Primary row
+	// (DesignTest), false for a row it holds none of.
+	Design func(*Table, *Row) (DesignTest, bool)
 	// Target is the change a design planned each row to detect: a row
 	// "~" whose mde passes it is underpowered. 0: the threshold.
 	Target float64
@@ -360,7 +360,7 @@ func (r *Report) test(t *Table, row *Row) {
 	}
 	row.Scale = abmath.ScaleOf(row.Old.Values, row.New.Values)
 	if r.Opts.Design != nil && row.Role == Primary {
-		if dt, ok := r.Opts.Design.TestRow(t, row); ok {
+		if dt, ok := r.Opts.Design(t, row); ok {
 			r.designed(row, dt)
 			return
 		}

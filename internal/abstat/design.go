@@ -2,18 +2,11 @@
 
 package abstat
 
-// A Designed run fixed each row's test before its boots ran (package
-// abplan: Stein's two-stage test of kbab -target), so that the test is
-// the design's and not Welch's of all the boots: a run that chose its
-// boots from their spread would inflate Welch's t where the spread
-// looked small.
-type Designed interface {
-	// TestRow is the design's test of a Primary row, false where the
-	// design holds no test of it (Welch's then applies).
-	TestRow(t *Table, row *Row) (DesignTest, bool)
-}
-
-// DesignTest is a row's test under a design.
+// DesignTest is a row's test under a design (Options.Design): a planned
+// run fixed each row's test before its boots ran (package abplan:
+// Stein's two-stage test of kbab -target), so that the test is the
+// design's and not Welch's of all the boots, which would inflate t
+// where a spread that looked small chose few boots.
 type DesignTest struct {
 	// Rule names the test ("Stein's two-stage t-test").
 	Rule string
