@@ -1,19 +1,12 @@
 //go:build linux
 
 // Package sim holds the real result files the statistics are tested on
-// and draws comparisons from them. It is a package and not a _test.go
-// file because the tests of six packages (abfile, abstat, abplan,
-// abseries, abreport, kbcompare) read the same fixtures and draw the
-// same simulated suite, and Go shares no test file between packages;
-// only those tests import it (testdata/README.md says where each file
-// comes from). What one package's tests alone use lives in its own
-// _test.go files.
-//
-// Two kinds of fixture: short real runs of one row (Syscall getpid,
-// seccompbench) that Assemble concatenates into files of several boots,
-// each run standing for a boot; and a real run of the whole suite (every
-// row of .ci/benchmarks.txt at -count=10, in one boot), from which Suite
-// draws boots with a boot-to-boot spread of a chosen size (suite.go).
+// (testdata/README.md) and draws comparisons from them: short runs of
+// one row that Assemble joins into files of several boots, and a run of
+// the whole suite from which Suite draws boots (suite.go). It is a
+// package because the tests of six packages share it and Go shares no
+// test file between packages; only tests import it, and what one
+// package's tests alone use lives in its _test.go files.
 package sim
 
 import (
