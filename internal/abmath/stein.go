@@ -4,7 +4,6 @@ package abmath
 
 import (
 	"math"
-	"sync"
 
 	"github.com/aclements/go-moremath/stats"
 )
@@ -130,19 +129,13 @@ func (r Rule) PowerAt(delta, sigma float64) float64 {
 
 type point struct{ x, w float64 }
 
-var (
-	gridMu sync.Mutex
-	grids  = map[int][]point{}
-)
+func chiGrid(df int) []point { return grids.get(df) }
 
-// chiGrid is a midpoint grid of the chi-squared distribution on df: its
-// points and their probabilities, summing to 1 within 1e-9.
-func chiGrid(df int) []point {
-	gridMu.Lock()
-	defer gridMu.Unlock()
-	if g, ok := grids[df]; ok {
-		return g
-	}
+var grids = memo[int, []point]{f: newChiGrid}
+
+// newChiGrid is a midpoint grid of the chi-squared distribution on df:
+// its points and their probabilities, summing to 1 within 1e-9.
+func newChiGrid(df int) []point {
 	f := float64(df)
 	lg, _ := math.Lgamma(f / 2)
 	hi := f + 40*math.Sqrt(2*f) + 40
@@ -159,7 +152,6 @@ func chiGrid(df int) []point {
 	for i := range g {
 		g[i].w /= sum
 	}
-	grids[df] = g
 	return g
 }
 
