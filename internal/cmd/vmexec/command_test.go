@@ -95,6 +95,11 @@ func helper(mode string) int {
 		var st syscall.Statfs_t
 		syscall.Statfs("/tmp", &st)
 		fmt.Printf("tmp.tmpfs=%v\n", st.Type == 0x01021994)
+		f, err := os.CreateTemp("", "w")
+		fmt.Printf("tmp.writable=%v\n", err == nil)
+		if err == nil {
+			os.Remove(f.Name())
+		}
 		return 0
 	case "write":
 		// What a profiling run leaves: a KBENCH_PROFILE file and a
@@ -295,7 +300,7 @@ func TestGuestFacts(t *testing.T) {
 		v, _ := lookupField(fields, k)
 		return v
 	}
-	for _, want := range []string{"cwd=" + wd + "\n", fmt.Sprintf("uid=%d\n", os.Getuid()), `args=["-test.run=^$"]`, "tmp.tmpfs=true"} {
+	for _, want := range []string{"cwd=" + wd + "\n", fmt.Sprintf("uid=%d\n", os.Getuid()), `args=["-test.run=^$"]`, "tmp.tmpfs=true", "tmp.writable=true"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("guest output lacks %q:\n%s", want, r.stdout)
 		}

@@ -21,23 +21,16 @@ var (
 	wantedOptions   = []string{"DEBUG_FS", "TRACING", "NET", "INET", "UNIX", "NET_NS", "VETH", "MODULES", "SECCOMP", "BPF_JIT", "PERF_EVENTS", "ACPI"}
 )
 
-// configFor finds the kernel config beside an image.
-func configFor(image string) string { return besideImage(image, "config-", ".config") }
-
-// besideImage finds a file that comes with an image: PREFIX-V beside
-// vmlinuz-V (Debian's /boot), or treeFile at the top of the build tree of
-// arch/x86/boot/bzImage; "" when there is none.
-func besideImage(image, prefix, treeFile string) string {
+// configFor finds the kernel config that comes with an image: config-V
+// beside vmlinuz-V (Debian's /boot), or .config at the top of the build
+// tree of arch/x86/boot/bzImage; "" when there is none.
+func configFor(image string) string {
 	dir, base := filepath.Split(image)
-	if v, ok := strings.CutPrefix(base, "vmlinuz-"); ok {
-		if p := filepath.Join(dir, prefix+v); exists(p) {
-			return p
-		}
+	if v, ok := strings.CutPrefix(base, "vmlinuz-"); ok && exists(filepath.Join(dir, "config-"+v)) {
+		return filepath.Join(dir, "config-"+v)
 	}
-	if tree, ok := strings.CutSuffix(filepath.Clean(dir), filepath.Join("arch", "x86", "boot")); ok {
-		if p := filepath.Join(tree, treeFile); exists(p) {
-			return p
-		}
+	if tree, ok := strings.CutSuffix(filepath.Clean(dir), filepath.Join("arch", "x86", "boot")); ok && exists(filepath.Join(tree, ".config")) {
+		return filepath.Join(tree, ".config")
 	}
 	return ""
 }

@@ -297,7 +297,6 @@ func (h *host) makeInitramfs(facts []string) error {
 	}
 	h.outputs = spec.Outputs
 	ir := newInitramfs()
-	defer ir.close()
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -347,11 +346,13 @@ func (h *host) makeInitramfs(facts []string) error {
 	} else if len(h.cfg.modules) > 0 {
 		facts = append(facts, "vm.modules: none loaded (no lib/modules/RELEASE beside "+h.cfg.kernel+")")
 	}
-	for _, d := range []string{"/proc", "/sys", "/dev", "/tmp", "/run", "/root"} {
+	for _, d := range []string{"/proc", "/sys", "/dev", "/root"} {
 		if !ir.has(d) {
 			ir.dir(d, 0o755, 0, 0)
 		}
 	}
+	ir.dir("/tmp", 0o1777, 0, 0)
+	ir.dir("/run", 0o1777, 0, 0)
 	ir.add(cpio.CharDev("/dev/console", 0o600, 5, 1))
 	// The binary may create these, which as an unprivileged user it could
 	// not below the initramfs's root-owned directories.

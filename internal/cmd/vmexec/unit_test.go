@@ -215,7 +215,6 @@ func TestInitramfsContents(t *testing.T) {
 	os.WriteFile(filepath.Join(pkg, "testdata", "in.txt"), []byte("hello"), 0o640)
 	os.Symlink("testdata/in.txt", filepath.Join(pkg, "link"))
 	ir := newInitramfs()
-	defer ir.close()
 	if err := ir.tree(pkg); err != nil {
 		t.Fatal(err)
 	}
