@@ -153,7 +153,7 @@ func kernelLink(t *testing.T, image string) string {
 	if err := os.Symlink(image, p); err != nil {
 		t.Fatal(err)
 	}
-	// configFor and modulesFor look beside the image: keep Debian's layout.
+	// modulesFor looks beside the image: keep Debian's layout.
 	return p
 }
 

@@ -235,7 +235,7 @@ func runGuest(fw *frameWriter, ctl <-chan frame) exitStatus {
 	for _, rl := range spec.Rlimits {
 		lim := unix.Rlimit{Cur: rl.Cur, Max: rl.Max}
 		if err := unix.Setrlimit(rl.Resource, &lim); err != nil {
-			notes = append(notes, fmt.Sprintf("%s %d/%d: %v", rl.Name, rl.Cur, rl.Max, err))
+			notes = append(notes, fmt.Sprintf("RLIMIT_%s %d/%d: %v", rlimitNames[rl.Resource], rl.Cur, rl.Max, err))
 		}
 	}
 	if len(notes) > 0 {

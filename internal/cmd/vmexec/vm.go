@@ -149,7 +149,7 @@ func (b *boot) start() error {
 	b.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	fmt.Fprintf(b.h.log, "\n=== vmexec: %s %s\n", b.h.qemu, strings.Join(b.cmd.Args[1:], " "))
 	b.started = time.Now()
-	b.progress.mark(true)
+	b.progress.last = b.started
 	err = b.cmd.Start()
 	conW.Close()
 	if err != nil {
@@ -186,10 +186,7 @@ func (b *boot) stop() {
 		}
 	}
 	if b.con != nil {
-		select {
-		case <-b.con.done:
-		case <-time.After(b.h.grace.qemuEnd):
-		}
+		waitFor(b.con.done, b.h.grace.qemuEnd)
 		_, _, longest := b.progress.get()
 		fmt.Fprintf(b.h.log, "\n=== vmexec: the guest's longest silence (no byte on either port): %v, of -stall=%v\n", longest.Round(time.Millisecond), b.h.cfg.stall)
 	}
@@ -205,9 +202,14 @@ func (b *boot) stop() {
 func (b *boot) kill() {
 	syscall.Kill(-b.cmd.Process.Pid, syscall.SIGKILL) // its process group
 	b.cmd.Process.Kill()
+	waitFor(b.exited, b.h.grace.qemuEnd)
+}
+
+// waitFor waits until ch is closed, at most d.
+func waitFor(ch <-chan struct{}, d time.Duration) {
 	select {
-	case <-b.exited:
-	case <-time.After(b.h.grace.qemuEnd):
+	case <-ch:
+	case <-time.After(d):
 	}
 }
 
@@ -278,10 +280,7 @@ func (b *boot) wait() bootResult {
 		case <-b.con.panic:
 			// panic=-1 and -no-reboot end QEMU at once; a moment for it,
 			// and for the frames before the panic.
-			select {
-			case <-b.exited:
-			case <-time.After(b.h.grace.panicEnd):
-			}
+			waitFor(b.exited, b.h.grace.panicEnd)
 			return b.ended()
 		case <-bootTimer.C:
 			if b.probe {
@@ -399,10 +398,7 @@ func (b *boot) ended() bootResult {
 	if err := b.finish(); err != nil {
 		return b.fail(vmflags.ExitFailed, "%v", err)
 	}
-	select {
-	case <-b.con.done:
-	case <-time.After(b.h.grace.qemuEnd):
-	}
+	waitFor(b.con.done, b.h.grace.qemuEnd)
 	con := b.con.state()
 	switch {
 	case b.status != nil && con.oopsAt != "":
@@ -560,17 +556,12 @@ type progress struct {
 	longest time.Duration
 }
 
-func (p *progress) mark(reset bool) {
+// mark notes a read that returned bytes.
+func (p *progress) mark() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := time.Now()
-	if !reset && !p.last.IsZero() {
-		p.longest = max(p.longest, now.Sub(p.last))
-	}
-	if !reset {
-		p.reads++
-	}
-	p.last = now
+	p.longest, p.reads, p.last = max(p.longest, now.Sub(p.last)), p.reads+1, now
 }
 
 // get says how long ago the last byte came (or the boot started), how
@@ -583,14 +574,14 @@ func (p *progress) get() (since time.Duration, reads int, longest time.Duration)
 
 // progressReader notes each read that returns bytes.
 type progressReader struct {
-	r io.Reader
+	io.Reader
 	p *progress
 }
 
 func (pr progressReader) Read(b []byte) (int, error) {
-	n, err := pr.r.Read(b)
+	n, err := pr.Reader.Read(b)
 	if n > 0 {
-		pr.p.mark(false)
+		pr.p.mark()
 	}
 	return n, err
 }
