@@ -30,8 +30,8 @@ func TestParseFlagsContract(t *testing.T) {
 	if strings.Join(c.args, " ") != "/tmp/x.test -test.v -test.run=^A$" {
 		t.Errorf("program args %q", c.args)
 	}
-	if strings.Join(c.modules, ",") != "veth" || c.timeout != 0 || c.pin != "auto" {
-		t.Errorf("defaults: modules %q timeout %v pin %q", c.modules, c.timeout, c.pin)
+	if strings.Join(c.modules, ",") != "veth" || c.pin != "auto" {
+		t.Errorf("defaults: modules %q pin %q", c.modules, c.pin)
 	}
 }
 

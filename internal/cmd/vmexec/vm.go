@@ -61,11 +61,10 @@ func (h *host) qmpPath() string { return filepath.Join(h.tmp, "qmp.sock") }
 type graces struct {
 	powerOff time.Duration // after the exit status, for the guest to power off (no ACPI: it does not)
 	panicEnd time.Duration // after a panic line, for QEMU to end (panic=-1)
-	quitDump time.Duration // after -timeout's SIGQUIT, for the binary's goroutine dump
 	qemuEnd  time.Duration // after SIGKILL, for QEMU to be gone; for the data port's last bytes
 }
 
-var defaultGraces = graces{powerOff: 15 * time.Second, panicEnd: 3 * time.Second, quitDump: 5 * time.Second, qemuEnd: 10 * time.Second}
+var defaultGraces = graces{powerOff: 15 * time.Second, panicEnd: 3 * time.Second, qemuEnd: 10 * time.Second}
 
 // boot is one QEMU run of the guest: how it was started and what it has
 // seen so far. A run of vmexec boots once, or twice when a KVM probe
@@ -223,12 +222,6 @@ func (b *boot) wait() bootResult {
 	}
 	bootTimer := time.NewTimer(limit)
 	defer bootTimer.Stop()
-	var overall <-chan time.Time
-	if cfg.timeout > 0 {
-		t := time.NewTimer(cfg.timeout)
-		defer t.Stop()
-		overall = t.C
-	}
 	alive, frames := b.con.alive, b.frames
 	var powerOff <-chan time.Time
 	var stall <-chan time.Time
@@ -287,8 +280,6 @@ func (b *boot) wait() bootResult {
 				return bootResult{probeFailed: true, err: fmt.Errorf("no console output within -kvm-probe=%v", cfg.kvmProbe)}
 			}
 			return b.fail(vmflags.ExitDied, "the kernel did not reach init within -boot-timeout=%v", cfg.bootTimeout)
-		case <-overall:
-			return b.timedOut()
 		case s := <-b.h.signals:
 			sig := s.(syscall.Signal)
 			if sig == syscall.SIGQUIT && b.hello && b.status == nil {
@@ -357,40 +348,6 @@ func (b *boot) finish() error {
 		}
 	}
 	return first
-}
-
-// timedOut ends a boot that ran past -timeout: a binary that runs gets
-// SIGQUIT first and a moment to print where it is, as go test's own
-// timeout does. A guest that sends nothing back in that moment froze.
-func (b *boot) timedOut() bootResult {
-	_, quit, _ := b.progress.get()
-	if b.hello && b.status == nil {
-		b.fw.write(frameSignal, []byte{byte(syscall.SIGQUIT)})
-	}
-	// The binary's dump, or before init the kernel's lines: whatever the
-	// guest still sends in the grace tells a frozen guest from a busy one.
-	t := time.NewTimer(b.h.grace.quitDump)
-	frames := b.frames
-dump:
-	for b.status == nil {
-		select {
-		case f, ok := <-frames:
-			if !ok {
-				frames = nil
-				continue
-			}
-			b.take(f)
-		case <-t.C:
-			break dump
-		}
-	}
-	t.Stop()
-	b.finish()
-	if _, reads, _ := b.progress.get(); reads == quit {
-		// Nothing came back, not even init's heartbeat: nothing runs.
-		return b.fail(vmflags.ExitFroze, "-timeout=%v reached; the guest was killed; it sent nothing in the %v after: frozen", b.h.cfg.timeout, b.h.grace.quitDump)
-	}
-	return b.fail(vmflags.ExitFailed, "-timeout=%v reached; the guest was killed", b.h.cfg.timeout)
 }
 
 // ended is a boot whose QEMU ended by itself, or that panicked.
