@@ -17,14 +17,14 @@ import (
 
 // config is vmexec's command line.
 type config struct {
-	kernel, append, tcgAppend   string
-	smp                         int
-	memory, accel, pin, pvh     string
-	console, qemu, outcome      string
-	modules                     []string
-	bootTimeout, stall          time.Duration
-	kvmProbe                    time.Duration
-	args                        []string // the test binary and its arguments
+	kernel, append, tcgAppend string
+	smp                       int
+	memory, accel, pin, pvh   string
+	console, qemu, outcome    string
+	modules                   []string
+	bootTimeout, stall        time.Duration
+	kvmProbe                  time.Duration
+	args                      []string // the test binary and its arguments
 }
 
 // parseFlags reads vmexec's flags; the first non-flag argument is the
