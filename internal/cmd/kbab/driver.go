@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -32,7 +33,7 @@ var interruptGrace = 10 * time.Second
 type driver struct {
 	cfg *config
 	st  *state
-	// ids are the boot ids the finished boots printed, timed and profile.
+	// ids are the boot ids the finished boots printed.
 	ids       map[string]bool
 	statePath string
 	vmexec    string
@@ -80,11 +81,11 @@ func prepare(c *config, stderr io.Writer) (*driver, error) {
 
 func (d *driver) close() { d.lock.Close() }
 
-// open starts a new run or resumes the one in -out.
+// open starts a new run or resumes the one in -out: one of the same
+// settings whose kbab.json reads and whose boots add up.
 func (d *driver) open(now settings) error {
-	old, err := readState(d.statePath)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
+	b, err := os.ReadFile(d.statePath)
+	if errors.Is(err, os.ErrNotExist) {
 		for _, k := range now.Kernels {
 			p := d.result(k.Label)
 			if fi, err := os.Stat(p); err == nil && fi.Size() > 0 {
@@ -96,14 +97,20 @@ func (d *driver) open(now settings) error {
 			return err
 		}
 		return d.st.write(d.statePath)
-	case err != nil:
-		return err
 	}
-	if diff := differences(old.Settings, now); len(diff) > 0 {
-		return fmt.Errorf("-out %s holds a run with other settings; use a new directory, or the same settings to resume:\n\t%s",
-			d.cfg.out, strings.Join(diff, "\n\t"))
+	if err == nil {
+		d.st, err = parseState(b)
 	}
-	d.st = old
+	if err == nil {
+		if diff := differences(d.st.Settings, now); len(diff) > 0 {
+			return fmt.Errorf("-out %s holds a run with other settings; use a new directory, or the same settings to resume:\n\t%s",
+				d.cfg.out, strings.Join(diff, "\n\t"))
+		}
+		err = d.st.check()
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %v; kbab cannot tell which boots finished: restore the file, or use a new -out (the boots' own outputs are in boots/)", d.statePath, err)
+	}
 	if d.ids, err = d.st.checkOutputs(d.cfg.out, d.stderr); err != nil {
 		return err
 	}
@@ -111,7 +118,7 @@ func (d *driver) open(now settings) error {
 		if d.st.Settings.Target > 0 {
 			fmt.Fprintf(d.stderr, "kbab: resuming %s: %d boots finished\n", d.cfg.out, n)
 		} else {
-			fmt.Fprintf(d.stderr, "kbab: resuming %s: %d of %d boots finished\n", d.cfg.out, n, len(d.st.Settings.Kernels)*d.st.Settings.Boots)
+			fmt.Fprintf(d.stderr, "kbab: resuming %s: %d of %d boots finished\n", d.cfg.out, n, len(d.st.Settings.Kernels)*d.st.Settings.Boots+2*d.st.Settings.Profile)
 		}
 	}
 	return nil
@@ -194,9 +201,6 @@ func (d *driver) runAll(stdout io.Writer, sig <-chan os.Signal) int {
 		if nb.pair != nil {
 			i++
 		}
-	}
-	if code, ok := d.runProfileBoots(sig); !ok {
-		return code
 	}
 	return d.des.report(stdout)
 }
@@ -286,19 +290,41 @@ func (d *driver) boot(i int, nb nextBoot, sig <-chan os.Signal, retry string) (i
 	if nb.pair != nil {
 		return d.bootPair(i, nb, sig, retry)
 	}
-	s := d.st.Settings.Kernels[nb.kernel].Label
-	b, _, code, err := d.runGoTests(d.des.bootName(i), s, nil, nb.runs, filepath.Join(d.cfg.out, "boots", fmt.Sprintf("%02d-%s", i+1, s)), sig)
+	r := bootRecord{Boot: i + 1, Kernel: d.st.Settings.label(nb.kernel), Runs: nb.record, Retry: retry, Profile: nb.profile}
+	base := bootBase(d.cfg.out, r)
+	var env []string
+	var prof string
+	if r.Profile > 0 {
+		// The earlier try's files, its profiles too, renamed first.
+		if err := keepEarlierTry(base); err != nil {
+			return exitUsage, err
+		}
+		var err error
+		if prof, env, err = profileEnv(base); err != nil {
+			return exitUsage, err
+		}
+	}
+	b, code, err := d.runGoTests(d.des.bootName(i), r.Kernel, env, nb.runs, base, sig)
 	if err != nil {
 		return code, err
 	}
-	return d.record(bootRecord{Boot: i + 1, Kernel: s, Seconds: b.took.Seconds(), Finished: time.Now().UTC(), Runs: nb.record, Retry: retry})
+	r.Seconds, r.Finished = b.took.Seconds(), time.Now().UTC()
+	if r.Profile > 0 {
+		if err := d.keepProfiles(r, prof); err != nil {
+			return exitUsage, err
+		}
+	}
+	return d.record(r)
 }
 
-// record appends finished boots' outputs (bootFile) to their kernels'
-// files and records them in kbab.json.
+// record appends finished timed boots' outputs (bootFile) to their
+// kernels' files and records them in kbab.json.
 func (d *driver) record(rs ...bootRecord) (int, error) {
 	for _, r := range rs {
-		if err := appendFile(d.result(r.Kernel), bootFile(d.cfg.out, r), d.outputSize(r.Kernel, d.st.Boots)); err != nil {
+		if r.Profile > 0 {
+			continue
+		}
+		if err := appendFile(d.result(r.Kernel), bootFile(d.cfg.out, r)); err != nil {
 			return exitUsage, err
 		}
 	}
@@ -342,21 +368,20 @@ func (b *bootFiles) close() { b.out.Close(); b.log.Close() }
 
 // runGoTests runs the go test runs (their arguments after -exec) of
 // boot name of side s in env (nil: kbab's) into its files (openBoot),
-// and returns them with the fresh boot ids they printed, or kbab's exit
-// status and why they failed.
-func (d *driver) runGoTests(name, s string, env []string, runs [][]string, base string, sig <-chan os.Signal) (*bootFiles, []string, int, error) {
+// and returns them, or kbab's exit status and why they failed.
+func (d *driver) runGoTests(name, s string, env []string, runs [][]string, base string, sig <-chan os.Signal) (*bootFiles, int, error) {
 	b, err := openBoot(name, s, base)
 	if err != nil {
-		return nil, nil, exitUsage, err
+		return nil, exitUsage, err
 	}
 	defer b.close()
 	for _, a := range runs {
 		if code, err := d.runGoTest(b, env, a, sig); err != nil {
-			return nil, nil, code, err
+			return nil, code, err
 		}
 	}
-	ids, code, err := d.freshBootIDs(b)
-	return b, ids, code, err
+	code, err := d.freshBootIDs(b)
+	return b, code, err
 }
 
 // runGoTest runs one go test of boot b (its arguments after -exec a),
@@ -372,22 +397,22 @@ func (d *driver) runGoTest(b *bootFiles, env, a []string, sig <-chan os.Signal) 
 	return code, err
 }
 
-// freshBootIDs syncs boot b's output and returns its boot ids, or why
-// they make it a failed boot: none, or one an earlier boot (timed or
-// profile) printed (fresh).
-func (d *driver) freshBootIDs(b *bootFiles) ([]string, int, error) {
+// freshBootIDs syncs boot b's output and adds its boot ids to the
+// run's, or says why they make it a failed boot: none, or one an
+// earlier boot printed (fresh).
+func (d *driver) freshBootIDs(b *bootFiles) (int, error) {
 	if err := b.out.Sync(); err != nil {
-		return nil, exitUsage, err
+		return exitUsage, err
 	}
 	outPath := b.base + ".txt"
 	ids, err := bootIDs(outPath)
 	if err != nil {
-		return nil, exitUsage, err
+		return exitUsage, err
 	}
 	if err := fresh(outPath, ids, d.ids); err != nil {
-		return nil, exitBootFailed, fmt.Errorf("%s (%s) failed: %v", b.name, b.label, err)
+		return exitBootFailed, fmt.Errorf("%s (%s) failed: %v", b.name, b.label, err)
 	}
-	return ids, 0, nil
+	return 0, nil
 }
 
 // outputSize is the length of the outputs of kernel label's boots among
@@ -492,7 +517,7 @@ func keepEarlierTry(base string) error {
 		if _, err := os.Stat(try + ".txt"); err == nil {
 			continue
 		}
-		for _, ext := range []string{".txt", ".log", ".outcome"} {
+		for _, ext := range []string{".txt", ".log", ".outcome", ".profiles"} {
 			if err := os.Rename(base+ext, try+ext); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return err
 			}
@@ -516,27 +541,18 @@ func (d *driver) stop(pgid int, waited <-chan error) {
 	syscall.Kill(-pgid, syscall.SIGKILL)
 }
 
-// appendFile appends src to dst, which must end at offset, and syncs it.
-func appendFile(dst, src string, offset int64) error {
-	in, err := os.Open(src)
+// appendFile appends src to dst and syncs it.
+func appendFile(dst, src string) error {
+	b, err := os.ReadFile(src)
 	if err != nil {
 		return err
 	}
-	defer in.Close()
 	f, err := os.OpenFile(dst, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil {
-		return err
-	} else if fi.Size() != offset {
-		return fmt.Errorf("%s has %d bytes, not the %d of its finished boots: changed while kbab ran", dst, fi.Size(), offset)
-	}
-	if _, err := io.Copy(f, in); err != nil {
-		return err
-	}
-	return f.Sync()
+	_, err = f.Write(b)
+	return cmp.Or(err, f.Sync(), f.Close())
 }
 
 func quoteAll(a []string) []string {

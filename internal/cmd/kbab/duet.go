@@ -178,7 +178,7 @@ func (d *driver) bootPair(i int, nb nextBoot, sig <-chan os.Signal, retry string
 	recs := make([]bootRecord, 2)
 	for s := range side {
 		p := &side[s]
-		if _, code, err := d.freshBootIDs(p.bootFiles); err != nil {
+		if code, err := d.freshBootIDs(p.bootFiles); err != nil {
 			return code, err
 		}
 		recs[s] = bootRecord{Boot: i + 1 + s, Kernel: p.label, Seconds: p.took.Seconds(), Finished: time.Now().UTC(),
