@@ -12,8 +12,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -23,6 +25,7 @@ import (
 	"github.com/kbench/kbench/internal/abstat"
 	"github.com/kbench/kbench/internal/testflags"
 	"github.com/kbench/kbench/internal/vmflags"
+	"golang.org/x/sys/unix"
 )
 
 // interruptGrace is how long a boot's go test and VM get to stop after
@@ -284,37 +287,130 @@ func (d *driver) left(remaining int) string {
 
 func round(t time.Duration) time.Duration { return t.Round(time.Second) }
 
-// boot runs boot i (0-based) and records it, or returns why it did not
-// finish and kbab's exit status for that.
+// boot runs boot i (0-based), a duet's with its pair at once, and
+// records it, or returns why it did not finish and kbab's exit status
+// for that (a guest lost on either side makes it guestLost: runBoot
+// retries it once).
 func (d *driver) boot(i int, nb nextBoot, sig <-chan os.Signal, retry string) (int, error) {
+	name, nbs := d.des.bootName(i), []nextBoot{nb}
+	var halves [2][]int
 	if nb.pair != nil {
-		return d.bootPair(i, nb, sig, retry)
-	}
-	r := bootRecord{Boot: i + 1, Kernel: d.st.Settings.label(nb.kernel), Runs: nb.record, Retry: retry, Profile: nb.profile}
-	base := bootBase(d.cfg.out, r)
-	var env []string
-	var prof string
-	if r.Profile > 0 {
-		// The earlier try's files, its profiles too, renamed first.
-		if err := keepEarlierTry(base); err != nil {
-			return exitUsage, err
-		}
+		nbs = append(nbs, *nb.pair)
 		var err error
-		if prof, env, err = profileEnv(base); err != nil {
+		if halves, err = duetCPUs(d.st.Settings.SMP); err != nil {
 			return exitUsage, err
 		}
 	}
-	b, code, err := d.runGoTests(d.des.bootName(i), r.Kernel, env, nb.runs, base, sig)
-	if err != nil {
-		return code, err
-	}
-	r.Seconds, r.Finished = b.took.Seconds(), time.Now().UTC()
-	if r.Profile > 0 {
-		if err := d.keepProfiles(r, prof); err != nil {
+	sides := make([]bootSide, len(nbs))
+	for s, b := range nbs {
+		p := &sides[s]
+		p.rec = bootRecord{Boot: i + 1 + s, Kernel: d.st.Settings.label(b.kernel), Runs: b.record, Retry: retry, Profile: b.profile}
+		base := bootBase(d.cfg.out, p.rec)
+		// The earlier try's files, its profiles too, renamed first.
+		err := keepEarlierTry(base)
+		if err == nil && p.rec.Profile > 0 {
+			p.profiles, p.env, err = profileEnv(base)
+		}
+		if err == nil {
+			p.bootFiles, err = openBoot(name, p.rec.Kernel, base)
+		}
+		if err != nil {
 			return exitUsage, err
 		}
+		defer p.close()
+		p.runs = b.runs
+		if nb.pair != nil {
+			p.runs = perPackage(b.runs)
+			for _, c := range halves[s] {
+				p.cpus.Set(c)
+			}
+		}
 	}
-	return d.record(r)
+	if len(sides[0].runs) != len(sides[len(sides)-1].runs) {
+		return exitUsage, fmt.Errorf("%s: the sides' go test runs differ: %d and %d", name, len(sides[0].runs), len(sides[1].runs))
+	}
+	for k := range sides[0].runs {
+		if code, err := d.atOnce(name, sides, k, sig); err != nil {
+			return code, err
+		}
+	}
+	var recs []bootRecord
+	for s := range sides {
+		p := &sides[s]
+		if code, err := d.freshBootIDs(p.bootFiles); err != nil {
+			return code, err
+		}
+		p.rec.Seconds, p.rec.Finished = p.took.Seconds(), time.Now().UTC()
+		if p.rec.Profile > 0 {
+			if err := d.keepProfiles(p.rec, p.profiles); err != nil {
+				return exitUsage, err
+			}
+		}
+		recs = append(recs, p.rec)
+	}
+	return d.record(recs...)
+}
+
+// bootSide is one boot of boot's: its record, files, go test runs,
+// environment (nil: kbab's), profile directory, and a duet's CPUs.
+type bootSide struct {
+	*bootFiles
+	rec      bootRecord
+	runs     [][]string
+	env      []string
+	profiles string
+	cpus     unix.CPUSet
+	code     int
+	err      error
+}
+
+// atOnce runs go test run k of every side at once (a duet's barrier),
+// each side pinned to its CPUs where it has some, and returns the first
+// failure, or an interrupt that came while they ran.
+func (d *driver) atOnce(name string, sides []bootSide, k int, sig <-chan os.Signal) (int, error) {
+	// Every side of one signal: a forwarder hands it to each.
+	sigs := make([]chan os.Signal, len(sides))
+	for s := range sigs {
+		sigs[s] = make(chan os.Signal, 1)
+	}
+	done := make(chan struct{})
+	go func() {
+		select {
+		case v := <-sig:
+			for _, c := range sigs {
+				c <- v
+			}
+		case <-done:
+		}
+	}()
+	var wg sync.WaitGroup
+	for s := range sides {
+		p := &sides[s]
+		wg.Go(func() {
+			if p.cpus.Count() > 0 {
+				// The go test, vmexec and QEMU forked from this thread
+				// inherit its CPUs; the thread is never unlocked, so it
+				// ends with the goroutine and no other runs with them.
+				runtime.LockOSThread()
+				if err := unix.SchedSetaffinity(0, &p.cpus); err != nil {
+					p.code, p.err = exitUsage, fmt.Errorf("%s: sched_setaffinity: %v", name, err)
+					return
+				}
+			}
+			p.code, p.err = d.runGoTest(p.bootFiles, p.env, p.runs[k], sigs[s])
+		})
+	}
+	wg.Wait()
+	close(done)
+	for _, p := range sides {
+		if p.err != nil {
+			return p.code, p.err
+		}
+	}
+	if len(sigs[0]) > 0 {
+		return exitInterrupted, fmt.Errorf("%s: %v after its go test of %s", name, <-sigs[0], sides[0].runs[k][len(sides[0].runs[k])-1])
+	}
+	return 0, nil
 }
 
 // record appends finished timed boots' outputs (bootFile) to their
@@ -365,24 +461,6 @@ func openBoot(name, label, base string) (*bootFiles, error) {
 }
 
 func (b *bootFiles) close() { b.out.Close(); b.log.Close() }
-
-// runGoTests runs the go test runs (their arguments after -exec) of
-// boot name of side s in env (nil: kbab's) into its files (openBoot),
-// and returns them, or kbab's exit status and why they failed.
-func (d *driver) runGoTests(name, s string, env []string, runs [][]string, base string, sig <-chan os.Signal) (*bootFiles, int, error) {
-	b, err := openBoot(name, s, base)
-	if err != nil {
-		return nil, exitUsage, err
-	}
-	defer b.close()
-	for _, a := range runs {
-		if code, err := d.runGoTest(b, env, a, sig); err != nil {
-			return nil, code, err
-		}
-	}
-	code, err := d.freshBootIDs(b)
-	return b, code, err
-}
 
 // runGoTest runs one go test of boot b (its arguments after -exec a),
 // timed, giving a failure the guest it lost (lostGuest).
