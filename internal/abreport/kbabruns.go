@@ -206,7 +206,7 @@ func plannedTail(rep *abstat.Report, n RunNotes) string {
 	decided, pending, undecided := d.Progress()
 	fmt.Fprintf(&b, "\nkbab -target %s: %s, pilot %d+%d boots, every boot at -count=%d, each row at p <= %.2g (%g over %d rows), gate %s; %d of %d rows decided (the plan: %s)\n",
 		formatMDE(o.Target), abplan.RuleName, o.Pilot, o.Pilot, o.Count, d.Level, o.Alpha, decided+pending+undecided,
-		formatMDE(o.Gate), decided, decided+pending+undecided, n.PlanFile)
+		formatMDE(o.Threshold), decided, decided+pending+undecided, n.PlanFile)
 	var lines []string
 	for t, row := range rep.Primaries() {
 		if row.Verdict != abstat.Undecided {
