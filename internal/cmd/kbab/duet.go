@@ -34,8 +34,6 @@ func (c *config) checkDuet() error {
 	switch {
 	case !c.duet:
 		return nil
-	case c.list != "":
-		return errors.New("-duet goes with an A/B: a series or a bisection boots one kernel at a time")
 	case c.profile > 0:
 		return errors.New("-duet and -profile exclude each other: profile boots run one at a time")
 	}
