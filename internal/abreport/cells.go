@@ -111,7 +111,7 @@ func formatRow(t *abstat.Table, row *abstat.Row) cells {
 		c.Old, c.New = scaler.Format(b.OldCenter), scaler.Format(b.NewCenter)
 		c.Change = pctChange(row.Change)
 		// The p of the row's test: Welch's, or its design's.
-		c.N = fmt.Sprintf("%d+%d", b.N1, b.N2)
+		c.N = fmt.Sprintf("%d+%d", len(b.Old), len(b.New))
 		if !math.IsNaN(row.P) {
 			c.P = fmt.Sprintf("%.3f", row.P)
 		}

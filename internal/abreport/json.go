@@ -277,7 +277,7 @@ func rowJSON(r *abstat.Report, t *abstat.Table, row *abstat.Row) jsonRow {
 	if b := row.Boot; b != nil {
 		mr.Test = "welch"
 		for i, v := range [][]float64{b.Old, b.New} {
-			c, lo, hi := abmath.BootInterval(v, b.Scale)
+			c, lo, hi := abmath.BootInterval(v, row.Scale)
 			sides[i].Center, sides[i].Lo, sides[i].Hi, sides[i].Boots = num(c), num(lo), num(hi), len(v)
 		}
 		mr.Within, mr.Between = num(b.Within), num(b.Between)
