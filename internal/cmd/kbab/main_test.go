@@ -263,7 +263,7 @@ func TestFailedBootStopsAndRerunRetries(t *testing.T) {
 	if code != exitBootFailed {
 		t.Fatalf("exit %d, want %d for a failed boot\n%s", code, exitBootFailed, stderr)
 	}
-	for _, w := range []string{"boot 3 of 6 (B, bzImage-b slow) failed", "boots/03-B.txt", "keep the 2 finished boots", "retry boot 3"} {
+	for _, w := range []string{"boot 3 of 6 (B, bzImage-b slow) failed", "boots/03-B.txt", "keeps the 2 finished boots", "retry boot 3"} {
 		if !strings.Contains(stderr, w) {
 			t.Errorf("stderr lacks %q:\n%s", w, stderr)
 		}
