@@ -528,7 +528,7 @@ func (d *driver) wholeCommand(count int) [][]string {
 // pkgRuns are the go test arguments (after -exec) of runs: one go test
 // a package, at its -count, with -bench built from its rows.
 func (d *driver) pkgRuns(runs []pkgRun) [][]string {
-	_, flags, _ := splitGoTest(d.st.Settings.GoTest) // checked by parseFlags
+	flags, _ := splitGoTest(d.st.Settings.GoTest) // checked by parseFlags
 	var out [][]string
 	for _, r := range runs {
 		a := []string{fmt.Sprintf("-count=%d", r.Count), "-bench=" + benchPattern(r.Rows)}

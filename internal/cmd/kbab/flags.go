@@ -234,8 +234,8 @@ func (c *config) check() error {
 	if err := c.checkProfile(); err != nil {
 		return err
 	}
-	if c.target > 0 {
-		if _, _, err := splitGoTest(c.goTest); err != nil {
+	if c.target > 0 || c.duet {
+		if _, err := splitGoTest(c.goTest); err != nil {
 			return err
 		}
 	}
@@ -255,12 +255,12 @@ func (c *config) check() error {
 	return nil
 }
 
-// splitGoTest splits go test's arguments for -target, which runs each
-// package on its own with its own -count and -bench: the packages, and
-// the other flags (less -bench and -count, which kbab sets). A flag
-// with a value must be written -flag=value, so that a value is never
-// taken for a package; a -count=N is every boot's (plannedCount).
-func splitGoTest(goTest []string) (pkgs, flags []string, err error) {
+// splitGoTest is go test's flags for -target and -duet, which run each
+// package on its own with its own -count and -bench: all but -bench and
+// -count, which kbab sets, and the packages. A flag with a value must be
+// written -flag=value, so that a value is never taken for a package; a
+// -count=N is every boot's (plannedCount).
+func splitGoTest(goTest []string) (flags []string, err error) {
 	line := testflags.GoTest(goTest)
 	for _, a := range line.Args {
 		switch {
@@ -270,21 +270,20 @@ func splitGoTest(goTest []string) (pkgs, flags []string, err error) {
 			// The design's count for every boot, pilot and later alike
 			// (plannedCount); kbab writes it into each run.
 			if _, err := testflags.Count(a.Value); err != nil || !a.HasValue {
-				return nil, nil, fmt.Errorf("go test flag %s: with -target or -duet, -count=N with N of 1 or more: every boot of the design runs at it", a.Text)
+				return nil, fmt.Errorf("go test flag %s: with -target or -duet, -count=N with N of 1 or more: every boot of the design runs at it", a.Text)
 			}
 			continue
 		case !a.HasValue && !testflags.BoolFlag(a.Name):
-			return nil, nil, fmt.Errorf("go test flag %s: with -target or -duet write it as %s=VALUE, so that its value is not taken for a package", a.Text, a.Text)
+			return nil, fmt.Errorf("go test flag %s: with -target or -duet write it as %s=VALUE, so that its value is not taken for a package", a.Text, a.Text)
 		case a.Name == "bench":
 			continue // the pilot's is the user's; later boots build their own
 		}
 		flags = append(flags, a.Text)
 	}
-	flags = append(flags, line.Rest...)
-	if pkgs = line.Packages(); len(pkgs) == 0 {
-		return nil, nil, errors.New("-target, -duet: no packages among go test's arguments")
+	if len(line.Packages()) == 0 {
+		return nil, errors.New("-target, -duet: no packages among go test's arguments")
 	}
-	return pkgs, flags, nil
+	return append(flags, line.Rest...), nil
 }
 
 // plannedCount is the -count of every boot of a planned run: the go test
