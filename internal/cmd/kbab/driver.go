@@ -208,63 +208,37 @@ func (d *driver) runAll(stdout io.Writer, sig <-chan os.Signal) int {
 	return d.des.report(stdout)
 }
 
-// runBoot runs boot i between its progress lines; ok is false where
-// the run stops, with its exit status.
+// runBoot runs boot i between its progress lines, and once more where
+// its guest died or froze (guestLost: the emulator's or the host's loss,
+// not the comparison's result; a second loss stops the run); ok is false
+// where the run stops, with its exit status.
 func (d *driver) runBoot(i int, nb nextBoot, sig <-chan os.Signal) (code int, ok bool) {
 	k := d.st.Settings.Kernels[nb.kernel]
 	name, s := d.des.bootName(i), k.Label
-	if got := received(sig); got != nil {
-		fmt.Fprintf(d.stderr, "kbab: %v before %s; %s keeps the %d finished boots; rerun the same command to resume\n",
-			got, name, d.cfg.out, len(d.st.Boots))
-		return exitInterrupted, false
+	var err error
+	select {
+	case got := <-sig:
+		code, err = exitInterrupted, fmt.Errorf("%v before %s", got, name)
+	default:
+		fmt.Fprintf(d.stderr, "kbab: %s: %s (%s); elapsed %s%s\n", name, s, describe(k), d.elapsed(), d.des.progress())
+		code, err = d.boot(i, nb, sig, "")
 	}
-	fmt.Fprintf(d.stderr, "kbab: %s: %s (%s); elapsed %s%s\n", name, s, describe(k), d.elapsed(), d.des.progress())
-	code, err := d.retried(name, s, func(retry string) (int, error) { return d.boot(i, nb, sig, retry) })
+	var lost *guestLost
+	if errors.As(err, &lost) {
+		fmt.Fprintf(d.stderr, "kbab: %v\nkbab: %s (%s): retrying it once\n", err, name, s)
+		code, err = d.boot(i, nb, sig, name+" ("+s+"): its first try's "+lost.why)
+	}
 	if err != nil {
-		fmt.Fprintf(d.stderr, "kbab: %v\n", err)
+		then := fmt.Sprintf("retry boot %d", i+1)
 		if code == exitInterrupted {
-			fmt.Fprintf(d.stderr, "kbab: %s keeps the %d finished boots; rerun the same command to resume\n", d.cfg.out, len(d.st.Boots))
-		} else {
-			fmt.Fprintf(d.stderr, "kbab: %s keep the %d finished boots; rerun the same command to retry boot %d\n", d.resultNames(), len(d.st.Boots), i+1)
+			then = "resume"
 		}
+		fmt.Fprintf(d.stderr, "kbab: %v\nkbab: %s keeps the %d finished boots; rerun the same command to %s\n", err, d.cfg.out, len(d.st.Boots), then)
 		return code, false
 	}
 	last := d.st.Boots[len(d.st.Boots)-1]
 	fmt.Fprintf(d.stderr, "kbab: %s: %s finished in %s; elapsed %s%s\n", name, s, round(seconds(last.Seconds)), d.elapsed(), d.des.progress())
 	return 0, true
-}
-
-// received is a signal that came, nil where none did.
-func received(sig <-chan os.Signal) os.Signal {
-	select {
-	case got := <-sig:
-		return got
-	default:
-		return nil
-	}
-}
-
-// retried runs boot name of kernel s, and once more where its guest died
-// or froze: the emulator's or the host's loss, not the comparison's
-// result; a second loss stops the run.
-func (d *driver) retried(name, s string, run func(retry string) (int, error)) (int, error) {
-	code, err := run("")
-	var lost *guestLost
-	if errors.As(err, &lost) {
-		fmt.Fprintf(d.stderr, "kbab: %v\nkbab: %s (%s): retrying it once\n", err, name, s)
-		code, err = run(name + " (" + s + "): its first try's " + lost.why)
-	}
-	return code, err
-}
-
-// resultNames names the result files for a message: "A.txt and B.txt",
-// "the 6 kernels' files".
-func (d *driver) resultNames() string {
-	ks := d.st.Settings.Kernels
-	if len(ks) == 2 {
-		return ks[0].Label + ".txt and " + ks[1].Label + ".txt"
-	}
-	return fmt.Sprintf("the %d kernels' files", len(ks))
 }
 
 func (d *driver) elapsed() string { return round(time.Since(d.start)).String() }
@@ -554,7 +528,7 @@ func (d *driver) wholeCommand(count int) [][]string {
 // pkgRuns are the go test arguments (after -exec) of runs: one go test
 // a package, at its -count, with -bench built from its rows.
 func (d *driver) pkgRuns(runs []pkgRun) [][]string {
-	_, flags, _ := splitGoTest(d.st.Settings.GoTest) // checked by parseFlags
+	flags, _ := splitGoTest(d.st.Settings.GoTest) // checked by parseFlags
 	var out [][]string
 	for _, r := range runs {
 		a := []string{fmt.Sprintf("-count=%d", r.Count), "-bench=" + benchPattern(r.Rows)}

@@ -107,7 +107,7 @@ func TestWhere(t *testing.T) {
 
 // located is how an error of a resume's reading begins: where in the
 // file, which version, which setting or which boot.
-var located = regexp.MustCompile(`^(line \d+, column \d+ \(byte \d+\): |json: unknown field |version \d+|other settings: |boots\[\d+\] |confirmed is |pair_runs\[)`)
+var located = regexp.MustCompile(`^(line \d+, column \d+ \(byte \d+\): |json: unknown field |version \d+|other settings: |boots\[\d+\] |confirmed is )`)
 
 // Any bytes as kbab.json, resumed with a seed's settings: a state that
 // passes its checks and reads back the same after kbab writes it, or an
