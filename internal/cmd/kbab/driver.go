@@ -486,7 +486,11 @@ var goTest = func(d *driver, b *bootSide, args []string, sig <-chan os.Signal) (
 	// Its own process group, so the group (go test, vmexec, QEMU) can be
 	// signalled as one; it dies with kbab.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	fmt.Fprintf(b.log, "kbab: go %s\n", strings.Join(quoteAll(args), " "))
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = quote(a)
+	}
+	fmt.Fprintf(b.log, "kbab: go %s\n", strings.Join(q, " "))
 	if err := cmd.Start(); err != nil {
 		return exitUsage, fmt.Errorf("%s: go test: %v", b.name, err)
 	}
@@ -600,14 +604,6 @@ func appendFile(dst, src string) error {
 	}
 	_, err = f.Write(b)
 	return cmp.Or(err, f.Sync(), f.Close())
-}
-
-func quoteAll(a []string) []string {
-	q := make([]string, len(a))
-	for i, s := range a {
-		q[i] = quote(s)
-	}
-	return q
 }
 
 // compare judges A.txt against B.txt with kbcompare's statistics
