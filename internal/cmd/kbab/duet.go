@@ -4,7 +4,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"math"
 	"slices"
@@ -22,11 +21,6 @@ import (
 // pairs, A and B at once, each guest on its own half of kbab's CPUs, a
 // barrier before each package's go test, and judges each row by its
 // pairs' log ratios (docs/comparing.md, "Duet", says how and why).
-
-// duetFlag is -duet.
-func duetFlag(fs *flag.FlagSet, c *config) {
-	fs.BoolVar(&c.duet, "duet", false, "boot A and B at once, in pairs, each guest on its own half of the CPUs kbab may use (swapped pair to pair), each package's go test started in both at once; rows are judged by their pairs (-boots pairs, or -target's plan)")
-}
 
 // checkDuet refuses what a duet cannot run, before any boot: profile
 // boots, and a host without 2 x -smp CPUs for kbab.

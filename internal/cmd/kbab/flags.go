@@ -70,9 +70,13 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.vmexec, "vmexec", "", "prebuilt vmexec `path` (unset: go build from the module into -out/bin)")
 	fs.Var(percent.Value{Fraction: &c.target, Kind: percent.Effect}, "target", "plan the boots by Stein's two-stage test: a pilot of 6 boots a side at one -count, then boots of only the rows that need them, so that a change of this `percent`age (5%) is called worse in at least 80% of runs")
 	fs.DurationVar(&c.budget, "budget", 0, "with -target: after the pilot (which always runs), plan and run no boots past this `duration`, counted as A's boot times doubled (0: no bound); rows that do not fit get no verdict, named in the report")
-	profileFlag(fs, c)
-	treeFlag(fs, c)
-	duetFlag(fs, c)
+	fs.IntVar(&c.profile, "profile", 0, "after the timed boots, this `number` of profile boots a side (3 or more; 0: none), each the same go test with KBENCH_PROFILE, for the report's perf-profile section")
+	fs.BoolVar(&c.duet, "duet", false, "boot A and B at once, in pairs, each guest on its own half of the CPUs kbab may use (swapped pair to pair), each package's go test started in both at once; rows are judged by their pairs (-boots pairs, or -target's plan)")
+	fs.StringVar(&c.src.tree, "tree", "", "kernel source `dir`ectory (a git repository, only read): -a-kernel and -b-kernel are then revisions, -series and -bisect a range GOOD..BAD, built by kbuild")
+	fs.StringVar(&c.src.config, "config", "defconfig", "with -tree: the base `config` (defconfig, running, or a file) kbuild merges the guest's and the suite's options into")
+	fs.StringVar(&c.src.cache, "build-cache", "", "with -tree: kbuild's cache `dir`ectory (default the user's cache dir's kbench/kbuild)")
+	fs.StringVar(&c.src.patch[0], "a-patch", "", "with -tree: a patch `file` applied on kernel A's commit")
+	fs.StringVar(&c.src.patch[1], "b-patch", "", "with -tree: a patch `file` applied on kernel B's commit (the same as A's: base against base plus patch)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: kbab -out DIR -a-kernel IMAGE [-a-append ARGS] -b-kernel IMAGE [-b-append ARGS] [flags] -- PACKAGES [go test flags]")
 		fs.PrintDefaults()
@@ -235,7 +239,7 @@ func (c *config) check() error {
 		return err
 	}
 	if c.target > 0 || c.duet {
-		if _, err := splitGoTest(c.goTest); err != nil {
+		if _, _, err := splitGoTest(c.goTest); err != nil {
 			return err
 		}
 	}
@@ -258,45 +262,32 @@ func (c *config) check() error {
 // splitGoTest is go test's flags for -target and -duet, which run each
 // package on its own with its own -count and -bench: all but -bench and
 // -count, which kbab sets, and the packages. A flag with a value must be
-// written -flag=value, so that a value is never taken for a package; a
-// -count=N is every boot's (plannedCount).
-func splitGoTest(goTest []string) (flags []string, err error) {
+// written -flag=value, so that a value is never taken for a package. A
+// -count=N is every boot's: count is N, 0 where none is given. It is
+// fixed before the pilot, so that every boot median of the design's
+// test is of the same number of samples.
+func splitGoTest(goTest []string) (flags []string, count int, err error) {
 	line := testflags.GoTest(goTest)
 	for _, a := range line.Args {
 		switch {
 		case !a.Flag:
 			continue
 		case a.Name == "count":
-			// The design's count for every boot, pilot and later alike
-			// (plannedCount); kbab writes it into each run.
-			if _, err := testflags.Count(a.Value); err != nil || !a.HasValue {
-				return nil, fmt.Errorf("go test flag %s: with -target or -duet, -count=N with N of 1 or more: every boot of the design runs at it", a.Text)
+			if count, err = testflags.Count(a.Value); err != nil || !a.HasValue {
+				return nil, 0, fmt.Errorf("go test flag %s: with -target or -duet, -count=N with N of 1 or more: every boot of the design runs at it", a.Text)
 			}
 			continue
 		case !a.HasValue && !testflags.BoolFlag(a.Name):
-			return nil, fmt.Errorf("go test flag %s: with -target or -duet write it as %s=VALUE, so that its value is not taken for a package", a.Text, a.Text)
+			return nil, 0, fmt.Errorf("go test flag %s: with -target or -duet write it as %s=VALUE, so that its value is not taken for a package", a.Text, a.Text)
 		case a.Name == "bench":
 			continue // the pilot's is the user's; later boots build their own
 		}
 		flags = append(flags, a.Text)
 	}
 	if len(line.Packages()) == 0 {
-		return nil, errors.New("-target, -duet: no packages among go test's arguments")
+		return nil, 0, errors.New("-target, -duet: no packages among go test's arguments")
 	}
-	return append(flags, line.Rest...), nil
-}
-
-// plannedCount is the -count of every boot of a planned run: the go test
-// flags' -count=N where they give one (splitGoTest checked it), else
-// def. It is fixed before the pilot, so that every boot median of the
-// design's test is of the same number of samples.
-func plannedCount(goTest []string, def int) int {
-	if a, ok := testflags.GoTest(goTest).Lookup("count"); ok {
-		if n, err := testflags.Count(a.Value); err == nil {
-			return n
-		}
-	}
-	return def
+	return append(flags, line.Rest...), count, nil
 }
 
 // quote makes s one field of go test's -exec, which splits on spaces and

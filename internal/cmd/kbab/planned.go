@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -21,7 +22,8 @@ import (
 // test flags' -count (else abplan's), and abplan's pilot.
 func (d *driver) designOptions() abplan.Options {
 	o := abplan.DefaultOptions(d.st.Settings.Target)
-	o.Count = plannedCount(d.st.Settings.GoTest, o.Count)
+	_, count, _ := splitGoTest(d.st.Settings.GoTest) // checked by parseFlags
+	o.Count = cmp.Or(count, o.Count)
 	o.Budget = d.cfg.budget.Seconds()
 	o.Paired = d.st.Settings.Duet
 	return o

@@ -201,3 +201,30 @@ func TestCheckOutputs(t *testing.T) {
 		t.Errorf("a profile boot's id a timed boot printed: %v", err)
 	}
 }
+
+// differences names each setting that differs as the option that sets
+// it, and none where the settings are the same.
+func TestDifferences(t *testing.T) {
+	st, err := parseState(stateSeeds(t)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := st.Settings
+	if d := differences(old, old); len(d) != 0 {
+		t.Errorf("the same settings: %q", d)
+	}
+	now := old
+	now.GoTest = append([]string{"-v"}, old.GoTest...)
+	now.Env = []string{"KBENCH_COUNTERS=all"}
+	now.Kernels = append([]kernel(nil), old.Kernels...)
+	now.Kernels[1].Append += " quiet"
+	got := strings.Join(differences(old, now), "\n")
+	for _, w := range []string{"go test arguments: was \"[", "KBENCH_* and GOFLAGS environment: was \"[]\", now \"[KBENCH_COUNTERS=all]\"", "-b-append: was"} {
+		if !strings.Contains(got, w) {
+			t.Errorf("differences lack %q:\n%s", w, got)
+		}
+	}
+	if n := len(differences(old, now)); n != 3 {
+		t.Errorf("%d differences, want 3:\n%s", n, got)
+	}
+}
