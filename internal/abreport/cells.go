@@ -15,8 +15,8 @@ import (
 	"github.com/kbench/kbench/internal/abstat"
 )
 
-// cells are a row's formatted columns, shared by the text, markdown and
-// brief forms (and kbcompare's pictures).
+// cells are a row's formatted columns, shared by the text and brief
+// forms (and kbcompare's pictures).
 type cells struct {
 	Old, New, Change, P, Q, N, Verdict string
 	Within, Between                    string // boot mode only
@@ -33,11 +33,10 @@ func (c cells) cols(bootMode bool) []string {
 	return append(s, c.MDE, c.Need, c.Verdict)
 }
 
-// tableRows are a table's rows as the text and markdown forms print
-// them: a header, then per row its name and columns (cells.cols), the
-// verdict marked with its notes' numbers, and the notes; bold wraps a
-// primary row's verdict that failed or moved in markdown's **.
-func tableRows(r *abstat.Report, t *abstat.Table, bold bool) (rows [][]string, notes []string) {
+// tableRows are a table's rows as the text form prints them: a header,
+// then per row its name and columns (cells.cols), the verdict marked
+// with its notes' numbers, and the notes.
+func tableRows(r *abstat.Report, t *abstat.Table) (rows [][]string, notes []string) {
 	head := cells{Old: "old", New: "new", Change: "change", P: "p", Q: "q", N: "n", Verdict: "verdict", Within: "within", Between: "between", MDE: "mde", Need: "need"}
 	if r.BootMode {
 		head.N = "boots"
@@ -45,9 +44,6 @@ func tableRows(r *abstat.Report, t *abstat.Table, bold bool) (rows [][]string, n
 	rows = [][]string{append([]string{"benchmark"}, head.cols(r.BootMode)...)}
 	for _, row := range t.Rows {
 		c := formatRow(t, row)
-		if bold && row.Role != abstat.Evidence && (row.Verdict.Moved() && row.Verdict != abstat.Changed || row.Verdict == abstat.Failed || row.Verdict == abstat.Skipped) {
-			c.Verdict = "**" + c.Verdict + "**"
-		}
 		c.Verdict += footnotes(&notes, warnings(row))
 		rows = append(rows, append([]string{row.Name}, c.cols(r.BootMode)...))
 	}

@@ -14,8 +14,7 @@ import (
 	"github.com/kbench/kbench/internal/profdelta"
 )
 
-// JSONReport is the report for scripts and dashboards (-format json; csv
-// flattens the same values): docs/kbcompare.md describes each field of
+// JSONReport is the report for scripts and dashboards (-format json): docs/kbcompare.md describes each field of
 // it and of the types below. Numbers that are infinite or undefined are null.
 type JSONReport struct {
 	Schema    string             `json:"schema"` // "kbcompare/2"
@@ -188,8 +187,7 @@ func dirWord(better int) string {
 	return "unknown"
 }
 
-// JSONOf builds the report as JSON and CSV write it, with its profile
-// section.
+// JSONOf builds the report as JSON writes it, with its profile section.
 func JSONOf(a *AB) *JSONReport {
 	r := a.Report
 	m := &JSONReport{Schema: "kbcompare/2", Old: r.Old, New: r.New, Threshold: r.Opts.Threshold, Alpha: r.Opts.Alpha,

@@ -2,8 +2,8 @@
 
 // Package abreport writes the reports of kbcompare and kbab, and holds
 // their exit rule, one per kind of report: an A/B (AB) in every form
-// (Forms: text for an e-mail, brief for a review thread, markdown, JSON
-// and CSV for scripts; pictures, plot.go) with its perf-profile section
+// (Forms: text for an e-mail, brief for a review thread, JSON for
+// scripts; pictures, plot.go) with its perf-profile section
 // (profile.go), a series of kernels (series.go), a bisection and kbab's
 // notes (kbabruns.go), a planned run's design (plan.go). abstat, abplan
 // and abseries hold no text.
@@ -26,11 +26,9 @@ type AB struct {
 
 // Forms are an A/B's forms by kbcompare's -format name.
 var Forms = map[string]func(io.Writer, *AB) error{
-	"text":     WriteText,
-	"brief":    WriteBrief,
-	"markdown": WriteMarkdown,
-	"json":     WriteJSON,
-	"csv":      WriteCSV,
+	"text":  WriteText,
+	"brief": WriteBrief,
+	"json":  WriteJSON,
 }
 
 // withProfiles writes a's report with report, then its perf-profile

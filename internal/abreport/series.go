@@ -6,9 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
 	"math"
-	"strconv"
 	"strings"
 
 	"github.com/kbench/kbench/internal/abseries"
@@ -170,8 +168,7 @@ func pval(p float64) string {
 	return fmt.Sprintf("%.2g", p)
 }
 
-// SeriesJSONReport is kbcompare -series' report for scripts (-format json; csv
-// flattens the same values): docs/kbcompare.md describes each field of
+// SeriesJSONReport is kbcompare -series' report for scripts (-format json): docs/kbcompare.md describes each field of
 // it and of the types below. Numbers that are infinite or undefined are null.
 type SeriesJSONReport struct {
 	Schema  string          `json:"schema"`
@@ -262,49 +259,4 @@ func WriteSeriesJSON(w io.Writer, r *SeriesReport) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(seriesJSONReport(r))
-}
-
-// seriesCSVHeader names -series' csv columns.
-var seriesCSVHeader = []string{"kind", "package", "ident", "name", "unit", "direction", "after", "from", "to",
-	"ratio", "ratio_lo", "ratio_hi", "p", "q", "verdict", "mde", "mde_end", "sigma", "boots", "label", "file", "count", "note"}
-
-// WriteSeriesCSV writes one header row, then a record per kernel
-// ("kernel": label, file), per row ("row": its p and q, mde, mde_end,
-// sigma, boots per kernel joined by spaces, why untested in note), per
-// change point ("change", after its row) and per summary count
-// ("summary", name and count).
-func WriteSeriesCSV(w io.Writer, r *SeriesReport) error {
-	m := seriesJSONReport(r)
-	out := newCSV(w, seriesCSVHeader)
-	f := csvNum
-	for _, k := range m.Kernels {
-		out.record(map[string]string{"kind": "kernel", "label": k.Label, "file": k.File})
-	}
-	for _, row := range m.Rows {
-		var boots []string
-		for _, b := range row.Boots {
-			boots = append(boots, strconv.Itoa(b))
-		}
-		notes := row.Notes
-		if row.Untested != "" {
-			notes = []string{row.Untested}
-			if row.Kernel != "" {
-				notes[0] = row.Kernel + ": " + row.Untested
-			}
-		}
-		note := strings.Join(notes, "; ")
-		base := map[string]string{"package": row.Package, "ident": row.Ident, "name": row.Name, "unit": row.Unit, "direction": row.Direction}
-		kv := map[string]string{"kind": "row", "p": f(row.P), "q": f(row.Q), "mde": f(row.MDE), "mde_end": f(row.MDEEnd),
-			"sigma": f(row.Sigma), "boots": strings.Join(boots, " "), "note": note}
-		maps.Copy(kv, base)
-		out.record(kv)
-		for _, c := range row.Changes {
-			kv := map[string]string{"kind": "change", "after": strconv.Itoa(c.After), "from": c.From, "to": c.To,
-				"ratio": f(c.Ratio), "ratio_lo": f(c.Lo), "ratio_hi": f(c.Hi), "p": f(c.P), "q": f(c.Q), "verdict": c.Verdict}
-			maps.Copy(kv, base)
-			out.record(kv)
-		}
-	}
-	s := m.Summary
-	return out.done("rows changed untested exit", s.Rows, s.Changed, s.Untested, s.Exit)
 }

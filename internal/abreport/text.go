@@ -95,7 +95,7 @@ func at(s []string, i int) string {
 
 func writeTableText(b *strings.Builder, r *abstat.Report, t *abstat.Table, done attributed) {
 	fmt.Fprintf(b, "%s  %s (%s)\n", tableTitle(t), t.Unit, direction(t))
-	rows, notes := tableRows(r, t, false)
+	rows, notes := tableRows(r, t)
 	lines, w := align(rows, 1)
 	narrow := w > Width
 	if narrow { // long names get a line of their own, the numbers the next one
@@ -187,7 +187,7 @@ func derivedText(r *abstat.Report, t *abstat.Table, row *abstat.Row) string {
 	return " (" + strings.Join(parts, ", ") + ")"
 }
 
-// writeSummary ends the text and markdown forms: the rule, the counts,
+// writeSummary ends the text form: the rule, the counts,
 // and the rows that are worse, underpowered or failed.
 func writeSummary(b *strings.Builder, r *abstat.Report) {
 	writeLines(b, ruleLines(r))
@@ -296,8 +296,8 @@ func (d attributed) first(t *abstat.Table, row *abstat.Row) bool {
 	return true
 }
 
-// counterCells are a table's row's counters as the text and markdown
-// forms list them: the own ones' cells (unit, old, new, change, p, n,
+// counterCells are a table's row's counters as the text form lists
+// them: the own ones' cells (unit, old, new, change, p, n,
 // up or down), the paced ones' notes and the unchanged units; ok is
 // false where the row has none or they were listed already.
 func counterCells(r *abstat.Report, done attributed, t *abstat.Table, row *abstat.Row) (own [][]string, paced, same []string, ok bool) {
@@ -344,25 +344,6 @@ func attrText(r *abstat.Report, done attributed, t *abstat.Table, row *abstat.Ro
 	}
 	if len(same) > 0 {
 		indent("unchanged: " + strings.Join(same, " "))
-	}
-	return lines
-}
-
-// attrMarkdown is attrText for the markdown report: a nested list.
-func attrMarkdown(r *abstat.Report, done attributed, t *abstat.Table, row *abstat.Row) []string {
-	own, paced, same, ok := counterCells(r, done, t, row)
-	if !ok {
-		return nil
-	}
-	lines := []string{fmt.Sprintf("- `%s` counters (evidence, not verdicts):", strings.ReplaceAll(row.Name, "`", ""))}
-	for _, c := range own {
-		lines = append(lines, fmt.Sprintf("  - %s: %s → %s, %s (p=%s n=%s), %s", mdCell(c[0]), c[1], c[2], c[3], c[4], c[5], c[6]))
-	}
-	if len(paced) > 0 {
-		lines = append(lines, "  - changed per op only as the op's time did: "+mdCell(strings.Join(paced, ", ")))
-	}
-	if len(same) > 0 {
-		lines = append(lines, "  - unchanged: "+mdCell(strings.Join(same, ", ")))
 	}
 	return lines
 }

@@ -249,26 +249,6 @@ func TestDifferentCPU(t *testing.T) {
 	}
 }
 
-// TestMarkdown checks the markdown form: a setup table and a row table
-// per unit with the verdict in bold.
-func TestMarkdown(t *testing.T) {
-	old := resultFile{fingerprint: map[string]string{"kernel.release": "6.17|x"}, lines: samples("A/b=1-2", 10, "ns/op", around(100, 0.01))}
-	nw := resultFile{fingerprint: map[string]string{"kernel.release": "6.18"}, lines: samples("A/b=1-2", 10, "ns/op", around(150, 0.01))}
-	var out, errOut bytes.Buffer
-	code := run([]string{"-format", "markdown", old.write(t, "old.txt"), nw.write(t, "new.txt")}, &out, &errOut)
-	if code != 1 {
-		t.Errorf("exit %d, want 1 (worse); stderr %s", code, errOut.String())
-	}
-	for _, s := range []string{
-		"| kernel.release | 6.17\\|x | 6.18 |",
-		"| `A/b=1-2` | 100.0n ± 1% | 150.0n ± 1% | +50.00% | 0.000 | 0.000 | 10 | 1.0% | 4 | **worse** |",
-	} {
-		if !strings.Contains(out.String(), s) {
-			t.Errorf("markdown lacks %q:\n%s", s, out.String())
-		}
-	}
-}
-
 // TestTooFewSamples checks that a large change measured with three
 // samples per side is not called worse (the U-test cannot reach 0.05)
 // and that the report says why.

@@ -8,10 +8,10 @@
 // boots a side the boots are the samples, because the samples of one
 // boot share its layout.
 //
-//	go run ./internal/cmd/kbcompare [-threshold 5%] [-alpha 0.05] [-format text|brief|markdown|json|csv] [-plot DIR] old.txt new.txt
+//	go run ./internal/cmd/kbcompare [-threshold 5%] [-alpha 0.05] [-format text|brief|json] [-plot DIR] old.txt new.txt
 //	go run ./internal/cmd/kbcompare -profiles-old DIR -profiles-new DIR [-profile-frames kernel|all] [-profile-comm REGEXP] [flags] old.txt new.txt
 //	go run ./internal/cmd/kbcompare -plan [-target 5%] [-boot-cost DURATION] PILOT.txt | A.txt B.txt
-//	go run ./internal/cmd/kbcompare -series [-alpha 0.05] [-threshold 5%] [-format text|json|csv] [-plot DIR] K1.txt K2.txt ...
+//	go run ./internal/cmd/kbcompare -series [-alpha 0.05] [-threshold 5%] [-format text|json] [-plot DIR] K1.txt K2.txt ...
 //
 // -series names per row the change points over kernels, one file per
 // kernel in series order (package abseries); -profiles-old and
@@ -19,8 +19,8 @@
 // docs/profiles.md); -plan prints the design kbab -target would run after
 // a pilot of these boots (package abplan). The statistics are package abstat's,
 // every form and the exit rule abreport's; docs/kbcompare.md says what
-// each figure is, the formulas and why, the json and csv schema and the
-// pictures of -plot. (-git-bisect, one candidate's verdict for `git
+// each figure is, the formulas and why, the json schema and the pictures
+// of -plot. (-git-bisect, one candidate's verdict for `git
 // bisect run`, is gone: kbab -tree DIR -bisect GOOD..BAD bisects commits.)
 //
 // Exit status: 0 when nothing is worse and nothing failed, 1 when some
@@ -64,9 +64,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	flags.Var(percent.Value{Fraction: &threshold, Kind: percent.Threshold}, "threshold", "smallest change called better or worse, in `percent`")
 	alpha := flags.Float64("alpha", abstat.DefaultOptions.Alpha,
 		"significance `level`: a change is significant when its q is at most this; p is Welch's t-test's with 3+ boots a side, else the U-test's")
-	format := flags.String("format", "text", "output `format`: text (every row, 100 columns), brief (what changed, 80 columns, one screen), markdown, json or csv (docs/kbcompare.md)")
+	format := flags.String("format", "text", "output `format`: text (every row, 100 columns), brief (what changed, 80 columns, one screen) or json (docs/kbcompare.md)")
 	flags.Usage = func() {
-		fmt.Fprintln(stderr, "usage: kbcompare [flags] old.txt new.txt\n       kbcompare -series [-format text|json|csv] [-plot DIR] K1.txt K2.txt ...")
+		fmt.Fprintln(stderr, "usage: kbcompare [flags] old.txt new.txt\n       kbcompare -series [-format text|json] [-plot DIR] K1.txt K2.txt ...")
 		flags.PrintDefaults()
 	}
 	plotDir := flags.String("plot", "", "also draw, into `dir`, a picture per row that changed or is underpowered, an overview and index.md")
@@ -78,7 +78,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	profilesNew := flags.String("profiles-new", "", "a `dir` of KBENCH_PROFILE profiles of the new side, a subdirectory per boot")
 	profileFrames := flags.String("profile-frames", "kernel", "with -profiles-old and -profiles-new: the frames that name functions, `kernel` or all")
 	profileComm := flags.String("profile-comm", "", "with -profiles-old and -profiles-new: keep the samples of the threads whose comm this `regexp` matches, as pprof's -tagfocus=comm= (default: every sample)")
-	series := flags.Bool("series", false, "the change points of a series of kernels, one result file per kernel in series order: kbcompare -series K1.txt K2.txt ... (-format text, json or csv; -plot)")
+	series := flags.Bool("series", false, "the change points of a series of kernels, one result file per kernel in series order: kbcompare -series K1.txt K2.txt ... (-format text or json; -plot)")
 	if err := flags.Parse(args); err != nil {
 		return 2
 	}
@@ -99,7 +99,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	render := abreport.Forms[*format]
 	if render == nil {
-		fmt.Fprintf(stderr, "kbcompare: -format accepts text, brief, markdown, json or csv, not %q\n", *format)
+		fmt.Fprintf(stderr, "kbcompare: -format accepts text, brief or json, not %q\n", *format)
 		return 2
 	}
 	popts := profdelta.DefaultOptions

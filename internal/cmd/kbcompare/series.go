@@ -27,10 +27,10 @@ func runSeries(flags *flag.FlagSet, alpha, threshold float64, format, plotDir st
 		fmt.Fprintf(stderr, "kbcompare: %s does not apply to -series, which takes -alpha, -threshold, -format and -plot\n", r)
 		return 2
 	case render == nil:
-		fmt.Fprintf(stderr, "kbcompare: -format with -series accepts text, json or csv, not %q\n", format)
+		fmt.Fprintf(stderr, "kbcompare: -format with -series accepts text or json, not %q\n", format)
 		return 2
 	case flags.NArg() < 2:
-		fmt.Fprintln(stderr, "usage: kbcompare -series [-alpha 0.05] [-threshold 5%] [-format text|json|csv] [-plot DIR] K1.txt K2.txt ...")
+		fmt.Fprintln(stderr, "usage: kbcompare -series [-alpha 0.05] [-threshold 5%] [-format text|json] [-plot DIR] K1.txt K2.txt ...")
 		return 2
 	}
 	var labels []string
@@ -61,5 +61,4 @@ func runSeries(flags *flag.FlagSet, alpha, threshold float64, format, plotDir st
 var seriesRenderers = map[string]func(io.Writer, *abreport.SeriesReport) error{
 	"text": abreport.WriteSeriesText,
 	"json": abreport.WriteSeriesJSON,
-	"csv":  abreport.WriteSeriesCSV,
 }
