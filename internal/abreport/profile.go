@@ -132,7 +132,7 @@ func profileHeader(rp RowProfile, width int) []string {
 	d := rp.Delta
 	head := rp.Table.Pkg + " " + rp.Row.Name
 	if rp.Row.Verdict != "" {
-		head += " (" + verdictWord(rp.Row)
+		head += " (" + verdictWord(rp.Row.Role, rp.Row.Verdict)
 		if rp.Row.Old != nil && rp.Row.New != nil {
 			head += " " + pctChange(rp.Row.Change)
 		}

@@ -190,28 +190,28 @@ type seriesRowJSON struct {
 	Unit      string         `json:"unit"`
 	Direction string         `json:"direction"`
 	Boots     []int          `json:"boots"`
-	Centers   []*float64     `json:"centers"`
-	P         *float64       `json:"p"`
-	Q         *float64       `json:"q"`
+	Centers   []Num          `json:"centers"`
+	P         Num            `json:"p"`
+	Q         Num            `json:"q"`
 	Changes   []seriesChange `json:"changes"`
-	MDE       *float64       `json:"mde"`
-	MDEEnd    *float64       `json:"mde_end"`
-	Sigma     *float64       `json:"sigma"`
+	MDE       Num            `json:"mde"`
+	MDEEnd    Num            `json:"mde_end"`
+	Sigma     Num            `json:"sigma"`
 	Untested  string         `json:"untested,omitempty"`
 	Kernel    string         `json:"untested_kernel,omitempty"`
 	Notes     []string       `json:"notes,omitempty"`
 }
 
 type seriesChange struct {
-	After   int      `json:"after"`
-	From    string   `json:"from"`
-	To      string   `json:"to"`
-	Ratio   *float64 `json:"ratio"`
-	Lo      *float64 `json:"ratio_lo"`
-	Hi      *float64 `json:"ratio_hi"`
-	P       *float64 `json:"p"`
-	Q       *float64 `json:"q"`
-	Verdict string   `json:"verdict"`
+	After   int    `json:"after"`
+	From    string `json:"from"`
+	To      string `json:"to"`
+	Ratio   Num    `json:"ratio"`
+	Lo      Num    `json:"ratio_lo"`
+	Hi      Num    `json:"ratio_hi"`
+	P       Num    `json:"p"`
+	Q       Num    `json:"q"`
+	Verdict string `json:"verdict"`
 }
 
 type seriesSummary struct {
@@ -230,20 +230,20 @@ func seriesJSONReport(r *SeriesReport) *SeriesJSONReport {
 	for i, row := range s.Rows {
 		res := r.Results[i]
 		mr := seriesRowJSON{Package: row.Pkg, Ident: row.Ident, Name: row.Name, Unit: row.Unit, Direction: dirWord(row.Better),
-			P: num(res.P), Q: num(res.Q), Changes: []seriesChange{}, MDE: num(res.MDE), MDEEnd: num(res.MDEEnd),
-			Sigma: num(res.Sigma), Untested: res.Untested, Centers: []*float64{}, Notes: r.rowNotes(i)}
+			P: Num(res.P), Q: Num(res.Q), Changes: []seriesChange{}, MDE: Num(res.MDE), MDEEnd: Num(res.MDEEnd),
+			Sigma: Num(res.Sigma), Untested: res.Untested, Centers: []Num{}, Notes: r.rowNotes(i)}
 		for _, b := range row.Medians {
 			mr.Boots = append(mr.Boots, len(b))
 		}
 		for _, c := range res.Centers {
-			mr.Centers = append(mr.Centers, num(c))
+			mr.Centers = append(mr.Centers, Num(c))
 		}
 		if res.Kernel >= 0 {
 			mr.Kernel = s.Labels[res.Kernel]
 		}
 		for _, c := range res.Changes {
-			mr.Changes = append(mr.Changes, seriesChange{c.After, s.Labels[c.After], s.Labels[c.After+1], num(c.Ratio), num(c.Lo), num(c.Hi),
-				num(c.P), num(c.Q), changeVerdict(c, row.Better)})
+			mr.Changes = append(mr.Changes, seriesChange{c.After, s.Labels[c.After], s.Labels[c.After+1], Num(c.Ratio), Num(c.Lo), Num(c.Hi),
+				Num(c.P), Num(c.Q), changeVerdict(c, row.Better)})
 		}
 		if res.Untested != "" {
 			m.Summary.Untested++

@@ -158,7 +158,7 @@ func TestOneSided(t *testing.T) {
 		}
 	}
 	var out bytes.Buffer
-	if err := abreport.WriteText(&out, &abreport.AB{Report: r}); err != nil {
+	if err := abreport.WriteText(&out, abreport.New(r, nil, nil)); err != nil {
 		t.Fatal(err)
 	}
 	// Short names share a line with their numbers.
@@ -213,7 +213,7 @@ func TestSetupHeader(t *testing.T) {
 		t.Errorf("%d setup lines equal, want 4", r.SetupEqual)
 	}
 	var out bytes.Buffer
-	if err := abreport.WriteText(&out, &abreport.AB{Report: r}); err != nil {
+	if err := abreport.WriteText(&out, abreport.New(r, nil, nil)); err != nil {
 		t.Fatal(err)
 	}
 	for _, line := range strings.Split(out.String(), "\n") {

@@ -13,23 +13,15 @@
 //	go run ./internal/cmd/kbcompare -plan [-target 5%] [-boot-cost DURATION] PILOT.txt | A.txt B.txt
 //	go run ./internal/cmd/kbcompare -series [-alpha 0.05] [-threshold 5%] [-format text|json] [-plot DIR] K1.txt K2.txt ...
 //
-// -series names per row the change points over kernels, one file per
-// kernel in series order (package abseries); -profiles-old and
-// -profiles-new add the perf-profile section (package profdelta;
-// docs/profiles.md); -plan prints the design kbab -target would run after
-// a pilot of these boots (package abplan). The statistics are package abstat's,
-// every form and the exit rule abreport's; docs/kbcompare.md says what
-// each figure is, the formulas and why, the json schema and the pictures
-// of -plot. (-git-bisect, one candidate's verdict for `git
-// bisect run`, is gone: kbab -tree DIR -bisect GOOD..BAD bisects commits.)
-//
-// Exit status: 0 when nothing is worse and nothing failed, 1 when some
-// row is worse or something failed or skipped on one side (-series: a
-// change point is worse or a row could not be tested; -plan: never), 2
-// when an input cannot be read or holds a line that is no measurement
-// (the message names the file and line) or the flags are bad; 128 for
-// -git-bisect or -bisect, so that an old `git bisect run` script stops
-// rather than reading 2 as "bad".
+// The statistics are packages abstat, abseries (-series), profdelta
+// (the perf-profile section) and abplan (-plan: the design kbab -target
+// would run after a pilot of these boots); every form and the exit rule
+// are abreport's. docs/kbcompare.md says what each figure is, the
+// formulas and why, the JSON schema, the pictures of -plot and the exit
+// status: 0 when nothing is worse and nothing failed, 1 when something
+// is or did (-series: a worse change point or an untested row; -plan:
+// never), 2 for an input or a flag it refuses; 128 for the dropped
+// -git-bisect, so that an old `git bisect run` script stops.
 package main
 
 import (
@@ -37,12 +29,15 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/kbench/kbench/internal/abplan"
 	"github.com/kbench/kbench/internal/abreport"
+	"github.com/kbench/kbench/internal/abseries"
 	"github.com/kbench/kbench/internal/abstat"
 	"github.com/kbench/kbench/internal/percent"
 	"github.com/kbench/kbench/internal/profdelta"
@@ -139,7 +134,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	ab := &abreport.AB{Report: rep, Profiles: profs}
+	ab := abreport.New(rep, profs, nil)
 	if err := render(stdout, ab); err != nil {
 		fmt.Fprintf(stderr, "kbcompare: %v\n", err)
 		return 2
@@ -213,4 +208,53 @@ func bisectFlag(args []string) bool {
 		}
 	}
 	return false
+}
+
+// runSeries is -series: the change points of the kernels' files, in
+// series order, each labelled by its file name without .txt. Exit as
+// abreport.SeriesReport.Exit, 2 where a file cannot be read or a flag
+// does not apply.
+func runSeries(flags *flag.FlagSet, alpha, threshold float64, format, plotDir string, stdout, stderr io.Writer) int {
+	render := seriesRenderers[format]
+	switch r := refused(flags, func(f string) bool {
+		return !slices.Contains([]string{"series", "alpha", "threshold", "format", "plot"}, f)
+	}); {
+	case r != "":
+		fmt.Fprintf(stderr, "kbcompare: %s does not apply to -series, which takes -alpha, -threshold, -format and -plot\n", r)
+		return 2
+	case render == nil:
+		fmt.Fprintf(stderr, "kbcompare: -format with -series accepts text or json, not %q\n", format)
+		return 2
+	case flags.NArg() < 2:
+		fmt.Fprintln(stderr, "usage: kbcompare -series [-alpha 0.05] [-threshold 5%] [-format text|json] [-plot DIR] K1.txt K2.txt ...")
+		return 2
+	}
+	var labels []string
+	for _, p := range flags.Args() {
+		labels = append(labels, strings.TrimSuffix(filepath.Base(p), ".txt"))
+	}
+	s, err := abseries.Read(flags.Args(), labels)
+	if err != nil {
+		fmt.Fprintf(stderr, "kbcompare: %v\n", err)
+		return 2
+	}
+	o := abseries.DefaultOptions
+	o.Alpha, o.Threshold = alpha, threshold
+	rep := &abreport.SeriesReport{Series: s, Results: abseries.Detect(s.Medians(), o), Opts: o}
+	if err := render(stdout, rep); err != nil {
+		fmt.Fprintf(stderr, "kbcompare: %v\n", err)
+		return 2
+	}
+	if plotDir != "" {
+		if err := abreport.WriteSeriesPlots(plotDir, rep); err != nil {
+			fmt.Fprintf(stderr, "kbcompare: -plot: %v\n", err)
+			return 2
+		}
+	}
+	return rep.Exit()
+}
+
+var seriesRenderers = map[string]func(io.Writer, *abreport.SeriesReport) error{
+	"text": abreport.WriteSeriesText,
+	"json": abreport.WriteSeriesJSON,
 }

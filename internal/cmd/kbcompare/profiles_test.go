@@ -175,10 +175,10 @@ func checkProfileJSON(t *testing.T, plain, with string) {
 			t.Errorf("json: %s injected per op %v, want 0 -> about 1.2e6 ns/op", form, po)
 		}
 	}
-	// The schema is abreport.JSONReport's: nothing decodes outside it.
+	// The schema is abreport.AB's: nothing decodes outside it.
 	dec := json.NewDecoder(strings.NewReader(with))
 	dec.DisallowUnknownFields()
-	var mm abreport.JSONReport
+	var mm abreport.AB
 	if err := dec.Decode(&mm); err != nil {
 		t.Errorf("json: %v", err)
 	}
@@ -241,7 +241,7 @@ func TestProfileDiluted(t *testing.T) {
 	oldDir, newDir := "../../profdelta/testdata/diluted/old", "../../profdelta/testdata/diluted/new"
 	flags := []string{"-profiles-old", oldDir, "-profiles-new", newDir}
 	out, _ := compareRun(t, append(append([]string{"-format", "json"}, flags...), old, nw)...)
-	var m abreport.JSONReport
+	var m abreport.AB
 	if err := json.Unmarshal([]byte(out), &m); err != nil || len(m.Profiles) != 1 {
 		t.Fatalf("json: %v, %d profiles", err, len(m.Profiles))
 	}
@@ -249,7 +249,7 @@ func TestProfileDiluted(t *testing.T) {
 	if mp.OrderBy != "per_op" || len(mp.Self) < 3 || mp.Self[0].Function != injected {
 		t.Fatalf("json: ordered by %q, self %+v; want per_op, %s first", mp.OrderBy, mp.Self, injected)
 	}
-	if s := mp.Self[1]; *s.Change >= 0 || s.PerOp == nil || *s.PerOp.Q <= 0.05 {
+	if s := mp.Self[1]; s.Change >= 0 || s.PerOp == nil || s.PerOp.Q <= 0.05 {
 		t.Errorf("json: second self function %+v: want a share that fell and a cost per op within noise", s)
 	}
 	brief, _ := compareRun(t, append(append([]string{"-format", "brief"}, flags...), old, nw)...)

@@ -72,7 +72,7 @@ func TestSeriesJSONReport(t *testing.T) {
 	}
 	r := m.Rows[0]
 	if len(r.Changes) != 1 || r.Changes[0].After != 1 || r.Changes[0].From != "6.12.101" || r.Changes[0].Verdict != "worse" ||
-		*r.Changes[0].Ratio < 1.25 || *r.Changes[0].Ratio > 1.35 || len(r.Boots) != 4 || r.Boots[0] != 3 || m.Summary.Changed != 1 || m.Summary.Exit != 1 {
+		r.Changes[0].Ratio < 1.25 || r.Changes[0].Ratio > 1.35 || len(r.Boots) != 4 || r.Boots[0] != 3 || m.Summary.Changed != 1 || m.Summary.Exit != 1 {
 		t.Errorf("json row: %+v", r)
 	}
 }
