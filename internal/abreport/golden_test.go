@@ -131,7 +131,7 @@ func TestGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := &SeriesReport{Series: s, Results: abseries.Detect(s.Medians(), abseries.DefaultOptions), Opts: abseries.DefaultOptions}
+	rep := NewSeries(s, abseries.Detect(s.Medians(), abseries.DefaultOptions), abseries.DefaultOptions)
 	var ks []Kernel
 	for _, l := range labels {
 		ks = append(ks, Kernel{l, "bzImage " + l})

@@ -435,11 +435,11 @@ func WriteSeriesPlots(dir string, r *SeriesReport) error {
 	}
 	var index strings.Builder
 	index.WriteString("# kbcompare -series plots\n\nKernels, in series order: ")
-	for k, l := range r.Series.Labels {
+	for k, l := range r.Kernels {
 		if k > 0 {
 			index.WriteString(", ")
 		}
-		fmt.Fprintf(&index, "%d `%s`", k+1, l)
+		fmt.Fprintf(&index, "%d `%s`", k+1, l.Label)
 	}
 	index.WriteString(".\n\nEach picture is one row: a dot per boot median, the dash across a kernel " +
 		"its center, a red line where the series changed, the gray dashed lines the centers of the segments between changes.\n")
@@ -451,30 +451,30 @@ func WriteSeriesPlots(dir string, r *SeriesReport) error {
 			index.WriteString("\n# Rows without a change\n\n")
 		}
 		drawn := 0
-		for i, res := range r.Results {
+		for _, row := range r.Rows {
+			res := row.res
 			if (len(res.Changes) > 0) != changed || res.Untested != "" {
 				continue
 			}
 			n++
 			drawn++
-			row := r.Series.Rows[i]
-			name := fmt.Sprintf("series-%03d-%s", n, fileSafe(row.Pkg+"-"+row.Name+"-"+row.Unit))
-			if err := seriesPlot(dir, name, r, i); err != nil {
+			name := fmt.Sprintf("series-%03d-%s", n, fileSafe(row.Package+"-"+row.Name+"-"+row.Unit))
+			if err := seriesPlot(dir, name, r, row); err != nil {
 				return err
 			}
 			var what string
 			if changed {
 				var cs []string
-				for _, c := range res.Changes {
-					cs = append(cs, fmt.Sprintf("between %s and %s %s [%s, %s] (q %.2g)", r.Series.Labels[c.After], r.Series.Labels[c.After+1],
-						pct(c.Ratio-1), pct(c.Lo-1), pct(c.Hi-1), c.Q))
+				for _, c := range row.Changes {
+					cs = append(cs, fmt.Sprintf("between %s and %s %s [%s, %s] (q %.2g)", c.From, c.To,
+						pct(float64(c.Ratio)-1), pct(float64(c.Lo)-1), pct(float64(c.Hi)-1), c.Q))
 				}
 				what = strings.Join(cs, "; ")
 			} else {
 				what = fmt.Sprintf("no change; it could have seen %s (a step in the middle) / %s (before the last kernel) at 80%% power",
 					formatMDE(res.MDE), formatMDE(res.MDEEnd))
 			}
-			fmt.Fprintf(&index, "## %s (%s)\n\n%s.\n\n![%s](%s.png) ([svg](%s.svg))\n\n", r.rowTitle(i), row.Unit, what, name, name, name)
+			fmt.Fprintf(&index, "## %s (%s)\n\n%s.\n\n![%s](%s.png) ([svg](%s.svg))\n\n", row.title(), row.Unit, what, name, name, name)
 		}
 		if drawn == 0 {
 			index.WriteString("None.\n")
@@ -484,18 +484,18 @@ func WriteSeriesPlots(dir string, r *SeriesReport) error {
 }
 
 // seriesPlot draws row i of the series.
-func seriesPlot(dir, name string, r *SeriesReport, i int) error {
-	row, res := r.Series.Rows[i], r.Results[i]
+func seriesPlot(dir, name string, r *SeriesReport, sr *SeriesRow) error {
+	row, res := sr.row, sr.res
 	scaler := benchunit.CommonScale(res.Centers, benchunit.ClassOf(row.Unit))
 	p := plot.New()
 	var cs []string
 	for _, c := range res.Changes {
-		cs = append(cs, fmt.Sprintf("%s after %s", pct(c.Ratio-1), r.Series.Labels[c.After]))
+		cs = append(cs, fmt.Sprintf("%s after %s", pct(c.Ratio-1), r.Kernels[c.After].Label))
 	}
 	if len(cs) == 0 {
 		cs = append(cs, "no change, mde "+formatMDE(res.MDE))
 	}
-	p.Title.Text = fmt.Sprintf("%s\n%s: %s", r.rowTitle(i), row.Unit, strings.Join(cs, ", "))
+	p.Title.Text = fmt.Sprintf("%s\n%s: %s", sr.title(), row.Unit, strings.Join(cs, ", "))
 	dir1 := "unknown direction"
 	if row.Better != 0 {
 		dir1 = dirWord(row.Better) + " is better"
@@ -542,7 +542,11 @@ func seriesPlot(dir, name string, r *SeriesReport, i int) error {
 			return err
 		}
 	}
-	p.NominalX(r.Series.Labels...)
+	var labels []string
+	for _, k := range r.Kernels {
+		labels = append(labels, k.Label)
+	}
+	p.NominalX(labels...)
 	if lo > 0 && lo < 0.5*hi {
 		p.Y.Min = 0
 	}

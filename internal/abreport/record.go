@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"io"
 	"math"
+	"slices"
 
 	"github.com/kbench/kbench/internal/abfile"
 	"github.com/kbench/kbench/internal/abmath"
@@ -439,14 +440,9 @@ func (a *AB) Exit() int {
 // was skipped or is missing there, as the A/B's "failed or skipped on one
 // side"), else 0.
 func (r *SeriesReport) Exit() int {
-	for i, res := range r.Results {
-		if res.Untested != "" {
+	for _, row := range r.Rows {
+		if row.Untested != "" || slices.ContainsFunc(row.Changes, func(c seriesChange) bool { return c.Verdict == "worse" }) {
 			return 1
-		}
-		for _, c := range res.Changes {
-			if !c.Small && changeWord(c.Ratio, r.Series.Rows[i].Better) == "worse" {
-				return 1
-			}
 		}
 	}
 	return 0

@@ -12,170 +12,17 @@ import (
 	"github.com/kbench/kbench/internal/abseries"
 )
 
-// SeriesReport is a series' change points as the report shows them.
+// SeriesReport is a series' report record, made once (NewSeries) from
+// the series and its change points: the text form and the pictures
+// render it, -series -format json writes its fields (schema
+// kbcompare-series/1, docs/kbcompare.md), Exit is its status.
 type SeriesReport struct {
-	Series  *abseries.Series
-	Results []abseries.RowResult // by row of Series
-	Opts    abseries.Options
-}
-
-// rowTitle names a series row: its package, configuration, name.
-func (r *SeriesReport) rowTitle(i int) string {
-	row := r.Series.Rows[i]
-	pkg := row.Pkg
-	if row.Ident != "" {
-		pkg += " (" + row.Ident + ")"
-	}
-	return pkg + " " + row.Name
-}
-
-// changeWord is "worse", "better" or "changed" for a ratio of a row's
-// unit whose direction is better (+1 higher, -1 lower, 0 unknown).
-func changeWord(ratio float64, better int) string {
-	switch {
-	case better == 0:
-		return "changed"
-	case (ratio > 1) == (better > 0):
-		return "better"
-	}
-	return "worse"
-}
-
-// changeVerdict is a change point's word: changeWord's, or "below
-// -threshold" where it is smaller than the size gate.
-func changeVerdict(c abseries.Change, better int) string {
-	if c.Small {
-		return "below -threshold"
-	}
-	return changeWord(c.Ratio, better)
-}
-
-// rowNotes are what a series row's numbers alone do not say: a step
-// the boots cannot reach at the row's level, a kernel's own offset
-// named instead of a change, a drift that fits better than a step.
-func (r *SeriesReport) rowNotes(i int) []string {
-	res, s := r.Results[i], r.Series
-	var notes []string
-	level := r.Opts.Alpha / float64(len(r.Results))
-	switch {
-	case res.Untested != "":
-	case res.MinP > level:
-		notes = append(notes, fmt.Sprintf("no change can be found: the smallest p a permutation of its boots gives is %s, above the level %s (alpha over the rows); more boots a kernel", pval(res.MinP), pval(level)))
-	case res.MinPEnd > level:
-		notes = append(notes, fmt.Sprintf("a step before the last kernel cannot be found: its smallest p is %s, above the level %s", pval(res.MinPEnd), pval(level)))
-	}
-	if res.Blip >= 0 {
-		notes = append(notes, fmt.Sprintf("%s stands apart by %s: a kernel's own offset (a build's layout), not a change point", s.Labels[res.Blip], pctChange(res.BlipRatio-1)))
-	}
-	if res.Drift != 0 {
-		notes = append(notes, fmt.Sprintf("drift: %s a kernel along the series fits better than one step", pctChange(res.Drift-1)))
-	}
-	return notes
-}
-
-// Changed counts the rows with a change point.
-func (r *SeriesReport) Changed() int {
-	n := 0
-	for _, res := range r.Results {
-		if len(res.Changes) > 0 {
-			n++
-		}
-	}
-	return n
-}
-
-// WriteSeriesText writes a series' report: the kernels, then per row
-// with change points between which two kernels (by label), by how much
-// with its interval, p and q; the rows without with their mde; the rows
-// untested and why.
-func WriteSeriesText(w io.Writer, r *SeriesReport) error {
-	var b strings.Builder
-	s := r.Series
-	fmt.Fprintf(&b, "kbcompare -series: %s\n", plural(len(s.Labels), "kernel", "kernels"))
-	for k, l := range s.Labels {
-		b.WriteString(para(fmt.Sprintf("%d %s: %s", k+1, l, s.Files[k]), Width-2, "  ", "  "))
-	}
-	tested := 0
-	for _, res := range r.Results {
-		if res.Untested == "" {
-			tested++
-		}
-	}
-	b.WriteString("\n")
-	writeWrapped(&b, "", fmt.Sprintf("change points: binary segmentation, the largest two-sample t over the kernel boundaries, "+
-		"p the larger of a permutation of boots across kernels and a t allowing each kernel an offset of at least %g boot spreads, "+
-		"q over %s, a change where q <= %g and at least -threshold %s", r.Opts.Offset, plural(len(r.Results), "row", "rows"), r.Opts.Alpha, formatMDE(r.Opts.Threshold)))
-	if r.Changed() == 0 {
-		b.WriteString("\nno row changed\n")
-	}
-	for i, res := range r.Results {
-		if len(res.Changes) == 0 {
-			continue
-		}
-		row := s.Rows[i]
-		b.WriteString("\n")
-		writeWrapped(&b, "", fmt.Sprintf("%s (%s)", r.rowTitle(i), row.Unit))
-		for _, c := range res.Changes {
-			writeWrapped(&b, "  ", fmt.Sprintf("between %s and %s: %s [%s, %s] %s  p=%s q=%s", s.Labels[c.After], s.Labels[c.After+1],
-				pctChange(c.Ratio-1), pctChange(c.Lo-1), pctChange(c.Hi-1), changeVerdict(c, row.Better), pval(c.P), pval(c.Q)))
-		}
-		for _, n := range r.rowNotes(i) {
-			writeWrapped(&b, "  ", n)
-		}
-	}
-	if n := tested - r.Changed(); n > 0 {
-		b.WriteString("\n")
-		writeWrapped(&b, "", fmt.Sprintf("%s without a change, each with what it could have seen (mde at 80%% power: a step in the middle of the series / before the last kernel):",
-			plural(n, "row", "rows")))
-		for i, res := range r.Results {
-			if res.Untested != "" || len(res.Changes) > 0 {
-				continue
-			}
-			writeWrapped(&b, "  ", fmt.Sprintf("%s  mde %s / %s  (boot medians %s)", r.rowTitle(i), formatMDE(res.MDE), formatMDE(res.MDEEnd), spread(res.Sigma)))
-			for _, n := range r.rowNotes(i) {
-				writeWrapped(&b, "    ", n)
-			}
-		}
-	}
-	if n := len(r.Results) - tested; n > 0 {
-		fmt.Fprintf(&b, "\n%s untested:\n", plural(n, "row", "rows"))
-		for i, res := range r.Results {
-			if res.Untested == "" {
-				continue
-			}
-			why := res.Untested
-			if res.Kernel >= 0 {
-				why = s.Labels[res.Kernel] + ": " + why
-			}
-			writeWrapped(&b, "  ", r.rowTitle(i)+": "+why)
-		}
-	}
-	_, err := io.WriteString(w, printable(b.String()))
-	return err
-}
-
-// writeWrapped writes s indented by indent, wrapped at Width, its
-// continuation lines indented two more.
-func writeWrapped(b *strings.Builder, indent, s string) {
-	b.WriteString(para(s, Width-len(indent)-2, indent, indent+"  "))
-}
-
-// pval formats a p or q as the report does.
-func pval(p float64) string {
-	if math.IsNaN(p) {
-		return "?"
-	}
-	return fmt.Sprintf("%.2g", p)
-}
-
-// SeriesJSONReport is kbcompare -series' report for scripts (-format json): docs/kbcompare.md describes each field of
-// it and of the types below. Numbers that are infinite or undefined are null.
-type SeriesJSONReport struct {
-	Schema  string          `json:"schema"`
-	Alpha   float64         `json:"alpha"`
-	Kernels []seriesKernel  `json:"kernels"`
-	Rows    []seriesRowJSON `json:"rows"`
-	Summary seriesSummary   `json:"summary"`
+	Schema  string         `json:"schema"`
+	Alpha   float64        `json:"alpha"`
+	Kernels []seriesKernel `json:"kernels"`
+	Rows    []*SeriesRow   `json:"rows"`
+	Summary seriesSummary  `json:"summary"`
+	opts    abseries.Options
 }
 
 type seriesKernel struct {
@@ -183,7 +30,9 @@ type seriesKernel struct {
 	File  string `json:"file"`
 }
 
-type seriesRowJSON struct {
+// SeriesRow is a row's change points over the series, or why it was
+// not tested.
+type SeriesRow struct {
 	Package   string         `json:"package"`
 	Ident     string         `json:"ident,omitempty"`
 	Name      string         `json:"name"`
@@ -200,6 +49,8 @@ type seriesRowJSON struct {
 	Untested  string         `json:"untested,omitempty"`
 	Kernel    string         `json:"untested_kernel,omitempty"`
 	Notes     []string       `json:"notes,omitempty"`
+	row       abseries.SeriesRow
+	res       abseries.RowResult
 }
 
 type seriesChange struct {
@@ -221,17 +72,18 @@ type seriesSummary struct {
 	Exit     int `json:"exit"`
 }
 
-func seriesJSONReport(r *SeriesReport) *SeriesJSONReport {
-	s := r.Series
-	m := &SeriesJSONReport{Schema: "kbcompare-series/1", Alpha: r.Opts.Alpha, Rows: []seriesRowJSON{}}
+// NewSeries makes the record of series s, its rows' results (by row of
+// s) and the options they were found with.
+func NewSeries(s *abseries.Series, results []abseries.RowResult, o abseries.Options) *SeriesReport {
+	r := &SeriesReport{Schema: "kbcompare-series/1", Alpha: o.Alpha, Rows: []*SeriesRow{}, opts: o}
 	for k, l := range s.Labels {
-		m.Kernels = append(m.Kernels, seriesKernel{l, s.Files[k]})
+		r.Kernels = append(r.Kernels, seriesKernel{l, s.Files[k]})
 	}
 	for i, row := range s.Rows {
-		res := r.Results[i]
-		mr := seriesRowJSON{Package: row.Pkg, Ident: row.Ident, Name: row.Name, Unit: row.Unit, Direction: dirWord(row.Better),
+		res := results[i]
+		mr := &SeriesRow{Package: row.Pkg, Ident: row.Ident, Name: row.Name, Unit: row.Unit, Direction: dirWord(row.Better),
 			P: Num(res.P), Q: Num(res.Q), Changes: []seriesChange{}, MDE: Num(res.MDE), MDEEnd: Num(res.MDEEnd),
-			Sigma: Num(res.Sigma), Untested: res.Untested, Centers: []Num{}, Notes: r.rowNotes(i)}
+			Sigma: Num(res.Sigma), Untested: res.Untested, Centers: []Num{}, Notes: rowNotes(s, res, o, len(results)), row: row, res: res}
 		for _, b := range row.Medians {
 			mr.Boots = append(mr.Boots, len(b))
 		}
@@ -242,21 +94,144 @@ func seriesJSONReport(r *SeriesReport) *SeriesJSONReport {
 			mr.Kernel = s.Labels[res.Kernel]
 		}
 		for _, c := range res.Changes {
+			v := changeWord(c.Ratio, row.Better)
+			if c.Small {
+				v = "below -threshold"
+			}
 			mr.Changes = append(mr.Changes, seriesChange{c.After, s.Labels[c.After], s.Labels[c.After+1], Num(c.Ratio), Num(c.Lo), Num(c.Hi),
-				Num(c.P), Num(c.Q), changeVerdict(c, row.Better)})
+				Num(c.P), Num(c.Q), v})
 		}
 		if res.Untested != "" {
-			m.Summary.Untested++
+			r.Summary.Untested++
 		}
-		m.Rows = append(m.Rows, mr)
+		if len(res.Changes) > 0 {
+			r.Summary.Changed++
+		}
+		r.Rows = append(r.Rows, mr)
 	}
-	m.Summary.Rows, m.Summary.Changed, m.Summary.Exit = len(s.Rows), r.Changed(), r.Exit()
-	return m
+	r.Summary.Rows, r.Summary.Exit = len(s.Rows), r.Exit()
+	return r
 }
 
-// WriteSeriesJSON writes the series report as JSON (SeriesJSONReport).
+// title names a series row: its package, configuration, name.
+func (row *SeriesRow) title() string {
+	return tableTitle(&Row{Package: row.Package, Ident: row.Ident}) + " " + row.Name
+}
+
+// changeWord is "worse", "better" or "changed" for a ratio of a row's
+// unit whose direction is better (+1 higher, -1 lower, 0 unknown).
+func changeWord(ratio float64, better int) string {
+	switch {
+	case better == 0:
+		return "changed"
+	case (ratio > 1) == (better > 0):
+		return "better"
+	}
+	return "worse"
+}
+
+// rowNotes are what a series row's numbers alone do not say: a step
+// the boots cannot reach at the row's level, a kernel's own offset
+// named instead of a change, a drift that fits better than a step.
+func rowNotes(s *abseries.Series, res abseries.RowResult, o abseries.Options, rows int) []string {
+	var notes []string
+	level := o.Alpha / float64(rows)
+	switch {
+	case res.Untested != "":
+	case res.MinP > level:
+		notes = append(notes, fmt.Sprintf("no change can be found: the smallest p a permutation of its boots gives is %s, above the level %s (alpha over the rows); more boots a kernel", pval(res.MinP), pval(level)))
+	case res.MinPEnd > level:
+		notes = append(notes, fmt.Sprintf("a step before the last kernel cannot be found: its smallest p is %s, above the level %s", pval(res.MinPEnd), pval(level)))
+	}
+	if res.Blip >= 0 {
+		notes = append(notes, fmt.Sprintf("%s stands apart by %s: a kernel's own offset (a build's layout), not a change point", s.Labels[res.Blip], pctChange(res.BlipRatio-1)))
+	}
+	if res.Drift != 0 {
+		notes = append(notes, fmt.Sprintf("drift: %s a kernel along the series fits better than one step", pctChange(res.Drift-1)))
+	}
+	return notes
+}
+
+// WriteSeriesText writes a series' report: the kernels, then per row
+// with change points between which two kernels (by label), by how much
+// with its interval, p and q; the rows without with their mde; the rows
+// untested and why.
+func WriteSeriesText(w io.Writer, r *SeriesReport) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "kbcompare -series: %s\n", plural(len(r.Kernels), "kernel", "kernels"))
+	for k, l := range r.Kernels {
+		b.WriteString(para(fmt.Sprintf("%d %s: %s", k+1, l.Label, l.File), Width-2, "  ", "  "))
+	}
+	b.WriteString("\n")
+	writeWrapped(&b, "", fmt.Sprintf("change points: binary segmentation, the largest two-sample t over the kernel boundaries, "+
+		"p the larger of a permutation of boots across kernels and a t allowing each kernel an offset of at least %g boot spreads, "+
+		"q over %s, a change where q <= %g and at least -threshold %s", r.opts.Offset, plural(len(r.Rows), "row", "rows"), r.Alpha, formatMDE(r.opts.Threshold)))
+	if r.Summary.Changed == 0 {
+		b.WriteString("\nno row changed\n")
+	}
+	for _, row := range r.Rows {
+		if len(row.Changes) == 0 {
+			continue
+		}
+		b.WriteString("\n")
+		writeWrapped(&b, "", fmt.Sprintf("%s (%s)", row.title(), row.Unit))
+		for _, c := range row.Changes {
+			writeWrapped(&b, "  ", fmt.Sprintf("between %s and %s: %s [%s, %s] %s  p=%s q=%s", c.From, c.To,
+				pctChange(float64(c.Ratio)-1), pctChange(float64(c.Lo)-1), pctChange(float64(c.Hi)-1), c.Verdict, pval(float64(c.P)), pval(float64(c.Q))))
+		}
+		for _, n := range row.Notes {
+			writeWrapped(&b, "  ", n)
+		}
+	}
+	tested := len(r.Rows) - r.Summary.Untested
+	if n := tested - r.Summary.Changed; n > 0 {
+		b.WriteString("\n")
+		writeWrapped(&b, "", fmt.Sprintf("%s without a change, each with what it could have seen (mde at 80%% power: a step in the middle of the series / before the last kernel):",
+			plural(n, "row", "rows")))
+		for _, row := range r.Rows {
+			if row.Untested != "" || len(row.Changes) > 0 {
+				continue
+			}
+			writeWrapped(&b, "  ", fmt.Sprintf("%s  mde %s / %s  (boot medians %s)", row.title(), formatMDE(float64(row.MDE)), formatMDE(float64(row.MDEEnd)), spread(float64(row.Sigma))))
+			for _, n := range row.Notes {
+				writeWrapped(&b, "    ", n)
+			}
+		}
+	}
+	if n := r.Summary.Untested; n > 0 {
+		fmt.Fprintf(&b, "\n%s untested:\n", plural(n, "row", "rows"))
+		for _, row := range r.Rows {
+			if row.Untested == "" {
+				continue
+			}
+			why := row.Untested
+			if row.Kernel != "" {
+				why = row.Kernel + ": " + why
+			}
+			writeWrapped(&b, "  ", row.title()+": "+why)
+		}
+	}
+	_, err := io.WriteString(w, printable(b.String()))
+	return err
+}
+
+// writeWrapped writes s indented by indent, wrapped at Width, its
+// continuation lines indented two more.
+func writeWrapped(b *strings.Builder, indent, s string) {
+	b.WriteString(para(s, Width-len(indent)-2, indent, indent+"  "))
+}
+
+// pval formats a p or q as the report does.
+func pval(p float64) string {
+	if math.IsNaN(p) {
+		return "?"
+	}
+	return fmt.Sprintf("%.2g", p)
+}
+
+// WriteSeriesJSON writes the series record as JSON.
 func WriteSeriesJSON(w io.Writer, r *SeriesReport) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(seriesJSONReport(r))
+	return enc.Encode(r)
 }

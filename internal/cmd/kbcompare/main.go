@@ -240,7 +240,7 @@ func runSeries(flags *flag.FlagSet, alpha, threshold float64, format, plotDir st
 	}
 	o := abseries.DefaultOptions
 	o.Alpha, o.Threshold = alpha, threshold
-	rep := &abreport.SeriesReport{Series: s, Results: abseries.Detect(s.Medians(), o), Opts: o}
+	rep := abreport.NewSeries(s, abseries.Detect(s.Medians(), o), o)
 	if err := render(stdout, rep); err != nil {
 		fmt.Fprintf(stderr, "kbcompare: %v\n", err)
 		return 2

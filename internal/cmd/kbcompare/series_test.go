@@ -63,7 +63,7 @@ func TestSeriesJSONReport(t *testing.T) {
 	if code := run(append([]string{"-series", "-format", "json"}, files...), &out, &errOut); code != 1 {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
-	var m abreport.SeriesJSONReport
+	var m abreport.SeriesReport
 	if err := json.Unmarshal(out.Bytes(), &m); err != nil {
 		t.Fatal(err)
 	}
