@@ -133,11 +133,13 @@
 // Differences from netperf 2.7 (src/nettest_omni.c, nettest_bsd.c):
 //   - Each flow process is a Go program: besides its loop thread, the
 //     runtime's monitor (sysmon), which wakes about a hundred times a
-//     second (its nanosleeps are the switches a flow process adds to
-//     netperf's), and idle threads. Each loop passes through the Go
-//     scheduler every 9 ms (thread.Yielder), without which the monitor
-//     would preempt it by signal every 10 ms; in a solo process that
-//     costs no switch.
+//     second, and idle threads. The monitor runs in SCHED_IDLE
+//     (thread.Solo), on a CPU the flows leave idle. Each loop passes
+//     through the Go scheduler every 9 ms (thread.Yielder), without which
+//     the monitor would preempt it every 10 ms; in a solo process that
+//     costs no switch. A loop that waits 10 ms in one call is still
+//     preempted at its next function call, a handoff between threads,
+//     but without a signal (thread.SoloGODEBUG).
 //   - In mm=shared the flows are locked threads of the test binary, each
 //     with a private fd table, their blocking calls through the runtime,
 //     and GOMAXPROCS raised to 2*flows+2 during a run so that each

@@ -37,22 +37,22 @@ func FuzzRead(f *testing.F) {
 			return
 		}
 		fl := files[0]
-		if ids := fl.BootIDs(); len(slices.Compact(slices.Sorted(slices.Values(ids)))) != len(ids) {
+		if ids := fl.Boots; len(slices.Compact(slices.Sorted(slices.Values(ids)))) != len(ids) {
 			t.Fatalf("boots %q listed twice", ids)
 		}
+		lines := strings.Split(string(data), "\n")
 		for _, o := range fl.Outcomes {
-			if o.Kind < abfile.Failed || o.Kind > abfile.BinaryFailed || o.Line < 1 || o.Line > fl.Lines ||
-				!slices.Contains(fl.BootIDs(), o.Boot) {
-				t.Fatalf("outcome %+v: kind, line (of %d), boot (of %q) wrong", o, fl.Lines, fl.BootIDs())
+			if o.Kind < abfile.Failed || o.Kind > abfile.BinaryFailed || o.Line < 1 || o.Line > len(lines) ||
+				!slices.Contains(fl.Boots, o.Boot) {
+				t.Fatalf("outcome %+v: kind, line (of %d), boot (of %q) wrong", o, len(lines), fl.Boots)
 			}
 		}
-		lines := strings.Split(string(data), "\n")
 		for _, r := range fl.Results {
 			if !abfile.IsResult(lines[r.Line-1]) {
 				t.Fatalf("line %d, %q, is a result Read took, which IsResult refuses", r.Line, lines[r.Line-1])
 			}
-			if r.Iters < 1 || r.Line < 1 || !strings.Contains(strings.Join(fl.BootIDs(), "\x00")+"\x00", r.Boot+"\x00") {
-				t.Fatalf("result %+v: iterations, line or boot (boots %q) wrong", r, fl.BootIDs())
+			if r.Iters < 1 || r.Line < 1 || !strings.Contains(strings.Join(fl.Boots, "\x00")+"\x00", r.Boot+"\x00") {
+				t.Fatalf("result %+v: iterations, line or boot (boots %q) wrong", r, fl.Boots)
 			}
 			for _, v := range r.Values {
 				if math.IsNaN(v.Value) || math.IsInf(v.Value, 0) || v.Value < 0 && abfile.Amount(v.Unit) {

@@ -28,10 +28,10 @@ type File struct {
 	// Config holds, per file configuration key ("goos", "cpu", "pkg"),
 	// the distinct values it took and in how many results it was present.
 	Config map[string]*ConfigUse
-	// Boots lists the boots that hold a result or an outcome, in order of
-	// first appearance; a boot with the id "" stands for the lines above
-	// any boot id line.
-	Boots []*Boot
+	// Boots lists the ids of the boots that hold a result or an outcome,
+	// in order of first appearance; "" stands for the lines above any
+	// boot id line.
+	Boots []string
 	// Outcomes are the failures and skips, in line order.
 	Outcomes []Outcome
 	// Pulses are the boots whose fingerprint says protect pulses ran
@@ -40,15 +40,6 @@ type File struct {
 	// Passed are go test's "ok  \tpkg\t12.3s" lines: the package's wall
 	// time in that boot (with -exec vmexec, the VM's boot as well).
 	Passed []PkgTime
-	Lines  int // how many lines the file has
-}
-
-// Boot is one boot of a file.
-type Boot struct {
-	ID string
-	// Fields are the fingerprint lines printed in this boot.
-	Fields []fingerprint.Field
-	merged fingerprint.Merged
 }
 
 // ConfigUse is what one configuration key held in a file.
@@ -158,8 +149,7 @@ type reader struct {
 	lines []string
 	next  int // index of the next line to take
 	pkg   string
-	boot  *Boot
-	boots map[string]*Boot
+	boot  string // the boot id in force
 	// inline are the lines where go test printed a FAIL on the row's name
 	// line, which benchfmt reads as a syntax error.
 	inline map[int]bool
@@ -172,19 +162,6 @@ type reader struct {
 	// counted is the counters line's value of the test binary whose
 	// output the next line is.
 	counted string
-	// block holds the "# kbench" lines since the last other line: a test
-	// binary's fingerprint, whose boot id line is not its first, belongs
-	// whole to the boot it names.
-	block []string
-}
-
-// flush gives the fingerprint lines of the block above to the boot in
-// force.
-func (r *reader) flush() {
-	for _, l := range r.block {
-		r.boot.merged.Add(l)
-	}
-	r.block = r.block[:0]
 }
 
 // parse reads one file's contents with rd: benchfmt's records in order,
@@ -195,9 +172,7 @@ func parse(rd *benchfmt.Reader, p string, data []byte) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &reader{f: &File{Path: p, Config: map[string]*ConfigUse{}, Lines: len(lines)}, lines: lines,
-		boots: map[string]*Boot{}, inline: map[int]bool{}}
-	r.boot = r.bootOf("")
+	r := &reader{f: &File{Path: p, Config: map[string]*ConfigUse{}}, lines: lines, inline: map[int]bool{}}
 	var all fingerprint.Merged
 	take := func(upTo int) { // lines up to line number upTo
 		for ; r.next < upTo && r.next < len(r.lines); r.next++ {
@@ -232,11 +207,7 @@ func parse(rd *benchfmt.Reader, p string, data []byte) (*File, error) {
 	}
 	take(len(lines))
 	r.line(len(lines)+1, "") // ends a message
-	r.flush()
 	r.f.Fields = all.Fields
-	for _, b := range r.f.Boots {
-		b.Fields = b.merged.Fields
-	}
 	markParents(r.f.Outcomes)
 	// A file of failures and skips alone is compared: it must list them.
 	if len(r.f.Results) == 0 && len(r.f.Outcomes) == 0 {
@@ -265,16 +236,6 @@ func splitLines(p string, data []byte) ([]string, error) {
 	return lines, nil
 }
 
-// bootOf returns the boot with id, made on first use.
-func (r *reader) bootOf(id string) *Boot {
-	b := r.boots[id]
-	if b == nil {
-		b = &Boot{ID: id}
-		r.boots[id] = b
-	}
-	return b
-}
-
 // used lists the boot in force among the file's boots.
 func (r *reader) used() {
 	if !slices.Contains(r.f.Boots, r.boot) {
@@ -285,7 +246,7 @@ func (r *reader) used() {
 // outcome adds an outcome in the boot in force; the indented lines below
 // it are its message.
 func (r *reader) outcome(o Outcome) {
-	o.Boot = r.boot.ID
+	o.Boot = r.boot
 	r.used()
 	r.f.Outcomes = append(r.f.Outcomes, o)
 	r.msg = &r.f.Outcomes[len(r.f.Outcomes)-1]
@@ -327,21 +288,15 @@ func (r *reader) line(n int, l string) {
 	} else if l == "PASS" || l == "FAIL" || strings.HasPrefix(l, "ok ") {
 		r.counted = "" // the binary ended; the next prints its own fingerprint
 	}
-	if strings.HasPrefix(l, fingerprint.Prefix) {
-		r.block = append(r.block, l)
-	} else {
-		r.flush()
-	}
 	switch {
 	case strings.HasPrefix(l, BootIDLine):
-		id, _ := BootID(l)
-		r.boot = r.bootOf(id)
+		r.boot, _ = BootID(l)
 	case strings.HasPrefix(l, fingerprint.Prefix+"pulse.earlier: "):
 		if v := strings.TrimPrefix(l, fingerprint.Prefix+"pulse.earlier: "); !strings.HasPrefix(v, "none") {
-			r.f.Pulses = append(r.f.Pulses, Pulse{r.boot.ID, v, n})
+			r.f.Pulses = append(r.f.Pulses, Pulse{r.boot, v, n})
 		}
 	case l == fingerprint.Prefix+"pulse.mode: protect":
-		r.f.Pulses = append(r.f.Pulses, Pulse{r.boot.ID, "", n})
+		r.f.Pulses = append(r.f.Pulses, Pulse{r.boot, "", n})
 	case strings.HasPrefix(l, skip.LinePrefix):
 		r.skipLine(n, l)
 	case inlineSkip.MatchString(l):
@@ -371,7 +326,7 @@ func (r *reader) line(n int, l string) {
 		// "ok  \tgithub.com/x/pkg\t12.345s"; "(cached)" holds no time.
 		if f := strings.Fields(l); len(f) >= 3 {
 			if d, err := time.ParseDuration(f[2]); err == nil && d > 0 {
-				r.f.Passed = append(r.f.Passed, PkgTime{f[1], r.boot.ID, d.Seconds()})
+				r.f.Passed = append(r.f.Passed, PkgTime{f[1], r.boot, d.Seconds()})
 			}
 		}
 	case strings.HasPrefix(l, "FAIL\t") || strings.HasPrefix(l, "FAIL "):
@@ -398,7 +353,7 @@ func (r *reader) skipLine(n int, l string) bool {
 func (r *reader) result(rec *benchfmt.Result, line int) {
 	f := r.f
 	res := Result{Config: map[string]string{}, Name: string(rec.Name.Full()), Iters: rec.Iters,
-		Values: slices.Clone(rec.Values), Boot: r.boot.ID, Line: line, Counted: r.counted}
+		Values: slices.Clone(rec.Values), Boot: r.boot, Line: line, Counted: r.counted}
 	r.used()
 	for _, c := range rec.Config {
 		if !c.File {
@@ -440,15 +395,6 @@ func markParents(os []Outcome) {
 	}
 }
 
-// BootIDs are the ids of f's Boots.
-func (f *File) BootIDs() []string {
-	var ids []string
-	for _, b := range f.Boots {
-		ids = append(ids, b.ID)
-	}
-	return ids
-}
-
 // SingleValued reports whether key holds one value in every result of f.
 func (f *File) SingleValued(key string) bool {
 	u := f.Config[key]
@@ -468,3 +414,26 @@ func IsResult(line string) bool {
 	}
 	return false
 }
+
+// BootIDKey is the fingerprint key of the boot a result file's following
+// lines ran in, and BootIDLine starts its line: each benchmark package's
+// TestMain prints it (fingerprint.Collect), and boots are told apart by
+// it (kbab checks that each of its boots printed a fresh one).
+const (
+	BootIDKey  = "kernel.boot_id"
+	BootIDLine = fingerprint.Prefix + BootIDKey + ": "
+)
+
+// BootID returns the boot id a line names, if it is a boot id line.
+func BootID(line string) (string, bool) {
+	id, ok := strings.CutPrefix(line, BootIDLine)
+	return strings.TrimSpace(id), ok
+}
+
+// procsSuffix is go test's -GOMAXPROCS suffix of a row's name.
+var procsSuffix = regexp.MustCompile(`-[0-9]+$`)
+
+// WithoutProcs is a row's name without go test's -GOMAXPROCS suffix:
+// "Syscall/filters=0-2" is "Syscall/filters=0", as go test's -bench
+// pattern and its --- FAIL lines of a probe run name it.
+func WithoutProcs(name string) string { return procsSuffix.ReplaceAllString(name, "") }

@@ -81,7 +81,7 @@ func TestBoots(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := files[0]
-	if got := strings.Join(f.BootIDs(), ","); got != ",b1,b2" {
+	if got := strings.Join(f.Boots, ","); got != ",b1,b2" {
 		t.Errorf("boots %q, want \",b1,b2\"", got)
 	}
 	var got []string
@@ -104,20 +104,19 @@ func read(t *testing.T, name string) *abfile.File {
 }
 
 // TestOneRun: a real run of one row, one boot: its five results, each in
-// the boot its fingerprint names, with the fingerprint of that boot
-// (kernel.release, above the boot id line, included).
+// the boot its fingerprint names, with the file's fingerprint.
 func TestOneRun(t *testing.T) {
 	f := read(t, "syscall-a-run1.txt")
 	const id = "87b98963-59b2-481c-b4ec-92094d516b8c"
-	if len(f.Boots) != 1 || f.Boots[0].ID != id || len(f.Results) != 5 || len(f.Outcomes) != 0 {
-		t.Fatalf("boots %q, %d results, outcomes %v", f.BootIDs(), len(f.Results), f.Outcomes)
+	if len(f.Boots) != 1 || f.Boots[0] != id || len(f.Results) != 5 || len(f.Outcomes) != 0 {
+		t.Fatalf("boots %q, %d results, outcomes %v", f.Boots, len(f.Results), f.Outcomes)
 	}
 	fields := map[string]string{}
-	for _, fd := range f.Boots[0].Fields {
+	for _, fd := range f.Fields {
 		fields[fd.Key] = fd.Value
 	}
-	if fields[abfile.BootIDKey] != id || fields["kernel.release"] != "6.18.44-fc-v657" || len(f.Boots[0].Fields) != len(f.Fields) {
-		t.Errorf("boot fields %v, file fields %d", fields, len(f.Fields))
+	if fields[abfile.BootIDKey] != id || fields["kernel.release"] != "6.18.44-fc-v657" {
+		t.Errorf("file fields %v", fields)
 	}
 	for _, r := range f.Results {
 		if r.Name != sim.SyscallRow || r.Boot != id || r.Config["pkg"] != "github.com/kbench/kbench/seccompbench" || len(r.Values) != 2 {
@@ -221,14 +220,12 @@ func TestSkips(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("outcomes\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if strings.Join(f.BootIDs(), ",") != "b1,b2" || len(f.Results) != 1 {
-		t.Errorf("boots %q, %d results", f.BootIDs(), len(f.Results))
+	if strings.Join(f.Boots, ",") != "b1,b2" || len(f.Results) != 1 {
+		t.Errorf("boots %q, %d results", f.Boots, len(f.Results))
 	}
-	for _, b := range f.Boots {
-		for _, fd := range b.Fields {
-			if fd.Key != abfile.BootIDKey {
-				t.Errorf("boot %s: field %+v (a skip line is no fingerprint line)", b.ID, fd)
-			}
+	for _, fd := range f.Fields {
+		if fd.Key != abfile.BootIDKey {
+			t.Errorf("field %+v (a skip line is no fingerprint line)", fd)
 		}
 	}
 }

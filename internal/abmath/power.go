@@ -5,7 +5,6 @@ package abmath
 import (
 	"math"
 	"slices"
-	"sync"
 )
 
 // TargetPower is the chance of detecting a change of the minimum
@@ -32,25 +31,18 @@ type ncpKey struct {
 	alpha  float64
 }
 
-var (
-	ncpMu    sync.Mutex
-	ncpCache = map[ncpKey]float64{}
-)
+func welchNCP(n1, n2 int, alpha float64) float64 { return ncps.get(ncpKey{n1, n2, alpha}) }
 
-// welchNCP solves welchPower(ncp) = TargetPower for ncp, by bisection.
-func welchNCP(n1, n2 int, alpha float64) float64 {
-	k := ncpKey{n1, n2, alpha}
-	ncpMu.Lock()
-	defer ncpMu.Unlock()
-	if v, ok := ncpCache[k]; ok {
-		return v
-	}
+var ncps = memo[ncpKey, float64]{f: solveNCP}
+
+// solveNCP solves welchPower(ncp) = TargetPower for ncp, by bisection.
+func solveNCP(k ncpKey) float64 {
+	n1, n2, alpha := k.n1, k.n2, k.alpha
 	if min(n1, n2) > 30 {
 		// Welch's degrees of freedom hardly vary: the usual sum of two
 		// t quantiles is within 0.2% of the integral, and far quicker.
 		df := float64(n1 + n2 - 2)
-		ncpCache[k] = TQuantile(1-alpha/2, df) + TQuantile(TargetPower, df)
-		return ncpCache[k]
+		return TQuantile(1-alpha/2, df) + TQuantile(TargetPower, df)
 	}
 	w := newWelchPower(n1, n2, alpha)
 	lo, hi := 0.0, 1.0
@@ -65,7 +57,6 @@ func welchNCP(n1, n2 int, alpha float64) float64 {
 			hi = mid
 		}
 	}
-	ncpCache[k] = hi
 	return hi
 }
 

@@ -4,7 +4,6 @@ package abmath
 
 import (
 	"math"
-	"sync"
 
 	"github.com/aclements/go-moremath/stats"
 )
@@ -128,36 +127,15 @@ func (r Rule) PowerAt(delta, sigma float64) float64 {
 	return p
 }
 
-// FloorShare is the chance that the pilot alone decides a row of spread
-// sigma: its rule asks no boot past the pilot's (n = N0). Such a row has
-// more power than the rule's Power, since the pilot gave it more boots
-// than its spread asks.
-func (r Rule) FloorShare(sigma float64) float64 {
-	df := float64(r.DF())
-	var e float64
-	for _, v := range chiGrid(r.DF()) {
-		if r.Boots(sigma*sigma*v.x/df) <= r.N0 {
-			e += v.w
-		}
-	}
-	return e
-}
-
 type point struct{ x, w float64 }
 
-var (
-	gridMu sync.Mutex
-	grids  = map[int][]point{}
-)
+func chiGrid(df int) []point { return grids.get(df) }
 
-// chiGrid is a midpoint grid of the chi-squared distribution on df: its
-// points and their probabilities, summing to 1 within 1e-9.
-func chiGrid(df int) []point {
-	gridMu.Lock()
-	defer gridMu.Unlock()
-	if g, ok := grids[df]; ok {
-		return g
-	}
+var grids = memo[int, []point]{f: newChiGrid}
+
+// newChiGrid is a midpoint grid of the chi-squared distribution on df:
+// its points and their probabilities, summing to 1 within 1e-9.
+func newChiGrid(df int) []point {
 	f := float64(df)
 	lg, _ := math.Lgamma(f / 2)
 	hi := f + 40*math.Sqrt(2*f) + 40
@@ -174,6 +152,19 @@ func chiGrid(df int) []point {
 	for i := range g {
 		g[i].w /= sum
 	}
-	grids[df] = g
 	return g
+}
+
+// PairedS0sq is the s0² of a paired Rule from pairs a[i], b[i], each
+// booted at once, on the scale: half the sample variance of b[i]-a[i],
+// so that the rule's standard error s0 √(2/n) is the paired t-test's,
+// sd(b-a)/√n, and every formula of Rule holds for pairs on DF n-1. What
+// the host does to both boots of a pair drops out of the differences.
+func PairedS0sq(a, b []float64) float64 {
+	d := make([]float64, min(len(a), len(b)))
+	for i := range d {
+		d[i] = b[i] - a[i]
+	}
+	_, v := MeanVar(d)
+	return v / 2
 }

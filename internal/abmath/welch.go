@@ -36,24 +36,33 @@ func Welch(a, b []float64) (t, df, p float64) {
 // go-moremath's TDist panics ("betainc: a or b too big") for very large
 // or infinite df, where t is the normal distribution: that is used from
 // df 1e6 on. NaN where df is not a positive number.
-func TQuantile(p, df float64) float64 {
-	k := [2]float64{p, df}
-	qMu.Lock()
-	v, ok := qs[k]
-	qMu.Unlock()
+func TQuantile(p, df float64) float64 { return tQuantiles.get([2]float64{p, df}) }
+
+var tQuantiles = memo[[2]float64, float64]{f: func(k [2]float64) float64 { return tQuantile(k[0], k[1]) }}
+
+// memo caches f's values, for concurrent use: a design and a report ask
+// for the same few quantiles, noncentralities and grids again and again.
+type memo[K comparable, V any] struct {
+	mu sync.Mutex
+	m  map[K]V
+	f  func(K) V
+}
+
+func (c *memo[K, V]) get(k K) V {
+	c.mu.Lock()
+	v, ok := c.m[k]
+	c.mu.Unlock()
 	if !ok {
-		v = tQuantile(p, df)
-		qMu.Lock()
-		qs[k] = v
-		qMu.Unlock()
+		v = c.f(k)
+		c.mu.Lock()
+		if c.m == nil {
+			c.m = map[K]V{}
+		}
+		c.m[k] = v
+		c.mu.Unlock()
 	}
 	return v
 }
-
-var (
-	qMu sync.Mutex
-	qs  = map[[2]float64]float64{}
-)
 
 func tQuantile(p, df float64) float64 {
 	switch {

@@ -17,15 +17,10 @@ type Options struct {
 	// Target is the relative change each row is planned to detect, with
 	// Power, at the level of the rule that decides its verdict.
 	Target float64
-	// Alpha is the report's level: a row's q (or, with PerRow, its p)
-	// must be at most Alpha. A row is planned at Alpha over the rows of
-	// the design unless PerRow: that is where the q of a row changed
-	// alone reaches Alpha (q <= p × rows).
-	Alpha  float64
-	PerRow bool
-	// Family, where > 0, is the rows alpha is divided over in place of
-	// the rows planned: a row planned alone as one of a family.
-	Family int
+	// Alpha is the report's level: a row's q must be at most Alpha. A
+	// row is planned at Alpha over the rows of the design: that is where
+	// the q of a row changed alone reaches Alpha (q <= p × rows).
+	Alpha float64
 	// Power is the chance of calling a change of Target (0.8).
 	Power float64
 	// Gate is the report's threshold under the design: the smallest
@@ -191,14 +186,7 @@ func (d *Design) PilotBoots() int { return 2 * d.Opts.Pilot }
 // that a resumed run plans as the first did.
 func (d *Design) Plan(rows []Row, costs map[string]float64, spent float64) {
 	o := d.Opts
-	d.Level = o.Alpha
-	switch m := len(rows); {
-	case o.PerRow:
-	case o.Family > 0:
-		d.Level = o.Alpha / float64(o.Family)
-	case m > 0:
-		d.Level = o.Alpha / float64(m)
-	}
+	d.Level = o.Alpha / float64(max(len(rows), 1))
 	d.Pkgs, d.Planned, d.Seconds = nil, true, spent
 	byPkg := map[string]*DesignPkg{}
 	for _, r := range rows {
@@ -480,7 +468,7 @@ func (rp *DesignRow) PredictedPower() float64 {
 // RuleName names the design's test in reports.
 const RuleName = "Stein's two-stage t-test"
 
-// TestRow is the design as abstat.Designed: the row's Test, for every
+// TestRow is the design as abstat.Options.Design: the row's Test, for every
 // Primary row the design planned.
 func (d *Design) TestRow(t *abstat.Table, row *abstat.Row) (abstat.DesignTest, bool) {
 	if d.Find(t.Path, row.Name) == nil || !d.Planned {

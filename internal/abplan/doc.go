@@ -10,6 +10,6 @@
 // kbcompare -plan prints the same design for a pilot already run
 // (PlanFiles): one planner. Design is the one type that runs it, driven
 // by kbab (internal/cmd/kbab/planned.go) and the simulations alike; it
-// is also an abstat.Designed, so the report tests the rows it planned by
+// is also an abstat.Options.Design (TestRow), so the report tests the rows it planned by
 // its rule. docs/comparing.md states the guarantees and their limits.
 package abplan

@@ -282,7 +282,8 @@ func smoothBandwidth(v []float64) float64 {
 // spread would need them), each from another package of the fixture,
 // with no gate: under no change p <= level in level's share of runs
 // within ±20% (or three binomial standard errors, where more), at alpha
-// = 0.05 (PerRow) and at the family's level (0.05/86).
+// = 0.05 and at the family's level (0.05/86: the row planned at the
+// level Alpha over 86 rows gives it).
 //
 // Two kinds of row. Layout-dominated rows (layoutDominated), whose boot
 // medians are near normal: the rate is within ±20% of the level. Rows
@@ -321,12 +322,11 @@ func rowAACases(t *testing.T, smooth bool) {
 	for li, fam := range []bool{false, true} {
 		for ni, need := range []float64{3, 6, 10, 20} {
 			o := DefaultOptions(0.05)
-			o.Gate, o.MaxBoots, o.PerRow = 0, 1000, !fam
-			level := o.Alpha
+			o.Gate, o.MaxBoots = 0, 1000
 			if fam {
-				o.Family = 86
-				level = o.Alpha / 86
+				o.Alpha /= 86
 			}
+			level := o.Alpha
 			// Enough draws for the tolerance to be three standard
 			// errors: 0.2 × level = 3 √(level/n).
 			draws := 400
@@ -375,7 +375,7 @@ func powerDraws() int {
 // with the design's gate: called worse in the share Rule.PowerAt
 // predicts within 5 points, at least 80%, and at most 85% where the
 // rule's boots are set by the spread (the pilot alone decides the row in
-// at most a fifth of runs: Rule.FloorShare), each within three binomial
+// at most a fifth of runs), each within three binomial
 // standard errors. A row that needs fewer boots than the pilot's gets
 // the pilot's, and more power.
 func TestRowPower(t *testing.T) {
@@ -386,12 +386,12 @@ func TestRowPower(t *testing.T) {
 	for ti, target := range []float64{0.05, 0.10} {
 		for ni, need := range []float64{3, 6, 10, 20} {
 			o := DefaultOptions(target)
-			o.Family, o.MaxBoots = 86, 1000
-			level := o.Alpha / 86
+			o.Alpha, o.MaxBoots = o.Alpha/86, 1000
+			level := o.Alpha
 			r, between, sigma := rowFor(t, rows, pkgs, ni+3*ti, need, level, o)
 			c := case_{rows: []simRow{r}, between: []float64{between}, change: []float64{target}}
-			var found, boots int
-			var pred, floor float64
+			var found, boots, floors int
+			var pred float64
 			var mu sync.Mutex
 			sim.Parallel(draws, func(i int) {
 				rng := rand.New(rand.NewPCG(37, uint64(100000*(10*ti+ni)+i)))
@@ -399,17 +399,19 @@ func TestRowPower(t *testing.T) {
 				res := d.Test(drive(rng, d, c, costs)[0])
 				mu.Lock()
 				defer mu.Unlock()
+				rp := d.Pkgs[0].Rows[0]
 				if i == 0 {
-					rp := d.Pkgs[0].Rows[0]
 					pred = rp.Rule.PowerAt(rp.Rule.Shift, sigma)
-					floor = rp.Rule.FloorShare(sigma)
+				}
+				if rp.Need <= o.Pilot { // the pilot alone decides the row
+					floors++
 				}
 				boots += res.Boots
 				if res.Decided && res.P <= level && res.Change >= o.Gate {
 					found++
 				}
 			})
-			power := float64(found) / float64(draws)
+			power, floor := float64(found)/float64(draws), float64(floors)/float64(draws)
 			se := math.Sqrt(pred * (1 - pred) / float64(draws))
 			t.Logf("+%.0f%% on %s, needs %g (σ %.4f): called worse in %.1f%% of %d runs (SE %.1f), predicted %.1f%%; %.1f boots a side, the pilot's alone in %.0f%%",
 				100*target, path.Base(r.pkg)+" "+r.name, need, sigma, 100*power, draws, 100*se, 100*pred, float64(boots)/float64(draws), 100*floor)
@@ -446,7 +448,7 @@ func reportOf(rows []Row, d *Design, opts abstat.Options) *abstat.Report {
 		}
 		t.Rows = append(t.Rows, row)
 	}
-	opts.Design, opts.Target = d, d.Opts.Target
+	opts.Design, opts.Target = d.TestRow, d.Opts.Target
 	rep.Opts = opts
 	rep.Judge()
 	return rep

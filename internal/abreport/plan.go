@@ -39,10 +39,7 @@ func WriteDesign(w io.Writer, d *abplan.Design) error {
 	o := d.Opts
 	decided, pending, undecided := d.Progress()
 	level := fmt.Sprintf("p <= %.2g a row (alpha %g over %d rows: where the q of a row changed alone reaches alpha)", d.Level, o.Alpha, decided+pending+undecided)
-	switch {
-	case o.PerRow:
-		level = fmt.Sprintf("p <= %g a row", o.Alpha)
-	case !d.Planned: // the rows and their level are the pilot's
+	if !d.Planned { // the rows and their level are the pilot's
 		level = fmt.Sprintf("alpha %g over the rows the pilot finds", o.Alpha)
 	}
 	fmt.Fprintf(&b, "design: %s (Stein 1945) for a change of %s at %.0f%% power, %s, gate %s;\n",

@@ -259,7 +259,7 @@ func cmpOf(row *abstat.Row) Cmp {
 		c.Test = "welch"
 		for i, v := range [][]float64{b.Old, b.New} {
 			s := []*Side{c.Old, c.New}[i]
-			ce, lo, hi := abmath.BootInterval(v, b.Scale)
+			ce, lo, hi := abmath.BootInterval(v, row.Scale)
 			s.Center, s.Lo, s.Hi, s.Boots = Num(ce), Num(lo), Num(hi), len(v)
 		}
 	}

@@ -3,9 +3,10 @@
 package abstat
 
 import (
-	"github.com/kbench/kbench/internal/abmath"
 	"math"
 	"slices"
+
+	"github.com/kbench/kbench/internal/abmath"
 )
 
 // MinBoots is how many boots each side needs before boots are the samples
@@ -55,14 +56,12 @@ func (b *BootSamples) Medians() []float64 {
 	return m
 }
 
-// BootCmp compares a row with boots as the samples.
+// BootCmp compares a row with boots as the samples, on the row's Scale.
 type BootCmp struct {
-	N1, N2    int       // boots on each side
 	Old, New  []float64 // per-boot medians, in file order
 	OldCenter float64   // the mean of Old on the row's Scale, mapped back (a geometric mean with logs)
 	NewCenter float64
-	Scale     abmath.Scale
-	T, DF, P  float64 // Welch's t statistic, degrees of freedom, two-sided p
+	DF, P     float64 // Welch's degrees of freedom and two-sided p
 	// Within is the spread of samples inside a boot, Between that of boot
 	// medians around their kernel's center, both as standard deviations
 	// on the row's Scale (relative spreads), pooled over the two sides.
@@ -70,32 +69,36 @@ type BootCmp struct {
 	Within, Between float64
 }
 
-// compareBoots tests old against new with boots as the samples, on sc.
-func compareBoots(old, new *BootSamples, sc abmath.Scale) *BootCmp {
-	c := &BootCmp{N1: old.Boots(), N2: new.Boots(), Old: old.Medians(), New: new.Medians(), Scale: sc}
-	lo, ln := sc.ToAll(c.Old), sc.ToAll(c.New)
-	mo, vo := abmath.MeanVar(lo)
-	mn, vn := abmath.MeanVar(ln)
+// compareBoots tests old against new with boots as the samples, on sc,
+// and bounds the change at abmath.Confidence by Welch's interval of the
+// difference of the means on sc.
+func compareBoots(old, new *BootSamples, sc abmath.Scale) (c *BootCmp, lo, hi float64) {
+	c = &BootCmp{Old: old.Medians(), New: new.Medians()}
+	lx, ly := sc.ToAll(c.Old), sc.ToAll(c.New)
+	mo, vo := abmath.MeanVar(lx)
+	mn, vn := abmath.MeanVar(ly)
 	c.OldCenter, c.NewCenter = sc.From(mo), sc.From(mn)
-	c.T, c.DF, c.P = abmath.Welch(lo, ln)
+	_, c.DF, c.P = abmath.Welch(lx, ly)
+	w := 0.0
+	if se := math.Sqrt(vo/float64(len(lx)) + vn/float64(len(ly))); se > 0 {
+		w = abmath.TQuantile(1-(1-abmath.Confidence)/2, c.DF) * se
+	}
 
 	// Pooled spreads: within boots over every boot, between boots over
 	// both sides' boot medians.
 	var ssWithin float64
 	var dfWithin int
-	for _, s := range []*BootSamples{old, new} {
-		for _, v := range s.Values {
-			_, vr := abmath.MeanVar(sc.ToAll(v))
-			ssWithin += vr * float64(len(v)-1)
-			dfWithin += len(v) - 1
-		}
+	for _, v := range slices.Concat(old.Values, new.Values) {
+		_, vr := abmath.MeanVar(sc.ToAll(v))
+		ssWithin += vr * float64(len(v)-1)
+		dfWithin += len(v) - 1
 	}
 	c.Within = math.NaN()
 	if dfWithin > 0 {
 		c.Within = math.Sqrt(ssWithin / float64(dfWithin))
 	}
-	if df := len(lo) - 1 + len(ln) - 1; df > 0 {
-		c.Between = math.Sqrt((vo*float64(len(lo)-1) + vn*float64(len(ln)-1)) / float64(df))
+	if df := len(lx) - 1 + len(ly) - 1; df > 0 {
+		c.Between = math.Sqrt((vo*float64(len(lx)-1) + vn*float64(len(ly)-1)) / float64(df))
 	}
-	return c
+	return c, sc.Change(mn-mo-w, mo), sc.Change(mn-mo+w, mo)
 }

@@ -24,9 +24,9 @@ type Options struct {
 	// Alpha is the significance level: a row's change is significant
 	// when its q (an Evidence row's: its p) is at most Alpha (0.05).
 	Alpha float64
-	// Design, where set, tests the Primary rows a planned run's design
-	// holds in place of Welch's test of all their boots (Designed).
-	Design Designed
+	// Design, where set, is a planned run's test of a Primary row
+	// (DesignTest), false for a row it holds none of.
+	Design func(*Table, *Row) (DesignTest, bool)
 	// Target is the change a design planned each row to detect: a row
 	// "~" whose mde passes it is underpowered. 0: the threshold.
 	Target float64
@@ -145,7 +145,7 @@ type Row struct {
 	// Grouped), nil where absent.
 	Samples []*BootSamples
 	// ChangeLo and ChangeHi bound Change at abmath.Confidence for that test
-	// (changeInterval); NaN where a side is missing.
+	// (test); NaN where a side is missing.
 	ChangeLo, ChangeHi float64
 	// Rate is, for an event counter (one that also comes at a pace of
 	// its own: Attribution), the counter per second of the row's time,
@@ -308,10 +308,11 @@ func (r *Report) powerAtLevel() {
 		switch {
 		case row.Power == nil || row.Power.Test == "stein":
 		case row.Boot != nil:
-			row.Power = bootPower(row.Boot, r.goal(), level)
+			row.Power = bootPower(row.Boot, row.Scale, r.goal(), level)
 		case row.undecided && row.Outcome == nil:
 			if old.Boots() >= 2 && new.Boots() >= 2 {
-				row.Power = bootPower(compareBoots(old, new, row.Scale), r.goal(), level)
+				b, _, _ := compareBoots(old, new, row.Scale)
+				row.Power = bootPower(b, row.Scale, r.goal(), level)
 			}
 		case row.Old != nil && row.New != nil:
 			row.Power = samplePower(row.Old.Values, row.New.Values, row.Scale, r.goal(), level)
@@ -359,7 +360,7 @@ func (r *Report) test(t *Table, row *Row) {
 	}
 	row.Scale = abmath.ScaleOf(row.Old.Values, row.New.Values)
 	if r.Opts.Design != nil && row.Role == Primary {
-		if dt, ok := r.Opts.Design.TestRow(t, row); ok {
+		if dt, ok := r.Opts.Design(t, row); ok {
 			r.designed(row, dt)
 			return
 		}
@@ -369,31 +370,37 @@ func (r *Report) test(t *Table, row *Row) {
 		row.note(Note{Kind: TooFewBoots, Boots: [2]int{old.Boots(), new.Boots()}})
 		row.Power = &Power{Test: "welch", MDE: math.Inf(1)}
 		if old.Boots() >= 2 && new.Boots() >= 2 {
-			b := compareBoots(old, new, row.Scale)
-			row.Power = bootPower(b, r.goal(), r.Opts.Alpha)
+			b, _, _ := compareBoots(old, new, row.Scale)
+			row.Power = bootPower(b, row.Scale, r.goal(), r.Opts.Alpha)
 			row.Change = change(b.OldCenter, b.NewCenter)
 		} else {
 			row.Change = change(row.OldSum.Center, row.NewSum.Center)
 		}
 		return
 	}
+	sc := row.Scale
 	if r.BootMode {
-		row.Boot = compareBoots(old, new, row.Scale)
-		row.Power = bootPower(row.Boot, r.Opts.Threshold, r.Opts.Alpha)
+		row.Boot, row.ChangeLo, row.ChangeHi = compareBoots(old, new, sc)
+		row.Power = bootPower(row.Boot, sc, r.Opts.Threshold, r.Opts.Alpha)
 		row.P = row.Boot.P
 		row.Change = change(row.Boot.OldCenter, row.Boot.NewCenter)
 		row.spreadNotes()
-	} else {
-		row.Cmp = assumption.Compare(row.Old, row.New)
-		row.warn(row.OldSum.Warnings, row.NewSum.Warnings, row.Cmp.Warnings)
-		row.Power = samplePower(row.Old.Values, row.New.Values, row.Scale, r.Opts.Threshold, r.Opts.Alpha)
-		row.P = row.Cmp.P
-		row.Change = change(row.OldSum.Center, row.NewSum.Center)
-		if all := slices.Concat(row.Old.Values, row.New.Values); flat(all) {
-			row.note(Note{Kind: FlatSamples, Values: [2]float64{all[0], all[0]}})
-		}
+		return
 	}
-	row.ChangeLo, row.ChangeHi = changeInterval(row)
+	row.Cmp = assumption.Compare(row.Old, row.New)
+	row.warn(row.OldSum.Warnings, row.NewSum.Warnings, row.Cmp.Warnings)
+	row.Power = samplePower(row.Old.Values, row.New.Values, sc, r.Opts.Threshold, r.Opts.Alpha)
+	row.P = row.Cmp.P
+	row.Change = change(row.OldSum.Center, row.NewSum.Center)
+	if all := slices.Concat(row.Old.Values, row.New.Values); flat(all) {
+		row.note(Note{Kind: FlatSamples, Values: [2]float64{all[0], all[0]}})
+	}
+	// The Hodges-Lehmann interval that goes with the U-test; an end is
+	// ±Inf where the samples are too few to bound it.
+	lx := sc.ToAll(row.Old.Values)
+	lo, hi := abmath.ShiftInterval(lx, sc.ToAll(row.New.Values))
+	c := abmath.Median(lx)
+	row.ChangeLo, row.ChangeHi = sc.Change(lo, c), sc.Change(hi, c)
 }
 
 // designed sets a row's test from its design's: Stein's statistic, or
@@ -402,7 +409,7 @@ func (r *Report) designed(row *Row, dt DesignTest) {
 	old, new := row.Samples[0], row.Samples[1]
 	if old.Boots() >= 2 && new.Boots() >= 2 {
 		// For the report's centers and spreads; not the test.
-		row.Boot = compareBoots(old, new, row.Scale)
+		row.Boot, _, _ = compareBoots(old, new, row.Scale)
 	}
 	row.Power = &Power{Test: "stein", MDE: dt.MDE, Need: dt.Need}
 	if row.Boot != nil {
@@ -622,3 +629,27 @@ func (row *Row) warn(lists ...[]error) {
 }
 
 func (row *Row) note(n Note) { row.Notes = append(row.Notes, n) }
+
+// DesignTest is a row's test under a design (Options.Design): a planned
+// run fixed each row's test before its boots ran (package abplan:
+// Stein's two-stage test of kbab -target), so that the test is the
+// design's and not Welch's of all the boots, which would inflate t
+// where a spread that looked small chose few boots.
+type DesignTest struct {
+	// Rule names the test ("Stein's two-stage t-test").
+	Rule string
+	// Decided says the row holds the boots its design planned; a row
+	// that does not gets no verdict (Undecided), stays out of the
+	// family, and cannot fail the comparison.
+	Decided bool
+	// P is the test's two-sided p, Change the row's change and Lo, Hi
+	// its interval at abmath.Confidence (where Decided).
+	P, Change, Lo, Hi float64
+	// MDE is the change the row's boots detect at the design's power
+	// and level; Boots the boots a side it used or holds, Need those it
+	// planned.
+	MDE         float64
+	Boots, Need int
+	// Why says why a row is undecided.
+	Why string
+}

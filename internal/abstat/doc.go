@@ -8,7 +8,7 @@
 // row (Report.verdict), corrected for the number of rows compared. It
 // writes nothing for a reader: kbcompare and kbab render its Report with
 // package abreport. A design (package abplan, which tests the rows it
-// planned through the Designed hook) and a series (package abseries)
+// planned through Options.Design) and a series (package abseries)
 // read the same grouped samples (Grouped); the numbers are package
 // abmath's. Package sim holds the fixtures the tests of several packages
 // share. docs/kbcompare.md gives the formulas, the choices and why.

@@ -4,6 +4,7 @@ package abstat
 
 import (
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/kbench/kbench/internal/abfile"
@@ -48,32 +49,23 @@ func (r *Report) outcomes(files []*abfile.File) {
 	index := map[[2]string][]*Row{}
 	for _, t := range r.Tables {
 		for _, row := range t.Rows {
-			k := [2]string{t.Pkg, row.Name}
-			index[k] = append(index[k], row)
-			if s := abfile.WithoutProcs(row.Name); s != row.Name {
-				k := [2]string{t.Pkg, s}
-				index[k] = append(index[k], row)
+			for _, n := range slices.Compact([]string{row.Name, abfile.WithoutProcs(row.Name)}) {
+				index[[2]string{t.Pkg, n}] = append(index[[2]string{t.Pkg, n}], row)
 			}
 		}
 	}
-	find := func(pkg, testName string) []*Row {
-		name, ok := strings.CutPrefix(testName, "Benchmark")
+	// rowsOf are the rows an outcome names; with sub, for a skip of a
+	// parent before its sub-benchmarks ran, the rows below it.
+	rowsOf := func(o abfile.Outcome, sub bool) []*Row {
+		name, ok := strings.CutPrefix(o.Name, "Benchmark")
 		if !ok {
 			return nil
 		}
-		return index[[2]string{pkg, name}]
-	}
-	// The rows a skip covers: the row it names, or, for a skip of a
-	// parent before its sub-benchmarks ran, the rows below it.
-	skipped := func(pkg, testName string) []*Row {
-		if rows := find(pkg, testName); rows != nil {
+		pkg := path.Base(o.Pkg)
+		rows := index[[2]string{pkg, name}]
+		if rows != nil || !sub {
 			return rows
 		}
-		name, ok := strings.CutPrefix(testName, "Benchmark")
-		if !ok {
-			return nil
-		}
-		var rows []*Row
 		for _, t := range r.Tables {
 			for _, row := range t.Rows {
 				if t.Pkg == pkg && strings.HasPrefix(row.Name, abfile.WithoutProcs(name)+"/") {
@@ -85,40 +77,36 @@ func (r *Report) outcomes(files []*abfile.File) {
 	}
 	skips := map[[2]string]*Skip{}
 	for side, f := range files {
-		for _, o := range f.Outcomes {
-			if o.Kind != abfile.Failed || o.Parent {
-				continue
-			}
-			pkg := path.Base(o.Pkg)
-			rows := find(pkg, o.Name)
-			for _, row := range rows {
-				row.fail(&Outcome{o, side, f.Path})
-			}
-			if len(rows) == 0 {
-				r.Problems = append(r.Problems, Outcome{o, side, f.Path})
-			}
-		}
-		failedPkg := map[string]abfile.Outcome{}
-		for _, o := range f.Outcomes {
-			if o.Kind != abfile.BinaryFailed {
-				continue
-			}
-			pkg := path.Base(o.Pkg)
-			r.Problems = append(r.Problems, Outcome{o, side, f.Path})
-			if _, ok := failedPkg[pkg]; !ok {
-				failedPkg[pkg] = o
-			}
-		}
+		of := func(o abfile.Outcome) *Outcome { return &Outcome{o, side, f.Path} }
 		// A row the other side has and this side lacks: did this side
 		// skip it, or did its package fail?
 		lacks := func(row *Row) bool { return row.Samples[side] == nil && row.Samples[1-side] != nil }
 		for _, o := range f.Outcomes {
+			if o.Kind == abfile.Failed && !o.Parent {
+				rows := rowsOf(o, false)
+				for _, row := range rows {
+					row.fail(of(o))
+				}
+				if len(rows) == 0 {
+					r.Problems = append(r.Problems, *of(o))
+				}
+			}
+		}
+		failedPkg := map[string]abfile.Outcome{}
+		for _, o := range f.Outcomes {
+			if _, ok := failedPkg[path.Base(o.Pkg)]; o.Kind == abfile.BinaryFailed && !ok {
+				failedPkg[path.Base(o.Pkg)] = o
+			}
+			if o.Kind == abfile.BinaryFailed {
+				r.Problems = append(r.Problems, *of(o))
+			}
+		}
+		for _, o := range f.Outcomes {
 			if o.Kind != abfile.Skipped {
 				continue
 			}
-			why := &Outcome{o, side, f.Path}
-			pkg := path.Base(o.Pkg)
-			rows := skipped(pkg, o.Name)
+			why := of(o)
+			rows := rowsOf(o, true)
 			for _, row := range rows {
 				if lacks(row) {
 					row.fail(why)
@@ -127,23 +115,20 @@ func (r *Report) outcomes(files []*abfile.File) {
 			if len(rows) > 0 || !strings.HasPrefix(o.Name, "Benchmark") {
 				continue // a row's skip, or a test's (go test -v)
 			}
-			name := abfile.WithoutProcs(strings.TrimPrefix(o.Name, "Benchmark"))
-			k := [2]string{pkg, name}
-			s := skips[k]
-			if s == nil {
-				s = &Skip{Pkg: pkg, Name: name}
-				skips[k] = s
-				r.Skips = append(r.Skips, s)
+			k := [2]string{path.Base(o.Pkg), abfile.WithoutProcs(strings.TrimPrefix(o.Name, "Benchmark"))}
+			if skips[k] == nil {
+				skips[k] = &Skip{Pkg: k[0], Name: k[1]}
+				r.Skips = append(r.Skips, skips[k])
 			}
-			if s.Sides[side] == nil {
-				s.Sides[side] = why
+			if skips[k].Sides[side] == nil {
+				skips[k].Sides[side] = why
 			}
 		}
 		for _, t := range r.Tables {
 			if o, ok := failedPkg[t.Pkg]; ok {
 				for _, row := range t.Rows {
 					if lacks(row) {
-						row.fail(&Outcome{o, side, f.Path})
+						row.fail(of(o))
 					}
 				}
 			}

@@ -33,11 +33,10 @@ func (p *Power) NeedUnit() string {
 }
 
 // bootPower is the power of a comparison with boots as samples.
-func bootPower(b *BootCmp, threshold, alpha float64) *Power {
-	sc := b.Scale
+func bootPower(b *BootCmp, sc abmath.Scale, threshold, alpha float64) *Power {
 	c := sc.To(b.OldCenter)
 	p := &Power{Test: "welch", Spread: b.Between}
-	p.MDE = sc.Change(abmath.WelchShift(b.Between, b.N1, b.N2, alpha), c)
+	p.MDE = sc.Change(abmath.WelchShift(b.Between, len(b.Old), len(b.New), alpha), c)
 	p.Need = abmath.Need(sc.Shift(threshold, c), MinBoots, func(n int) float64 { return abmath.WelchShift(b.Between, n, n, alpha) })
 	return p
 }

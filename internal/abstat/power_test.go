@@ -137,7 +137,8 @@ func TestPowerBoots(t *testing.T) {
 	}
 	flagged := 0
 	for range resamplings {
-		if a, b := boots(3, 1), boots(3, 1+p.MDE); compareBoots(a, b, abmath.ScaleOf(a.all(), b.all())).P <= detectAlpha {
+		a, b := boots(3, 1), boots(3, 1+p.MDE)
+		if c, _, _ := compareBoots(a, b, abmath.ScaleOf(a.all(), b.all())); c.P <= detectAlpha {
 			flagged++
 		}
 	}

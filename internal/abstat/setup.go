@@ -19,21 +19,16 @@ type SetupDiff struct {
 // setup lists the fingerprint lines, then the configuration keys that
 // hold one value throughout each file, that differ between the files.
 func (r *Report) setup(files []*abfile.File) {
-	type pair struct{ old, new string }
 	var keys []string
-	vals := map[string]*pair{}
+	vals := map[string]*SetupDiff{}
 	add := func(key string, side int, v string) {
-		p := vals[key]
-		if p == nil {
-			p = &pair{}
-			vals[key] = p
+		d := vals[key]
+		if d == nil {
+			d = &SetupDiff{Key: key}
+			vals[key] = d
 			keys = append(keys, key)
 		}
-		if side == 0 {
-			p.old = v
-		} else {
-			p.new = v
-		}
+		*[]*string{&d.Old, &d.New}[side] = v
 	}
 	for side, f := range files {
 		for _, fd := range f.Fields {
@@ -48,10 +43,10 @@ func (r *Report) setup(files []*abfile.File) {
 		}
 	}
 	for _, k := range keys {
-		if p := vals[k]; p.old == p.new {
+		if d := vals[k]; d.Old == d.New {
 			r.SetupEqual++
 		} else {
-			r.Setup = append(r.Setup, SetupDiff{k, p.old, p.new})
+			r.Setup = append(r.Setup, *d)
 		}
 	}
 }

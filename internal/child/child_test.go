@@ -66,19 +66,46 @@ var _ = child.Register("test-cpu", func(c *child.Ctx) error {
 type soloInfo struct {
 	Procs int
 	Solo  bool
+	Idle  []string // the system call (number) of each of its SCHED_IDLE threads
+	Debug string   // its GODEBUG
 	Echo  uint64
 }
 
 // soloResult is what a test-solo child did: rounds echoed, yields made.
 type soloResult struct{ Rounds, Yields int }
 
-// test-solo reports its GOMAXPROCS and solo flag, then echoes 8 bytes
+// idleThreads lists, for each thread of this process in SCHED_IDLE, the
+// number of the system call it is in, from /proc.
+func idleThreads() ([]string, error) {
+	tids, err := procfs.Host.Threads(os.Getpid())
+	if err != nil {
+		return nil, err
+	}
+	var idle []string
+	for _, tid := range tids {
+		attr, err := unix.SchedGetAttr(tid, 0)
+		if err != nil {
+			return nil, err
+		}
+		if attr.Policy == unix.SCHED_IDLE {
+			b, _ := os.ReadFile(fmt.Sprintf("/proc/self/task/%d/syscall", tid))
+			idle = append(idle, strings.Fields(string(b) + " ?")[0])
+		}
+	}
+	return idle, nil
+}
+
+// test-solo reports its GOMAXPROCS, solo flag and idle threads, then echoes 8 bytes
 // from fd 4 to fd 5 with blocking calls through thread.Syscall6, as the
 // benchmarks' loops make them, ticking a Yielder before each read; it
 // fails if a yield brought it back on another thread.
 var _ = child.Register("test-solo", func(c *child.Ctx) error {
 	in, out := c.File(0), c.File(1)
-	if err := c.Ready(soloInfo{Procs: runtime.GOMAXPROCS(0), Solo: thread.IsSolo()}); err != nil {
+	idle, err := idleThreads()
+	if err != nil {
+		return err
+	}
+	if err := c.Ready(soloInfo{Procs: runtime.GOMAXPROCS(0), Solo: thread.IsSolo(), Idle: idle, Debug: os.Getenv("GODEBUG")}); err != nil {
 		return err
 	}
 	var buf [8]byte
@@ -328,10 +355,13 @@ func TestPinned(t *testing.T) {
 	}
 }
 
-// TestSolo checks that a child runs its role in a solo process (one P)
+// TestSolo checks that a child runs its role in a solo process (one P,
+// the runtime's monitor thread alone in SCHED_IDLE, asleep in nanosleep,
+// GODEBUG with SoloGODEBUG after the user's)
 // and that blocking calls through thread.Syscall6 work there, the parent
 // feeding it through a pipe with pauses longer than a monitor tick.
 func TestSolo(t *testing.T) {
+	t.Setenv("GODEBUG", "madvdontneed=1")
 	var toChild, fromChild [2]int
 	if err := unix.Pipe2(toChild[:], unix.O_CLOEXEC); err != nil {
 		t.Fatal(err)
@@ -357,6 +387,12 @@ func TestSolo(t *testing.T) {
 	}
 	if info.Procs != 1 || !info.Solo {
 		t.Errorf("child role ran with GOMAXPROCS=%d, solo=%v; want 1, true", info.Procs, info.Solo)
+	}
+	if want := "madvdontneed=1," + thread.SoloGODEBUG; info.Debug != want {
+		t.Errorf("child's GODEBUG is %q, want %q (the test's and the solo process's)", info.Debug, want)
+	}
+	if nanosleep := fmt.Sprint(unix.SYS_NANOSLEEP); len(info.Idle) != 1 || info.Idle[0] != nanosleep && info.Idle[0] != "running" {
+		t.Errorf("child's threads in SCHED_IDLE are in system calls %q, want one, the monitor's nanosleep (%s)", info.Idle, nanosleep)
 	}
 	if err := p.Go(); err != nil {
 		t.Fatal(err)

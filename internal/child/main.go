@@ -221,7 +221,9 @@ func Main() int {
 	// The process exists for its role, as a C benchmark process does: one
 	// P and raw blocking calls (thread.Solo); the role runs on a
 	// throw-away thread as in the test binary, pinned when asked.
-	thread.Solo()
+	if err := thread.Solo(); err != nil {
+		return end(err)
+	}
 	err = thread.Run(func() error {
 		if hello.CPU > 0 {
 			if err := cpus.Pin(hello.CPU - 1); err != nil {

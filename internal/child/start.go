@@ -130,7 +130,11 @@ func Start(spec Spec) (*Proc, error) {
 	ours := os.NewFile(uintptr(fds[0]), "kbench-control")
 	cmd := exec.Command(exe)
 	cmd.Args = []string{exe + " [kbench child " + spec.Role + "]"}
-	cmd.Env = append(os.Environ(), envVar+"="+token())
+	godebug := thread.SoloGODEBUG // a solo process's; the last GODEBUG counts
+	if v := os.Getenv("GODEBUG"); v != "" {
+		godebug = v + "," + godebug
+	}
+	cmd.Env = append(os.Environ(), envVar+"="+token(), "GODEBUG="+godebug)
 	cmd.ExtraFiles = files
 	p := &Proc{Role: spec.Role, cmd: cmd, ctl: ours, r: bufio.NewReader(ours), stderr: &tail{}}
 	cmd.Stderr = p.stderr

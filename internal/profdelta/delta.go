@@ -159,6 +159,7 @@ func Compute(old, new []Boot, o Options) (*Delta, error) {
 	}
 	// sides[side] are the boots with samples.
 	var sides [2][]bootSums
+	var ops [2][]int64
 	for side, boots := range [2][]Boot{old, new} {
 		for _, b := range boots {
 			bs := bootSums{form: [2]map[string]int64{{}, {}}}
@@ -187,6 +188,7 @@ func Compute(old, new []Boot, o Options) (*Delta, error) {
 				d.By = ByShare
 			}
 			sides[side] = append(sides[side], bs)
+			ops[side] = append(ops[side], bs.ops)
 			d.Boots[side] = append(d.Boots[side], b.ID)
 			d.Samples[side] = append(d.Samples[side], bs.samples)
 		}
@@ -199,26 +201,19 @@ func Compute(old, new []Boot, o Options) (*Delta, error) {
 		}
 	}
 	if d.By == ByPerOp {
-		for side := range 2 {
-			for _, bs := range sides[side] {
-				d.Ops[side] = append(d.Ops[side], bs.ops)
-			}
-		}
+		d.Ops = ops
 	}
-	for form := range 2 {
+	for form, list := range []*[]Func{&d.Self, &d.Children} {
 		names := map[string]bool{}
-		for side := range 2 {
-			for _, b := range sides[side] {
-				for name, n := range b.form[form] {
-					if n != 0 {
-						names[name] = true
-					}
+		for _, b := range slices.Concat(sides[:]...) {
+			for name, n := range b.form[form] {
+				if n != 0 {
+					names[name] = true
 				}
 			}
 		}
 		var fs []Func
 		for name := range names {
-			f := Func{Name: name}
 			var shares, perOp [2][]float64
 			for side := range 2 {
 				for _, b := range sides[side] {
@@ -227,7 +222,7 @@ func Compute(old, new []Boot, o Options) (*Delta, error) {
 					perOp[side] = append(perOp[side], n/float64(b.ops))
 				}
 			}
-			f.Stat = compare(shares)
+			f := Func{Name: name, Stat: compare(shares)}
 			if max(f.Old.Mean, f.New.Mean) < o.MinShare {
 				continue
 			}
@@ -242,11 +237,7 @@ func Compute(old, new []Boot, o Options) (*Delta, error) {
 			setQ(fs, func(f *Func) *Stat { return f.PerOp })
 		}
 		slices.SortFunc(fs, byNoise)
-		if form == 0 {
-			d.Self = fs
-		} else {
-			d.Children = fs
-		}
+		*list = fs
 	}
 	return d, nil
 }

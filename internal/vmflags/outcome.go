@@ -3,11 +3,10 @@
 package vmflags
 
 import (
-	"bufio"
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 )
 
@@ -62,30 +61,28 @@ func AppendOutcome(path string, o Outcome) error {
 }
 
 // readOutcomes reads what -outcome wrote: one Outcome a line.
-func readOutcomes(r io.Reader) ([]Outcome, error) {
+func readOutcomes(b []byte) ([]Outcome, error) {
 	var out []Outcome
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	for n := 1; sc.Scan(); n++ {
+	for n, line := range bytes.Split(bytes.TrimSuffix(b, []byte("\n")), []byte("\n")) {
 		var o Outcome
-		if err := json.Unmarshal(sc.Bytes(), &o); err != nil {
-			return nil, fmt.Errorf("line %d: %v", n, err)
+		if err := json.Unmarshal(line, &o); err != nil {
+			return nil, fmt.Errorf("line %d: %v", n+1, err)
 		}
 		out = append(out, o)
 	}
-	return out, sc.Err()
+	return out, nil
 }
 
-// ReadOutcomeFile is readOutcomes of a file; a missing file holds none.
+// ReadOutcomeFile is readOutcomes of a file; a missing or empty file
+// holds none.
 func ReadOutcomeFile(path string) ([]Outcome, error) {
-	f, err := os.Open(path)
-	if os.IsNotExist(err) {
+	b, err := os.ReadFile(path)
+	if os.IsNotExist(err) || err == nil && len(b) == 0 {
 		return nil, nil
 	} else if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	out, err := readOutcomes(f)
+	out, err := readOutcomes(b)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}

@@ -4,7 +4,7 @@
 // (-kernel, -append, -smp, -memory, -accel), its exit statuses and its
 // -outcome records. kbab checks the settings it passes through by the
 // same rules before it builds or boots anything (docs/vms.md). Each
-// refused setting is a *flagError: the flag, what it accepts, the value.
+// refused setting's error names the flag, what it accepts and the value.
 package vmflags
 
 import (
@@ -13,6 +13,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -41,14 +42,11 @@ const (
 // refused, since the guest would then hang or never report.
 const OwnCmdline = "console=ttyS0,115200 8250.nr_uarts=4 panic=-1 softlockup_panic=1 rdinit=/init"
 
-// A flagError is a refused setting.
-type flagError struct {
-	Flag    string // as vmexec names it; a caller may rename it (kbab's -b-append)
-	Accepts string
-	Got     string
+// refused is the error for a refused setting: the flag (as vmexec names
+// it; kbab renames its own), what it accepts, the value.
+func refused(flag, accepts, got string) error {
+	return errors.New(flag + " accepts " + accepts + " (got " + got + ")")
 }
-
-func (e *flagError) Error() string { return e.Flag + " accepts " + e.Accepts + " (got " + e.Got + ")" }
 
 // OneOf checks that flag's value s is one of choices.
 func OneOf(flag, s string, choices ...string) error {
@@ -56,7 +54,7 @@ func OneOf(flag, s string, choices ...string) error {
 		return nil
 	}
 	last := len(choices) - 1
-	return &flagError{flag, strings.Join(choices[:last], ", ") + " or " + choices[last], strconv.Quote(s)}
+	return refused(flag, strings.Join(choices[:last], ", ")+" or "+choices[last], strconv.Quote(s))
 }
 
 // Check checks the settings kbab passes through to vmexec; "" is vmexec's
@@ -75,7 +73,7 @@ func Check(smp, memory, accel string) error {
 func parseSMP(s string) (int, error) {
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 1 || n > MaxSMP {
-		return 0, &flagError{"-smp", fmt.Sprintf("1-%d vCPUs", MaxSMP), strconv.Quote(s)}
+		return 0, refused("-smp", fmt.Sprintf("1-%d vCPUs", MaxSMP), strconv.Quote(s))
 	}
 	return n, nil
 }
@@ -88,14 +86,14 @@ var memoryRE = regexp.MustCompile(`^([1-9][0-9]{0,12})([MG])$`)
 func parseMemory(s string) (int64, error) {
 	m := memoryRE.FindStringSubmatch(s)
 	if m == nil {
-		return 0, &flagError{"-memory", fmt.Sprintf("a size in M or G (MiB, GiB) of at least %dM, such as 512M or 2G", minMemoryMiB), strconv.Quote(s)}
+		return 0, refused("-memory", fmt.Sprintf("a size in M or G (MiB, GiB) of at least %dM, such as 512M or 2G", minMemoryMiB), strconv.Quote(s))
 	}
 	n, _ := strconv.ParseInt(m[1], 10, 64)
 	if m[2] == "G" {
 		n *= 1024
 	}
 	if n < minMemoryMiB {
-		return 0, &flagError{"-memory", fmt.Sprintf("at least %dM: a guest needs that much", minMemoryMiB), strconv.Quote(s)}
+		return 0, refused("-memory", fmt.Sprintf("at least %dM: a guest needs that much", minMemoryMiB), strconv.Quote(s))
 	}
 	return n, nil
 }
@@ -106,11 +104,11 @@ func parseMemory(s string) (int64, error) {
 // does ('-' is '_').
 func Append(flag, s string, max int) error {
 	if len(s) > max {
-		return &flagError{flag, fmt.Sprintf("at most %d bytes, of the x86 kernel command line's 2048 that vmexec leaves", max), fmt.Sprintf("%d bytes", len(s))}
+		return refused(flag, fmt.Sprintf("at most %d bytes, of the x86 kernel command line's 2048 that vmexec leaves", max), fmt.Sprintf("%d bytes", len(s)))
 	}
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < ' ' && c != '\t' || c == 0x7f {
-			return &flagError{flag, "printable text: kernel parameters separated by spaces", fmt.Sprintf("control byte %#02x at byte %d of %q", c, i, s)}
+			return refused(flag, "printable text: kernel parameters separated by spaces", fmt.Sprintf("control byte %#02x at byte %d of %q", c, i, s))
 		}
 	}
 	key := func(p string) string { k, _, _ := strings.Cut(p, "="); return strings.ReplaceAll(k, "-", "_") }
@@ -120,8 +118,8 @@ func Append(flag, s string, max int) error {
 	}
 	for _, p := range params(s) {
 		if i := slices.Index(keys, key(p)); i >= 0 {
-			return &flagError{flag, "kernel parameters but vmexec's own (" + strings.Join(keys, ", ") + ")",
-				fmt.Sprintf("%q: vmexec sets %s itself", p, params(OwnCmdline)[i])}
+			return refused(flag, "kernel parameters but vmexec's own ("+strings.Join(keys, ", ")+")",
+				fmt.Sprintf("%q: vmexec sets %s itself", p, params(OwnCmdline)[i]))
 		}
 	}
 	return nil

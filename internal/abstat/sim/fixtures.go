@@ -1,19 +1,12 @@
 //go:build linux
 
 // Package sim holds the real result files the statistics are tested on
-// and draws comparisons from them. It is a package and not a _test.go
-// file because the tests of six packages (abfile, abstat, abplan,
-// abseries, abreport, kbcompare) read the same fixtures and draw the
-// same simulated suite, and Go shares no test file between packages;
-// only those tests import it (testdata/README.md says where each file
-// comes from). What one package's tests alone use lives in its own
-// _test.go files.
-//
-// Two kinds of fixture: short real runs of one row (Syscall getpid,
-// seccompbench) that Assemble concatenates into files of several boots,
-// each run standing for a boot; and a real run of the whole suite (every
-// row of .ci/benchmarks.txt at -count=10, in one boot), from which Suite
-// draws boots with a boot-to-boot spread of a chosen size (suite.go).
+// (testdata/README.md) and draws comparisons from them: short runs of
+// one row that Assemble joins into files of several boots, and a run of
+// the whole suite from which Suite draws boots (suite.go). It is a
+// package because the tests of six packages share it and Go shares no
+// test file between packages; only tests import it, and what one
+// package's tests alone use lives in its _test.go files.
 package sim
 
 import (
@@ -21,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -146,4 +140,34 @@ func scaleLine(t testing.TB, l string, f float64) string {
 		fields[i] = strconv.FormatFloat(v, 'g', 6, 64)
 	}
 	return strings.Join(fields, "\t") + "\n"
+}
+
+// FuzzSeeds adds to the fuzz targets of the result file readers (abfile,
+// abstat) real result files (the fixtures, the suite's first lines), the
+// lines that are no measurement, and boots, pulses, failures and skips.
+func FuzzSeeds(f *testing.F) {
+	for _, name := range []string{"syscall-a-run1.txt", "syscall-b-run2.txt", "fail-old.txt", "fail-new.txt", "fail-new-v.txt"} {
+		f.Add(Data(f, name))
+	}
+	suite := Data(f, SuiteFile)
+	f.Add(suite[:8192])
+	for _, l := range []string{"BenchmarkOp-2 \t 1000\t NaN ns/op", "BenchmarkOp-2 \t 0\t 100 ns/op", "BenchmarkOp-2 \t 1000\t -5 ns/op",
+		"BenchmarkOp-2 \t 1000\t 100 ns/op\t 6 slow/op", "Unit loops/s better=lower"} {
+		f.Add([]byte(ResultText(l)))
+	}
+	f.Add([]byte(abfile.BootIDLine + "b1\n# kbench pulse.earlier: protect at x\npkg: a/b\nBenchmarkX-2 1 5 ns/op\n--- SKIP: BenchmarkY\n" +
+		abfile.BootIDLine + "b2\nBenchmarkX-2 \t--- FAIL: BenchmarkX-2\nFAIL\ta/b\t0.1s\n"))
+	f.Add([]byte(abfile.BootIDLine + "b1\n# kbench skip a/b BenchmarkY/n=1-2: no such feature\npkg: a/b\nBenchmarkX-2 1 5 ns/op\n" +
+		"BenchmarkY/n=2-2 \t# kbench skip a/b BenchmarkY/n=2-2: later\n--- SKIP: BenchmarkY/n=3\n    y_test.go:3: why\n"))
+}
+
+// ResultText is a small result file around line, which is line 5.
+func ResultText(line string) string {
+	return "goos: linux\npkg: example.com/fake\nUnit widgets better=higher\nBenchmarkOp-2 \t 1000\t 100 ns/op\n" + line + "\nPASS\n"
+}
+
+// ErrorForm is what every error of abfile.Read must look like: the file, a
+// line where one is at fault, and what was wanted.
+func ErrorForm(p string) *regexp.Regexp {
+	return regexp.MustCompile(`^` + regexp.QuoteMeta(p) + `(:[1-9][0-9]*)?: .*want`)
 }

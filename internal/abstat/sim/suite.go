@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/kbench/kbench/internal/abfile"
@@ -267,4 +268,19 @@ func (s *Suite) Files(t testing.TB, rng *rand.Rand, d Comparison, fp [2]map[stri
 		paths[side] = write(t, []string{"old.txt", "new.txt"}[side], b.Bytes())
 	}
 	return paths[0], paths[1]
+}
+
+// Parallel runs f(i) for i < n on two goroutines (the machine's two
+// cores), for simulations whose draws each seed their own generator
+// from i: the same outcome on any machine and in any order.
+func Parallel(n int, f func(i int)) {
+	var wg sync.WaitGroup
+	for w := range 2 {
+		wg.Go(func() {
+			for i := w; i < n; i += 2 {
+				f(i)
+			}
+		})
+	}
+	wg.Wait()
 }

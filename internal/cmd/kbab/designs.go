@@ -43,6 +43,8 @@ type nextBoot struct {
 	runs   [][]string
 	record []pkgRun
 	pair   *nextBoot // a duet's boot at once with this one (duet.go)
+	// profile is a profile boot's number among them (1-based; profile.go).
+	profile int
 }
 
 // newDesign is the settings' design.
@@ -57,6 +59,9 @@ func (d *driver) newDesign() (design, error) {
 	des, err := d.designOf(s.Design)
 	if err == nil && s.Duet {
 		des = &duetDesign{design: des, d: d}
+	}
+	if err == nil && s.Profile > 0 {
+		des = &profiledDesign{design: des, d: d, timed: -1}
 	}
 	return des, err
 }

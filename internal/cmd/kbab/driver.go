@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -11,8 +12,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -22,6 +25,7 @@ import (
 	"github.com/kbench/kbench/internal/abstat"
 	"github.com/kbench/kbench/internal/testflags"
 	"github.com/kbench/kbench/internal/vmflags"
+	"golang.org/x/sys/unix"
 )
 
 // interruptGrace is how long a boot's go test and VM get to stop after
@@ -32,7 +36,7 @@ var interruptGrace = 10 * time.Second
 type driver struct {
 	cfg *config
 	st  *state
-	// ids are the boot ids the finished boots printed, timed and profile.
+	// ids are the boot ids the finished boots printed.
 	ids       map[string]bool
 	statePath string
 	vmexec    string
@@ -80,11 +84,11 @@ func prepare(c *config, stderr io.Writer) (*driver, error) {
 
 func (d *driver) close() { d.lock.Close() }
 
-// open starts a new run or resumes the one in -out.
+// open starts a new run or resumes the one in -out: one of the same
+// settings whose kbab.json reads and whose boots add up.
 func (d *driver) open(now settings) error {
-	old, err := readState(d.statePath)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
+	b, err := os.ReadFile(d.statePath)
+	if errors.Is(err, os.ErrNotExist) {
 		for _, k := range now.Kernels {
 			p := d.result(k.Label)
 			if fi, err := os.Stat(p); err == nil && fi.Size() > 0 {
@@ -96,14 +100,20 @@ func (d *driver) open(now settings) error {
 			return err
 		}
 		return d.st.write(d.statePath)
-	case err != nil:
-		return err
 	}
-	if diff := differences(old.Settings, now); len(diff) > 0 {
-		return fmt.Errorf("-out %s holds a run with other settings; use a new directory, or the same settings to resume:\n\t%s",
-			d.cfg.out, strings.Join(diff, "\n\t"))
+	if err == nil {
+		d.st, err = parseState(b)
 	}
-	d.st = old
+	if err == nil {
+		if diff := differences(d.st.Settings, now); len(diff) > 0 {
+			return fmt.Errorf("-out %s holds a run with other settings; use a new directory, or the same settings to resume:\n\t%s",
+				d.cfg.out, strings.Join(diff, "\n\t"))
+		}
+		err = d.st.check()
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %v; kbab cannot tell which boots finished: restore the file, or use a new -out (the boots' own outputs are in boots/)", d.statePath, err)
+	}
 	if d.ids, err = d.st.checkOutputs(d.cfg.out, d.stderr); err != nil {
 		return err
 	}
@@ -111,7 +121,7 @@ func (d *driver) open(now settings) error {
 		if d.st.Settings.Target > 0 {
 			fmt.Fprintf(d.stderr, "kbab: resuming %s: %d boots finished\n", d.cfg.out, n)
 		} else {
-			fmt.Fprintf(d.stderr, "kbab: resuming %s: %d of %d boots finished\n", d.cfg.out, n, len(d.st.Settings.Kernels)*d.st.Settings.Boots)
+			fmt.Fprintf(d.stderr, "kbab: resuming %s: %d of %d boots finished\n", d.cfg.out, n, len(d.st.Settings.Kernels)*d.st.Settings.Boots+2*d.st.Settings.Profile)
 		}
 	}
 	return nil
@@ -195,9 +205,6 @@ func (d *driver) runAll(stdout io.Writer, sig <-chan os.Signal) int {
 			i++
 		}
 	}
-	if code, ok := d.runProfileBoots(sig); !ok {
-		return code
-	}
 	return d.des.report(stdout)
 }
 
@@ -280,25 +287,140 @@ func (d *driver) left(remaining int) string {
 
 func round(t time.Duration) time.Duration { return t.Round(time.Second) }
 
-// boot runs boot i (0-based) and records it, or returns why it did not
-// finish and kbab's exit status for that.
+// boot runs boot i (0-based), a duet's with its pair at once, and
+// records it, or returns why it did not finish and kbab's exit status
+// for that (a guest lost on either side makes it guestLost: runBoot
+// retries it once).
 func (d *driver) boot(i int, nb nextBoot, sig <-chan os.Signal, retry string) (int, error) {
+	name, nbs := d.des.bootName(i), []nextBoot{nb}
+	var halves [2][]int
 	if nb.pair != nil {
-		return d.bootPair(i, nb, sig, retry)
+		nbs = append(nbs, *nb.pair)
+		var err error
+		if halves, err = duetCPUs(d.st.Settings.SMP); err != nil {
+			return exitUsage, err
+		}
 	}
-	s := d.st.Settings.Kernels[nb.kernel].Label
-	b, _, code, err := d.runGoTests(d.des.bootName(i), s, nil, nb.runs, filepath.Join(d.cfg.out, "boots", fmt.Sprintf("%02d-%s", i+1, s)), sig)
-	if err != nil {
-		return code, err
+	sides := make([]bootSide, len(nbs))
+	for s, b := range nbs {
+		p := &sides[s]
+		p.rec = bootRecord{Boot: i + 1 + s, Kernel: d.st.Settings.label(b.kernel), Runs: b.record, Retry: retry, Profile: b.profile}
+		base := bootBase(d.cfg.out, p.rec)
+		// The earlier try's files, its profiles too, renamed first.
+		err := keepEarlierTry(base)
+		if err == nil && p.rec.Profile > 0 {
+			p.profiles, p.env, err = profileEnv(base)
+		}
+		if err == nil {
+			p.bootFiles, err = openBoot(name, p.rec.Kernel, base)
+		}
+		if err != nil {
+			return exitUsage, err
+		}
+		defer p.close()
+		p.runs = b.runs
+		if nb.pair != nil {
+			p.runs = perPackage(b.runs)
+			for _, c := range halves[s] {
+				p.cpus.Set(c)
+			}
+		}
 	}
-	return d.record(bootRecord{Boot: i + 1, Kernel: s, Seconds: b.took.Seconds(), Finished: time.Now().UTC(), Runs: nb.record, Retry: retry})
+	if len(sides[0].runs) != len(sides[len(sides)-1].runs) {
+		return exitUsage, fmt.Errorf("%s: the sides' go test runs differ: %d and %d", name, len(sides[0].runs), len(sides[1].runs))
+	}
+	for k := range sides[0].runs {
+		if code, err := d.atOnce(name, sides, k, sig); err != nil {
+			return code, err
+		}
+	}
+	var recs []bootRecord
+	for s := range sides {
+		p := &sides[s]
+		if code, err := d.freshBootIDs(p.bootFiles); err != nil {
+			return code, err
+		}
+		p.rec.Seconds, p.rec.Finished = p.took.Seconds(), time.Now().UTC()
+		if p.rec.Profile > 0 {
+			if err := d.keepProfiles(p.rec, p.profiles); err != nil {
+				return exitUsage, err
+			}
+		}
+		recs = append(recs, p.rec)
+	}
+	return d.record(recs...)
 }
 
-// record appends finished boots' outputs (bootFile) to their kernels'
-// files and records them in kbab.json.
+// bootSide is one boot of boot's: its record, files, go test runs,
+// environment (nil: kbab's), profile directory, and a duet's CPUs.
+type bootSide struct {
+	*bootFiles
+	rec      bootRecord
+	runs     [][]string
+	env      []string
+	profiles string
+	cpus     unix.CPUSet
+	code     int
+	err      error
+}
+
+// atOnce runs go test run k of every side at once (a duet's barrier),
+// each side pinned to its CPUs where it has some, and returns the first
+// failure, or an interrupt that came while they ran.
+func (d *driver) atOnce(name string, sides []bootSide, k int, sig <-chan os.Signal) (int, error) {
+	// Every side of one signal: a forwarder hands it to each.
+	sigs := make([]chan os.Signal, len(sides))
+	for s := range sigs {
+		sigs[s] = make(chan os.Signal, 1)
+	}
+	done := make(chan struct{})
+	go func() {
+		select {
+		case v := <-sig:
+			for _, c := range sigs {
+				c <- v
+			}
+		case <-done:
+		}
+	}()
+	var wg sync.WaitGroup
+	for s := range sides {
+		p := &sides[s]
+		wg.Go(func() {
+			if p.cpus.Count() > 0 {
+				// The go test, vmexec and QEMU forked from this thread
+				// inherit its CPUs; the thread is never unlocked, so it
+				// ends with the goroutine and no other runs with them.
+				runtime.LockOSThread()
+				if err := unix.SchedSetaffinity(0, &p.cpus); err != nil {
+					p.code, p.err = exitUsage, fmt.Errorf("%s: sched_setaffinity: %v", name, err)
+					return
+				}
+			}
+			p.code, p.err = d.runGoTest(p.bootFiles, p.env, p.runs[k], sigs[s])
+		})
+	}
+	wg.Wait()
+	close(done)
+	for _, p := range sides {
+		if p.err != nil {
+			return p.code, p.err
+		}
+	}
+	if len(sigs[0]) > 0 {
+		return exitInterrupted, fmt.Errorf("%s: %v after its go test of %s", name, <-sigs[0], sides[0].runs[k][len(sides[0].runs[k])-1])
+	}
+	return 0, nil
+}
+
+// record appends finished timed boots' outputs (bootFile) to their
+// kernels' files and records them in kbab.json.
 func (d *driver) record(rs ...bootRecord) (int, error) {
 	for _, r := range rs {
-		if err := appendFile(d.result(r.Kernel), bootFile(d.cfg.out, r), d.outputSize(r.Kernel, d.st.Boots)); err != nil {
+		if r.Profile > 0 {
+			continue
+		}
+		if err := appendFile(d.result(r.Kernel), bootFile(d.cfg.out, r)); err != nil {
 			return exitUsage, err
 		}
 	}
@@ -340,25 +462,6 @@ func openBoot(name, label, base string) (*bootFiles, error) {
 
 func (b *bootFiles) close() { b.out.Close(); b.log.Close() }
 
-// runGoTests runs the go test runs (their arguments after -exec) of
-// boot name of side s in env (nil: kbab's) into its files (openBoot),
-// and returns them with the fresh boot ids they printed, or kbab's exit
-// status and why they failed.
-func (d *driver) runGoTests(name, s string, env []string, runs [][]string, base string, sig <-chan os.Signal) (*bootFiles, []string, int, error) {
-	b, err := openBoot(name, s, base)
-	if err != nil {
-		return nil, nil, exitUsage, err
-	}
-	defer b.close()
-	for _, a := range runs {
-		if code, err := d.runGoTest(b, env, a, sig); err != nil {
-			return nil, nil, code, err
-		}
-	}
-	ids, code, err := d.freshBootIDs(b)
-	return b, ids, code, err
-}
-
 // runGoTest runs one go test of boot b (its arguments after -exec a),
 // timed, giving a failure the guest it lost (lostGuest).
 func (d *driver) runGoTest(b *bootFiles, env, a []string, sig <-chan os.Signal) (int, error) {
@@ -372,22 +475,22 @@ func (d *driver) runGoTest(b *bootFiles, env, a []string, sig <-chan os.Signal) 
 	return code, err
 }
 
-// freshBootIDs syncs boot b's output and returns its boot ids, or why
-// they make it a failed boot: none, or one an earlier boot (timed or
-// profile) printed (fresh).
-func (d *driver) freshBootIDs(b *bootFiles) ([]string, int, error) {
+// freshBootIDs syncs boot b's output and adds its boot ids to the
+// run's, or says why they make it a failed boot: none, or one an
+// earlier boot printed (fresh).
+func (d *driver) freshBootIDs(b *bootFiles) (int, error) {
 	if err := b.out.Sync(); err != nil {
-		return nil, exitUsage, err
+		return exitUsage, err
 	}
 	outPath := b.base + ".txt"
 	ids, err := bootIDs(outPath)
 	if err != nil {
-		return nil, exitUsage, err
+		return exitUsage, err
 	}
 	if err := fresh(outPath, ids, d.ids); err != nil {
-		return nil, exitBootFailed, fmt.Errorf("%s (%s) failed: %v", b.name, b.label, err)
+		return exitBootFailed, fmt.Errorf("%s (%s) failed: %v", b.name, b.label, err)
 	}
-	return ids, 0, nil
+	return 0, nil
 }
 
 // outputSize is the length of the outputs of kernel label's boots among
@@ -492,7 +595,7 @@ func keepEarlierTry(base string) error {
 		if _, err := os.Stat(try + ".txt"); err == nil {
 			continue
 		}
-		for _, ext := range []string{".txt", ".log", ".outcome"} {
+		for _, ext := range []string{".txt", ".log", ".outcome", ".profiles"} {
 			if err := os.Rename(base+ext, try+ext); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return err
 			}
@@ -516,27 +619,18 @@ func (d *driver) stop(pgid int, waited <-chan error) {
 	syscall.Kill(-pgid, syscall.SIGKILL)
 }
 
-// appendFile appends src to dst, which must end at offset, and syncs it.
-func appendFile(dst, src string, offset int64) error {
-	in, err := os.Open(src)
+// appendFile appends src to dst and syncs it.
+func appendFile(dst, src string) error {
+	b, err := os.ReadFile(src)
 	if err != nil {
 		return err
 	}
-	defer in.Close()
 	f, err := os.OpenFile(dst, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil {
-		return err
-	} else if fi.Size() != offset {
-		return fmt.Errorf("%s has %d bytes, not the %d of its finished boots: changed while kbab ran", dst, fi.Size(), offset)
-	}
-	if _, err := io.Copy(f, in); err != nil {
-		return err
-	}
-	return f.Sync()
+	_, err = f.Write(b)
+	return cmp.Or(err, f.Sync(), f.Close())
 }
 
 func quoteAll(a []string) []string {

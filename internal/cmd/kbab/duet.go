@@ -7,13 +7,8 @@ import (
 	"flag"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
-	"sync"
-	"time"
 
 	"github.com/kbench/kbench/internal/abmath"
 	"github.com/kbench/kbench/internal/abstat"
@@ -21,7 +16,6 @@ import (
 	"github.com/kbench/kbench/internal/fingerprint"
 	"github.com/kbench/kbench/internal/testflags"
 	"github.com/kbench/kbench/internal/vmflags"
-	"golang.org/x/sys/unix"
 )
 
 // The duet (-duet; Bulej et al., ICPE 2020) boots an A/B's boots in
@@ -103,94 +97,10 @@ func (u *duetDesign) bootName(i int) string {
 	return fmt.Sprintf("boot %d with %d at once (pair %d, %s first)", i+1, i+2, i/2+1, u.d.st.Settings.label(balancedOrder(i, 2)))
 }
 
-// bootPair runs boots i and i+1, nb and its pair, at once, each side's
-// go test of each package started together (the barrier), and records
-// both, or neither; it returns kbab's exit status and why where a side
-// failed (a guest lost on either side makes it guestLost: runBoot
-// retries the pair once).
-func (d *driver) bootPair(i int, nb nextBoot, sig <-chan os.Signal, retry string) (int, error) {
-	halves, err := duetCPUs(d.st.Settings.SMP)
-	if err != nil {
-		return exitUsage, err
-	}
-	u := d.des.(*duetDesign)
-	name := u.bootName(i)
-	var side [2]struct {
-		*bootFiles
-		runs [][]string
-		cpus unix.CPUSet
-		code int
-		err  error
-	}
-	for s, b := range [2]nextBoot{nb, *nb.pair} {
-		p := &side[s]
-		label := d.st.Settings.label(b.kernel)
-		if p.bootFiles, err = openBoot(name, label, filepath.Join(d.cfg.out, "boots", fmt.Sprintf("%02d-%s", i+1+s, label))); err != nil {
-			return exitUsage, err
-		}
-		defer p.close()
-		p.runs = u.perPackage(b.runs)
-		for _, c := range halves[s] {
-			p.cpus.Set(c)
-		}
-	}
-	if len(side[0].runs) != len(side[1].runs) {
-		return exitUsage, fmt.Errorf("%s: the sides' go test runs differ: %d and %d", name, len(side[0].runs), len(side[1].runs))
-	}
-	for k := range side[0].runs {
-		// Both sides of one signal: a forwarder hands it to each.
-		sigs := [2]chan os.Signal{make(chan os.Signal, 1), make(chan os.Signal, 1)}
-		done := make(chan struct{})
-		go func() {
-			select {
-			case v := <-sig:
-				sigs[0] <- v
-				sigs[1] <- v
-			case <-done:
-			}
-		}()
-		var wg sync.WaitGroup
-		for s := range side {
-			p := &side[s]
-			wg.Go(func() {
-				// The go test, vmexec and QEMU forked from this thread
-				// inherit its CPUs; the thread is never unlocked, so it
-				// ends with the goroutine and no other runs with them.
-				runtime.LockOSThread()
-				if err := unix.SchedSetaffinity(0, &p.cpus); err != nil {
-					p.code, p.err = exitUsage, fmt.Errorf("%s: sched_setaffinity: %v", name, err)
-					return
-				}
-				p.code, p.err = d.runGoTest(p.bootFiles, nil, p.runs[k], sigs[s])
-			})
-		}
-		wg.Wait()
-		close(done)
-		for s := range side {
-			if side[s].err != nil {
-				return side[s].code, side[s].err
-			}
-		}
-		if len(sigs[0]) > 0 {
-			return exitInterrupted, fmt.Errorf("%s: %v after its go test of %s", name, <-sigs[0], side[0].runs[k][len(side[0].runs[k])-1])
-		}
-	}
-	recs := make([]bootRecord, 2)
-	for s := range side {
-		p := &side[s]
-		if _, code, err := d.freshBootIDs(p.bootFiles); err != nil {
-			return code, err
-		}
-		recs[s] = bootRecord{Boot: i + 1 + s, Kernel: p.label, Seconds: p.took.Seconds(), Finished: time.Now().UTC(),
-			Runs: []*nextBoot{&nb, nb.pair}[s].record, Retry: retry}
-	}
-	return d.record(recs...)
-}
-
 // perPackage splits go test runs into one run a package argument, each
 // with the run's flags: the unit the barrier starts at once in both
 // guests (a pattern such as ./... stays one run: name the packages).
-func (u *duetDesign) perPackage(runs [][]string) [][]string {
+func perPackage(runs [][]string) [][]string {
 	var out [][]string
 	for _, a := range runs {
 		l := testflags.GoTest(a)

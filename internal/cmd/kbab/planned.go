@@ -216,9 +216,9 @@ func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Se
 func (d *driver) compareOptions() abstat.Options {
 	o := abstat.DefaultOptions
 	if d.design != nil && d.design.Planned {
-		o.Threshold, o.Design, o.Target = d.design.Opts.Gate, d.design, d.design.Opts.Target
+		o.Threshold, o.Design, o.Target = d.design.Opts.Gate, d.design.TestRow, d.design.Opts.Target
 	} else if d.st.Settings.Duet {
-		o.Design, o.Target = pairedTest{o.Alpha}, o.Threshold
+		o.Design, o.Target = pairedTest{o.Alpha}.TestRow, o.Threshold
 	}
 	return o
 }

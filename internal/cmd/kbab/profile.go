@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/kbench/kbench/internal/abreport"
 	"github.com/kbench/kbench/internal/abstat"
@@ -18,7 +17,7 @@ import (
 // -profile: profile boots after the timed ones, in boots of their own
 // (sampling slows the rows), and the report's perf-profile section from
 // their profiles; docs/profiles.md says what runs, where the profiles
-// land (profiles/A/pNN, profiles/cut/ for a try cut short) and why.
+// land (profiles/A/pNN) and why.
 
 // profileMin is the fewest profile boots a side: the spread of the
 // per-boot costs per op (and shares) needs boots.
@@ -42,185 +41,85 @@ func (c *config) checkProfile() error {
 	return nil
 }
 
-// profiledBoot is a finished profile boot, as kbab.json records it.
-type profiledBoot struct {
-	Boot     int       `json:"boot"` // 1-based among the profile boots
-	Side     string    `json:"side"`
-	Seconds  float64   `json:"seconds"`
-	Finished time.Time `json:"finished"`
-	BootIDs  []string  `json:"boot_ids"`
-	Retry    string    `json:"retry,omitempty"`
+// profiledDesign runs an A/B design's boots, then 2 x -profile profile
+// boots, ABBA as the timed boots of an A/B: each the whole command, as
+// a timed boot of the fixed design (or of a planned run's pilot) runs
+// it, with KBENCH_PROFILE. They are boots of the run (kbab.json's boots,
+// numbered by profile), whose outputs stay out of A.txt and B.txt.
+type profiledDesign struct {
+	design
+	d *driver
+	// timed is the number of timed boots once they are over, else -1.
+	timed int
 }
 
-// profileSide is the kernel, A or B, of profile boot j: ABBA, as the
-// timed boots of an A/B (balancedOrder).
-func profileSide(j int) string { return []string{"A", "B"}[balancedOrder(j, 2)] }
-
-// profileBootName is profile boot j's (0-based) name in files: p01, p02.
-func profileBootName(j int) string { return fmt.Sprintf("p%02d", j+1) }
-
-// profileRel is where profile boot j's profiles are once it finished,
-// relative to -out.
-func profileRel(j int) string {
-	return filepath.Join("profiles", profileSide(j), profileBootName(j))
-}
-
-// checkProfiled makes sure the finished profile boots add up, as check
-// does the timed ones; ids holds the timed boots' ids.
-func (st *state) checkProfiled(ids map[string]int) error {
-	if st.Settings.Profile != 0 && st.Settings.Profile < profileMin {
-		return fmt.Errorf("settings.profile is %d: want 0 or %d or more", st.Settings.Profile, profileMin)
-	}
-	if len(st.Profiled) > 2*st.Settings.Profile {
-		return fmt.Errorf("profiled lists %d profile boots: want at most the %d of settings.profile %d", len(st.Profiled), 2*st.Settings.Profile, st.Settings.Profile)
-	}
-	for j, p := range st.Profiled {
-		at := fmt.Sprintf("profiled[%d]", j)
-		switch {
-		case p.Boot != j+1:
-			return fmt.Errorf("%s is profile boot %d: want %d (boots finish in order)", at, p.Boot, j+1)
-		case p.Side != profileSide(j):
-			return fmt.Errorf("%s (profile boot %d) is side %q: want %q, its place in the ABBA order", at, p.Boot, p.Side, profileSide(j))
-		case !(p.Seconds >= 0):
-			return fmt.Errorf("%s (profile boot %d) took %v seconds: want 0 or more", at, p.Boot, p.Seconds)
-		case len(p.BootIDs) == 0:
-			return fmt.Errorf("%s (profile boot %d) has no boot_ids: want the boot ids its output printed", at, p.Boot)
-		}
-		for _, id := range p.BootIDs {
-			if _, dup := ids[id]; dup || id == "" {
-				return fmt.Errorf("%s (profile boot %d) has boot id %q, which another boot had too or which is blank: want a fresh boot's", at, p.Boot, id)
+func (p *profiledDesign) next(i int) (nextBoot, bool, error) {
+	d := p.d
+	if p.timed < 0 {
+		for _, r := range d.st.Boots {
+			if r.Profile > 0 {
+				p.timed = r.Boot - 1
+				break
 			}
-			ids[id] = -p.Boot
 		}
 	}
-	return nil
-}
-
-// runProfileBoots runs the profile boots not yet finished; ok is false
-// where the run stops, with its exit status.
-func (d *driver) runProfileBoots(sig <-chan os.Signal) (code int, ok bool) {
-	total := 2 * d.st.Settings.Profile
-	if total == 0 {
-		return 0, true
-	}
-	if err := d.cutUnrecorded(); err != nil {
-		fmt.Fprintf(d.stderr, "kbab: %v\n", err)
-		return exitUsage, false
-	}
-	for j := len(d.st.Profiled); j < total; j++ {
-		s := profileSide(j)
-		name := fmt.Sprintf("profile boot %d of %d", j+1, total)
-		if got := received(sig); got != nil {
-			fmt.Fprintf(d.stderr, "kbab: %v before %s; rerun the same command to resume\n", got, name)
-			return exitInterrupted, false
+	if p.timed < 0 {
+		if nb, ok, err := p.design.next(i); ok || err != nil {
+			return nb, ok, err
 		}
-		fmt.Fprintf(d.stderr, "kbab: %s: %s (%s), KBENCH_PROFILE; elapsed %s\n", name, s, describe(d.kernelOf(s)), d.elapsed())
-		code, err := d.retried(name, s, func(retry string) (int, error) { return d.profileBoot(j, name, sig, retry) })
-		if err != nil {
-			fmt.Fprintf(d.stderr, "kbab: %v\nkbab: %d of %d profile boots finished; rerun the same command to resume\n", err, len(d.st.Profiled), total)
-			return code, false
-		}
-		fmt.Fprintf(d.stderr, "kbab: %s: %s finished in %s; elapsed %s\n", name, s,
-			round(seconds(d.st.Profiled[len(d.st.Profiled)-1].Seconds)), d.elapsed())
+		p.timed = i
 	}
-	// Empty once every boot moved its profiles out: not an error where
-	// a failed try's are still in it.
-	os.Remove(filepath.Join(d.cfg.out, "profiles", "tmp"))
-	return 0, true
-}
-
-// profileBoot runs profile boot j (0-based) and records it, or returns
-// why it did not finish and kbab's exit status for that.
-func (d *driver) profileBoot(j int, name string, sig <-chan os.Signal, retry string) (int, error) {
-	s := profileSide(j)
-	base := filepath.Join(d.cfg.out, "boots", profileBootName(j)+"-"+s)
-	tmp, err := filepath.Abs(filepath.Join(d.cfg.out, "profiles", "tmp", profileBootName(j)+"-"+s))
-	if err != nil {
-		return exitUsage, err
+	j := i - p.timed
+	if j >= 2*d.st.Settings.Profile {
+		return nextBoot{}, false, nil
 	}
-	// An earlier try's profiles are never this try's.
-	if err := d.cutAside(tmp); err != nil {
-		return exitUsage, err
-	}
-	if err := os.MkdirAll(tmp, 0o777); err != nil {
-		return exitUsage, err
-	}
-	// The whole command, as a timed boot of the fixed design (or of a
-	// planned run's pilot) runs it.
 	count := 1
 	if d.design != nil {
 		count = d.design.Opts.Count
 	}
-	b, ids, code, err := d.runGoTests(name, s, append(os.Environ(), "KBENCH_PROFILE="+tmp), d.wholeCommand(count), base, sig)
-	if err != nil {
-		return code, err
-	}
-	dst := filepath.Join(d.cfg.out, profileRel(j))
-	if err := os.MkdirAll(filepath.Dir(dst), 0o777); err != nil {
-		return exitUsage, err
-	}
-	if err := d.cutAside(dst); err != nil {
-		return exitUsage, err
-	}
-	// Moved, then recorded: a crash between the two leaves a directory
-	// kbab.json does not record, which cutUnrecorded moves aside.
-	if err := os.Rename(tmp, dst); err != nil {
-		return exitUsage, err
-	}
-	d.st.Profiled = append(d.st.Profiled, profiledBoot{Boot: j + 1, Side: s, Seconds: b.took.Seconds(), Finished: time.Now().UTC(), BootIDs: ids, Retry: retry})
-	if err := d.st.write(d.statePath); err != nil {
-		return exitUsage, err
-	}
-	return 0, nil
+	return nextBoot{kernel: balancedOrder(j, 2), runs: d.wholeCommand(count), profile: j + 1}, true, nil
 }
 
-// cutUnrecorded moves each boot directory of profiles/A and profiles/B
-// that kbab.json does not record as a finished profile boot to
-// profiles/cut/, naming it.
-func (d *driver) cutUnrecorded() error {
-	keep := map[string]bool{}
-	for j := range d.st.Profiled {
-		keep[profileRel(j)] = true
+func (p *profiledDesign) bootName(i int) string {
+	if p.timed < 0 || i < p.timed {
+		return p.design.bootName(i)
 	}
-	for _, s := range []string{"A", "B"} {
-		entries, err := os.ReadDir(filepath.Join(d.cfg.out, "profiles", s))
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		} else if err != nil {
-			return err
-		}
-		for _, e := range entries {
-			rel := filepath.Join("profiles", s, e.Name())
-			if keep[rel] {
-				continue
-			}
-			fmt.Fprintf(d.stderr, "kbab: %s: no finished profile boot in kbab.json has it (a boot cut short); moving it to profiles/cut/\n", rel)
-			if err := d.cutAside(filepath.Join(d.cfg.out, rel)); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return fmt.Sprintf("profile boot %d of %d", i-p.timed+1, 2*p.d.st.Settings.Profile)
 }
 
-// cutAside moves p, where it exists, to profiles/cut/<side>-<name>.N,
-// out of the directories the section reads.
-func (d *driver) cutAside(p string) error {
-	if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
-		return nil
+func (p *profiledDesign) progress() string {
+	if p.timed < 0 {
+		return p.design.progress()
 	}
-	cut := filepath.Join(d.cfg.out, "profiles", "cut")
-	if err := os.MkdirAll(cut, 0o777); err != nil {
-		return err
+	return ""
+}
+
+// profileEnv makes a profile boot's directory for KBENCH_PROFILE,
+// boots/pNN-SIDE.profiles (an earlier try's keeps its name:
+// keepEarlierTry), and returns it and the boot's environment.
+func profileEnv(base string) (string, []string, error) {
+	// Absolute: vmexec runs in each package's directory.
+	dir, err := filepath.Abs(base + ".profiles")
+	if err == nil {
+		err = os.MkdirAll(dir, 0o777)
 	}
-	stem := filepath.Base(filepath.Dir(p)) + "-" + filepath.Base(p)
-	for n := 1; ; n++ {
-		to := filepath.Join(cut, fmt.Sprintf("%s.%d", stem, n))
-		if _, err := os.Lstat(to); err == nil {
-			continue
-		}
-		return os.Rename(p, to)
+	return dir, append(os.Environ(), "KBENCH_PROFILE="+dir), err
+}
+
+// keepProfiles moves finished profile boot r's profiles to
+// profiles/SIDE/pNN, where the section reads them; one there already
+// is of no finished boot (a crash between this move and kbab.json's
+// write) and is replaced.
+func (d *driver) keepProfiles(r bootRecord, dir string) error {
+	dst := filepath.Join(d.cfg.out, "profiles", r.Kernel, fmt.Sprintf("p%02d", r.Profile))
+	err := os.MkdirAll(filepath.Dir(dst), 0o777)
+	if err == nil {
+		err = os.RemoveAll(dst)
 	}
+	if err == nil {
+		err = os.Rename(dir, dst)
+	}
+	return err
 }
 
 // profileSection is the perf-profile section of the finished profile

@@ -75,8 +75,8 @@ func TestProfileBootsAddTheSection(t *testing.T) {
 	if want := "kbcompare -profiles-old " + filepath.Join(f.out, "profiles", "A") + " -profiles-new " + filepath.Join(f.out, "profiles", "B"); !strings.Contains(stdout, want) {
 		t.Errorf("the report does not say how to get the other forms (%q):\n%s", want, stdout)
 	}
-	if _, err := os.Stat(filepath.Join(f.out, "profiles", "tmp")); err == nil {
-		t.Errorf("profiles/tmp is left after every profile boot finished")
+	if m, _ := filepath.Glob(filepath.Join(f.out, "boots", "*.profiles")); len(m) > 0 {
+		t.Errorf("%v left after every profile boot finished", m)
 	}
 	if !strings.Contains(stdout, "perf-profile fake Work-2 (worse") || !strings.Contains(stdout, "3+3 boots") {
 		t.Errorf("the report lacks Work's perf-profile section of 3+3 boots:\n%s", stdout)
@@ -84,7 +84,7 @@ func TestProfileBootsAddTheSection(t *testing.T) {
 	if top := selfTop(t, stdout); top != injected {
 		t.Errorf("the section's top self function is %q, want the injected %s:\n%s", top, injected, stdout)
 	}
-	for _, w := range []string{"profile boot 1 of 6: A (bzImage-a), KBENCH_PROFILE", "profile boot 6 of 6: B finished"} {
+	for _, w := range []string{"profile boot 1 of 6: A (bzImage-a); elapsed", "profile boot 6 of 6: B finished"} {
 		if !strings.Contains(stderr, w) {
 			t.Errorf("progress lacks %q:\n%s", w, stderr)
 		}
@@ -110,20 +110,21 @@ func TestProfileBootsAddTheSection(t *testing.T) {
 	}
 }
 
-// A profile boot cut short, or a try that failed, leaves profiles that
-// kbab.json does not record; the rerun moves them to profiles/cut and
-// its section reads the finished boots' alone.
+// A profile boot that failed keeps its try's profiles beside its
+// output (boots/p03-B.try1.profiles), and profiles a crash left in a
+// boot's place before kbab.json recorded it are replaced: the section
+// reads the finished boots' alone.
 func TestCutProfileBootNotMerged(t *testing.T) {
 	f := newFake(t)
 	args := f.args("-b-kernel", f.imgB, "-b-append", "slow", "-profile", "3")
 	f.knob("fail-at", 9) // profile boot 3 (B)
 	code, _, stderr := f.run(nil, args...)
-	if code != exitBootFailed || !strings.Contains(stderr, "profile boot 3 of 6 (B, bzImage-b slow) failed") || !strings.Contains(stderr, "2 of 6 profile boots finished") {
+	if code != exitBootFailed || !strings.Contains(stderr, "profile boot 3 of 6 (B, bzImage-b slow) failed") || !strings.Contains(stderr, "keep the 8 finished boots; rerun the same command to retry boot 9") {
 		t.Fatalf("a failed profile boot: exit %d, want %d, stderr:\n%s", code, exitBootFailed, stderr)
 	}
-	// What a crash between the move and kbab.json's write leaves, and a
-	// try's directory: a stray row's profiles in both.
-	for _, d := range []string{filepath.Join("profiles", "B", "p03"), filepath.Join("profiles", "A", "p09"), filepath.Join("profiles", "tmp", "p03-B")} {
+	// What a try cut short leaves, and a crash between the move and
+	// kbab.json's write: a stray row's profiles.
+	for _, d := range []string{filepath.Join("boots", "p03-B.profiles"), filepath.Join("profiles", "B", "p03")} {
 		if err := fixtureProfiles(filepath.Join(f.out, d), "Stray-2", false, 1); err != nil {
 			t.Fatal(err)
 		}
@@ -133,10 +134,8 @@ func TestCutProfileBootNotMerged(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("rerun: exit %d, want 1\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
-	for _, w := range []string{"profiles/B/p03: no finished profile boot", "profiles/A/p09: no finished profile boot"} {
-		if !strings.Contains(stderr, w) {
-			t.Errorf("rerun's stderr lacks %q:\n%s", w, stderr)
-		}
+	if tried, _ := filepath.Glob(filepath.Join(f.out, "boots", "p03-B.try1.profiles", "*Stray*")); len(tried) == 0 {
+		t.Errorf("the failed try's profiles are not in boots/p03-B.try1.profiles")
 	}
 	for _, s := range []string{"A", "B"} {
 		err := filepath.Walk(filepath.Join(f.out, "profiles", s), func(p string, _ os.FileInfo, err error) error {
@@ -148,10 +147,6 @@ func TestCutProfileBootNotMerged(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	cut, _ := os.ReadDir(filepath.Join(f.out, "profiles", "cut"))
-	if len(cut) != 3 {
-		t.Errorf("profiles/cut holds %d entries, want the 3 stray directories", len(cut))
 	}
 	if strings.Contains(stdout, "Stray") || selfTop(t, stdout) != injected {
 		t.Errorf("the section after the rerun:\n%s", stdout)
@@ -185,7 +180,7 @@ func TestProfileOptions(t *testing.T) {
 }
 
 // kbab.json's profile boots are checked as its timed boots are: in
-// order, ABBA, fresh boot ids, no more than -profile asks for.
+// order, ABBA, after the timed ones, no more than -profile asks for.
 func TestProfiledStateChecked(t *testing.T) {
 	f := newFake(t)
 	if code, _, stderr := f.run(nil, f.args("-b-kernel", f.imgA, "-profile", "3")...); code != 0 {
@@ -199,29 +194,26 @@ func TestProfiledStateChecked(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the state kbab wrote: %v", err)
 	}
-	if len(st.Profiled) != 6 || st.Settings.Profile != 3 {
-		t.Fatalf("state has %d profile boots of settings.profile %d, want 6 of 3", len(st.Profiled), st.Settings.Profile)
+	if len(st.Boots) != 12 || st.Boots[6].Profile != 1 || st.Boots[11].Profile != 6 {
+		t.Fatalf("state has boots %+v, want 6 timed and profile boots 1-6", st.Boots)
 	}
 	for name, c := range map[string]struct {
 		edit func(*state)
 		want string
 	}{
-		"order":    {func(s *state) { s.Profiled[1].Boot = 3 }, "profiled[1] is profile boot 3: want 2"},
-		"side":     {func(s *state) { s.Profiled[0].Side = "B" }, `profiled[0] (profile boot 1) is side "B": want "A"`},
-		"own id":   {func(s *state) { s.Profiled[2].BootIDs = s.Profiled[1].BootIDs }, "which another boot had too"},
-		"no ids":   {func(s *state) { s.Profiled[0].BootIDs = nil }, "has no boot_ids"},
-		"too many": {func(s *state) { s.Settings.Profile = 0 }, "profiled lists 6 profile boots: want at most the 0"},
-		"too few":  {func(s *state) { s.Settings.Profile = 2 }, "settings.profile is 2: want 0 or 3 or more"},
-		"bad time": {func(s *state) { s.Profiled[0].Seconds = -1 }, "took -1 seconds"},
+		"order":    {func(s *state) { s.Boots[7].Profile = 3 }, "boots[7] (boot 8) is profile boot 3: want 2"},
+		"side":     {func(s *state) { s.Boots[6].Kernel = "B" }, `boots[6] (boot 7) is kernel "B": want "A", its place in the profile boots' ABBA order`},
+		"timed":    {func(s *state) { s.Boots[7].Profile = 0 }, "boots[7] (boot 8) is a timed boot after profile boots"},
+		"too many": {func(s *state) { s.Settings.Profile = 2 }, "boots[10] (boot 11) is profile boot 5: want 5, and at most the 4 of settings.profile 2"},
+		"bad time": {func(s *state) { s.Boots[6].Seconds = -1 }, "took -1 seconds"},
 	} {
 		var s state
 		if err := json.Unmarshal(b, &s); err != nil {
 			t.Fatal(err)
 		}
 		c.edit(&s)
-		out, _ := json.Marshal(&s)
-		if _, err := parseState(out); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: parseState: %v, want %q", name, err, c.want)
+		if err := s.check(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: check: %v, want %q", name, err, c.want)
 		}
 	}
 }
@@ -252,8 +244,8 @@ func TestProfileBootsAfterPlannedRun(t *testing.T) {
 	}
 }
 
-// Ctrl-C during a profile boot keeps the finished ones; the interrupted
-// try's profiles go to profiles/cut on the rerun, never into the boot's
+// Ctrl-C during a profile boot keeps the finished ones; the rerun keeps
+// the interrupted try's profiles beside its output, never in the boot's
 // directory.
 func TestInterruptedProfileBootNotMerged(t *testing.T) {
 	f := newFake(t)
@@ -261,7 +253,7 @@ func TestInterruptedProfileBootNotMerged(t *testing.T) {
 	sig, _ := interruptOnHang(f)
 	args := f.args("-b-kernel", f.imgB, "-b-append", "slow", "-profile", "3")
 	code, _, stderr := f.run(sig, args...)
-	if code != exitInterrupted || !strings.Contains(stderr, "profile boot 2 of 6 (B): interrupt") || !strings.Contains(stderr, "1 of 6 profile boots finished") {
+	if code != exitInterrupted || !strings.Contains(stderr, "profile boot 2 of 6 (B): interrupt") || !strings.Contains(stderr, "keeps the 7 finished boots") {
 		t.Fatalf("exit %d, want %d, stderr:\n%s", code, exitInterrupted, stderr)
 	}
 	os.Remove(filepath.Join(f.dir, "hang-at"))
@@ -269,9 +261,8 @@ func TestInterruptedProfileBootNotMerged(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("rerun: exit %d, want 1\n%s\n%s", code, stdout, stderr)
 	}
-	hung, _ := filepath.Glob(filepath.Join(f.out, "profiles", "cut", "tmp-p02-B.1", "fake.Hung-2.run*"))
-	if len(hung) == 0 {
-		t.Errorf("the interrupted try's profiles are not in profiles/cut/tmp-p02-B.1")
+	if hung, _ := filepath.Glob(filepath.Join(f.out, "boots", "p02-B.try1.profiles", "fake.Hung-2.run*")); len(hung) == 0 {
+		t.Errorf("the interrupted try's profiles are not in boots/p02-B.try1.profiles")
 	}
 	for _, s := range []string{"A", "B"} {
 		if m, _ := filepath.Glob(filepath.Join(f.out, "profiles", s, "*", "fake.Hung-2.*")); len(m) > 0 {

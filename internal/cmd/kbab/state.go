@@ -5,14 +5,13 @@ package main
 import (
 	"bytes"
 	"cmp"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -23,46 +22,43 @@ import (
 // settings is everything that decides what a boot measures; a resumed
 // run must have the same.
 type settings struct {
-	Dir string `json:"dir"` // where go test runs
+	Dir string `json:"dir" opt:"directory go test runs in"`
 	// Design is the run's: fixed, planned, series or bisect (designs.go).
-	Design string `json:"design"`
+	Design string `json:"design" opt:"design"`
 	// List is -series's or -bisect's file, as given (for messages); ""
 	// for an A/B.
-	List string `json:"list,omitempty"`
+	List string `json:"list,omitempty" opt:"kernel list"`
 	// Kernels in order: A and B of an A/B, a series' or a bisection's
 	// from good (first) to bad (last).
 	Kernels []kernel `json:"kernels"`
-	Boots   int      `json:"boots"`
-	Order   string   `json:"order"`
-	SMP     string   `json:"smp"`
-	Memory  string   `json:"memory"`
-	Accel   string   `json:"accel"`
-	GoTest  []string `json:"go_test"`
-	Env     []string `json:"env"` // KBENCH_* and GOFLAGS, sorted
+	Boots   int      `json:"boots" opt:"-boots"`
+	SMP     string   `json:"smp" opt:"-smp"`
+	Memory  string   `json:"memory" opt:"-memory"`
+	Accel   string   `json:"accel" opt:"-accel"`
+	GoTest  []string `json:"go_test" opt:"go test arguments"`
+	Env     []string `json:"env" opt:"KBENCH_* and GOFLAGS environment"` // sorted
 	// Target is -target's mde (0: the fixed design of Boots a side).
-	Target float64 `json:"target,omitempty"`
+	Target float64 `json:"target,omitempty" opt:"-target"`
 	// Row is -bisect's -row pattern.
-	Row string `json:"row,omitempty"`
+	Row string `json:"row,omitempty" opt:"-row"`
 	// Profile is -profile's profile boots a side (0: none).
-	Profile int `json:"profile,omitempty"`
+	Profile int `json:"profile,omitempty" opt:"-profile"`
 	// Duet runs the A/B's boots in pairs, A and B at once (duet.go).
-	Duet bool `json:"duet,omitempty"`
+	Duet bool `json:"duet,omitempty" opt:"-duet"`
 }
 
 // A kernel is an image plus a cmdline, labeled: its result file is
 // LABEL.txt.
 type kernel struct {
-	Label  string `json:"label"`
-	Image  string `json:"image"` // absolute
-	SHA256 string `json:"sha256"`
-	Append string `json:"append"`
+	Label  string `json:"label" opt:"label"`
+	Image  string `json:"image" opt:"kernel"` // absolute
+	SHA256 string `json:"sha256" opt:"sha256"`
+	Append string `json:"append" opt:"append"`
 }
 
-// stateVersion is kbab.json's format. Version 1 (no "version": the A/B
-// kbab before series) is refused: its sides were fields "a" and "b";
-// version 2 recorded each boot's boot ids, offset, length and SHA-256,
-// which its output file (bootFile) now says.
-const stateVersion = 3
+// stateVersion is kbab.json's format; a run begun by a kbab of another
+// is refused. Version 4 lists profile boots among the boots.
+const stateVersion = 4
 
 // state is kbab.json: the settings and the finished boots, with what
 // their outputs (bootFile) cannot say: how long each took, its go test
@@ -71,16 +67,12 @@ type state struct {
 	Version  int          `json:"version"`
 	Settings settings     `json:"settings"`
 	Boots    []bootRecord `json:"boots"`
-	// Counts are a planned run's -count per package (import path), as
-	// its first plan chose them; PairRuns the go test runs of the boot
-	// pair under way, which both of its boots run alike.
-	Counts   map[string]int `json:"counts,omitempty"`
-	PairRuns []pkgRun       `json:"pair_runs,omitempty"`
+	// PairRuns are the go test runs of a planned run's boot pair under
+	// way, which both of its boots run alike.
+	PairRuns []pkgRun `json:"pair_runs,omitempty"`
 	// Confirmed is a bisection's end of its confirmation (the planned
 	// A/B of good against bad), nil before.
 	Confirmed *confirmation `json:"confirmed,omitempty"`
-	// Profiled are the finished profile boots (-profile), in order.
-	Profiled []profiledBoot `json:"profiled,omitempty"`
 }
 
 // confirmation is how a bisection's planned A/B of good against bad
@@ -99,7 +91,8 @@ type pkgRun struct {
 }
 
 // bootRecord is one finished boot; its output is bootFile, of which its
-// kernel's file (LABEL.txt) holds a copy after the boots before it.
+// kernel's file (LABEL.txt) holds a copy after the boots before it (a
+// timed boot's).
 type bootRecord struct {
 	Boot     int       `json:"boot"`   // 1-based, in the schedule
 	Kernel   string    `json:"kernel"` // its label
@@ -109,11 +102,10 @@ type bootRecord struct {
 	// Retry says why the boot's first try was retried (its guest died
 	// or froze), for the report; "" when it was not.
 	Retry string `json:"retry,omitempty"`
+	// Profile is a profile boot's number among them (1-based), 0 for a
+	// timed boot (profile.go).
+	Profile int `json:"profile,omitempty"`
 }
-
-// order names the boot order of every design but a bisection's steps
-// (which its search picks): balancedOrder.
-const order = "balanced"
 
 // balancedOrder is the kernel (index) of boot i (0-based) of n kernels:
 // rounds that each boot every kernel once, every other round reversed,
@@ -146,7 +138,7 @@ func newSettings(c *config) (settings, error) {
 	if err != nil {
 		return settings{}, err
 	}
-	s := settings{Dir: dir, Design: c.design, List: c.list, Boots: c.boots, Order: order, SMP: c.smp, Memory: c.memory,
+	s := settings{Dir: dir, Design: c.design, List: c.list, Boots: c.boots, SMP: c.smp, Memory: c.memory,
 		Accel: c.accel, GoTest: c.goTest, Target: c.target, Row: c.row, Profile: c.profile, Duet: c.duet}
 	if c.target > 0 {
 		s.Boots = 0 // the plan's
@@ -171,48 +163,41 @@ func newSettings(c *config) (settings, error) {
 	return s, nil
 }
 
-// differences names each setting that differs, as the option that sets it.
+// differences names each setting that differs, as the option that sets
+// it (its field's opt tag). A resume's settings are the command line's,
+// checked, only where none differs.
 func differences(old, now settings) []string {
-	var d []string
-	add := func(name, o, n string) {
-		if o != n {
-			d = append(d, fmt.Sprintf("%s: was %q, now %q", name, o, n))
-		}
-	}
-	add("directory go test runs in", old.Dir, now.Dir)
-	add("design", old.Design, now.Design)
-	add("kernel list", old.List, now.List)
+	d := fieldDiffs(old, now, func(opt string) string { return opt })
 	if len(old.Kernels) != len(now.Kernels) {
-		d = append(d, fmt.Sprintf("kernels: was %d, now %d", len(old.Kernels), len(now.Kernels)))
-	} else {
-		for i, o := range old.Kernels {
-			n := now.Kernels[i]
-			add(kernelOption(now, i, "label"), o.Label, n.Label)
-			add(kernelOption(now, i, "kernel"), o.Image, n.Image)
-			if o.Image == n.Image {
-				add(kernelOption(now, i, "kernel")+"'s contents (SHA-256)", o.SHA256, n.SHA256)
-			}
-			add(kernelOption(now, i, "append"), o.Append, n.Append)
-		}
+		return append(d, fmt.Sprintf("kernels: was %d, now %d", len(old.Kernels), len(now.Kernels)))
 	}
-	add("-boots", fmt.Sprint(old.Boots), fmt.Sprint(now.Boots))
-	add("-target", fmt.Sprint(old.Target), fmt.Sprint(now.Target))
-	add("-row", old.Row, now.Row)
-	add("-profile", fmt.Sprint(old.Profile), fmt.Sprint(now.Profile))
-	add("-duet", fmt.Sprint(old.Duet), fmt.Sprint(now.Duet))
-	add("order", old.Order, now.Order)
-	add("-smp", old.SMP, now.SMP)
-	add("-memory", old.Memory, now.Memory)
-	add("-accel", old.Accel, now.Accel)
-	add("go test arguments", strings.Join(old.GoTest, " "), strings.Join(now.GoTest, " "))
-	add("KBENCH_* and GOFLAGS environment", strings.Join(old.Env, " "), strings.Join(now.Env, " "))
+	for i := range now.Kernels {
+		d = append(d, fieldDiffs(old.Kernels[i], now.Kernels[i], func(opt string) string { return kernelOption(now, i, opt) })...)
+	}
 	return d
 }
 
-// kernelOption names what sets kernel i's label, image ("kernel") or
-// cmdline ("append"): -a-kernel, -b-append for an A/B; the list's line
-// for a series or a bisection.
+// fieldDiffs names each field of old and now, structs of one type,
+// that differs and has an opt tag, as name(tag) says.
+func fieldDiffs(old, now any, name func(opt string) string) []string {
+	var d []string
+	o, n := reflect.ValueOf(old), reflect.ValueOf(now)
+	for i := range o.NumField() {
+		a, b := fmt.Sprint(o.Field(i)), fmt.Sprint(n.Field(i))
+		if opt := o.Type().Field(i).Tag.Get("opt"); opt != "" && a != b {
+			d = append(d, fmt.Sprintf("%s: was %q, now %q", name(opt), a, b))
+		}
+	}
+	return d
+}
+
+// kernelOption names what sets kernel i's label, image ("kernel"),
+// its contents ("sha256") or cmdline ("append"): -a-kernel, -b-append
+// for an A/B; the list's line for a series or a bisection.
 func kernelOption(s settings, i int, what string) string {
+	if what == "sha256" {
+		return kernelOption(s, i, "kernel") + "'s contents (SHA-256)"
+	}
 	if s.List == "" && i < 2 {
 		if what == "label" {
 			return "label of " + []string{"A", "B"}[i]
@@ -223,60 +208,31 @@ func kernelOption(s settings, i int, what string) string {
 	return fmt.Sprintf("%s kernel %d's %s", s.List, i+1, field)
 }
 
-// readState reads kbab.json. One that is not whole or whose boots do not
-// add up is refused, naming where and what was expected: kbab cannot tell
-// which boots finished under which settings, and a guess could merge
-// boots of another run.
-func readState(p string) (*state, error) {
-	b, err := os.ReadFile(p)
-	if err != nil {
-		return nil, err
-	}
-	st, err := parseState(b)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v; kbab cannot tell which boots finished: restore the file, or use a new -out (the boots' own outputs are in boots/)", p, err)
-	}
-	return st, nil
-}
-
-// parseState decodes and checks the text of a kbab.json.
+// parseState decodes the text of a kbab.json of this version, naming
+// where it is not (line and column).
 func parseState(b []byte) (*state, error) {
-	if t := bytes.TrimLeft(b, " \t\r\n"); len(t) == 0 {
-		return nil, fmt.Errorf("the file is empty (%d bytes): want the JSON object kbab writes", len(b))
-	} else if t[0] != '{' {
-		return nil, fmt.Errorf("%s: want a JSON object", where(b, int64(len(b)-len(t))))
-	}
 	var v struct {
 		Version int `json:"version"`
 	}
-	if json.Unmarshal(b, &v) == nil && v.Version != stateVersion {
-		if v.Version == 0 {
-			return nil, fmt.Errorf("version 1 (no \"version\": an A/B of kbab before series and bisections); this kbab reads version %d: finish that run with the kbab that began it, or use a new -out", stateVersion)
-		}
+	err := json.Unmarshal(b, &v)
+	if err == nil && v.Version != stateVersion {
 		return nil, fmt.Errorf("version %d: this kbab reads version %d: finish that run with the kbab that began it, or use a new -out", v.Version, stateVersion)
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
+	st, dec := &state{}, json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
-	st := &state{}
-	if err := dec.Decode(st); err != nil {
-		var syn *json.SyntaxError
-		var typ *json.UnmarshalTypeError
-		switch {
-		case errors.Is(err, io.ErrUnexpectedEOF):
-			return nil, fmt.Errorf("%s: the JSON ends there, inside its object: cut short", where(b, int64(len(b))))
-		case errors.As(err, &syn):
-			// Offset counts the bad byte itself.
-			return nil, fmt.Errorf("%s: %v", where(b, syn.Offset-1), err)
-		case errors.As(err, &typ):
-			return nil, fmt.Errorf("%s: %s is a JSON %s, want a %v", where(b, typ.Offset), typ.Field, typ.Value, typ.Type)
-		}
+	if err == nil {
+		err = dec.Decode(st)
+	}
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		// Offset counts the bad byte itself.
+		return nil, fmt.Errorf("%s: %v", where(b, syn.Offset-1), err)
+	case errors.As(err, &typ):
+		return nil, fmt.Errorf("%s: %v", where(b, typ.Offset), err)
+	case err != nil:
 		return nil, fmt.Errorf("%s: %v", where(b, dec.InputOffset()), err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("%s: more after the JSON object", where(b, dec.InputOffset()))
-	}
-	if err := st.check(); err != nil {
-		return nil, err
 	}
 	return st, nil
 }
@@ -289,70 +245,46 @@ func where(b []byte, off int64) string {
 	return fmt.Sprintf("line %d, column %d (byte %d)", line, col, off)
 }
 
-// check makes sure the finished boots add up: in the design's order and
-// no more than the settings ask for (their outputs are checked by
-// checkOutputs).
+// check makes sure the finished boots add up under the settings (the
+// command line's): in the design's order, profile boots after the
+// timed ones, and no more than the settings ask for (their outputs are
+// checked by checkOutputs).
 func (st *state) check() error {
 	s := st.Settings
 	n := len(s.Kernels)
-	switch {
-	case !slices.Contains(designNames, s.Design):
-		return fmt.Errorf("settings.design is %q: want one of %s", s.Design, strings.Join(designNames, ", "))
-	case n < 2 || (s.Design == "bisect" && n < 3):
-		return fmt.Errorf("settings.kernels has %d kernels: want 2 or more (3 or more for a bisection)", n)
-	case (s.Design == "fixed" || s.Design == "planned") && n != 2:
-		return fmt.Errorf("settings.kernels has %d kernels with design %s: want 2, A and B", n, s.Design)
-	case !(s.Target >= 0 && s.Target < 1):
-		return fmt.Errorf("settings.target is %v: want 0 (a fixed design) or a planned run's mde, above 0 and below 1", s.Target)
-	case (s.Design == "planned" || s.Design == "bisect") != (s.Target > 0):
-		return fmt.Errorf("settings.target is %v with design %s: want above 0 for planned and bisect, 0 for the others", s.Target, s.Design)
-	case s.Target == 0 && s.Boots < 1:
-		return fmt.Errorf("settings.boots is %d: want 1 or more", s.Boots)
-	case s.Target > 0 && s.Boots != 0:
-		return fmt.Errorf("settings.boots is %d with settings.target %v: want 0, the plan decides a planned run's boots", s.Boots, s.Target)
-	case s.Order != order:
-		return fmt.Errorf("settings.order is %q: want %q", s.Order, order)
-	case s.Target == 0 && len(st.Boots) > n*s.Boots:
-		return fmt.Errorf("boots lists %d finished boots: want at most the %d of %d kernels at settings.boots %d", len(st.Boots), n*s.Boots, n, s.Boots)
-	case st.Confirmed != nil && (s.Design != "bisect" || st.Confirmed.Boots < 2 || st.Confirmed.Boots > len(st.Boots)):
+	if st.Confirmed != nil && (s.Design != "bisect" || st.Confirmed.Boots < 2 || st.Confirmed.Boots > len(st.Boots)) {
 		return fmt.Errorf("confirmed is after %d boots of %d with design %s: want a bisection's, within its boots", st.Confirmed.Boots, len(st.Boots), s.Design)
-	}
-	for pkg, c := range st.Counts {
-		if pkg == "" || c < 1 {
-			return fmt.Errorf("counts has %q: %d: want a package's import path and a -count of 1 or more", pkg, c)
-		}
 	}
 	for i, r := range st.PairRuns {
 		if r.Pkg == "" || r.Count < 1 || len(r.Rows) == 0 {
 			return fmt.Errorf("pair_runs[%d] is package %q, count %d, %d rows: want a package, a -count of 1 or more and its rows", i, r.Pkg, r.Count, len(r.Rows))
 		}
 	}
-	for i, k := range s.Kernels {
-		if !filepath.IsAbs(k.Image) || !isSHA256(k.SHA256) {
-			return fmt.Errorf("settings.kernels[%d] is image %q, sha256 %q: want an absolute path and 64 hex digits", i, k.Image, k.SHA256)
-		}
-		if err := checkLabel(k.Label); err != nil {
-			return fmt.Errorf("settings.kernels[%d]: %v", i, err)
-		}
-		if j := s.kernelIndex(k.Label); j != i {
-			return fmt.Errorf("settings.kernels[%d] has label %q, as kernels[%d] has: want labels of their own", i, k.Label, j)
-		}
-	}
+	timed, profiles := 0, 0
 	for i, d := range st.Boots {
-		at := fmt.Sprintf("boots[%d]", i)
-		if d.Boot != i+1 {
-			return fmt.Errorf("%s is boot %d: want %d (boots finish in order)", at, d.Boot, i+1)
+		at := fmt.Sprintf("boots[%d] (boot %d)", i, d.Boot)
+		switch {
+		case d.Boot != i+1:
+			return fmt.Errorf("boots[%d] is boot %d: want %d (boots finish in order)", i, d.Boot, i+1)
+		case d.Profile == 0 && profiles > 0:
+			return fmt.Errorf("%s is a timed boot after profile boots: want the profile boots last", at)
+		case d.Profile > 0 && (d.Profile != profiles+1 || profiles >= 2*s.Profile):
+			return fmt.Errorf("%s is profile boot %d: want %d, and at most the %d of settings.profile %d", at, d.Profile, profiles+1, 2*s.Profile, s.Profile)
+		case !(d.Seconds >= 0):
+			return fmt.Errorf("%s took %v seconds: want 0 or more", at, d.Seconds)
+		}
+		if d.Profile > 0 {
+			profiles++
+		} else if timed++; s.Target == 0 && timed > n*s.Boots {
+			return fmt.Errorf("%s: want at most the %d timed boots of %d kernels at settings.boots %d", at, n*s.Boots, n, s.Boots)
 		}
 		// A bisection's step boots (no kernel here) are checked by
 		// replaying its search (bisectDesign.feed).
 		if want, why := st.bootKernel(i); want != "" && d.Kernel != want {
-			return fmt.Errorf("%s (boot %d) is kernel %q: want %q, %s", at, d.Boot, d.Kernel, want, why)
-		}
-		if !(d.Seconds >= 0) {
-			return fmt.Errorf("%s (boot %d) took %v seconds: want 0 or more", at, d.Boot, d.Seconds)
+			return fmt.Errorf("%s is kernel %q: want %q, %s", at, d.Kernel, want, why)
 		}
 	}
-	return st.checkProfiled(map[string]int{})
+	return nil
 }
 
 // bootKernel is the label boot i must have and why; "" for a bisection's
@@ -360,10 +292,12 @@ func (st *state) check() error {
 // replay see to it).
 func (st *state) bootKernel(i int) (label, why string) {
 	s := st.Settings
-	if s.Design != "bisect" {
+	switch j := st.Boots[i].Profile; {
+	case j > 0:
+		return s.label(balancedOrder(j-1, 2)), "its place in the profile boots' ABBA order"
+	case s.Design != "bisect":
 		return s.label(balancedOrder(i, len(s.Kernels))), "its place in the balanced order"
-	}
-	if st.Confirmed != nil && i >= st.Confirmed.Boots {
+	case st.Confirmed != nil && i >= st.Confirmed.Boots:
 		return "", ""
 	}
 	// The confirmation: an A/B of the first kernel against the last.
@@ -378,68 +312,54 @@ func checkLabel(l string) error {
 	return nil
 }
 
-func isSHA256(s string) bool {
-	b, err := hex.DecodeString(s)
-	return err == nil && len(b) == sha256.Size && strings.ToLower(s) == s
+// bootBase is boot r's files in dir (-out) less their extension:
+// DIR/boots/NN-LABEL, a profile boot's DIR/boots/pNN-LABEL.
+func bootBase(dir string, r bootRecord) string {
+	name := fmt.Sprintf("%02d-%s", r.Boot, r.Kernel)
+	if r.Profile > 0 {
+		name = fmt.Sprintf("p%02d-%s", r.Profile, r.Kernel)
+	}
+	return filepath.Join(dir, "boots", name)
 }
 
-// bootFile is boot r's output in dir (-out), as it ran: DIR/boots/NN-LABEL.txt.
-func bootFile(dir string, r bootRecord) string {
-	return filepath.Join(dir, "boots", fmt.Sprintf("%02d-%s.txt", r.Boot, r.Kernel))
-}
+// bootFile is boot r's output in dir (-out), as it ran.
+func bootFile(dir string, r bootRecord) string { return bootBase(dir, r) + ".txt" }
 
 // checkOutputs makes sure each finished boot's output (bootFile) is
-// there with boot ids of its own, which it returns, and that each
-// kernel's file holds its boots' outputs one after another: bytes past
-// them (an append cut short) are cut off, naming how many, anything else
-// refused, naming the boot (docs/kbab.md, "Resume, crashes and edits").
+// there with boot ids of its own, which it returns, and makes each
+// kernel's file its timed boots' outputs one after another: the boot
+// files are the record, and a kernel's file that is not them (an append
+// cut short, an edit) is written anew from them, naming it
+// (docs/kbab.md, "Resume, crashes and edits").
 func (st *state) checkOutputs(dir string, stderr io.Writer) (map[string]bool, error) {
-	ids := map[string]bool{}
-	for _, k := range st.Settings.Kernels {
-		p := filepath.Join(dir, k.Label+".txt")
-		have, err := os.ReadFile(p)
-		if errors.Is(err, os.ErrNotExist) {
-			err = os.WriteFile(p, nil, 0o666)
+	ids, joined := map[string]bool{}, map[string][]byte{}
+	for _, r := range st.Boots {
+		b := bootFile(dir, r)
+		out, err := os.ReadFile(b)
+		if err != nil {
+			return nil, fmt.Errorf("%v: boot %d's output, which kbab.json says finished; use a new -out", err, r.Boot)
+		}
+		got, err := bootIDs(b)
+		if err == nil {
+			err = fresh(b, got, ids)
 		}
 		if err != nil {
 			return nil, err
 		}
-		off := 0
-		for _, r := range st.Boots {
-			if r.Kernel != k.Label {
-				continue
-			}
-			b := bootFile(dir, r)
-			out, err := os.ReadFile(b)
-			if err != nil {
-				return nil, fmt.Errorf("%v: boot %d's output, which kbab.json says finished; use a new -out", err, r.Boot)
-			}
-			end := off + len(out)
-			switch {
-			case len(have) < end:
-				return nil, fmt.Errorf("%s ends at byte %d, inside boot %d's output (bytes %d-%d): it was cut mid-boot or changed outside kbab, and kbab will not add boots to it; use a new -out",
-					p, len(have), r.Boot, off, end)
-			case !bytes.Equal(have[off:end], out):
-				return nil, fmt.Errorf("%s: bytes %d-%d, boot %d's output, are not what it appended (%s): it was changed outside kbab; use a new -out", p, off, end, r.Boot, b)
-			}
-			off = end
-			got, err := bootIDs(b)
-			if err == nil {
-				err = fresh(b, got, ids)
-			}
-			if err != nil {
-				return nil, err
-			}
-		}
-		if len(have) > off {
-			fmt.Fprintf(stderr, "kbab: %s: cutting %d bytes past its last finished boot (an append that was cut short)\n", p, len(have)-off)
-			if err := os.Truncate(p, int64(off)); err != nil {
-				return nil, err
-			}
+		if r.Profile == 0 {
+			joined[r.Kernel] = append(joined[r.Kernel], out...)
 		}
 	}
-	for j, p := range st.Profiled {
-		if err := fresh(fmt.Sprintf("profiled[%d] (profile boot %d)", j, p.Boot), p.BootIDs, ids); err != nil {
+	for _, k := range st.Settings.Kernels {
+		p, want := filepath.Join(dir, k.Label+".txt"), joined[k.Label]
+		have, err := os.ReadFile(p)
+		if err == nil && bytes.Equal(have, want) {
+			continue
+		}
+		if len(have) > 0 {
+			fmt.Fprintf(stderr, "kbab: %s: %d bytes, not the %d of its finished boots' outputs (an append cut short, or an edit): writing it anew from boots/\n", p, len(have), len(want))
+		}
+		if err := os.WriteFile(p, want, 0o666); err != nil {
 			return nil, err
 		}
 	}

@@ -38,7 +38,7 @@ func TestBootsRealChange(t *testing.T) {
 	}
 	for _, unit := range []string{"sec/op", "loops/s"} {
 		row := rowOf(t, r, unit, sim.SyscallRow)
-		if row.Boot == nil || row.Boot.N1 != 3 || row.Boot.N2 != 3 {
+		if row.Boot == nil || len(row.Boot.Old) != 3 || len(row.Boot.New) != 3 {
 			t.Fatalf("%s: not compared with boots as samples: %+v", unit, row.Boot)
 		}
 		if row.Verdict != abstat.Worse || row.Boot.P > 0.05 {

@@ -17,14 +17,14 @@ import (
 
 // config is vmexec's command line.
 type config struct {
-	kernel, append, tcgAppend   string
-	smp                         int
-	memory, accel, pin, pvh     string
-	console, qemu, outcome      string
-	modules                     []string
-	timeout, bootTimeout, stall time.Duration
-	kvmProbe                    time.Duration
-	args                        []string // the test binary and its arguments
+	kernel, append, tcgAppend string
+	smp                       int
+	memory, accel, pin, pvh   string
+	console, qemu, outcome    string
+	modules                   []string
+	bootTimeout, stall        time.Duration
+	kvmProbe                  time.Duration
+	args                      []string // the test binary and its arguments
 }
 
 // parseFlags reads vmexec's flags; the first non-flag argument is the
@@ -40,7 +40,6 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	smp := fs.String("smp", strconv.Itoa(vmflags.DefaultSMP), "vCPUs (1-"+strconv.Itoa(vmflags.MaxSMP)+")")
 	fs.StringVar(&c.memory, "memory", vmflags.DefaultMemory, "guest memory, as NM or NG")
 	fs.StringVar(&c.accel, "accel", vmflags.DefaultAccel, "auto (KVM when it boots this kernel, else TCG), kvm or tcg")
-	fs.DurationVar(&c.timeout, "timeout", 0, "kill the guest after this long (0: no limit beyond the binary's own -test.timeout)")
 	fs.DurationVar(&c.bootTimeout, "boot-timeout", 5*time.Minute, "how long the kernel may take to reach init")
 	fs.DurationVar(&c.kvmProbe, "kvm-probe", 15*time.Second, "with -accel auto: how long a KVM boot may stay silent before TCG is used")
 	fs.StringVar(&c.pin, "pin", "auto", "auto (pin vCPU i to the i-th CPU vmexec may use, when there are enough) or off")
@@ -63,8 +62,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		return nil, fmt.Errorf("-kernel is required: a kernel image such as /boot/vmlinuz-$(uname -r) or arch/x86/boot/bzImage")
 	case len(c.args) == 0:
 		return nil, fmt.Errorf("no program to run: vmexec -kernel IMAGE [flags] program [args...]")
-	case c.timeout < 0 || c.bootTimeout <= 0 || c.kvmProbe <= 0:
-		return nil, fmt.Errorf("-timeout accepts 0 or more, -boot-timeout and -kvm-probe more than 0")
+	case c.bootTimeout <= 0 || c.kvmProbe <= 0:
+		return nil, fmt.Errorf("-boot-timeout and -kvm-probe accept more than 0")
 	case c.stall != 0 && c.stall < 4*beatEvery:
 		return nil, fmt.Errorf("-stall accepts 0 (no guard) or at least %v, four of init's heartbeats (got %v)", 4*beatEvery, c.stall)
 	}

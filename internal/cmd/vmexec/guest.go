@@ -94,10 +94,10 @@ func setupGuest() (*frameWriter, <-chan frame, error) {
 	go readHost(port, ctl, fw)
 
 	fact := func(key, val string) { appendFacts([]string{"vm.guest." + key + ": " + val}) }
-	for _, dir := range []string{"/tmp", "/run", "/dev/shm"} {
-		if err := mountTmpfs(dir, "CONFIG_TMPFS"); err != nil {
-			return fw, ctl, err
-		}
+	// The root is a tmpfs already (the kernel's rootfs, given no root=),
+	// /tmp and /run in it world-writable; /dev is devtmpfs.
+	if err := mount("tmpfs", "/dev/shm", "CONFIG_TMPFS", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
+		return fw, ctl, err
 	}
 	if err := mount("devpts", "/dev/pts", "CONFIG_UNIX98_PTYS", unix.MS_NOSUID|unix.MS_NOEXEC, "mode=0620,ptmxmode=0666"); err != nil {
 		fact("devpts", err.Error())
@@ -113,7 +113,7 @@ func setupGuest() (*frameWriter, <-chan frame, error) {
 			mounted = append(mounted, m.fs)
 		}
 	}
-	fact("mounts", strings.Join(append([]string{"proc sysfs devtmpfs tmpfs(/tmp,/run,/dev/shm) " + strings.Join(mounted, " ")}, missing...), "; "))
+	fact("mounts", strings.Join(append([]string{"proc sysfs devtmpfs tmpfs(/, /dev/shm) " + strings.Join(mounted, " ")}, missing...), "; "))
 	if err := linkUp("lo"); err != nil {
 		fact("lo", "down: "+err.Error())
 	}
@@ -235,7 +235,7 @@ func runGuest(fw *frameWriter, ctl <-chan frame) exitStatus {
 	for _, rl := range spec.Rlimits {
 		lim := unix.Rlimit{Cur: rl.Cur, Max: rl.Max}
 		if err := unix.Setrlimit(rl.Resource, &lim); err != nil {
-			notes = append(notes, fmt.Sprintf("%s %d/%d: %v", rl.Name, rl.Cur, rl.Max, err))
+			notes = append(notes, fmt.Sprintf("RLIMIT_%s %d/%d: %v", rlimitNames[rl.Resource], rl.Cur, rl.Max, err))
 		}
 	}
 	if len(notes) > 0 {
@@ -325,62 +325,6 @@ func appendFacts(facts []string) error {
 		fmt.Fprintln(f, l)
 	}
 	return f.Close()
-}
-
-// mountTmpfs mounts a tmpfs on dir and carries over what the initramfs
-// put there (go test's binary lives in /tmp/go-build*): a fresh tmpfs is
-// filled first, then moved onto dir.
-func mountTmpfs(dir, option string) error {
-	entries, _ := os.ReadDir(dir)
-	if len(entries) == 0 {
-		return mount("tmpfs", dir, option, unix.MS_NOSUID|unix.MS_NODEV, "mode=1777")
-	}
-	stage := "/.vmexec-stage"
-	if err := mount("tmpfs", stage, option, unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
-		return err
-	}
-	if err := copyTree(dir, stage); err != nil {
-		return fmt.Errorf("filling the tmpfs for %s: %v", dir, err)
-	}
-	if err := unix.Mount(stage, dir, "", unix.MS_MOVE, ""); err != nil {
-		return fmt.Errorf("moving the tmpfs onto %s: %v", dir, err)
-	}
-	return os.Remove(stage)
-}
-
-// copyTree copies the contents of src into dst, keeping modes, owners
-// and symlinks.
-func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		to := filepath.Join(dst, rel)
-		fi, err := os.Lstat(p)
-		if err != nil {
-			return err
-		}
-		st := fi.Sys().(*syscall.Stat_t)
-		switch {
-		case fi.IsDir() && rel != ".":
-			err = os.Mkdir(to, 0o700)
-		case fi.Mode()&fs.ModeSymlink != 0:
-			target, err := os.Readlink(p)
-			if err == nil {
-				err = os.Symlink(target, to)
-			}
-			return cmp.Or(err, os.Lchown(to, int(st.Uid), int(st.Gid)))
-		case fi.Mode().IsRegular():
-			var data []byte
-			if data, err = os.ReadFile(p); err == nil {
-				err = os.WriteFile(to, data, 0o600)
-			}
-		case !fi.IsDir():
-			return nil
-		}
-		return cmp.Or(err, os.Lchown(to, int(st.Uid), int(st.Gid)), unix.Chmod(to, st.Mode&0o7777))
-	})
 }
 
 // sendOutputs sends the regular files at or below each output path.

@@ -3,8 +3,6 @@
 package main
 
 import (
-	"bufio"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,72 +12,9 @@ import (
 
 func checkImage(path string) error { return vmflags.Kernel("-kernel", path) }
 
-// requiredOptions are the kernel options a guest cannot run without;
-// wantedOptions are ones some rows need (docs/vms.md, "Kernel options").
-var (
-	requiredOptions = []string{"BLK_DEV_INITRD", "BINFMT_ELF", "PROC_FS", "SYSFS", "DEVTMPFS", "TMPFS", "SERIAL_8250", "SERIAL_8250_CONSOLE", "TTY", "PRINTK"}
-	wantedOptions   = []string{"DEBUG_FS", "TRACING", "NET", "INET", "UNIX", "NET_NS", "VETH", "MODULES", "SECCOMP", "BPF_JIT", "PERF_EVENTS", "ACPI"}
-)
-
-// configFor finds the kernel config beside an image.
-func configFor(image string) string { return besideImage(image, "config-", ".config") }
-
-// besideImage finds a file that comes with an image: PREFIX-V beside
-// vmlinuz-V (Debian's /boot), or treeFile at the top of the build tree of
-// arch/x86/boot/bzImage; "" when there is none.
-func besideImage(image, prefix, treeFile string) string {
-	dir, base := filepath.Split(image)
-	if v, ok := strings.CutPrefix(base, "vmlinuz-"); ok {
-		if p := filepath.Join(dir, prefix+v); exists(p) {
-			return p
-		}
-	}
-	if tree, ok := strings.CutSuffix(filepath.Clean(dir), filepath.Join("arch", "x86", "boot")); ok {
-		if p := filepath.Join(tree, treeFile); exists(p) {
-			return p
-		}
-	}
-	return ""
-}
-
 func exists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
-}
-
-// checkConfig reads a kernel config and names the required options it
-// lacks (an error) and the wanted ones it lacks (warnings).
-func checkConfig(path string) (missingWanted []string, err error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	set := map[string]string{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if k, v, ok := strings.Cut(sc.Text(), "="); ok && strings.HasPrefix(k, "CONFIG_") {
-			set[strings.TrimPrefix(k, "CONFIG_")] = v
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, err
-	}
-	var missing []string
-	for _, o := range requiredOptions {
-		if set[o] != "y" {
-			missing = append(missing, "CONFIG_"+o+"=y")
-		}
-	}
-	if len(missing) > 0 {
-		return nil, fmt.Errorf("kernel config %s lacks %s, which a vmexec guest needs", path, strings.Join(missing, ", "))
-	}
-	for _, o := range wantedOptions {
-		if v := set[o]; v != "y" && !(o == "VETH" && v == "m") {
-			missingWanted = append(missingWanted, "CONFIG_"+o)
-		}
-	}
-	return missingWanted, nil
 }
 
 // modulesFor finds the modules tree of an image in Debian's layout,

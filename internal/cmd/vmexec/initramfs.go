@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"debug/elf"
 	"fmt"
 	"io"
@@ -14,7 +15,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 
 	"github.com/u-root/u-root/pkg/cpio"
 	"github.com/u-root/u-root/pkg/ldd"
@@ -27,18 +27,11 @@ const maxTree = 256 << 20
 // initramfs collects the guest's root file system before it is written
 // as a newc cpio archive.
 type initramfs struct {
-	recs  map[string]cpio.Record // by normalized name
-	files []*os.File             // opened contents, closed by close
-	size  int64
+	recs map[string]cpio.Record // by normalized name
+	size int64
 }
 
 func newInitramfs() *initramfs { return &initramfs{recs: map[string]cpio.Record{}} }
-
-func (ir *initramfs) close() {
-	for _, f := range ir.files {
-		f.Close()
-	}
-}
 
 func (ir *initramfs) has(name string) bool {
 	_, ok := ir.recs[cpio.Normalize(name)]
@@ -53,6 +46,7 @@ func (ir *initramfs) add(r cpio.Record) {
 			ir.recs[d] = cpio.Directory(d, 0o755)
 		}
 	}
+	ir.size += int64(r.FileSize)
 	ir.recs[r.Name] = r
 }
 
@@ -67,12 +61,16 @@ func (ir *initramfs) static(name, content string, mode uint64) {
 	ir.add(cpio.StaticFile(name, content, mode))
 }
 
-// owned gives r fi's owner and permission bits.
-func owned(r cpio.Record, fi fs.FileInfo) cpio.Record {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		r.UID, r.GID, r.Mode = uint64(st.Uid), uint64(st.Gid), r.Mode&^0o7777|uint64(st.Mode&0o7777)
+// host adds the host's file, directory or symlink p (not followed) at
+// guest path name, with its mode and owner; the contents are read when
+// the archive is written.
+func (ir *initramfs) host(p, name string) (cpio.Record, error) {
+	r, err := cpio.NewRecorder().GetRecord(p)
+	r.Name, r.NLink = name, 1 // no hard links: the kernel would link by inode
+	if err == nil {
+		ir.add(r)
 	}
-	return r
+	return r, err
 }
 
 // file copies a host file (following symlinks) to guest path name,
@@ -81,23 +79,15 @@ func (ir *initramfs) file(host, name string) error {
 	if ir.has(name) {
 		return nil
 	}
-	f, err := os.Open(host)
+	real, err := filepath.EvalSymlinks(host)
 	if err != nil {
 		return err
 	}
-	fi, err := f.Stat()
-	if err == nil && !fi.Mode().IsRegular() {
-		err = fmt.Errorf("%s: not a regular file", host)
+	if fi, err := os.Stat(real); err != nil || !fi.Mode().IsRegular() {
+		return cmp.Or(err, fmt.Errorf("%s: not a regular file", host))
 	}
-	if err != nil {
-		f.Close()
-		return err
-	}
-	ir.files = append(ir.files, f)
-	ir.size += fi.Size()
-	info := cpio.Info{Name: name, Mode: cpio.S_IFREG | uint64(fi.Mode().Perm()), FileSize: uint64(fi.Size()), NLink: 1}
-	ir.add(owned(cpio.Record{ReaderAt: f, Info: info}, fi))
-	return nil
+	_, err = ir.host(real, name)
+	return err
 }
 
 // tree copies a directory (the module holding the package directory) to
@@ -105,31 +95,19 @@ func (ir *initramfs) file(host, name string) error {
 // kept; .git directories are left out.
 func (ir *initramfs) tree(root string) error {
 	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
 		switch {
+		case err != nil:
+			return err
 		case d.IsDir() && d.Name() == ".git" && p != root:
 			return filepath.SkipDir
-		case d.IsDir():
-			ir.add(owned(cpio.Directory(p, uint64(fi.Mode().Perm())), fi))
-		case d.Type()&fs.ModeSymlink != 0:
-			target, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			ir.add(cpio.Symlink(p, target))
-		case d.Type().IsRegular():
-			if err := ir.file(p, p); err != nil {
-				return err
-			}
-			if ir.size > maxTree {
-				return fmt.Errorf("%s holds more than %d MiB; run vmexec from a package directory of a module (go test does)", root, maxTree>>20)
-			}
+		case !d.IsDir() && !d.Type().IsRegular() && d.Type()&fs.ModeSymlink == 0:
+			return nil
+		}
+		if _, err := ir.host(p, p); err != nil {
+			return err
+		}
+		if ir.size > maxTree {
+			return fmt.Errorf("%s holds more than %d MiB; run vmexec from a package directory of a module (go test does)", root, maxTree>>20)
 		}
 		return nil
 	})
@@ -195,11 +173,15 @@ func sharedLibs(p string) ([]string, error) {
 }
 
 // write writes the archive, sorted so that directories precede what
-// they hold.
+// they hold, closing each file once it is copied.
 func (ir *initramfs) write(w io.Writer) error {
-	rw := cpio.NewDedupWriter(cpio.Newc.Writer(w))
+	rw := cpio.Newc.Writer(w)
 	for _, n := range slices.Sorted(maps.Keys(ir.recs)) {
-		if err := rw.WriteRecord(ir.recs[n]); err != nil {
+		err := rw.WriteRecord(ir.recs[n])
+		if c, ok := ir.recs[n].ReaderAt.(io.Closer); ok {
+			c.Close()
+		}
+		if err != nil {
 			return fmt.Errorf("initramfs: %s: %w", n, err)
 		}
 	}

@@ -5,7 +5,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
+	"net"
 	"strings"
 	"time"
 
@@ -70,54 +70,44 @@ func vcpuThreads(sock string) ([]int, error) {
 // qmpCall runs one QMP command (with args, when not nil) on QEMU's
 // socket and decodes its return value into ret.
 func qmpCall(sock, cmd string, args, ret any) error {
-	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	var c net.Conn
+	var err error
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if c, err = net.Dial("unix", sock); err == nil || time.Now().After(deadline) {
+			break
+		}
+	}
 	if err != nil {
 		return err
 	}
-	f := os.NewFile(uintptr(fd), sock)
-	defer f.Close()
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if err = unix.Connect(fd, &unix.SockaddrUnix{Name: sock}); err == nil {
-			break
-		} else if time.Now().After(deadline) {
-			return err
-		}
-	}
-	tv := unix.NsecToTimeval(int64(5 * time.Second))
-	unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
-	dec := json.NewDecoder(f)
-	var greeting map[string]json.RawMessage
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	dec, enc := json.NewDecoder(c), json.NewEncoder(c)
+	var greeting, none any
 	if err := dec.Decode(&greeting); err != nil {
 		return err
 	}
-	var none struct{}
-	for _, c := range []struct {
-		cmd       string
-		args, ret any
+	for _, q := range []struct {
+		Execute   string `json:"execute"`
+		Arguments any    `json:"arguments,omitempty"`
+		ret       any
 	}{{"qmp_capabilities", nil, &none}, {cmd, args, ret}} {
-		req := map[string]any{"execute": c.cmd}
-		if c.args != nil {
-			req["arguments"] = c.args
-		}
-		b, _ := json.Marshal(req)
-		if _, err := f.Write(append(b, '\n')); err != nil {
+		if err := enc.Encode(q); err != nil {
 			return err
 		}
 		for { // events come before the answer
 			var msg struct {
-				Return json.RawMessage `json:"return"`
-				Error  *struct {
-					Desc string `json:"desc"`
-				} `json:"error"`
+				Return json.RawMessage
+				Error  *struct{ Desc string }
 			}
 			if err := dec.Decode(&msg); err != nil {
 				return err
 			}
 			if msg.Error != nil {
-				return fmt.Errorf("%s: %s", c.cmd, msg.Error.Desc)
+				return fmt.Errorf("%s: %s", q.Execute, msg.Error.Desc)
 			}
 			if msg.Return != nil {
-				if err := json.Unmarshal(msg.Return, c.ret); err != nil {
+				if err := json.Unmarshal(msg.Return, q.ret); err != nil {
 					return err
 				}
 				break

@@ -65,15 +65,6 @@ func run(cfg *config, env runEnv) (*exitStatus, syscall.Signal, error) {
 	if h.digest, err = vmflags.ImageDigest(cfg.kernel); err != nil {
 		return nil, 0, err
 	}
-	if c := configFor(h.real); c != "" {
-		wanted, err := checkConfig(c)
-		if err != nil {
-			return nil, 0, err
-		}
-		if len(wanted) > 0 {
-			fmt.Fprintf(env.stderr, "vmexec: note: %s lacks %s; rows that need them skip\n", c, strings.Join(wanted, ", "))
-		}
-	}
 	if h.qemu, err = exec.LookPath(cfg.qemu); err != nil {
 		return nil, 0, &failure{vmflags.ExitQEMU, fmt.Errorf("%s not found in PATH: install QEMU (Debian and Ubuntu: apt-get install qemu-system-x86; Fedora: dnf install qemu-system-x86)", cfg.qemu)}
 	}
@@ -230,16 +221,8 @@ func passEnv(kv string) bool {
 	return strings.HasPrefix(k, "KBENCH_") || strings.HasPrefix(k, "GO") || k == "PATH" || k == "HOME"
 }
 
-var rlimits = []struct {
-	res  int
-	name string
-}{
-	{unix.RLIMIT_NOFILE, "RLIMIT_NOFILE"}, {unix.RLIMIT_NPROC, "RLIMIT_NPROC"}, {unix.RLIMIT_STACK, "RLIMIT_STACK"},
-	{unix.RLIMIT_MEMLOCK, "RLIMIT_MEMLOCK"}, {unix.RLIMIT_CORE, "RLIMIT_CORE"}, {unix.RLIMIT_AS, "RLIMIT_AS"},
-	{unix.RLIMIT_DATA, "RLIMIT_DATA"}, {unix.RLIMIT_FSIZE, "RLIMIT_FSIZE"}, {unix.RLIMIT_MSGQUEUE, "RLIMIT_MSGQUEUE"},
-	{unix.RLIMIT_NICE, "RLIMIT_NICE"}, {unix.RLIMIT_RTPRIO, "RLIMIT_RTPRIO"}, {unix.RLIMIT_SIGPENDING, "RLIMIT_SIGPENDING"},
-	{unix.RLIMIT_LOCKS, "RLIMIT_LOCKS"}, {unix.RLIMIT_CPU, "RLIMIT_CPU"}, {unix.RLIMIT_RTTIME, "RLIMIT_RTTIME"},
-}
+// rlimitNames are Linux's resource limits, by number (RLIM_NLIMITS of them).
+var rlimitNames = strings.Fields("CPU FSIZE DATA STACK CORE RSS NPROC NOFILE MEMLOCK AS LOCKS SIGPENDING MSGQUEUE NICE RTPRIO RTTIME")
 
 // makeSpec says how the guest runs the binary: as vmexec would have.
 func (h *host) makeSpec(bin string) (*guestSpec, error) {
@@ -260,10 +243,10 @@ func (h *host) makeSpec(bin string) (*guestSpec, error) {
 		}
 	}
 	spec.Outputs = outputs(cwd, spec.Args[1:], os.Getenv)
-	for _, r := range rlimits {
+	for res := range rlimitNames {
 		var lim unix.Rlimit
-		if unix.Getrlimit(r.res, &lim) == nil {
-			spec.Rlimits = append(spec.Rlimits, rlimit{r.res, r.name, lim.Cur, lim.Max})
+		if unix.Getrlimit(res, &lim) == nil {
+			spec.Rlimits = append(spec.Rlimits, rlimit{res, lim.Cur, lim.Max})
 		}
 	}
 	return spec, nil
@@ -297,7 +280,6 @@ func (h *host) makeInitramfs(facts []string) error {
 	}
 	h.outputs = spec.Outputs
 	ir := newInitramfs()
-	defer ir.close()
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -347,11 +329,13 @@ func (h *host) makeInitramfs(facts []string) error {
 	} else if len(h.cfg.modules) > 0 {
 		facts = append(facts, "vm.modules: none loaded (no lib/modules/RELEASE beside "+h.cfg.kernel+")")
 	}
-	for _, d := range []string{"/proc", "/sys", "/dev", "/tmp", "/run", "/root"} {
+	for _, d := range []string{"/proc", "/sys", "/dev", "/root"} {
 		if !ir.has(d) {
 			ir.dir(d, 0o755, 0, 0)
 		}
 	}
+	ir.dir("/tmp", 0o1777, 0, 0)
+	ir.dir("/run", 0o1777, 0, 0)
 	ir.add(cpio.CharDev("/dev/console", 0o600, 5, 1))
 	// The binary may create these, which as an unprivileged user it could
 	// not below the initramfs's root-owned directories.

@@ -21,7 +21,6 @@ type guestSpec struct {
 }
 
 type rlimit struct {
-	Resource int    `json:"resource"`
-	Name     string `json:"name"`
+	Resource int `json:"resource"`
 	Cur, Max uint64
 }

@@ -30,8 +30,8 @@ func TestParseFlagsContract(t *testing.T) {
 	if strings.Join(c.args, " ") != "/tmp/x.test -test.v -test.run=^A$" {
 		t.Errorf("program args %q", c.args)
 	}
-	if strings.Join(c.modules, ",") != "veth" || c.timeout != 0 || c.pin != "auto" {
-		t.Errorf("defaults: modules %q timeout %v pin %q", c.modules, c.timeout, c.pin)
+	if strings.Join(c.modules, ",") != "veth" || c.pin != "auto" {
+		t.Errorf("defaults: modules %q pin %q", c.modules, c.pin)
 	}
 }
 
@@ -129,50 +129,11 @@ func TestCheckImage(t *testing.T) {
 	}
 }
 
-func writeConfig(t *testing.T, path string, drop string) {
-	var b strings.Builder
-	for _, o := range append(append([]string{}, requiredOptions...), wantedOptions...) {
-		if o == drop {
-			b.WriteString("# CONFIG_" + o + " is not set\n")
-		} else {
-			b.WriteString("CONFIG_" + o + "=y\n")
-		}
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func TestConfig(t *testing.T) {
+func TestModulesFor(t *testing.T) {
 	dir := t.TempDir()
 	boot := filepath.Join(dir, "boot")
 	os.MkdirAll(boot, 0o755)
 	img := fakeImage(t, boot, 4096)
-	if got := configFor(img); got != "" {
-		t.Errorf("configFor found %q where there is none", got)
-	}
-	writeConfig(t, filepath.Join(boot, "config-0.0-fake"), "DEVTMPFS")
-	if got := configFor(img); got != filepath.Join(boot, "config-0.0-fake") {
-		t.Fatalf("configFor = %q", got)
-	}
-	if _, err := checkConfig(configFor(img)); err == nil || !strings.Contains(err.Error(), "CONFIG_DEVTMPFS=y") {
-		t.Errorf("a config without DEVTMPFS: %v", err)
-	}
-	writeConfig(t, filepath.Join(boot, "config-0.0-fake"), "DEBUG_FS")
-	if wanted, err := checkConfig(configFor(img)); err != nil || strings.Join(wanted, ",") != "CONFIG_DEBUG_FS" {
-		t.Errorf("a config without DEBUG_FS: wanted %q, err %v", wanted, err)
-	}
-	tree := filepath.Join(dir, "linux")
-	writeConfig(t, filepath.Join(tree, ".config"), "")
-	os.MkdirAll(filepath.Join(tree, "arch/x86/boot"), 0o755)
-	bz := filepath.Join(tree, "arch/x86/boot/bzImage")
-	os.WriteFile(bz, nil, 0o644)
-	if got := configFor(bz); got != filepath.Join(tree, ".config") {
-		t.Errorf("configFor(build tree) = %q", got)
-	}
 	if d, _ := modulesFor(img); d != "" {
 		t.Errorf("modulesFor found %q where there is none", d)
 	}
@@ -215,7 +176,6 @@ func TestInitramfsContents(t *testing.T) {
 	os.WriteFile(filepath.Join(pkg, "testdata", "in.txt"), []byte("hello"), 0o640)
 	os.Symlink("testdata/in.txt", filepath.Join(pkg, "link"))
 	ir := newInitramfs()
-	defer ir.close()
 	if err := ir.tree(pkg); err != nil {
 		t.Fatal(err)
 	}

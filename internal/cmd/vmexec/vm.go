@@ -61,11 +61,10 @@ func (h *host) qmpPath() string { return filepath.Join(h.tmp, "qmp.sock") }
 type graces struct {
 	powerOff time.Duration // after the exit status, for the guest to power off (no ACPI: it does not)
 	panicEnd time.Duration // after a panic line, for QEMU to end (panic=-1)
-	quitDump time.Duration // after -timeout's SIGQUIT, for the binary's goroutine dump
 	qemuEnd  time.Duration // after SIGKILL, for QEMU to be gone; for the data port's last bytes
 }
 
-var defaultGraces = graces{powerOff: 15 * time.Second, panicEnd: 3 * time.Second, quitDump: 5 * time.Second, qemuEnd: 10 * time.Second}
+var defaultGraces = graces{powerOff: 15 * time.Second, panicEnd: 3 * time.Second, qemuEnd: 10 * time.Second}
 
 // boot is one QEMU run of the guest: how it was started and what it has
 // seen so far. A run of vmexec boots once, or twice when a KVM probe
@@ -149,7 +148,7 @@ func (b *boot) start() error {
 	b.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	fmt.Fprintf(b.h.log, "\n=== vmexec: %s %s\n", b.h.qemu, strings.Join(b.cmd.Args[1:], " "))
 	b.started = time.Now()
-	b.progress.mark(true)
+	b.progress.last = b.started
 	err = b.cmd.Start()
 	conW.Close()
 	if err != nil {
@@ -186,10 +185,7 @@ func (b *boot) stop() {
 		}
 	}
 	if b.con != nil {
-		select {
-		case <-b.con.done:
-		case <-time.After(b.h.grace.qemuEnd):
-		}
+		waitFor(b.con.done, b.h.grace.qemuEnd)
 		_, _, longest := b.progress.get()
 		fmt.Fprintf(b.h.log, "\n=== vmexec: the guest's longest silence (no byte on either port): %v, of -stall=%v\n", longest.Round(time.Millisecond), b.h.cfg.stall)
 	}
@@ -205,9 +201,14 @@ func (b *boot) stop() {
 func (b *boot) kill() {
 	syscall.Kill(-b.cmd.Process.Pid, syscall.SIGKILL) // its process group
 	b.cmd.Process.Kill()
+	waitFor(b.exited, b.h.grace.qemuEnd)
+}
+
+// waitFor waits until ch is closed, at most d.
+func waitFor(ch <-chan struct{}, d time.Duration) {
 	select {
-	case <-b.exited:
-	case <-time.After(b.h.grace.qemuEnd):
+	case <-ch:
+	case <-time.After(d):
 	}
 }
 
@@ -221,12 +222,6 @@ func (b *boot) wait() bootResult {
 	}
 	bootTimer := time.NewTimer(limit)
 	defer bootTimer.Stop()
-	var overall <-chan time.Time
-	if cfg.timeout > 0 {
-		t := time.NewTimer(cfg.timeout)
-		defer t.Stop()
-		overall = t.C
-	}
 	alive, frames := b.con.alive, b.frames
 	var powerOff <-chan time.Time
 	var stall <-chan time.Time
@@ -278,18 +273,13 @@ func (b *boot) wait() bootResult {
 		case <-b.con.panic:
 			// panic=-1 and -no-reboot end QEMU at once; a moment for it,
 			// and for the frames before the panic.
-			select {
-			case <-b.exited:
-			case <-time.After(b.h.grace.panicEnd):
-			}
+			waitFor(b.exited, b.h.grace.panicEnd)
 			return b.ended()
 		case <-bootTimer.C:
 			if b.probe {
 				return bootResult{probeFailed: true, err: fmt.Errorf("no console output within -kvm-probe=%v", cfg.kvmProbe)}
 			}
 			return b.fail(vmflags.ExitDied, "the kernel did not reach init within -boot-timeout=%v", cfg.bootTimeout)
-		case <-overall:
-			return b.timedOut()
 		case s := <-b.h.signals:
 			sig := s.(syscall.Signal)
 			if sig == syscall.SIGQUIT && b.hello && b.status == nil {
@@ -360,49 +350,12 @@ func (b *boot) finish() error {
 	return first
 }
 
-// timedOut ends a boot that ran past -timeout: a binary that runs gets
-// SIGQUIT first and a moment to print where it is, as go test's own
-// timeout does. A guest that sends nothing back in that moment froze.
-func (b *boot) timedOut() bootResult {
-	_, quit, _ := b.progress.get()
-	if b.hello && b.status == nil {
-		b.fw.write(frameSignal, []byte{byte(syscall.SIGQUIT)})
-	}
-	// The binary's dump, or before init the kernel's lines: whatever the
-	// guest still sends in the grace tells a frozen guest from a busy one.
-	t := time.NewTimer(b.h.grace.quitDump)
-	frames := b.frames
-dump:
-	for b.status == nil {
-		select {
-		case f, ok := <-frames:
-			if !ok {
-				frames = nil
-				continue
-			}
-			b.take(f)
-		case <-t.C:
-			break dump
-		}
-	}
-	t.Stop()
-	b.finish()
-	if _, reads, _ := b.progress.get(); reads == quit {
-		// Nothing came back, not even init's heartbeat: nothing runs.
-		return b.fail(vmflags.ExitFroze, "-timeout=%v reached; the guest was killed; it sent nothing in the %v after: frozen", b.h.cfg.timeout, b.h.grace.quitDump)
-	}
-	return b.fail(vmflags.ExitFailed, "-timeout=%v reached; the guest was killed", b.h.cfg.timeout)
-}
-
 // ended is a boot whose QEMU ended by itself, or that panicked.
 func (b *boot) ended() bootResult {
 	if err := b.finish(); err != nil {
 		return b.fail(vmflags.ExitFailed, "%v", err)
 	}
-	select {
-	case <-b.con.done:
-	case <-time.After(b.h.grace.qemuEnd):
-	}
+	waitFor(b.con.done, b.h.grace.qemuEnd)
 	con := b.con.state()
 	switch {
 	case b.status != nil && con.oopsAt != "":
@@ -560,17 +513,12 @@ type progress struct {
 	longest time.Duration
 }
 
-func (p *progress) mark(reset bool) {
+// mark notes a read that returned bytes.
+func (p *progress) mark() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := time.Now()
-	if !reset && !p.last.IsZero() {
-		p.longest = max(p.longest, now.Sub(p.last))
-	}
-	if !reset {
-		p.reads++
-	}
-	p.last = now
+	p.longest, p.reads, p.last = max(p.longest, now.Sub(p.last)), p.reads+1, now
 }
 
 // get says how long ago the last byte came (or the boot started), how
@@ -583,14 +531,14 @@ func (p *progress) get() (since time.Duration, reads int, longest time.Duration)
 
 // progressReader notes each read that returns bytes.
 type progressReader struct {
-	r io.Reader
+	io.Reader
 	p *progress
 }
 
 func (pr progressReader) Read(b []byte) (int, error) {
-	n, err := pr.r.Read(b)
+	n, err := pr.Reader.Read(b)
 	if n > 0 {
-		pr.p.mark(false)
+		pr.p.mark()
 	}
 	return n, err
 }

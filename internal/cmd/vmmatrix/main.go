@@ -26,7 +26,6 @@ import (
 	"strings"
 
 	"github.com/kbench/kbench/internal/skip"
-	"github.com/kbench/kbench/internal/vmflags"
 )
 
 func main() {
@@ -48,7 +47,16 @@ func main() {
 	case *checkStream:
 		os.Exit(check(flag.Arg(0), os.Stdout, os.Stderr))
 	}
-	if err := run(flag.Arg(0), *doc, *bench, os.Stdout); err != nil {
+	if *bench {
+		k, err := readStream(flag.Arg(0))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "vmmatrix:", err)
+			os.Exit(1)
+		}
+		io.WriteString(os.Stdout, k.benchText.String())
+		return
+	}
+	if err := run(flag.Arg(0), *doc, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "vmmatrix:", err)
 		os.Exit(1)
 	}
@@ -64,17 +72,11 @@ func readStream(path string) (*kernel, error) {
 	return read(strings.TrimSuffix(filepath.Base(path), ".json"), f)
 }
 
-func run(arg, doc string, bench bool, stdout io.Writer) error {
-	if bench {
-		k, err := readStream(arg)
-		if err == nil {
-			_, err = io.WriteString(stdout, k.benchText.String())
-		}
-		return err
-	}
-	files, _ := filepath.Glob(filepath.Join(arg, "*.json"))
+// run writes the table of the streams in dir to stdout, or into doc.
+func run(dir, doc string, stdout io.Writer) error {
+	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
 	if len(files) == 0 {
-		return fmt.Errorf("%s holds no LABEL.json stream", arg)
+		return fmt.Errorf("%s holds no LABEL.json stream", dir)
 	}
 	var kernels []*kernel
 	for _, p := range files {
@@ -103,24 +105,6 @@ func run(arg, doc string, bench bool, stdout io.Writer) error {
 		return fmt.Errorf("%s: no %q ... %q section", doc, beginMarker, endMarker)
 	}
 	return os.WriteFile(doc, fmt.Appendf(nil, "%s\n\n%s\n%s", old[:b+len(beginMarker)], table, old[e:]), 0o644)
-}
-
-// lostGuests prints the runs in an -outcome file whose guest died or
-// froze: 0 when there was one, 1 when none, 2 when the file is unreadable.
-func lostGuests(path string, stdout, stderr io.Writer) int {
-	outs, err := vmflags.ReadOutcomeFile(path)
-	if err != nil {
-		fmt.Fprintln(stderr, "vmmatrix:", err)
-		return 2
-	}
-	code := 1
-	for _, o := range outs {
-		if o.Lost() {
-			fmt.Fprintf(stdout, "%s: %s's guest %s (vmexec exit %d): %s\n", o.Dir, filepath.Base(o.Program), o.Outcome, o.Status, o.Why)
-			code = 0
-		}
-	}
-	return code
 }
 
 const (

@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/kbench/kbench/internal/vmflags"
 )
 
 // stream is a kernel's go test -json output, cut down: a package whose
@@ -95,7 +93,7 @@ func TestTableAndDoc(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "5.10.json"), []byte(older), 0o644)
 	doc := filepath.Join(dir, "vms.md")
 	os.WriteFile(doc, []byte("# VMs\n\n"+beginMarker+"\nold table\n"+endMarker+"\n\nafter\n"), 0o644)
-	if err := run(dir, doc, false, nil); err != nil {
+	if err := run(dir, doc, nil); err != nil {
 		t.Fatal(err)
 	}
 	b, _ := os.ReadFile(doc)
@@ -114,12 +112,11 @@ func TestTableAndDoc(t *testing.T) {
 	if strings.Contains(got, "old table") || strings.Index(got, "5.10.0-32") > strings.Index(got, "6.12.117") {
 		t.Errorf("old table kept, or kernels out of order:\n%s", got)
 	}
-	if err := run(dir, filepath.Join(dir, "6.12.json"), false, nil); err == nil {
+	if err := run(dir, filepath.Join(dir, "6.12.json"), nil); err == nil {
 		t.Error("a doc without markers was accepted")
 	}
-	var out bytes.Buffer
-	if err := run(filepath.Join(dir, "6.12.json"), "", true, &out); err != nil || !strings.HasPrefix(out.String(), "# kbench kernel.release") {
-		t.Errorf("-bench: %v\n%s", err, out.String())
+	if k, err := readStream(filepath.Join(dir, "6.12.json")); err != nil || !strings.HasPrefix(k.benchText.String(), "# kbench kernel.release") {
+		t.Errorf("-bench: %v", err)
 	}
 }
 
@@ -147,28 +144,4 @@ func FuzzRead(f *testing.F) {
 			t.Fatalf("table starts %q", table[:min(len(table), 40)])
 		}
 	})
-}
-
-func TestLostGuests(t *testing.T) {
-	dir := t.TempDir()
-	p := filepath.Join(dir, "outcomes")
-	var out, errs strings.Builder
-	if code := lostGuests(p, &out, &errs); code != 1 || out.Len() > 0 {
-		t.Errorf("no file: exit %d, %q; want 1 and nothing", code, out.String())
-	}
-	// A failed test (exit 1) and vmexec's own failure are no lost guest.
-	for _, st := range []int{1, vmflags.ExitFailed, vmflags.ExitQEMU} {
-		vmflags.AppendOutcome(p, vmflags.Outcome{Status: st, Outcome: vmflags.OutcomeOf(st), Program: "/tmp/b/x.test", Dir: "/k/x"})
-	}
-	if code := lostGuests(p, &out, &errs); code != 1 || out.Len() > 0 {
-		t.Errorf("no guest lost: exit %d, %q; want 1 and nothing", code, out.String())
-	}
-	vmflags.AppendOutcome(p, vmflags.Outcome{Status: vmflags.ExitFroze, Outcome: "froze", Program: "/tmp/b/netbench.test", Dir: "/k/netbench", Why: "the guest sent no byte for -stall=2m0s"})
-	if code := lostGuests(p, &out, &errs); code != 0 || out.String() != "/k/netbench: netbench.test's guest froze (vmexec exit 83): the guest sent no byte for -stall=2m0s\n" {
-		t.Errorf("a frozen guest: exit %d, %q", code, out.String())
-	}
-	os.WriteFile(p, []byte("garbage\n"), 0o644)
-	if code := lostGuests(p, &out, &errs); code != 2 || !strings.Contains(errs.String(), "line 1") {
-		t.Errorf("a bad file: exit %d, stderr %q", code, errs.String())
-	}
 }

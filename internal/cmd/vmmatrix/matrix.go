@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/kbench/kbench/internal/vmflags"
 )
 
 // tries is how often -try runs a command whose guest died or froze
@@ -37,26 +39,28 @@ func try(outcomes string, cmd []string, stdout, stderr io.Writer) int {
 				return 2
 			}
 		}
-		var lost bytes.Buffer
-		switch lostGuests(outcomes, &lost, stderr) {
-		case 2:
+		outs, err := vmflags.ReadOutcomeFile(outcomes)
+		if err != nil {
+			fmt.Fprintln(stderr, "vmmatrix:", err)
 			return 2
-		case 1: // none lost: the tests' own verdict stands
-			_, err := stdout.Write(out.Bytes())
-			if err != nil {
+		}
+		var lost []string
+		for _, o := range outs {
+			if o.Lost() {
+				lost = append(lost, cut(fmt.Sprintf("  %s: %s's guest %s (vmexec exit %d): %s", o.Dir, filepath.Base(o.Program), o.Outcome, o.Status, o.Why), 300))
+			}
+		}
+		if len(lost) > 0 {
+			fmt.Fprintf(stderr, "vmmatrix: a guest died or froze (docs/vms.md, boots that die under TCG); try %d of %d:\n%s\n", n, tries, strings.Join(lost, "\n"))
+		}
+		// With none lost the tests' own verdict stands; after the last
+		// try its stream stands, its lost guest's package failed in it
+		// (-check reports it).
+		if len(lost) == 0 || n == tries {
+			if _, err := stdout.Write(out.Bytes()); err != nil {
 				fmt.Fprintln(stderr, "vmmatrix:", err)
 				return 2
 			}
-			return 0
-		}
-		fmt.Fprintf(stderr, "vmmatrix: a guest died or froze (docs/vms.md, boots that die under TCG); try %d of %d:\n", n, tries)
-		for _, l := range strings.Split(strings.TrimRight(lost.String(), "\n"), "\n") {
-			fmt.Fprintln(stderr, "  "+cut(l, 300))
-		}
-		if n == tries {
-			// The last try's stream stands, its lost guest's package
-			// failed in it: -check reports it.
-			stdout.Write(out.Bytes())
 			return 0
 		}
 	}

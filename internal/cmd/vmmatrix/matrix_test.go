@@ -40,6 +40,7 @@ func TestTry(t *testing.T) {
 		want     string // the stream that stands
 		retried  bool
 	}{
+		{"no outcome recorded", nil, "run 1\n", false},
 		{"passed", []int{0}, "run 1\n", false},
 		{"a test failed: its verdict stands", []int{1}, "run 1\n", false},
 		{"vmexec failed for a reason of its own: no retry", []int{vmflags.ExitFailed}, "run 1\n", false},
