@@ -61,7 +61,7 @@ func plannedRun(t *testing.T) (run, design []byte) {
 	}
 	d.Plan(abplan.RowsOf(pilot), map[string]float64{"github.com/kbench/kbench/seccompbench": 10}, 120)
 	ro := abstat.DefaultOptions
-	ro.Threshold, ro.Design, ro.Target = o.Gate, d.TestRow, o.Target
+	ro.Threshold, ro.Design, ro.Target = o.Threshold, d.TestRow, o.Target
 	rep, err := abstat.Compare(old, nw, ro)
 	if err != nil {
 		t.Fatal(err)

@@ -96,11 +96,15 @@ func WriteBisect(w io.Writer, b BisectRun) error {
 	}
 	fmt.Fprintf(w, " (%s)\n", ratioPct(1+b.Change))
 	res := b.Search
+	allow := "none: one image"
+	if b.Opts.Offset > 0 {
+		allow = fmt.Sprintf("separate builds: %g of the boot spread, more where the placed images scatter more", b.Opts.Offset)
+	}
 	fmt.Fprintf(w, "rule: each step boots its image in rounds with good and bad beside it (good, image, bad; then bad, image, good), "+
-		"and after %v rounds t-tests, at levels in proportion to the rounds (%.2g at the last), whether the image differs from both good and bad (not one step), "+
-		"else past the midpoint toward bad (then bad) or toward good (then good), so that the chance of naming a wrong image is at most %g over the %d steps at most, "+
-		"where each image sits nearer its own side's level than the midpoint\n",
-		b.Looks, b.Level, b.Opts.Wrong, abseries.Steps(n-2))
+		"and after %v rounds t-tests, at levels in proportion to the rounds (%.2g at the last), whether the image differs from both good and bad beyond an allowance for its own offset (%s): not one step; "+
+		"else past the midpoint toward bad and beyond the allowance from good (then bad), or the mirror (then good); within the allowance of both, undecided; "+
+		"so that the chance of naming a wrong image is at most %g over the %d steps at most, where kernels' own offsets spread no more than the allowance\n",
+		b.Looks, b.Level, allow, b.Opts.Wrong, abseries.Steps(n-2))
 	image := func(i int) Kernel { return b.Kernels[i+1] } // image i from 0; n-2 the bad kernel
 	center := func(v float64) string { return fmt.Sprintf("%.4g", v) }
 	if b.Unit != "" {
@@ -206,7 +210,7 @@ func plannedTail(a *AB, n RunNotes) string {
 	decided, pending, undecided := d.Progress()
 	fmt.Fprintf(&b, "\nkbab -target %s: %s, pilot %d+%d boots, every boot at -count=%d, each row at p <= %.2g (%g over %d rows), gate %s; %d of %d rows decided (the plan: %s)\n",
 		formatMDE(o.Target), abplan.RuleName, o.Pilot, o.Pilot, o.Count, d.Level, o.Alpha, decided+pending+undecided,
-		formatMDE(o.Gate), decided, decided+pending+undecided, n.PlanFile)
+		formatMDE(o.Threshold), decided, decided+pending+undecided, n.PlanFile)
 	var lines []string
 	for _, row := range a.primaries() {
 		if row.Verdict != abstat.Undecided {

@@ -185,10 +185,17 @@ func (b *bisectDesign) start() error {
 	return nil
 }
 
-// options are the search's: each step sized for -target.
+// options are the search's: each step sized for -target, and each
+// kernel's own offset allowed for where the list names more than one
+// image (separate builds, each its own layout), at the series' floor.
 func (b *bisectDesign) options() abseries.SearchOptions {
 	o := abseries.DefaultSearchOptions
 	o.Step = b.d.st.Settings.Target
+	for _, k := range b.d.st.Settings.Kernels {
+		if k.Image != b.d.st.Settings.Kernels[0].Image {
+			o.Offset = abseries.DefaultOptions.Offset
+		}
+	}
 	return o
 }
 

@@ -4,7 +4,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -22,11 +21,6 @@ import (
 // profileMin is the fewest profile boots a side: the spread of the
 // per-boot costs per op (and shares) needs boots.
 const profileMin = 3
-
-// profileFlag registers -profile.
-func profileFlag(fs *flag.FlagSet, c *config) {
-	fs.IntVar(&c.profile, "profile", 0, "after the timed boots, this `number` of profile boots a side (3 or more; 0: none), each the same go test with KBENCH_PROFILE, for the report's perf-profile section")
-}
 
 // checkProfile names what is wrong with -profile.
 func (c *config) checkProfile() error {
