@@ -179,12 +179,12 @@ type RunNotes struct {
 // (kbab's own lines, the retried boots, follow).
 func writeRun(w io.Writer, b *strings.Builder, a *AB) error {
 	n := a.Run
-	b.WriteString(plannedTail(a.Report, *n))
+	b.WriteString(plannedTail(a, *n))
 	if n.ProfileDirs[0] != "" {
 		if n.ProfileErr != nil {
 			fmt.Fprintf(b, "\nperf-profile: none: %v\n", n.ProfileErr)
 		} else {
-			if err := writeProfileText(b, a.Profiles); err != nil {
+			if err := writeProfileText(b, a.profs); err != nil {
 				return err
 			}
 			// The "-format json" that the section's "... more" lines name is
@@ -200,7 +200,7 @@ func writeRun(w io.Writer, b *strings.Builder, a *AB) error {
 // plannedTail closes a planned run's report: the rule, how many rows it
 // decided, and each row without a verdict with its boots and the mde
 // they reached.
-func plannedTail(rep *abstat.Report, n RunNotes) string {
+func plannedTail(a *AB, n RunNotes) string {
 	d := n.Design
 	if d == nil || !d.Planned {
 		return ""
@@ -212,11 +212,11 @@ func plannedTail(rep *abstat.Report, n RunNotes) string {
 		formatMDE(o.Target), abplan.RuleName, o.Pilot, o.Pilot, o.Count, d.Level, o.Alpha, decided+pending+undecided,
 		formatMDE(o.Threshold), decided, decided+pending+undecided, n.PlanFile)
 	var lines []string
-	for t, row := range rep.Primaries() {
+	for _, row := range a.primaries() {
 		if row.Verdict != abstat.Undecided {
 			continue
 		}
-		rp := d.Find(t.Path, row.Name)
+		rp := d.Find(row.path, row.Name)
 		why := "too few boots"
 		if rp != nil {
 			why = string(rp.Status)
@@ -228,18 +228,18 @@ func plannedTail(rep *abstat.Report, n RunNotes) string {
 			}
 		}
 		mde := "?"
-		if row.Power != nil {
-			mde = formatMDE(row.Power.MDE)
+		if row.NeedUnit != "" {
+			mde = formatMDE(float64(row.MDE))
 		}
 		n := 0
-		if row.Samples[0] != nil && row.Samples[1] != nil {
-			n = min(row.Samples[0].Boots(), row.Samples[1].Boots())
+		if row.Old != nil && row.New != nil {
+			n = min(row.Old.Boots, row.New.Boots)
 		}
 		need := ""
 		if rp != nil {
 			need = fmt.Sprintf(", the rule asks %d", rp.Need)
 		}
-		lines = append(lines, fmt.Sprintf("  %s %s: undecided: %d+%d boots, mde %s (%s%s)", t.Pkg, row.Name, n, n, mde, why, need))
+		lines = append(lines, fmt.Sprintf("  %s %s: undecided: %d+%d boots, mde %s (%s%s)", row.Package, row.Name, n, n, mde, why, need))
 	}
 	if len(lines) > 0 {
 		fmt.Fprintf(&b, "%s undecided, outside the verdicts and the exit status:\n%s\n", plural(len(lines), "row", "rows"), strings.Join(lines, "\n"))

@@ -301,7 +301,7 @@ func (b *bisectDesign) report(stdout io.Writer) int {
 	s := d.st.Settings
 	var confirm bytes.Buffer
 	// The confirmation's report, with its planned run's tail.
-	if err := abreport.WriteText(&confirm, &abreport.AB{Report: b.rep, Run: &abreport.RunNotes{Design: d.design, Budget: d.cfg.budget, PlanFile: filepath.Join(d.cfg.out, "plan.txt")}}); err != nil {
+	if err := abreport.WriteText(&confirm, abreport.New(b.rep, nil, &abreport.RunNotes{Design: d.design, Budget: d.cfg.budget, PlanFile: filepath.Join(d.cfg.out, "plan.txt")})); err != nil {
 		fmt.Fprintf(d.stderr, "kbab: %v\n", err)
 		return exitUsage
 	}

@@ -617,11 +617,11 @@ func (d *driver) compare(stdout io.Writer) int {
 		fmt.Fprintf(d.stderr, "kbab: comparing the boots: %v\n", err)
 		return exitUsage
 	}
-	ab := &abreport.AB{Report: rep, Run: &abreport.RunNotes{Budget: d.cfg.budget, PlanFile: filepath.Join(d.cfg.out, "plan.txt")}}
+	run := &abreport.RunNotes{Budget: d.cfg.budget, PlanFile: filepath.Join(d.cfg.out, "plan.txt")}
 	if d.st.Settings.Target > 0 {
-		ab.Run.Design = d.design
+		run.Design = d.design
 	}
-	d.profileSection(ab)
+	ab := abreport.New(rep, d.profileSection(rep, run), run)
 	// The retried boots' lines are writeReport's, as every design's.
 	var b bytes.Buffer
 	err = abreport.WriteText(&b, ab)

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/kbench/kbench/internal/abreport"
+	"github.com/kbench/kbench/internal/abstat"
 	"github.com/kbench/kbench/internal/profdelta"
 )
 
@@ -117,22 +118,23 @@ func (d *driver) keepProfiles(r bootRecord, dir string) error {
 
 // profileSection is the perf-profile section of the finished profile
 // boots for the report (abreport.RowProfiles, kbcompare's
-// -profiles-old profiles/A -profiles-new profiles/B); nil without
-// -profile, into a and its notes. Profiles that cannot be read leave
-// the verdicts standing: the section says why it is missing, on the
-// report and stderr.
-func (d *driver) profileSection(a *abreport.AB) {
+// -profiles-old profiles/A -profiles-new profiles/B) of rep; nil
+// without -profile; its directories and error into n. Profiles that
+// cannot be read leave the verdicts standing: the section says why it
+// is missing, on the report and stderr.
+func (d *driver) profileSection(rep *abstat.Report, n *abreport.RunNotes) []abreport.RowProfile {
 	if d.st.Settings.Profile == 0 {
-		return
+		return nil
 	}
-	o, n := d.cfg.out, a.Run
+	o := d.cfg.out
 	n.ProfileDirs = [2]string{filepath.Join(o, "profiles", "A"), filepath.Join(o, "profiles", "B")}
 	n.Results = [2]string{d.result("A"), d.result("B")}
-	a.Profiles, n.ProfileErr = abreport.RowProfiles(a.Report, n.ProfileDirs[0], n.ProfileDirs[1], profdelta.DefaultOptions, [2]string{"profiles/A", "profiles/B"})
-	if n.ProfileErr == nil && len(a.Profiles) == 0 {
+	profs, err := abreport.RowProfiles(rep, n.ProfileDirs[0], n.ProfileDirs[1], profdelta.DefaultOptions, [2]string{"profiles/A", "profiles/B"})
+	if n.ProfileErr = err; err == nil && len(profs) == 0 {
 		n.ProfileErr = errors.New("no row of the report has profiles on both sides")
 	}
 	if n.ProfileErr != nil {
 		fmt.Fprintf(d.stderr, "kbab: perf-profile section: %v\n", n.ProfileErr)
 	}
+	return profs
 }
