@@ -207,8 +207,8 @@ func TestSimBisectLoop(t *testing.T) {
 		{name: "1 row, 6 images, step 3.5%", images: 6, shifts: []float64{0.035}},
 		{name: "1 row, 6 images, two steps of 2.5% (K3, K6)", images: 6, shifts: []float64{0.025, 0.025}},
 		{name: "1 row, 6 images, step 5%, drift 30% of it a 100 boots", images: 6, shifts: []float64{0.05}, other: "drift=Noisy:0.0146"},
-		{name: "1 row, 6 images, step 5%, offsets 0.2 boot spread", images: 6, shifts: []float64{0.05}, offset: 0.2},
-		{name: "1 row, 6 images, step 5%, offsets 0.5 boot spread", images: 6, shifts: []float64{0.05}, offset: 0.5},
+		{name: "1 row, 6 builds, step 5%, offsets 0.2 boot spread", images: 6, shifts: []float64{0.05}, offset: 0.2},
+		{name: "1 row, 6 builds, step 5%, offsets 0.5 boot spread", images: 6, shifts: []float64{0.05}, offset: 0.5},
 	} {
 		t.Run(strconv.Itoa(ci), func(t *testing.T) {
 			var n [5]int // right, wrong, not one step, undecided, unconfirmed
