@@ -386,9 +386,6 @@ func (r *Report) designed(row *Row, dt DesignTest) {
 		row.Boot, _, _ = compareBoots(old, new, row.Scale)
 	}
 	row.Power = &Power{Test: "stein", MDE: dt.MDE, Need: dt.Need}
-	if row.Boot != nil {
-		row.Power.Spread = row.Boot.Between
-	}
 	row.note(Note{Kind: DesignBoots, Rule: dt.Rule, Boots: [2]int{dt.Need, dt.Boots}})
 	if !dt.Decided {
 		row.undecided = true
