@@ -472,15 +472,6 @@ func (r *Report) verdict(t *Table, row *Row, headline bool) Verdict {
 	return Worse
 }
 
-// Centers returns a compared row's two centers: of the boot medians in
-// boot mode, the medians otherwise.
-func (row *Row) Centers() (old, new float64) {
-	if row.Boot != nil {
-		return row.Boot.OldCenter, row.Boot.NewCenter
-	}
-	return row.OldSum.Center, row.NewSum.Center
-}
-
 // group sorts the results into tables by package, other distinguishing
 // configuration and unit, and rows by full name, each side's samples
 // grouped by boot, and gives each row its Role.
