@@ -386,9 +386,6 @@ func (r *Report) designed(row *Row, dt DesignTest) {
 		row.Boot, _, _ = compareBoots(old, new, row.Scale)
 	}
 	row.Power = &Power{Test: "stein", MDE: dt.MDE, Need: dt.Need}
-	if row.Boot != nil {
-		row.Power.Spread = row.Boot.Between
-	}
 	row.note(Note{Kind: DesignBoots, Rule: dt.Rule, Boots: [2]int{dt.Need, dt.Boots}})
 	if !dt.Decided {
 		row.undecided = true
@@ -473,15 +470,6 @@ func (r *Report) verdict(t *Table, row *Row, headline bool) Verdict {
 		return Better
 	}
 	return Worse
-}
-
-// Centers returns a compared row's two centers: of the boot medians in
-// boot mode, the medians otherwise.
-func (row *Row) Centers() (old, new float64) {
-	if row.Boot != nil {
-		return row.Boot.OldCenter, row.Boot.NewCenter
-	}
-	return row.OldSum.Center, row.NewSum.Center
 }
 
 // group sorts the results into tables by package, other distinguishing
