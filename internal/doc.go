@@ -57,8 +57,9 @@
 // (and profdelta, the kernel profiles' deltas across boots; abseries,
 // the change points and bisection of a series of kernels); abplan
 // designs (the plan of a fixed design from a pilot, the sequential
-// design); abreport presents every form (text, brief, markdown, JSON,
-// CSV, pictures, the plan and kbab's report); the commands (cmd/*, with
+// design); abreport makes one record per kind of report and renders
+// every form of it (text, brief, JSON, pictures, the plan and kbab's
+// report); the commands (cmd/*, with
 // lkpstat and the tools' shared flag types, vmflags for the guest and
 // percent for percentages) keep flags and exit statuses.
 //

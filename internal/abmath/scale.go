@@ -27,23 +27,16 @@ func ScaleOf(values ...[]float64) Scale {
 		return Scale{Log: true}
 	}
 	s := Scale{Unit: 1}
+	var sum float64 // of magnitudes
+	for _, x := range all {
+		sum += math.Abs(x)
+	}
 	if m := math.Abs(Median(all)); m > 0 {
 		s.Unit = m
-	} else if m := meanAbs(all); m > 0 {
-		s.Unit = m
+	} else if sum > 0 {
+		s.Unit = sum / float64(len(all))
 	}
 	return s
-}
-
-func meanAbs(v []float64) float64 {
-	var s float64
-	for _, x := range v {
-		s += math.Abs(x)
-	}
-	if len(v) == 0 {
-		return 0
-	}
-	return s / float64(len(v))
 }
 
 // To maps a value onto the scale.

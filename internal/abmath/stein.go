@@ -24,9 +24,9 @@ type Rule struct {
 	// Power is the chance of passing the test at a change of Shift.
 	Power float64
 	// Shift is the change to detect on the row's scale (log(1+target)
-	// on logs), Gate the smallest |change| the report calls a change
+	// on logs), Threshold the smallest |change| the report calls a change
 	// (its threshold) on the same scale: 0 for none.
-	Shift, Gate float64
+	Shift, Threshold float64
 	// N0 is the pilot's boots a side, MaxBoots the most a row may have.
 	N0, MaxBoots int
 	// Paired is the rule of pairs, each an A and a B boot at once (a
@@ -100,13 +100,13 @@ func (r Rule) MDE(s0sq float64, n int) float64 {
 
 // PowerAt is the chance that the procedure calls a row whose boot
 // medians are normal with standard deviation sigma changed in the
-// direction of delta (> 0) and past the Gate, the row not out of reach:
+// direction of delta (> 0) and past the Threshold, the row not out of reach:
 // exact in that model, an integral over the pilot's variance (s0²/σ² is
 // chi-squared on df0 over df0), given which n is fixed and the mean
 // difference is normal with variance 2σ²/n and independent of s0.
 func (r Rule) PowerAt(delta, sigma float64) float64 {
 	if !(sigma > 0) {
-		if delta > r.Gate {
+		if delta > r.Threshold {
 			return 1
 		}
 		return 0
@@ -121,7 +121,7 @@ func (r Rule) PowerAt(delta, sigma float64) float64 {
 			continue
 		}
 		se := sigma * math.Sqrt(2/float64(n))
-		cut := max(r.Gate, crit*math.Sqrt(s0sq*2/float64(n)))
+		cut := max(r.Threshold, crit*math.Sqrt(s0sq*2/float64(n)))
 		p += v.w * normal.CDF((delta-cut)/se)
 	}
 	return p

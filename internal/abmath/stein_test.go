@@ -38,7 +38,7 @@ func normalRule(rng *rand.Rand, r Rule, sigma, delta float64) (p float64, worse 
 	diff := (sum[1]-sum[0])/float64(n) + delta
 	t := r.T(diff, s0sq, n)
 	p = r.P(t)
-	return p, p <= r.Level && diff > r.Gate, n
+	return p, p <= r.Level && diff > r.Threshold, n
 }
 
 // TestRuleNormal: on normal boot medians Stein's test gives p <= level
@@ -53,7 +53,7 @@ func TestRuleNormal(t *testing.T) {
 	for _, c := range []struct {
 		level, sigma, gate float64
 	}{{0.05, 0.01, 0}, {0.05, 0.03, 0}, {0.01, 0.02, 0}, {0.05, 0.02, math.Log1p(0.025)}} {
-		r := Rule{Level: c.level, Power: 0.8, Shift: math.Log1p(0.05), Gate: c.gate, N0: 6, MaxBoots: 1000}
+		r := Rule{Level: c.level, Power: 0.8, Shift: math.Log1p(0.05), Threshold: c.gate, N0: 6, MaxBoots: 1000}
 		var null, found int
 		var boots float64
 		for range draws {

@@ -23,11 +23,11 @@ type Options struct {
 	Alpha float64
 	// Power is the chance of calling a change of Target (0.8).
 	Power float64
-	// Gate is the report's threshold under the design: the smallest
-	// |change| called better or worse. It must be below Target, or a
-	// change of exactly Target would be called in half the runs at most
-	// (gate).
-	Gate float64
+	// Threshold is the report's under the design (its "gate"): the
+	// smallest |change| called better or worse. It must be below Target,
+	// or a change of exactly Target would be called in half the runs at
+	// most (threshold).
+	Threshold float64
 	// Pilot is the pilot's boots a side (stage 1 of abmath.Rule), Count the
 	// -count of every boot of the run, pilot and stage 2 alike: every
 	// boot median entering the test is of Count samples.
@@ -61,16 +61,16 @@ const DefaultCount = 10
 // DefaultOptions plan for target with the report's alpha.
 func DefaultOptions(target float64) Options {
 	return Options{Target: target, Alpha: abstat.DefaultOptions.Alpha, Power: abmath.TargetPower,
-		Gate: gate(target), Pilot: DefaultPilot, Count: DefaultCount, MaxBoots: 30}
+		Threshold: threshold(target), Pilot: DefaultPilot, Count: DefaultCount, MaxBoots: 30}
 }
 
-// gate is the threshold a design of target judges with: the report's
+// threshold is the one a design of target judges with: the report's
 // (5%) where that is below target/2, else target/2. At the planned
 // boots a significant change is already past about 0.8 × target (the
 // critical value's share of k), so a gate at half the target costs a
 // change of the target almost nothing (Rule.PowerAt counts it), while a
 // gate equal to the target would let half of its runs through at most.
-func gate(target float64) float64 {
+func threshold(target float64) float64 {
 	return min(abstat.DefaultOptions.Threshold, target/2)
 }
 
@@ -163,8 +163,8 @@ func New(opts Options) (*Design, error) {
 	switch {
 	case !(opts.Target > 0 && opts.Target < 1):
 		return nil, fmt.Errorf("target %v: want a relative change above 0 and below 1", opts.Target)
-	case !(opts.Gate >= 0 && opts.Gate < opts.Target):
-		return nil, fmt.Errorf("gate %v: want at least 0 and below the target %v, or a change of the target is called in half the runs at most", opts.Gate, opts.Target)
+	case !(opts.Threshold >= 0 && opts.Threshold < opts.Target):
+		return nil, fmt.Errorf("gate %v: want at least 0 and below the target %v, or a change of the target is called in half the runs at most", opts.Threshold, opts.Target)
 	case opts.Pilot < 2:
 		return nil, fmt.Errorf("pilot of %d boots a side: want at least 2, for a spread", opts.Pilot)
 	case opts.Count < 1:
@@ -231,7 +231,7 @@ func (d *Design) planRow(r Row) *DesignRow {
 		rp.S0sq = abmath.PairedS0sq(rp.Scale.ToAll(pilot[0]), rp.Scale.ToAll(pilot[1]))
 	}
 	rp.Rule.Shift = rp.Scale.Shift(o.Target, rp.center)
-	rp.Rule.Gate = rp.Scale.Shift(o.Gate, rp.center)
+	rp.Rule.Threshold = rp.Scale.Shift(o.Threshold, rp.center)
 	rp.Need = rp.Rule.Boots(rp.S0sq)
 	rp.Status, rp.Boots = Running, rp.Need
 	if rp.Need > o.MaxBoots {

@@ -144,11 +144,11 @@ func TestBudget(t *testing.T) {
 // TestNew: the options a design refuses, the gate first.
 func TestNew(t *testing.T) {
 	o := DefaultOptions(0.05)
-	if o.Gate != 0.025 || DefaultOptions(0.2).Gate != 0.05 {
-		t.Errorf("gates %g and %g, want 2.5%% for a 5%% target and the report's 5%% for 20%%", o.Gate, DefaultOptions(0.2).Gate)
+	if o.Threshold != 0.025 || DefaultOptions(0.2).Threshold != 0.05 {
+		t.Errorf("gates %g and %g, want 2.5%% for a 5%% target and the report's 5%% for 20%%", o.Threshold, DefaultOptions(0.2).Threshold)
 	}
 	for _, bad := range []func(*Options){
-		func(o *Options) { o.Gate = o.Target },
+		func(o *Options) { o.Threshold = o.Target },
 		func(o *Options) { o.Target = 0 },
 		func(o *Options) { o.Pilot = 1 },
 		func(o *Options) { o.MaxBoots = o.Pilot - 1 },

@@ -322,7 +322,7 @@ func rowAACases(t *testing.T, smooth bool) {
 	for li, fam := range []bool{false, true} {
 		for ni, need := range []float64{3, 6, 10, 20} {
 			o := DefaultOptions(0.05)
-			o.Gate, o.MaxBoots = 0, 1000
+			o.Threshold, o.MaxBoots = 0, 1000
 			if fam {
 				o.Alpha /= 86
 			}
@@ -407,7 +407,7 @@ func TestRowPower(t *testing.T) {
 					floors++
 				}
 				boots += res.Boots
-				if res.Decided && res.P <= level && res.Change >= o.Gate {
+				if res.Decided && res.P <= level && res.Change >= o.Threshold {
 					found++
 				}
 			})
@@ -518,7 +518,7 @@ func TestSuiteAA(t *testing.T) {
 				rng := rand.New(rand.NewPCG(39, uint64(10000*(2*k+b2i(budget))+i)))
 				d, _ := New(o)
 				out := drive(rng, d, c, costs)
-				rep := reportOf(out, d, abstat.Options{Threshold: o.Gate, Alpha: o.Alpha})
+				rep := reportOf(out, d, abstat.Options{Threshold: o.Threshold, Alpha: o.Alpha})
 				flagged := rep.Count(abstat.Worse) + rep.Count(abstat.Better) + rep.Count(abstat.Changed)
 				// The same run with the changed row's B slower by the
 				// target: the design never looks at the difference, so
@@ -526,7 +526,7 @@ func TestSuiteAA(t *testing.T) {
 				for b := range out[changed].Medians[1] {
 					out[changed].Medians[1][b] *= 1 + o.Target
 				}
-				rep2 := reportOf(out, d, abstat.Options{Threshold: o.Gate, Alpha: o.Alpha})
+				rep2 := reportOf(out, d, abstat.Options{Threshold: o.Threshold, Alpha: o.Alpha})
 				row := rep2.Find(path.Base(rows[changed].pkg), "sec/op", rows[changed].name)
 				mu.Lock()
 				defer mu.Unlock()

@@ -32,21 +32,24 @@ const (
 // line for the underpowered rows and the summary; every line fits
 // BriefWidth. The full form (WriteText) has every row.
 func WriteBrief(w io.Writer, a *AB) error {
-	return withProfiles(w, a, writeBrief, writeProfileBrief)
+	if err := writeBrief(w, a); err != nil || len(a.profs) == 0 {
+		return err
+	}
+	return writeProfileBrief(w, a.profs)
 }
 
-func writeBrief(w io.Writer, r *abstat.Report) error {
+func writeBrief(w io.Writer, r *AB) error {
 	var lines []string
 	add := func(s string) { lines = append(lines, fit(s, briefWidth)) }
 	add("kbcompare old " + fitMiddle(r.Old, briefWidth-14))
 	add("          new " + fitMiddle(r.New, briefWidth-14))
 	if r.BootMode {
-		add(fmt.Sprintf("boots: %d+%d, boots are the samples (Welch's t-test on boot medians)", r.Boots[0], r.Boots[1]))
+		add(fmt.Sprintf("boots: %d+%d, boots are the samples (Welch's t-test on boot medians)", r.Boots.Old, r.Boots.New))
 	} else {
-		add(fmt.Sprintf("boots: %d+%d: variation between boots unmeasured, a change can be layout", r.Boots[0], r.Boots[1]))
+		add(fmt.Sprintf("boots: %d+%d: variation between boots unmeasured, a change can be layout", r.Boots.Old, r.Boots.New))
 	}
 	for side, name := range []string{"old", "new"} {
-		for _, p := range r.Pulses[side] {
+		for _, p := range r.pulses[side] {
 			add(fmt.Sprintf("warning: %s, %s", name, pulseNote(p)))
 		}
 	}
@@ -66,24 +69,22 @@ func writeBrief(w io.Writer, r *abstat.Report) error {
 		add("  " + setupChange(d, briefWidth-2))
 	}
 
-	total := r.Rows()
-	var listed []func()
-	for t, row := range r.Primaries() {
+	n := r.Summary
+	var listed []*Row
+	for _, row := range r.primaries() {
 		if row.Verdict.Moved() || row.Verdict == abstat.Failed || row.Verdict == abstat.Skipped {
-			listed = append(listed, func() { lines = append(lines, briefRow(r, t, row)...) })
+			listed = append(listed, row)
 		}
 	}
-	add(fmt.Sprintf("changed: %d of %d rows (q <= %g, change at least %g%%)", r.Count(abstat.Worse)+r.Count(abstat.Better)+
-		r.Count(abstat.Changed), total, r.Opts.Alpha, 100*r.Opts.Threshold))
-	for i, f := range listed {
+	add(fmt.Sprintf("changed: %d of %d rows (q <= %g, change at least %g%%)", n.Worse+n.Better+n.Changed, n.Rows, r.Alpha, 100*r.Threshold))
+	for i, row := range listed {
 		if i == briefRows {
 			add(fmt.Sprintf("  ... %s (-format text lists them)", plural(len(listed)-i, "more row", "more rows")))
 			break
 		}
-		f()
+		lines = append(lines, briefRow(r, row)...)
 	}
-	for i, rp := range r.Problems {
-		p := problem(rp)
+	for i, p := range r.Problems {
 		if i == briefProblems {
 			add(fmt.Sprintf("  ... %s (-format text lists them)", plural(len(r.Problems)-i, "more failure", "more failures")))
 			break
@@ -91,29 +92,31 @@ func writeBrief(w io.Writer, r *abstat.Report) error {
 		add(fmt.Sprintf("  failed  %s %s %s: %s", p.Side, p.Pkg, p.Name, p.What))
 	}
 
-	if n := r.Count(abstat.Underpowered); n > 0 {
+	if n.Underpowered > 0 {
 		lo, hi := math.Inf(1), 0.0
-		eachPrimary(r, abstat.Underpowered, func(_ *abstat.Table, row *abstat.Row) {
-			lo, hi = min(lo, row.Power.MDE), max(hi, row.Power.MDE)
-		})
-		add(fmt.Sprintf("underpowered: %s could not have seen %g%% (mde %s to %s)", plural(n, "row", "rows"),
-			100*r.Opts.Threshold, formatMDE(lo), formatMDE(hi)))
+		for _, row := range r.primaries() {
+			if row.Verdict == abstat.Underpowered {
+				lo, hi = min(lo, float64(row.MDE)), max(hi, float64(row.MDE))
+			}
+		}
+		add(fmt.Sprintf("underpowered: %s could not have seen %g%% (mde %s to %s)", plural(n.Underpowered, "row", "rows"),
+			100*r.Threshold, formatMDE(lo), formatMDE(hi)))
 	}
 	var counts []string
 	for _, v := range []abstat.Verdict{abstat.Worse, abstat.Better, abstat.Changed, abstat.Same, abstat.Underpowered,
 		abstat.Undecided, abstat.OldOnly, abstat.NewOnly, abstat.Failed, abstat.Skipped} {
-		if n := r.Count(v); n > 0 {
+		if n := r.count(v); n > 0 {
 			counts = append(counts, fmt.Sprintf("%d %s", n, strings.ToLower(string(v))))
 		}
 	}
-	add(fmt.Sprintf("%s: %s", plural(total, "row", "rows"), strings.Join(counts, ", ")))
-	if r.Family > 1 {
-		add(fmt.Sprintf("chance: %d of %d rows have p <= %g, %.1f would by chance alone", r.Nominal, r.Family,
-			r.Opts.Alpha, float64(r.Family)*r.Opts.Alpha))
+	add(fmt.Sprintf("%s: %s", plural(n.Rows, "row", "rows"), strings.Join(counts, ", ")))
+	if n.Family > 1 {
+		add(fmt.Sprintf("chance: %d of %d rows have p <= %g, %.1f would by chance alone", n.Nominal, n.Family,
+			r.Alpha, float64(n.Family)*r.Alpha))
 	}
-	if r.Failures() > 0 {
+	if r.failures() > 0 {
 		add(fmt.Sprintf("%d failed, %d skipped on one side, %d other failures: not \"nothing worse\"",
-			r.Count(abstat.Failed), r.Count(abstat.Skipped), len(r.Problems)))
+			n.Failed, n.Skipped, len(r.Problems)))
 	}
 	_, err := io.WriteString(w, printable(strings.Join(lines, "\n")+"\n"))
 	return err
@@ -123,32 +126,36 @@ func writeBrief(w io.Writer, r *abstat.Report) error {
 // on a line of its own where both do not fit), then its change with
 // interval, p and q, the rates derived from it, and the counters that
 // moved under it.
-func briefRow(r *abstat.Report, t *abstat.Table, row *abstat.Row) []string {
+func briefRow(r *AB, row *Row) []string {
 	const indent = "          "
-	lines := []string{fmt.Sprintf("  %-7s %s %s", row.Verdict, t.Pkg, row.Name)}
+	lines := []string{fmt.Sprintf("  %-7s %s %s", row.Verdict, row.Package, row.Name)}
 	if runes(lines[0]) > briefWidth {
-		lines = []string{fmt.Sprintf("  %-7s %s", row.Verdict, t.Pkg), indent + fitMiddle(row.Name, briefWidth-len(indent))}
+		lines = []string{fmt.Sprintf("  %-7s %s", row.Verdict, row.Package), indent + fitMiddle(row.Name, briefWidth-len(indent))}
 	}
 	add := func(s string) { lines = append(lines, fit(indent+s, briefWidth)) }
 	if row.Verdict == abstat.Failed || row.Verdict == abstat.Skipped {
-		add(Why(row.Outcome))
+		add(row.Why)
 		return lines
 	}
-	add(fmt.Sprintf("%s %s [%s, %s] p=%.3f q=%.3f", t.Unit, pctChange(row.Change), pct(row.ChangeLo), pct(row.ChangeHi), row.P, row.Q))
-	if d := derivedText(r, t, row); d != "" {
+	add(fmt.Sprintf("%s %s [%s, %s] p=%.3f q=%.3f", row.Unit, pctChange(float64(row.Change)), pct(float64(row.ChangeLo)), pct(float64(row.ChangeHi)), row.P, row.Q))
+	if d := derivedText(r, row); d != "" {
 		add("rates: " + strings.Trim(d, " ()"))
 	}
-	own, paced, _ := r.Attribution.For(t.Pkg, t.Ident, row.Name)
-	var moved []string
-	for _, l := range own {
-		moved = append(moved, fmt.Sprintf("%s %+.0f%%", l.Unit, 100*l.Row.Change))
+	var moved, paced []string
+	for _, c := range row.Counters {
+		switch c.Group {
+		case "own":
+			moved = append(moved, fmt.Sprintf("%s %+.0f%%", c.Unit, 100*c.Change))
+		case "paced":
+			paced = append(paced, pacedNote(c))
+		}
 	}
 	s := strings.Join(moved, ", ")
 	if len(paced) > 0 {
 		if s != "" {
 			s += "; "
 		}
-		s += "paced by its time: " + strings.Join(pacedNotes(paced), ", ")
+		s += "paced by its time: " + strings.Join(paced, ", ")
 	}
 	if s != "" {
 		add("counters: " + s)

@@ -48,7 +48,7 @@ func TestBriefWholeSuite(t *testing.T) {
 		t.Fatalf("%d rows worse, want the changed one (the test's premise)", n)
 	}
 	var b bytes.Buffer
-	if err := WriteBrief(&b, &AB{Report: r}); err != nil {
+	if err := WriteBrief(&b, New(r, nil, nil)); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -87,7 +87,7 @@ func TestBriefWholeSuite(t *testing.T) {
 func TestTextWholeSuite(t *testing.T) {
 	r, _ := suiteAB(t)
 	var b bytes.Buffer
-	if err := WriteText(&b, &AB{Report: r}); err != nil {
+	if err := WriteText(&b, New(r, nil, nil)); err != nil {
 		t.Fatal(err)
 	}
 	for _, l := range strings.Split(b.String(), "\n") {
@@ -138,7 +138,7 @@ func TestBriefManyChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := WriteBrief(&out, &AB{Report: r}); err != nil {
+	if err := WriteBrief(&out, New(r, nil, nil)); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")

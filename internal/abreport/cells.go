@@ -9,14 +9,15 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"golang.org/x/perf/benchmath"
 	"golang.org/x/perf/benchunit"
 
 	"github.com/kbench/kbench/internal/abmath"
 	"github.com/kbench/kbench/internal/abstat"
 )
 
-// cells are a row's formatted columns, shared by the text, markdown and
-// brief forms (and kbcompare's pictures).
+// cells are a row's formatted columns, shared by the text and brief
+// forms (and kbcompare's pictures).
 type cells struct {
 	Old, New, Change, P, Q, N, Verdict string
 	Within, Between                    string // boot mode only
@@ -33,23 +34,19 @@ func (c cells) cols(bootMode bool) []string {
 	return append(s, c.MDE, c.Need, c.Verdict)
 }
 
-// tableRows are a table's rows as the text and markdown forms print
-// them: a header, then per row its name and columns (cells.cols), the
-// verdict marked with its notes' numbers, and the notes; bold wraps a
-// primary row's verdict that failed or moved in markdown's **.
-func tableRows(r *abstat.Report, t *abstat.Table, bold bool) (rows [][]string, notes []string) {
+// tableRows are a table's rows as the text form prints them: a header,
+// then per row its name and columns (cells.cols), the verdict marked
+// with its notes' numbers, and the notes.
+func tableRows(a *AB, t []*Row) (rows [][]string, notes []string) {
 	head := cells{Old: "old", New: "new", Change: "change", P: "p", Q: "q", N: "n", Verdict: "verdict", Within: "within", Between: "between", MDE: "mde", Need: "need"}
-	if r.BootMode {
+	if a.BootMode {
 		head.N = "boots"
 	}
-	rows = [][]string{append([]string{"benchmark"}, head.cols(r.BootMode)...)}
-	for _, row := range t.Rows {
-		c := formatRow(t, row)
-		if bold && row.Role != abstat.Evidence && (row.Verdict.Moved() && row.Verdict != abstat.Changed || row.Verdict == abstat.Failed || row.Verdict == abstat.Skipped) {
-			c.Verdict = "**" + c.Verdict + "**"
-		}
-		c.Verdict += footnotes(&notes, warnings(row))
-		rows = append(rows, append([]string{row.Name}, c.cols(r.BootMode)...))
+	rows = [][]string{append([]string{"benchmark"}, head.cols(a.BootMode)...)}
+	for _, row := range t {
+		c := row.cells()
+		c.Verdict += footnotes(&notes, row.Warnings)
+		rows = append(rows, append([]string{row.Name}, c.cols(a.BootMode)...))
 	}
 	return rows, notes
 }
@@ -84,78 +81,84 @@ func align(rows [][]string, left int) (lines []string, width int) {
 	return lines, width + 2*(len(w)-1)
 }
 
-// formatRow formats a row's columns with one scale for its two centers,
-// as benchstat's RowScaler.
-func formatRow(t *abstat.Table, row *abstat.Row) cells {
-	var centers []float64
-	if row.Old != nil {
-		centers = append(centers, row.OldSum.Center)
+// cells are a row's columns (Cmp.cells) with its q, power, spreads and
+// verdict.
+func (row *Row) cells() cells {
+	c := row.Cmp.cells(row.Unit, row.Verdict == abstat.Undecided)
+	c.Verdict = verdictWord(row.Role, row.Verdict)
+	if row.NeedUnit != "" {
+		c.MDE, c.Need = formatMDE(float64(row.MDE)), formatNeed(row.Need)
 	}
-	if row.New != nil {
-		centers = append(centers, row.NewSum.Center)
-	}
-	if b := row.Boot; b != nil {
-		centers = []float64{b.OldCenter, b.NewCenter}
-	}
-	scaler := benchunit.CommonScale(centers, benchunit.ClassOf(t.Unit))
-	c := cells{Old: "-", New: "-", Change: "-", P: "-", Q: "-", Verdict: verdictWord(row), Within: "-", Between: "-", MDE: "-", Need: "-"}
-	if pw := row.Power; pw != nil {
-		c.MDE, c.Need = formatMDE(pw.MDE), formatNeed(pw.Need)
-	}
-	if !math.IsNaN(row.Q) {
+	if !math.IsNaN(float64(row.Q)) {
 		c.Q = fmt.Sprintf("%.3f", row.Q)
 	}
-	if b := row.Boot; b != nil {
-		// Boots as samples: centers of the per-boot medians, Welch's p,
-		// n in boots, and the two spreads.
-		c.Old, c.New = scaler.Format(b.OldCenter), scaler.Format(b.NewCenter)
-		c.Change = pctChange(row.Change)
-		// The p of the row's test: Welch's, or its design's.
-		c.N = fmt.Sprintf("%d+%d", len(b.Old), len(b.New))
-		if !math.IsNaN(row.P) {
-			c.P = fmt.Sprintf("%.3f", row.P)
-		}
-		c.Within, c.Between = spread(b.Within), spread(b.Between)
-		return c
-	}
-	if row.Verdict == abstat.Undecided && row.Samples[0] != nil && row.Samples[1] != nil {
-		// Too few boots for a test: none is shown.
-		c.Change = pctChange(row.Change)
-		c.N = fmt.Sprintf("%d+%d", row.Samples[0].Boots(), row.Samples[1].Boots())
-		return c
-	}
-	if row.Old != nil {
-		c.Old = scaler.Format(row.OldSum.Center) + " ± " + row.OldSum.PctRangeString()
-	}
-	if row.New != nil {
-		c.New = scaler.Format(row.NewSum.Center) + " ± " + row.NewSum.PctRangeString()
-	}
-	if row.Old == nil || row.New == nil {
-		var n int
-		if row.Old != nil {
-			n = len(row.Old.Values)
-		} else if row.New != nil {
-			n = len(row.New.Values)
-		}
-		c.N = fmt.Sprint(n)
-		return c
-	}
-	c.Change = pctChange(row.Change)
-	// As benchstat prints them: "p=0.000 n=10", "n=10+8".
-	c.P, c.N = fmt.Sprintf("%.3f", row.Cmp.P), fmt.Sprint(row.Cmp.N1)
-	if row.Cmp.N1 != row.Cmp.N2 {
-		c.N += fmt.Sprintf("+%d", row.Cmp.N2)
+	if row.Test == "welch" {
+		c.Within, c.Between = spread(float64(row.Within)), spread(float64(row.Between))
 	}
 	return c
 }
 
+// cells formats a comparison's columns in unit with one scale for its
+// two centers, as benchstat's RowScaler; undecided: a row without a
+// test, for too few boots.
+func (c *Cmp) cells(unit string, undecided bool) cells {
+	var centers []float64
+	for _, s := range []*Side{c.Old, c.New} {
+		if s != nil {
+			centers = append(centers, float64(s.Center))
+		}
+	}
+	scaler := benchunit.CommonScale(centers, benchunit.ClassOf(unit))
+	out := cells{Old: "-", New: "-", Change: "-", P: "-", Q: "-", Within: "-", Between: "-", MDE: "-", Need: "-"}
+	switch {
+	case c.Test == "welch":
+		// Boots as samples: centers of the per-boot medians, the p of the
+		// row's test (Welch's, or its design's), n in boots.
+		out.Old, out.New = scaler.Format(float64(c.Old.Center)), scaler.Format(float64(c.New.Center))
+		out.Change = pctChange(float64(c.Change))
+		out.N = fmt.Sprintf("%d+%d", c.Old.Boots, c.New.Boots)
+		if !math.IsNaN(float64(c.P)) {
+			out.P = fmt.Sprintf("%.3f", c.P)
+		}
+		return out
+	case undecided && c.Old != nil && c.New != nil:
+		// Too few boots for a test: none is shown.
+		out.Change = pctChange(float64(c.Change))
+		out.N = fmt.Sprintf("%d+%d", c.Old.Boots, c.New.Boots)
+		return out
+	}
+	var ns []string
+	for i, s := range []*Side{c.Old, c.New} {
+		if s != nil {
+			sum := benchmath.Summary{Center: float64(s.Center), Lo: float64(s.Lo), Hi: float64(s.Hi)}
+			*[]*string{&out.Old, &out.New}[i] = scaler.Format(sum.Center) + " ± " + sum.PctRangeString()
+			ns = append(ns, fmt.Sprint(s.N))
+		}
+	}
+	if c.Test == "" {
+		out.N = strings.Join(ns, "")
+		return out
+	}
+	out.Change = pctChange(float64(c.Change))
+	if math.IsNaN(float64(c.P)) { // no test (a failed row with too few boots): its boots
+		out.N = fmt.Sprintf("%d+%d", c.Old.Boots, c.New.Boots)
+		return out
+	}
+	// As benchstat prints them: "p=0.000 n=10", "n=10+8".
+	out.P, out.N = fmt.Sprintf("%.3f", c.P), ns[0]
+	if ns[1] != ns[0] {
+		out.N += "+" + ns[1]
+	}
+	return out
+}
+
 // verdictWord is a row's verdict as the tables print it: an Evidence
 // unit's in parentheses (judged on its own p, not counted).
-func verdictWord(row *abstat.Row) string {
-	if row.Role == abstat.Evidence {
-		return "(" + string(row.Verdict) + ")"
+func verdictWord(role abstat.Role, v abstat.Verdict) string {
+	if role == abstat.Evidence {
+		return "(" + string(v) + ")"
 	}
-	return string(row.Verdict)
+	return string(v)
 }
 
 func pctChange(c float64) string {
@@ -295,22 +298,24 @@ func plural(n int, one, many string) string {
 	return fmt.Sprintf("%d %s", n, many)
 }
 
-// tableTitle names a table: its package and distinguishing configuration.
-func tableTitle(t *abstat.Table) string {
-	if t.Ident != "" {
-		return t.Pkg + " (" + t.Ident + ")"
+// tableTitle names a table by its first row: its package and
+// distinguishing configuration.
+func tableTitle(row *Row) string {
+	if row.Ident != "" {
+		return row.Package + " (" + row.Ident + ")"
 	}
-	return t.Pkg
+	return row.Package
 }
 
 // geomeanText is a table's geomean line, as benchstat prints one, with
 // the unit's direction: "" for a table without one.
-func geomeanText(t *abstat.Table) string {
-	g := t.Geomean
-	if g == nil {
-		return ""
+func geomeanText(a *AB, t *Row) string {
+	for _, g := range a.Geomeans {
+		if g.Package == t.Package && g.Ident == t.Ident && g.Unit == t.Unit {
+			scaler := benchunit.CommonScale([]float64{g.Old, g.New}, benchunit.ClassOf(g.Unit))
+			return fmt.Sprintf("geomean of %d rows: %s -> %s, %+.2f%% (%s)", g.Rows, scaler.Format(g.Old),
+				scaler.Format(g.New), 100*g.Change, direction(t))
+		}
 	}
-	scaler := benchunit.CommonScale([]float64{g.Old, g.New}, benchunit.ClassOf(t.Unit))
-	return fmt.Sprintf("geomean of %d rows: %s -> %s, %+.2f%% (%s)", g.Rows, scaler.Format(g.Old),
-		scaler.Format(g.New), 100*g.Change, direction(t))
+	return ""
 }

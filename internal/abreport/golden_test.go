@@ -61,14 +61,14 @@ func plannedRun(t *testing.T) (run, design []byte) {
 	}
 	d.Plan(abplan.RowsOf(pilot), map[string]float64{"github.com/kbench/kbench/seccompbench": 10}, 120)
 	ro := abstat.DefaultOptions
-	ro.Threshold, ro.Design, ro.Target = o.Gate, d, o.Target
+	ro.Threshold, ro.Design, ro.Target = o.Threshold, d.TestRow, o.Target
 	rep, err := abstat.Compare(old, nw, ro)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	err = WriteText(&b, &AB{Report: rep, Run: &RunNotes{Design: d, Budget: time.Minute, PlanFile: "out/plan.txt",
-		ProfileDirs: [2]string{"out/profiles/A", "out/profiles/B"}, ProfileErr: errors.New("no profile in out/profiles/A")}})
+	err = WriteText(&b, New(rep, nil, &RunNotes{Design: d, Budget: time.Minute, PlanFile: "out/plan.txt",
+		ProfileDirs: [2]string{"out/profiles/A", "out/profiles/B"}, ProfileErr: errors.New("no profile in out/profiles/A")}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := &SeriesReport{Series: s, Results: abseries.Detect(s.Medians(), abseries.DefaultOptions), Opts: abseries.DefaultOptions}
+	rep := NewSeries(s, abseries.Detect(s.Medians(), abseries.DefaultOptions), abseries.DefaultOptions)
 	var ks []Kernel
 	for _, l := range labels {
 		ks = append(ks, Kernel{l, "bzImage " + l})

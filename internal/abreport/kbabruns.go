@@ -96,11 +96,15 @@ func WriteBisect(w io.Writer, b BisectRun) error {
 	}
 	fmt.Fprintf(w, " (%s)\n", ratioPct(1+b.Change))
 	res := b.Search
+	allow := "none: one image"
+	if b.Opts.Offset > 0 {
+		allow = fmt.Sprintf("separate builds: %g of the boot spread, more where the placed images scatter more", b.Opts.Offset)
+	}
 	fmt.Fprintf(w, "rule: each step boots its image in rounds with good and bad beside it (good, image, bad; then bad, image, good), "+
-		"and after %v rounds t-tests, at levels in proportion to the rounds (%.2g at the last), whether the image differs from both good and bad (not one step), "+
-		"else past the midpoint toward bad (then bad) or toward good (then good), so that the chance of naming a wrong image is at most %g over the %d steps at most, "+
-		"where each image sits nearer its own side's level than the midpoint\n",
-		b.Looks, b.Level, b.Opts.Wrong, abseries.Steps(n-2))
+		"and after %v rounds t-tests, at levels in proportion to the rounds (%.2g at the last), whether the image differs from both good and bad beyond an allowance for its own offset (%s): not one step; "+
+		"else past the midpoint toward bad and beyond the allowance from good (then bad), or the mirror (then good); within the allowance of both, undecided; "+
+		"so that the chance of naming a wrong image is at most %g over the %d steps at most, where kernels' own offsets spread no more than the allowance\n",
+		b.Looks, b.Level, allow, b.Opts.Wrong, abseries.Steps(n-2))
 	image := func(i int) Kernel { return b.Kernels[i+1] } // image i from 0; n-2 the bad kernel
 	center := func(v float64) string { return fmt.Sprintf("%.4g", v) }
 	if b.Unit != "" {
@@ -175,12 +179,12 @@ type RunNotes struct {
 // (kbab's own lines, the retried boots, follow).
 func writeRun(w io.Writer, b *strings.Builder, a *AB) error {
 	n := a.Run
-	b.WriteString(plannedTail(a.Report, *n))
+	b.WriteString(plannedTail(a, *n))
 	if n.ProfileDirs[0] != "" {
 		if n.ProfileErr != nil {
 			fmt.Fprintf(b, "\nperf-profile: none: %v\n", n.ProfileErr)
 		} else {
-			if err := writeProfileText(b, a.Profiles); err != nil {
+			if err := writeProfileText(b, a.profs); err != nil {
 				return err
 			}
 			// The "-format json" that the section's "... more" lines name is
@@ -196,7 +200,7 @@ func writeRun(w io.Writer, b *strings.Builder, a *AB) error {
 // plannedTail closes a planned run's report: the rule, how many rows it
 // decided, and each row without a verdict with its boots and the mde
 // they reached.
-func plannedTail(rep *abstat.Report, n RunNotes) string {
+func plannedTail(a *AB, n RunNotes) string {
 	d := n.Design
 	if d == nil || !d.Planned {
 		return ""
@@ -206,13 +210,13 @@ func plannedTail(rep *abstat.Report, n RunNotes) string {
 	decided, pending, undecided := d.Progress()
 	fmt.Fprintf(&b, "\nkbab -target %s: %s, pilot %d+%d boots, every boot at -count=%d, each row at p <= %.2g (%g over %d rows), gate %s; %d of %d rows decided (the plan: %s)\n",
 		formatMDE(o.Target), abplan.RuleName, o.Pilot, o.Pilot, o.Count, d.Level, o.Alpha, decided+pending+undecided,
-		formatMDE(o.Gate), decided, decided+pending+undecided, n.PlanFile)
+		formatMDE(o.Threshold), decided, decided+pending+undecided, n.PlanFile)
 	var lines []string
-	for t, row := range rep.Primaries() {
+	for _, row := range a.primaries() {
 		if row.Verdict != abstat.Undecided {
 			continue
 		}
-		rp := d.Find(t.Path, row.Name)
+		rp := d.Find(row.path, row.Name)
 		why := "too few boots"
 		if rp != nil {
 			why = string(rp.Status)
@@ -224,18 +228,18 @@ func plannedTail(rep *abstat.Report, n RunNotes) string {
 			}
 		}
 		mde := "?"
-		if row.Power != nil {
-			mde = formatMDE(row.Power.MDE)
+		if row.NeedUnit != "" {
+			mde = formatMDE(float64(row.MDE))
 		}
 		n := 0
-		if row.Samples[0] != nil && row.Samples[1] != nil {
-			n = min(row.Samples[0].Boots(), row.Samples[1].Boots())
+		if row.Old != nil && row.New != nil {
+			n = min(row.Old.Boots, row.New.Boots)
 		}
 		need := ""
 		if rp != nil {
 			need = fmt.Sprintf(", the rule asks %d", rp.Need)
 		}
-		lines = append(lines, fmt.Sprintf("  %s %s: undecided: %d+%d boots, mde %s (%s%s)", t.Pkg, row.Name, n, n, mde, why, need))
+		lines = append(lines, fmt.Sprintf("  %s %s: undecided: %d+%d boots, mde %s (%s%s)", row.Package, row.Name, n, n, mde, why, need))
 	}
 	if len(lines) > 0 {
 		fmt.Fprintf(&b, "%s undecided, outside the verdicts and the exit status:\n%s\n", plural(len(lines), "row", "rows"), strings.Join(lines, "\n"))

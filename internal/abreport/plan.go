@@ -43,7 +43,7 @@ func WriteDesign(w io.Writer, d *abplan.Design) error {
 		level = fmt.Sprintf("alpha %g over the rows the pilot finds", o.Alpha)
 	}
 	fmt.Fprintf(&b, "design: %s (Stein 1945) for a change of %s at %.0f%% power, %s, gate %s;\n",
-		abplan.RuleName, formatMDE(o.Target), 100*o.Power, level, formatMDE(o.Gate))
+		abplan.RuleName, formatMDE(o.Target), 100*o.Power, level, formatMDE(o.Threshold))
 	fmt.Fprintf(&b, "pilot %d boots a side, every boot at -count=%d; at most %d boots a side", o.Pilot, o.Count, o.MaxBoots)
 	if o.Budget > 0 {
 		fmt.Fprintf(&b, "; budget %s (A's costs doubled)", seconds(o.Budget))

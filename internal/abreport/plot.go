@@ -40,7 +40,7 @@ var (
 // underpowered, an overview forest plot of every compared row's change
 // with its interval, each as SVG and PNG, and index.md naming them.
 func WritePlots(dir string, a *AB) error {
-	r := a.Report
+	r := a
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -55,24 +55,22 @@ func WritePlots(dir string, a *AB) error {
 		"shaded band is ±threshold; a dashed interval is cut short (its end lies further out). Red is worse, green better, gray " +
 		"underpowered (could not have seen the threshold), black ~.\n\n![overview](overview.png) ([svg](overview.svg))\n\n## Rows\n\n")
 	n := 0
-	for _, t := range r.Tables {
-		for _, row := range t.Rows {
-			if !(row.Verdict.Moved() || row.Verdict == abstat.Underpowered) || row.Samples[0] == nil || row.Samples[1] == nil {
-				continue
-			}
-			n++
-			name := fmt.Sprintf("row-%03d-%s", n, fileSafe(t.Pkg+"-"+row.Name+"-"+t.Unit))
-			if err := rowPlot(dir, name, r, t, row); err != nil {
-				return err
-			}
-			fmt.Fprintf(&index, "### %s %s %s: %s\n\n%s\n\n![%s](%s.png) ([svg](%s.svg))\n\n", t.Pkg, row.Name, t.Unit,
-				row.Verdict, rowCaption(r, t, row), name, name, name)
+	for _, row := range r.Rows {
+		if !(row.Verdict.Moved() || row.Verdict == abstat.Underpowered) || row.Old == nil || row.New == nil {
+			continue
 		}
+		n++
+		name := fmt.Sprintf("row-%03d-%s", n, fileSafe(row.Package+"-"+row.Name+"-"+row.Unit))
+		if err := rowPlot(dir, name, row); err != nil {
+			return err
+		}
+		fmt.Fprintf(&index, "### %s %s %s: %s\n\n%s\n\n![%s](%s.png) ([svg](%s.svg))\n\n", row.Package, row.Name, row.Unit,
+			row.Verdict, rowCaption(row), name, name, name)
 	}
 	if n == 0 {
 		index.WriteString("No row changed or is underpowered.\n")
 	}
-	sec, err := writeProfilePlots(dir, a.Profiles)
+	sec, err := writeProfilePlots(dir, a.profs)
 	if err != nil {
 		return err
 	}
@@ -93,12 +91,12 @@ func fileSafe(s string) string {
 	return s
 }
 
-func rowCaption(r *abstat.Report, t *abstat.Table, row *abstat.Row) string {
-	c := formatRow(t, row)
+func rowCaption(row *Row) string {
+	c := row.cells()
 	return fmt.Sprintf("old %s, new %s, change %s [%s, %s], p %s (%s), mde %s; %s. Dots are samples, one column per "+
 		"boot; a bar marks each boot's median, the dashed line each side's center.",
-		c.Old, c.New, c.Change, pct(row.ChangeLo), pct(row.ChangeHi), c.P, map[bool]string{true: "Welch, boots as samples",
-			false: "Mann-Whitney U, per sample"}[row.Boot != nil], c.MDE, direction(t))
+		c.Old, c.New, c.Change, pct(float64(row.ChangeLo)), pct(float64(row.ChangeHi)), c.P, map[bool]string{true: "Welch, boots as samples",
+			false: "Mann-Whitney U, per sample"}[row.Test == "welch"], c.MDE, direction(row))
 }
 
 func pct(x float64) string {
@@ -120,18 +118,18 @@ func axisUnit(unit string, s benchunit.Scaler) string {
 // rowPlot draws one row: each boot's samples in a column of its own,
 // old's boots on the left, new's on the right, with each boot's median
 // as a bar and each side's center as a dashed line.
-func rowPlot(dir, name string, r *abstat.Report, t *abstat.Table, row *abstat.Row) error {
-	o, n := row.Centers()
-	scaler := benchunit.CommonScale([]float64{o, n}, benchunit.ClassOf(t.Unit))
+func rowPlot(dir, name string, row *Row) error {
+	o, n := float64(row.Old.Center), float64(row.New.Center)
+	scaler := benchunit.CommonScale([]float64{o, n}, benchunit.ClassOf(row.Unit))
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("%s %s\n%s (%s): new %s, %s (p=%s, mde %s)", t.Pkg, row.Name, t.Unit, direction(t),
-		pct(row.Change), row.Verdict, formatRow(t, row).P, formatMDE(row.Power.MDE))
-	p.Y.Label.Text = fmt.Sprintf("%s (%s)", axisUnit(t.Unit, scaler), direction(t))
+	p.Title.Text = fmt.Sprintf("%s %s\n%s (%s): new %s, %s (p=%s, mde %s)", row.Package, row.Name, row.Unit, direction(row),
+		pct(float64(row.Change)), row.Verdict, row.cells().P, formatMDE(float64(row.MDE)))
+	p.Y.Label.Text = fmt.Sprintf("%s (%s)", axisUnit(row.Unit, scaler), direction(row))
 	p.X.Label.Text = "old boots (blue, left) | new boots (orange, right); bar: a boot's median, dashed: a side's center"
 	var names []string
 	x := 0.0
 	var lo, hi float64 = math.Inf(1), math.Inf(-1)
-	for side, bs := range row.Samples {
+	for side, bs := range row.src.Samples {
 		col := []color.Color{oldColor, newColor}[side]
 		label := []string{"old", "new"}[side]
 		var centerX0 float64 = x
@@ -170,7 +168,7 @@ func rowPlot(dir, name string, r *abstat.Report, t *abstat.Table, row *abstat.Ro
 
 // forestPlot draws every compared headline row's change with its
 // interval, one line per row, on a log scale of new/old.
-func forestPlot(dir string, r *abstat.Report) error {
+func forestPlot(dir string, r *AB) error {
 	type item struct {
 		label          string
 		ratio, lo, hi  float64
@@ -178,36 +176,34 @@ func forestPlot(dir string, r *abstat.Report) error {
 		loOpen, hiOpen bool
 	}
 	var items []item
-	for _, t := range r.Tables {
-		for _, row := range t.Rows {
-			if row.Old == nil || row.New == nil || math.IsInf(row.Change, 0) || !(row.Change > -1) { // NaN too: no place on a log axis
-				continue
-			}
-			it := item{label: fmt.Sprintf("%s %s %s", t.Pkg, row.Name, t.Unit), ratio: 1 + row.Change,
-				lo: 1 + row.ChangeLo, hi: 1 + row.ChangeHi, verdict: row.Verdict}
-			if t.Better < 0 { // lower is better: the gain is old/new
-				it.ratio, it.lo, it.hi = 1/it.ratio, 1/it.hi, 1/it.lo
-			}
-			if t.Better == 0 {
-				it.label += " (direction unknown: new/old)"
-			}
-			items = append(items, it)
+	for _, row := range r.Rows {
+		if row.Old == nil || row.New == nil || math.IsInf(float64(row.Change), 0) || !(row.Change > -1) { // NaN too: no place on a log axis
+			continue
 		}
+		it := item{label: fmt.Sprintf("%s %s %s", row.Package, row.Name, row.Unit), ratio: 1 + float64(row.Change),
+			lo: 1 + float64(row.ChangeLo), hi: 1 + float64(row.ChangeHi), verdict: row.Verdict}
+		if row.better < 0 { // lower is better: the gain is old/new
+			it.ratio, it.lo, it.hi = 1/it.ratio, 1/it.hi, 1/it.lo
+		}
+		if row.better == 0 {
+			it.label += " (direction unknown: new/old)"
+		}
+		items = append(items, it)
 	}
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("kbcompare: each row's change, new against old, with its 95%% interval (%s, %d+%d boots)",
-		map[bool]string{true: "boots as samples", false: "per sample"}[r.BootMode], r.Boots[0], r.Boots[1])
+		map[bool]string{true: "boots as samples", false: "per sample"}[r.BootMode], r.Boots.Old, r.Boots.New)
 	p.X.Label.Text = "<- new is worse  |  new is better ->   (log scale, each unit's better direction; shaded: within ±threshold)"
 	p.X.Scale = plot.LogScale{}
 	if len(items) == 0 {
 		// No data gives the axis no range, which a log scale cannot
 		// draw: the threshold's band stands for it.
 		p.Title.Text += ": no compared rows"
-		p.X.Min, p.X.Max = 1/(1+r.Opts.Threshold)/1.02, (1+r.Opts.Threshold)*1.02
+		p.X.Min, p.X.Max = 1/(1+r.Threshold)/1.02, (1+r.Threshold)*1.02
 		return saveBoth(p, dir, "overview", 8*vg.Inch, 3*vg.Inch)
 	}
 	// The range: the ratios and finite interval ends, and the threshold.
-	lo, hi := 1/(1+r.Opts.Threshold)/1.02, (1+r.Opts.Threshold)*1.02
+	lo, hi := 1/(1+r.Threshold)/1.02, (1+r.Threshold)*1.02
 	for _, it := range items {
 		lo, hi = math.Min(lo, it.ratio), math.Max(hi, it.ratio)
 	}
@@ -226,8 +222,8 @@ func forestPlot(dir string, r *abstat.Report) error {
 	p.X.Tick.Marker = changeTicks{}
 	// The ±threshold band, and no change.
 	n := float64(len(items))
-	band, err := plotter.NewPolygon(plotter.XYs{{X: 1 / (1 + r.Opts.Threshold), Y: -0.5}, {X: 1 + r.Opts.Threshold, Y: -0.5},
-		{X: 1 + r.Opts.Threshold, Y: n - 0.5}, {X: 1 / (1 + r.Opts.Threshold), Y: n - 0.5}})
+	band, err := plotter.NewPolygon(plotter.XYs{{X: 1 / (1 + r.Threshold), Y: -0.5}, {X: 1 + r.Threshold, Y: -0.5},
+		{X: 1 + r.Threshold, Y: n - 0.5}, {X: 1 / (1 + r.Threshold), Y: n - 0.5}})
 	if err != nil {
 		return err
 	}
@@ -439,11 +435,11 @@ func WriteSeriesPlots(dir string, r *SeriesReport) error {
 	}
 	var index strings.Builder
 	index.WriteString("# kbcompare -series plots\n\nKernels, in series order: ")
-	for k, l := range r.Series.Labels {
+	for k, l := range r.Kernels {
 		if k > 0 {
 			index.WriteString(", ")
 		}
-		fmt.Fprintf(&index, "%d `%s`", k+1, l)
+		fmt.Fprintf(&index, "%d `%s`", k+1, l.Label)
 	}
 	index.WriteString(".\n\nEach picture is one row: a dot per boot median, the dash across a kernel " +
 		"its center, a red line where the series changed, the gray dashed lines the centers of the segments between changes.\n")
@@ -455,30 +451,30 @@ func WriteSeriesPlots(dir string, r *SeriesReport) error {
 			index.WriteString("\n# Rows without a change\n\n")
 		}
 		drawn := 0
-		for i, res := range r.Results {
+		for _, row := range r.Rows {
+			res := row.res
 			if (len(res.Changes) > 0) != changed || res.Untested != "" {
 				continue
 			}
 			n++
 			drawn++
-			row := r.Series.Rows[i]
-			name := fmt.Sprintf("series-%03d-%s", n, fileSafe(row.Pkg+"-"+row.Name+"-"+row.Unit))
-			if err := seriesPlot(dir, name, r, i); err != nil {
+			name := fmt.Sprintf("series-%03d-%s", n, fileSafe(row.Package+"-"+row.Name+"-"+row.Unit))
+			if err := seriesPlot(dir, name, r, row); err != nil {
 				return err
 			}
 			var what string
 			if changed {
 				var cs []string
-				for _, c := range res.Changes {
-					cs = append(cs, fmt.Sprintf("between %s and %s %s [%s, %s] (q %.2g)", r.Series.Labels[c.After], r.Series.Labels[c.After+1],
-						pct(c.Ratio-1), pct(c.Lo-1), pct(c.Hi-1), c.Q))
+				for _, c := range row.Changes {
+					cs = append(cs, fmt.Sprintf("between %s and %s %s [%s, %s] (q %.2g)", c.From, c.To,
+						pct(float64(c.Ratio)-1), pct(float64(c.Lo)-1), pct(float64(c.Hi)-1), c.Q))
 				}
 				what = strings.Join(cs, "; ")
 			} else {
 				what = fmt.Sprintf("no change; it could have seen %s (a step in the middle) / %s (before the last kernel) at 80%% power",
 					formatMDE(res.MDE), formatMDE(res.MDEEnd))
 			}
-			fmt.Fprintf(&index, "## %s (%s)\n\n%s.\n\n![%s](%s.png) ([svg](%s.svg))\n\n", r.rowTitle(i), row.Unit, what, name, name, name)
+			fmt.Fprintf(&index, "## %s (%s)\n\n%s.\n\n![%s](%s.png) ([svg](%s.svg))\n\n", row.title(), row.Unit, what, name, name, name)
 		}
 		if drawn == 0 {
 			index.WriteString("None.\n")
@@ -488,18 +484,18 @@ func WriteSeriesPlots(dir string, r *SeriesReport) error {
 }
 
 // seriesPlot draws row i of the series.
-func seriesPlot(dir, name string, r *SeriesReport, i int) error {
-	row, res := r.Series.Rows[i], r.Results[i]
+func seriesPlot(dir, name string, r *SeriesReport, sr *SeriesRow) error {
+	row, res := sr.row, sr.res
 	scaler := benchunit.CommonScale(res.Centers, benchunit.ClassOf(row.Unit))
 	p := plot.New()
 	var cs []string
 	for _, c := range res.Changes {
-		cs = append(cs, fmt.Sprintf("%s after %s", pct(c.Ratio-1), r.Series.Labels[c.After]))
+		cs = append(cs, fmt.Sprintf("%s after %s", pct(c.Ratio-1), r.Kernels[c.After].Label))
 	}
 	if len(cs) == 0 {
 		cs = append(cs, "no change, mde "+formatMDE(res.MDE))
 	}
-	p.Title.Text = fmt.Sprintf("%s\n%s: %s", r.rowTitle(i), row.Unit, strings.Join(cs, ", "))
+	p.Title.Text = fmt.Sprintf("%s\n%s: %s", sr.title(), row.Unit, strings.Join(cs, ", "))
 	dir1 := "unknown direction"
 	if row.Better != 0 {
 		dir1 = dirWord(row.Better) + " is better"
@@ -546,7 +542,11 @@ func seriesPlot(dir, name string, r *SeriesReport, i int) error {
 			return err
 		}
 	}
-	p.NominalX(r.Series.Labels...)
+	var labels []string
+	for _, k := range r.Kernels {
+		labels = append(labels, k.Label)
+	}
+	p.NominalX(labels...)
 	if lo > 0 && lo < 0.5*hi {
 		p.Y.Min = 0
 	}

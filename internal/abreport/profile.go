@@ -27,8 +27,8 @@ type RowProfile struct {
 	Boots [2][]profdelta.Boot
 }
 
-// profileLines is how many functions of each form the full text and
-// markdown forms list a row; BriefProfileLines how many the brief form
+// profileLines is how many functions of each form the full text form
+// lists a row; BriefProfileLines how many the brief form
 // lists a row, both forms together.
 const (
 	profileLines      = 10
@@ -97,34 +97,6 @@ func writeProfileBrief(w io.Writer, rows []RowProfile) error {
 	return err
 }
 
-// writeProfileMarkdown writes the perf-profile section as markdown
-// tables, one per row and form.
-func writeProfileMarkdown(w io.Writer, rows []RowProfile) error {
-	var b strings.Builder
-	b.WriteString("\n## perf-profile\n\nKernel functions whose cost per op changed most against its spread between boots: " +
-		"mean time per op (the function's samples' cpu time over the profiled runs' ops) ± the sd of the per-boot values (relative), " +
-		"the change, Welch's t over the boots (the order) and its q, and the function's share of the row's samples, old → new. " +
-		"Shares are compositional (one function's growth dilutes every other's), so they do not order, except for a row whose profiles " +
-		"record no op count, where the share is all there is (its heading says so).\n")
-	for _, rp := range rows {
-		b.WriteString("\n### " + mdCell(strings.Join(profileHeader(rp, math.MaxInt), " ")) + "\n")
-		for _, f := range rp.Delta.Forms() {
-			head := profileHead(rp.Delta)
-			fmt.Fprintf(&b, "\n%s:\n\n| %s |\n|%s---|\n", f.Form, strings.Join(head, " | "), strings.Repeat("---:|", len(head)-1))
-			for i, fn := range f.Funcs {
-				if i == profileLines {
-					break
-				}
-				c := funcCells(rp.Delta, fn)
-				c[len(c)-1] = "`" + strings.ReplaceAll(fn.Name, "`", "'") + "`"
-				fmt.Fprintf(&b, "| %s |\n", strings.Join(c, " | "))
-			}
-		}
-	}
-	_, err := io.WriteString(w, printable(b.String()))
-	return err
-}
-
 type briefFunc struct {
 	form profdelta.Form
 	fn   profdelta.Func
@@ -160,7 +132,7 @@ func profileHeader(rp RowProfile, width int) []string {
 	d := rp.Delta
 	head := rp.Table.Pkg + " " + rp.Row.Name
 	if rp.Row.Verdict != "" {
-		head += " (" + verdictWord(rp.Row)
+		head += " (" + verdictWord(rp.Row.Role, rp.Row.Verdict)
 		if rp.Row.Old != nil && rp.Row.New != nil {
 			head += " " + pctChange(rp.Row.Change)
 		}

@@ -6,29 +6,116 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
 	"math"
-	"strconv"
 	"strings"
 
 	"github.com/kbench/kbench/internal/abseries"
 )
 
-// SeriesReport is a series' change points as the report shows them.
+// SeriesReport is a series' report record, made once (NewSeries) from
+// the series and its change points: the text form and the pictures
+// render it, -series -format json writes its fields (schema
+// kbcompare-series/1, docs/kbcompare.md), Exit is its status.
 type SeriesReport struct {
-	Series  *abseries.Series
-	Results []abseries.RowResult // by row of Series
-	Opts    abseries.Options
+	Schema  string         `json:"schema"`
+	Alpha   float64        `json:"alpha"`
+	Kernels []seriesKernel `json:"kernels"`
+	Rows    []*SeriesRow   `json:"rows"`
+	Summary seriesSummary  `json:"summary"`
+	opts    abseries.Options
 }
 
-// rowTitle names a series row: its package, configuration, name.
-func (r *SeriesReport) rowTitle(i int) string {
-	row := r.Series.Rows[i]
-	pkg := row.Pkg
-	if row.Ident != "" {
-		pkg += " (" + row.Ident + ")"
+type seriesKernel struct {
+	Label string `json:"label"`
+	File  string `json:"file"`
+}
+
+// SeriesRow is a row's change points over the series, or why it was
+// not tested.
+type SeriesRow struct {
+	Package   string         `json:"package"`
+	Ident     string         `json:"ident,omitempty"`
+	Name      string         `json:"name"`
+	Unit      string         `json:"unit"`
+	Direction string         `json:"direction"`
+	Boots     []int          `json:"boots"`
+	Centers   []Num          `json:"centers"`
+	P         Num            `json:"p"`
+	Q         Num            `json:"q"`
+	Changes   []seriesChange `json:"changes"`
+	MDE       Num            `json:"mde"`
+	MDEEnd    Num            `json:"mde_end"`
+	Sigma     Num            `json:"sigma"`
+	Untested  string         `json:"untested,omitempty"`
+	Kernel    string         `json:"untested_kernel,omitempty"`
+	Notes     []string       `json:"notes,omitempty"`
+	row       abseries.SeriesRow
+	res       abseries.RowResult
+}
+
+type seriesChange struct {
+	After   int    `json:"after"`
+	From    string `json:"from"`
+	To      string `json:"to"`
+	Ratio   Num    `json:"ratio"`
+	Lo      Num    `json:"ratio_lo"`
+	Hi      Num    `json:"ratio_hi"`
+	P       Num    `json:"p"`
+	Q       Num    `json:"q"`
+	Verdict string `json:"verdict"`
+}
+
+type seriesSummary struct {
+	Rows     int `json:"rows"`
+	Changed  int `json:"changed"`
+	Untested int `json:"untested"`
+	Exit     int `json:"exit"`
+}
+
+// NewSeries makes the record of series s, its rows' results (by row of
+// s) and the options they were found with.
+func NewSeries(s *abseries.Series, results []abseries.RowResult, o abseries.Options) *SeriesReport {
+	r := &SeriesReport{Schema: "kbcompare-series/1", Alpha: o.Alpha, Rows: []*SeriesRow{}, opts: o}
+	for k, l := range s.Labels {
+		r.Kernels = append(r.Kernels, seriesKernel{l, s.Files[k]})
 	}
-	return pkg + " " + row.Name
+	for i, row := range s.Rows {
+		res := results[i]
+		mr := &SeriesRow{Package: row.Pkg, Ident: row.Ident, Name: row.Name, Unit: row.Unit, Direction: dirWord(row.Better),
+			P: Num(res.P), Q: Num(res.Q), Changes: []seriesChange{}, MDE: Num(res.MDE), MDEEnd: Num(res.MDEEnd),
+			Sigma: Num(res.Sigma), Untested: res.Untested, Centers: []Num{}, Notes: rowNotes(s, res, o, len(results)), row: row, res: res}
+		for _, b := range row.Medians {
+			mr.Boots = append(mr.Boots, len(b))
+		}
+		for _, c := range res.Centers {
+			mr.Centers = append(mr.Centers, Num(c))
+		}
+		if res.Kernel >= 0 {
+			mr.Kernel = s.Labels[res.Kernel]
+		}
+		for _, c := range res.Changes {
+			v := changeWord(c.Ratio, row.Better)
+			if c.Small {
+				v = "below -threshold"
+			}
+			mr.Changes = append(mr.Changes, seriesChange{c.After, s.Labels[c.After], s.Labels[c.After+1], Num(c.Ratio), Num(c.Lo), Num(c.Hi),
+				Num(c.P), Num(c.Q), v})
+		}
+		if res.Untested != "" {
+			r.Summary.Untested++
+		}
+		if len(res.Changes) > 0 {
+			r.Summary.Changed++
+		}
+		r.Rows = append(r.Rows, mr)
+	}
+	r.Summary.Rows, r.Summary.Exit = len(s.Rows), r.Exit()
+	return r
+}
+
+// title names a series row: its package, configuration, name.
+func (row *SeriesRow) title() string {
+	return tableTitle(&Row{Package: row.Package, Ident: row.Ident}) + " " + row.Name
 }
 
 // changeWord is "worse", "better" or "changed" for a ratio of a row's
@@ -43,22 +130,12 @@ func changeWord(ratio float64, better int) string {
 	return "worse"
 }
 
-// changeVerdict is a change point's word: changeWord's, or "below
-// -threshold" where it is smaller than the size gate.
-func changeVerdict(c abseries.Change, better int) string {
-	if c.Small {
-		return "below -threshold"
-	}
-	return changeWord(c.Ratio, better)
-}
-
 // rowNotes are what a series row's numbers alone do not say: a step
 // the boots cannot reach at the row's level, a kernel's own offset
 // named instead of a change, a drift that fits better than a step.
-func (r *SeriesReport) rowNotes(i int) []string {
-	res, s := r.Results[i], r.Series
+func rowNotes(s *abseries.Series, res abseries.RowResult, o abseries.Options, rows int) []string {
 	var notes []string
-	level := r.Opts.Alpha / float64(len(r.Results))
+	level := o.Alpha / float64(rows)
 	switch {
 	case res.Untested != "":
 	case res.MinP > level:
@@ -75,81 +152,63 @@ func (r *SeriesReport) rowNotes(i int) []string {
 	return notes
 }
 
-// Changed counts the rows with a change point.
-func (r *SeriesReport) Changed() int {
-	n := 0
-	for _, res := range r.Results {
-		if len(res.Changes) > 0 {
-			n++
-		}
-	}
-	return n
-}
-
 // WriteSeriesText writes a series' report: the kernels, then per row
 // with change points between which two kernels (by label), by how much
 // with its interval, p and q; the rows without with their mde; the rows
 // untested and why.
 func WriteSeriesText(w io.Writer, r *SeriesReport) error {
 	var b strings.Builder
-	s := r.Series
-	fmt.Fprintf(&b, "kbcompare -series: %s\n", plural(len(s.Labels), "kernel", "kernels"))
-	for k, l := range s.Labels {
-		b.WriteString(para(fmt.Sprintf("%d %s: %s", k+1, l, s.Files[k]), Width-2, "  ", "  "))
-	}
-	tested := 0
-	for _, res := range r.Results {
-		if res.Untested == "" {
-			tested++
-		}
+	fmt.Fprintf(&b, "kbcompare -series: %s\n", plural(len(r.Kernels), "kernel", "kernels"))
+	for k, l := range r.Kernels {
+		b.WriteString(para(fmt.Sprintf("%d %s: %s", k+1, l.Label, l.File), Width-2, "  ", "  "))
 	}
 	b.WriteString("\n")
 	writeWrapped(&b, "", fmt.Sprintf("change points: binary segmentation, the largest two-sample t over the kernel boundaries, "+
 		"p the larger of a permutation of boots across kernels and a t allowing each kernel an offset of at least %g boot spreads, "+
-		"q over %s, a change where q <= %g and at least -threshold %s", r.Opts.Offset, plural(len(r.Results), "row", "rows"), r.Opts.Alpha, formatMDE(r.Opts.Threshold)))
-	if r.Changed() == 0 {
+		"q over %s, a change where q <= %g and at least -threshold %s", r.opts.Offset, plural(len(r.Rows), "row", "rows"), r.Alpha, formatMDE(r.opts.Threshold)))
+	if r.Summary.Changed == 0 {
 		b.WriteString("\nno row changed\n")
 	}
-	for i, res := range r.Results {
-		if len(res.Changes) == 0 {
+	for _, row := range r.Rows {
+		if len(row.Changes) == 0 {
 			continue
 		}
-		row := s.Rows[i]
 		b.WriteString("\n")
-		writeWrapped(&b, "", fmt.Sprintf("%s (%s)", r.rowTitle(i), row.Unit))
-		for _, c := range res.Changes {
-			writeWrapped(&b, "  ", fmt.Sprintf("between %s and %s: %s [%s, %s] %s  p=%s q=%s", s.Labels[c.After], s.Labels[c.After+1],
-				pctChange(c.Ratio-1), pctChange(c.Lo-1), pctChange(c.Hi-1), changeVerdict(c, row.Better), pval(c.P), pval(c.Q)))
+		writeWrapped(&b, "", fmt.Sprintf("%s (%s)", row.title(), row.Unit))
+		for _, c := range row.Changes {
+			writeWrapped(&b, "  ", fmt.Sprintf("between %s and %s: %s [%s, %s] %s  p=%s q=%s", c.From, c.To,
+				pctChange(float64(c.Ratio)-1), pctChange(float64(c.Lo)-1), pctChange(float64(c.Hi)-1), c.Verdict, pval(float64(c.P)), pval(float64(c.Q))))
 		}
-		for _, n := range r.rowNotes(i) {
+		for _, n := range row.Notes {
 			writeWrapped(&b, "  ", n)
 		}
 	}
-	if n := tested - r.Changed(); n > 0 {
+	tested := len(r.Rows) - r.Summary.Untested
+	if n := tested - r.Summary.Changed; n > 0 {
 		b.WriteString("\n")
 		writeWrapped(&b, "", fmt.Sprintf("%s without a change, each with what it could have seen (mde at 80%% power: a step in the middle of the series / before the last kernel):",
 			plural(n, "row", "rows")))
-		for i, res := range r.Results {
-			if res.Untested != "" || len(res.Changes) > 0 {
+		for _, row := range r.Rows {
+			if row.Untested != "" || len(row.Changes) > 0 {
 				continue
 			}
-			writeWrapped(&b, "  ", fmt.Sprintf("%s  mde %s / %s  (boot medians %s)", r.rowTitle(i), formatMDE(res.MDE), formatMDE(res.MDEEnd), spread(res.Sigma)))
-			for _, n := range r.rowNotes(i) {
+			writeWrapped(&b, "  ", fmt.Sprintf("%s  mde %s / %s  (boot medians %s)", row.title(), formatMDE(float64(row.MDE)), formatMDE(float64(row.MDEEnd)), spread(float64(row.Sigma))))
+			for _, n := range row.Notes {
 				writeWrapped(&b, "    ", n)
 			}
 		}
 	}
-	if n := len(r.Results) - tested; n > 0 {
+	if n := r.Summary.Untested; n > 0 {
 		fmt.Fprintf(&b, "\n%s untested:\n", plural(n, "row", "rows"))
-		for i, res := range r.Results {
-			if res.Untested == "" {
+		for _, row := range r.Rows {
+			if row.Untested == "" {
 				continue
 			}
-			why := res.Untested
-			if res.Kernel >= 0 {
-				why = s.Labels[res.Kernel] + ": " + why
+			why := row.Untested
+			if row.Kernel != "" {
+				why = row.Kernel + ": " + why
 			}
-			writeWrapped(&b, "  ", r.rowTitle(i)+": "+why)
+			writeWrapped(&b, "  ", row.title()+": "+why)
 		}
 	}
 	_, err := io.WriteString(w, printable(b.String()))
@@ -170,141 +229,9 @@ func pval(p float64) string {
 	return fmt.Sprintf("%.2g", p)
 }
 
-// SeriesJSONReport is kbcompare -series' report for scripts (-format json; csv
-// flattens the same values): docs/kbcompare.md describes each field of
-// it and of the types below. Numbers that are infinite or undefined are null.
-type SeriesJSONReport struct {
-	Schema  string          `json:"schema"`
-	Alpha   float64         `json:"alpha"`
-	Kernels []seriesKernel  `json:"kernels"`
-	Rows    []seriesRowJSON `json:"rows"`
-	Summary seriesSummary   `json:"summary"`
-}
-
-type seriesKernel struct {
-	Label string `json:"label"`
-	File  string `json:"file"`
-}
-
-type seriesRowJSON struct {
-	Package   string         `json:"package"`
-	Ident     string         `json:"ident,omitempty"`
-	Name      string         `json:"name"`
-	Unit      string         `json:"unit"`
-	Direction string         `json:"direction"`
-	Boots     []int          `json:"boots"`
-	Centers   []*float64     `json:"centers"`
-	P         *float64       `json:"p"`
-	Q         *float64       `json:"q"`
-	Changes   []seriesChange `json:"changes"`
-	MDE       *float64       `json:"mde"`
-	MDEEnd    *float64       `json:"mde_end"`
-	Sigma     *float64       `json:"sigma"`
-	Untested  string         `json:"untested,omitempty"`
-	Kernel    string         `json:"untested_kernel,omitempty"`
-	Notes     []string       `json:"notes,omitempty"`
-}
-
-type seriesChange struct {
-	After   int      `json:"after"`
-	From    string   `json:"from"`
-	To      string   `json:"to"`
-	Ratio   *float64 `json:"ratio"`
-	Lo      *float64 `json:"ratio_lo"`
-	Hi      *float64 `json:"ratio_hi"`
-	P       *float64 `json:"p"`
-	Q       *float64 `json:"q"`
-	Verdict string   `json:"verdict"`
-}
-
-type seriesSummary struct {
-	Rows     int `json:"rows"`
-	Changed  int `json:"changed"`
-	Untested int `json:"untested"`
-	Exit     int `json:"exit"`
-}
-
-func seriesJSONReport(r *SeriesReport) *SeriesJSONReport {
-	s := r.Series
-	m := &SeriesJSONReport{Schema: "kbcompare-series/1", Alpha: r.Opts.Alpha, Rows: []seriesRowJSON{}}
-	for k, l := range s.Labels {
-		m.Kernels = append(m.Kernels, seriesKernel{l, s.Files[k]})
-	}
-	for i, row := range s.Rows {
-		res := r.Results[i]
-		mr := seriesRowJSON{Package: row.Pkg, Ident: row.Ident, Name: row.Name, Unit: row.Unit, Direction: dirWord(row.Better),
-			P: num(res.P), Q: num(res.Q), Changes: []seriesChange{}, MDE: num(res.MDE), MDEEnd: num(res.MDEEnd),
-			Sigma: num(res.Sigma), Untested: res.Untested, Centers: []*float64{}, Notes: r.rowNotes(i)}
-		for _, b := range row.Medians {
-			mr.Boots = append(mr.Boots, len(b))
-		}
-		for _, c := range res.Centers {
-			mr.Centers = append(mr.Centers, num(c))
-		}
-		if res.Kernel >= 0 {
-			mr.Kernel = s.Labels[res.Kernel]
-		}
-		for _, c := range res.Changes {
-			mr.Changes = append(mr.Changes, seriesChange{c.After, s.Labels[c.After], s.Labels[c.After+1], num(c.Ratio), num(c.Lo), num(c.Hi),
-				num(c.P), num(c.Q), changeVerdict(c, row.Better)})
-		}
-		if res.Untested != "" {
-			m.Summary.Untested++
-		}
-		m.Rows = append(m.Rows, mr)
-	}
-	m.Summary.Rows, m.Summary.Changed, m.Summary.Exit = len(s.Rows), r.Changed(), r.Exit()
-	return m
-}
-
-// WriteSeriesJSON writes the series report as JSON (SeriesJSONReport).
+// WriteSeriesJSON writes the series record as JSON.
 func WriteSeriesJSON(w io.Writer, r *SeriesReport) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(seriesJSONReport(r))
-}
-
-// seriesCSVHeader names -series' csv columns.
-var seriesCSVHeader = []string{"kind", "package", "ident", "name", "unit", "direction", "after", "from", "to",
-	"ratio", "ratio_lo", "ratio_hi", "p", "q", "verdict", "mde", "mde_end", "sigma", "boots", "label", "file", "count", "note"}
-
-// WriteSeriesCSV writes one header row, then a record per kernel
-// ("kernel": label, file), per row ("row": its p and q, mde, mde_end,
-// sigma, boots per kernel joined by spaces, why untested in note), per
-// change point ("change", after its row) and per summary count
-// ("summary", name and count).
-func WriteSeriesCSV(w io.Writer, r *SeriesReport) error {
-	m := seriesJSONReport(r)
-	out := newCSV(w, seriesCSVHeader)
-	f := csvNum
-	for _, k := range m.Kernels {
-		out.record(map[string]string{"kind": "kernel", "label": k.Label, "file": k.File})
-	}
-	for _, row := range m.Rows {
-		var boots []string
-		for _, b := range row.Boots {
-			boots = append(boots, strconv.Itoa(b))
-		}
-		notes := row.Notes
-		if row.Untested != "" {
-			notes = []string{row.Untested}
-			if row.Kernel != "" {
-				notes[0] = row.Kernel + ": " + row.Untested
-			}
-		}
-		note := strings.Join(notes, "; ")
-		base := map[string]string{"package": row.Package, "ident": row.Ident, "name": row.Name, "unit": row.Unit, "direction": row.Direction}
-		kv := map[string]string{"kind": "row", "p": f(row.P), "q": f(row.Q), "mde": f(row.MDE), "mde_end": f(row.MDEEnd),
-			"sigma": f(row.Sigma), "boots": strings.Join(boots, " "), "note": note}
-		maps.Copy(kv, base)
-		out.record(kv)
-		for _, c := range row.Changes {
-			kv := map[string]string{"kind": "change", "after": strconv.Itoa(c.After), "from": c.From, "to": c.To,
-				"ratio": f(c.Ratio), "ratio_lo": f(c.Lo), "ratio_hi": f(c.Hi), "p": f(c.P), "q": f(c.Q), "verdict": c.Verdict}
-			maps.Copy(kv, base)
-			out.record(kv)
-		}
-	}
-	s := m.Summary
-	return out.done("rows changed untested exit", s.Rows, s.Changed, s.Untested, s.Exit)
+	return enc.Encode(r)
 }

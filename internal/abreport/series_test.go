@@ -29,12 +29,12 @@ func TestSeriesText(t *testing.T) {
 		},
 	}
 	nan := math.NaN()
-	rep := &SeriesReport{Series: s, Opts: abseries.DefaultOptions, Results: []abseries.RowResult{
+	rep := NewSeries(s, []abseries.RowResult{
 		{Changes: []abseries.Change{{After: 1, Ratio: 1.10, Lo: 1.05, Hi: 1.15, P: 1e-4, Q: 4e-4}}, Kernel: -1},
 		{Changes: []abseries.Change{{After: 0, Ratio: 1.20, Lo: 1.1, Hi: 1.3, P: 1e-4, Q: 4e-4}}, Kernel: -1},
 		{MDE: 0.081, MDEEnd: 0.12, Sigma: 0.03, P: 0.5, Q: 1, Kernel: -1},
 		{Untested: "1 boots: want at least 2", Kernel: 1, P: nan, Q: nan, MDE: nan, MDEEnd: nan, Sigma: nan},
-	}}
+	}, abseries.DefaultOptions)
 	var b bytes.Buffer
 	if err := WriteSeriesText(&b, rep); err != nil {
 		t.Fatal(err)
@@ -56,7 +56,7 @@ func TestSeriesText(t *testing.T) {
 			t.Errorf("line of %d columns, want at most %d: %q", utf8.RuneCountInString(l), Width, l)
 		}
 	}
-	if rep.Changed() != 2 || changeWord(0.9, -1) != "better" || changeWord(1.1, 0) != "changed" {
-		t.Errorf("Changed %d, changeWord wrong", rep.Changed())
+	if rep.Summary.Changed != 2 || changeWord(0.9, -1) != "better" || changeWord(1.1, 0) != "changed" {
+		t.Errorf("Changed %d, changeWord wrong", rep.Summary.Changed)
 	}
 }

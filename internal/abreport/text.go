@@ -5,6 +5,7 @@ package abreport
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/kbench/kbench/internal/abmath"
@@ -21,14 +22,14 @@ const Width = 100
 // perf-profile section.
 func WriteText(w io.Writer, a *AB) error {
 	var b strings.Builder
-	if err := writeText(&b, a.Report); err != nil {
+	if err := writeText(&b, a); err != nil {
 		return err
 	}
 	if a.Run != nil {
 		return writeRun(w, &b, a)
 	}
-	if len(a.Profiles) > 0 {
-		if err := writeProfileText(&b, a.Profiles); err != nil {
+	if len(a.profs) > 0 {
+		if err := writeProfileText(&b, a.profs); err != nil {
 			return err
 		}
 	}
@@ -36,7 +37,7 @@ func WriteText(w io.Writer, a *AB) error {
 	return err
 }
 
-func writeText(w io.Writer, r *abstat.Report) error {
+func writeText(w io.Writer, r *AB) error {
 	var b strings.Builder
 	b.WriteString("kbcompare\n")
 	b.WriteString(para("old: "+r.Old, Width-2, "  ", "  ") + para("new: "+r.New, Width-2, "  ", "  "))
@@ -47,7 +48,7 @@ func writeText(w io.Writer, r *abstat.Report) error {
 		b.WriteString(para(l, Width, "", ""))
 	}
 	done := attributed{}
-	for _, t := range r.Tables {
+	for _, t := range r.tables() {
 		b.WriteString("\n")
 		writeTableText(&b, r, t, done)
 	}
@@ -57,7 +58,7 @@ func writeText(w io.Writer, r *abstat.Report) error {
 	return err
 }
 
-func writeSetupText(b *strings.Builder, r *abstat.Report) {
+func writeSetupText(b *strings.Builder, r *AB) {
 	if len(r.Setup) == 0 {
 		fmt.Fprintf(b, "setup: all %d fingerprint and configuration lines equal\n", r.SetupEqual)
 		return
@@ -93,9 +94,22 @@ func at(s []string, i int) string {
 	return ""
 }
 
-func writeTableText(b *strings.Builder, r *abstat.Report, t *abstat.Table, done attributed) {
-	fmt.Fprintf(b, "%s  %s (%s)\n", tableTitle(t), t.Unit, direction(t))
-	rows, notes := tableRows(r, t, false)
+// tables are the record's rows by table: the runs of rows of one
+// package, configuration and unit.
+func (a *AB) tables() [][]*Row {
+	var out [][]*Row
+	for i, row := range a.Rows {
+		if p := a.Rows[max(i-1, 0)]; i == 0 || p.Package != row.Package || p.Ident != row.Ident || p.Unit != row.Unit {
+			out = append(out, nil)
+		}
+		out[len(out)-1] = append(out[len(out)-1], row)
+	}
+	return out
+}
+
+func writeTableText(b *strings.Builder, r *AB, t []*Row, done attributed) {
+	fmt.Fprintf(b, "%s  %s (%s)\n", tableTitle(t[0]), t[0].Unit, direction(t[0]))
+	rows, notes := tableRows(r, t)
 	lines, w := align(rows, 1)
 	narrow := w > Width
 	if narrow { // long names get a line of their own, the numbers the next one
@@ -114,10 +128,10 @@ func writeTableText(b *strings.Builder, r *abstat.Report, t *abstat.Table, done 
 		}
 		b.WriteString(l + "\n")
 		if i > 0 {
-			writeLines(b, attrText(r, done, t, t.Rows[i-1]))
+			writeLines(b, attrText(done, t[i-1]))
 		}
 	}
-	if l := geomeanText(t); l != "" {
+	if l := geomeanText(r, t[0]); l != "" {
 		b.WriteString(l + "\n")
 	}
 	for i, msg := range notes {
@@ -127,9 +141,9 @@ func writeTableText(b *strings.Builder, r *abstat.Report, t *abstat.Table, done 
 
 // ruleLines say how a report's verdicts are decided, for its summary;
 // each fits Width.
-func ruleLines(r *abstat.Report) []string {
-	a, th := r.Opts.Alpha, 100*r.Opts.Threshold
-	rows := plural(r.Family, "row compared", "rows compared")
+func ruleLines(r *AB) []string {
+	a, th := r.Alpha, 100*r.Threshold
+	rows := plural(r.Summary.Family, "row compared", "rows compared")
 	lines := []string{fmt.Sprintf("verdict: better or worse when q <= %g and the change is at least %g%%, one verdict per row;", a, th),
 		fmt.Sprintf("q is Benjamini-Hochberg's over the %s, from p", rows)}
 	if r.BootMode {
@@ -145,12 +159,11 @@ func ruleLines(r *abstat.Report) []string {
 }
 
 // countsText counts a report's rows by verdict.
-func countsText(r *abstat.Report) string {
-	n := r.Rows()
+func countsText(r *AB) string {
+	n := r.Summary
 	s := fmt.Sprintf("%s: %d worse, %d better, %d changed, %d ~, %d underpowered, %d old only, %d new only",
-		plural(n, "row", "rows"), r.Count(abstat.Worse), r.Count(abstat.Better), r.Count(abstat.Changed),
-		r.Count(abstat.Same), r.Count(abstat.Underpowered), r.Count(abstat.OldOnly), r.Count(abstat.NewOnly))
-	if u := r.Count(abstat.Undecided); u > 0 {
+		plural(n.Rows, "row", "rows"), n.Worse, n.Better, n.Changed, n.Same, n.Underpowered, n.OldOnly, n.NewOnly)
+	if u := n.Undecided; u > 0 {
 		// Only where some row is: the reports of runs without one stay as they were.
 		s += fmt.Sprintf(", %d undecided (too few boots for a verdict)", u)
 	}
@@ -159,26 +172,22 @@ func countsText(r *abstat.Report) string {
 
 // chanceText says how many rows reached p <= alpha and how many chance
 // alone gives: "" where fewer than two rows were compared.
-func chanceText(r *abstat.Report) string {
-	if r.Family < 2 {
+func chanceText(r *AB) string {
+	s := r.Summary
+	if s.Family < 2 {
 		return ""
 	}
 	return fmt.Sprintf("chance: %d of the %d rows compared have p <= %g, about %.1f would by chance alone (%d × %g); "+
-		"q corrects for that.", r.Nominal, r.Family, r.Opts.Alpha, float64(r.Family)*r.Opts.Alpha, r.Family, r.Opts.Alpha)
+		"q corrects for that.", s.Nominal, s.Family, r.Alpha, float64(s.Family)*r.Alpha, s.Family, r.Alpha)
 }
 
 // derivedText lists, for a Primary row, the changes of the rates derived
 // from it: " (loops/s -89.65%)", or "".
-func derivedText(r *abstat.Report, t *abstat.Table, row *abstat.Row) string {
+func derivedText(r *AB, row *Row) string {
 	var parts []string
-	for _, u := range r.Tables {
-		if u.Pkg != t.Pkg || u.Ident != t.Ident || u == t {
-			continue
-		}
-		for _, d := range u.Rows {
-			if d.Name == row.Name && d.Role == abstat.Derived {
-				parts = append(parts, fmt.Sprintf("%s %s", u.Unit, pctChange(d.Change)))
-			}
+	for _, d := range r.Rows {
+		if d.Package == row.Package && d.Ident == row.Ident && d.Unit != row.Unit && d.Name == row.Name && d.Role == abstat.Derived {
+			parts = append(parts, fmt.Sprintf("%s %s", d.Unit, pctChange(float64(d.Change))))
 		}
 	}
 	if len(parts) == 0 {
@@ -187,84 +196,81 @@ func derivedText(r *abstat.Report, t *abstat.Table, row *abstat.Row) string {
 	return " (" + strings.Join(parts, ", ") + ")"
 }
 
-// writeSummary ends the text and markdown forms: the rule, the counts,
+// writeSummary ends the text form: the rule, the counts,
 // and the rows that are worse, underpowered or failed.
-func writeSummary(b *strings.Builder, r *abstat.Report) {
+func writeSummary(b *strings.Builder, r *AB) {
 	writeLines(b, ruleLines(r))
 	unit, spread := "samples", "of samples"
 	if r.BootMode {
 		unit, spread = "boots", "between boots"
 	}
-	th := 100 * r.Opts.Threshold
-	level := fmt.Sprintf("p <= %g", r.Opts.Alpha)
-	if r.Family >= 2 {
-		level = fmt.Sprintf("q <= %g (p <= %.2g, %g over the %d rows, for a row changed alone)", r.Opts.Alpha, r.Opts.Alpha/float64(r.Family), r.Opts.Alpha, r.Family)
+	th, fam := 100*r.Threshold, r.Summary.Family
+	level := fmt.Sprintf("p <= %g", r.Alpha)
+	if fam >= 2 {
+		level = fmt.Sprintf("q <= %g (p <= %.2g, %g over the %d rows, for a row changed alone)", r.Alpha, r.Alpha/float64(fam), r.Alpha, fam)
 	}
 	mde := fmt.Sprintf("mde: the change this test detects with %.0f%% power at %s, from the spread %s "+
 		"and n; need: %s a side to detect %g%%. A ~ row whose mde exceeds %g%% is underpowered: no evidence of no change.",
 		100*abmath.TargetPower, level, spread, unit, th, th)
-	if r.Opts.Design != nil {
+	if r.opts.Design != nil {
 		mde = fmt.Sprintf("A row its design planned is tested by the design's rule (its note names it), not Welch's: p from "+
 			"the pilot's spread of boot medians alone, against t on the pilot's degrees of freedom; its mde is the change "+
 			"its boots detect with %.0f%% power at the design's level, need the boots a side the rule asked. A ~ row whose "+
 			"mde exceeds %g%% is underpowered; an undecided row got no verdict (too few boots for its test).",
-			100*abmath.TargetPower, 100*r.Opts.Target)
+			100*abmath.TargetPower, 100*r.opts.Target)
 	}
 	b.WriteString(para(mde, Width, "", "") + countsText(r) + "\n")
 	if s := chanceText(r); s != "" {
 		b.WriteString(para(s, Width, "", ""))
 	}
-	if n := r.Failures(); n > 0 {
+	if r.failures() > 0 {
 		fmt.Fprintf(b, "%d failed, %d skipped on one side, %d other failures: nothing here is \"nothing worse\"\n",
-			r.Count(abstat.Failed), r.Count(abstat.Skipped), len(r.Problems))
+			r.Summary.Failed, r.Summary.Skipped, len(r.Problems))
 	}
-	if n := r.Undecidable(); n > 0 {
+	n := 0
+	for _, row := range r.primaries() {
+		if row.undecidable {
+			n++
+		}
+	}
+	if n > 0 {
 		fmt.Fprintf(b, "%s too few samples to call any change significant: use -count=10\n",
 			plural(n, "row has", "rows have"))
 	}
 	line := func(s string) { b.WriteString(para(s, Width, "", "  ")) }
-	eachPrimary(r, abstat.Worse, func(t *abstat.Table, row *abstat.Row) {
-		line(fmt.Sprintf("worse: %s %s %s %+.2f%%%s", t.Pkg, row.Name, t.Unit, 100*row.Change, derivedText(r, t, row)))
-	})
-	eachPrimary(r, abstat.Underpowered, func(t *abstat.Table, row *abstat.Row) {
-		line(fmt.Sprintf("underpowered: %s %s %s could not have seen %g%%: mde %s, need %s %s",
-			t.Pkg, row.Name, t.Unit, th, formatMDE(row.Power.MDE), formatNeed(row.Power.Need), unit))
-	})
-	for _, v := range []abstat.Verdict{abstat.Failed, abstat.Skipped} {
-		eachPrimary(r, v, func(t *abstat.Table, row *abstat.Row) {
-			line(fmt.Sprintf("%s: %s %s %s: %s", strings.ToLower(string(row.Verdict)), t.Pkg, row.Name, t.Unit, Why(row.Outcome)))
-		})
+	for _, v := range []abstat.Verdict{abstat.Worse, abstat.Underpowered, abstat.Failed, abstat.Skipped} {
+		for _, row := range r.primaries() {
+			switch {
+			case row.Verdict != v:
+			case v == abstat.Worse:
+				line(fmt.Sprintf("worse: %s %s %s %+.2f%%%s", row.Package, row.Name, row.Unit, 100*row.Change, derivedText(r, row)))
+			case v == abstat.Underpowered:
+				line(fmt.Sprintf("underpowered: %s %s %s could not have seen %g%%: mde %s, need %s %s",
+					row.Package, row.Name, row.Unit, th, formatMDE(float64(row.MDE)), formatNeed(row.Need), unit))
+			default:
+				line(fmt.Sprintf("%s: %s %s %s: %s", strings.ToLower(string(row.Verdict)), row.Package, row.Name, row.Unit, row.Why))
+			}
+		}
 	}
-	for _, rp := range r.Problems {
-		p := problem(rp)
+	for _, p := range r.Problems {
 		line(fmt.Sprintf("failed: %s %s %s: %s", p.Side, p.Pkg, p.Name, p.What))
 	}
 	for _, s := range r.Skips {
-		line(fmt.Sprintf("skipped, no results on either side: %s %s: %s", s.Pkg, s.Name, skipWhy(s)))
-	}
-}
-
-// eachPrimary calls f for each Primary row with verdict v, in report
-// order.
-func eachPrimary(r *abstat.Report, v abstat.Verdict, f func(*abstat.Table, *abstat.Row)) {
-	for t, row := range r.Primaries() {
-		if row.Verdict == v {
-			f(t, row)
-		}
+		line(fmt.Sprintf("skipped, no results on either side: %s %s: %s", s.Pkg, s.Name, strings.Join(slices.DeleteFunc(slices.Clone(s.Why[:]), func(w string) bool { return w == "" }), "; ")))
 	}
 }
 
 // bootsHeader says how many boots each side holds and what that means for
 // the statistics, and warns about protect pulses earlier in a boot.
-func bootsHeader(r *abstat.Report) []string {
+func bootsHeader(r *AB) []string {
 	var lines []string
-	n := func(side int) string { return plural(r.Boots[side], "boot", "boots") }
+	n := func(side int) string { return plural([]int{r.Boots.Old, r.Boots.New}[side], "boot", "boots") }
 	switch {
 	case r.BootMode:
 		lines = append(lines, fmt.Sprintf("boots: old %s, new %s. Boots are the samples: a row's center is the "+
 			"geometric mean of its per-boot medians, p is Welch's t-test on their logs, and n counts boots, "+
 			"so a layout shift between boots is part of the noise a change must stand out from.", n(0), n(1)))
-	case r.Boots[0] == 1 || r.Boots[1] == 1:
+	case r.Boots.Old == 1 || r.Boots.New == 1:
 		lines = append(lines, fmt.Sprintf("boots: old %s, new %s. Boot-to-boot variation is unmeasured: "+
 			"samples of one boot share its layout (KASLR, code and data placement), so a change below can be "+
 			"layout, not the kernel. Boot each kernel %d times or more (docs/comparing.md).",
@@ -274,7 +280,7 @@ func bootsHeader(r *abstat.Report) []string {
 			"the statistics below are per sample and a change can be layout, not the kernel.", n(0), n(1), abstat.MinBoots))
 	}
 	for side, name := range []string{"old", "new"} {
-		for _, p := range r.Pulses[side] {
+		for _, p := range r.pulses[side] {
 			lines = append(lines, fmt.Sprintf("warning: %s, %s: later rows of that boot are contaminated "+
 				"(docs/pulses.md)", name, pulseNote(p)))
 		}
@@ -287,8 +293,8 @@ func bootsHeader(r *abstat.Report) []string {
 // first table.
 type attributed map[[3]string]bool
 
-func (d attributed) first(t *abstat.Table, row *abstat.Row) bool {
-	key := [3]string{t.Pkg, t.Ident, row.Name}
+func (d attributed) first(row *Row) bool {
+	key := [3]string{row.Package, row.Ident, row.Name}
 	if d[key] {
 		return false
 	}
@@ -296,27 +302,25 @@ func (d attributed) first(t *abstat.Table, row *abstat.Row) bool {
 	return true
 }
 
-// counterCells are a table's row's counters as the text and markdown
-// forms list them: the own ones' cells (unit, old, new, change, p, n,
-// up or down), the paced ones' notes and the unchanged units; ok is
-// false where the row has none or they were listed already.
-func counterCells(r *abstat.Report, done attributed, t *abstat.Table, row *abstat.Row) (own [][]string, paced, same []string, ok bool) {
-	o, p, same := r.Attribution.For(t.Pkg, t.Ident, row.Name)
-	if len(o)+len(p)+len(same) == 0 || !done.first(t, row) {
-		return nil, nil, nil, false
+// attrText formats the counters of a row for the text report: the own
+// ones' cells (unit, old, new, change, p, n, up or down), the paced
+// ones' notes and the unchanged units; nil where the row has none or
+// they were listed already.
+func attrText(done attributed, row *Row) []string {
+	var own [][]string
+	var paced, same []string
+	for _, c := range row.Counters {
+		switch c.Group {
+		case "own":
+			cl := c.Cmp.cells(c.Unit, false)
+			own = append(own, []string{c.Unit, cl.Old, cl.New, cl.Change, cl.P, cl.N, c.Verdict})
+		case "paced":
+			paced = append(paced, pacedNote(c))
+		default:
+			same = append(same, c.Unit)
+		}
 	}
-	for _, l := range o {
-		c := formatRow(&abstat.Table{Unit: l.Unit}, l.Row)
-		own = append(own, []string{l.Unit, c.Old, c.New, c.Change, c.P, c.N, counterDirection(l.Row)})
-	}
-	return own, pacedNotes(p), same, true
-}
-
-// attrText formats the counters of a table's row for the text report, or
-// returns nil when the row has none or they were listed already.
-func attrText(r *abstat.Report, done attributed, t *abstat.Table, row *abstat.Row) []string {
-	own, paced, same, ok := counterCells(r, done, t, row)
-	if !ok {
+	if len(row.Counters) == 0 || !done.first(row) {
 		return nil
 	}
 	if len(own)+len(paced) == 0 {
@@ -344,25 +348,6 @@ func attrText(r *abstat.Report, done attributed, t *abstat.Table, row *abstat.Ro
 	}
 	if len(same) > 0 {
 		indent("unchanged: " + strings.Join(same, " "))
-	}
-	return lines
-}
-
-// attrMarkdown is attrText for the markdown report: a nested list.
-func attrMarkdown(r *abstat.Report, done attributed, t *abstat.Table, row *abstat.Row) []string {
-	own, paced, same, ok := counterCells(r, done, t, row)
-	if !ok {
-		return nil
-	}
-	lines := []string{fmt.Sprintf("- `%s` counters (evidence, not verdicts):", strings.ReplaceAll(row.Name, "`", ""))}
-	for _, c := range own {
-		lines = append(lines, fmt.Sprintf("  - %s: %s → %s, %s (p=%s n=%s), %s", mdCell(c[0]), c[1], c[2], c[3], c[4], c[5], c[6]))
-	}
-	if len(paced) > 0 {
-		lines = append(lines, "  - changed per op only as the op's time did: "+mdCell(strings.Join(paced, ", ")))
-	}
-	if len(same) > 0 {
-		lines = append(lines, "  - unchanged: "+mdCell(strings.Join(same, ", ")))
 	}
 	return lines
 }

@@ -5,7 +5,6 @@ package abreport
 import (
 	"fmt"
 	"path"
-	"strings"
 
 	"github.com/kbench/kbench/internal/abfile"
 	"github.com/kbench/kbench/internal/abstat"
@@ -22,12 +21,22 @@ func shortBoot(b string) string {
 	return b
 }
 
-// direction describes a table's unit for a header.
-func direction(t *abstat.Table) string {
-	if t.Better != 0 {
-		return dirWord(t.Better) + " is better"
+// direction describes a row's unit for a header.
+func direction(row *Row) string {
+	if row.better != 0 {
+		return dirWord(row.better) + " is better"
 	}
-	return fmt.Sprintf("direction unknown: no `Unit %s better=...` line", t.Unit)
+	return fmt.Sprintf("direction unknown: no `Unit %s better=...` line", row.Unit)
+}
+
+func dirWord(better int) string {
+	switch better {
+	case 1:
+		return "higher"
+	case -1:
+		return "lower"
+	}
+	return "unknown"
 }
 
 // pulseNote says in which boot protect pulses ran before the results.
@@ -40,31 +49,25 @@ func pulseNote(p abfile.Pulse) string {
 }
 
 // counterDirection words a counter's change: counters have no better side.
-func counterDirection(row *abstat.Row) string {
+func counterDirection(change float64) string {
 	switch {
-	case row.Change > 0:
+	case change > 0:
 		return "up"
-	case row.Change < 0:
+	case change < 0:
 		return "down"
 	}
 	return "~"
 }
 
-// pacedNotes say how each event counter changed per op and per second.
-func pacedNotes(ls []abstat.AttrLine) []string {
-	var notes []string
-	for _, l := range ls {
-		s := fmt.Sprintf("%s %+.0f%%", l.Unit, 100*l.Row.Change)
-		if l.Rate != nil && l.Rate.Old != nil && l.Rate.New != nil {
-			if l.Rate.Verdict.Moved() {
-				s += fmt.Sprintf(" (%+.0f%%/s)", 100*l.Rate.Change)
-			} else {
-				s += " (~/s)"
-			}
-		}
-		notes = append(notes, s)
+// pacedNote says how an event counter changed per op and per second.
+func pacedNote(c Counter) string {
+	s := fmt.Sprintf("%s %+.0f%%", c.Unit, 100*c.Change)
+	if c.RateVerdict.Moved() {
+		s += fmt.Sprintf(" (%+.0f%%/s)", 100*c.RateChange)
+	} else if c.RateVerdict != "" {
+		s += " (~/s)"
 	}
-	return notes
+	return s
 }
 
 // sideNames are the sides' names, by abstat's side index.
@@ -91,47 +94,13 @@ func Why(o *abstat.Outcome) string {
 	return why
 }
 
-// jsonProblem is a failure no row shows (Report.Problems), worded.
-type jsonProblem struct {
-	Side string `json:"side"`
-	Pkg  string `json:"package"`
-	Name string `json:"name"`
-	What string `json:"what"`
-}
-
 // problem words a failure no row shows.
-func problem(p abstat.Outcome) jsonProblem {
+func problem(p abstat.Outcome) Problem {
 	what, name := fmt.Sprintf("the test binary failed (%s:%d)", p.File, p.Line), p.Pkg
 	if p.Kind == abfile.Failed {
 		what, name = fmt.Sprintf("--- FAIL, no results (%s:%d)", p.File, p.Line), p.Name
 	}
-	return jsonProblem{sideNames[p.Side], path.Base(p.Pkg), name, what}
-}
-
-// skipWhys words a skip's sides, old then new; "" where a side did not
-// skip it.
-func skipWhys(s *abstat.Skip) [2]string {
-	return [2]string{Why(s.Sides[0]), Why(s.Sides[1])}
-}
-
-// skipWhy is a skip's sides worded, joined by "; ".
-func skipWhy(s *abstat.Skip) string {
-	var why []string
-	for _, w := range skipWhys(s) {
-		if w != "" {
-			why = append(why, w)
-		}
-	}
-	return strings.Join(why, "; ")
-}
-
-// warnings words a row's notes (abstat.Note), in their order.
-func warnings(row *abstat.Row) []string {
-	var out []string
-	for _, n := range row.Notes {
-		out = append(out, noteText(n))
-	}
-	return out
+	return Problem{sideNames[p.Side], path.Base(p.Pkg), name, what}
 }
 
 // noteText words one note.

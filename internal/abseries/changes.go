@@ -46,12 +46,6 @@ type Options struct {
 var DefaultOptions = Options{Alpha: abstat.DefaultOptions.Alpha, Power: abmath.TargetPower,
 	Permutations: 99999, Exceed: 20, Seed: 38, Threshold: abstat.DefaultOptions.Threshold, Offset: 0.5}
 
-// DesignPower is the power a series' boots per kernel are planned with
-// (BootsFor): a step found with 90% power is found at its place, between
-// the right two kernels, in at least 80% of series; at 80% power, in
-// about 75% (the largest t lands a kernel off in the rest).
-const DesignPower = 0.9
-
 // DefaultBoots is the boots per kernel of a series where the user names
 // none: what BootsFor gives a 10% step in the middle of a series of 8
 // kernels, in a suite's family of rows, at DesignPower, with the offset
@@ -147,14 +141,11 @@ func Detect(rows [][][]float64, o Options) []RowResult {
 		}
 		segs[r] = s
 		res.Scale, res.Centers, res.Sigma = s.sc, s.centers(), s.sigma()
-		rng := rand.New(rand.NewPCG(o.Seed, uint64(r)))
-		var perm float64
-		res.P, perm, _ = s.test(0, len(meds), rng, o)
+		res.P, perms[r], _ = s.test(0, len(meds), rand.New(rand.NewPCG(o.Seed, uint64(r))), o)
 		ps[r] = res.P
 		res.MDE, res.MDEEnd = s.mdes(o.Alpha/float64(len(rows)), o.Power, o.Offset)
 		n, k := len(s.x), s.kernels()
 		res.MinP, res.MinPEnd = MinP(n, n*(k/2)/k), MinP(n, n*(k-1)/k)
-		perms[r] = perm
 	}
 	qs := abmath.BHQ(ps)
 	admitted := 0
@@ -497,52 +488,6 @@ func MDEShift(sigma, boots float64, kernels, after int, level, power, rho float6
 	df := n - float64(kernels)
 	c := abmath.TQuantile(1-level/(2*float64(kernels-1)), df)
 	return (c + abmath.TQuantile(power, df)) * sigma * math.Sqrt(1/n1+1/n2+rho*rho*(1/k1+1/k2))
-}
-
-// BootsFor is the boots per kernel a series of kernels needs for a step
-// of target (a relative change, on logs) in its middle to be found with
-// power at the level a row of a family of rows reaches alone
-// (alpha/rows), for boot medians of spread sigma (on logs), where the
-// kernels' own offsets spread rho·sigma (the most the rule allows for
-// at its least): the least n from MinBoots up whose StepPower is at
-// least power; 0 where none up to max is.
-func BootsFor(target, sigma float64, kernels, rows int, alpha, power, rho float64, max int) int {
-	shift := math.Log1p(target)
-	for n := MinBoots; n <= max; n++ {
-		if StepPower(shift, sigma, float64(n), kernels, kernels/2-1, alpha/float64(rows), rho) >= power && MinP(n*kernels, n*kernels/2) <= alpha/float64(rows) {
-			return n
-		}
-	}
-	return 0
-}
-
-// StepPower is the chance the offset test (offsetP) at the two-sided
-// level finds a step shift after kernel after of kernels with boots
-// boot medians each of spread sigma, their own offsets spreading
-// rho·sigma: averaged over the allowance the test estimates, max(ρ²σ²,
-// the centers' scatter, a χ² of kernels-2 degrees of freedom, less the
-// boots' share), where MDEShift holds it at ρ²σ².
-func StepPower(shift, sigma, boots float64, kernels, after int, level, rho float64) float64 {
-	n1, n2 := boots*float64(after+1), boots*float64(kernels-after-1)
-	k := 1/float64(after+1) + 1/float64(kernels-after-1)
-	df := boots*float64(kernels) - float64(kernels)
-	c := abmath.TQuantile(1-level/(2*float64(kernels-1)), df)
-	v, floor, scatter := sigma*sigma*(1/n1+1/n2), rho*rho*sigma*sigma, (rho*rho+1/boots)*sigma*sigma
-	se := math.Sqrt(v + floor*k)
-	nu := float64(kernels - 2)
-	t := stats.TDist{V: df}
-	if nu < 1 {
-		return t.CDF(shift/se - c)
-	}
-	// W = χ²ν/ν on a grid to 8, its density unnormalized.
-	var p, mass float64
-	for w := 0.005; w < 8; w += 0.01 {
-		f := math.Exp((nu/2-1)*math.Log(w) - nu*w/2)
-		tau2 := max(floor, scatter*w-sigma*sigma/boots)
-		p += f * t.CDF(shift/se-c*math.Sqrt(v+tau2*k)/se)
-		mass += f
-	}
-	return p / mass
 }
 
 // meanVar is the mean and the sample variance of v (0 for one value),

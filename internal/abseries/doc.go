@@ -1,9 +1,8 @@
 //go:build linux
 
 // Package abseries holds the statistics of a series of kernels: change
-// points over a row's boot medians by kernel (Detect), the boots per
-// kernel a series needs (BootsFor), and a noise-aware bisection over the
-// images between a good and a bad kernel (Search). Numbers only: the
+// points over a row's boot medians by kernel (Detect) and a noise-aware
+// bisection over the images between a good and a bad kernel (Search). Numbers only: the
 // report's forms are package abreport's (series.go), the runs kbab's.
 //
 // # Change points
@@ -19,7 +18,8 @@
 // own offset, a build's layout, allowed for). Rows are one family
 // (Benjamini-Hochberg q); a changed row's segments are tested the same
 // way at the level that admitted it. MinP is the permutation's floor,
-// MDEShift and BootsFor the design. docs/comparing.md, "The change
+// MDEShift the mde (the simulations size boots with BootsFor,
+// design_test.go). docs/comparing.md, "The change
 // points", states the rule, its reasons and what the simulations show.
 //
 // # Bisection
@@ -27,6 +27,7 @@
 // Search is a bisection over images between a good and a bad kernel of
 // one row, each step's image booted in rounds beside good and bad and
 // judged by t tests of contrasts of the three means at looks sized from
-// the confirmation (Search says the rule; docs/comparing.md, "Bisection over images",
-// the promise and what the simulations show).
+// the confirmation, separate builds' own offsets allowed for as the
+// series allows for them (Search says the rule; docs/comparing.md,
+// "Bisection over images", the promise and what the simulations show).
 package abseries

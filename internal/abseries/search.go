@@ -19,6 +19,11 @@ type SearchOptions struct {
 	// found unlike both by a step's last look, where the step is Step
 	// (relative, 0.05: 5%) or the confirmed difference if smaller.
 	Power, Step float64
+	// Offset is the least spread of a kernel's own offset allowed for,
+	// as a multiple of the boot spread, as the series' Options.Offset:
+	// 0 where every kernel boots one image, a separate build's layout
+	// otherwise.
+	Offset float64
 }
 
 // DefaultSearchOptions are the bisection's defaults.
@@ -32,6 +37,9 @@ const (
 	LikeBad    Decision = "bad"
 	Between    Decision = "like neither good nor bad: not one step"
 	CannotTell Decision = "undecided"
+	// InAllowance: the image's differences from good and from bad are
+	// both, with confidence, within what its own offset may make them.
+	InAllowance Decision = "undecided: within the allowance for its own offset of both good and bad"
 )
 
 // Step is one step of a bisection: an image booted beside good and bad
@@ -71,10 +79,12 @@ type SearchResult struct {
 // Observe, until Next says done. Each step boots rounds of good, image
 // and bad (reversed every other round) and, at each look (plan), on
 // the row's scale with σ pooled over every group of the search, t-tests
-// contrasts of the three means: the image unlike both good and bad
-// (two-sided), not one step; else past the midpoint toward bad, bad, or
-// toward good, good. docs/comparing.md, "Bisection over images", argues
-// the rule and states its promise.
+// contrasts of the three means, each kernel's own offset allowed for
+// (allowance): the image unlike both good and bad (two-sided), not one
+// step; else past the midpoint toward bad and unlike good, bad, or the
+// mirror, good; within the allowance of both, undecided.
+// docs/comparing.md, "Bisection over images", argues the rule and
+// states its promise.
 type Search struct {
 	images int
 	opts   SearchOptions
@@ -84,6 +94,8 @@ type Search struct {
 	levels []float64 // each look's one-sided level
 	ss, df float64   // sums of squares and degrees of freedom of decided steps
 	x      [3][]float64
+	ends   [2]center   // good's and bad's boots in the decided steps
+	placed [2][]center // the images decided good, and bad
 	res    SearchResult
 	cur    *Step
 }
@@ -100,8 +112,8 @@ func NewSearch(good, bad []float64, images int, o SearchOptions) (*Search, error
 		return nil, fmt.Errorf("%d images: want at least 0", images)
 	case !(o.Wrong > 0 && o.Wrong < 0.5):
 		return nil, fmt.Errorf("wrong %v: want a chance above 0 and below 0.5", o.Wrong)
-	case !(o.Power > 0 && o.Power < 1) || !(o.Step >= 0):
-		return nil, fmt.Errorf("power %v, step %v: want a chance above 0 and below 1, a step of 0 or more", o.Power, o.Step)
+	case !(o.Power > 0 && o.Power < 1) || !(o.Step >= 0) || !(o.Offset >= 0):
+		return nil, fmt.Errorf("power %v, step %v, offset %v: want a chance above 0 and below 1, a step and an offset of 0 or more", o.Power, o.Step, o.Offset)
 	}
 	s := &Search{images: images, opts: o, sc: abmath.ScaleOf(good, bad)}
 	mg, vg := meanVar(s.sc.ToAll(good))
@@ -254,6 +266,8 @@ func (s *Search) Observe(image int, median float64) error {
 
 // judge tests the step's contrasts at look (after its rounds), and
 // ends the step where they decide (or, at the last look, undecided).
+// Each kernel's own offset spreads τ (allowance); a difference of two
+// kernels' means has variance 2σ²/n + 2τ².
 func (s *Search) judge(look int) {
 	st := s.cur
 	n := float64(len(s.x[1]))
@@ -266,18 +280,21 @@ func (s *Search) judge(look int) {
 	sd := math.Sqrt(ss / df)
 	c := abmath.TQuantile(1-s.levels[look], df)
 	g, x, b := m[0], m[1], m[2]
-	q := sd * math.Sqrt(2/n)
-	farG, farB := math.Abs(x-g)/q, math.Abs(b-x)/q
+	tau2 := s.allowance(sd)
+	q := math.Sqrt(2*sd*sd/n + 2*tau2)
+	upG, downB := s.sign*(x-g)/q, s.sign*(b-x)/q
 	nearB := s.sign * (x - (g+b)/2) / (sd * math.Sqrt(1.5/n))
 	st.Rounds = int(n)
 	st.Good, st.ImageCenter, st.Bad, st.Position = s.sc.From(g), s.sc.From(x), s.sc.From(b), (x-g)/(b-g)
 	switch c2 := abmath.TQuantile(1-s.levels[look]/2, df); {
-	case farG > c2 && farB > c2:
+	case math.Abs(upG) > c2 && math.Abs(downB) > c2:
 		st.Decision = Between
-	case nearB > c:
+	case nearB > c && upG > c:
 		st.Decision, s.res.Hi = LikeBad, st.Image
-	case -nearB > c:
+	case -nearB > c && downB > c:
 		st.Decision, s.res.Lo = LikeGood, st.Image
+	case max(math.Abs(x-g), math.Abs(b-x))+c2*sd*math.Sqrt(2/n) < c2*math.Sqrt(2*tau2):
+		st.Decision = InAllowance
 	case look == len(s.looks)-1:
 		st.Decision = CannotTell
 	default:
@@ -285,11 +302,40 @@ func (s *Search) judge(look int) {
 	}
 	s.res.Steps = append(s.res.Steps, *st)
 	s.ss, s.df, s.x = ss, df, [3][]float64{}
-	if st.Decision == Between || st.Decision == CannotTell {
+	side := slices.Index([]Decision{LikeGood, LikeBad}, st.Decision)
+	if side < 0 {
 		s.res.Done, s.cur = true, nil
 		return
 	}
+	s.placed[side] = append(s.placed[side], center{x * n, n})
+	s.ends[0], s.ends[1] = center{s.ends[0].sum + g*n, s.ends[0].n + n}, center{s.ends[1].sum + b*n, s.ends[1].n + n}
 	s.settle()
+}
+
+// center is a kernel's boots in decided steps: their sum and number.
+type center struct{ sum, n float64 }
+
+// allowance is τ², the variance of a kernel's own offset allowed for,
+// as the series' offset test estimates it (offsetP): the scatter of
+// the judged kernels' centers (good's and bad's over the decided steps,
+// each image placed) about their side's mean, less the boots' share,
+// never below (Offset·σ)²; the floor alone before an image is placed,
+// and 0 where Offset is 0 (one image: no offsets of its own).
+func (s *Search) allowance(sd float64) float64 {
+	tau2 := s.opts.Offset * s.opts.Offset * sd * sd
+	if tau2 == 0 || len(s.placed[0])+len(s.placed[1]) == 0 {
+		return tau2
+	}
+	var k, ss, inv float64
+	for side, imgs := range s.placed {
+		var cs []float64
+		for _, c := range append(imgs, s.ends[side]) {
+			cs, inv = append(cs, c.sum/c.n), inv+1/c.n
+		}
+		_, v := meanVar(cs)
+		k, ss = k+float64(len(cs)), ss+v*float64(len(cs)-1)
+	}
+	return max(tau2, ss/(k-2)-sd*sd*inv/k)
 }
 
 // Result is the search so far: final once Done.

@@ -43,10 +43,17 @@ func drive(t *testing.T, rng *rand.Rand, images, first int, sd float64, o Search
 // enough for the quiet tests to expect every step decided.
 var quiet = SearchOptions{Wrong: 0.001, Power: 0.9}
 
+// TestSearchQuiet: a clear step is found, of one image (1% spread) or
+// of separate builds (0.5%: the allowance for their own offsets,
+// estimated from few images at the few rounds a clear step takes, is
+// far below the 10% step).
 func TestSearchQuiet(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	for first := 0; first <= 16; first++ {
-		r := drive(t, rng, 16, first, 0.01, quiet)
+	builds := quiet
+	builds.Offset = 0.5
+	for i := range 34 {
+		first := i % 17
+		r := drive(t, rng, 16, first, []float64{0.01, 0.005}[i/17], []SearchOptions{quiet, builds}[i/17])
 		rounds := 0
 		for _, st := range r.Steps {
 			rounds += st.Rounds
@@ -105,6 +112,32 @@ func TestSearchBetween(t *testing.T) {
 	}
 }
 
+// TestSearchAllowance: separate builds whose step (10%) is the boot
+// spread's: every image is within the allowance for its own offset of
+// both good and bad, and the search ends undecided, naming no image,
+// where one image would be placed.
+func TestSearchAllowance(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	o := DefaultSearchOptions
+	o.Offset = 0.5
+	within := 0
+	for i := range 20 {
+		r := drive(t, rng, 6, i%7, 0.10, o)
+		if r.Steps[len(r.Steps)-1].Decision == InAllowance {
+			within++
+		}
+		if last := r.Steps[len(r.Steps)-1]; r.FirstBad >= 0 && r.FirstBad != i%7 || last.Decision == Between {
+			t.Errorf("first bad %d: %+v, want it or undecided", i%7, r)
+		}
+		if last := r.Steps[len(r.Steps)-1]; last.Decision == InAllowance && last.Rounds == 3 {
+			t.Errorf("within the allowance at 3 rounds: %+v, want the boots' noise ruled out first", last)
+		}
+	}
+	if within < 15 {
+		t.Errorf("%d of 20 searches ended within the allowance of both, want most", within)
+	}
+}
+
 // A spread as large as the step, rounds sized for little power: some
 // steps reach the last look.
 func TestSearchNoisy(t *testing.T) {
@@ -137,6 +170,7 @@ func TestSearchErrors(t *testing.T) {
 		{[]float64{1, 1.1}, []float64{2, 2}, 4, SearchOptions{Wrong: 0.6, Power: 0.9}},
 		{[]float64{1, 1.1}, []float64{2, 2}, 4, SearchOptions{Wrong: 0.1}},
 		{[]float64{1, 1.1}, []float64{2, 2}, 4, SearchOptions{Wrong: 0.1, Power: 0.9, Step: -1}},
+		{[]float64{1, 1.1}, []float64{2, 2}, 4, SearchOptions{Wrong: 0.1, Power: 0.9, Offset: -0.5}},
 		{[]float64{1, 2}, []float64{2, 1}, 4, DefaultSearchOptions},
 	} {
 		if _, err := NewSearch(c.good, c.bad, c.images, c.o); err == nil {

@@ -9,7 +9,6 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/kbench/kbench/internal/abstat/sim"
@@ -144,12 +143,8 @@ func suiteFiles(t *testing.T, s *sim.Suite, old, new []sim.Boot, fp [2]map[strin
 	t.Helper()
 	var paths [2]string
 	for side, boots := range [][]sim.Boot{old, new} {
-		var b strings.Builder
-		if err := s.Write(&b, boots, fp[side]); err != nil {
-			t.Fatal(err)
-		}
 		paths[side] = filepath.Join(t.TempDir(), []string{"old.txt", "new.txt"}[side])
-		if err := os.WriteFile(paths[side], []byte(b.String()), 0o644); err != nil {
+		if err := os.WriteFile(paths[side], []byte(s.Text(boots, fp[side])), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -171,8 +166,8 @@ func TestDrawMatchesFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Family != mem.Family || r.Rows() != len(s.Rows) {
-		t.Errorf("files: %d rows, family %d; in memory family %d; want the suite's %d", r.Rows(), r.Family, mem.Family, len(s.Rows))
+	if r.Family != mem.Family || rows(r) != len(s.Rows) {
+		t.Errorf("files: %d rows, family %d; in memory family %d; want the suite's %d", rows(r), r.Family, mem.Family, len(s.Rows))
 	}
 	for _, mt := range mem.Tables {
 		for _, m := range mt.Rows {

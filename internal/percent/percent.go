@@ -39,26 +39,17 @@ type Value struct {
 	Kind     Kind
 }
 
-// parse reads s as a percentage of kind k and returns its fraction, or
-// an error that says what k accepts.
-func parse(s string, k Kind) (float64, error) {
+// Set implements flag.Value: it reads s as a percentage of v's Kind
+// and writes its fraction, or says what the Kind accepts.
+func (v Value) Set(s string) error {
 	x, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(s), "%"), 64)
 	switch {
-	case k == Threshold && (err != nil || !(x >= 0 && x < 100)):
-		return 0, errors.New("want a percentage of 0 or more and below 100, such as 5% or 2.5")
-	case k == Effect && (err != nil || !(x > 0 && x < 100)):
-		return 0, errors.New("want a percentage above 0 and below 100, such as 5%")
+	case v.Kind == Threshold && (err != nil || !(x >= 0 && x < 100)):
+		return errors.New("want a percentage of 0 or more and below 100, such as 5% or 2.5")
+	case v.Kind == Effect && (err != nil || !(x > 0 && x < 100)):
+		return errors.New("want a percentage above 0 and below 100, such as 5%")
 	}
-	return x / 100, nil
-}
-
-// Set implements flag.Value.
-func (v Value) Set(s string) error {
-	f, err := parse(s, v.Kind)
-	if err != nil {
-		return err
-	}
-	*v.Fraction = f
+	*v.Fraction = x / 100
 	return nil
 }
 

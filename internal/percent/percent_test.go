@@ -91,3 +91,11 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// parse is the fraction Set reads s to as a percentage of kind k: 0 with
+// its error where it refuses s.
+func parse(s string, k Kind) (float64, error) {
+	var x float64
+	err := Value{&x, k}.Set(s)
+	return x, err
+}

@@ -3,9 +3,7 @@
 package sim
 
 import (
-	"bytes"
 	"fmt"
-	"io"
 	"maps"
 	"math"
 	"math/rand/v2"
@@ -184,16 +182,12 @@ func BootID(side, b int) string { return fmt.Sprintf("%08x-0000-4000-8000-%012d"
 // own, draws each row's boots with it.
 func (s *Suite) DrawRow(rng *rand.Rand, i, side int, d Comparison) []Sample {
 	r := s.Rows[i]
-	f := math.Exp(d.Between * r.Within * rng.NormFloat64())
-	if side == 1 {
-		f *= 1 + d.Change[r.Key()]
-	}
-	n := d.Count
+	f, n := math.Exp(d.Between*r.Within*rng.NormFloat64()), d.Count
 	if d.Replay {
 		f, n = 1, len(r.Results)
-		if side == 1 {
-			f *= 1 + d.Change[r.Key()]
-		}
+	}
+	if side == 1 {
+		f *= 1 + d.Change[r.Key()]
 	}
 	var rs []Sample
 	for k := range n {
@@ -215,11 +209,11 @@ func (s *Suite) DrawRow(rng *rand.Rand, i, side int, d Comparison) []Sample {
 	return rs
 }
 
-// Write writes boots as one result file, as `tee -a` after each boot
-// would: per boot and package, the configuration lines, the fingerprint
-// lines fp (sorted by key) and the boot's id, the Unit lines, and the
-// results.
-func (s *Suite) Write(w io.Writer, boots []Boot, fp map[string]string) error {
+// Text is boots as one result file, as `tee -a` after each boot would
+// write it: per boot and package, the configuration lines, the
+// fingerprint lines fp (sorted by key) and the boot's id, the Unit
+// lines, and the results.
+func (s *Suite) Text(boots []Boot, fp map[string]string) string {
 	var b strings.Builder
 	for _, boot := range boots {
 		pkg := ""
@@ -250,8 +244,7 @@ func (s *Suite) Write(w io.Writer, boots []Boot, fp map[string]string) error {
 			fmt.Fprintf(&b, "PASS\nok  \t%s\t1.0s\n", pkg)
 		}
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return b.String()
 }
 
 // Files draws a comparison and writes it as two result files in a
@@ -259,15 +252,7 @@ func (s *Suite) Write(w io.Writer, boots []Boot, fp map[string]string) error {
 func (s *Suite) Files(t testing.TB, rng *rand.Rand, d Comparison, fp [2]map[string]string) (oldPath, newPath string) {
 	t.Helper()
 	old, new := s.Draw(rng, d)
-	var paths [2]string
-	for side, boots := range [][]Boot{old, new} {
-		var b bytes.Buffer
-		if err := s.Write(&b, boots, fp[side]); err != nil {
-			t.Fatal(err)
-		}
-		paths[side] = write(t, []string{"old.txt", "new.txt"}[side], b.Bytes())
-	}
-	return paths[0], paths[1]
+	return write(t, "old.txt", []byte(s.Text(old, fp[0]))), write(t, "new.txt", []byte(s.Text(new, fp[1])))
 }
 
 // Parallel runs f(i) for i < n on two goroutines (the machine's two

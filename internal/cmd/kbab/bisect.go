@@ -185,10 +185,17 @@ func (b *bisectDesign) start() error {
 	return nil
 }
 
-// options are the search's: each step sized for -target.
+// options are the search's: each step sized for -target, and each
+// kernel's own offset allowed for where the list names more than one
+// image (separate builds, each its own layout), at the series' floor.
 func (b *bisectDesign) options() abseries.SearchOptions {
 	o := abseries.DefaultSearchOptions
 	o.Step = b.d.st.Settings.Target
+	for _, k := range b.d.st.Settings.Kernels {
+		if k.Image != b.d.st.Settings.Kernels[0].Image {
+			o.Offset = abseries.DefaultOptions.Offset
+		}
+	}
 	return o
 }
 
@@ -294,7 +301,7 @@ func (b *bisectDesign) report(stdout io.Writer) int {
 	s := d.st.Settings
 	var confirm bytes.Buffer
 	// The confirmation's report, with its planned run's tail.
-	if err := abreport.WriteText(&confirm, &abreport.AB{Report: b.rep, Run: &abreport.RunNotes{Design: d.design, Budget: d.cfg.budget, PlanFile: filepath.Join(d.cfg.out, "plan.txt")}}); err != nil {
+	if err := abreport.WriteText(&confirm, abreport.New(b.rep, nil, &abreport.RunNotes{Design: d.design, Budget: d.cfg.budget, PlanFile: filepath.Join(d.cfg.out, "plan.txt")})); err != nil {
 		fmt.Fprintf(d.stderr, "kbab: %v\n", err)
 		return exitUsage
 	}

@@ -9,9 +9,6 @@ import (
 	"github.com/kbench/kbench/internal/abplan"
 )
 
-// designNames are kbab's designs, as kbab.json names them.
-var designNames = []string{"fixed", "planned", "series", "bisect"}
-
 // A design decides a run's boots and ends it with its report: the
 // fixed A/B (-boots a side, ABBA), the planned A/B (-target: abplan),
 // the series (-series: -boots a kernel, balanced rounds, change
@@ -47,7 +44,8 @@ type nextBoot struct {
 	profile int
 }
 
-// newDesign is the settings' design.
+// newDesign is the settings' design (kbab.json's, checked by being the
+// command line's), a duet's boots in pairs, profile boots after.
 func (d *driver) newDesign() (design, error) {
 	s := d.st.Settings
 	if s.Target > 0 {
@@ -56,30 +54,24 @@ func (d *driver) newDesign() (design, error) {
 			return nil, err
 		}
 	}
-	des, err := d.designOf(s.Design)
-	if err == nil && s.Duet {
+	var des design
+	switch s.Design {
+	case "fixed":
+		des = &roundsDesign{d: d, finish: d.compare}
+	case "series":
+		des = &roundsDesign{d: d, finish: d.seriesReport}
+	case "planned":
+		des = &plannedDesign{d: d, a: 0, b: 1}
+	default:
+		des = &bisectDesign{d: d, confirm: plannedDesign{d: d, a: 0, b: len(s.Kernels) - 1}}
+	}
+	if s.Duet {
 		des = &duetDesign{design: des, d: d}
 	}
-	if err == nil && s.Profile > 0 {
+	if s.Profile > 0 {
 		des = &profiledDesign{design: des, d: d, timed: -1}
 	}
-	return des, err
-}
-
-// designOf is the design named, a duet's boots one by one.
-func (d *driver) designOf(name string) (design, error) {
-	s := d.st.Settings
-	switch name {
-	case "fixed":
-		return &roundsDesign{d: d, finish: d.compare}, nil
-	case "series":
-		return &roundsDesign{d: d, finish: d.seriesReport}, nil
-	case "planned":
-		return &plannedDesign{d: d, a: 0, b: 1}, nil
-	case "bisect":
-		return &bisectDesign{d: d, confirm: plannedDesign{d: d, a: 0, b: len(s.Kernels) - 1}}, nil
-	}
-	return nil, fmt.Errorf("design %q: want one of %v", s.Design, designNames)
+	return des, nil
 }
 
 // roundsDesign is the fixed A/B's and the series': -boots boots of

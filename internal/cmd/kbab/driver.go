@@ -63,19 +63,19 @@ func prepare(c *config, stderr io.Writer) (*driver, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := syscall.Flock(int(d.lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		d.lock.Close()
-		return nil, fmt.Errorf("-out %s: another kbab is running in it (%v)", c.out, err)
+	if err = syscall.Flock(int(d.lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		err = fmt.Errorf("-out %s: another kbab is running in it (%v)", c.out, err)
 	}
-	if err := d.tools(); err != nil {
-		d.close()
-		return nil, err
+	if err == nil {
+		err = d.tools()
 	}
-	if err := d.open(now); err != nil {
-		d.close()
-		return nil, err
+	if err == nil {
+		err = d.open(now)
 	}
-	if d.des, err = d.newDesign(); err != nil {
+	if err == nil {
+		d.des, err = d.newDesign()
+	}
+	if err != nil {
 		d.close()
 		return nil, err
 	}
@@ -208,63 +208,37 @@ func (d *driver) runAll(stdout io.Writer, sig <-chan os.Signal) int {
 	return d.des.report(stdout)
 }
 
-// runBoot runs boot i between its progress lines; ok is false where
-// the run stops, with its exit status.
+// runBoot runs boot i between its progress lines, and once more where
+// its guest died or froze (guestLost: the emulator's or the host's loss,
+// not the comparison's result; a second loss stops the run); ok is false
+// where the run stops, with its exit status.
 func (d *driver) runBoot(i int, nb nextBoot, sig <-chan os.Signal) (code int, ok bool) {
 	k := d.st.Settings.Kernels[nb.kernel]
 	name, s := d.des.bootName(i), k.Label
-	if got := received(sig); got != nil {
-		fmt.Fprintf(d.stderr, "kbab: %v before %s; %s keeps the %d finished boots; rerun the same command to resume\n",
-			got, name, d.cfg.out, len(d.st.Boots))
-		return exitInterrupted, false
+	var err error
+	select {
+	case got := <-sig:
+		code, err = exitInterrupted, fmt.Errorf("%v before %s", got, name)
+	default:
+		fmt.Fprintf(d.stderr, "kbab: %s: %s (%s); elapsed %s%s\n", name, s, describe(k), d.elapsed(), d.des.progress())
+		code, err = d.boot(i, nb, sig, "")
 	}
-	fmt.Fprintf(d.stderr, "kbab: %s: %s (%s); elapsed %s%s\n", name, s, describe(k), d.elapsed(), d.des.progress())
-	code, err := d.retried(name, s, func(retry string) (int, error) { return d.boot(i, nb, sig, retry) })
+	var lost *guestLost
+	if errors.As(err, &lost) {
+		fmt.Fprintf(d.stderr, "kbab: %v\nkbab: %s (%s): retrying it once\n", err, name, s)
+		code, err = d.boot(i, nb, sig, name+" ("+s+"): its first try's "+lost.why)
+	}
 	if err != nil {
-		fmt.Fprintf(d.stderr, "kbab: %v\n", err)
+		then := fmt.Sprintf("retry boot %d", i+1)
 		if code == exitInterrupted {
-			fmt.Fprintf(d.stderr, "kbab: %s keeps the %d finished boots; rerun the same command to resume\n", d.cfg.out, len(d.st.Boots))
-		} else {
-			fmt.Fprintf(d.stderr, "kbab: %s keep the %d finished boots; rerun the same command to retry boot %d\n", d.resultNames(), len(d.st.Boots), i+1)
+			then = "resume"
 		}
+		fmt.Fprintf(d.stderr, "kbab: %v\nkbab: %s keeps the %d finished boots; rerun the same command to %s\n", err, d.cfg.out, len(d.st.Boots), then)
 		return code, false
 	}
 	last := d.st.Boots[len(d.st.Boots)-1]
 	fmt.Fprintf(d.stderr, "kbab: %s: %s finished in %s; elapsed %s%s\n", name, s, round(seconds(last.Seconds)), d.elapsed(), d.des.progress())
 	return 0, true
-}
-
-// received is a signal that came, nil where none did.
-func received(sig <-chan os.Signal) os.Signal {
-	select {
-	case got := <-sig:
-		return got
-	default:
-		return nil
-	}
-}
-
-// retried runs boot name of kernel s, and once more where its guest died
-// or froze: the emulator's or the host's loss, not the comparison's
-// result; a second loss stops the run.
-func (d *driver) retried(name, s string, run func(retry string) (int, error)) (int, error) {
-	code, err := run("")
-	var lost *guestLost
-	if errors.As(err, &lost) {
-		fmt.Fprintf(d.stderr, "kbab: %v\nkbab: %s (%s): retrying it once\n", err, name, s)
-		code, err = run(name + " (" + s + "): its first try's " + lost.why)
-	}
-	return code, err
-}
-
-// resultNames names the result files for a message: "A.txt and B.txt",
-// "the 6 kernels' files".
-func (d *driver) resultNames() string {
-	ks := d.st.Settings.Kernels
-	if len(ks) == 2 {
-		return ks[0].Label + ".txt and " + ks[1].Label + ".txt"
-	}
-	return fmt.Sprintf("the %d kernels' files", len(ks))
 }
 
 func (d *driver) elapsed() string { return round(time.Since(d.start)).String() }
@@ -305,19 +279,12 @@ func (d *driver) boot(i int, nb nextBoot, sig <-chan os.Signal, retry string) (i
 	for s, b := range nbs {
 		p := &sides[s]
 		p.rec = bootRecord{Boot: i + 1 + s, Kernel: d.st.Settings.label(b.kernel), Runs: b.record, Retry: retry, Profile: b.profile}
-		base := bootBase(d.cfg.out, p.rec)
-		// The earlier try's files, its profiles too, renamed first.
-		err := keepEarlierTry(base)
-		if err == nil && p.rec.Profile > 0 {
-			p.profiles, p.env, err = profileEnv(base)
-		}
-		if err == nil {
-			p.bootFiles, err = openBoot(name, p.rec.Kernel, base)
-		}
+		p.name, p.label, p.base = name, p.rec.Kernel, bootBase(d.cfg.out, p.rec)
+		err := p.open()
+		defer p.close()
 		if err != nil {
 			return exitUsage, err
 		}
-		defer p.close()
 		p.runs = b.runs
 		if nb.pair != nil {
 			p.runs = perPackage(b.runs)
@@ -337,7 +304,7 @@ func (d *driver) boot(i int, nb nextBoot, sig <-chan os.Signal, retry string) (i
 	var recs []bootRecord
 	for s := range sides {
 		p := &sides[s]
-		if code, err := d.freshBootIDs(p.bootFiles); err != nil {
+		if code, err := d.freshBootIDs(p); err != nil {
 			return code, err
 		}
 		p.rec.Seconds, p.rec.Finished = p.took.Seconds(), time.Now().UTC()
@@ -351,17 +318,50 @@ func (d *driver) boot(i int, nb nextBoot, sig <-chan os.Signal, retry string) (i
 	return d.record(recs...)
 }
 
-// bootSide is one boot of boot's: its record, files, go test runs,
-// environment (nil: kbab's), profile directory, and a duet's CPUs.
+// bootSide is one boot of boot's while it runs: its name and kernel's
+// label, its files base.txt (go test's stdout), base.log (its stderr)
+// and base.outcome (vmexec's outcomes), the time its go tests took, its
+// record, go test runs, environment (nil: kbab's), profile directory,
+// and a duet's CPUs.
 type bootSide struct {
-	*bootFiles
-	rec      bootRecord
-	runs     [][]string
-	env      []string
-	profiles string
-	cpus     unix.CPUSet
-	code     int
-	err      error
+	name, label, base, outcomes string
+	out, log                    *os.File
+	took                        time.Duration
+	rec                         bootRecord
+	runs                        [][]string
+	env                         []string
+	profiles                    string
+	cpus                        unix.CPUSet
+	code                        int
+	err                         error
+}
+
+// open creates the boot's files, an earlier try's renamed first
+// (keepEarlierTry), and a profile boot's directory (profileEnv).
+func (b *bootSide) open() error {
+	err := keepEarlierTry(b.base)
+	if err == nil && b.rec.Profile > 0 {
+		b.profiles, b.env, err = profileEnv(b.base)
+	}
+	if err == nil {
+		// Absolute: vmexec runs in each package's directory.
+		b.outcomes, err = filepath.Abs(b.base + ".outcome")
+	}
+	if err == nil {
+		b.out, err = os.Create(b.base + ".txt")
+	}
+	if err == nil {
+		b.log, err = os.Create(b.base + ".log")
+	}
+	return err
+}
+
+func (b *bootSide) close() {
+	for _, f := range []*os.File{b.out, b.log} {
+		if f != nil {
+			f.Close()
+		}
+	}
 }
 
 // atOnce runs go test run k of every side at once (a duet's barrier),
@@ -397,7 +397,7 @@ func (d *driver) atOnce(name string, sides []bootSide, k int, sig <-chan os.Sign
 					return
 				}
 			}
-			p.code, p.err = d.runGoTest(p.bootFiles, p.env, p.runs[k], sigs[s])
+			p.code, p.err = d.runGoTest(p, p.runs[k], sigs[s])
 		})
 	}
 	wg.Wait()
@@ -431,43 +431,12 @@ func (d *driver) record(rs ...bootRecord) (int, error) {
 	return 0, nil
 }
 
-// bootFiles are a boot's files while it runs: base.txt (go test's
-// stdout), base.log (its stderr) and base.outcome (vmexec's outcomes),
-// and the time its go tests took.
-type bootFiles struct {
-	name, label, base, outcomes string // the boot's name, its kernel's label
-	out, log                    *os.File
-	took                        time.Duration
-}
-
-// openBoot creates boot name's files, an earlier try's kept
-// (keepEarlierTry).
-func openBoot(name, label, base string) (*bootFiles, error) {
-	b := &bootFiles{name: name, label: label, base: base}
-	err := keepEarlierTry(base)
-	if err == nil {
-		// Absolute: vmexec runs in each package's directory.
-		b.outcomes, err = filepath.Abs(base + ".outcome")
-	}
-	if err == nil {
-		b.out, err = os.Create(base + ".txt")
-	}
-	if err == nil {
-		if b.log, err = os.Create(base + ".log"); err != nil {
-			b.out.Close()
-		}
-	}
-	return b, err
-}
-
-func (b *bootFiles) close() { b.out.Close(); b.log.Close() }
-
 // runGoTest runs one go test of boot b (its arguments after -exec a),
 // timed, giving a failure the guest it lost (lostGuest).
-func (d *driver) runGoTest(b *bootFiles, env, a []string, sig <-chan os.Signal) (int, error) {
+func (d *driver) runGoTest(b *bootSide, a []string, sig <-chan os.Signal) (int, error) {
 	args := append([]string{"test", "-exec", d.execCmd(d.kernelOf(b.label)) + " -outcome " + quote(b.outcomes)}, a...)
 	began := time.Now()
-	code, err := goTest(d, b, env, args, sig)
+	code, err := goTest(d, b, args, sig)
 	b.took += time.Since(began)
 	if code == exitBootFailed {
 		err = lostGuest(b.outcomes, err)
@@ -478,7 +447,7 @@ func (d *driver) runGoTest(b *bootFiles, env, a []string, sig <-chan os.Signal) 
 // freshBootIDs syncs boot b's output and adds its boot ids to the
 // run's, or says why they make it a failed boot: none, or one an
 // earlier boot printed (fresh).
-func (d *driver) freshBootIDs(b *bootFiles) (int, error) {
+func (d *driver) freshBootIDs(b *bootSide) (int, error) {
 	if err := b.out.Sync(); err != nil {
 		return exitUsage, err
 	}
@@ -505,19 +474,23 @@ func (d *driver) outputSize(label string, rs []bootRecord) int64 {
 	return n
 }
 
-// goTest runs one go test of boot b in env (nil: kbab's environment);
+// goTest runs one go test of boot b in its env (nil: kbab's);
 // a variable, which the duet's simulations replace with a model of the
 // boots.
-var goTest = func(d *driver, b *bootFiles, env, args []string, sig <-chan os.Signal) (int, error) {
+var goTest = func(d *driver, b *bootSide, args []string, sig <-chan os.Signal) (int, error) {
 	cmd := exec.Command("go", args...)
 	cmd.Dir = d.st.Settings.Dir
-	cmd.Env = env
+	cmd.Env = b.env
 	cmd.Stdout = b.out
 	cmd.Stderr = io.MultiWriter(b.log, d.stderr)
 	// Its own process group, so the group (go test, vmexec, QEMU) can be
 	// signalled as one; it dies with kbab.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	fmt.Fprintf(b.log, "kbab: go %s\n", strings.Join(quoteAll(args), " "))
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = quote(a)
+	}
+	fmt.Fprintf(b.log, "kbab: go %s\n", strings.Join(q, " "))
 	if err := cmd.Start(); err != nil {
 		return exitUsage, fmt.Errorf("%s: go test: %v", b.name, err)
 	}
@@ -554,7 +527,7 @@ func (d *driver) wholeCommand(count int) [][]string {
 // pkgRuns are the go test arguments (after -exec) of runs: one go test
 // a package, at its -count, with -bench built from its rows.
 func (d *driver) pkgRuns(runs []pkgRun) [][]string {
-	_, flags, _ := splitGoTest(d.st.Settings.GoTest) // checked by parseFlags
+	flags, _, _ := splitGoTest(d.st.Settings.GoTest) // checked by parseFlags
 	var out [][]string
 	for _, r := range runs {
 		a := []string{fmt.Sprintf("-count=%d", r.Count), "-bench=" + benchPattern(r.Rows)}
@@ -633,14 +606,6 @@ func appendFile(dst, src string) error {
 	return cmp.Or(err, f.Sync(), f.Close())
 }
 
-func quoteAll(a []string) []string {
-	q := make([]string, len(a))
-	for i, s := range a {
-		q[i] = quote(s)
-	}
-	return q
-}
-
 // compare judges A.txt against B.txt with kbcompare's statistics
 // (package abstat) and writes kbcompare's text report to stdout and
 // report.txt; its exit status is what kbcompare's would be: 0, 1 where
@@ -652,18 +617,18 @@ func (d *driver) compare(stdout io.Writer) int {
 		fmt.Fprintf(d.stderr, "kbab: comparing the boots: %v\n", err)
 		return exitUsage
 	}
-	ab := &abreport.AB{Report: rep, Run: &abreport.RunNotes{Budget: d.cfg.budget, PlanFile: filepath.Join(d.cfg.out, "plan.txt")}}
+	run := &abreport.RunNotes{Budget: d.cfg.budget, PlanFile: filepath.Join(d.cfg.out, "plan.txt")}
 	if d.st.Settings.Target > 0 {
-		ab.Run.Design = d.design
+		run.Design = d.design
 	}
-	d.profileSection(ab)
+	ab := abreport.New(rep, d.profileSection(rep, run), run)
 	// The retried boots' lines are writeReport's, as every design's.
 	var b bytes.Buffer
-	if err := abreport.WriteText(&b, ab); err != nil {
-		fmt.Fprintf(d.stderr, "kbab: %v\n", err)
-		return exitUsage
+	err = abreport.WriteText(&b, ab)
+	if err == nil {
+		err = d.writeReport(stdout, b.Bytes())
 	}
-	if err := d.writeReport(stdout, b.Bytes()); err != nil {
+	if err != nil {
 		fmt.Fprintf(d.stderr, "kbab: %v\n", err)
 		return exitUsage
 	}

@@ -4,7 +4,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"math"
 	"slices"
@@ -23,24 +22,14 @@ import (
 // barrier before each package's go test, and judges each row by its
 // pairs' log ratios (docs/comparing.md, "Duet", says how and why).
 
-// duetFlag is -duet.
-func duetFlag(fs *flag.FlagSet, c *config) {
-	fs.BoolVar(&c.duet, "duet", false, "boot A and B at once, in pairs, each guest on its own half of the CPUs kbab may use (swapped pair to pair), each package's go test started in both at once; rows are judged by their pairs (-boots pairs, or -target's plan)")
-}
-
-// checkDuet refuses what a duet cannot run, before any boot: a kernel
-// list, profile boots, and a host without 2 x -smp CPUs for kbab.
+// checkDuet refuses what a duet cannot run, before any boot: profile
+// boots, and a host without 2 x -smp CPUs for kbab.
 func (c *config) checkDuet() error {
 	switch {
 	case !c.duet:
 		return nil
-	case c.list != "":
-		return errors.New("-duet goes with an A/B: a series or a bisection boots one kernel at a time")
 	case c.profile > 0:
 		return errors.New("-duet and -profile exclude each other: profile boots run one at a time")
-	}
-	if _, _, err := splitGoTest(c.goTest); err != nil {
-		return err
 	}
 	_, err := duetCPUs(c.smp)
 	return err

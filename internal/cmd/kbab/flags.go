@@ -3,11 +3,14 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -32,12 +35,11 @@ type config struct {
 	goTest             []string
 	// target, where > 0, plans the boots (-target): the mde each row
 	// should reach; budget, where > 0, bounds the boots' time.
-	target   float64
-	budget   time.Duration
-	bootsSet bool      // -boots was given
-	profile  int       // -profile: profile boots a side (profile.go)
-	src      treeFlags // -tree: kernels built from commits (source.go)
-	duet     bool      // -duet: A and B at once (duet.go)
+	target  float64
+	budget  time.Duration
+	profile int       // -profile: profile boots a side (profile.go)
+	src     treeFlags // -tree: kernels built from commits (source.go)
+	duet    bool      // -duet: A and B at once (duet.go)
 }
 
 // kernelFlags are one kernel as given: its label, image and cmdline,
@@ -68,9 +70,13 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.vmexec, "vmexec", "", "prebuilt vmexec `path` (unset: go build from the module into -out/bin)")
 	fs.Var(percent.Value{Fraction: &c.target, Kind: percent.Effect}, "target", "plan the boots by Stein's two-stage test: a pilot of 6 boots a side at one -count, then boots of only the rows that need them, so that a change of this `percent`age (5%) is called worse in at least 80% of runs")
 	fs.DurationVar(&c.budget, "budget", 0, "with -target: after the pilot (which always runs), plan and run no boots past this `duration`, counted as A's boot times doubled (0: no bound); rows that do not fit get no verdict, named in the report")
-	profileFlag(fs, c)
-	treeFlag(fs, c)
-	duetFlag(fs, c)
+	fs.IntVar(&c.profile, "profile", 0, "after the timed boots, this `number` of profile boots a side (3 or more; 0: none), each the same go test with KBENCH_PROFILE, for the report's perf-profile section")
+	fs.BoolVar(&c.duet, "duet", false, "boot A and B at once, in pairs, each guest on its own half of the CPUs kbab may use (swapped pair to pair), each package's go test started in both at once; rows are judged by their pairs (-boots pairs, or -target's plan)")
+	fs.StringVar(&c.src.tree, "tree", "", "kernel source `dir`ectory (a git repository, only read): -a-kernel and -b-kernel are then revisions, -series and -bisect a range GOOD..BAD, built by kbuild")
+	fs.StringVar(&c.src.config, "config", "defconfig", "with -tree: the base `config` (defconfig, running, or a file) kbuild merges the guest's and the suite's options into")
+	fs.StringVar(&c.src.cache, "build-cache", "", "with -tree: kbuild's cache `dir`ectory (default the user's cache dir's kbench/kbuild)")
+	fs.StringVar(&c.src.patch[0], "a-patch", "", "with -tree: a patch `file` applied on kernel A's commit")
+	fs.StringVar(&c.src.patch[1], "b-patch", "", "with -tree: a patch `file` applied on kernel B's commit (the same as A's: base against base plus patch)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: kbab -out DIR -a-kernel IMAGE [-a-append ARGS] -b-kernel IMAGE [-b-append ARGS] [flags] -- PACKAGES [go test flags]")
 		fs.PrintDefaults()
@@ -84,7 +90,6 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	c.goTest = fs.Args()
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	c.bootsSet = given["boots"]
 	if err := c.pickDesign(*bisect, given); err != nil {
 		return nil, err
 	}
@@ -97,51 +102,60 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	return c, c.buildAll(stderr)
 }
 
-// pickDesign chooses the design from the flags given and reads the
-// kernels: A and B, or the list's.
+// optionRule is the designs an option goes with, where not every
+// design takes it, and what to say where it is given with another.
+type optionRule struct {
+	designs []string
+	with    string
+}
+
+var abOnly = optionRule{[]string{"fixed", "planned"}, "an A/B: a kernel list (-series, -bisect) gives the kernels, booted one at a time"}
+
+var optionRules = map[string]optionRule{
+	"a-kernel": abOnly, "a-append": abOnly, "b-kernel": abOnly, "b-append": abOnly, "profile": abOnly, "duet": abOnly,
+	"row":    {[]string{"bisect"}, "-bisect: it names the row to bisect on"},
+	"target": {[]string{"planned", "bisect"}, "an A/B or -bisect: a series boots each kernel -boots times"},
+	"budget": {[]string{"planned", "bisect"}, "-target or -bisect: it bounds a planned run"},
+	"boots":  {[]string{"fixed", "series"}, "a fixed A/B or -series: -target and -bisect plan the boots"},
+}
+
+// pickDesign chooses the design from the flags given, refuses an
+// option it does not take (optionRules), and reads the kernels: A and
+// B, or the list's.
 func (c *config) pickDesign(bisect string, given map[string]bool) error {
 	switch {
 	case c.list != "" && bisect != "":
 		return errors.New("-series and -bisect exclude each other: a series reports change points, a bisection searches one row")
-	case c.list == "" && bisect == "":
-		if c.row != "" {
-			return errors.New("-row goes with -bisect: it names the row to bisect on")
-		}
+	case c.list != "":
+		c.design = "series"
+	case bisect != "":
+		c.design, c.list = "bisect", bisect
+	case c.target > 0:
+		c.design = "planned"
+	default:
 		c.design = "fixed"
-		if c.target > 0 {
-			c.design = "planned"
+	}
+	for _, f := range slices.Sorted(maps.Keys(given)) {
+		if r, ok := optionRules[f]; ok && !slices.Contains(r.designs, c.design) {
+			return fmt.Errorf("-%s goes with %s", f, r.with)
 		}
+	}
+	switch c.design {
+	case "fixed", "planned":
 		c.kernels = []kernelFlags{{label: "A", image: c.a.image, append: c.a.append, from: "-a-kernel"}, {label: "B", image: c.b.image, append: c.b.append, from: "-b-kernel"}}
 		return nil
-	}
-	for _, f := range []string{"a-kernel", "a-append", "b-kernel", "b-append", "profile"} {
-		if given[f] {
-			return fmt.Errorf("-%s: an A/B's; a kernel list (-series, -bisect) gives the kernels, and its designs have no profile boots", f)
-		}
-	}
-	if c.list != "" {
-		c.design = "series"
-		switch {
-		case c.row != "":
-			return errors.New("-row goes with -bisect: a series tests every row")
-		case c.target > 0:
-			return errors.New("-target goes with an A/B or -bisect: a series boots each kernel -boots times")
-		case !c.bootsSet:
+	case "series":
+		if !given["boots"] {
 			c.boots = abseries.DefaultBoots
 		}
-	} else {
-		c.design, c.list = "bisect", bisect
-		switch {
-		case c.row == "":
+	case "bisect":
+		if c.row == "" {
 			return errors.New("-bisect needs -row: the row to bisect on, a regexp matching one row's name")
-		case c.bootsSet:
-			return errors.New("-boots goes with an A/B or -series: a bisection's design decides its boots")
-		case c.target == 0:
-			c.target = defaultBisectTarget
 		}
 		if _, err := regexp.Compile(c.row); err != nil {
 			return fmt.Errorf("-row %s: %v", c.row, err)
 		}
+		c.target = cmp.Or(c.target, defaultBisectTarget)
 	}
 	ks, err := c.readKernels()
 	if err != nil {
@@ -215,13 +229,8 @@ func (c *config) check() error {
 	if len(c.goTest) == 0 {
 		return errors.New("no packages: give go test's packages and flags after the options, e.g. -- ./seccompbench -run='^$' -bench=Load")
 	}
-	switch {
-	case c.budget < 0:
+	if c.budget < 0 {
 		return fmt.Errorf("-budget %s: want a duration >= 0", c.budget)
-	case c.budget > 0 && c.target == 0:
-		return errors.New("-budget goes with -target or -bisect: it bounds a planned run")
-	case c.target > 0 && c.bootsSet:
-		return errors.New("-boots and -target exclude each other: -target plans the boots of each row")
 	}
 	if err := c.checkDuet(); err != nil {
 		return err
@@ -229,7 +238,7 @@ func (c *config) check() error {
 	if err := c.checkProfile(); err != nil {
 		return err
 	}
-	if c.target > 0 {
+	if c.target > 0 || c.duet {
 		if _, _, err := splitGoTest(c.goTest); err != nil {
 			return err
 		}
@@ -250,49 +259,35 @@ func (c *config) check() error {
 	return nil
 }
 
-// splitGoTest splits go test's arguments for -target, which runs each
-// package on its own with its own -count and -bench: the packages, and
-// the other flags (less -bench and -count, which kbab sets). A flag
-// with a value must be written -flag=value, so that a value is never
-// taken for a package; a -count=N is every boot's (plannedCount).
-func splitGoTest(goTest []string) (pkgs, flags []string, err error) {
+// splitGoTest is go test's flags for -target and -duet, which run each
+// package on its own with its own -count and -bench: all but -bench and
+// -count, which kbab sets, and the packages. A flag with a value must be
+// written -flag=value, so that a value is never taken for a package. A
+// -count=N is every boot's: count is N, 0 where none is given. It is
+// fixed before the pilot, so that every boot median of the design's
+// test is of the same number of samples.
+func splitGoTest(goTest []string) (flags []string, count int, err error) {
 	line := testflags.GoTest(goTest)
 	for _, a := range line.Args {
 		switch {
 		case !a.Flag:
 			continue
 		case a.Name == "count":
-			// The design's count for every boot, pilot and later alike
-			// (plannedCount); kbab writes it into each run.
-			if _, err := testflags.Count(a.Value); err != nil || !a.HasValue {
-				return nil, nil, fmt.Errorf("go test flag %s: with -target or -duet, -count=N with N of 1 or more: every boot of the design runs at it", a.Text)
+			if count, err = testflags.Count(a.Value); err != nil || !a.HasValue {
+				return nil, 0, fmt.Errorf("go test flag %s: with -target or -duet, -count=N with N of 1 or more: every boot of the design runs at it", a.Text)
 			}
 			continue
 		case !a.HasValue && !testflags.BoolFlag(a.Name):
-			return nil, nil, fmt.Errorf("go test flag %s: with -target or -duet write it as %s=VALUE, so that its value is not taken for a package", a.Text, a.Text)
+			return nil, 0, fmt.Errorf("go test flag %s: with -target or -duet write it as %s=VALUE, so that its value is not taken for a package", a.Text, a.Text)
 		case a.Name == "bench":
 			continue // the pilot's is the user's; later boots build their own
 		}
 		flags = append(flags, a.Text)
 	}
-	flags = append(flags, line.Rest...)
-	if pkgs = line.Packages(); len(pkgs) == 0 {
-		return nil, nil, errors.New("-target, -duet: no packages among go test's arguments")
+	if len(line.Packages()) == 0 {
+		return nil, 0, errors.New("-target, -duet: no packages among go test's arguments")
 	}
-	return pkgs, flags, nil
-}
-
-// plannedCount is the -count of every boot of a planned run: the go test
-// flags' -count=N where they give one (splitGoTest checked it), else
-// def. It is fixed before the pilot, so that every boot median of the
-// design's test is of the same number of samples.
-func plannedCount(goTest []string, def int) int {
-	if a, ok := testflags.GoTest(goTest).Lookup("count"); ok {
-		if n, err := testflags.Count(a.Value); err == nil {
-			return n
-		}
-	}
-	return def
+	return append(flags, line.Rest...), count, nil
 }
 
 // quote makes s one field of go test's -exec, which splits on spaces and

@@ -263,7 +263,7 @@ func TestFailedBootStopsAndRerunRetries(t *testing.T) {
 	if code != exitBootFailed {
 		t.Fatalf("exit %d, want %d for a failed boot\n%s", code, exitBootFailed, stderr)
 	}
-	for _, w := range []string{"boot 3 of 6 (B, bzImage-b slow) failed", "boots/03-B.txt", "keep the 2 finished boots", "retry boot 3"} {
+	for _, w := range []string{"boot 3 of 6 (B, bzImage-b slow) failed", "boots/03-B.txt", "keeps the 2 finished boots", "retry boot 3"} {
 		if !strings.Contains(stderr, w) {
 			t.Errorf("stderr lacks %q:\n%s", w, stderr)
 		}
@@ -500,13 +500,14 @@ func TestBadOptions(t *testing.T) {
 		{cat(base, []string{"-vmexec", "/nonexistent/vmexec"}, pk), "-vmexec /nonexistent/vmexec"},
 		{cat(base, []string{"-target", "0"}, pk), "want a percentage above 0"},
 		{cat(base, []string{"-budget", "1h"}, pk), "-budget goes with -target"},
-		{cat(base, []string{"-target", "5%", "-boots", "3"}, pk), "-boots and -target exclude each other"},
+		{cat(base, []string{"-target", "5%", "-boots", "3"}, pk), "-boots goes with a fixed A/B or -series: -target and -bisect plan the boots"},
 		{cat(base, []string{"-target", "5%"}, pk, []string{"-count=0"}), "with -target or -duet, -count=N with N of 1 or more"},
 		{cat(base, []string{"-target", "5%"}, pk, []string{"-count", "3"}), "with -target or -duet, -count=N with N of 1 or more"},
 		{cat(base, []string{"-target", "5%"}, pk, []string{"-bench", "Load"}), "write it as -bench=VALUE"},
 		{cat([]string{"-out", out, "-series", list, "-bisect", list}, pk), "-series and -bisect exclude each other"},
-		{cat([]string{"-out", out, "-series", list, "-a-kernel", img}, pk), "-a-kernel: an A/B's; a kernel list (-series, -bisect) gives the kernels"},
-		{cat([]string{"-out", out, "-series", list, "-profile", "3"}, pk), "-profile: an A/B's"},
+		{cat([]string{"-out", out, "-series", list, "-a-kernel", img}, pk), "-a-kernel goes with an A/B: a kernel list (-series, -bisect) gives the kernels"},
+		{cat([]string{"-out", out, "-series", list, "-profile", "3"}, pk), "-profile goes with an A/B"},
+		{cat([]string{"-out", out, "-series", list, "-duet"}, pk), "-duet goes with an A/B"},
 		{cat([]string{"-out", out, "-series", list, "-row", "x"}, pk), "-row goes with -bisect"},
 		{cat([]string{"-out", out, "-series", list, "-target", "5%"}, pk), "-target goes with an A/B or -bisect"},
 		{cat([]string{"-out", out, "-series", list + ".missing"}, pk), "kernel list: open " + list + ".missing"},
@@ -515,7 +516,7 @@ func TestBadOptions(t *testing.T) {
 		{cat([]string{"-out", out, "-series", two, "-boots", "3"}, pk), "-boots 3 over 2 kernels: the smallest p a permutation of a row's boots can give a change is 0.1, above the level 0.05, so no change could be found; -boots 4 reaches it"},
 		{cat([]string{"-out", out, "-bisect", list}, pk), "-bisect needs -row"},
 		{cat([]string{"-out", out, "-bisect", list, "-row", "("}, pk), "-row (: error parsing regexp"},
-		{cat([]string{"-out", out, "-bisect", list, "-row", "x", "-boots", "3"}, pk), "-boots goes with an A/B or -series"},
+		{cat([]string{"-out", out, "-bisect", list, "-row", "x", "-boots", "3"}, pk), "-boots goes with a fixed A/B or -series"},
 		{cat([]string{"-out", out, "-bisect", two, "-row", "x"}, pk), "-bisect " + two + ": 2 kernels: want a good one, a bad one and at least one image"},
 		{cat(base, []string{"-row", "x"}, pk), "-row goes with -bisect"},
 	} {

@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -21,7 +22,8 @@ import (
 // test flags' -count (else abplan's), and abplan's pilot.
 func (d *driver) designOptions() abplan.Options {
 	o := abplan.DefaultOptions(d.st.Settings.Target)
-	o.Count = plannedCount(d.st.Settings.GoTest, o.Count)
+	_, count, _ := splitGoTest(d.st.Settings.GoTest) // checked by parseFlags
+	o.Count = cmp.Or(count, o.Count)
 	o.Budget = d.cfg.budget.Seconds()
 	o.Paired = d.st.Settings.Duet
 	return o
@@ -44,37 +46,42 @@ type plannedDesign struct {
 	// read once, from its bytes in its kernel's file.
 	read int
 	held map[[2]string]*[2]int
+	// pair is the go test runs of the boot pair under way, which both
+	// of its boots run alike.
+	pair []pkgRun
 }
 
 func (p *plannedDesign) next(i int) (nextBoot, bool, error) {
 	d := p.d
-	pilot := d.design.PilotBoots()
-	if i >= pilot && i%2 == 0 {
-		if err := p.replan(); err != nil {
-			return nextBoot{}, false, fmt.Errorf("planning: %v", err)
-		}
-		next, _ := d.design.Next(p.spent(d.st.Boots))
-		if len(next) == 0 {
-			if d.design.Cut {
-				_, pending, _ := d.design.Progress()
-				fmt.Fprintf(d.stderr, "kbab: -budget %s: the next pair would pass it after %s of boots (%s's doubled); stopping with %d rows pending\n",
-					d.cfg.budget, round(seconds(p.spent(d.st.Boots))), d.st.Settings.label(p.a), pending)
-			}
-			return nextBoot{}, false, nil
-		}
-		d.st.PairRuns = nil
-		for _, r := range next {
-			d.st.PairRuns = append(d.st.PairRuns, pkgRun{Pkg: r.Pkg, Count: r.Count, Rows: r.Rows})
-		}
-		if err := d.st.write(d.statePath); err != nil {
-			return nextBoot{}, false, err
-		}
-	}
 	k := []int{p.a, p.b}[balancedOrder(i, 2)]
-	if i < pilot {
+	if i < d.design.PilotBoots() {
 		return nextBoot{kernel: k, runs: d.wholeCommand(d.design.Opts.Count)}, true, nil
 	}
-	return nextBoot{kernel: k, runs: d.pkgRuns(d.st.PairRuns), record: d.st.PairRuns}, true, nil
+	if i%2 == 1 {
+		// The pair's second boot runs the first's runs (a resume reads
+		// them from its record).
+		if i-1 < len(d.st.Boots) {
+			p.pair = d.st.Boots[i-1].Runs
+		}
+		return nextBoot{kernel: k, runs: d.pkgRuns(p.pair), record: p.pair}, true, nil
+	}
+	if err := p.replan(); err != nil {
+		return nextBoot{}, false, fmt.Errorf("planning: %v", err)
+	}
+	next, _ := d.design.Next(p.spent(d.st.Boots))
+	if len(next) == 0 {
+		if d.design.Cut {
+			_, pending, _ := d.design.Progress()
+			fmt.Fprintf(d.stderr, "kbab: -budget %s: the next pair would pass it after %s of boots (%s's doubled); stopping with %d rows pending\n",
+				d.cfg.budget, round(seconds(p.spent(d.st.Boots))), d.st.Settings.label(p.a), pending)
+		}
+		return nextBoot{}, false, nil
+	}
+	p.pair = nil
+	for _, r := range next {
+		p.pair = append(p.pair, pkgRun{Pkg: r.Pkg, Count: r.Count, Rows: r.Rows})
+	}
+	return nextBoot{kernel: k, runs: d.pkgRuns(p.pair), record: p.pair}, true, nil
 }
 
 func (p *plannedDesign) bootName(i int) string { return fmt.Sprintf("boot %d", i+1) }
@@ -216,7 +223,7 @@ func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Se
 func (d *driver) compareOptions() abstat.Options {
 	o := abstat.DefaultOptions
 	if d.design != nil && d.design.Planned {
-		o.Threshold, o.Design, o.Target = d.design.Opts.Gate, d.design.TestRow, d.design.Opts.Target
+		o.Threshold, o.Design, o.Target = d.design.Opts.Threshold, d.design.TestRow, d.design.Opts.Target
 	} else if d.st.Settings.Duet {
 		o.Design, o.Target = pairedTest{o.Alpha}.TestRow, o.Threshold
 	}

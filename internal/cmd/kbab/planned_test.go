@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -55,15 +56,28 @@ func TestPlannedRun(t *testing.T) {
 		t.Fatalf("plan.txt: %v\n%s", err, plan)
 	}
 
-	// Resume without the budget: the pilot stays, pairs of Noisy follow.
+	// Resume without the budget: the pilot stays, pairs of Noisy follow;
+	// a pair's second boot that failed runs its first's rows on the
+	// next resume.
+	f.knob("fail-at", pilot+2)
+	code, _, failed := f.run(nil, f.args("-b-kernel", f.imgA, "-target", "5%")...)
+	if code != exitBootFailed {
+		t.Fatalf("second boot of the first pair failing: exit %d, want %d\n%s", code, exitBootFailed, failed)
+	}
+	os.Remove(filepath.Join(f.dir, "fail-at"))
 	code, stdout, stderr = f.run(nil, f.args("-b-kernel", f.imgA, "-target", "5%")...)
+	stderr = failed + stderr
 	if code != 0 {
 		t.Fatalf("resumed: exit %d, want 0\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	calls = f.calls()
-	if len(calls) <= pilot || len(calls)%2 != 0 {
-		t.Fatalf("resumed: %d boots in all, want pairs after the pilot's %d", len(calls), pilot)
+	if len(calls) <= pilot || len(calls)%2 != 1 {
+		t.Fatalf("resumed: %d boots in all, want pairs after the pilot's %d and a failed try", len(calls), pilot)
 	}
+	if c := calls[pilot : pilot+3]; c[1] != c[0] || c[2] != c[0] {
+		t.Errorf("the first pair's boots, the second's failed try and its resumed one: %q, want one command", c)
+	}
+	calls = slices.Delete(calls, pilot+1, pilot+2)
 	for i, c := range calls[pilot:] {
 		if !strings.Contains(c, "-test.bench=^BenchmarkNoisy$") || strings.Contains(c, "BenchmarkWork") || !strings.Contains(c, count) {
 			t.Errorf("boot %d after the pilot: %s, want -bench of Noisy alone (Work is decided by the pilot) at %s", i+pilot+1, c, count)

@@ -4,12 +4,12 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 
 	"github.com/kbench/kbench/internal/abreport"
+	"github.com/kbench/kbench/internal/abstat"
 	"github.com/kbench/kbench/internal/profdelta"
 )
 
@@ -21,11 +21,6 @@ import (
 // profileMin is the fewest profile boots a side: the spread of the
 // per-boot costs per op (and shares) needs boots.
 const profileMin = 3
-
-// profileFlag registers -profile.
-func profileFlag(fs *flag.FlagSet, c *config) {
-	fs.IntVar(&c.profile, "profile", 0, "after the timed boots, this `number` of profile boots a side (3 or more; 0: none), each the same go test with KBENCH_PROFILE, for the report's perf-profile section")
-}
 
 // checkProfile names what is wrong with -profile.
 func (c *config) checkProfile() error {
@@ -123,22 +118,23 @@ func (d *driver) keepProfiles(r bootRecord, dir string) error {
 
 // profileSection is the perf-profile section of the finished profile
 // boots for the report (abreport.RowProfiles, kbcompare's
-// -profiles-old profiles/A -profiles-new profiles/B); nil without
-// -profile, into a and its notes. Profiles that cannot be read leave
-// the verdicts standing: the section says why it is missing, on the
-// report and stderr.
-func (d *driver) profileSection(a *abreport.AB) {
+// -profiles-old profiles/A -profiles-new profiles/B) of rep; nil
+// without -profile; its directories and error into n. Profiles that
+// cannot be read leave the verdicts standing: the section says why it
+// is missing, on the report and stderr.
+func (d *driver) profileSection(rep *abstat.Report, n *abreport.RunNotes) []abreport.RowProfile {
 	if d.st.Settings.Profile == 0 {
-		return
+		return nil
 	}
-	o, n := d.cfg.out, a.Run
+	o := d.cfg.out
 	n.ProfileDirs = [2]string{filepath.Join(o, "profiles", "A"), filepath.Join(o, "profiles", "B")}
 	n.Results = [2]string{d.result("A"), d.result("B")}
-	a.Profiles, n.ProfileErr = abreport.RowProfiles(a.Report, n.ProfileDirs[0], n.ProfileDirs[1], profdelta.DefaultOptions, [2]string{"profiles/A", "profiles/B"})
-	if n.ProfileErr == nil && len(a.Profiles) == 0 {
+	profs, err := abreport.RowProfiles(rep, n.ProfileDirs[0], n.ProfileDirs[1], profdelta.DefaultOptions, [2]string{"profiles/A", "profiles/B"})
+	if n.ProfileErr = err; err == nil && len(profs) == 0 {
 		n.ProfileErr = errors.New("no row of the report has profiles on both sides")
 	}
 	if n.ProfileErr != nil {
 		fmt.Fprintf(d.stderr, "kbab: perf-profile section: %v\n", n.ProfileErr)
 	}
+	return profs
 }

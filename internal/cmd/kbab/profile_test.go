@@ -119,7 +119,7 @@ func TestCutProfileBootNotMerged(t *testing.T) {
 	args := f.args("-b-kernel", f.imgB, "-b-append", "slow", "-profile", "3")
 	f.knob("fail-at", 9) // profile boot 3 (B)
 	code, _, stderr := f.run(nil, args...)
-	if code != exitBootFailed || !strings.Contains(stderr, "profile boot 3 of 6 (B, bzImage-b slow) failed") || !strings.Contains(stderr, "keep the 8 finished boots; rerun the same command to retry boot 9") {
+	if code != exitBootFailed || !strings.Contains(stderr, "profile boot 3 of 6 (B, bzImage-b slow) failed") || !strings.Contains(stderr, "keeps the 8 finished boots; rerun the same command to retry boot 9") {
 		t.Fatalf("a failed profile boot: exit %d, want %d, stderr:\n%s", code, exitBootFailed, stderr)
 	}
 	// What a try cut short leaves, and a crash between the move and

@@ -31,7 +31,7 @@ func (d *driver) seriesReport(stdout io.Writer) int {
 		return exitUsage
 	}
 	o := abseries.DefaultOptions
-	rep := &abreport.SeriesReport{Series: ser, Results: abseries.Detect(ser.Medians(), o), Opts: o}
+	rep := abreport.NewSeries(ser, abseries.Detect(ser.Medians(), o), o)
 	// The pictures are kbcompare -series -plot's: one per row and
 	// index.md naming them, the changed rows first.
 	if err := abreport.WriteSeriesPlots(filepath.Join(d.cfg.out, "series"), rep); err != nil {

@@ -4,7 +4,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 
@@ -18,14 +17,6 @@ import (
 type treeFlags struct {
 	tree, config, cache string
 	patch               [2]string // -a-patch, -b-patch
-}
-
-func treeFlag(fs *flag.FlagSet, c *config) {
-	fs.StringVar(&c.src.tree, "tree", "", "kernel source `dir`ectory (a git repository, only read): -a-kernel and -b-kernel are then revisions, -series and -bisect a range GOOD..BAD, built by kbuild")
-	fs.StringVar(&c.src.config, "config", "defconfig", "with -tree: the base `config` (defconfig, running, or a file) kbuild merges the guest's and the suite's options into")
-	fs.StringVar(&c.src.cache, "build-cache", "", "with -tree: kbuild's cache `dir`ectory (default the user's cache dir's kbench/kbuild)")
-	fs.StringVar(&c.src.patch[0], "a-patch", "", "with -tree: a patch `file` applied on kernel A's commit")
-	fs.StringVar(&c.src.patch[1], "b-patch", "", "with -tree: a patch `file` applied on kernel B's commit (the same as A's: base against base plus patch)")
 }
 
 // readKernels are -series's or -bisect's kernels: the list file's, or

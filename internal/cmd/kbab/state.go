@@ -67,9 +67,6 @@ type state struct {
 	Version  int          `json:"version"`
 	Settings settings     `json:"settings"`
 	Boots    []bootRecord `json:"boots"`
-	// PairRuns are the go test runs of a planned run's boot pair under
-	// way, which both of its boots run alike.
-	PairRuns []pkgRun `json:"pair_runs,omitempty"`
 	// Confirmed is a bisection's end of its confirmation (the planned
 	// A/B of good against bad), nil before.
 	Confirmed *confirmation `json:"confirmed,omitempty"`
@@ -254,11 +251,6 @@ func (st *state) check() error {
 	n := len(s.Kernels)
 	if st.Confirmed != nil && (s.Design != "bisect" || st.Confirmed.Boots < 2 || st.Confirmed.Boots > len(st.Boots)) {
 		return fmt.Errorf("confirmed is after %d boots of %d with design %s: want a bisection's, within its boots", st.Confirmed.Boots, len(st.Boots), s.Design)
-	}
-	for i, r := range st.PairRuns {
-		if r.Pkg == "" || r.Count < 1 || len(r.Rows) == 0 {
-			return fmt.Errorf("pair_runs[%d] is package %q, count %d, %d rows: want a package, a -count of 1 or more and its rows", i, r.Pkg, r.Count, len(r.Rows))
-		}
 	}
 	timed, profiles := 0, 0
 	for i, d := range st.Boots {

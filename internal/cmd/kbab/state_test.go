@@ -107,7 +107,7 @@ func TestWhere(t *testing.T) {
 
 // located is how an error of a resume's reading begins: where in the
 // file, which version, which setting or which boot.
-var located = regexp.MustCompile(`^(line \d+, column \d+ \(byte \d+\): |json: unknown field |version \d+|other settings: |boots\[\d+\] |confirmed is |pair_runs\[)`)
+var located = regexp.MustCompile(`^(line \d+, column \d+ \(byte \d+\): |json: unknown field |version \d+|other settings: |boots\[\d+\] |confirmed is )`)
 
 // Any bytes as kbab.json, resumed with a seed's settings: a state that
 // passes its checks and reads back the same after kbab writes it, or an
@@ -199,5 +199,32 @@ func TestCheckOutputs(t *testing.T) {
 	os.WriteFile(bootFile(dir, st.Boots[2]), want[:32], 0o666)
 	if _, err := st.checkOutputs(dir, io.Discard); err == nil || !strings.Contains(err.Error(), "p01-A.txt has boot id 1, which an earlier boot printed") {
 		t.Errorf("a profile boot's id a timed boot printed: %v", err)
+	}
+}
+
+// differences names each setting that differs as the option that sets
+// it, and none where the settings are the same.
+func TestDifferences(t *testing.T) {
+	st, err := parseState(stateSeeds(t)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := st.Settings
+	if d := differences(old, old); len(d) != 0 {
+		t.Errorf("the same settings: %q", d)
+	}
+	now := old
+	now.GoTest = append([]string{"-v"}, old.GoTest...)
+	now.Env = []string{"KBENCH_COUNTERS=all"}
+	now.Kernels = append([]kernel(nil), old.Kernels...)
+	now.Kernels[1].Append += " quiet"
+	got := strings.Join(differences(old, now), "\n")
+	for _, w := range []string{"go test arguments: was \"[", "KBENCH_* and GOFLAGS environment: was \"[]\", now \"[KBENCH_COUNTERS=all]\"", "-b-append: was"} {
+		if !strings.Contains(got, w) {
+			t.Errorf("differences lack %q:\n%s", w, got)
+		}
+	}
+	if n := len(differences(old, now)); n != 3 {
+		t.Errorf("%d differences, want 3:\n%s", n, got)
 	}
 }

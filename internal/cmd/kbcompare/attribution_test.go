@@ -113,15 +113,6 @@ func TestAttributionText(t *testing.T) {
 			t.Errorf("line wider than %d: %q", abreport.Width, l)
 		}
 	}
-	stdout.Reset()
-	if code := run([]string{"-format", "markdown", oldPath, newPath}, &stdout, &stderr); code != 1 {
-		t.Fatalf("markdown: exit %d", code)
-	}
-	for _, want := range []string{"- `Op-2` counters (evidence, not verdicts):", "  - cpu-sec/op: ", "cs/op +100% (~/s)", "  - unchanged: softirq-timer/op"} {
-		if !strings.Contains(stdout.String(), want) {
-			t.Errorf("markdown report lacks %q:\n%s", want, stdout.String())
-		}
-	}
 }
 
 func TestAttributionAA(t *testing.T) {

@@ -158,7 +158,7 @@ func TestOneSided(t *testing.T) {
 		}
 	}
 	var out bytes.Buffer
-	if err := abreport.WriteText(&out, &abreport.AB{Report: r}); err != nil {
+	if err := abreport.WriteText(&out, abreport.New(r, nil, nil)); err != nil {
 		t.Fatal(err)
 	}
 	// Short names share a line with their numbers.
@@ -213,7 +213,7 @@ func TestSetupHeader(t *testing.T) {
 		t.Errorf("%d setup lines equal, want 4", r.SetupEqual)
 	}
 	var out bytes.Buffer
-	if err := abreport.WriteText(&out, &abreport.AB{Report: r}); err != nil {
+	if err := abreport.WriteText(&out, abreport.New(r, nil, nil)); err != nil {
 		t.Fatal(err)
 	}
 	for _, line := range strings.Split(out.String(), "\n") {
@@ -246,26 +246,6 @@ func TestDifferentCPU(t *testing.T) {
 	}
 	if len(r.Setup) != 1 || r.Setup[0].Key != "cpu" || r.Setup[0].New != "Other CPU" {
 		t.Errorf("setup differences %+v, want cpu only", r.Setup)
-	}
-}
-
-// TestMarkdown checks the markdown form: a setup table and a row table
-// per unit with the verdict in bold.
-func TestMarkdown(t *testing.T) {
-	old := resultFile{fingerprint: map[string]string{"kernel.release": "6.17|x"}, lines: samples("A/b=1-2", 10, "ns/op", around(100, 0.01))}
-	nw := resultFile{fingerprint: map[string]string{"kernel.release": "6.18"}, lines: samples("A/b=1-2", 10, "ns/op", around(150, 0.01))}
-	var out, errOut bytes.Buffer
-	code := run([]string{"-format", "markdown", old.write(t, "old.txt"), nw.write(t, "new.txt")}, &out, &errOut)
-	if code != 1 {
-		t.Errorf("exit %d, want 1 (worse); stderr %s", code, errOut.String())
-	}
-	for _, s := range []string{
-		"| kernel.release | 6.17\\|x | 6.18 |",
-		"| `A/b=1-2` | 100.0n ± 1% | 150.0n ± 1% | +50.00% | 0.000 | 0.000 | 10 | 1.0% | 4 | **worse** |",
-	} {
-		if !strings.Contains(out.String(), s) {
-			t.Errorf("markdown lacks %q:\n%s", s, out.String())
-		}
 	}
 }
 

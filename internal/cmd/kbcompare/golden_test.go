@@ -23,9 +23,7 @@ var update = flag.Bool("update", false, "rewrite testdata/golden/*/*.golden from
 var goldenForms = map[string][]string{
 	"text":     {"-format", "text"},
 	"brief":    {"-format", "brief"},
-	"markdown": {"-format", "markdown"},
 	"json":     {"-format", "json"},
-	"csv":      {"-format", "csv"},
 	"plan":     {"-plan"},
 	"plan-old": {"-plan"},
 	"plot":     nil,
@@ -78,7 +76,7 @@ func goldenSeries(t *testing.T, dir string) {
 	if err != nil || len(files) < 2 {
 		t.Fatalf("series %s: %v", dir, files)
 	}
-	for _, form := range []string{"text", "json", "csv"} {
+	for _, form := range []string{"text", "json"} {
 		checkGolden(t, filepath.Join(dir, form+".golden"), runOutput(slices.Concat([]string{"-series", "-format", form}, files)))
 	}
 	checkGolden(t, filepath.Join(dir, "plot.golden"), plotOutput(t, append([]string{"-series"}, files...)))

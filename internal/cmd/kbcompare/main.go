@@ -8,28 +8,20 @@
 // boots a side the boots are the samples, because the samples of one
 // boot share its layout.
 //
-//	go run ./internal/cmd/kbcompare [-threshold 5%] [-alpha 0.05] [-format text|brief|markdown|json|csv] [-plot DIR] old.txt new.txt
+//	go run ./internal/cmd/kbcompare [-threshold 5%] [-alpha 0.05] [-format text|brief|json] [-plot DIR] old.txt new.txt
 //	go run ./internal/cmd/kbcompare -profiles-old DIR -profiles-new DIR [-profile-frames kernel|all] [-profile-comm REGEXP] [flags] old.txt new.txt
 //	go run ./internal/cmd/kbcompare -plan [-target 5%] [-boot-cost DURATION] PILOT.txt | A.txt B.txt
-//	go run ./internal/cmd/kbcompare -series [-alpha 0.05] [-threshold 5%] [-format text|json|csv] [-plot DIR] K1.txt K2.txt ...
+//	go run ./internal/cmd/kbcompare -series [-alpha 0.05] [-threshold 5%] [-format text|json] [-plot DIR] K1.txt K2.txt ...
 //
-// -series names per row the change points over kernels, one file per
-// kernel in series order (package abseries); -profiles-old and
-// -profiles-new add the perf-profile section (package profdelta;
-// docs/profiles.md); -plan prints the design kbab -target would run after
-// a pilot of these boots (package abplan). The statistics are package abstat's,
-// every form and the exit rule abreport's; docs/kbcompare.md says what
-// each figure is, the formulas and why, the json and csv schema and the
-// pictures of -plot. (-git-bisect, one candidate's verdict for `git
-// bisect run`, is gone: kbab -tree DIR -bisect GOOD..BAD bisects commits.)
-//
-// Exit status: 0 when nothing is worse and nothing failed, 1 when some
-// row is worse or something failed or skipped on one side (-series: a
-// change point is worse or a row could not be tested; -plan: never), 2
-// when an input cannot be read or holds a line that is no measurement
-// (the message names the file and line) or the flags are bad; 128 for
-// -git-bisect or -bisect, so that an old `git bisect run` script stops
-// rather than reading 2 as "bad".
+// The statistics are packages abstat, abseries (-series), profdelta
+// (the perf-profile section) and abplan (-plan: the design kbab -target
+// would run after a pilot of these boots); every form and the exit rule
+// are abreport's. docs/kbcompare.md says what each figure is, the
+// formulas and why, the JSON schema, the pictures of -plot and the exit
+// status: 0 when nothing is worse and nothing failed, 1 when something
+// is or did (-series: a worse change point or an untested row; -plan:
+// never), 2 for an input or a flag it refuses; 128 for the dropped
+// -git-bisect, so that an old `git bisect run` script stops.
 package main
 
 import (
@@ -37,12 +29,15 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/kbench/kbench/internal/abplan"
 	"github.com/kbench/kbench/internal/abreport"
+	"github.com/kbench/kbench/internal/abseries"
 	"github.com/kbench/kbench/internal/abstat"
 	"github.com/kbench/kbench/internal/percent"
 	"github.com/kbench/kbench/internal/profdelta"
@@ -64,9 +59,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	flags.Var(percent.Value{Fraction: &threshold, Kind: percent.Threshold}, "threshold", "smallest change called better or worse, in `percent`")
 	alpha := flags.Float64("alpha", abstat.DefaultOptions.Alpha,
 		"significance `level`: a change is significant when its q is at most this; p is Welch's t-test's with 3+ boots a side, else the U-test's")
-	format := flags.String("format", "text", "output `format`: text (every row, 100 columns), brief (what changed, 80 columns, one screen), markdown, json or csv (docs/kbcompare.md)")
+	format := flags.String("format", "text", "output `format`: text (every row, 100 columns), brief (what changed, 80 columns, one screen) or json (docs/kbcompare.md)")
 	flags.Usage = func() {
-		fmt.Fprintln(stderr, "usage: kbcompare [flags] old.txt new.txt\n       kbcompare -series [-format text|json|csv] [-plot DIR] K1.txt K2.txt ...")
+		fmt.Fprintln(stderr, "usage: kbcompare [flags] old.txt new.txt\n       kbcompare -series [-format text|json] [-plot DIR] K1.txt K2.txt ...")
 		flags.PrintDefaults()
 	}
 	plotDir := flags.String("plot", "", "also draw, into `dir`, a picture per row that changed or is underpowered, an overview and index.md")
@@ -78,7 +73,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	profilesNew := flags.String("profiles-new", "", "a `dir` of KBENCH_PROFILE profiles of the new side, a subdirectory per boot")
 	profileFrames := flags.String("profile-frames", "kernel", "with -profiles-old and -profiles-new: the frames that name functions, `kernel` or all")
 	profileComm := flags.String("profile-comm", "", "with -profiles-old and -profiles-new: keep the samples of the threads whose comm this `regexp` matches, as pprof's -tagfocus=comm= (default: every sample)")
-	series := flags.Bool("series", false, "the change points of a series of kernels, one result file per kernel in series order: kbcompare -series K1.txt K2.txt ... (-format text, json or csv; -plot)")
+	series := flags.Bool("series", false, "the change points of a series of kernels, one result file per kernel in series order: kbcompare -series K1.txt K2.txt ... (-format text or json; -plot)")
 	if err := flags.Parse(args); err != nil {
 		return 2
 	}
@@ -99,7 +94,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	render := abreport.Forms[*format]
 	if render == nil {
-		fmt.Fprintf(stderr, "kbcompare: -format accepts text, brief, markdown, json or csv, not %q\n", *format)
+		fmt.Fprintf(stderr, "kbcompare: -format accepts text, brief or json, not %q\n", *format)
 		return 2
 	}
 	popts := profdelta.DefaultOptions
@@ -139,7 +134,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	ab := &abreport.AB{Report: rep, Profiles: profs}
+	ab := abreport.New(rep, profs, nil)
 	if err := render(stdout, ab); err != nil {
 		fmt.Fprintf(stderr, "kbcompare: %v\n", err)
 		return 2
@@ -213,4 +208,53 @@ func bisectFlag(args []string) bool {
 		}
 	}
 	return false
+}
+
+// runSeries is -series: the change points of the kernels' files, in
+// series order, each labelled by its file name without .txt. Exit as
+// abreport.SeriesReport.Exit, 2 where a file cannot be read or a flag
+// does not apply.
+func runSeries(flags *flag.FlagSet, alpha, threshold float64, format, plotDir string, stdout, stderr io.Writer) int {
+	render := seriesRenderers[format]
+	switch r := refused(flags, func(f string) bool {
+		return !slices.Contains([]string{"series", "alpha", "threshold", "format", "plot"}, f)
+	}); {
+	case r != "":
+		fmt.Fprintf(stderr, "kbcompare: %s does not apply to -series, which takes -alpha, -threshold, -format and -plot\n", r)
+		return 2
+	case render == nil:
+		fmt.Fprintf(stderr, "kbcompare: -format with -series accepts text or json, not %q\n", format)
+		return 2
+	case flags.NArg() < 2:
+		fmt.Fprintln(stderr, "usage: kbcompare -series [-alpha 0.05] [-threshold 5%] [-format text|json] [-plot DIR] K1.txt K2.txt ...")
+		return 2
+	}
+	var labels []string
+	for _, p := range flags.Args() {
+		labels = append(labels, strings.TrimSuffix(filepath.Base(p), ".txt"))
+	}
+	s, err := abseries.Read(flags.Args(), labels)
+	if err != nil {
+		fmt.Fprintf(stderr, "kbcompare: %v\n", err)
+		return 2
+	}
+	o := abseries.DefaultOptions
+	o.Alpha, o.Threshold = alpha, threshold
+	rep := abreport.NewSeries(s, abseries.Detect(s.Medians(), o), o)
+	if err := render(stdout, rep); err != nil {
+		fmt.Fprintf(stderr, "kbcompare: %v\n", err)
+		return 2
+	}
+	if plotDir != "" {
+		if err := abreport.WriteSeriesPlots(plotDir, rep); err != nil {
+			fmt.Fprintf(stderr, "kbcompare: -plot: %v\n", err)
+			return 2
+		}
+	}
+	return rep.Exit()
+}
+
+var seriesRenderers = map[string]func(io.Writer, *abreport.SeriesReport) error{
+	"text": abreport.WriteSeriesText,
+	"json": abreport.WriteSeriesJSON,
 }

@@ -70,7 +70,7 @@ func TestSkipLines(t *testing.T) {
 	if code := run([]string{"-format", "json", old, nw}, &out, &errOut); code != 1 {
 		t.Errorf("-format json: exit %d, want 1", code)
 	}
-	var m abreport.JSONReport
+	var m abreport.AB
 	if err := json.Unmarshal(out.Bytes(), &m); err != nil {
 		t.Fatal(err)
 	}

@@ -33,8 +33,8 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-// report is the part of kbcompare's JSON report (schema kbcompare/2,
-// docs/kbcompare.md) that the checks read.
+// report is the part of kbcompare's JSON report (schema kbcompare/3 or
+// /2, which agree on it; docs/kbcompare.md) that the checks read.
 type report struct {
 	Schema string `json:"schema"`
 	Boots  struct {

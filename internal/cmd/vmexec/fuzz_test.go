@@ -25,7 +25,7 @@ import (
 var fuzzOutputs = filepath.Join(os.TempDir(), "vmexec-fuzz-outputs")
 
 // guestSeeds are data port streams as the guest's init sends them: its
-// own encoders (pump, sendOutputs, the exit frame) run on a real
+// own encoders (frameOut, sendOutputs, the exit frame) run on a real
 // benchmark log and a real profile.
 func guestSeeds(f *testing.F) [][]byte {
 	logText, err := os.ReadFile("../../../lkp/spec/fixtures/stats/kbench/01")
@@ -35,15 +35,9 @@ func guestSeeds(f *testing.F) [][]byte {
 	var out bytes.Buffer
 	fw := &frameWriter{w: &out}
 	fw.write(frameHello, nil)
-	r, w, err := os.Pipe()
-	if err != nil {
-		f.Fatal(err)
+	for b := bytes.NewBuffer(logText); b.Len() > 0; {
+		frameOut{fw, frameStdout}.Write(b.Next(32 * 1024)) // as exec.Cmd copies a pipe
 	}
-	done := make(chan struct{}, 1)
-	go pump(fw, frameStdout, r, done)
-	w.Write(logText)
-	w.Close()
-	<-done
 	fw.write(frameNote, []byte("guest kept its own rlimits where the host's were refused: RLIMIT_NOFILE 1048576/1048576: operation not permitted"))
 	os.MkdirAll(fuzzOutputs, 0o755)
 	prof := filepath.Join(fuzzOutputs, "row.pprof")

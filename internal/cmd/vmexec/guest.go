@@ -205,7 +205,7 @@ func loadModule(p string) string {
 }
 
 // runGuest waits for the host's start frame, then runs the binary as the
-// spec says and pumps its output.
+// spec says, its output sent as frames.
 func runGuest(fw *frameWriter, ctl <-chan frame) exitStatus {
 	data, err := os.ReadFile(specPath)
 	if err != nil {
@@ -252,30 +252,13 @@ func runGuest(fw *frameWriter, ctl <-chan frame) exitStatus {
 		}
 		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(spec.UID), Gid: uint32(spec.GID), Groups: groups}
 	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		return exitStatus{Err: err.Error()}
-	}
-	cmd.Stdout, cmd.Stderr = outW, outW
-	pumps := 1
-	done := make(chan struct{}, 2)
-	go pump(fw, frameStdout, outR, done)
-	var errW *os.File
-	if !spec.OneStream {
-		var errR *os.File
-		if errR, errW, err = os.Pipe(); err != nil {
-			return exitStatus{Err: err.Error()}
-		}
-		cmd.Stderr = errW
-		pumps++
-		go pump(fw, frameStderr, errR, done)
+	// The same writer for both is one pipe, as on the host (exec.Cmd).
+	cmd.Stdout, cmd.Stderr = frameOut{fw, frameStdout}, frameOut{fw, frameStderr}
+	if spec.OneStream {
+		cmd.Stderr = cmd.Stdout
 	}
 	if err := cmd.Start(); err != nil {
 		return exitStatus{Err: err.Error()}
-	}
-	outW.Close()
-	if errW != nil {
-		errW.Close()
 	}
 	go func() {
 		for f := range ctl {
@@ -286,10 +269,7 @@ func runGuest(fw *frameWriter, ctl <-chan frame) exitStatus {
 			}
 		}
 	}()
-	for range pumps {
-		<-done
-	}
-	err = cmd.Wait()
+	err = cmd.Wait() // and for the binary's output, to its end
 	sendOutputs(fw, spec.Outputs)
 	if ps := cmd.ProcessState; ps != nil {
 		if ws := ps.Sys().(syscall.WaitStatus); ws.Signaled() {
@@ -300,20 +280,13 @@ func runGuest(fw *frameWriter, ctl <-chan frame) exitStatus {
 	return exitStatus{Err: err.Error()}
 }
 
-func pump(fw *frameWriter, typ byte, r *os.File, done chan<- struct{}) {
-	buf := make([]byte, 32*1024)
-	for {
-		n, err := r.Read(buf)
-		if n > 0 {
-			fw.write(typ, buf[:n])
-		}
-		if err != nil {
-			r.Close()
-			done <- struct{}{}
-			return
-		}
-	}
+// frameOut sends what is written to it as frames of one type.
+type frameOut struct {
+	fw  *frameWriter
+	typ byte
 }
+
+func (o frameOut) Write(p []byte) (int, error) { return len(p), o.fw.write(o.typ, p) }
 
 // appendFacts adds the host's late facts to the fingerprint's VM file.
 func appendFacts(facts []string) error {

@@ -132,43 +132,28 @@ func (ir *initramfs) executable(host, name string) error {
 }
 
 // sharedLibs lists the loader and libraries of a dynamically linked ELF
-// executable (nil for a static one), as its loader resolves them: u-root's
-// pkg/ldd runs the loader with --list, which needs no ldd and follows
-// RUNPATH and $ORIGIN as a run would. A library the loader cannot find is
-// an error naming it.
+// executable, the loader first (nil for a static one), as its loader
+// resolves them: u-root's pkg/ldd runs the loader with --list, which
+// needs no ldd and follows RUNPATH and $ORIGIN as a run would. A library
+// the loader cannot find is an error naming it.
 func sharedLibs(p string) ([]string, error) {
 	f, err := elf.Open(p)
 	if err != nil {
 		return nil, fmt.Errorf("%s: not an ELF executable: %w", p, err)
 	}
-	defer f.Close()
-	interp := ""
-	for _, prog := range f.Progs {
-		if prog.Type == elf.PT_INTERP {
-			b, err := io.ReadAll(prog.Open())
-			if err != nil {
-				return nil, err
-			}
-			interp = string(bytes.TrimRight(b, "\x00"))
+	f.Close()
+	libs, err := ldd.List(p)
+	if err != nil {
+		return nil, fmt.Errorf("%s is dynamically linked and its loader could not list its libraries (%s); link it statically", p, strings.TrimSpace(err.Error()))
+	}
+	for _, l := range libs {
+		if !filepath.IsAbs(l) {
+			return nil, fmt.Errorf("%s: its loader lists %q, not a library's path", p, l)
 		}
 	}
-	if interp == "" {
+	if len(libs) == 0 {
 		return nil, nil
 	}
-	listed, err := ldd.List(p)
-	if err != nil {
-		return nil, fmt.Errorf("%s is dynamically linked and its loader %s could not list its libraries (%s); link it statically", p, interp, strings.TrimSpace(err.Error()))
-	}
-	libs := []string{interp}
-	for _, l := range listed {
-		if !filepath.IsAbs(l) {
-			return nil, fmt.Errorf("%s: its loader %s lists %q, not a library's path", p, interp, l)
-		}
-		if !slices.Contains(libs, l) {
-			libs = append(libs, l)
-		}
-	}
-	slices.Sort(libs[1:])
 	return libs, nil
 }
 

@@ -21,8 +21,11 @@ import (
 // dir the first time; an error says why there is none.
 func pvhKernel(image, sum, dir string) (string, error) {
 	out := filepath.Join(dir, "vmlinux-"+sum[:24])
-	if ok, _ := hasPVHEntry(out); ok {
-		return out, nil
+	if f, err := elf.Open(out); err == nil {
+		ok := hasPVHEntry(f)
+		if f.Close(); ok {
+			return out, nil
+		}
 	}
 	data, err := os.ReadFile(image)
 	if err != nil {
@@ -31,6 +34,9 @@ func pvhKernel(image, sum, dir string) (string, error) {
 	vmlinux, err := extractVmlinux(data)
 	if err != nil {
 		return "", err
+	}
+	if f, err := elf.NewFile(bytes.NewReader(vmlinux)); err != nil || !hasPVHEntry(f) {
+		return "", cmp.Or(err, errors.New("the kernel has no PVH entry (CONFIG_PVH)"))
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
@@ -42,12 +48,6 @@ func pvhKernel(image, sum, dir string) (string, error) {
 	defer os.Remove(tmp.Name())
 	_, err = tmp.Write(vmlinux)
 	if err = cmp.Or(err, tmp.Close()); err != nil {
-		return "", err
-	}
-	if ok, err := hasPVHEntry(tmp.Name()); !ok {
-		if err == nil {
-			err = errors.New("the kernel has no PVH entry (CONFIG_PVH)")
-		}
 		return "", err
 	}
 	return out, os.Rename(tmp.Name(), out)
@@ -90,34 +90,25 @@ func extractVmlinux(bz []byte) ([]byte, error) {
 }
 
 // hasPVHEntry reports whether an ELF file carries the PVH entry note.
-func hasPVHEntry(p string) (bool, error) {
-	f, err := elf.Open(p)
-	if err != nil {
-		return false, err
-	}
-	defer f.Close()
+func hasPVHEntry(f *elf.File) bool {
 	for _, prog := range f.Progs {
 		if prog.Type != elf.PT_NOTE {
 			continue
 		}
 		notes, err := io.ReadAll(prog.Open())
-		if err != nil {
-			return false, err
-		}
-		for len(notes) >= 12 {
+		for err == nil && len(notes) >= 12 {
 			namesz := int(binary.LittleEndian.Uint32(notes[0:]))
 			descsz := int(binary.LittleEndian.Uint32(notes[4:]))
 			typ := binary.LittleEndian.Uint32(notes[8:])
-			nameEnd := 12 + (namesz+3)&^3
-			next := nameEnd + (descsz+3)&^3
+			next := 12 + (namesz+3)&^3 + (descsz+3)&^3
 			if next > len(notes) || 12+namesz > len(notes) {
 				break
 			}
 			if typ == 18 /* XEN_ELFNOTE_PHYS32_ENTRY */ && string(bytes.TrimRight(notes[12:12+namesz], "\x00")) == "Xen" {
-				return true, nil
+				return true
 			}
 			notes = notes[next:]
 		}
 	}
-	return false, nil
+	return false
 }

@@ -35,6 +35,7 @@ type host struct {
 	initrd  string   // the guest's root
 	real    string   // -kernel with its links followed: its config, modules and System.map lie beside it
 	digest  string   // the image's SHA-256 (vmflags.ImageDigest)
+	kernel  string   // the host's kernel release and version
 	image   string   // what QEMU boots: -kernel, or its vmlinux (PVH)
 	outputs []string // what the binary writes for the user, sent back
 	log     io.Writer
@@ -58,6 +59,9 @@ func run(cfg *config, env runEnv) (*exitStatus, syscall.Signal, error) {
 		return nil, 0, err
 	}
 	h := &host{cfg: cfg, runEnv: env, image: cfg.kernel}
+	var u unix.Utsname
+	unix.Uname(&u)
+	h.kernel = unix.ByteSliceToString(u.Release[:]) + " " + unix.ByteSliceToString(u.Version[:])
 	var err error
 	if h.real, err = filepath.EvalSymlinks(cfg.kernel); err != nil {
 		return nil, 0, fmt.Errorf("-kernel: %v", err)
@@ -168,9 +172,7 @@ func (h *host) chooseAccel() (accel, fact string, probe bool) {
 // on this host ("kvm" or "tcg: REASON"): keyed by the image's hash, the
 // host's kernel and QEMU.
 func (h *host) accelCachePath() string {
-	var u unix.Utsname
-	unix.Uname(&u)
-	sum := sha256.Sum256(fmt.Appendf(nil, "%s\x00%s\x00%s\x00%s", h.digest, unix.ByteSliceToString(u.Release[:]), unix.ByteSliceToString(u.Version[:]), h.qemu))
+	sum := sha256.Sum256(fmt.Appendf(nil, "%s\x00%s\x00%s", h.digest, h.kernel, h.qemu))
 	if dir := cacheDir(""); dir != "" {
 		return filepath.Join(dir, "accel-"+hex.EncodeToString(sum[:])[:24])
 	}
@@ -192,8 +194,6 @@ func (h *host) facts() ([]string, error) {
 		return nil, &failure{vmflags.ExitQEMU, fmt.Errorf("%s --version: %v", h.qemu, err)}
 	}
 	version, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
-	var u unix.Utsname
-	unix.Uname(&u)
 	cpu := "(missing)"
 	if info, err := procfs.Host.CPUInfo(); err != nil {
 		cpu = "(unreadable: " + err.Error() + ")"
@@ -206,7 +206,7 @@ func (h *host) facts() ([]string, error) {
 		"vm.memory: " + h.cfg.memory,
 		"vm.image: " + h.cfg.kernel + " (sha256 " + h.digest[:16] + ")",
 		"vm.append: " + cmp.Or(h.cfg.append, "(none)"),
-		"vm.host.kernel: " + unix.ByteSliceToString(u.Release[:]) + " " + unix.ByteSliceToString(u.Version[:]),
+		"vm.host.kernel: " + h.kernel,
 		"vm.host.cpu: " + cpu,
 	}, nil
 }

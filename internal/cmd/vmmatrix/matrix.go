@@ -6,9 +6,11 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -78,11 +80,7 @@ func check(path string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	failed := k.failures()
-	passed := false
-	for _, a := range k.packages {
-		passed = passed || a == "pass"
-	}
-	if !passed {
+	if !slices.Contains(slices.Collect(maps.Values(k.packages)), "pass") {
 		failed = append(failed, "no package passed")
 	}
 	if k.rows > 0 && k.release != label {

@@ -80,14 +80,9 @@ func read(label string, r io.Reader) (*kernel, error) {
 			// test2json passes on partial lines (a benchmark's name and
 			// tab, then its figures): each test's output is joined into
 			// whole lines first.
-			partial[key] += e.Output
-			for {
-				i := strings.IndexByte(partial[key], '\n')
-				if i < 0 {
-					break
-				}
-				line := partial[key][:i+1]
-				partial[key] = partial[key][i+1:]
+			lines := strings.SplitAfter(partial[key]+e.Output, "\n")
+			partial[key] = lines[len(lines)-1]
+			for _, line := range lines[:len(lines)-1] {
 				k.outputLine(e.Package, e.Test, line, last, &pkgLine)
 			}
 		case "pass", "skip", "fail":

@@ -4,6 +4,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -60,17 +61,12 @@ func render(ks []*kernel) string {
 		b.WriteString("\nNothing skipped or failed on any kernel.\n")
 		return b.String()
 	}
-	sorted := make([]string, 0, len(keys))
-	for key := range keys {
-		sorted = append(sorted, key)
-	}
-	sort.Strings(sorted)
 	b.WriteString("\nWhat skipped or failed on some kernel (runs: it ran and passed there; — : not run there):\n\n| package | test or benchmark row |")
 	for _, k := range ks {
 		b.WriteString(" " + k.name() + " |")
 	}
 	b.WriteString(" why |\n| --- | --- |" + strings.Repeat(" --- |", len(ks)) + " --- |\n")
-	for _, key := range sorted {
+	for _, key := range slices.Sorted(maps.Keys(keys)) {
 		pkg, test, _ := strings.Cut(key, " ")
 		fmt.Fprintf(&b, "| %s | `%s` |", short(pkg), cell(test))
 		var whys []string

@@ -1,0 +1,460 @@
+//go:build linux
+
+// Package abreport writes the reports of kbcompare and kbab, and holds
+// their exit rule, one record per kind of report: an A/B (AB) in every
+// form (Forms: text for an e-mail, brief for a review thread, JSON for
+// scripts; pictures, plot.go) with its perf-profile section
+// (profile.go), a series of kernels (series.go), a bisection and kbab's
+// notes (kbabruns.go), a planned run's design (plan.go). abstat, abplan
+// and abseries hold no text.
+package abreport
+
+import (
+	"encoding/json"
+	"io"
+	"math"
+	"slices"
+
+	"github.com/kbench/kbench/internal/abfile"
+	"github.com/kbench/kbench/internal/abmath"
+	"github.com/kbench/kbench/internal/abstat"
+	"github.com/kbench/kbench/internal/profdelta"
+)
+
+// Num is a number of a record: JSON writes it as null where it has none
+// (NaN, ±Inf); the forms see the number itself.
+type Num float64
+
+// MarshalJSON implements json.Marshaler.
+func (x Num) MarshalJSON() ([]byte, error) {
+	if f := float64(x); !math.IsNaN(f) && !math.IsInf(f, 0) {
+		return json.Marshal(f)
+	}
+	return []byte("null"), nil
+}
+
+// UnmarshalJSON implements json.Unmarshaler: null is NaN.
+func (x *Num) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*x = Num(math.NaN())
+		return nil
+	}
+	return json.Unmarshal(b, (*float64)(x))
+}
+
+// AB is an A/B's report record, made once (New) from the comparison and
+// its perf-profile section: every form renders it (Forms, WritePlots),
+// -format json writes its fields (schema kbcompare/3: docs/kbcompare.md
+// describes each), Exit is its status. Run is what a kbab run adds (nil
+// for kbcompare).
+type AB struct {
+	Schema     string             `json:"schema"`
+	Old        string             `json:"old"`
+	New        string             `json:"new"`
+	Threshold  float64            `json:"threshold"`
+	Alpha      float64            `json:"alpha"`
+	Boots      Sides              `json:"boots"`
+	BootMode   bool               `json:"boot_mode"`
+	Setup      []abstat.SetupDiff `json:"setup"`
+	SetupEqual int                `json:"setup_equal"`
+	Rows       []*Row             `json:"rows"`
+	Geomeans   []Geomean          `json:"geomeans"`
+	Problems   []Problem          `json:"problems"`
+	Skips      []Skip             `json:"skips,omitempty"`
+	Summary    Summary            `json:"summary"`
+	Profiles   []Profile          `json:"profiles,omitempty"`
+
+	Run    *RunNotes `json:"-"`
+	opts   abstat.Options
+	pulses [2][]abfile.Pulse
+	profs  []RowProfile
+}
+
+// Sides counts boots a side.
+type Sides struct {
+	Old int `json:"old"`
+	New int `json:"new"`
+}
+
+// Side is one side of a comparison: its center with its interval, its
+// samples and the boots that hold them.
+type Side struct {
+	Center Num `json:"center"`
+	Lo     Num `json:"lo"`
+	Hi     Num `json:"hi"`
+	N      int `json:"n"`
+	Boots  int `json:"boots"`
+}
+
+// Cmp compares one unit of a benchmark: each side (nil where absent),
+// the change with its interval, the test's p and which test.
+type Cmp struct {
+	Old      *Side  `json:"old"`
+	New      *Side  `json:"new"`
+	Change   Num    `json:"change"`
+	ChangeLo Num    `json:"change_lo"`
+	ChangeHi Num    `json:"change_hi"`
+	P        Num    `json:"p"`
+	Test     string `json:"test"` // welch, utest, "" (not compared)
+}
+
+// Row is a benchmark in one unit.
+type Row struct {
+	Package   string      `json:"package"`
+	Ident     string      `json:"ident,omitempty"`
+	Name      string      `json:"name"`
+	Unit      string      `json:"unit"`
+	Direction string      `json:"direction"`
+	Role      abstat.Role `json:"role"`
+	Cmp
+	Q        Num            `json:"q"`
+	Verdict  abstat.Verdict `json:"verdict"`
+	MDE      Num            `json:"mde"`
+	Need     int            `json:"need"`
+	NeedUnit string         `json:"need_unit"` // "" where no power was computed
+	Within   Num            `json:"within"`
+	Between  Num            `json:"between"`
+	Why      string         `json:"why,omitempty"`
+	Warnings []string       `json:"warnings,omitempty"`
+	Counters []Counter      `json:"counters,omitempty"`
+
+	better      int    // the unit's direction: +1 higher, -1 lower, 0 unknown
+	path        string // the package's import path
+	undecidable bool   // per sample, too few samples to reach alpha
+	src         *abstat.Row
+}
+
+// Counter is a kernel counter under a row: own (changed as the op's own
+// work), paced (changed per op only as the op's time did) or same.
+type Counter struct {
+	Unit  string `json:"unit"`
+	Group string `json:"group"`
+	Cmp
+	Verdict     string         `json:"verdict"` // up, down, ~
+	RateVerdict abstat.Verdict `json:"rate_verdict,omitempty"`
+	RateChange  Num            `json:"rate_change"`
+}
+
+// Geomean is a table's geometric mean of centers.
+type Geomean struct {
+	Package   string  `json:"package"`
+	Ident     string  `json:"ident,omitempty"`
+	Unit      string  `json:"unit"`
+	Direction string  `json:"direction"`
+	Old       float64 `json:"old"`
+	New       float64 `json:"new"`
+	Change    float64 `json:"change"`
+	Rows      int     `json:"rows"`
+}
+
+// Problem is a failure no row shows, worded.
+type Problem struct {
+	Side string `json:"side"`
+	Pkg  string `json:"package"`
+	Name string `json:"name"`
+	What string `json:"what"`
+}
+
+// Skip is a row that skipped with no results on either side, each
+// side's reason worded ("" where it did not skip).
+type Skip struct {
+	Pkg  string    `json:"package"`
+	Name string    `json:"name"`
+	Why  [2]string `json:"why"`
+}
+
+// Summary counts the rows, each in its primary unit, by verdict.
+type Summary struct {
+	Rows         int `json:"rows"`
+	Family       int `json:"family"`
+	Nominal      int `json:"nominal"`
+	Worse        int `json:"worse"`
+	Better       int `json:"better"`
+	Changed      int `json:"changed"`
+	Same         int `json:"same"`
+	Underpowered int `json:"underpowered"`
+	OldOnly      int `json:"old_only"`
+	NewOnly      int `json:"new_only"`
+	Failed       int `json:"failed"`
+	Skipped      int `json:"skipped"`
+	Undecided    int `json:"undecided,omitempty"`
+	Problems     int `json:"problems"`
+	Exit         int `json:"exit"`
+}
+
+// Forms are an A/B's forms by kbcompare's -format name.
+var Forms = map[string]func(io.Writer, *AB) error{
+	"text":  WriteText,
+	"brief": WriteBrief,
+	"json":  WriteJSON,
+}
+
+// WriteJSON writes the record as one indented JSON object.
+func WriteJSON(w io.Writer, a *AB) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(a)
+}
+
+// New makes the record of comparison r, its perf-profile section
+// (RowProfiles; none: no section) and a kbab run's notes (nil: none).
+func New(r *abstat.Report, profs []RowProfile, run *RunNotes) *AB {
+	a := &AB{Schema: "kbcompare/3", Old: r.Old, New: r.New, Threshold: r.Opts.Threshold, Alpha: r.Opts.Alpha,
+		Boots: Sides{r.Boots[0], r.Boots[1]}, BootMode: r.BootMode, Setup: r.Setup, SetupEqual: r.SetupEqual,
+		Rows: []*Row{}, Geomeans: []Geomean{}, Problems: []Problem{}, Run: run, opts: r.Opts, pulses: r.Pulses, profs: profs}
+	if a.Setup == nil {
+		a.Setup = []abstat.SetupDiff{}
+	}
+	for _, s := range r.Skips {
+		a.Skips = append(a.Skips, Skip{s.Pkg, s.Name, [2]string{Why(s.Sides[0]), Why(s.Sides[1])}})
+	}
+	for _, p := range r.Problems {
+		a.Problems = append(a.Problems, problem(p))
+	}
+	for _, t := range r.Tables {
+		for _, row := range t.Rows {
+			a.Rows = append(a.Rows, rowOf(r, t, row))
+		}
+		if g := t.Geomean; g != nil {
+			a.Geomeans = append(a.Geomeans, Geomean{t.Pkg, t.Ident, t.Unit, dirWord(t.Better), g.Old, g.New, g.Change, g.Rows})
+		}
+	}
+	s := &a.Summary
+	s.Family, s.Nominal, s.Problems = r.Family, r.Nominal, len(r.Problems)
+	for _, row := range a.primaries() {
+		s.Rows++
+		if n := map[abstat.Verdict]*int{abstat.Worse: &s.Worse, abstat.Better: &s.Better, abstat.Changed: &s.Changed,
+			abstat.Same: &s.Same, abstat.Underpowered: &s.Underpowered, abstat.OldOnly: &s.OldOnly, abstat.NewOnly: &s.NewOnly,
+			abstat.Failed: &s.Failed, abstat.Skipped: &s.Skipped, abstat.Undecided: &s.Undecided}[row.Verdict]; n != nil {
+			*n++
+		}
+	}
+	s.Exit = a.Exit()
+	for _, rp := range profs {
+		a.Profiles = append(a.Profiles, profileOf(rp))
+	}
+	return a
+}
+
+// cmpOf is row's comparison.
+func cmpOf(row *abstat.Row) Cmp {
+	c := Cmp{Change: Num(row.Change), ChangeLo: Num(row.ChangeLo), ChangeHi: Num(row.ChangeHi), P: Num(row.P)}
+	for i, sum := range [2]*abstat.BootSamples{row.Samples[0], row.Samples[1]} {
+		if sum == nil {
+			continue
+		}
+		s := &Side{Boots: sum.Boots()}
+		if i == 0 {
+			s.Center, s.Lo, s.Hi, s.N, c.Old = Num(row.OldSum.Center), Num(row.OldSum.Lo), Num(row.OldSum.Hi), len(row.Old.Values), s
+		} else {
+			s.Center, s.Lo, s.Hi, s.N, c.New = Num(row.NewSum.Center), Num(row.NewSum.Lo), Num(row.NewSum.Hi), len(row.New.Values), s
+		}
+	}
+	if c.Old == nil || c.New == nil {
+		c.Change, c.ChangeLo, c.ChangeHi, c.P = Num(math.NaN()), Num(math.NaN()), Num(math.NaN()), Num(math.NaN())
+		return c
+	}
+	c.Test = "utest"
+	if b := row.Boot; b != nil {
+		c.Test = "welch"
+		for i, v := range [][]float64{b.Old, b.New} {
+			s := []*Side{c.Old, c.New}[i]
+			ce, lo, hi := abmath.BootInterval(v, row.Scale)
+			s.Center, s.Lo, s.Hi, s.Boots = Num(ce), Num(lo), Num(hi), len(v)
+		}
+	}
+	return c
+}
+
+// rowOf is the record's row of t's row.
+func rowOf(r *abstat.Report, t *abstat.Table, row *abstat.Row) *Row {
+	out := &Row{Package: t.Pkg, Ident: t.Ident, Name: row.Name, Unit: t.Unit, Direction: dirWord(t.Better), Role: row.Role,
+		Cmp: cmpOf(row), Q: Num(row.Q), Verdict: row.Verdict, MDE: Num(math.NaN()), Within: Num(math.NaN()), Between: Num(math.NaN()),
+		Why: Why(row.Outcome), better: t.Better, path: t.Path, src: row}
+	for _, n := range row.Notes {
+		out.Warnings = append(out.Warnings, noteText(n))
+	}
+	if out.Test != "" {
+		out.undecidable = row.Boot == nil && len(row.Cmp.Warnings) > 0
+		if pw := row.Power; pw != nil {
+			out.MDE, out.Need, out.NeedUnit = Num(pw.MDE), pw.Need, pw.NeedUnit()
+		}
+	}
+	if b := row.Boot; b != nil {
+		out.Within, out.Between = Num(b.Within), Num(b.Between)
+	}
+	own, paced, same := r.Attribution.For(t.Pkg, t.Ident, row.Name)
+	for _, g := range []struct {
+		name  string
+		lines []abstat.AttrLine
+	}{{"own", own}, {"paced", paced}} {
+		for _, l := range g.lines {
+			c := Counter{Unit: l.Unit, Group: g.name, Cmp: cmpOf(l.Row), Verdict: counterDirection(l.Row.Change), RateChange: Num(math.NaN())}
+			if l.Rate != nil && l.Rate.Old != nil && l.Rate.New != nil {
+				c.RateVerdict, c.RateChange = l.Rate.Verdict, Num(l.Rate.Change)
+			}
+			out.Counters = append(out.Counters, c)
+		}
+	}
+	for _, u := range same {
+		out.Counters = append(out.Counters, Counter{Unit: u, Group: "same", Verdict: "~", Cmp: Cmp{Change: Num(math.NaN()), ChangeLo: Num(math.NaN()),
+			ChangeHi: Num(math.NaN()), P: Num(math.NaN())}, RateChange: Num(math.NaN())})
+	}
+	return out
+}
+
+// primaries are the rows in their primary unit, in report order.
+func (a *AB) primaries() []*Row {
+	var out []*Row
+	for _, row := range a.Rows {
+		if row.Role == abstat.Primary {
+			out = append(out, row)
+		}
+	}
+	return out
+}
+
+// count is how many rows (in their primary unit) have verdict v.
+func (a *AB) count(v abstat.Verdict) int {
+	n := 0
+	for _, row := range a.primaries() {
+		if row.Verdict == v {
+			n++
+		}
+	}
+	return n
+}
+
+// failures counts the rows and problems that fail the comparison
+// whatever the statistics say.
+func (a *AB) failures() int { return a.Summary.Failed + a.Summary.Skipped + len(a.Problems) }
+
+// Profile is one row's profile comparison (package profdelta).
+type Profile struct {
+	Package   string         `json:"package"`
+	Ident     string         `json:"ident,omitempty"`
+	Name      string         `json:"name"`
+	Verdict   abstat.Verdict `json:"verdict"`
+	Boots     Sides          `json:"boots"`
+	Samples   [2][]int64     `json:"samples"` // per boot, old then new
+	BootIDs   [2][]string    `json:"boot_ids"`
+	Sampling  [2][]sampling  `json:"sampling"`
+	Frames    string         `json:"frames"`
+	Comm      string         `json:"comm,omitempty"`
+	MinShare  float64        `json:"min_share"`
+	OrderBy   string         `json:"order_by"`
+	PerOpUnit string         `json:"per_op_unit,omitempty"`
+	Ops       *[2][]int64    `json:"ops,omitempty"`
+	Self      []Func         `json:"self"`
+	Children  []Func         `json:"children"`
+}
+
+type sampling struct {
+	Event string `json:"event"`
+	Hz    int    `json:"hz"`
+	Scope string `json:"scope"`
+}
+
+// Func is a function's share (FuncStat) and its cost per op.
+type Func struct {
+	Function string `json:"function"`
+	FuncStat
+	PerOp *FuncStat `json:"per_op,omitempty"`
+}
+
+// FuncStat compares a function's per-boot values across the sides.
+type FuncStat struct {
+	Old    Share `json:"old"`
+	New    Share `json:"new"`
+	Change Num   `json:"change"`
+	Rel    Num   `json:"rel_change"`
+	T      Num   `json:"t"`
+	DF     Num   `json:"df"`
+	P      Num   `json:"p"`
+	Q      Num   `json:"q"`
+}
+
+// Share is a side's per-boot values, their mean and sd.
+type Share struct {
+	Mean  float64   `json:"mean"`
+	SD    Num       `json:"sd"`
+	Boots []float64 `json:"boots"`
+}
+
+func profileOf(rp RowProfile) Profile {
+	d := rp.Delta
+	mp := Profile{Package: rp.Table.Pkg, Ident: rp.Table.Ident, Name: rp.Row.Name, Verdict: rp.Row.Verdict,
+		Boots: Sides{len(d.Boots[0]), len(d.Boots[1])}, Samples: d.Samples, BootIDs: d.Boots,
+		Frames: "kernel", Comm: d.Comm, MinShare: d.MinShare, OrderBy: "share", Self: []Func{}, Children: []Func{}}
+	if d.AllFrames {
+		mp.Frames = "all"
+	}
+	for side, ss := range d.Sampling {
+		for _, s := range ss {
+			mp.Sampling[side] = append(mp.Sampling[side], sampling{s.Event, s.Hz, s.Scope})
+		}
+	}
+	if d.By == profdelta.ByPerOp {
+		mp.OrderBy, mp.PerOpUnit, mp.Ops = "per_op", d.Unit, &d.Ops
+	}
+	share := func(s profdelta.Share) Share { return Share{s.Mean, Num(s.SD), s.Boots} }
+	stat := func(s profdelta.Stat) FuncStat {
+		return FuncStat{share(s.Old), share(s.New), Num(s.Change), Num(s.Rel), Num(s.T), Num(s.DF), Num(s.P), Num(s.Q)}
+	}
+	for _, fs := range []struct {
+		to   *[]Func
+		from []profdelta.Func
+	}{{&mp.Self, d.Self}, {&mp.Children, d.Children}} {
+		for _, f := range fs.from {
+			jf := Func{Function: f.Name, FuncStat: stat(f.Stat)}
+			if f.PerOp != nil {
+				po := stat(*f.PerOp)
+				jf.PerOp = &po
+			}
+			*fs.to = append(*fs.to, jf)
+		}
+	}
+	return mp
+}
+
+// The exit statuses of the three kinds of report, kbcompare's and kbab's
+// alike (each command calls these; docs/comparing.md states them). One
+// rule for all three: 1 where the report finds a regression or cannot
+// vouch for what it was asked, 0 where it can; a better or a
+// directionless change is no failure. (2 and up are the commands' own:
+// an input or a flag they refuse, a boot that failed, an interrupt.)
+
+// Exit is an A/B's: 1 where some row is worse, or something failed or
+// was skipped on one side (nothing is then "nothing worse"), else 0. A
+// row without a verdict (underpowered, undecided) is no failure: its
+// report says why.
+func (a *AB) Exit() int {
+	if a.Summary.Worse > 0 || a.failures() > 0 {
+		return 1
+	}
+	return 0
+}
+
+// Exit is a series': 1 where some row has a change point at or above
+// -threshold that is worse, or could not be tested (a kernel lacks its boots of the row: it failed,
+// was skipped or is missing there, as the A/B's "failed or skipped on one
+// side"), else 0.
+func (r *SeriesReport) Exit() int {
+	for _, row := range r.Rows {
+		if row.Untested != "" || slices.ContainsFunc(row.Changes, func(c seriesChange) bool { return c.Verdict == "worse" }) {
+			return 1
+		}
+	}
+	return 0
+}
+
+// Exit is a bisection's: 0 where it names the first bad image, 1 where
+// it cannot tell (the confirmation found no difference on the row, a
+// step stayed undecided, or an image sat between good and bad: not one
+// step).
+func (b *BisectRun) Exit() int {
+	if b.Verdict.Moved() && b.Search.FirstBad >= 0 {
+		return 0
+	}
+	return 1
+}
