@@ -139,8 +139,13 @@ func (c *Cmp) cells(unit string, undecided bool) cells {
 		out.N = strings.Join(ns, "")
 		return out
 	}
+	out.Change = pctChange(float64(c.Change))
+	if math.IsNaN(float64(c.P)) { // no test (a failed row with too few boots): its boots
+		out.N = fmt.Sprintf("%d+%d", c.Old.Boots, c.New.Boots)
+		return out
+	}
 	// As benchstat prints them: "p=0.000 n=10", "n=10+8".
-	out.Change, out.P, out.N = pctChange(float64(c.Change)), fmt.Sprintf("%.3f", c.P), ns[0]
+	out.P, out.N = fmt.Sprintf("%.3f", c.P), ns[0]
 	if ns[1] != ns[0] {
 		out.N += "+" + ns[1]
 	}

@@ -182,27 +182,6 @@ func (r *Report) Count(v Verdict) int {
 	return n
 }
 
-// Rows counts the rows: the benchmarks, each in its Primary unit.
-func (r *Report) Rows() int {
-	n := 0
-	for range r.Primaries() {
-		n++
-	}
-	return n
-}
-
-// Undecidable counts the compared rows whose samples are too small for
-// the U-test ever to reach alpha (benchmath warns about them).
-func (r *Report) Undecidable() int {
-	n := 0
-	for _, row := range r.Primaries() {
-		if row.Old != nil && row.New != nil && row.Boot == nil && len(row.Cmp.Warnings) > 0 {
-			n++
-		}
-	}
-	return n
-}
-
 // Find returns the row name in unit of package pkg (any package where
 // pkg is ""), among the headline and counter tables; nil where none.
 func (r *Report) Find(pkg, unit, name string) *Row {
@@ -215,11 +194,6 @@ func (r *Report) Find(pkg, unit, name string) *Row {
 	}
 	return nil
 }
-
-// Fails reports whether the comparison fails: some row is worse, or
-// something failed or was skipped on one side. kbcompare and kbab exit
-// 1 then.
-func (r *Report) Fails() bool { return r.Count(Worse) > 0 || r.Failures() > 0 }
 
 // Compare reads two result files and compares them.
 func Compare(oldPath, newPath string, opts Options) (*Report, error) {
@@ -412,9 +386,6 @@ func (r *Report) designed(row *Row, dt DesignTest) {
 		row.Boot, _, _ = compareBoots(old, new, row.Scale)
 	}
 	row.Power = &Power{Test: "stein", MDE: dt.MDE, Need: dt.Need}
-	if row.Boot != nil {
-		row.Power.Spread = row.Boot.Between
-	}
 	row.note(Note{Kind: DesignBoots, Rule: dt.Rule, Boots: [2]int{dt.Need, dt.Boots}})
 	if !dt.Decided {
 		row.undecided = true
@@ -499,15 +470,6 @@ func (r *Report) verdict(t *Table, row *Row, headline bool) Verdict {
 		return Better
 	}
 	return Worse
-}
-
-// Centers returns a compared row's two centers: of the boot medians in
-// boot mode, the medians otherwise.
-func (row *Row) Centers() (old, new float64) {
-	if row.Boot != nil {
-		return row.Boot.OldCenter, row.Boot.NewCenter
-	}
-	return row.OldSum.Center, row.NewSum.Center
 }
 
 // group sorts the results into tables by package, other distinguishing
@@ -609,12 +571,6 @@ func setupKey(files []*abfile.File, key string) bool {
 		}
 	}
 	return true
-}
-
-// Failures counts the rows and problems that make a comparison fail
-// whatever the statistics say.
-func (r *Report) Failures() int {
-	return r.Count(Failed) + r.Count(Skipped) + len(r.Problems)
 }
 
 // warn notes benchmath's warnings, each once.

@@ -70,8 +70,8 @@ func TestRolesOnSuite(t *testing.T) {
 			}
 		}
 	}
-	if n := len(sim.LoadSuite(t).Rows); r.Rows() != n || r.Family != n {
-		t.Errorf("%d rows, family %d; want the suite's %d and %d", r.Rows(), r.Family, n, n)
+	if n := len(sim.LoadSuite(t).Rows); rows(r) != n || r.Family != n {
+		t.Errorf("%d rows, family %d; want the suite's %d and %d", rows(r), r.Family, n, n)
 	}
 }
 

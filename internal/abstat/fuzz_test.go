@@ -53,8 +53,8 @@ func checkReport(t *testing.T, r *Report) {
 	if r.BootMode != (r.Boots[0] >= MinBoots && r.Boots[1] >= MinBoots) || r.Boots[0] < 1 || r.Boots[1] < 1 {
 		t.Fatalf("boots %v, boot mode %v", r.Boots, r.BootMode)
 	}
-	if r.Family > r.Rows() || r.Nominal > r.Family {
-		t.Fatalf("family %d, nominal %d, rows %d", r.Family, r.Nominal, r.Rows())
+	if r.Family > rows(r) || r.Nominal > r.Family {
+		t.Fatalf("family %d, nominal %d, rows %d", r.Family, r.Nominal, rows(r))
 	}
 	seen := map[string]bool{}
 	for _, d := range r.Setup {

@@ -19,7 +19,12 @@ func geomean(t *Table) *Geomean {
 		if row.Old == nil || row.New == nil || row.Verdict == Failed || row.Verdict == Skipped {
 			continue
 		}
-		o, nw := row.Centers()
+		// The centers of the boot medians in boot mode, the medians
+		// otherwise.
+		o, nw := row.OldSum.Center, row.NewSum.Center
+		if row.Boot != nil {
+			o, nw = row.Boot.OldCenter, row.Boot.NewCenter
+		}
 		if !(o > 0 && nw > 0) {
 			continue
 		}

@@ -17,3 +17,12 @@ func rowOf(t *testing.T, r *Report, unit, name string) *Row {
 	}
 	return row
 }
+
+// rows counts r's rows: the benchmarks, each in its Primary unit.
+func rows(r *Report) int {
+	n := 0
+	for range r.Primaries() {
+		n++
+	}
+	return n
+}

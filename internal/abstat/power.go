@@ -3,19 +3,15 @@
 package abstat
 
 import (
-	"github.com/kbench/kbench/internal/abmath"
-	"math"
 	"slices"
+
+	"github.com/kbench/kbench/internal/abmath"
 )
 
 // Power is what a compared row could have detected (docs/kbcompare.md
 // gives the formulas).
 type Power struct {
 	Test string // "welch" (boots as samples), "stein" (a design's), or "utest" (per sample)
-	// Spread is the standard deviation the formula used, on the row's
-	// Scale: of boot medians (Welch), or 1.4826 times the median absolute
-	// deviation of the samples (U-test).
-	Spread float64
 	// MDE is the relative change detectable at alpha with abmath.TargetPower:
 	// +Inf where the test cannot reach alpha with these n at all.
 	MDE float64
@@ -35,7 +31,7 @@ func (p *Power) NeedUnit() string {
 // bootPower is the power of a comparison with boots as samples.
 func bootPower(b *BootCmp, sc abmath.Scale, threshold, alpha float64) *Power {
 	c := sc.To(b.OldCenter)
-	p := &Power{Test: "welch", Spread: b.Between}
+	p := &Power{Test: "welch"}
 	p.MDE = sc.Change(abmath.WelchShift(b.Between, len(b.Old), len(b.New), alpha), c)
 	p.Need = abmath.Need(sc.Shift(threshold, c), MinBoots, func(n int) float64 { return abmath.WelchShift(b.Between, n, n, alpha) })
 	return p
@@ -46,10 +42,6 @@ func bootPower(b *BootCmp, sc abmath.Scale, threshold, alpha float64) *Power {
 func samplePower(old, new []float64, sc abmath.Scale, threshold, alpha float64) *Power {
 	lo, ln := sc.ToAll(old), sc.ToAll(new)
 	n1, n2 := len(lo), len(ln)
-	// The pooled median absolute deviation, scaled to estimate a normal
-	// standard deviation: robust to the odd slow sample, as the U-test is.
-	m1, m2 := abmath.MAD(lo), abmath.MAD(ln)
-	sd := 1.4826 * math.Sqrt((float64(n1)*m1*m1+float64(n2)*m2*m2)/float64(n1+n2))
 	// Residuals: each value less its side's median, both sides pooled.
 	var resid []float64
 	for _, side := range [][]float64{lo, ln} {
@@ -60,7 +52,7 @@ func samplePower(old, new []float64, sc abmath.Scale, threshold, alpha float64) 
 	}
 	slices.Sort(resid)
 	c := sc.To(abmath.Median(slices.Concat(old, new)))
-	p := &Power{Test: "utest", Spread: sd}
+	p := &Power{Test: "utest"}
 	p.MDE = sc.Change(abmath.UShift(resid, n1, n2, alpha), c)
 	p.Need = abmath.Need(sc.Shift(threshold, c), 2, func(n int) float64 { return abmath.UShift(resid, n, n, alpha) })
 	return p

@@ -95,8 +95,8 @@ func powerPerSample(t *testing.T, old, nw string, seed uint64) {
 		}
 	}
 	share := float64(flagged) / resamplings
-	t.Logf("n=%d+%d spread %.2f%%: MDE %.2f%%, flagged in %.1f%% of %d resamplings; need %d samples for %g%%",
-		n1, n2, 100*p.Spread, 100*p.MDE, 100*share, resamplings, p.Need, 100*detectThreshold)
+	t.Logf("n=%d+%d: MDE %.2f%%, flagged in %.1f%% of %d resamplings; need %d samples for %g%%",
+		n1, n2, 100*p.MDE, 100*share, resamplings, p.Need, 100*detectThreshold)
 	if share < powerLo || share > powerHi {
 		t.Errorf("a change of the MDE (%.2f%%) was flagged in %.1f%% of resamplings, want %g-%g%%",
 			100*p.MDE, 100*share, 100*powerLo, 100*powerHi)
@@ -128,7 +128,7 @@ func TestPowerBoots(t *testing.T) {
 		s := &BootSamples{}
 		for i := range n {
 			run := runsOf[rng.IntN(len(runsOf))]
-			f := scale * math.Exp(p.Spread*rng.NormFloat64())
+			f := scale * math.Exp(row.Boot.Between*rng.NormFloat64())
 			for _, x := range run {
 				s.Add(string(rune('a'+i)), f*x, 0)
 			}
@@ -144,7 +144,7 @@ func TestPowerBoots(t *testing.T) {
 	}
 	share := float64(flagged) / resamplings
 	t.Logf("3+3 boots, between %.2f%%: MDE %.2f%%, flagged in %.1f%% of %d; need %d boots for %g%%",
-		100*p.Spread, 100*p.MDE, 100*share, resamplings, p.Need, 100*detectThreshold)
+		100*row.Boot.Between, 100*p.MDE, 100*share, resamplings, p.Need, 100*detectThreshold)
 	if share < powerLo || share > powerHi {
 		t.Errorf("a change of the MDE (%.2f%%) was flagged in %.1f%% of simulated comparisons, want %g-%g%%",
 			100*p.MDE, 100*share, 100*powerLo, 100*powerHi)

@@ -166,8 +166,8 @@ func TestDrawMatchesFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Family != mem.Family || r.Rows() != len(s.Rows) {
-		t.Errorf("files: %d rows, family %d; in memory family %d; want the suite's %d", r.Rows(), r.Family, mem.Family, len(s.Rows))
+	if r.Family != mem.Family || rows(r) != len(s.Rows) {
+		t.Errorf("files: %d rows, family %d; in memory family %d; want the suite's %d", rows(r), r.Family, mem.Family, len(s.Rows))
 	}
 	for _, mt := range mem.Tables {
 		for _, m := range mt.Rows {
