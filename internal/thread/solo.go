@@ -50,7 +50,9 @@ var solo bool
 
 // Solo makes the calling process a solo process. Call it once, before the
 // loop's goroutine starts; it cannot be undone, so only a process that
-// exists for the loop (a child) may call it.
+// exists for the loop (a child) may call it. Its error says only that
+// the runtime's monitor thread could not be put in SCHED_IDLE
+// (idleMonitor); the process is solo either way.
 func Solo() error {
 	runtime.GOMAXPROCS(1)
 	// No garbage collection: a loop allocates nothing, and without
@@ -84,8 +86,14 @@ func idleMonitor() error {
 		}
 		mon := 0
 		for _, tid := range tids {
+			if tid == self {
+				continue
+			}
 			b, err := os.ReadFile(procfs.Host.Path(fmt.Sprintf("self/task/%d/syscall", tid)))
-			if tid != self && err == nil && strings.HasPrefix(string(b), want) {
+			if err != nil {
+				return fmt.Errorf("thread: finding the runtime's monitor thread: %v", err)
+			}
+			if strings.HasPrefix(string(b), want) {
 				if mon != 0 {
 					mon = -1 // two asleep: look again
 					break
