@@ -112,6 +112,8 @@ func NewSearch(good, bad []float64, images int, o SearchOptions) (*Search, error
 		return nil, fmt.Errorf("%d images: want at least 0", images)
 	case !(o.Wrong > 0 && o.Wrong < 0.5):
 		return nil, fmt.Errorf("wrong %v: want a chance above 0 and below 0.5", o.Wrong)
+	case !finite(good) || !finite(bad):
+		return nil, fmt.Errorf("good %v, bad %v: want finite boot medians", good, bad)
 	case !(o.Power > 0 && o.Power < 1) || !(o.Step >= 0) || !(o.Offset >= 0):
 		return nil, fmt.Errorf("power %v, step %v, offset %v: want a chance above 0 and below 1, a step and an offset of 0 or more", o.Power, o.Step, o.Offset)
 	}
@@ -130,7 +132,9 @@ func NewSearch(good, bad []float64, images int, o SearchOptions) (*Search, error
 	if df := len(good) + len(bad) - 2; df > 0 {
 		v = (vg*float64(len(good)-1) + vb*float64(len(bad)-1)) / float64(df)
 	}
-	s.plan(d, v)
+	if err := s.plan(d, v); err != nil {
+		return nil, err
+	}
 	s.res = SearchResult{FirstBad: -1, Lo: -1, Hi: images}
 	s.settle()
 	return s, nil
@@ -143,12 +147,16 @@ func NewSearch(good, bad []float64, images int, o SearchOptions) (*Search, error
 // step's, t on 3n-3 degrees of freedom) with power 1-(1-Power)/2 each,
 // both with Power; the looks n, n/2, ... down to 3, each spending
 // Wrong/steps in proportion to its rounds. No step's test uses the
-// confirmation's boots, so each stays exact.
-func (s *Search) plan(d, v float64) {
+// confirmation's boots, so each stays exact. A step that would need
+// more than maxRounds rounds is refused: no run boots that many.
+func (s *Search) plan(d, v float64) error {
 	o := s.opts
 	step := o.Wrong / float64(Steps(s.images))
 	z := abmath.TQuantile(1-(1-o.Power)/2, math.Inf(1))
 	need := func(df float64) float64 { k := abmath.TQuantile(1-step/4, df) + z; return 8 * k * k * v / (d * d) }
+	if r := need(math.Inf(1)); !(r <= maxRounds) {
+		return fmt.Errorf("a step of %.3g against a boot spread of %.3g needs %.3g rounds of good, image and bad: more than %.0g; give a larger -target", d, math.Sqrt(v), r, maxRounds)
+	}
 	n := max(3, int(math.Ceil(need(math.Inf(1)))))
 	for need(float64(3*n-3)) > float64(n) {
 		n++
@@ -161,6 +169,21 @@ func (s *Search) plan(d, v float64) {
 	for _, l := range s.looks {
 		s.levels = append(s.levels, step*float64(l)/float64(sum))
 	}
+	return nil
+}
+
+// maxRounds bounds a step's rounds (three boots each), far above any
+// run's, so that the plan's arithmetic stays in int's range.
+const maxRounds = 1e9
+
+// finite reports whether every x is neither NaN nor infinite.
+func finite(xs []float64) bool {
+	for _, x := range xs {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // Steps is the most steps a bisection over images images takes:

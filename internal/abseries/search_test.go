@@ -172,6 +172,12 @@ func TestSearchErrors(t *testing.T) {
 		{[]float64{1, 1.1}, []float64{2, 2}, 4, SearchOptions{Wrong: 0.1, Power: 0.9, Step: -1}},
 		{[]float64{1, 1.1}, []float64{2, 2}, 4, SearchOptions{Wrong: 0.1, Power: 0.9, Offset: -0.5}},
 		{[]float64{1, 2}, []float64{2, 1}, 4, DefaultSearchOptions},
+		{[]float64{1, math.NaN()}, []float64{2, 2.1}, 4, DefaultSearchOptions},
+		{[]float64{1, 1.1}, []float64{2, math.Inf(1)}, 4, DefaultSearchOptions},
+		// a difference far below the spread: too many rounds, refused
+		// rather than planned (it looped near forever)
+		{[]float64{99.9, 100.1}, []float64{99.9, 100.1 + 1e-10}, 4, DefaultSearchOptions},
+		{[]float64{99.9, 100.1}, []float64{110, 111}, 4, SearchOptions{Wrong: 0.1, Power: 0.9, Step: 1e-12}},
 	} {
 		if _, err := NewSearch(c.good, c.bad, c.images, c.o); err == nil {
 			t.Errorf("NewSearch(%v, %v, %d, %+v): no error", c.good, c.bad, c.images, c.o)
