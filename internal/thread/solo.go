@@ -5,6 +5,7 @@ package thread
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -90,7 +91,9 @@ func idleMonitor() error {
 				continue
 			}
 			b, err := os.ReadFile(procfs.Host.Path(fmt.Sprintf("self/task/%d/syscall", tid)))
-			if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				continue // a thread that ended meanwhile
+			} else if err != nil {
 				return fmt.Errorf("thread: finding the runtime's monitor thread: %v", err)
 			}
 			if strings.HasPrefix(string(b), want) {

@@ -70,6 +70,15 @@ func run(withRseq bool, fn func() error) error {
 		// (which runs deferred calls only) does not leave Run waiting.
 		defer func() { done <- r }()
 		r.err = runLocked(func() error {
+			if solo {
+				// A thread the monitor cloned inherits its SCHED_IDLE
+				// (idleMonitor): the loop's goes back to the normal
+				// policy, where the kernel lets it (leaving SCHED_IDLE
+				// needs RLIMIT_NICE or CAP_SYS_NICE; speed, not work).
+				if a, err := unix.SchedGetAttr(0, 0); err == nil && a.Policy == unix.SCHED_IDLE {
+					_ = unix.SchedSetAttr(0, &unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_NORMAL}, 0)
+				}
+			}
 			if withRseq {
 				var err error
 				if r.rseq, err = registerRseq(); err != nil {
