@@ -312,9 +312,10 @@ func tableTitle(row *Row) string {
 func geomeanText(a *AB, t *Row) string {
 	for _, g := range a.Geomeans {
 		if g.Package == t.Package && g.Ident == t.Ident && g.Unit == t.Unit {
-			scaler := benchunit.CommonScale([]float64{g.Old, g.New}, benchunit.ClassOf(g.Unit))
-			return fmt.Sprintf("geomean of %d rows: %s -> %s, %+.2f%% (%s)", g.Rows, scaler.Format(g.Old),
-				scaler.Format(g.New), 100*g.Change, direction(t))
+			old, nw := float64(g.Old), float64(g.New)
+			scaler := benchunit.CommonScale([]float64{old, nw}, benchunit.ClassOf(g.Unit))
+			return fmt.Sprintf("geomean of %d rows: %s -> %s, %+.2f%% (%s)", g.Rows, scaler.Format(old),
+				scaler.Format(nw), 100*g.Change, direction(t))
 		}
 	}
 	return ""

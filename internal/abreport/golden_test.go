@@ -4,10 +4,13 @@ package abreport
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -141,4 +144,17 @@ func TestGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "series-run.golden", out.Bytes())
+}
+
+// TestGeomeanNonFinite checks that a geomean with no finite value (rows
+// at 1e-300 and 1e300 overflow it) is written as null, not an error.
+func TestGeomeanNonFinite(t *testing.T) {
+	inf := Num(math.Inf(1))
+	b, err := json.Marshal(Geomean{Unit: "sec/op", Old: 1, New: inf, Change: Num(math.NaN())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `"old":1,"new":null,"change":null`; !strings.Contains(string(b), want) {
+		t.Errorf("geomean JSON %s, want it to hold %s", b, want)
+	}
 }

@@ -137,14 +137,14 @@ type Counter struct {
 
 // Geomean is a table's geometric mean of centers.
 type Geomean struct {
-	Package   string  `json:"package"`
-	Ident     string  `json:"ident,omitempty"`
-	Unit      string  `json:"unit"`
-	Direction string  `json:"direction"`
-	Old       float64 `json:"old"`
-	New       float64 `json:"new"`
-	Change    float64 `json:"change"`
-	Rows      int     `json:"rows"`
+	Package   string `json:"package"`
+	Ident     string `json:"ident,omitempty"`
+	Unit      string `json:"unit"`
+	Direction string `json:"direction"`
+	Old       Num    `json:"old"`
+	New       Num    `json:"new"`
+	Change    Num    `json:"change"`
+	Rows      int    `json:"rows"`
 }
 
 // Problem is a failure no row shows, worded.
@@ -216,7 +216,7 @@ func New(r *abstat.Report, profs []RowProfile, run *RunNotes) *AB {
 			a.Rows = append(a.Rows, rowOf(r, t, row))
 		}
 		if g := t.Geomean; g != nil {
-			a.Geomeans = append(a.Geomeans, Geomean{t.Pkg, t.Ident, t.Unit, dirWord(t.Better), g.Old, g.New, g.Change, g.Rows})
+			a.Geomeans = append(a.Geomeans, Geomean{t.Pkg, t.Ident, t.Unit, dirWord(t.Better), Num(g.Old), Num(g.New), Num(g.Change), g.Rows})
 		}
 	}
 	s := &a.Summary
@@ -418,7 +418,7 @@ func profileOf(rp RowProfile) Profile {
 }
 
 // The exit statuses of the three kinds of report, kbcompare's and kbab's
-// alike (each command calls these; docs/comparing.md states them). One
+// alike (each command calls these; docs/kbcompare.md states them). One
 // rule for all three: 1 where the report finds a regression or cannot
 // vouch for what it was asked, 0 where it can; a better or a
 // directionless change is no failure. (2 and up are the commands' own:

@@ -185,7 +185,7 @@ func sum(v []int) int {
 // unconfirmed. Wrong at most 10% of the confirmed runs, plus three
 // binomial standard errors; the cases with kernels' own offsets list an
 // image file each (separate builds: Search allows for offsets). KBAB_SIM_RUNS=N
-// runs each case N times (results/2026-12-05-bisect-loop-sims.md);
+// runs each case N times (results/2026-12-05-bisect-sims-3.md);
 // unset, it skips: a run is 20 to 100 stand-in boots.
 func TestSimBisectLoop(t *testing.T) {
 	runs, _ := strconv.Atoi(os.Getenv("KBAB_SIM_RUNS"))
