@@ -349,7 +349,15 @@ func (st *state) checkOutputs(dir string, stderr io.Writer) (map[string]bool, er
 			continue
 		}
 		if len(have) > 0 {
-			fmt.Fprintf(stderr, "kbab: %s: %d bytes, not the %d of its finished boots' outputs (an append cut short, or an edit): writing it anew from boots/\n", p, len(have), len(want))
+			kept := ""
+			if !bytes.HasPrefix(have, want) && !bytes.HasPrefix(want, have) {
+				// An edit, not an append cut short: keep what it held.
+				if err := os.Rename(p, p+".old"); err != nil {
+					return nil, err
+				}
+				kept = ", kept as " + filepath.Base(p) + ".old"
+			}
+			fmt.Fprintf(stderr, "kbab: %s: %d bytes, not the %d of its finished boots' outputs (an append cut short, or an edit%s): writing it anew from boots/\n", p, len(have), len(want), kept)
 		}
 		if err := os.WriteFile(p, want, 0o666); err != nil {
 			return nil, err

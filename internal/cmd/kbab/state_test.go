@@ -176,6 +176,12 @@ func TestCheckOutputs(t *testing.T) {
 		if said := strings.Contains(stderr.String(), fmt.Sprintf("%s: %d bytes, not the 64 of its finished boots' outputs", p, len(in))); said != anew {
 			t.Errorf("%q: stderr %q; want it named %v", in, stderr.String(), anew)
 		}
+		// An edit (neither a prefix of the outputs nor they of it) is kept.
+		edit := !strings.HasPrefix(in, string(want)) && !strings.HasPrefix(string(want), in)
+		if old, err := os.ReadFile(p + ".old"); edit != (err == nil) || edit && string(old) != in {
+			t.Errorf("%q: A.txt.old %q, %v; want it kept: %v", in, old, err, edit)
+		}
+		os.Remove(p + ".old")
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "B.txt")); err != nil || len(b) != 0 {
 		t.Errorf("B.txt, of no finished boots: %q, %v; want it made empty", b, err)
