@@ -322,6 +322,7 @@ type bisectCase struct {
 	drift   float64
 	offsets float64
 	builds  bool
+	right   float64 // the least share named right that the doc states
 }
 
 // bisectCases are the settings the doc's guarantees are shown at: the
@@ -330,18 +331,18 @@ type bisectCase struct {
 // steps, a drifting reference, each of one image; separate builds with
 // per-kernel offsets of 0, 0.2 and 0.5 boot spread.
 var bisectCases = []bisectCase{
-	{name: "README: 1 row, 2 images, step 5%", rows: 1, images: 2, steps: [][2]float64{{-1, 1}}},
-	{name: "1 row, 6 images, step 5%", rows: 1, images: 6, steps: [][2]float64{{-1, 1}}},
-	{name: "4 rows, 6 images, step 5%", rows: 4, images: 6, steps: [][2]float64{{-1, 1}}},
-	{name: "suite, 6 images, step 5%", rows: 86, images: 6, steps: [][2]float64{{-1, 1}}},
-	{name: "1 row, 6 images, step 3.5%", rows: 1, images: 6, steps: [][2]float64{{-1, 0.7}}},
+	{name: "README: 1 row, 2 images, step 5%", rows: 1, images: 2, steps: [][2]float64{{-1, 1}}, right: 0.9},
+	{name: "1 row, 6 images, step 5%", rows: 1, images: 6, steps: [][2]float64{{-1, 1}}, right: 0.9},
+	{name: "4 rows, 6 images, step 5%", rows: 4, images: 6, steps: [][2]float64{{-1, 1}}, right: 0.9},
+	{name: "suite, 6 images, step 5%", rows: 86, images: 6, steps: [][2]float64{{-1, 1}}, right: 0.9},
+	{name: "1 row, 6 images, step 3.5%", rows: 1, images: 6, steps: [][2]float64{{-1, 0.7}}, right: 0.7},
 	{name: "1 row, 6 images, two steps of 2.5% (K3, K6)", rows: 1, images: 6, steps: [][2]float64{{1, 0.5}, {4, 0.5}}},
 	{name: "1 row, 6 images, two steps of 20% (K3, K6)", rows: 1, images: 6, steps: [][2]float64{{1, 4}, {4, 4}}},
-	{name: "1 row, 6 images, step 5%, drift 30% of it", rows: 1, images: 6, steps: [][2]float64{{-1, 1}}, drift: 0.3},
+	{name: "1 row, 6 images, step 5%, drift 30% of it", rows: 1, images: 6, steps: [][2]float64{{-1, 1}}, drift: 0.3, right: 0.9},
 	{name: "1 row, 6 builds, step 5%, no offsets", rows: 1, images: 6, steps: [][2]float64{{-1, 1}}, builds: true},
 	{name: "1 row, 6 builds, step 5%, offsets 0.2 boot spread", rows: 1, images: 6, steps: [][2]float64{{-1, 1}}, offsets: 0.2, builds: true},
 	{name: "1 row, 6 builds, step 5%, offsets 0.5 boot spread", rows: 1, images: 6, steps: [][2]float64{{-1, 1}}, offsets: 0.5, builds: true},
-	{name: "1 row, 6 builds, step 20%, offsets 0.5 boot spread", rows: 1, images: 6, steps: [][2]float64{{-1, 4}}, offsets: 0.5, builds: true},
+	{name: "1 row, 6 builds, step 20%, offsets 0.5 boot spread", rows: 1, images: 6, steps: [][2]float64{{-1, 4}}, offsets: 0.5, builds: true, right: 0.8},
 }
 
 // TestSimBisect drives Search, the type kbab -bisect drives, as kbab
@@ -467,6 +468,9 @@ func TestSimBisect(t *testing.T) {
 			c.name, len(rows), draws-unconfirmed, draws, 100*n/float64(draws), 100*float64(right)/n, 100*float64(wrong)/n, 100*float64(wrongPremise)/n, 100-100*float64(broken)/n, 100*float64(between)/n, 100*float64(undecided)/n, 100*float64(inAllowance)/n, float64(boots)/n)
 		if float64(wrong)/n > 0.1+se {
 			t.Errorf("%s: wrong in %.1f%% of runs (%.1f%% where the premise held), want at most 10%%", c.name, 100*float64(wrong)/n, 100*float64(wrongPremise)/n)
+		}
+		if float64(right)/n < c.right-se {
+			t.Errorf("%s: right in %.1f%% of runs, want at least %.0f%% (docs/comparing.md)", c.name, 100*float64(right)/n, 100*c.right)
 		}
 		// Two half steps, of half the target or four times it: not one
 		// step, or one of the two, in at least 90% of runs.
