@@ -16,114 +16,82 @@ import (
 
 // Options are the change-point test's knobs.
 type Options struct {
-	// Alpha is the family's level: a change is reported where its q
-	// (Benjamini-Hochberg over the rows) is at most Alpha.
-	Alpha float64
-	// Power is the chance the mde of a row without a change is planned
-	// to be seen with (0.8).
-	Power float64
-	// Permutations is the most permutations one test draws; the test
-	// stops early once Exceed permuted statistics reached the observed
-	// one (Besag and Clifford's sequential p), which is what keeps rows
-	// without a change cheap.
+	// Alpha is the family's level for a row's q (Benjamini-Hochberg);
+	// Power the chance the mde of a row is planned to be seen with.
+	Alpha, Power float64
+	// Permutations is the most permutations one test draws; it stops
+	// once Exceed permuted statistics reached the observed one (Besag
+	// and Clifford's sequential p), so rows without a change are cheap.
 	Permutations, Exceed int
-	// Seed seeds the permutations: the same rows give the same result.
-	Seed uint64
-	// Threshold is the size gate: a change smaller (a relative change)
-	// is reported as below it, not as a change (kbcompare's -threshold).
+	Seed                 uint64 // the same rows give the same result
+	// Threshold is the size gate (kbcompare's -threshold): a smaller
+	// relative change is reported as below it.
 	Threshold float64
-	// Offset is the least spread of a kernel's own offset allowed for,
-	// as a multiple of the boot spread: separate builds' layouts move
-	// each kernel's level (0 where every kernel boots one image).
+	// Offset is the least spread of a kernel's own offset allowed for
+	// (separate builds' layouts), as a multiple of the boot spread.
 	Offset float64
 }
 
 // DefaultOptions are kbcompare's level and power, with enough
-// permutations to resolve p at the family's level of a hundred rows:
-// at 0.05/100 = 5e-4, 99999 permutations expect 50 exceedances, so the
-// Monte Carlo p's own noise costs little power (at 9999, 5 expected
-// exceedances, the test ran at about half its level).
+// permutations to resolve p at 0.05 over a hundred rows (99999 expect
+// 50 exceedances at 5e-4; at 9999 the test ran at about half its level).
 var DefaultOptions = Options{Alpha: abstat.DefaultOptions.Alpha, Power: abmath.TargetPower,
 	Permutations: 99999, Exceed: 20, Seed: 38, Threshold: abstat.DefaultOptions.Threshold, Offset: 0.5}
 
-// DefaultBoots is the boots per kernel of a series where the user names
-// none: what BootsFor gives a 10% step in the middle of a series of 8
-// kernels, in a suite's family of rows, at DesignPower, with the offset
-// allowance, for boot medians spreading ±3%; ±3.4% needs 7, ±3.9% 14,
-// ±5% more than 100 (results/2026-12-05-bisect-sims-2.md).
+// DefaultBoots is a series' boots per kernel: what BootsFor gives a 10%
+// step mid-series of 8 kernels, a suite's rows, boot medians spreading
+// ±3% (results/2026-12-05-bisect-sims-2.md).
 const DefaultBoots = 5
 
-// MinBoots is the fewest boots a kernel needs for its row to be tested:
-// two, for a spread within the kernel.
+// MinBoots is the fewest boots a kernel needs for a spread within it.
 const MinBoots = 2
 
 // Change is one change point of a row.
 type Change struct {
-	// After is the index of the last kernel before the change: the
-	// change is between kernels After and After+1.
-	After int
-	// Ratio is the center of the kernels after the change (up to the
-	// next change) over that of the kernels before it (back to the
-	// previous one), on the row's scale mapped back: a ratio of
-	// geometric means with logs. Lo and Hi bound it at
-	// abmath.Confidence (Welch's interval of the two segments' boot
-	// medians).
+	After int // the change is between kernels After and After+1
+	// Ratio is the center of the segment after over the one before (a
+	// ratio of geometric means with logs), Lo and Hi Welch's interval.
 	Ratio, Lo, Hi float64
 	// P is the split's p (the larger of the permutation's and the
 	// offset test's), Q its q over the family.
-	P, Q float64
-	// Small: the change is below Options.Threshold.
-	Small bool
+	P, Q  float64
+	Small bool // below Options.Threshold
 }
 
 // RowResult is one row's test.
 type RowResult struct {
-	Scale abmath.Scale
-	// Centers are each kernel's center (its boot medians' mean on Scale,
-	// mapped back), for pictures.
-	Centers []float64
-	// P is the permutation p of the whole series (any change at all),
-	// Q its q over the family; NaN where the row was not tested.
-	P, Q float64
-	// Changes are the changes found, by After.
-	Changes []Change
-	// MDE is, for a row without a change, the smallest step in the
-	// middle of the series (between kernels K/2-1 and K/2) that the rule
-	// reports as a change of the row with Options.Power at the level a row changed alone must
-	// reach (Alpha over the rows), as a relative change; MDEEnd that of
-	// a step before the last kernel (or after the first: the same boots
-	// a side), the hardest place. Both are computed for rows with
-	// changes too, from the spread within the kernels.
+	Scale   abmath.Scale
+	Centers []float64 // each kernel's mean on Scale, mapped back
+	// P is the permutation p of any change at all, Q its q over the
+	// family; NaN where the row was not tested.
+	P, Q    float64
+	Changes []Change // by After
+	// MDE is the relative step mid-series (after kernel K/2-1) the rule
+	// finds with Options.Power at Alpha over the rows, MDEEnd that of a
+	// step before the last kernel, the hardest place.
 	MDE, MDEEnd float64
-	// Sigma is the pooled spread of boot medians within the kernels, on
-	// Scale (a relative spread with logs).
-	Sigma float64
+	Sigma       float64 // pooled spread of boot medians within kernels, on Scale
 	// MinP and MinPEnd are the smallest p the permutation can give a
-	// step in the middle and before the last kernel (2/C(boots, boots
-	// before)): above Alpha over the rows, no such step can be found.
+	// step in the middle and before the last kernel.
 	MinP, MinPEnd float64
-	// Blip, for a row without a change whose kernels differ by the
-	// permutation alone, is the kernel farthest from the others' level
-	// (-1: none), and BlipRatio its center over theirs: a kernel's own
-	// offset, not a step.
+	// Blip, for an unchanged row whose kernels differ by the permutation
+	// alone, is the kernel farthest from the others' level (-1: none),
+	// BlipRatio its center over theirs: an offset of its own, not a step.
 	Blip      int
 	BlipRatio float64
-	// Drift, where a line over the kernels fits the row better than its
-	// change points, is the ratio of one kernel's center to the one
-	// before along it (0: none).
+	// Drift, where a line over the kernels fits better than the change
+	// points, is the ratio of a kernel's center to the one before (0: none).
 	Drift float64
-	// Untested says why the row was not tested ("" where it was), and
-	// Kernel which kernel made it so (-1: none, or the row as a whole).
+	// Untested says why the row was not tested, Kernel which kernel made
+	// it so (-1: none, or the row as a whole).
 	Untested string
 	Kernel   int
 }
 
-// Detect tests each row of rows for change points: rows[r][k] are row
-// r's boot medians of kernel k, kernels in series order. Rows are one
-// family: the rows' p-values are corrected with Benjamini and Hochberg's
-// q as kbcompare's family is (abmath.BHQ), a row untested counting as p
-// = 1. Binary segmentation then recurses into the segments of each row
-// found changed, testing each at the level that admitted the row.
+// Detect tests each row for change points: rows[r][k] are row r's boot
+// medians of kernel k, in series order. The rows are one family
+// (Benjamini-Hochberg, an untested row at p = 1); binary segmentation
+// recurses into a changed row's segments at the level that admitted it.
 func Detect(rows [][][]float64, o Options) []RowResult {
 	out := make([]RowResult, len(rows))
 	ps := make([]float64, len(rows))
@@ -154,8 +122,7 @@ func Detect(rows [][][]float64, o Options) []RowResult {
 			admitted++
 		}
 	}
-	// The Benjamini-Hochberg threshold that admitted the rows: every
-	// admitted row's p is at most it, and the segments are tested at it.
+	// The Benjamini-Hochberg threshold that admitted the rows.
 	level := o.Alpha * float64(admitted) / float64(len(rows))
 	for r := range rows {
 		if segs[r] == nil {
@@ -213,8 +180,7 @@ type series struct {
 	start []int     // kernel k's boots are x[start[k]:start[k+1]]
 }
 
-// newSeries is a row's series, or the kernel at fault (-1: none) and
-// why there is none.
+// newSeries is a row's series, or the kernel at fault (-1: none) and why not.
 func newSeries(meds [][]float64) (*series, int, string) {
 	if len(meds) < 2 {
 		return nil, -1, fmt.Sprintf("%d kernels: want at least 2", len(meds))
@@ -261,10 +227,8 @@ func (s *series) sigma() float64 {
 	return math.Sqrt(ss / float64(len(s.x)-s.kernels()))
 }
 
-// maxT is the largest |t| of the two-sample (pooled variance) t of the
-// values x before a kernel boundary against those after, over the
-// boundaries cut (offsets into x, strictly inside), and the boundary
-// that gives it.
+// maxT is the largest pooled-variance |t| of x before against after a
+// boundary of cut (offsets into x), and the boundary's index in cut.
 func maxT(x []float64, cut []int) (float64, int) {
 	n := len(x)
 	var sum, sq float64
@@ -300,8 +264,7 @@ func maxT(x []float64, cut []int) (float64, int) {
 	return best, at
 }
 
-// cuts are the kernel boundaries of kernels a..b-1 as offsets into
-// their boots.
+// cuts are the boundaries of kernels a..b-1 as offsets into their boots.
 func (s *series) cuts(a, b int) []int {
 	var c []int
 	for k := a + 1; k < b; k++ {
@@ -311,19 +274,16 @@ func (s *series) cuts(a, b int) []int {
 }
 
 // best is the largest statistic over the splits of kernels a..b-1 and
-// the last kernel before the split that gives it.
+// the last kernel before its split.
 func (s *series) best(a, b int) (float64, int) {
 	t, j := maxT(s.x[s.start[a]:s.start[b]], s.cuts(a, b))
 	return t, a + j
 }
 
-// test is the p of the segment of kernels a..b-1 (the larger of the
-// permutation's and the offset test's), the permutation's p, and the
-// split of the largest statistic. The permutation exchanges the boots
-// across the segment's kernels (no change: every boot median alike),
-// recomputes the statistic on each, and p = (exceedances + 1) /
-// (permutations + 1), or Besag and Clifford's Exceed/permutations where
-// Exceed exceedances came first.
+// test is the p of kernels a..b-1 (the larger of the permutation's and
+// the offset test's), the permutation's p, and the best split. The
+// permutation exchanges boots across the kernels: p = (exceedances +
+// 1) / (permutations + 1), or Exceed/permutations once Exceed came.
 func (s *series) test(a, b int, rng *rand.Rand, o Options) (p, perm float64, j int) {
 	perm, j = s.permute(a, b, rng, o)
 	return max(perm, s.offsetP(a, j, b, o.Offset)), perm, j
@@ -362,8 +322,7 @@ func (s *series) change(a, m, b int) Change {
 	return Change{After: m - 1, Ratio: 1 + s.sc.Change(d, mo), Lo: 1 + s.sc.Change(d-w, mo), Hi: 1 + s.sc.Change(d+w, mo)}
 }
 
-// mdes are the row's mde for a step in the middle and at the end, at
-// the two-sided level and power (MDEAt).
+// mdes are the row's mde mid-series and at the end (MDEShift).
 func (s *series) mdes(level, power, rho float64) (mid, end float64) {
 	k := s.kernels()
 	per := float64(len(s.x)) / float64(k)
@@ -373,14 +332,10 @@ func (s *series) mdes(level, power, rho float64) (mid, end float64) {
 }
 
 // offsetP is the p of the split after kernel j of kernels a..b-1 with
-// each kernel's own offset allowed for: the difference of the boots'
-// means after and before, over its standard error from the spread
-// within kernels σ and that of the kernels' offsets τ (estimated from
-// the kernel centers' scatter within the two sides, at least rho·σ),
-// two-sided t, Bonferroni over the segment's splits. Its level holds
-// where no kernel's offset spreads more than the larger of rho·σ and
-// the estimate (normal boot medians); with one kernel a side τ is
-// rho·σ alone.
+// each kernel's own offset allowed for: the means' difference over its
+// standard error from the spread within kernels σ and the offsets' τ
+// (the centers' scatter within each side, at least rho·σ), two-sided
+// t, Bonferroni over the splits.
 func (s *series) offsetP(a, j, b int, rho float64) float64 {
 	n1, n2 := float64(s.start[j+1]-s.start[a]), float64(s.start[b]-s.start[j+1])
 	k1, k2 := float64(j+1-a), float64(b-j-1)
@@ -409,8 +364,7 @@ func (s *series) offsetP(a, j, b int, rho float64) float64 {
 	return min(1, float64(b-a-1)*2*(1-(stats.TDist{V: df}).CDF(t)))
 }
 
-// blip is the kernel whose center is farthest from the mean of the
-// others', and its center over theirs.
+// blip is the kernel farthest from the others' mean, and its ratio to it.
 func (s *series) blip() (int, float64) {
 	at, far, ratio := -1, -1.0, 1.0
 	c, _ := meanVar(s.x)
@@ -426,9 +380,8 @@ func (s *series) blip() (int, float64) {
 }
 
 // drift is the ratio from one kernel to the next along the line fitted
-// to the boots over the kernel index, where the line leaves less spread
-// than the row's first change, one step (bounds: -1, the last kernel
-// before it, the last); 0 otherwise.
+// over the kernel index, where it leaves less spread than the row's
+// first change (bounds: -1, the kernel before it, the last); else 0.
 func (s *series) drift(bounds []int) float64 {
 	var steps float64
 	for i := 1; i < len(bounds); i++ {
@@ -464,22 +417,17 @@ func (s *series) drift(bounds []int) float64 {
 }
 
 // MinP is the smallest p a permutation of n boots can give a split
-// with before of them before it: 2/C(n, before), the observed split and
-// its mirror of all the permutations.
+// with before of them before it: 2/C(n, before).
 func MinP(n, before int) float64 {
 	lg := func(x int) float64 { v, _ := math.Lgamma(float64(x + 1)); return v }
 	return min(1, 2*math.Exp(lg(before)+lg(n-before)-lg(n)))
 }
 
-// MDEShift is the step on the scale after kernel after (from 0) of a
-// series of kernels with boots boot medians each, of spread sigma on
-// the scale, that the rule finds with power at the two-sided level: the
-// shift whose t at the step is the critical value of the largest of the
-// kernels-1 statistics plus the power's quantile, (c + t(power)) ·
-// √(σ²(1/n1 + 1/n2) + (rho·σ)²(1/k1 + 1/k2)), c Bonferroni's t(1 -
-// level/(2(kernels-1))), the offset test's (offsetP) with τ at its
-// least. The permutation's critical value is below Bonferroni's, so the
-// mde errs on the large side (the simulations measure by how much).
+// MDEShift is the step on the scale after kernel after of kernels with
+// boots boot medians each, of spread sigma, that the rule finds with
+// power at the two-sided level: (c + t(power)) · √(σ²(1/n1 + 1/n2) +
+// (rho·σ)²(1/k1 + 1/k2)), c Bonferroni's over the kernels-1 splits (the
+// permutation's is below it: the mde errs large).
 func MDEShift(sigma, boots float64, kernels, after int, level, power, rho float64) float64 {
 	n := boots * float64(kernels)
 	n1 := boots * float64(after+1)
@@ -490,8 +438,7 @@ func MDEShift(sigma, boots float64, kernels, after int, level, power, rho float6
 	return (c + abmath.TQuantile(power, df)) * sigma * math.Sqrt(1/n1+1/n2+rho*rho*(1/k1+1/k2))
 }
 
-// meanVar is the mean and the sample variance of v (0 for one value),
-// go-moremath's.
+// meanVar is go-moremath's mean and sample variance of v.
 func meanVar(v []float64) (mean, variance float64) {
 	return stats.Mean(v), stats.Variance(v)
 }

@@ -12,17 +12,14 @@ import (
 
 // SearchOptions are a bisection's knobs.
 type SearchOptions struct {
-	// Wrong bounds the chance of naming a wrong first bad image, and
-	// apart from it that of "not one step" where there is one step.
+	// Wrong bounds the chance of naming a wrong first bad image (or
+	// "not one step" where there is one step).
 	Wrong float64
-	// Power is the chance an image halfway between good and bad is
-	// found unlike both by a step's last look, where the step is Step
-	// (relative, 0.05: 5%) or the confirmed difference if smaller.
+	// Power is the chance an image halfway is found unlike both good
+	// and bad by a step's last look, for a step of Step (relative) or
+	// the confirmed difference if smaller.
 	Power, Step float64
-	// Offset is the least spread of a kernel's own offset allowed for,
-	// as a multiple of the boot spread, as the series' Options.Offset:
-	// 0 where every kernel boots one image, a separate build's layout
-	// otherwise.
+	// Offset is as the series' Options.Offset (0: one image).
 	Offset float64
 }
 
@@ -37,54 +34,41 @@ const (
 	LikeBad    Decision = "bad"
 	Between    Decision = "like neither good nor bad: not one step"
 	CannotTell Decision = "undecided"
-	// InAllowance: the image's differences from good and from bad are
-	// both, with confidence, within what its own offset may make them.
+	// InAllowance: the image is, with confidence, within its own
+	// offset's allowance of both good and bad.
 	InAllowance Decision = "undecided: within the allowance for its own offset of both good and bad"
 )
 
 // Step is one step of a bisection: an image booted beside good and bad
-// until decided, and what each measured.
+// until decided, the three kernels' centers in the row's units, and
+// the image's Position (0 at good's center, 1 at bad's).
 type Step struct {
-	Image    int
-	Rounds   int
-	Decision Decision
-	// Good, Image and Bad are the step's centers of the three kernels'
-	// boot medians, in the row's units; Position is where the image sat,
-	// 0 at good's center, 1 at bad's.
+	Image                            int
+	Rounds                           int
+	Decision                         Decision
 	Good, ImageCenter, Bad, Position float64
 }
 
 // SearchResult is where a bisection ended.
 type SearchResult struct {
-	// FirstBad is the first image like the bad kernel, from 0; Images
-	// (one past the last image) stands for the bad kernel itself: no
-	// image between was bad. -1 where the search named none (its last
-	// step undecided or between: Steps says which).
+	// FirstBad is the first image like the bad kernel (images: the bad
+	// kernel itself), -1 where the search named none.
 	FirstBad int
-	// Lo and Hi bracket the first bad image: every image up to Lo (-1,
-	// the good kernel) was decided good, Hi (Images, the bad kernel)
-	// and the images after it bad; the first bad is in (Lo, Hi].
+	// Lo and Hi bracket it in (Lo, Hi] (-1 good, images bad).
 	Lo, Hi int
 	Steps  []Step
-	// Skipped are the images that could not be booted (they do not
-	// build), in the order skipped, as git bisect skip marks them.
+	// Skipped are the images that do not build, in the order skipped.
 	Skipped []int
 	Boots   int
 	Done    bool
 }
 
 // Search is a bisection over the images between a good and a bad kernel,
-// for one row: a runner asks Next which kernel to boot (an image, or
-// good or bad beside it), boots it, and gives the row's boot median to
-// Observe, until Next says done. Each step boots rounds of good, image
-// and bad (reversed every other round) and, at each look (plan), on
-// the row's scale with σ pooled over every group of the search, t-tests
-// contrasts of the three means, each kernel's own offset allowed for
-// (allowance): the image unlike both good and bad (two-sided), not one
-// step; else past the midpoint toward bad and unlike good, bad, or the
-// mirror, good; within the allowance of both, undecided.
-// docs/comparing.md, "Bisection over images", argues the rule and
-// states its promise.
+// for one row: a runner asks Next which kernel to boot, and gives the
+// row's boot median to Observe, until Next says done. Each step boots
+// rounds of good, image and bad and at each look (plan) t-tests
+// contrasts of the three means (judge); docs/comparing.md, "Bisection
+// over images", argues the rule and states its promise.
 type Search struct {
 	images int
 	opts   SearchOptions
@@ -100,10 +84,8 @@ type Search struct {
 	cur    *Step
 }
 
-// NewSearch is a bisection over images images between a kernel whose
-// row's boot medians are good and one whose are bad, in the row's units,
-// from a confirmation that they differ (its medians set the scale and
-// the direction of bad).
+// NewSearch is a bisection over images images between good and bad,
+// the confirmation's boot medians (they set the scale and direction).
 func NewSearch(good, bad []float64, images int, o SearchOptions) (*Search, error) {
 	switch {
 	case len(good) == 0 || len(bad) == 0:
@@ -141,14 +123,10 @@ func NewSearch(good, bad []float64, images int, o SearchOptions) (*Search, error
 }
 
 // plan sets a step's looks and levels from the confirmation's step d
-// and variance v on the scale: at most n rounds, enough for an image
-// halfway to differ from good and from bad (contrasts of variance 2v/n,
-// shift d/2) at the last look's two-sided level (at least half the
-// step's, t on 3n-3 degrees of freedom) with power 1-(1-Power)/2 each,
-// both with Power; the looks n, n/2, ... down to 3, each spending
-// Wrong/steps in proportion to its rounds. No step's test uses the
-// confirmation's boots, so each stays exact. A step that would need
-// more than maxRounds rounds is refused: no run boots that many.
+// and variance v on the scale: n rounds, enough for an image halfway
+// to differ from good and from bad at the last look's two-sided level
+// with power 1-(1-Power)/2 each; looks n, n/2, ... down to 3, each
+// spending Wrong/steps in proportion to its rounds.
 func (s *Search) plan(d, v float64) error {
 	o := s.opts
 	step := o.Wrong / float64(Steps(s.images))
@@ -172,8 +150,7 @@ func (s *Search) plan(d, v float64) error {
 	return nil
 }
 
-// maxRounds bounds a step's rounds (three boots each), far above any
-// run's, so that the plan's arithmetic stays in int's range.
+// maxRounds bounds a step's rounds, far above any run's, to keep int's range.
 const maxRounds = 1e9
 
 // finite reports whether every x is neither NaN nor infinite.
@@ -186,8 +163,7 @@ func finite(xs []float64) bool {
 	return true
 }
 
-// Steps is the most steps a bisection over images images takes:
-// ⌈log2(images+1)⌉, the images+1 places a first bad image can be.
+// Steps is the most steps a bisection over images images takes: ⌈log2(images+1)⌉.
 func Steps(images int) int {
 	n := 0
 	for 1<<n < images+1 {
@@ -196,10 +172,8 @@ func Steps(images int) int {
 	return max(n, 1)
 }
 
-// settle starts the next step at the image of the bracket nearest its
-// middle that is not skipped (the later of two as near), or ends the
-// search where none is left. The step's boots so far (a skip's good and
-// bad, taken beside no image yet) stay its references.
+// settle starts the next step at the unskipped image nearest the
+// bracket's middle (the later of two), or ends the search.
 func (s *Search) settle() {
 	mid, next := s.res.Lo+(s.res.Hi-s.res.Lo)/2, -1
 	for i := s.res.Lo + 1; i < s.res.Hi; i++ {
@@ -217,11 +191,8 @@ func (s *Search) settle() {
 
 func abs(n int) int { return max(n, -n) }
 
-// Skip marks image, the step's and not booted in it yet, as one that
-// cannot be booted (it does not build), as git bisect skip does: the
-// search goes on at another image of the bracket, keeping the step's
-// good and bad boots. Where only skipped images are left, the first bad
-// is Hi or one of them (Between).
+// Skip marks the step's image, before its first boot, as one that does
+// not build, as git bisect skip does; the step's good and bad boots stay.
 func (s *Search) Skip(image int) error {
 	if s.res.Done || image != s.cur.Image || len(s.x[1]) > 0 {
 		return fmt.Errorf("image %d: want the step's image before its first boot", image)
@@ -231,8 +202,7 @@ func (s *Search) Skip(image int) error {
 	return nil
 }
 
-// Between are the skipped images in the bracket (Lo, Hi): where the
-// search is done, the first bad is one of them or Hi.
+// Between are the skipped images in (Lo, Hi): the first bad may be one.
 func (r SearchResult) Between() []int {
 	var in []int
 	for _, i := range r.Skipped {
@@ -244,8 +214,7 @@ func (r SearchResult) Between() []int {
 	return in
 }
 
-// Next is the kernel to boot next: an image from 0, -1 for good, Images
-// for bad; done where the search has ended.
+// Next is the kernel to boot next: an image, -1 good, images bad.
 func (s *Search) Next() (image int, done bool) {
 	if s.res.Done {
 		return 0, true
@@ -263,8 +232,7 @@ func (s *Search) role() int {
 	return i
 }
 
-// Observe records one boot of image (as Next gave it) with the row's
-// boot median median.
+// Observe records a boot of image (Next's) with the row's boot median.
 func (s *Search) Observe(image int, median float64) error {
 	if s.res.Done {
 		return fmt.Errorf("image %d: the search has ended", image)
@@ -287,10 +255,10 @@ func (s *Search) Observe(image int, median float64) error {
 	return nil
 }
 
-// judge tests the step's contrasts at look (after its rounds), and
-// ends the step where they decide (or, at the last look, undecided).
-// Each kernel's own offset spreads τ (allowance); a difference of two
-// kernels' means has variance 2σ²/n + 2τ².
+// judge tests the step's contrasts at look, σ pooled over the search:
+// unlike both good and bad (two-sided), not one step; else past the
+// midpoint and unlike good, bad (or the mirror, good); within the
+// allowance τ of both, undecided (a difference's variance 2σ²/n + 2τ²).
 func (s *Search) judge(look int) {
 	st := s.cur
 	n := float64(len(s.x[1]))
@@ -338,12 +306,9 @@ func (s *Search) judge(look int) {
 // center is a kernel's boots in decided steps: their sum and number.
 type center struct{ sum, n float64 }
 
-// allowance is τ², the variance of a kernel's own offset allowed for,
-// as the series' offset test estimates it (offsetP): the scatter of
-// the judged kernels' centers (good's and bad's over the decided steps,
-// each image placed) about their side's mean, less the boots' share,
-// never below (Offset·σ)²; the floor alone before an image is placed,
-// and 0 where Offset is 0 (one image: no offsets of its own).
+// allowance is τ², as the series' offsetP estimates it: the scatter of
+// the placed kernels' centers about their side's mean, less the boots'
+// share, at least (Offset·σ)² (the floor alone before an image is placed).
 func (s *Search) allowance(sd float64) float64 {
 	tau2 := s.opts.Offset * s.opts.Offset * sd * sd
 	if tau2 == 0 || len(s.placed[0])+len(s.placed[1]) == 0 {

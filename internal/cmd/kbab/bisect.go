@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -140,16 +139,15 @@ func (b *bisectDesign) confirmation(label string) (string, error) {
 	if st.Confirmed == nil {
 		return b.d.result(label), nil
 	}
-	data, err := os.ReadFile(b.d.result(label))
-	if err != nil {
-		return "", err
-	}
-	end := b.d.outputSize(label, st.Boots[:st.Confirmed.Boots])
+	data, err := outputs(b.d.cfg.out, label, st.Boots[:st.Confirmed.Boots])
 	p := filepath.Join(b.d.cfg.out, "confirmation", label+".txt")
-	if err := os.MkdirAll(filepath.Dir(p), 0o777); err != nil {
-		return "", err
+	if err == nil {
+		err = os.MkdirAll(filepath.Dir(p), 0o777)
 	}
-	return p, os.WriteFile(p, data[:min(int64(len(data)), end)], 0o666)
+	if err == nil {
+		err = os.WriteFile(p, data, 0o666)
+	}
+	return p, err
 }
 
 // rowUnit is the row's judged primary and its unit (sec/op).
@@ -296,14 +294,13 @@ func (b *bisectDesign) label(img int) string { return b.d.st.Settings.label(img 
 // report is the confirmation's A/B report, then the bisection: each
 // step's image, boots and decision, and the first bad image, or why it
 // cannot tell; the exit status is abreport's rule (BisectRun.Exit).
-func (b *bisectDesign) report(stdout io.Writer) int {
+func (b *bisectDesign) report() ([]byte, int, error) {
 	d := b.d
 	s := d.st.Settings
 	var confirm bytes.Buffer
 	// The confirmation's report, with its planned run's tail.
 	if err := abreport.WriteText(&confirm, abreport.New(b.rep, nil, &abreport.RunNotes{Design: d.design, Budget: d.cfg.budget, PlanFile: filepath.Join(d.cfg.out, "plan.txt")})); err != nil {
-		fmt.Fprintf(d.stderr, "kbab: %v\n", err)
-		return exitUsage
+		return nil, 0, err
 	}
 	row, unit := b.rowUnit()
 	run := abreport.BisectRun{List: s.List, Row: s.Row, Pkg: b.pkg, RowName: b.row, Target: s.Target,
@@ -319,17 +316,6 @@ func (b *bisectDesign) report(stdout io.Writer) int {
 		run.Level = levels[len(levels)-1]
 	}
 	var out bytes.Buffer
-	if err := abreport.WriteBisect(&out, run); err != nil {
-		fmt.Fprintf(d.stderr, "kbab: %v\n", err)
-		return exitUsage
-	}
-	return b.write(stdout, out.Bytes(), run.Exit())
-}
-
-func (b *bisectDesign) write(stdout io.Writer, rep []byte, code int) int {
-	if err := b.d.writeReport(stdout, rep); err != nil {
-		fmt.Fprintf(b.d.stderr, "kbab: %v\n", err)
-		return exitUsage
-	}
-	return code
+	err := abreport.WriteBisect(&out, run)
+	return out.Bytes(), run.Exit(), err
 }

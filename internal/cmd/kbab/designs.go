@@ -4,7 +4,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 
 	"github.com/kbench/kbench/internal/abplan"
 )
@@ -27,9 +26,6 @@ type design interface {
 	bootName(i int) string
 	// progress is a progress line's tail: what is left, and how long.
 	progress() string
-	// report writes the run's report to report.txt and stdout, and
-	// returns kbab's exit status.
-	report(stdout io.Writer) int
 }
 
 // nextBoot is one boot a design asks for: the kernel (an index into
@@ -55,15 +51,17 @@ func (d *driver) newDesign() (design, error) {
 		}
 	}
 	var des design
+	d.report = d.compare
 	switch s.Design {
 	case "fixed":
-		des = &roundsDesign{d: d, finish: d.compare}
+		des = &roundsDesign{d: d}
 	case "series":
-		des = &roundsDesign{d: d, finish: d.seriesReport}
+		des, d.report = &roundsDesign{d: d}, d.seriesReport
 	case "planned":
 		des = &plannedDesign{d: d, a: 0, b: 1}
 	default:
-		des = &bisectDesign{d: d, confirm: plannedDesign{d: d, a: 0, b: len(s.Kernels) - 1}}
+		b := &bisectDesign{d: d, confirm: plannedDesign{d: d, a: 0, b: len(s.Kernels) - 1}}
+		des, d.report = b, b.report
 	}
 	if s.Duet {
 		des = &duetDesign{design: des, d: d}
@@ -79,12 +77,7 @@ func (d *driver) newDesign() (design, error) {
 // (balancedOrder: ABBA for two kernels), each at -count=1 unless the go
 // test flags set it. The A/B ends with kbcompare's report of A against
 // B, the series with its change points.
-type roundsDesign struct {
-	d      *driver
-	finish func(stdout io.Writer) int
-}
-
-func (r *roundsDesign) report(stdout io.Writer) int { return r.finish(stdout) }
+type roundsDesign struct{ d *driver }
 
 func (r *roundsDesign) total() int { return len(r.d.st.Settings.Kernels) * r.d.st.Settings.Boots }
 

@@ -34,20 +34,18 @@ var interruptGrace = 10 * time.Second
 
 // driver holds one invocation's open run directory.
 type driver struct {
-	cfg *config
-	st  *state
-	// ids are the boot ids the finished boots printed.
-	ids       map[string]bool
+	cfg       *config
+	st        *state
+	ids       map[string]bool // the finished boots' boot ids
 	statePath string
 	vmexec    string
 	lock      *os.File
 	stderr    io.Writer
 	start     time.Time
-	// des is the run's design: what boots next, and the report.
-	des design
-	// design is a planned run's or a bisection's (-target) abplan
-	// design: what it runs, and its test.
-	design *abplan.Design
+	des       design         // what boots next
+	design    *abplan.Design // -target's (planned, bisect)
+	// report is the design's report and kbab's exit status.
+	report func() ([]byte, int, error)
 }
 
 func prepare(c *config, stderr io.Writer) (*driver, error) {
@@ -96,43 +94,40 @@ func (d *driver) open(now settings) error {
 			}
 		}
 		d.st = &state{Settings: now}
-		if d.ids, err = d.st.checkOutputs(d.cfg.out, d.stderr); err != nil {
-			return err
+		err = d.st.write(d.statePath)
+	} else {
+		if err == nil {
+			d.st, err = parseState(b)
 		}
-		return d.st.write(d.statePath)
+		if err == nil {
+			if diff := differences(d.st.Settings, now); len(diff) > 0 {
+				return fmt.Errorf("-out %s holds a run with other settings; use a new directory, or the same settings to resume:\n\t%s",
+					d.cfg.out, strings.Join(diff, "\n\t"))
+			}
+			err = d.st.check()
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %v; kbab cannot tell which boots finished: restore the file, or use a new -out (the boots' own outputs are in boots/)", d.statePath, err)
+		}
 	}
 	if err == nil {
-		d.st, err = parseState(b)
+		d.ids, err = d.st.checkOutputs(d.cfg.out, d.stderr)
 	}
-	if err == nil {
-		if diff := differences(d.st.Settings, now); len(diff) > 0 {
-			return fmt.Errorf("-out %s holds a run with other settings; use a new directory, or the same settings to resume:\n\t%s",
-				d.cfg.out, strings.Join(diff, "\n\t"))
-		}
-		err = d.st.check()
-	}
-	if err != nil {
-		return fmt.Errorf("%s: %v; kbab cannot tell which boots finished: restore the file, or use a new -out (the boots' own outputs are in boots/)", d.statePath, err)
-	}
-	if d.ids, err = d.st.checkOutputs(d.cfg.out, d.stderr); err != nil {
-		return err
-	}
-	if n := len(d.st.Boots); n > 0 {
-		if d.st.Settings.Target > 0 {
+	if n, s := len(d.st.Boots), d.st.Settings; err == nil && n > 0 {
+		if s.Target > 0 {
 			fmt.Fprintf(d.stderr, "kbab: resuming %s: %d boots finished\n", d.cfg.out, n)
 		} else {
-			fmt.Fprintf(d.stderr, "kbab: resuming %s: %d of %d boots finished\n", d.cfg.out, n, len(d.st.Settings.Kernels)*d.st.Settings.Boots+2*d.st.Settings.Profile)
+			fmt.Fprintf(d.stderr, "kbab: resuming %s: %d of %d boots finished\n", d.cfg.out, n, len(s.Kernels)*s.Boots+2*s.Profile)
 		}
 	}
-	return nil
+	return err
 }
 
 // result is kernel label's result file, DIR/LABEL.txt.
 func (d *driver) result(label string) string { return filepath.Join(d.cfg.out, label+".txt") }
 
 // tools finds vmexec: the path given, else go build of the module's
-// command into -out/bin. The comparison needs no tool: it runs
-// in-process (compare).
+// command into -out/bin.
 func (d *driver) tools() error {
 	if d.cfg.vmexec != "" {
 		p, err := exec.LookPath(d.cfg.vmexec)
@@ -173,11 +168,6 @@ func (d *driver) execCmd(k kernel) string {
 	return strings.Join(f, " ")
 }
 
-// kernelOf is the kernel labeled label.
-func (d *driver) kernelOf(label string) kernel {
-	return d.st.Settings.Kernels[d.st.Settings.kernelIndex(label)]
-}
-
 func describe(k kernel) string {
 	s := filepath.Base(k.Image)
 	if k.Append != "" {
@@ -187,7 +177,8 @@ func describe(k kernel) string {
 }
 
 // runAll runs the boots the design asks for that have not run yet,
-// then the design's report.
+// then writes the design's report (with the retried boots after it)
+// to report.txt and stdout.
 func (d *driver) runAll(stdout io.Writer, sig <-chan os.Signal) int {
 	for i := len(d.st.Boots); ; i++ {
 		nb, ok, err := d.des.next(i)
@@ -205,13 +196,29 @@ func (d *driver) runAll(stdout io.Writer, sig <-chan os.Signal) int {
 			i++
 		}
 	}
-	return d.des.report(stdout)
+	rep, code, err := d.report()
+	if err == nil {
+		b := bytes.NewBuffer(rep)
+		b.WriteString(d.duetNote())
+		for _, r := range d.st.Boots {
+			if r.Retry != "" {
+				fmt.Fprintf(b, "retried: %s\n", r.Retry)
+			}
+		}
+		if err = os.WriteFile(filepath.Join(d.cfg.out, "report.txt"), b.Bytes(), 0o666); err == nil {
+			_, err = stdout.Write(b.Bytes())
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(d.stderr, "kbab: %v\n", err)
+		return exitUsage
+	}
+	return code
 }
 
-// runBoot runs boot i between its progress lines, and once more where
-// its guest died or froze (guestLost: the emulator's or the host's loss,
-// not the comparison's result; a second loss stops the run); ok is false
-// where the run stops, with its exit status.
+// runBoot runs boot i between its progress lines, once more where its
+// guest died or froze (guestLost: the host's loss, not the kernel's
+// result); ok is false where the run stops, with its exit status.
 func (d *driver) runBoot(i int, nb nextBoot, sig <-chan os.Signal) (code int, ok bool) {
 	k := d.st.Settings.Kernels[nb.kernel]
 	name, s := d.des.bootName(i), k.Label
@@ -262,9 +269,7 @@ func (d *driver) left(remaining int) string {
 func round(t time.Duration) time.Duration { return t.Round(time.Second) }
 
 // boot runs boot i (0-based), a duet's with its pair at once, and
-// records it, or returns why it did not finish and kbab's exit status
-// for that (a guest lost on either side makes it guestLost: runBoot
-// retries it once).
+// records it, or returns why it did not finish and the exit status.
 func (d *driver) boot(i int, nb nextBoot, sig <-chan os.Signal, retry string) (int, error) {
 	name, nbs := d.des.bootName(i), []nextBoot{nb}
 	var halves [2][]int
@@ -278,8 +283,9 @@ func (d *driver) boot(i int, nb nextBoot, sig <-chan os.Signal, retry string) (i
 	sides := make([]bootSide, len(nbs))
 	for s, b := range nbs {
 		p := &sides[s]
-		p.rec = bootRecord{Boot: i + 1 + s, Kernel: d.st.Settings.label(b.kernel), Runs: b.record, Retry: retry, Profile: b.profile}
-		p.name, p.label, p.base = name, p.rec.Kernel, bootBase(d.cfg.out, p.rec)
+		p.k = d.st.Settings.Kernels[b.kernel]
+		p.rec = bootRecord{Boot: i + 1 + s, Kernel: p.k.Label, Runs: b.record, Retry: retry, Profile: b.profile}
+		p.name, p.base = name, bootBase(d.cfg.out, p.rec)
 		err := p.open()
 		defer p.close()
 		if err != nil {
@@ -318,26 +324,25 @@ func (d *driver) boot(i int, nb nextBoot, sig <-chan os.Signal, retry string) (i
 	return d.record(recs...)
 }
 
-// bootSide is one boot of boot's while it runs: its name and kernel's
-// label, its files base.txt (go test's stdout), base.log (its stderr)
-// and base.outcome (vmexec's outcomes), the time its go tests took, its
-// record, go test runs, environment (nil: kbab's), profile directory,
-// and a duet's CPUs.
+// bootSide is one boot of boot's while it runs: its files base.txt (go
+// test's stdout), base.log (its stderr) and base.outcome (vmexec's
+// outcomes), environment (nil: kbab's) and a duet's CPUs.
 type bootSide struct {
-	name, label, base, outcomes string
-	out, log                    *os.File
-	took                        time.Duration
-	rec                         bootRecord
-	runs                        [][]string
-	env                         []string
-	profiles                    string
-	cpus                        unix.CPUSet
-	code                        int
-	err                         error
+	name, base, outcomes string
+	k                    kernel
+	out, log             *os.File
+	took                 time.Duration
+	rec                  bootRecord
+	runs                 [][]string
+	env                  []string
+	profiles             string
+	cpus                 unix.CPUSet
+	code                 int
+	err                  error
 }
 
-// open creates the boot's files, an earlier try's renamed first
-// (keepEarlierTry), and a profile boot's directory (profileEnv).
+// open creates the boot's files, an earlier try's renamed first, and a
+// profile boot's directory.
 func (b *bootSide) open() error {
 	err := keepEarlierTry(b.base)
 	if err == nil && b.rec.Profile > 0 {
@@ -365,10 +370,9 @@ func (b *bootSide) close() {
 }
 
 // atOnce runs go test run k of every side at once (a duet's barrier),
-// each side pinned to its CPUs where it has some, and returns the first
-// failure, or an interrupt that came while they ran.
+// each pinned to its CPUs where it has some: the first failure, or an
+// interrupt that came while they ran.
 func (d *driver) atOnce(name string, sides []bootSide, k int, sig <-chan os.Signal) (int, error) {
-	// Every side of one signal: a forwarder hands it to each.
 	sigs := make([]chan os.Signal, len(sides))
 	for s := range sigs {
 		sigs[s] = make(chan os.Signal, 1)
@@ -413,8 +417,8 @@ func (d *driver) atOnce(name string, sides []bootSide, k int, sig <-chan os.Sign
 	return 0, nil
 }
 
-// record appends finished timed boots' outputs (bootFile) to their
-// kernels' files and records them in kbab.json.
+// record appends finished timed boots' outputs to their kernels' files
+// and records them in kbab.json.
 func (d *driver) record(rs ...bootRecord) (int, error) {
 	for _, r := range rs {
 		if r.Profile > 0 {
@@ -431,10 +435,10 @@ func (d *driver) record(rs ...bootRecord) (int, error) {
 	return 0, nil
 }
 
-// runGoTest runs one go test of boot b (its arguments after -exec a),
-// timed, giving a failure the guest it lost (lostGuest).
+// runGoTest runs one go test of boot b, timed, giving a failure the
+// guest it lost.
 func (d *driver) runGoTest(b *bootSide, a []string, sig <-chan os.Signal) (int, error) {
-	args := append([]string{"test", "-exec", d.execCmd(d.kernelOf(b.label)) + " -outcome " + quote(b.outcomes)}, a...)
+	args := append([]string{"test", "-exec", d.execCmd(b.k) + " -outcome " + quote(b.outcomes)}, a...)
 	began := time.Now()
 	code, err := goTest(d, b, args, sig)
 	b.took += time.Since(began)
@@ -445,46 +449,30 @@ func (d *driver) runGoTest(b *bootSide, a []string, sig <-chan os.Signal) (int, 
 }
 
 // freshBootIDs syncs boot b's output and adds its boot ids to the
-// run's, or says why they make it a failed boot: none, or one an
-// earlier boot printed (fresh).
+// run's, or says why they make it a failed boot (fresh).
 func (d *driver) freshBootIDs(b *bootSide) (int, error) {
 	if err := b.out.Sync(); err != nil {
 		return exitUsage, err
 	}
 	outPath := b.base + ".txt"
-	ids, err := bootIDs(outPath)
+	out, err := os.ReadFile(outPath)
 	if err != nil {
 		return exitUsage, err
 	}
-	if err := fresh(outPath, ids, d.ids); err != nil {
-		return exitBootFailed, fmt.Errorf("%s (%s) failed: %v", b.name, b.label, err)
+	if err := fresh(outPath, bootIDs(out), d.ids); err != nil {
+		return exitBootFailed, fmt.Errorf("%s (%s) failed: %v", b.name, b.k.Label, err)
 	}
 	return 0, nil
 }
 
-// outputSize is the length of the outputs of kernel label's boots among
-// rs: its file's, after them.
-func (d *driver) outputSize(label string, rs []bootRecord) int64 {
-	var n int64
-	for _, r := range rs {
-		if fi, err := os.Stat(bootFile(d.cfg.out, r)); err == nil && r.Kernel == label {
-			n += fi.Size()
-		}
-	}
-	return n
-}
-
-// goTest runs one go test of boot b in its env (nil: kbab's);
-// a variable, which the duet's simulations replace with a model of the
-// boots.
+// goTest runs one go test of boot b; the duet's simulations replace it.
 var goTest = func(d *driver, b *bootSide, args []string, sig <-chan os.Signal) (int, error) {
 	cmd := exec.Command("go", args...)
 	cmd.Dir = d.st.Settings.Dir
 	cmd.Env = b.env
 	cmd.Stdout = b.out
 	cmd.Stderr = io.MultiWriter(b.log, d.stderr)
-	// Its own process group, so the group (go test, vmexec, QEMU) can be
-	// signalled as one; it dies with kbab.
+	// Its own process group (go test, vmexec, QEMU), dying with kbab.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	q := make([]string, len(args))
 	for i, a := range args {
@@ -501,18 +489,17 @@ var goTest = func(d *driver, b *bootSide, args []string, sig <-chan os.Signal) (
 	case werr = <-waited:
 	case got := <-sig:
 		d.stop(cmd.Process.Pid, waited)
-		return exitInterrupted, fmt.Errorf("%s (%s): %v: stopped its go test and VM", b.name, b.label, got)
+		return exitInterrupted, fmt.Errorf("%s (%s): %v: stopped its go test and VM", b.name, b.k.Label, got)
 	}
 	if werr != nil {
 		return exitBootFailed, fmt.Errorf("%s (%s, %s) failed: go test: %v; its output is in %s and %s",
-			b.name, b.label, describe(d.kernelOf(b.label)), werr, b.base+".txt", b.base+".log")
+			b.name, b.k.Label, describe(b.k), werr, b.base+".txt", b.base+".log")
 	}
 	return 0, nil
 }
 
-// wholeCommand is a boot's go test arguments (after -exec) where it
-// runs the whole command once: the user's, with -count=count and -p=1
-// unless they set them.
+// wholeCommand is a boot's go test arguments (after -exec) for the
+// whole command: the user's, with -count=count and -p=1 unless set.
 func (d *driver) wholeCommand(count int) [][]string {
 	st := d.st.Settings
 	var a []string
@@ -524,8 +511,7 @@ func (d *driver) wholeCommand(count int) [][]string {
 	return [][]string{append(a, st.GoTest...)}
 }
 
-// pkgRuns are the go test arguments (after -exec) of runs: one go test
-// a package, at its -count, with -bench built from its rows.
+// pkgRuns are the go test arguments (after -exec) of runs.
 func (d *driver) pkgRuns(runs []pkgRun) [][]string {
 	flags, _, _ := splitGoTest(d.st.Settings.GoTest) // checked by parseFlags
 	var out [][]string
@@ -539,8 +525,7 @@ func (d *driver) pkgRuns(runs []pkgRun) [][]string {
 }
 
 // benchPattern is go test's -bench for exactly these rows (benchstat's
-// full names, "Syscall/work=getpid/filters=0-2"): each row one
-// alternative, each level of its name anchored.
+// full names): a row an alternative, each level of its name anchored.
 func benchPattern(rows []string) string {
 	var alts []string
 	for _, r := range rows {
@@ -557,8 +542,7 @@ func benchPattern(rows []string) string {
 	return strings.Join(alts, "|")
 }
 
-// keepEarlierTry renames the files of a failed or interrupted earlier
-// try of a boot to base.tryN.txt and .log, so a retry keeps them.
+// keepEarlierTry renames an earlier try's files to base.tryN.*.
 func keepEarlierTry(base string) error {
 	if _, err := os.Stat(base + ".txt"); err != nil {
 		return nil
@@ -577,8 +561,8 @@ func keepEarlierTry(base string) error {
 	}
 }
 
-// stop interrupts the process group of a boot's go test as Ctrl-C would
-// (vmexec stops its VM), then kills what is left after the grace time.
+// stop interrupts a boot's go test's process group as Ctrl-C would,
+// then kills what is left after the grace time.
 func (d *driver) stop(pgid int, waited <-chan error) {
 	syscall.Kill(-pgid, syscall.SIGINT)
 	select {
@@ -607,71 +591,37 @@ func appendFile(dst, src string) error {
 }
 
 // compare judges A.txt against B.txt with kbcompare's statistics
-// (package abstat) and writes kbcompare's text report to stdout and
-// report.txt; its exit status is what kbcompare's would be: 0, 1 where
-// something is worse or failed, 2 where a file cannot be read.
-func (d *driver) compare(stdout io.Writer) int {
+// (package abstat): kbcompare's text report and its exit status (0, 1
+// where something is worse or failed).
+func (d *driver) compare() ([]byte, int, error) {
 	ks := d.st.Settings.Kernels
 	rep, err := abstat.Compare(d.result(ks[0].Label), d.result(ks[len(ks)-1].Label), d.compareOptions())
 	if err != nil {
-		fmt.Fprintf(d.stderr, "kbab: comparing the boots: %v\n", err)
-		return exitUsage
+		return nil, 0, fmt.Errorf("comparing the boots: %v", err)
 	}
 	run := &abreport.RunNotes{Budget: d.cfg.budget, PlanFile: filepath.Join(d.cfg.out, "plan.txt")}
 	if d.st.Settings.Target > 0 {
 		run.Design = d.design
 	}
 	ab := abreport.New(rep, d.profileSection(rep, run), run)
-	// The retried boots' lines are writeReport's, as every design's.
 	var b bytes.Buffer
 	err = abreport.WriteText(&b, ab)
-	if err == nil {
-		err = d.writeReport(stdout, b.Bytes())
-	}
-	if err != nil {
-		fmt.Fprintf(d.stderr, "kbab: %v\n", err)
-		return exitUsage
-	}
-	return ab.Exit()
-}
-
-// writeReport writes a design's report, with the retried boots after
-// it, to report.txt and stdout.
-func (d *driver) writeReport(stdout io.Writer, rep []byte) error {
-	b := bytes.NewBuffer(rep)
-	b.WriteString(d.duetNote())
-	for _, r := range d.st.Boots {
-		if r.Retry != "" {
-			fmt.Fprintf(b, "retried: %s\n", r.Retry)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(d.cfg.out, "report.txt"), b.Bytes(), 0o666); err != nil {
-		return err
-	}
-	_, err := stdout.Write(b.Bytes())
-	return err
+	return b.Bytes(), ab.Exit(), err
 }
 
 // bootIDs lists the distinct boot ids of a boot's output in order.
-func bootIDs(p string) ([]string, error) {
-	b, err := os.ReadFile(p)
-	if err != nil {
-		return nil, err
-	}
+func bootIDs(out []byte) []string {
 	var ids []string
-	for _, l := range strings.Split(string(b), "\n") {
-		if id, ok := abfile.BootID(l); ok {
-			if !slices.Contains(ids, id) {
-				ids = append(ids, id)
-			}
+	for _, l := range strings.Split(string(out), "\n") {
+		if id, ok := abfile.BootID(l); ok && !slices.Contains(ids, id) {
+			ids = append(ids, id)
 		}
 	}
-	return ids, nil
+	return ids
 }
 
-// A guestLost is a failed boot whose guest died or froze (vmexec's exit
-// status, as its -outcome file records it: go test reports every failure
-// as 1), which kbab retries once.
+// A guestLost is a failed boot whose guest died or froze, as vmexec's
+// -outcome file records it (go test exits 1 for every failure).
 type guestLost struct {
 	why string // "guest died (vmexec exit 82, ./seccompbench): guest kernel panic: ..."
 	err error
@@ -679,8 +629,7 @@ type guestLost struct {
 
 func (g *guestLost) Error() string { return g.err.Error() + "; its " + g.why }
 
-// lostGuest gives a failed boot's error the guest it lost, when its
-// outcomes file names one.
+// lostGuest gives a failed boot's error the guest its outcomes name.
 func lostGuest(outcomes string, err error) error {
 	outs, rerr := vmflags.ReadOutcomeFile(outcomes)
 	if rerr != nil {

@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"cmp"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -99,8 +98,6 @@ func (p *plannedDesign) progress() string {
 		decided, pending, undecided, round(seconds(max(d.design.Seconds-p.spent(d.st.Boots), 0))))
 }
 
-func (p *plannedDesign) report(stdout io.Writer) int { return p.d.compare(stdout) }
-
 // replan brings the design up to the boots so far: the first time in a
 // process it plans from the pilot (plan) and writes the plan to
 // plan.txt, the first plan of the run also to stderr; then, and after
@@ -159,12 +156,11 @@ func (p *plannedDesign) plan() error {
 	pilot := d.st.Boots[:d.design.PilotBoots()]
 	names, data := make([]string, 2), make([][]byte, 2)
 	for i, k := range []int{p.a, p.b} {
+		var err error
 		names[i] = d.result(d.st.Settings.label(k))
-		all, err := os.ReadFile(names[i])
-		if err != nil {
+		if data[i], err = outputs(d.cfg.out, d.st.Settings.label(k), pilot); err != nil {
 			return err
 		}
-		data[i] = all[:d.outputSize(d.st.Settings.label(k), pilot)]
 	}
 	files, units, err := abfile.ReadData(names, data)
 	if err != nil {

@@ -38,12 +38,12 @@ func TestRealBoots(t *testing.T) {
 	var ids []string
 	for _, s := range []string{"A", "B"} {
 		p := filepath.Join(out, s+".txt")
-		got, err := bootIDs(p)
+		b, err := os.ReadFile(p)
+		got := bootIDs(b)
 		if err != nil || len(got) != 1 {
 			t.Fatalf("%s: boot ids %v (%v), want one", p, got, err)
 		}
 		ids = append(ids, got[0])
-		b, _ := os.ReadFile(p)
 		marked := strings.Contains(string(b), "kbab.marker=b")
 		if marked != (s == "B") {
 			t.Errorf("%s: cmdline marker present %v, want %v", p, marked, s == "B")

@@ -5,7 +5,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"path/filepath"
 
 	"github.com/kbench/kbench/internal/abreport"
@@ -19,7 +18,7 @@ import (
 // line of the run's design and each kernel's image and cmdline; and a
 // picture of each row in DIR/series/; the exit status is kbcompare
 // -series' (abreport.SeriesReport.Exit).
-func (d *driver) seriesReport(stdout io.Writer) int {
+func (d *driver) seriesReport() ([]byte, int, error) {
 	s := d.st.Settings
 	var paths, labels []string
 	for _, k := range s.Kernels {
@@ -27,29 +26,20 @@ func (d *driver) seriesReport(stdout io.Writer) int {
 	}
 	ser, err := abseries.Read(paths, labels)
 	if err != nil {
-		fmt.Fprintf(d.stderr, "kbab: reading the series: %v\n", err)
-		return exitUsage
+		return nil, 0, fmt.Errorf("reading the series: %v", err)
 	}
 	o := abseries.DefaultOptions
 	rep := abreport.NewSeries(ser, abseries.Detect(ser.Medians(), o), o)
 	// The pictures are kbcompare -series -plot's: one per row and
 	// index.md naming them, the changed rows first.
 	if err := abreport.WriteSeriesPlots(filepath.Join(d.cfg.out, "series"), rep); err != nil {
-		fmt.Fprintf(d.stderr, "kbab: %v\n", err)
-		return exitUsage
+		return nil, 0, err
 	}
 	run := abreport.SeriesRun{List: s.List, Boots: s.Boots, Pictures: "series/index.md"}
 	for _, k := range s.Kernels {
 		run.Kernels = append(run.Kernels, abreport.Kernel{Label: k.Label, Boots: describe(k)})
 	}
 	var b bytes.Buffer
-	if err := abreport.WriteSeriesRun(&b, rep, run); err != nil {
-		fmt.Fprintf(d.stderr, "kbab: %v\n", err)
-		return exitUsage
-	}
-	if err := d.writeReport(stdout, b.Bytes()); err != nil {
-		fmt.Fprintf(d.stderr, "kbab: %v\n", err)
-		return exitUsage
-	}
-	return rep.Exit()
+	err = abreport.WriteSeriesRun(&b, rep, run)
+	return b.Bytes(), rep.Exit(), err
 }

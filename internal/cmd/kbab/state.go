@@ -22,14 +22,10 @@ import (
 // settings is everything that decides what a boot measures; a resumed
 // run must have the same.
 type settings struct {
-	Dir string `json:"dir" opt:"directory go test runs in"`
-	// Design is the run's: fixed, planned, series or bisect (designs.go).
-	Design string `json:"design" opt:"design"`
-	// List is -series's or -bisect's file, as given (for messages); ""
-	// for an A/B.
-	List string `json:"list,omitempty" opt:"kernel list"`
-	// Kernels in order: A and B of an A/B, a series' or a bisection's
-	// from good (first) to bad (last).
+	Dir    string `json:"dir" opt:"directory go test runs in"`
+	Design string `json:"design" opt:"design"`              // fixed, planned, series or bisect
+	List   string `json:"list,omitempty" opt:"kernel list"` // -series's or -bisect's file ("": an A/B)
+	// Kernels in order: A and B, or the list's (good first, bad last).
 	Kernels []kernel `json:"kernels"`
 	Boots   int      `json:"boots" opt:"-boots"`
 	SMP     string   `json:"smp" opt:"-smp"`
@@ -37,14 +33,10 @@ type settings struct {
 	Accel   string   `json:"accel" opt:"-accel"`
 	GoTest  []string `json:"go_test" opt:"go test arguments"`
 	Env     []string `json:"env" opt:"KBENCH_* and GOFLAGS environment"` // sorted
-	// Target is -target's mde (0: the fixed design of Boots a side).
-	Target float64 `json:"target,omitempty" opt:"-target"`
-	// Row is -bisect's -row pattern.
-	Row string `json:"row,omitempty" opt:"-row"`
-	// Profile is -profile's profile boots a side (0: none).
-	Profile int `json:"profile,omitempty" opt:"-profile"`
-	// Duet runs the A/B's boots in pairs, A and B at once (duet.go).
-	Duet bool `json:"duet,omitempty" opt:"-duet"`
+	Target  float64  `json:"target,omitempty" opt:"-target"`             // 0: no plan
+	Row     string   `json:"row,omitempty" opt:"-row"`
+	Profile int      `json:"profile,omitempty" opt:"-profile"`
+	Duet    bool     `json:"duet,omitempty" opt:"-duet"`
 }
 
 // A kernel is an image plus a cmdline, labeled: its result file is
@@ -56,8 +48,7 @@ type kernel struct {
 	Append string `json:"append" opt:"append"`
 }
 
-// stateVersion is kbab.json's format; a run begun by a kbab of another
-// is refused. Version 4 lists profile boots among the boots.
+// stateVersion is kbab.json's format; a run of another is refused.
 const stateVersion = 4
 
 // state is kbab.json: the settings and the finished boots, with what
@@ -67,8 +58,7 @@ type state struct {
 	Version  int          `json:"version"`
 	Settings settings     `json:"settings"`
 	Boots    []bootRecord `json:"boots"`
-	// Confirmed is a bisection's end of its confirmation (the planned
-	// A/B of good against bad), nil before.
+	// Confirmed is a bisection's end of its confirmation, nil before.
 	Confirmed *confirmation `json:"confirmed,omitempty"`
 }
 
@@ -80,36 +70,27 @@ type confirmation struct {
 }
 
 // pkgRun is one go test run of a planned boot: a package, its -count
-// and the rows it runs (benchstat's full names).
+// and its rows (benchstat's full names).
 type pkgRun struct {
 	Pkg   string   `json:"pkg"`
 	Count int      `json:"count"`
 	Rows  []string `json:"rows"`
 }
 
-// bootRecord is one finished boot; its output is bootFile, of which its
-// kernel's file (LABEL.txt) holds a copy after the boots before it (a
-// timed boot's).
+// bootRecord is one finished boot; its output is bootFile.
 type bootRecord struct {
 	Boot     int       `json:"boot"`   // 1-based, in the schedule
 	Kernel   string    `json:"kernel"` // its label
 	Seconds  float64   `json:"seconds"`
 	Finished time.Time `json:"finished"`
-	Runs     []pkgRun  `json:"runs,omitempty"` // a planned or bisection step boot's
-	// Retry says why the boot's first try was retried (its guest died
-	// or froze), for the report; "" when it was not.
-	Retry string `json:"retry,omitempty"`
-	// Profile is a profile boot's number among them (1-based), 0 for a
-	// timed boot (profile.go).
-	Profile int `json:"profile,omitempty"`
+	Runs     []pkgRun  `json:"runs,omitempty"`    // a planned or bisection step boot's
+	Retry    string    `json:"retry,omitempty"`   // why its first try was retried
+	Profile  int       `json:"profile,omitempty"` // a profile boot's number (1-based)
 }
 
-// balancedOrder is the kernel (index) of boot i (0-based) of n kernels:
-// rounds that each boot every kernel once, every other round reversed,
-// each pair of rounds rotated by one kernel more than the last (n > 2);
-// ABBA for two. A drift linear in time then adds the same to every
-// kernel's mean, and no kernel keeps the ends of the rounds
-// (docs/comparing.md, "kbab -series").
+// balancedOrder is the kernel of boot i (0-based) of n: rounds of every
+// kernel, every other reversed, each pair rotated by one more (n > 2);
+// ABBA for two (docs/comparing.md, "kbab -series", says why).
 func balancedOrder(i, n int) int {
 	round, place := i/n, i%n
 	if round%2 == 1 {
@@ -161,8 +142,7 @@ func newSettings(c *config) (settings, error) {
 }
 
 // differences names each setting that differs, as the option that sets
-// it (its field's opt tag). A resume's settings are the command line's,
-// checked, only where none differs.
+// it (its field's opt tag).
 func differences(old, now settings) []string {
 	d := fieldDiffs(old, now, func(opt string) string { return opt })
 	if len(old.Kernels) != len(now.Kernels) {
@@ -174,8 +154,7 @@ func differences(old, now settings) []string {
 	return d
 }
 
-// fieldDiffs names each field of old and now, structs of one type,
-// that differs and has an opt tag, as name(tag) says.
+// fieldDiffs names each opt-tagged field of old and now that differs.
 func fieldDiffs(old, now any, name func(opt string) string) []string {
 	var d []string
 	o, n := reflect.ValueOf(old), reflect.ValueOf(now)
@@ -188,9 +167,8 @@ func fieldDiffs(old, now any, name func(opt string) string) []string {
 	return d
 }
 
-// kernelOption names what sets kernel i's label, image ("kernel"),
-// its contents ("sha256") or cmdline ("append"): -a-kernel, -b-append
-// for an A/B; the list's line for a series or a bisection.
+// kernelOption names what sets kernel i's field what: -a-kernel,
+// -b-append for an A/B; the list's kernel for a series or bisection.
 func kernelOption(s settings, i int, what string) string {
 	if what == "sha256" {
 		return kernelOption(s, i, "kernel") + "'s contents (SHA-256)"
@@ -205,8 +183,7 @@ func kernelOption(s settings, i int, what string) string {
 	return fmt.Sprintf("%s kernel %d's %s", s.List, i+1, field)
 }
 
-// parseState decodes the text of a kbab.json of this version, naming
-// where it is not (line and column).
+// parseState decodes a kbab.json of this version, naming where it is not.
 func parseState(b []byte) (*state, error) {
 	var v struct {
 		Version int `json:"version"`
@@ -242,10 +219,8 @@ func where(b []byte, off int64) string {
 	return fmt.Sprintf("line %d, column %d (byte %d)", line, col, off)
 }
 
-// check makes sure the finished boots add up under the settings (the
-// command line's): in the design's order, profile boots after the
-// timed ones, and no more than the settings ask for (their outputs are
-// checked by checkOutputs).
+// check makes sure the finished boots add up under the settings: in
+// the design's order, profile boots last, no more than asked for.
 func (st *state) check() error {
 	s := st.Settings
 	n := len(s.Kernels)
@@ -270,8 +245,6 @@ func (st *state) check() error {
 		} else if timed++; s.Target == 0 && timed > n*s.Boots {
 			return fmt.Errorf("%s: want at most the %d timed boots of %d kernels at settings.boots %d", at, n*s.Boots, n, s.Boots)
 		}
-		// A bisection's step boots (no kernel here) are checked by
-		// replaying its search (bisectDesign.feed).
 		if want, why := st.bootKernel(i); want != "" && d.Kernel != want {
 			return fmt.Errorf("%s is kernel %q: want %q, %s", at, d.Kernel, want, why)
 		}
@@ -279,9 +252,8 @@ func (st *state) check() error {
 	return nil
 }
 
-// bootKernel is the label boot i must have and why; "" for a bisection's
-// step, which its search picks (a middle image: check and the search's
-// replay see to it).
+// bootKernel is the label boot i must have and why; "" for a
+// bisection's step (its search's replay checks it: bisectDesign.feed).
 func (st *state) bootKernel(i int) (label, why string) {
 	s := st.Settings
 	switch j := st.Boots[i].Profile; {
@@ -292,7 +264,6 @@ func (st *state) bootKernel(i int) (label, why string) {
 	case st.Confirmed != nil && i >= st.Confirmed.Boots:
 		return "", ""
 	}
-	// The confirmation: an A/B of the first kernel against the last.
 	return s.label([]int{0, len(s.Kernels) - 1}[balancedOrder(i, 2)]), "its place in the confirmation's ABBA order"
 }
 
@@ -304,8 +275,8 @@ func checkLabel(l string) error {
 	return nil
 }
 
-// bootBase is boot r's files in dir (-out) less their extension:
-// DIR/boots/NN-LABEL, a profile boot's DIR/boots/pNN-LABEL.
+// bootBase is boot r's files less their extension: DIR/boots/NN-LABEL,
+// a profile boot's DIR/boots/pNN-LABEL.
 func bootBase(dir string, r bootRecord) string {
 	name := fmt.Sprintf("%02d-%s", r.Boot, r.Kernel)
 	if r.Profile > 0 {
@@ -314,36 +285,47 @@ func bootBase(dir string, r bootRecord) string {
 	return filepath.Join(dir, "boots", name)
 }
 
-// bootFile is boot r's output in dir (-out), as it ran.
+// bootFile is boot r's output.
 func bootFile(dir string, r bootRecord) string { return bootBase(dir, r) + ".txt" }
 
-// checkOutputs makes sure each finished boot's output (bootFile) is
-// there with boot ids of its own, which it returns, and makes each
-// kernel's file its timed boots' outputs one after another: the boot
-// files are the record, and a kernel's file that is not them (an append
-// cut short, an edit) is written anew from them, naming it
-// (docs/kbab.md, "Resume, crashes and edits").
+// outputs joins the outputs of kernel label's timed boots among rs in
+// order: what its file (LABEL.txt) holds after them.
+func outputs(dir, label string, rs []bootRecord) ([]byte, error) {
+	var b []byte
+	for _, r := range rs {
+		if r.Kernel == label && r.Profile == 0 {
+			out, err := os.ReadFile(bootFile(dir, r))
+			if err != nil {
+				return nil, err
+			}
+			b = append(b, out...)
+		}
+	}
+	return b, nil
+}
+
+// checkOutputs makes sure each finished boot's output is there with
+// boot ids of its own, which it returns, and writes anew each kernel's
+// file that is not its boots' outputs (docs/kbab.md, "Resume, crashes
+// and edits").
 func (st *state) checkOutputs(dir string, stderr io.Writer) (map[string]bool, error) {
-	ids, joined := map[string]bool{}, map[string][]byte{}
+	ids := map[string]bool{}
 	for _, r := range st.Boots {
 		b := bootFile(dir, r)
 		out, err := os.ReadFile(b)
 		if err != nil {
 			return nil, fmt.Errorf("%v: boot %d's output, which kbab.json says finished; use a new -out", err, r.Boot)
 		}
-		got, err := bootIDs(b)
-		if err == nil {
-			err = fresh(b, got, ids)
-		}
-		if err != nil {
+		if err := fresh(b, bootIDs(out), ids); err != nil {
 			return nil, err
-		}
-		if r.Profile == 0 {
-			joined[r.Kernel] = append(joined[r.Kernel], out...)
 		}
 	}
 	for _, k := range st.Settings.Kernels {
-		p, want := filepath.Join(dir, k.Label+".txt"), joined[k.Label]
+		want, err := outputs(dir, k.Label, st.Boots)
+		if err != nil {
+			return nil, err
+		}
+		p := filepath.Join(dir, k.Label+".txt")
 		have, err := os.ReadFile(p)
 		if err == nil && bytes.Equal(have, want) {
 			continue
@@ -366,8 +348,8 @@ func (st *state) checkOutputs(dir string, stderr io.Writer) (map[string]bool, er
 	return ids, nil
 }
 
-// fresh adds boot ids got, of the output p, to ids, or says why they
-// are not a fresh boot's: none, or one another boot printed.
+// fresh adds output p's boot ids got to ids, or says why they are not
+// a fresh boot's.
 func fresh(p string, got []string, ids map[string]bool) error {
 	if len(got) == 0 {
 		return fmt.Errorf("%s has no %q line, so kbcompare cannot tell boots apart (run benchmark packages: their TestMain prints it)", p, abfile.BootIDLine)
@@ -396,7 +378,6 @@ func (st *state) write(p string) error {
 		return err
 	}
 	_, err = f.Write(append(b, '\n'))
-	// Renamed only once whole and synced; closed whatever happened.
 	if err = cmp.Or(err, f.Sync(), f.Close()); err != nil {
 		return err
 	}
