@@ -9,17 +9,14 @@ import (
 	"github.com/kbench/kbench/internal/abstat"
 )
 
-// Series is a series of kernels' result files, grouped by row: what
-// Detect reads, with the names a report gives it.
+// Series is a series of kernels' result files (in series order, with
+// the labels a report gives them), grouped by row.
 type Series struct {
-	// Files are the kernels' result files in series order, Labels the
-	// names the report gives the kernels (a release, a file name).
 	Files, Labels []string
 	Rows          []SeriesRow
 }
 
-// SeriesRow is one row (a benchmark in its Primary unit, as
-// kbcompare's verdicts are) over the kernels.
+// SeriesRow is one row (in its primary unit) over the kernels.
 type SeriesRow struct {
 	Pkg    string // the package's last path element
 	Path   string // its import path
@@ -27,16 +24,13 @@ type SeriesRow struct {
 	Name   string
 	Unit   string // benchfmt's tidied unit: sec/op
 	Better int    // +1 higher is better, -1 lower, 0 unknown
-	// Medians[k] are kernel k's boot medians, in boot order; empty where
-	// the kernel's file has no result for the row.
+	// Medians[k] are kernel k's boot medians, in boot order.
 	Medians [][]float64
 }
 
-// Read reads the result files of a series of kernels once, one file
-// per kernel in series order, labelled labels, and takes each row's
-// boot medians by kernel from their grouped samples (package abstat's
-// Grouped: each benchmark in its Primary unit, as kbcompare's report
-// gives it its verdict). Rows in the order of their first appearance.
+// Read reads the result files of a series of kernels once, a file a
+// kernel, and takes each row's boot medians by kernel, grouped as
+// kbcompare's report groups them.
 func Read(paths, labels []string) (*Series, error) {
 	if len(paths) < 2 || len(labels) != len(paths) {
 		return nil, fmt.Errorf("%d files and %d labels: want at least 2 files, a label each", len(paths), len(labels))
@@ -46,8 +40,7 @@ func Read(paths, labels []string) (*Series, error) {
 		return nil, err
 	}
 	s := &Series{Files: paths, Labels: labels}
-	// A boot belongs to one kernel: the same boot id in two kernels'
-	// files is one file given twice, or boots appended to the wrong one.
+	// A boot belongs to one kernel.
 	kernelOf := map[string]int{}
 	for t, row := range abstat.Grouped(files, units).Primaries() {
 		r := SeriesRow{Pkg: t.Pkg, Path: t.Path, Ident: t.Ident, Name: row.Name, Unit: t.Unit,

@@ -221,7 +221,7 @@ func (d *driver) runAll(stdout io.Writer, sig <-chan os.Signal) int {
 // result); ok is false where the run stops, with its exit status.
 func (d *driver) runBoot(i int, nb nextBoot, sig <-chan os.Signal) (code int, ok bool) {
 	k := d.st.Settings.Kernels[nb.kernel]
-	name, s := d.des.bootName(i), k.Label
+	name, s := nb.name, k.Label
 	var err error
 	select {
 	case got := <-sig:
@@ -271,7 +271,7 @@ func round(t time.Duration) time.Duration { return t.Round(time.Second) }
 // boot runs boot i (0-based), a duet's with its pair at once, and
 // records it, or returns why it did not finish and the exit status.
 func (d *driver) boot(i int, nb nextBoot, sig <-chan os.Signal, retry string) (int, error) {
-	name, nbs := d.des.bootName(i), []nextBoot{nb}
+	name, nbs := nb.name, []nextBoot{nb}
 	var halves [2][]int
 	if nb.pair != nil {
 		nbs = append(nbs, *nb.pair)
@@ -307,11 +307,22 @@ func (d *driver) boot(i int, nb nextBoot, sig <-chan os.Signal, retry string) (i
 			return code, err
 		}
 	}
+	// Each side's output synced, with fresh boot ids; then appended to
+	// its kernel's file (a timed boot's) and recorded in kbab.json.
 	var recs []bootRecord
+	var outs [][]byte
 	for s := range sides {
 		p := &sides[s]
-		if code, err := d.freshBootIDs(p); err != nil {
-			return code, err
+		err := p.out.Sync()
+		var out []byte
+		if err == nil {
+			out, err = os.ReadFile(p.base + ".txt")
+		}
+		if err != nil {
+			return exitUsage, err
+		}
+		if err := fresh(p.base+".txt", bootIDs(out), d.ids); err != nil {
+			return exitBootFailed, fmt.Errorf("%s (%s) failed: %v", name, p.k.Label, err)
 		}
 		p.rec.Seconds, p.rec.Finished = p.took.Seconds(), time.Now().UTC()
 		if p.rec.Profile > 0 {
@@ -319,9 +330,21 @@ func (d *driver) boot(i int, nb nextBoot, sig <-chan os.Signal, retry string) (i
 				return exitUsage, err
 			}
 		}
-		recs = append(recs, p.rec)
+		recs, outs = append(recs, p.rec), append(outs, out)
 	}
-	return d.record(recs...)
+	for s, r := range recs {
+		if r.Profile > 0 {
+			continue
+		}
+		if err := appendFile(d.result(r.Kernel), outs[s]); err != nil {
+			return exitUsage, err
+		}
+	}
+	d.st.Boots = append(d.st.Boots, recs...)
+	if err := d.st.write(d.statePath); err != nil {
+		return exitUsage, err
+	}
+	return 0, nil
 }
 
 // bootSide is one boot of boot's while it runs: its files base.txt (go
@@ -401,7 +424,13 @@ func (d *driver) atOnce(name string, sides []bootSide, k int, sig <-chan os.Sign
 					return
 				}
 			}
-			p.code, p.err = d.runGoTest(p, p.runs[k], sigs[s])
+			args := append([]string{"test", "-exec", d.execCmd(p.k) + " -outcome " + quote(p.outcomes)}, p.runs[k]...)
+			began := time.Now()
+			p.code, p.err = goTest(d, p, args, sigs[s])
+			p.took += time.Since(began)
+			if p.code == exitBootFailed {
+				p.err = lostGuest(p.outcomes, p.err)
+			}
 		})
 	}
 	wg.Wait()
@@ -413,54 +442,6 @@ func (d *driver) atOnce(name string, sides []bootSide, k int, sig <-chan os.Sign
 	}
 	if len(sigs[0]) > 0 {
 		return exitInterrupted, fmt.Errorf("%s: %v after its go test of %s", name, <-sigs[0], sides[0].runs[k][len(sides[0].runs[k])-1])
-	}
-	return 0, nil
-}
-
-// record appends finished timed boots' outputs to their kernels' files
-// and records them in kbab.json.
-func (d *driver) record(rs ...bootRecord) (int, error) {
-	for _, r := range rs {
-		if r.Profile > 0 {
-			continue
-		}
-		if err := appendFile(d.result(r.Kernel), bootFile(d.cfg.out, r)); err != nil {
-			return exitUsage, err
-		}
-	}
-	d.st.Boots = append(d.st.Boots, rs...)
-	if err := d.st.write(d.statePath); err != nil {
-		return exitUsage, err
-	}
-	return 0, nil
-}
-
-// runGoTest runs one go test of boot b, timed, giving a failure the
-// guest it lost.
-func (d *driver) runGoTest(b *bootSide, a []string, sig <-chan os.Signal) (int, error) {
-	args := append([]string{"test", "-exec", d.execCmd(b.k) + " -outcome " + quote(b.outcomes)}, a...)
-	began := time.Now()
-	code, err := goTest(d, b, args, sig)
-	b.took += time.Since(began)
-	if code == exitBootFailed {
-		err = lostGuest(b.outcomes, err)
-	}
-	return code, err
-}
-
-// freshBootIDs syncs boot b's output and adds its boot ids to the
-// run's, or says why they make it a failed boot (fresh).
-func (d *driver) freshBootIDs(b *bootSide) (int, error) {
-	if err := b.out.Sync(); err != nil {
-		return exitUsage, err
-	}
-	outPath := b.base + ".txt"
-	out, err := os.ReadFile(outPath)
-	if err != nil {
-		return exitUsage, err
-	}
-	if err := fresh(outPath, bootIDs(out), d.ids); err != nil {
-		return exitBootFailed, fmt.Errorf("%s (%s) failed: %v", b.name, b.k.Label, err)
 	}
 	return 0, nil
 }
@@ -576,12 +557,8 @@ func (d *driver) stop(pgid int, waited <-chan error) {
 	syscall.Kill(-pgid, syscall.SIGKILL)
 }
 
-// appendFile appends src to dst and syncs it.
-func appendFile(dst, src string) error {
-	b, err := os.ReadFile(src)
-	if err != nil {
-		return err
-	}
+// appendFile appends b to dst and syncs it.
+func appendFile(dst string, b []byte) error {
 	f, err := os.OpenFile(dst, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		return err

@@ -3,7 +3,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -17,27 +16,11 @@ import (
 	"github.com/kbench/kbench/internal/vmflags"
 )
 
-// The duet (-duet; Bulej et al., ICPE 2020) boots an A/B's boots in
-// pairs, A and B at once, each guest on its own half of kbab's CPUs, a
-// barrier before each package's go test, and judges each row by its
-// pairs' log ratios (docs/comparing.md, "Duet", says how and why).
+// The duet (-duet; docs/comparing.md, "Duet") boots an A/B's boots in
+// pairs, A and B at once, and judges each row by its pairs' log ratios.
 
-// checkDuet refuses what a duet cannot run, before any boot: profile
-// boots, and a host without 2 x -smp CPUs for kbab.
-func (c *config) checkDuet() error {
-	switch {
-	case !c.duet:
-		return nil
-	case c.profile > 0:
-		return errors.New("-duet and -profile exclude each other: profile boots run one at a time")
-	}
-	_, err := duetCPUs(c.smp)
-	return err
-}
-
-// duetCPUs are the two guests' CPU sets: the CPUs kbab may run on
-// (sched_getaffinity), first half and second half, or why the host
-// cannot give each guest -smp of its own.
+// duetCPUs are the two guests' CPU sets: the halves of those kbab may
+// run on, or why they cannot give each guest -smp of its own.
 func duetCPUs(smpFlag string) ([2][]int, error) {
 	smp := vmflags.DefaultSMP
 	if smpFlag != "" {
@@ -59,8 +42,7 @@ func duetCPUs(smpFlag string) ([2][]int, error) {
 	return [2][]int{all[:h], all[h : 2*h]}, nil
 }
 
-// duetDesign runs the boots of an A/B design (fixed or planned), two at
-// a time: boots 2j and 2j+1, one a side in the ABBA order, are pair j.
+// duetDesign runs an A/B design's boots 2j and 2j+1 at once, as pair j.
 type duetDesign struct {
 	design
 	d *driver
@@ -79,16 +61,12 @@ func (u *duetDesign) next(i int) (nextBoot, bool, error) {
 		err = fmt.Errorf("the design asked for boot %d without its pair", i+1)
 	}
 	a.pair = &b
+	a.name = fmt.Sprintf("boot %d with %d at once (pair %d, %s first)", i+1, i+2, i/2+1, u.d.st.Settings.label(balancedOrder(i, 2)))
 	return a, err == nil, err
 }
 
-func (u *duetDesign) bootName(i int) string {
-	return fmt.Sprintf("boot %d with %d at once (pair %d, %s first)", i+1, i+2, i/2+1, u.d.st.Settings.label(balancedOrder(i, 2)))
-}
-
-// perPackage splits go test runs into one run a package argument, each
-// with the run's flags: the unit the barrier starts at once in both
-// guests (a pattern such as ./... stays one run: name the packages).
+// perPackage splits go test runs into a run a package argument, each
+// with the run's flags: what the barrier starts at once in both guests.
 func perPackage(runs [][]string) [][]string {
 	var out [][]string
 	for _, a := range runs {
@@ -127,10 +105,8 @@ func (d *driver) duetNote() string {
 }
 
 // pairedTest is the fixed duet's test of a row: the paired t-test of its
-// pairs' differences on the row's scale (logs: the log ratio of B's boot
-// median to A's), pair j being A's and B's j-th boots. It is Stein's rule
-// (abmath.Rule, Paired) whose pilot is every pair, so that its p and mde
-// are the planned duet's at the same pairs; mde at level alpha.
+// pairs' differences on the row's scale, as Stein's rule (abmath.Rule,
+// Paired) whose pilot is every pair, so it agrees with the planned duet.
 type pairedTest struct{ alpha float64 }
 
 // pairedRule names the fixed duet's test in reports.

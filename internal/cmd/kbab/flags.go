@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -33,8 +34,7 @@ type config struct {
 	smp, memory, accel string // "" leaves vmexec's default
 	vmexec             string // "" builds it from the module
 	goTest             []string
-	// target, where > 0, plans the boots (-target): the mde each row
-	// should reach; budget, where > 0, bounds the boots' time.
+	// target, where > 0, plans the boots; budget, where > 0, bounds them.
 	target  float64
 	budget  time.Duration
 	profile int       // -profile: profile boots a side (profile.go)
@@ -102,8 +102,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	return c, c.buildAll(stderr)
 }
 
-// optionRule is the designs an option goes with, where not every
-// design takes it, and what to say where it is given with another.
+// optionRule is the designs an option goes with, and what to say.
 type optionRule struct {
 	designs []string
 	with    string
@@ -119,9 +118,8 @@ var optionRules = map[string]optionRule{
 	"boots":  {[]string{"fixed", "series"}, "a fixed A/B or -series: -target and -bisect plan the boots"},
 }
 
-// pickDesign chooses the design from the flags given, refuses an
-// option it does not take (optionRules), and reads the kernels: A and
-// B, or the list's.
+// pickDesign chooses the design, refuses an option it does not take,
+// and reads the kernels.
 func (c *config) pickDesign(bisect string, given map[string]bool) error {
 	switch {
 	case c.list != "" && bisect != "":
@@ -172,8 +170,7 @@ func (c *config) pickDesign(bisect string, given map[string]bool) error {
 }
 
 // reachable refuses a series whose boots cannot give a row alone a p at
-// the level: the smallest a permutation gives a step in the middle,
-// 2/C(n, n/2) (abseries.MinP), naming the boots that would reach it.
+// the level (abseries.MinP), naming the boots that would.
 func reachable(kernels, boots int) error {
 	n, alpha := kernels*boots, abseries.DefaultOptions.Alpha
 	p := abseries.MinP(n, boots*(kernels/2))
@@ -188,8 +185,7 @@ func reachable(kernels, boots int) error {
 		boots, kernels, p, alpha, more)
 }
 
-// defaultBisectTarget is -bisect's -target where none is given: the
-// confirmation's planned A/B is sized to see 5%, as -target's example.
+// defaultBisectTarget is -bisect's -target where none is given.
 const defaultBisectTarget = 0.05
 
 // check names the first bad option and what it accepts.
@@ -204,8 +200,7 @@ func (c *config) check() error {
 	case c.boots < 1:
 		return fmt.Errorf("-boots %d: want a number of boots of each kernel >= 1 (3 or more for boots as samples)", c.boots)
 	}
-	// What goes to vmexec is checked by vmexec's own rules, so that a
-	// value it would refuse stops kbab here, before any build or boot.
+	// By vmexec's own rules, before any build or boot.
 	if err := vmflags.Check(c.smp, c.memory, c.accel); err != nil {
 		return err
 	}
@@ -217,8 +212,10 @@ func (c *config) check() error {
 		if err := vmflags.Append(app, k.append, vmflags.MaxAppend); err != nil {
 			return err
 		}
-		if err := k.checkImage(img); err != nil {
-			return err
+		if k.build == nil { // a commit's is checked once built
+			if err := vmflags.Kernel(img, k.image); err != nil {
+				return err
+			}
 		}
 		for _, v := range []struct{ name, v string }{{img, k.image}, {app, k.append}} {
 			if strings.Contains(v.v, "'") && strings.Contains(v.v, `"`) {
@@ -226,17 +223,22 @@ func (c *config) check() error {
 			}
 		}
 	}
-	if len(c.goTest) == 0 {
+	switch {
+	case len(c.goTest) == 0:
 		return errors.New("no packages: give go test's packages and flags after the options, e.g. -- ./seccompbench -run='^$' -bench=Load")
-	}
-	if c.budget < 0 {
+	case c.budget < 0:
 		return fmt.Errorf("-budget %s: want a duration >= 0", c.budget)
+	case c.duet && c.profile > 0:
+		return errors.New("-duet and -profile exclude each other: profile boots run one at a time")
+	case c.profile < 0 || c.profile > 0 && c.profile < profileMin:
+		return fmt.Errorf("-profile %d: want 0 (no profile boots) or %d or more profile boots a side: the boots are the samples of the section's spread", c.profile, profileMin)
+	case c.profile > 0 && os.Getenv("KBENCH_PROFILE") != "":
+		return fmt.Errorf("-profile with KBENCH_PROFILE=%s in the environment: kbab sets KBENCH_PROFILE for the profile boots alone (a timed boot with it is slowed); unset it", os.Getenv("KBENCH_PROFILE"))
 	}
-	if err := c.checkDuet(); err != nil {
-		return err
-	}
-	if err := c.checkProfile(); err != nil {
-		return err
+	if c.duet {
+		if _, err := duetCPUs(c.smp); err != nil {
+			return err
+		}
 	}
 	if c.target > 0 || c.duet {
 		if _, _, err := splitGoTest(c.goTest); err != nil {
@@ -260,12 +262,9 @@ func (c *config) check() error {
 }
 
 // splitGoTest is go test's flags for -target and -duet, which run each
-// package on its own with its own -count and -bench: all but -bench and
-// -count, which kbab sets, and the packages. A flag with a value must be
-// written -flag=value, so that a value is never taken for a package. A
-// -count=N is every boot's: count is N, 0 where none is given. It is
-// fixed before the pilot, so that every boot median of the design's
-// test is of the same number of samples.
+// package on its own: all but -bench, -count (count, 0 where none: every
+// boot's) and the packages. A flag with a value must be -flag=value, so
+// that a value is never taken for a package.
 func splitGoTest(goTest []string) (flags []string, count int, err error) {
 	line := testflags.GoTest(goTest)
 	for _, a := range line.Args {
@@ -290,8 +289,7 @@ func splitGoTest(goTest []string) (flags []string, count int, err error) {
 	return append(flags, line.Rest...), count, nil
 }
 
-// quote makes s one field of go test's -exec, which splits on spaces and
-// takes '...' or "..." as one field (no escapes inside).
+// quote makes s one field of go test's -exec ('...' or "...", no escapes).
 func quote(s string) string {
 	if s != "" && !strings.ContainsAny(s, " \t\n\r'\"") {
 		return s

@@ -9,8 +9,7 @@ import (
 	"strings"
 )
 
-// maxKernels bounds a list: a series of more kernels than this is
-// more boots than a sitting holds at any -boots.
+// maxKernels bounds a list: more is more boots than a sitting holds.
 const maxKernels = 64
 
 // readKernelList reads -series's or -bisect's list file.
@@ -22,9 +21,7 @@ func readKernelList(p string) ([]kernelFlags, error) {
 	return parseKernelList(p, b)
 }
 
-// parseKernelList parses a kernel list: a line a kernel, `LABEL IMAGE
-// [cmdline args...]` (docs/kbab.md has the format), a relative IMAGE
-// from the list's directory.
+// parseKernelList parses a kernel list (docs/kbab.md has the format).
 func parseKernelList(p string, b []byte) ([]kernelFlags, error) {
 	var ks []kernelFlags
 	seen := map[string]int{}

@@ -1,14 +1,10 @@
 //go:build linux
 
-// Command kbab compares kernels the way kbench's statistics need it: it
-// boots each kernel in QEMU guests, interleaved, runs the same go test
-// command in every boot, appends each boot's output to its kernel's file
-// DIR/LABEL.txt, and ends with a report judged in-process. Four designs
-// (an A/B's also as a duet, duet.go), one mechanism (designs.go: each
-// says which kernel boots next and writes the report; boot, state,
-// resume and vmexec are shared). docs/kbab.md gives its command lines,
-// files, resume, failures and exit statuses; docs/comparing.md what
-// each design does, why, and what it promises.
+// Command kbab compares kernels: it boots each in QEMU guests,
+// interleaved, runs the same go test command in every boot, appends
+// each boot's output to its kernel's file DIR/LABEL.txt, and ends with
+// a report judged in-process. docs/kbab.md gives its command lines,
+// files, resume and exit statuses; docs/comparing.md its designs.
 package main
 
 import (

@@ -17,8 +17,8 @@ import (
 	"github.com/kbench/kbench/internal/abstat"
 )
 
-// designOptions are the planned run's design: -target, -budget, the go
-// test flags' -count (else abplan's), and abplan's pilot.
+// designOptions are the planned run's: -target, -budget, the go test
+// flags' -count (else abplan's).
 func (d *driver) designOptions() abplan.Options {
 	o := abplan.DefaultOptions(d.st.Settings.Target)
 	_, count, _ := splitGoTest(d.st.Settings.GoTest) // checked by parseFlags
@@ -28,41 +28,35 @@ func (d *driver) designOptions() abplan.Options {
 	return o
 }
 
-// plannedDesign is a planned comparison (-target) of kernels a and b
-// (A and B; a bisection's good and bad), as the abplan design (Stein's
-// two-stage test) says: the pilot's boots of the whole command, then
-// pairs of boots of the rows the design leaves pending, until none is or
-// the budget stops it; then the comparison, judged by the design.
-//
-// kbab decides nothing here: what runs next is the design's, from the
-// pilot's spreads and A's costs alone, never from a boot after the
-// pilot nor from the difference between A and B.
+// plannedDesign is a planned comparison (-target) of kernels a and b,
+// as abplan's design says: the pilot's boots of the whole command, then
+// pairs of boots of the rows it leaves pending, until none is or the
+// budget stops it. What runs next never depends on B against A.
 type plannedDesign struct {
 	d    *driver
 	a, b int // the kernels compared
-	// read is how many finished boots held counts: per row (import
-	// path, name), the boots of each side that hold it. Each boot is
-	// read once, from its bytes in its kernel's file.
+	// held counts, per row (import path, name), the boots of each side
+	// that hold it, over the first read finished boots (each read once).
 	read int
 	held map[[2]string]*[2]int
-	// pair is the go test runs of the boot pair under way, which both
-	// of its boots run alike.
+	// pair is the go test runs of the boot pair under way.
 	pair []pkgRun
 }
 
 func (p *plannedDesign) next(i int) (nextBoot, bool, error) {
 	d := p.d
-	k := []int{p.a, p.b}[balancedOrder(i, 2)]
+	nb := nextBoot{name: fmt.Sprintf("boot %d", i+1), kernel: []int{p.a, p.b}[balancedOrder(i, 2)]}
 	if i < d.design.PilotBoots() {
-		return nextBoot{kernel: k, runs: d.wholeCommand(d.design.Opts.Count)}, true, nil
+		nb.runs = d.wholeCommand(d.design.Opts.Count)
+		return nb, true, nil
 	}
 	if i%2 == 1 {
-		// The pair's second boot runs the first's runs (a resume reads
-		// them from its record).
+		// The pair's second boot runs the first's (a resume reads them).
 		if i-1 < len(d.st.Boots) {
 			p.pair = d.st.Boots[i-1].Runs
 		}
-		return nextBoot{kernel: k, runs: d.pkgRuns(p.pair), record: p.pair}, true, nil
+		nb.runs, nb.record = d.pkgRuns(p.pair), p.pair
+		return nb, true, nil
 	}
 	if err := p.replan(); err != nil {
 		return nextBoot{}, false, fmt.Errorf("planning: %v", err)
@@ -80,10 +74,9 @@ func (p *plannedDesign) next(i int) (nextBoot, bool, error) {
 	for _, r := range next {
 		p.pair = append(p.pair, pkgRun{Pkg: r.Pkg, Count: r.Count, Rows: r.Rows})
 	}
-	return nextBoot{kernel: k, runs: d.pkgRuns(p.pair), record: p.pair}, true, nil
+	nb.runs, nb.record = d.pkgRuns(p.pair), p.pair
+	return nb, true, nil
 }
-
-func (p *plannedDesign) bootName(i int) string { return fmt.Sprintf("boot %d", i+1) }
 
 func (p *plannedDesign) progress() string {
 	d := p.d
@@ -99,10 +92,9 @@ func (p *plannedDesign) progress() string {
 }
 
 // replan brings the design up to the boots so far: the first time in a
-// process it plans from the pilot (plan) and writes the plan to
-// plan.txt, the first plan of the run also to stderr; then, and after
-// every pair, it reads the boots finished since (each boot once) and
-// records the boots each row holds.
+// process it plans from the pilot; then it reads the boots finished
+// since, each once, and writes plan.txt (the run's first plan also to
+// stderr).
 func (p *plannedDesign) replan() error {
 	d := p.d
 	first := false
@@ -146,11 +138,8 @@ func (p *plannedDesign) replan() error {
 	return d.writePlan(first)
 }
 
-// plan plans the design from the pilot alone: the first Pilot boots a
-// side (the first bytes of the two kernels' files), and each package's
-// boot cost from a's first boot (its go test time less its rows' timed
-// work, abplan.BootCosts), what B's speed cannot move. A resumed run
-// plans as the first did.
+// plan plans the design from the pilot alone, each package's boot cost
+// from a's first boot (abplan.BootCosts), so a resume plans the same.
 func (p *plannedDesign) plan() error {
 	d := p.d
 	pilot := d.st.Boots[:d.design.PilotBoots()]
@@ -174,8 +163,7 @@ func (p *plannedDesign) plan() error {
 	return nil
 }
 
-// readBoot reads finished boot b's output (bootFile), once: what it
-// appended to its kernel's file.
+// readBoot reads finished boot b's output.
 func (d *driver) readBoot(b bootRecord) (*abfile.File, error) {
 	files, _, err := abfile.Read(bootFile(d.cfg.out, b))
 	if err != nil {
@@ -199,9 +187,8 @@ func (d *driver) writePlan(first bool) error {
 	return nil
 }
 
-// spent is what boots count against the budget: a's boot times
-// doubled, across resumes. b's own times never count, so when the
-// budget stops a run cannot depend on b's speed.
+// spent is what boots count against the budget: a's boot times doubled
+// (b's speed never decides when the budget stops a run).
 func (p *plannedDesign) spent(boots []bootRecord) float64 {
 	var s float64
 	for _, b := range boots {
@@ -214,8 +201,7 @@ func (p *plannedDesign) spent(boots []bootRecord) float64 {
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
-// compareOptions are the report's options under the design: its gate as
-// the threshold, its test for the rows it planned.
+// compareOptions are the report's options under the design.
 func (d *driver) compareOptions() abstat.Options {
 	o := abstat.DefaultOptions
 	if d.design != nil && d.design.Planned {

@@ -13,33 +13,15 @@ import (
 	"github.com/kbench/kbench/internal/profdelta"
 )
 
-// -profile: profile boots after the timed ones, in boots of their own
-// (sampling slows the rows), and the report's perf-profile section from
-// their profiles; docs/profiles.md says what runs, where the profiles
-// land (profiles/A/pNN) and why.
+// -profile: profile boots after the timed ones, and the report's
+// perf-profile section from them (docs/profiles.md).
 
-// profileMin is the fewest profile boots a side: the spread of the
-// per-boot costs per op (and shares) needs boots.
+// profileMin is the fewest profile boots a side, for a spread.
 const profileMin = 3
 
-// checkProfile names what is wrong with -profile.
-func (c *config) checkProfile() error {
-	switch {
-	case c.profile == 0:
-		return nil
-	case c.profile < profileMin:
-		return fmt.Errorf("-profile %d: want 0 (no profile boots) or %d or more profile boots a side: the boots are the samples of the section's spread", c.profile, profileMin)
-	case os.Getenv("KBENCH_PROFILE") != "":
-		return fmt.Errorf("-profile with KBENCH_PROFILE=%s in the environment: kbab sets KBENCH_PROFILE for the profile boots alone (a timed boot with it is slowed); unset it", os.Getenv("KBENCH_PROFILE"))
-	}
-	return nil
-}
-
 // profiledDesign runs an A/B design's boots, then 2 x -profile profile
-// boots, ABBA as the timed boots of an A/B: each the whole command, as
-// a timed boot of the fixed design (or of a planned run's pilot) runs
-// it, with KBENCH_PROFILE. They are boots of the run (kbab.json's boots,
-// numbered by profile), whose outputs stay out of A.txt and B.txt.
+// boots, ABBA, each the whole command with KBENCH_PROFILE; their
+// outputs stay out of A.txt and B.txt.
 type profiledDesign struct {
 	design
 	d *driver
@@ -71,14 +53,8 @@ func (p *profiledDesign) next(i int) (nextBoot, bool, error) {
 	if d.design != nil {
 		count = d.design.Opts.Count
 	}
-	return nextBoot{kernel: balancedOrder(j, 2), runs: d.wholeCommand(count), profile: j + 1}, true, nil
-}
-
-func (p *profiledDesign) bootName(i int) string {
-	if p.timed < 0 || i < p.timed {
-		return p.design.bootName(i)
-	}
-	return fmt.Sprintf("profile boot %d of %d", i-p.timed+1, 2*p.d.st.Settings.Profile)
+	name := fmt.Sprintf("profile boot %d of %d", j+1, 2*d.st.Settings.Profile)
+	return nextBoot{name: name, kernel: balancedOrder(j, 2), runs: d.wholeCommand(count), profile: j + 1}, true, nil
 }
 
 func (p *profiledDesign) progress() string {
@@ -89,8 +65,7 @@ func (p *profiledDesign) progress() string {
 }
 
 // profileEnv makes a profile boot's directory for KBENCH_PROFILE,
-// boots/pNN-SIDE.profiles (an earlier try's keeps its name:
-// keepEarlierTry), and returns it and the boot's environment.
+// boots/pNN-SIDE.profiles, and returns it and the boot's environment.
 func profileEnv(base string) (string, []string, error) {
 	// Absolute: vmexec runs in each package's directory.
 	dir, err := filepath.Abs(base + ".profiles")
@@ -101,9 +76,7 @@ func profileEnv(base string) (string, []string, error) {
 }
 
 // keepProfiles moves finished profile boot r's profiles to
-// profiles/SIDE/pNN, where the section reads them; one there already
-// is of no finished boot (a crash between this move and kbab.json's
-// write) and is replaced.
+// profiles/SIDE/pNN, replacing one there of no finished boot (a crash).
 func (d *driver) keepProfiles(r bootRecord, dir string) error {
 	dst := filepath.Join(d.cfg.out, "profiles", r.Kernel, fmt.Sprintf("p%02d", r.Profile))
 	err := os.MkdirAll(filepath.Dir(dst), 0o777)
@@ -116,12 +89,9 @@ func (d *driver) keepProfiles(r bootRecord, dir string) error {
 	return err
 }
 
-// profileSection is the perf-profile section of the finished profile
-// boots for the report (abreport.RowProfiles, kbcompare's
-// -profiles-old profiles/A -profiles-new profiles/B) of rep; nil
-// without -profile; its directories and error into n. Profiles that
-// cannot be read leave the verdicts standing: the section says why it
-// is missing, on the report and stderr.
+// profileSection is the report's perf-profile section (nil without
+// -profile), its directories and error into n; profiles that cannot be
+// read leave the verdicts standing, the section saying why.
 func (d *driver) profileSection(rep *abstat.Report, n *abreport.RunNotes) []abreport.RowProfile {
 	if d.st.Settings.Profile == 0 {
 		return nil

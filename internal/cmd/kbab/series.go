@@ -11,13 +11,9 @@ import (
 	"github.com/kbench/kbench/internal/abseries"
 )
 
-// seriesReport ends a series: each row's change points over the
-// kernels (abseries: the kernels' files read as kbcompare reads them,
-// Detect's binary segmentation and permutation test, the rows one
-// family), in abreport's form, as kbcompare -series writes it, after a
-// line of the run's design and each kernel's image and cmdline; and a
-// picture of each row in DIR/series/; the exit status is kbcompare
-// -series' (abreport.SeriesReport.Exit).
+// seriesReport ends a series: each row's change points, as kbcompare
+// -series writes them, and kbcompare -series -plot's pictures in
+// DIR/series/.
 func (d *driver) seriesReport() ([]byte, int, error) {
 	s := d.st.Settings
 	var paths, labels []string
@@ -30,8 +26,6 @@ func (d *driver) seriesReport() ([]byte, int, error) {
 	}
 	o := abseries.DefaultOptions
 	rep := abreport.NewSeries(ser, abseries.Detect(ser.Medians(), o), o)
-	// The pictures are kbcompare -series -plot's: one per row and
-	// index.md naming them, the changed rows first.
 	if err := abreport.WriteSeriesPlots(filepath.Join(d.cfg.out, "series"), rep); err != nil {
 		return nil, 0, err
 	}

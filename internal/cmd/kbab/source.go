@@ -8,12 +8,10 @@ import (
 	"io"
 
 	"github.com/kbench/kbench/internal/kernelbuild"
-	"github.com/kbench/kbench/internal/vmflags"
 )
 
-// treeFlags are -tree's: kernels built from commits of a source tree
-// (plus a patch) by package kernelbuild into its cache, kbab.json's
-// sha256 of each its build key (docs/builds.md, "In kbab").
+// treeFlags are -tree's: kernels built from commits by kernelbuild
+// (docs/builds.md, "In kbab").
 type treeFlags struct {
 	tree, config, cache string
 	patch               [2]string // -a-patch, -b-patch
@@ -39,8 +37,7 @@ func (c *config) readKernels() ([]kernelFlags, error) {
 	return ks, nil
 }
 
-// resolveTree turns each kernel's revision into its build, after the
-// flags are checked and before anything is built.
+// resolveTree turns each kernel's revision into its build.
 func (c *config) resolveTree(given map[string]bool) error {
 	if c.src.tree == "" {
 		for _, f := range []string{"config", "build-cache", "a-patch", "b-patch"} {
@@ -68,9 +65,8 @@ func (c *config) resolveTree(given map[string]bool) error {
 	return nil
 }
 
-// buildAll builds what must be built before the first boot: every
-// kernel, but a bisection's images between good and bad (its search
-// builds those it visits: image).
+// buildAll builds every kernel but a bisection's images between good
+// and bad (its search builds those it visits).
 func (c *config) buildAll(w io.Writer) error {
 	for k := range c.kernels {
 		if c.design == "bisect" && k > 0 && k < len(c.kernels)-1 {
@@ -83,31 +79,12 @@ func (c *config) buildAll(w io.Writer) error {
 	return nil
 }
 
-// image makes kernel k's image where it is a commit not yet built: the
-// one "image for this point" of every design. A commit that does not
-// build is a *kernelbuild.Failed.
+// image makes kernel k's image where it is a commit not yet built (a
+// *kernelbuild.Failed where it does not build).
 func (c *config) image(k int, w io.Writer) error {
 	if b := c.kernels[k].build; b != nil {
 		_, err := b.Make(w)
 		return err
 	}
 	return nil
-}
-
-// checkImage checks kernel k's image as vmexec will, where it is a
-// file now (a commit's is checked once built).
-func (k kernelFlags) checkImage(flagName string) error {
-	if k.build != nil {
-		return nil
-	}
-	return vmflags.Kernel(flagName, k.image)
-}
-
-// digest identifies kernel k's image in kbab.json: its contents' SHA-256,
-// or a commit's build key.
-func (k kernelFlags) digest(img string) (string, error) {
-	if k.build != nil {
-		return k.build.Key, nil
-	}
-	return vmflags.ImageDigest(img)
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/kbench/kbench/internal/abfile"
+	"github.com/kbench/kbench/internal/vmflags"
 )
 
 // settings is everything that decides what a boot measures; a resumed
@@ -106,11 +107,6 @@ func balancedOrder(i, n int) int {
 // label is kernel k's label.
 func (s settings) label(k int) string { return s.Kernels[k].Label }
 
-// kernelIndex is the index of the kernel labeled l, -1 where none is.
-func (s settings) kernelIndex(l string) int {
-	return slices.IndexFunc(s.Kernels, func(k kernel) bool { return k.Label == l })
-}
-
 func newSettings(c *config) (settings, error) {
 	dir, err := os.Getwd()
 	if err != nil {
@@ -126,8 +122,10 @@ func newSettings(c *config) (settings, error) {
 		if err != nil {
 			return s, err
 		}
-		sum, err := k.digest(img)
-		if err != nil {
+		sum := ""
+		if k.build != nil {
+			sum = k.build.Key
+		} else if sum, err = vmflags.ImageDigest(img); err != nil {
 			return s, fmt.Errorf("%s: %v", k.from, err)
 		}
 		s.Kernels = append(s.Kernels, kernel{Label: k.label, Image: img, SHA256: sum, Append: k.append})
