@@ -5,6 +5,7 @@ package abseries
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/kbench/kbench/internal/abmath"
@@ -155,22 +156,11 @@ const maxRounds = 1e9
 
 // finite reports whether every x is neither NaN nor infinite.
 func finite(xs []float64) bool {
-	for _, x := range xs {
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc(xs, func(x float64) bool { return math.IsNaN(x) || math.IsInf(x, 0) })
 }
 
 // Steps is the most steps a bisection over images images takes: ⌈log2(images+1)⌉.
-func Steps(images int) int {
-	n := 0
-	for 1<<n < images+1 {
-		n++
-	}
-	return max(n, 1)
-}
+func Steps(images int) int { return max(bits.Len(uint(images)), 1) }
 
 // settle starts the next step at the unskipped image nearest the
 // bracket's middle (the later of two), or ends the search.

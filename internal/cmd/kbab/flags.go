@@ -25,7 +25,6 @@ import (
 // config is the command line, checked.
 type config struct {
 	out                string
-	a, b               kernelFlags
 	design             string // fixed, planned, series or bisect
 	list               string // -series's or -bisect's file
 	row                string // -bisect's -row pattern
@@ -52,14 +51,16 @@ type kernelFlags struct {
 var errHelp = errors.New("help requested")
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
-	c := &config{}
+	// An A/B's kernels; a list's replace them (pickDesign).
+	c := &config{kernels: []kernelFlags{{label: "A", from: "-a-kernel"}, {label: "B", from: "-b-kernel"}}}
+	a, b := &c.kernels[0], &c.kernels[1]
 	fs := flag.NewFlagSet("kbab", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.out, "out", "", "output `dir`ectory: A.txt, B.txt, boots/, report.txt and the resume state kbab.json")
-	fs.StringVar(&c.a.image, "a-kernel", "", "kernel A's `image` (bzImage or vmlinuz)")
-	fs.StringVar(&c.a.append, "a-append", "", "kernel A's extra `cmdline` arguments")
-	fs.StringVar(&c.b.image, "b-kernel", "", "kernel B's `image` (may be A's, with another -b-append)")
-	fs.StringVar(&c.b.append, "b-append", "", "kernel B's extra `cmdline` arguments")
+	fs.StringVar(&a.image, "a-kernel", "", "kernel A's `image` (bzImage or vmlinuz)")
+	fs.StringVar(&a.append, "a-append", "", "kernel A's extra `cmdline` arguments")
+	fs.StringVar(&b.image, "b-kernel", "", "kernel B's `image` (may be A's, with another -b-append)")
+	fs.StringVar(&b.append, "b-append", "", "kernel B's extra `cmdline` arguments")
 	fs.IntVar(&c.boots, "boots", 3, "boots of each kernel (kbcompare uses boots as samples from 3 a side; a series' default is abseries' 5)")
 	fs.StringVar(&c.list, "series", "", "boot the kernels of this `list` file (a line a kernel: LABEL IMAGE [cmdline args...]) -boots times each, in a balanced order, and report their change points")
 	bisect := fs.String("bisect", "", "bisect the kernels of this `list` file, ordered good (first) to bad (last), on the -row: confirm good and bad differ (a planned A/B at -target), then boot middle images until the first bad one is found")
@@ -140,7 +141,6 @@ func (c *config) pickDesign(bisect string, given map[string]bool) error {
 	}
 	switch c.design {
 	case "fixed", "planned":
-		c.kernels = []kernelFlags{{label: "A", image: c.a.image, append: c.a.append, from: "-a-kernel"}, {label: "B", image: c.b.image, append: c.b.append, from: "-b-kernel"}}
 		return nil
 	case "series":
 		if !given["boots"] {
@@ -193,9 +193,9 @@ func (c *config) check() error {
 	switch {
 	case c.out == "":
 		return errors.New("-out is required: the directory for A.txt, B.txt and the resume state")
-	case c.list == "" && c.a.image == "":
+	case c.list == "" && c.kernels[0].image == "":
 		return errors.New("-a-kernel is required: kernel A's image (or -series LIST, -bisect LIST for more kernels)")
-	case c.list == "" && c.b.image == "":
+	case c.list == "" && c.kernels[1].image == "":
 		return errors.New("-b-kernel is required: kernel B's image (the same as -a-kernel for a cmdline A/B)")
 	case c.boots < 1:
 		return fmt.Errorf("-boots %d: want a number of boots of each kernel >= 1 (3 or more for boots as samples)", c.boots)

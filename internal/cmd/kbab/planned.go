@@ -38,7 +38,7 @@ type plannedDesign struct {
 	// held counts, per row (import path, name), the boots of each side
 	// that hold it, over the first read finished boots (each read once).
 	read int
-	held map[[2]string]*[2]int
+	held map[[2]string][2]int
 	// pair is the go test runs of the boot pair under way.
 	pair []pkgRun
 }
@@ -105,7 +105,7 @@ func (p *plannedDesign) replan() error {
 		first = len(d.st.Boots) == d.design.PilotBoots()
 	}
 	if p.held == nil {
-		p.held = map[[2]string]*[2]int{}
+		p.held = map[[2]string][2]int{}
 	}
 	for ; p.read < len(d.st.Boots); p.read++ {
 		b := d.st.Boots[p.read]
@@ -119,21 +119,16 @@ func (p *plannedDesign) replan() error {
 		}
 		seen := map[[2]string]bool{}
 		for _, r := range f.Results {
-			k := [2]string{r.Config["pkg"], r.Name}
-			if p.held[k] == nil {
-				p.held[k] = &[2]int{}
-			}
-			if !seen[k] {
-				seen[k] = true
-				p.held[k][side]++
+			if k := [2]string{r.Config["pkg"], r.Name}; !seen[k] {
+				h := p.held[k]
+				h[side]++
+				p.held[k], seen[k] = h, true
 			}
 		}
 	}
 	d.design.Update(func(pkg, name string) int {
-		if h := p.held[[2]string{pkg, name}]; h != nil {
-			return min(h[0], h[1])
-		}
-		return 0
+		h := p.held[[2]string{pkg, name}]
+		return min(h[0], h[1])
 	})
 	return d.writePlan(first)
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/kbench/kbench/internal/abreport"
 	"github.com/kbench/kbench/internal/abstat"
@@ -32,12 +33,7 @@ type profiledDesign struct {
 func (p *profiledDesign) next(i int) (nextBoot, bool, error) {
 	d := p.d
 	if p.timed < 0 {
-		for _, r := range d.st.Boots {
-			if r.Profile > 0 {
-				p.timed = r.Boot - 1
-				break
-			}
-		}
+		p.timed = slices.IndexFunc(d.st.Boots, func(r bootRecord) bool { return r.Profile > 0 })
 	}
 	if p.timed < 0 {
 		if nb, ok, err := p.design.next(i); ok || err != nil {
