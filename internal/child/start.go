@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -81,7 +82,10 @@ type Proc struct {
 	endErr        string
 	waited        bool
 	waitErr       error
-	killed        bool // killed by this package, not by something else
+	killed        bool          // killed by this package, not by something else
+	mon           int           // the child's monitor thread while held (hold)
+	holding       chan struct{} // closed when hold is done trying
+	unhold        atomic.Bool   // hold stops trying
 	mu            sync.Mutex
 }
 
@@ -233,6 +237,7 @@ func (p *Proc) exitedWithin(d time.Duration) bool {
 	if p.waited {
 		return true
 	}
+	p.release() // a held thread's process is not reported exited
 	deadline := time.Now().Add(d)
 	for {
 		var info unix.Siginfo
@@ -285,6 +290,7 @@ func (p *Proc) Ready() error {
 	}
 	p.Tgid = m.Tgid
 	p.ready = m.D
+	p.hold(m.Mon)
 	return nil
 }
 
@@ -368,6 +374,7 @@ func (p *Proc) reap() {
 		return
 	}
 	p.waited = true
+	p.release()
 	p.waitErr = p.cmd.Wait()
 	p.ctl.Close()
 }
