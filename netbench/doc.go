@@ -132,17 +132,14 @@
 //
 // Differences from netperf 2.7 (src/nettest_omni.c, nettest_bsd.c):
 //   - Each flow process is a Go program: besides its loop thread, the
-//     runtime's monitor (sysmon) and idle threads. The monitor, which
-//     never parks while the loop holds the only P and would wake every
-//     10 ms, is held in a ptrace stop by the test binary from the flow's
-//     first ready to its end (internal/child), where the kernel lets a
-//     process trace its child; elsewhere it runs in SCHED_IDLE
-//     (thread.Solo). Each loop passes through the Go scheduler every
-//     9 ms (thread.Yielder), which in a solo process costs no switch;
-//     where the monitor runs, that keeps it from preempting the loop, and
-//     a loop that waits 10 ms in one call is preempted at its next
-//     function call, a handoff between threads, but without a signal
-//     (thread.SoloGODEBUG).
+//     runtime's monitor (sysmon), which wakes about a hundred times a
+//     second, and idle threads. The monitor runs in SCHED_IDLE
+//     (thread.Solo), on a CPU the flows leave idle. Each loop passes
+//     through the Go scheduler every 9 ms (thread.Yielder), without which
+//     the monitor would preempt it every 10 ms; in a solo process that
+//     costs no switch. A loop that waits 10 ms in one call is still
+//     preempted at its next function call, a handoff between threads,
+//     but without a signal (thread.SoloGODEBUG).
 //   - In mm=shared the flows are locked threads of the test binary, each
 //     with a private fd table, their blocking calls through the runtime,
 //     and GOMAXPROCS raised to 2*flows+2 during a run so that each

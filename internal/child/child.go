@@ -19,9 +19,7 @@
 // that threads of the test binary run. The child process exists for its
 // role, as a process of a C reference tool does, so it runs solo
 // (thread.Solo): one P, the loop's blocking calls raw, its yields without
-// a handoff between threads, and its runtime monitor thread held in a
-// ptrace stop by the parent from the child's first ready to its reaping
-// (hold). Extra files (socketpairs, pipes, a listening
+// a handoff between threads. Extra files (socketpairs, pipes, a listening
 // socket) are inherited as fd 4 onwards.
 //
 // Containment: every child is started with a parent-death signal
@@ -105,7 +103,6 @@ type msg struct {
 	Parent int             `json:"parent,omitempty"`
 	Pid    int             `json:"pid,omitempty"`
 	Tgid   int             `json:"tgid,omitempty"`
-	Mon    int             `json:"mon,omitempty"` // the runtime's monitor thread (thread.Monitor)
 	Err    string          `json:"err,omitempty"`
 	D      json.RawMessage `json:"d,omitempty"`
 }

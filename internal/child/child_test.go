@@ -69,7 +69,6 @@ type soloInfo struct {
 	Idle  []string // the system call (number) of each of its SCHED_IDLE threads
 	Debug string   // its GODEBUG
 	Echo  uint64
-	Mon   int // thread.Monitor
 }
 
 // soloResult is what a test-solo child did: rounds echoed, yields made.
@@ -106,7 +105,7 @@ var _ = child.Register("test-solo", func(c *child.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := c.Ready(soloInfo{Procs: runtime.GOMAXPROCS(0), Solo: thread.IsSolo(), Idle: idle, Debug: os.Getenv("GODEBUG"), Mon: thread.Monitor()}); err != nil {
+	if err := c.Ready(soloInfo{Procs: runtime.GOMAXPROCS(0), Solo: thread.IsSolo(), Idle: idle, Debug: os.Getenv("GODEBUG")}); err != nil {
 		return err
 	}
 	var buf [8]byte
@@ -413,7 +412,6 @@ func TestSolo(t *testing.T) {
 			t.Fatalf("round %d: echo %v (%d bytes, %v), want %v", i, got, n, err, buf)
 		}
 	}
-	checkHeld(t, p.Pid, info.Mon) // the child waits in a raw read
 	unix.Close(toChild[1])
 	var res soloResult
 	if err := p.Result(&res); err != nil {
@@ -427,85 +425,6 @@ func TestSolo(t *testing.T) {
 	if err := p.Wait(); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// checkHeld checks that the child's monitor thread mon comes to a ptrace
-// stop (Proc.Ready starts holding it; it is held once found asleep) where
-// this process may trace a child, within 5 s of the child's loop running.
-func checkHeld(t *testing.T, pid, mon int) {
-	t.Helper()
-	if mon == 0 {
-		t.Log("no monitor thread found in the child (no /proc syscall files): nothing held")
-		return
-	}
-	state := "?"
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/stat", pid, mon))
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, after, _ := strings.Cut(string(b), ") ")
-		if state = after[:1]; state == "t" {
-			return
-		}
-	}
-	if err := mayTrace(); err != nil {
-		t.Logf("monitor not held (state %s): this process may not trace a child: %v", state, err)
-		return
-	}
-	t.Errorf("child's monitor thread %d is in state %s after 5 s, want t (held in a ptrace stop)", mon, state)
-}
-
-// mayTrace tries to trace a child of its own, from a locked thread.
-func mayTrace() error {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	cmd := exec.Command("sleep", "10")
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	return unix.PtraceSeize(cmd.Process.Pid)
-}
-
-// TestKillHeld checks that a child whose monitor is held is killed and
-// reaped, leaving no process and no zombie thread.
-func TestKillHeld(t *testing.T) {
-	var toChild, fromChild [2]int
-	if err := unix.Pipe2(toChild[:], unix.O_CLOEXEC); err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Pipe2(fromChild[:], unix.O_CLOEXEC); err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(toChild[1])
-	defer unix.Close(fromChild[0])
-	p, err := child.Start(child.Spec{Role: "test-solo", Fds: []int{toChild[0], fromChild[1]}})
-	unix.Close(toChild[0])
-	unix.Close(fromChild[1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Ready(); err != nil {
-		p.Kill()
-		t.Fatal(err)
-	}
-	var info soloInfo
-	if err := p.Info(&info); err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Go(); err != nil {
-		t.Fatal(err)
-	}
-	checkHeld(t, p.Pid, info.Mon) // the child waits in a raw read
-	done := make(chan struct{})
-	go func() { p.Kill(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("Kill of a child with a held monitor did not return in 10 s")
-	}
-	noProcess(t, p.Pid)
 }
 
 // alive reports whether pid runs (a zombie does not).

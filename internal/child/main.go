@@ -69,7 +69,7 @@ func (c *Ctx) Ready(info any) error {
 		}
 		c.tgid = tgid
 	}
-	if err := c.send(msg{K: "ready", Pid: os.Getpid(), Tgid: c.tgid, Mon: thread.Monitor()}, info); err != nil {
+	if err := c.send(msg{K: "ready", Pid: os.Getpid(), Tgid: c.tgid}, info); err != nil {
 		return err
 	}
 	m, err := c.recv()

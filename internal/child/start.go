@@ -14,7 +14,6 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -82,10 +81,7 @@ type Proc struct {
 	endErr        string
 	waited        bool
 	waitErr       error
-	killed        bool          // killed by this package, not by something else
-	mon           int           // the child's monitor thread while held (hold)
-	holding       chan struct{} // closed when hold is done trying
-	unhold        atomic.Bool   // hold stops trying
+	killed        bool // killed by this package, not by something else
 	mu            sync.Mutex
 }
 
@@ -237,7 +233,6 @@ func (p *Proc) exitedWithin(d time.Duration) bool {
 	if p.waited {
 		return true
 	}
-	p.release() // a held thread's process is not reported exited
 	deadline := time.Now().Add(d)
 	for {
 		var info unix.Siginfo
@@ -290,7 +285,6 @@ func (p *Proc) Ready() error {
 	}
 	p.Tgid = m.Tgid
 	p.ready = m.D
-	p.hold(m.Mon)
 	return nil
 }
 
@@ -374,7 +368,6 @@ func (p *Proc) reap() {
 		return
 	}
 	p.waited = true
-	p.release()
 	p.waitErr = p.cmd.Wait()
 	p.ctl.Close()
 }

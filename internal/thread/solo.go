@@ -49,15 +49,6 @@ import (
 // kills the process (internal/child).
 var solo bool
 
-// monitor is a solo process's monitor thread (sysmon), once idleMonitor
-// found it; 0 before.
-var monitor int
-
-// Monitor returns the runtime's monitor thread of a solo process (the
-// tid Solo put in SCHED_IDLE), or 0 where Solo did not find it. The
-// parent holds it stopped while the process's loop runs (internal/child).
-func Monitor() int { return monitor }
-
 // Solo makes the calling process a solo process. Call it once, before the
 // loop's goroutine starts; it cannot be undone, so only a process that
 // exists for the loop (a child) may call it. Its error says only that
@@ -86,10 +77,7 @@ func Solo() error {
 // preempted by any workload thread that wakes there.
 //
 // sysmon is the thread asleep in nanosleep(2) (the runtime's usleep); the
-// runtime's idle threads wait in futexes. SCHED_IDLE does not stop its
-// wakeups, which still move loops between CPUs: where the kernel allows
-// it, the parent holds the thread stopped while the loop runs (Monitor,
-// internal/child's hold).
+// runtime's idle threads wait in futexes.
 func idleMonitor() error {
 	self, want := unix.Gettid(), fmt.Sprintf("%d ", unix.SYS_NANOSLEEP)
 	for range 1000 {
@@ -118,7 +106,6 @@ func idleMonitor() error {
 		}
 		if mon > 0 {
 			attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_IDLE}
-			monitor = mon
 			if err := unix.SchedSetAttr(mon, &attr, 0); err != nil {
 				return fmt.Errorf("thread: sched_setattr(%d, SCHED_IDLE) for the runtime's monitor thread: %v", mon, err)
 			}
