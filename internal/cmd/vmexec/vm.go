@@ -186,7 +186,7 @@ func (b *boot) stop() {
 	}
 	if b.con != nil {
 		waitFor(b.con.done, b.h.grace.qemuEnd)
-		_, _, longest := b.progress.get()
+		_, longest := b.progress.get()
 		fmt.Fprintf(b.h.log, "\n=== vmexec: the guest's longest silence (no byte on either port): %v, of -stall=%v\n", longest.Round(time.Millisecond), b.h.cfg.stall)
 	}
 	for _, f := range []*os.File{b.in, b.out, b.outW} {
@@ -233,7 +233,7 @@ func (b *boot) wait() bootResult {
 	for {
 		select {
 		case <-stall:
-			if since, _, _ := b.progress.get(); b.status == nil && since >= cfg.stall {
+			if since, _ := b.progress.get(); b.status == nil && since >= cfg.stall {
 				return b.froze()
 			}
 		case <-alive:
@@ -356,7 +356,10 @@ func (b *boot) ended() bootResult {
 		return b.fail(vmflags.ExitFailed, "%v", err)
 	}
 	waitFor(b.con.done, b.h.grace.qemuEnd)
-	con := b.con.state()
+	con, qe := b.con.state(), "QEMU ended (exit status 0)"
+	if b.waitErr != nil {
+		qe = "QEMU ended (" + b.waitErr.Error() + ")"
+	}
 	switch {
 	case b.status != nil && con.oopsAt != "":
 		// The binary's end came from a kernel that oopsed (a task it
@@ -368,32 +371,20 @@ func (b *boot) ended() bootResult {
 	case con.panicAt != "":
 		return b.fail(vmflags.ExitDied, "guest kernel panic: %s", con.panicAt)
 	case b.probe:
-		return bootResult{probeFailed: true, err: fmt.Errorf("QEMU ended (%s): %s", b.end(), lastLine(b.qemuErr.String()))}
+		q := strings.Split(strings.TrimSpace(b.qemuErr.String()), "\n")
+		return bootResult{probeFailed: true, err: fmt.Errorf("%s: %s", qe, q[len(q)-1])}
 	case !b.hello:
 		if con.aliveAt.IsZero() {
 			// Before the kernel's first line: QEMU's own failure.
-			return b.fail(vmflags.ExitQEMU, "QEMU ended (%s) before the kernel printed a line", b.end())
+			return b.fail(vmflags.ExitQEMU, "%s before the kernel printed a line", qe)
 		}
-		return b.fail(vmflags.ExitDied, "QEMU ended (%s) before the kernel reached init", b.end())
+		return b.fail(vmflags.ExitDied, "%s before the kernel reached init", qe)
 	}
-	return b.fail(vmflags.ExitDied, "QEMU ended (%s) while the test binary ran, with no exit status from the guest", b.end())
-}
-
-// end says how QEMU ended: "exit status 1", "signal: killed".
-func (b *boot) end() string {
-	if b.waitErr == nil {
-		return "exit status 0"
-	}
-	return b.waitErr.Error()
+	return b.fail(vmflags.ExitDied, "%s while the test binary ran, with no exit status from the guest", qe)
 }
 
 func (b *boot) interrupted(sig syscall.Signal) bootResult {
 	return bootResult{signal: sig, err: fmt.Errorf("interrupted by %v; the guest was killed", sig)}
-}
-
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return lines[len(lines)-1]
 }
 
 // readGuest copies the binary's output to vmexec's stdout and stderr and
@@ -504,12 +495,12 @@ func statusOf(err error) int {
 	return vmflags.ExitFailed
 }
 
-// progress is when a guest last sent a byte, on either port, and the
-// longest it stayed silent (logged, to size -stall by).
+// progress is when a guest last sent a byte, on either port (at first
+// the boot's start), and the longest it stayed silent (logged, to size
+// -stall by).
 type progress struct {
 	mu      sync.Mutex
-	last    time.Time // the last byte; at first the boot's start
-	reads   int       // reads that returned bytes
+	last    time.Time
 	longest time.Duration
 }
 
@@ -517,16 +508,14 @@ type progress struct {
 func (p *progress) mark() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	now := time.Now()
-	p.longest, p.reads, p.last = max(p.longest, now.Sub(p.last)), p.reads+1, now
+	p.longest, p.last = max(p.longest, time.Since(p.last)), time.Now()
 }
 
-// get says how long ago the last byte came (or the boot started), how
-// many reads returned bytes and the longest silence.
-func (p *progress) get() (since time.Duration, reads int, longest time.Duration) {
+// get says how long ago the last byte came and the longest silence.
+func (p *progress) get() (since, longest time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return time.Since(p.last), p.reads, p.longest
+	return time.Since(p.last), p.longest
 }
 
 // progressReader notes each read that returns bytes.
