@@ -271,7 +271,8 @@ func (h *host) makeInitramfs(facts []string) error {
 	if err == nil {
 		bin, err = filepath.Abs(bin)
 	}
-	if err != nil {
+	self, err2 := os.Executable()
+	if err = cmp.Or(err, err2); err != nil {
 		return err
 	}
 	spec, err := h.makeSpec(bin)
@@ -280,37 +281,20 @@ func (h *host) makeInitramfs(facts []string) error {
 	}
 	h.outputs = spec.Outputs
 	ir := newInitramfs()
-	self, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	if err := cmp.Or(ir.executable(self, "/init"), ir.executable(bin, bin)); err != nil {
-		return err
-	}
+	ir.executable(self, "/init")
+	ir.executable(bin, bin)
 	if root := treeRoot(spec.Dir); root != "" {
-		if err := ir.tree(root); err != nil {
-			return err
-		}
+		ir.tree(root)
 	}
-	tools := guestTools
-	if s := os.Getenv("KBENCH_REDIS_SERVER"); s != "" {
-		tools = append(tools, s)
-	}
-	for _, t := range tools {
-		var paths []string
-		if p, err := exec.LookPath(t); err == nil {
-			if p, err = filepath.Abs(p); err == nil {
-				paths = append(paths, p)
+	for _, t := range append(guestTools, os.Getenv("KBENCH_REDIS_SERVER")) {
+		if p, err := exec.LookPath(t); t != "" && err == nil {
+			if p, err = filepath.Abs(p); ir.fail(err) {
+				ir.executable(p, p)
 			}
 		}
 		// Scripts name /bin/sh, which usrmerge makes a link to /usr/bin.
-		if !strings.Contains(t, "/") && exists("/bin/"+t) {
-			paths = append(paths, "/bin/"+t)
-		}
-		for _, p := range paths {
-			if err := ir.executable(p, p); err != nil {
-				return fmt.Errorf("copying %s into the guest: %w", p, err)
-			}
+		if t != "" && !strings.Contains(t, "/") && exists("/bin/"+t) {
+			ir.executable("/bin/"+t, "/bin/"+t)
 		}
 	}
 	if dir, release := modulesFor(h.real); dir != "" && len(h.cfg.modules) > 0 {
@@ -320,11 +304,8 @@ func (h *host) makeInitramfs(facts []string) error {
 		}
 		for _, m := range mods {
 			rel, _ := filepath.Rel(dir, m)
-			guest := filepath.Join("/lib/modules", release, rel)
-			if err := ir.file(m, guest); err != nil {
-				return err
-			}
-			spec.Modules = append(spec.Modules, guest)
+			spec.Modules = append(spec.Modules, filepath.Join("/lib/modules", release, rel))
+			ir.file(m, spec.Modules[len(spec.Modules)-1])
 		}
 	} else if len(h.cfg.modules) > 0 {
 		facts = append(facts, "vm.modules: none loaded (no lib/modules/RELEASE beside "+h.cfg.kernel+")")
@@ -340,11 +321,8 @@ func (h *host) makeInitramfs(facts []string) error {
 	// The binary may create these, which as an unprivileged user it could
 	// not below the initramfs's root-owned directories.
 	for _, p := range []string{os.Getenv("KBENCH_PROFILE"), os.Getenv("GOCOVERDIR"), os.Getenv("HOME")} {
-		if p != "" && !filepath.IsAbs(p) {
-			p = filepath.Join(spec.Dir, p)
-		}
-		if p = filepath.Clean(p); p != "." && !ir.has(p) {
-			ir.dir(p, 0o755, spec.UID, spec.GID)
+		if p != "" && !ir.has(under(spec.Dir, p)) {
+			ir.dir(under(spec.Dir, p), 0o755, spec.UID, spec.GID)
 		}
 	}
 	ir.static("/etc/passwd", fmt.Sprintf("root:x:0:0:root:/root:/bin/sh\nu%d:x:%d:%d::%s:/bin/sh\n", spec.UID, spec.UID, spec.GID, os.Getenv("HOME")), 0o644)
@@ -353,18 +331,16 @@ func (h *host) makeInitramfs(facts []string) error {
 	facts = append(facts, fmt.Sprintf("vm.user: uid %d gid %d (vmexec's)", spec.UID, spec.GID))
 	ir.static("/"+fingerprint.VMFile, strings.Join(facts, "\n")+"\n", 0o644)
 	specJSON, err := json.Marshal(spec)
-	if err != nil {
-		return err
-	}
 	ir.static(specPath, string(specJSON), 0o644)
-
+	if ir.fail(err); ir.err != nil {
+		return ir.err
+	}
 	f, err := os.Create(h.initrd)
 	if err != nil {
 		return err
 	}
 	w := bufio.NewWriterSize(f, 1<<20)
-	err = cmp.Or(ir.write(w), w.Flush())
-	if err = cmp.Or(err, f.Close()); err != nil {
+	if err = cmp.Or(ir.write(w), w.Flush(), f.Close()); err != nil {
 		return err
 	}
 	fmt.Fprintf(h.log, "=== vmexec: initramfs %s: %d entries, %.1f MiB, %s\n", h.initrd, len(ir.recs), float64(ir.size)/(1<<20), time.Now().Format(time.RFC3339))
@@ -378,34 +354,30 @@ var profileFlags = []string{"cpuprofile", "memprofile", "blockprofile", "mutexpr
 // go test's profile files (relative ones are in -test.outputdir, else the
 // working directory), the KBENCH_PROFILE directory and GOCOVERDIR.
 func outputs(cwd string, args []string, getenv func(string) string) []string {
-	var outs []string
-	outdir := cwd
 	vals := map[string]string{}
 	for _, s := range args {
-		a := testflags.Parse(s)
-		if !a.Flag || !a.HasValue {
-			continue
+		if a := testflags.Parse(s); a.Flag && a.HasValue {
+			vals[a.Name] = a.Value
 		}
-		if a.Name == "outputdir" {
-			outdir = a.Value
-		}
-		vals[a.Name] = a.Value
 	}
-	abs := func(base, p string) string {
-		if filepath.IsAbs(p) {
-			return filepath.Clean(p)
-		}
-		return filepath.Join(base, p)
-	}
+	var outs []string
 	for _, f := range profileFlags {
 		if v := vals[f]; v != "" {
-			outs = append(outs, abs(abs(cwd, outdir), v))
+			outs = append(outs, under(under(cwd, vals["outputdir"]), v))
 		}
 	}
 	for _, env := range []string{"KBENCH_PROFILE", "GOCOVERDIR"} {
 		if v := getenv(env); v != "" {
-			outs = append(outs, abs(cwd, v))
+			outs = append(outs, under(cwd, v))
 		}
 	}
 	return outs
+}
+
+// under is path p, relative to dir when it is not absolute.
+func under(dir, p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(dir, p)
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -84,11 +85,7 @@ func listMatches(bin, pattern string, prefixes ...string) (found, ok bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "-test.list="+top)
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "KBENCH_PULSE=") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
+	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "KBENCH_PULSE=") })
 	out, err := cmd.Output()
 	// Other lines are a TestMain's own output, such as benchmain's fingerprint.
 	listed := regexp.MustCompile(`(?m)^(` + strings.Join(prefixes, "|") + `)[^ \t]*$`)
