@@ -17,7 +17,7 @@ import (
 // pin binds vCPU i's thread to the i-th CPU vmexec may run on (ktstr's
 // performance mode), when there are at least as many CPUs as vCPUs, and
 // says what it did for the fingerprint.
-func (h *host) pin(qemuPid int) string {
+func (h *host) pin() string {
 	if h.cfg.pin == "off" {
 		return "not pinned (-pin off)"
 	}

@@ -55,19 +55,20 @@ type runEnv struct {
 // run boots the guest and returns how the binary ended, or the signal
 // that interrupted vmexec.
 func run(cfg *config, env runEnv) (*exitStatus, syscall.Signal, error) {
-	if err := checkImage(cfg.kernel); err != nil {
+	err := checkImage(cfg.kernel)
+	if err != nil {
 		return nil, 0, err
 	}
 	h := &host{cfg: cfg, runEnv: env, image: cfg.kernel}
 	var u unix.Utsname
 	unix.Uname(&u)
 	h.kernel = unix.ByteSliceToString(u.Release[:]) + " " + unix.ByteSliceToString(u.Version[:])
-	var err error
-	if h.real, err = filepath.EvalSymlinks(cfg.kernel); err != nil {
-		return nil, 0, fmt.Errorf("-kernel: %v", err)
+	h.real, err = filepath.EvalSymlinks(cfg.kernel)
+	if err == nil {
+		h.digest, err = vmflags.ImageDigest(h.real)
 	}
-	if h.digest, err = vmflags.ImageDigest(cfg.kernel); err != nil {
-		return nil, 0, err
+	if err != nil {
+		return nil, 0, fmt.Errorf("-kernel: %v", err)
 	}
 	if h.qemu, err = exec.LookPath(cfg.qemu); err != nil {
 		return nil, 0, &failure{vmflags.ExitQEMU, fmt.Errorf("%s not found in PATH: install QEMU (Debian and Ubuntu: apt-get install qemu-system-x86; Fedora: dnf install qemu-system-x86)", cfg.qemu)}
@@ -209,6 +210,29 @@ func (h *host) facts() ([]string, error) {
 		"vm.host.kernel: " + h.kernel,
 		"vm.host.cpu: " + cpu,
 	}, nil
+}
+
+// specPath is where vmexec leaves the guest's init its instructions.
+const specPath = "/etc/kbench/vmexec.json"
+
+// guestSpec is what the init needs to run the binary as the host would.
+type guestSpec struct {
+	Path      string   `json:"path"` // the test binary, at its host path
+	Args      []string `json:"args"` // argv, Args[0] included
+	Env       []string `json:"env"`
+	Dir       string   `json:"dir"` // go test's package directory
+	UID       int      `json:"uid"`
+	GID       int      `json:"gid"`
+	Groups    []int    `json:"groups"`
+	Rlimits   []rlimit `json:"rlimits"`
+	Modules   []string `json:"modules"`    // to load, dependencies first, as initramfs paths
+	OneStream bool     `json:"one_stream"` // the host's stdout and stderr are one file: one pipe keeps their order
+	Outputs   []string `json:"outputs"`    // what the binary writes for the user, sent back after it ends
+}
+
+type rlimit struct {
+	Resource int `json:"resource"`
+	Cur, Max uint64
 }
 
 // guestTools are host programs the suite and its tests start, copied in

@@ -326,7 +326,7 @@ func (b *boot) sendStart() error {
 		line += " (the kernel's first console line at " + t.Sub(b.started).Round(time.Millisecond).String() + ")"
 	}
 	fmt.Fprintf(b.h.log, "\n=== %s\n", line)
-	payload, _ := json.Marshal([]string{b.fact, line, "vm.pinning: " + b.h.pin(b.cmd.Process.Pid)})
+	payload, _ := json.Marshal([]string{b.fact, line, "vm.pinning: " + b.h.pin()})
 	return b.fw.write(frameStart, payload)
 }
 
