@@ -124,7 +124,7 @@ func run(cfg *config, env runEnv) (*exitStatus, syscall.Signal, error) {
 		h.cacheAccel("kvm")
 	}
 	if res.signal != 0 {
-		fmt.Fprintf(h.stderr, "vmexec: %v\n", res.err)
+		fmt.Fprintf(h.stderr, "vmexec: interrupted by %v; the guest was killed\n", res.signal)
 		return nil, res.signal, nil
 	}
 	return res.status, 0, res.err

@@ -102,7 +102,7 @@ func (h *host) boot(accel, fact string, probe bool) bootResult {
 	// A signal that came while vmexec got ready: QEMU is not started.
 	select {
 	case s := <-h.signals:
-		return b.interrupted(s.(syscall.Signal))
+		return bootResult{signal: s.(syscall.Signal)}
 	default:
 	}
 	if err := b.start(); err != nil {
@@ -141,8 +141,7 @@ func (b *boot) start() error {
 
 	b.cmd = exec.Command(b.h.qemu, b.h.qemuArgs(b.accel)...)
 	b.cmd.ExtraFiles = []*os.File{conW}
-	b.cmd.Stdout = &b.qemuErr
-	b.cmd.Stderr = &b.qemuErr
+	b.cmd.Stdout, b.cmd.Stderr = &b.qemuErr, &b.qemuErr
 	// QEMU dies with vmexec, even by SIGKILL; its own process group keeps
 	// a terminal's Ctrl-C for vmexec, which tears it down.
 	b.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
@@ -262,9 +261,7 @@ func (b *boot) wait() bootResult {
 				}
 			}
 			if b.status != nil && powerOff == nil {
-				t := time.NewTimer(b.h.grace.powerOff)
-				defer t.Stop()
-				powerOff = t.C
+				powerOff = time.After(b.h.grace.powerOff)
 			}
 		case <-powerOff:
 			// The guest did not power off (no ACPI?): its work is done.
@@ -287,9 +284,8 @@ func (b *boot) wait() bootResult {
 				b.fw.write(frameSignal, []byte{byte(sig)})
 				continue
 			}
-			b.kill()
 			b.finish()
-			return b.interrupted(sig)
+			return bootResult{signal: sig}
 		case <-b.exited:
 			return b.ended()
 		}
@@ -309,11 +305,9 @@ func (b *boot) take(f frame) error {
 		if b.status != nil {
 			return f.errorAt(fromGuest, "one exit frame", nil)
 		}
-		st, err := decodeExit(f)
-		if err != nil {
-			return err
-		}
-		b.status = st
+		var err error
+		b.status, err = decodeExit(f)
+		return err
 	}
 	return nil
 }
@@ -381,10 +375,6 @@ func (b *boot) ended() bootResult {
 		return b.fail(vmflags.ExitDied, "%s before the kernel reached init", qe)
 	}
 	return b.fail(vmflags.ExitDied, "%s while the test binary ran, with no exit status from the guest", qe)
-}
-
-func (b *boot) interrupted(sig syscall.Signal) bootResult {
-	return bootResult{signal: sig, err: fmt.Errorf("interrupted by %v; the guest was killed", sig)}
 }
 
 // readGuest copies the binary's output to vmexec's stdout and stderr and
