@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -45,7 +46,7 @@ func (h *host) qemuArgs(accel string) []string {
 		"-smp", strconv.Itoa(h.cfg.smp), "-m", h.cfg.memory,
 		"-kernel", h.image, "-initrd", h.initrd, "-append", h.cmdline(accel),
 		"-chardev", "file,id=con,path=/proc/self/fd/3", "-serial", "chardev:con",
-		"-chardev", "pipe,id=data,path=" + filepath.Join(h.tmp, "data"), "-serial", "chardev:data",
+		"-chardev", "socket,id=data,fd=4", "-serial", "chardev:data",
 		"-qmp", "unix:" + h.qmpPath() + ",server=on,wait=off",
 	}
 	if accel == "kvm" {
@@ -79,9 +80,7 @@ type boot struct {
 	started time.Time
 	qemuErr bytes.Buffer // what QEMU printed
 	con     *console
-	in      *os.File // the data port from the host (FIFO data.in, held read-write)
-	out     *os.File // the data port from the guest (FIFO data.out, read end)
-	outW    *os.File // a write end of data.out until QEMU has ended, so reads wait rather than end
+	data    net.Conn // the data port: a socket pair whose other end is QEMU's fd 4
 	fw      *frameWriter
 	frames  chan frame    // the guest's hello and exit frames; closed when the reader stops
 	readErr error         // why the reader stopped, once frames is closed
@@ -113,25 +112,18 @@ func (h *host) boot(accel, fact string, probe bool) bootResult {
 	return b.wait()
 }
 
-// start makes the data port's FIFOs and the console pipe and starts QEMU
-// and the goroutines that read what it writes.
+// start makes the data port and the console pipe and starts QEMU and
+// the goroutines that read what it writes.
 func (b *boot) start() error {
-	data := filepath.Join(b.h.tmp, "data")
-	for _, p := range []string{data + ".in", data + ".out"} {
-		os.Remove(p)
-		if err := unix.Mkfifo(p, 0o600); err != nil {
-			return fmt.Errorf("the data port: mkfifo %s: %v", p, err)
-		}
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("the data port: %v", err)
 	}
-	var err error
-	for _, o := range []struct {
-		f    **os.File
-		path string
-		flag int
-	}{{&b.in, ".in", os.O_RDWR}, {&b.out, ".out", os.O_RDONLY | syscall.O_NONBLOCK}, {&b.outW, ".out", os.O_WRONLY}} {
-		if *o.f, err = os.OpenFile(data+o.path, o.flag, 0); err != nil {
-			return fmt.Errorf("the data port: %v", err)
-		}
+	mine, qemuData := os.NewFile(uintptr(fds[0]), "data"), os.NewFile(uintptr(fds[1]), "data")
+	defer qemuData.Close()
+	b.data, err = net.FileConn(mine) // a dup, with deadlines
+	if mine.Close(); err != nil {
+		return fmt.Errorf("the data port: %v", err)
 	}
 	conR, conW, err := os.Pipe()
 	if err != nil {
@@ -140,7 +132,7 @@ func (b *boot) start() error {
 	os.Remove(b.h.qmpPath())
 
 	b.cmd = exec.Command(b.h.qemu, b.h.qemuArgs(b.accel)...)
-	b.cmd.ExtraFiles = []*os.File{conW}
+	b.cmd.ExtraFiles = []*os.File{conW, qemuData}
 	b.cmd.Stdout, b.cmd.Stderr = &b.qemuErr, &b.qemuErr
 	// QEMU dies with vmexec, even by SIGKILL; its own process group keeps
 	// a terminal's Ctrl-C for vmexec, which tears it down.
@@ -166,10 +158,10 @@ func (b *boot) start() error {
 	}()
 	b.frames = make(chan frame, 4)
 	go func() {
-		b.readErr = b.h.readGuest(progressReader{b.out, &b.progress}, func(f frame) { b.frames <- f })
+		b.readErr = b.h.readGuest(progressReader{b.data, &b.progress}, func(f frame) { b.frames <- f })
 		close(b.frames)
 	}()
-	b.fw = &frameWriter{w: b.in}
+	b.fw = &frameWriter{w: b.data}
 	return nil
 }
 
@@ -179,7 +171,7 @@ func (b *boot) stop() {
 		b.kill()
 	}
 	if b.frames != nil {
-		b.out.SetReadDeadline(time.Now())
+		b.data.SetReadDeadline(time.Now())
 		for range b.frames {
 		}
 	}
@@ -188,10 +180,8 @@ func (b *boot) stop() {
 		_, longest := b.progress.get()
 		fmt.Fprintf(b.h.log, "\n=== vmexec: the guest's longest silence (no byte on either port): %v, of -stall=%v\n", longest.Round(time.Millisecond), b.h.cfg.stall)
 	}
-	for _, f := range []*os.File{b.in, b.out, b.outW} {
-		if f != nil {
-			f.Close()
-		}
+	if b.data != nil {
+		b.data.Close()
 	}
 }
 
@@ -244,9 +234,10 @@ func (b *boot) wait() bootResult {
 			}
 		case f, ok := <-frames:
 			if !ok {
-				// Only a corrupt stream ends the reader while QEMU runs.
+				// The stream ends, or is cut, when QEMU ends (b.exited
+				// follows); else it is corrupt.
 				frames = nil
-				if b.status == nil {
+				if b.status == nil && !errors.Is(b.readErr, io.EOF) && !errors.Is(b.readErr, io.ErrUnexpectedEOF) {
 					return b.fail(vmflags.ExitFailed, "%v", b.readErr)
 				}
 				continue
@@ -328,12 +319,8 @@ func (b *boot) sendStart() error {
 // it first, if it still runs) and stops the reader; it returns the first
 // bad frame among them.
 func (b *boot) finish() error {
-	b.kill()
-	// QEMU's write end is closed; once vmexec's own is, the reader gets
-	// the rest and then the end of the stream.
-	b.outW.Close()
-	b.outW = nil
-	deadline := time.AfterFunc(b.h.grace.qemuEnd, func() { b.out.SetReadDeadline(time.Now()) })
+	b.kill() // with QEMU's end of the data port closed, the reader gets the rest, then EOF
+	deadline := time.AfterFunc(b.h.grace.qemuEnd, func() { b.data.SetReadDeadline(time.Now()) })
 	defer deadline.Stop()
 	var first error
 	for f := range b.frames {
