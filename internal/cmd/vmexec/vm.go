@@ -168,12 +168,7 @@ func (b *boot) start() error {
 // stop ends QEMU and the readers and closes the boot's files.
 func (b *boot) stop() {
 	if b.exited != nil {
-		b.kill()
-	}
-	if b.frames != nil {
-		b.data.SetReadDeadline(time.Now())
-		for range b.frames {
-		}
+		b.finish() // QEMU ended, the reader stopped
 	}
 	if b.con != nil {
 		waitFor(b.con.done, b.h.grace.qemuEnd)
