@@ -30,17 +30,18 @@ import (
 type host struct {
 	cfg *config
 	runEnv
-	qemu    string   // QEMU's path
-	tmp     string   // the run's scratch directory
-	initrd  string   // the guest's root
-	real    string   // -kernel with its links followed: its config, modules and System.map lie beside it
-	digest  string   // the image's SHA-256 (vmflags.ImageDigest)
-	kernel  string   // the host's kernel release and version
-	image   string   // what QEMU boots: -kernel, or its vmlinux (PVH)
-	outputs []string // what the binary writes for the user, sent back
-	log     io.Writer
-	logPath string // the console log
-	keepLog bool   // a boot failed: keep the log and name it
+	qemu       string   // QEMU's path
+	tmp        string   // the run's scratch directory
+	initrd     string   // the guest's root
+	real       string   // -kernel with its links followed: its config, modules and System.map lie beside it
+	digest     string   // the image's SHA-256 (vmflags.ImageDigest)
+	kernel     string   // the host's kernel release and version
+	image      string   // what QEMU boots: -kernel, or its vmlinux (PVH)
+	accelCache string   // -accel auto's verdict (chooseAccel)
+	outputs    []string // what the binary writes for the user, sent back
+	log        io.Writer
+	logPath    string // the console log
+	keepLog    bool   // a boot failed: keep the log and name it
 }
 
 // runEnv is what a run uses besides its flags; main gives the process's
@@ -159,32 +160,26 @@ func (h *host) chooseAccel() (accel, fact string, probe bool) {
 		return h.tcg(err.Error())
 	}
 	f.Close()
-	b, _ := os.ReadFile(h.accelCachePath())
+	// -accel auto remembers whether KVM boots an image on this host ("kvm"
+	// or "tcg: REASON"), keyed by the image's hash, the host's kernel and
+	// QEMU (in the run's scratch directory where there is no cache).
+	sum := sha256.Sum256(fmt.Appendf(nil, "%s\x00%s\x00%s", h.digest, h.kernel, h.qemu))
+	h.accelCache = filepath.Join(cacheDir(h.tmp), "accel-"+hex.EncodeToString(sum[:12]))
+	b, _ := os.ReadFile(h.accelCache)
 	v := strings.TrimSpace(string(b))
 	if reason, ok := strings.CutPrefix(v, "tcg: "); ok {
 		// The probing run's fact and warning, so that runs compare.
-		fmt.Fprintf(h.log, "=== vmexec: the accelerator choice cached in %s: %s\n", h.accelCachePath(), v)
+		fmt.Fprintf(h.log, "=== vmexec: the accelerator choice cached in %s: %s\n", h.accelCache, v)
 		return h.tcg(reason)
 	}
 	return "kvm", "vm.accel: kvm (-accel auto), -cpu host", v != "kvm"
 }
 
-// accelCachePath is where -accel auto remembers whether KVM boots an image
-// on this host ("kvm" or "tcg: REASON"): keyed by the image's hash, the
-// host's kernel and QEMU.
-func (h *host) accelCachePath() string {
-	sum := sha256.Sum256(fmt.Appendf(nil, "%s\x00%s\x00%s", h.digest, h.kernel, h.qemu))
-	if dir := cacheDir(""); dir != "" {
-		return filepath.Join(dir, "accel-"+hex.EncodeToString(sum[:])[:24])
-	}
-	return ""
-}
-
 // cacheAccel remembers -accel auto's choice; a cache that cannot be
 // written costs only the next run a probe.
 func (h *host) cacheAccel(v string) {
-	if p := h.accelCachePath(); p != "" && os.MkdirAll(filepath.Dir(p), 0o755) == nil {
-		os.WriteFile(p, []byte(v+"\n"), 0o644)
+	if os.MkdirAll(filepath.Dir(h.accelCache), 0o755) == nil {
+		os.WriteFile(h.accelCache, []byte(v+"\n"), 0o644)
 	}
 }
 
