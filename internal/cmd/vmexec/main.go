@@ -38,7 +38,12 @@ func main() {
 		}
 		os.Exit(vmflags.ExitFlags)
 	}
-	if skipBoot(cfg) { // skipboot.go: no guest for a binary with nothing to run
+	// No guest for a binary with nothing to run (docs/vms.md, "Nothing to
+	// run, no boot"), when -kernel is a kernel image (a bad one is the
+	// boot's to report): what the binary would print then.
+	if stdout, stderr, nothing := nothingToRun(cfg.args); nothing && checkImage(cfg.kernel) == nil {
+		os.Stderr.WriteString(stderr)
+		os.Stdout.WriteString(stdout)
 		os.Exit(0)
 	}
 	// SIGINT, SIGTERM and SIGHUP end the guest, then vmexec by the same

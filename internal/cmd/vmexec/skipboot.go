@@ -15,19 +15,6 @@ import (
 	"github.com/kbench/kbench/internal/testflags"
 )
 
-// skipBoot prints what the binary prints when it has nothing to run, and
-// says so, when nothingToRun finds that (docs/vms.md, "Nothing to run, no
-// boot") and -kernel is a kernel image (a bad one is the boot's to report).
-func skipBoot(cfg *config) bool {
-	stdout, stderr, nothing := nothingToRun(cfg.args)
-	if !nothing || checkImage(cfg.kernel) != nil {
-		return false
-	}
-	os.Stderr.WriteString(stderr)
-	os.Stdout.WriteString(stdout)
-	return true
-}
-
 // nothingToRun reports whether the test binary args[0] would run
 // nothing with args[1:], and then what it would print on stdout and
 // stderr.
