@@ -476,13 +476,6 @@ type progress struct {
 	longest time.Duration
 }
 
-// mark notes a read that returned bytes.
-func (p *progress) mark() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.longest, p.last = max(p.longest, time.Since(p.last)), time.Now()
-}
-
 // get says how long ago the last byte came and the longest silence.
 func (p *progress) get() (since, longest time.Duration) {
 	p.mu.Lock()
@@ -498,8 +491,10 @@ type progressReader struct {
 
 func (pr progressReader) Read(b []byte) (int, error) {
 	n, err := pr.Reader.Read(b)
-	if n > 0 {
-		pr.p.mark()
+	if p := pr.p; n > 0 {
+		p.mu.Lock()
+		p.longest, p.last = max(p.longest, time.Since(p.last)), time.Now()
+		p.mu.Unlock()
 	}
 	return n, err
 }
