@@ -14,10 +14,9 @@ import (
 
 // PlanFiles plans a run from a pilot already run (kbcompare -plan): two
 // result files, A's boots and B's, or one whose boots, taken in turn,
-// stand for both sides of an A/A pilot. The design is kbab -target's
-// with the pilot the boots a side the files hold, at their -count, and
-// each package's boot cost from the first file (bootCost, where > 0, in
-// its place); Seconds counts the pilot's boots too.
+// stand for both sides of an A/A pilot, at their -count, with each
+// package's boot cost from the first file (bootCost, where > 0, in its
+// place).
 func PlanFiles(opts Options, bootCost float64, paths ...string) (*Design, error) {
 	if len(paths) < 1 || len(paths) > 2 {
 		return nil, fmt.Errorf("a plan reads one pilot file or two, not %d", len(paths))

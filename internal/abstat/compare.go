@@ -201,7 +201,22 @@ func Compare(oldPath, newPath string, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	return CompareFiles(files, units, opts), nil
+	return compareFiles(files, units, opts), nil
+}
+
+// compareFiles compares two files as read.
+func compareFiles(files []*abfile.File, units benchfmt.UnitMetadataMap, opts Options) *Report {
+	r := &Report{Old: files[0].Path, New: files[1].Path, Opts: opts, units: units}
+	for side, f := range files {
+		r.Boots[side], r.Pulses[side] = len(f.Boots), f.Pulses
+	}
+	r.BootMode = r.Boots[0] >= MinBoots && r.Boots[1] >= MinBoots
+	r.setup(files)
+	r.group(files)
+	r.outcomes(files)
+	r.attribute()
+	r.Judge()
+	return r
 }
 
 // Grouped is the rows of files as read, grouped into tables with their
@@ -210,23 +225,6 @@ func Compare(oldPath, newPath string, opts Options) (*Report, error) {
 func Grouped(files []*abfile.File, units benchfmt.UnitMetadataMap) *Report {
 	r := &Report{units: units}
 	r.group(files)
-	return r
-}
-
-// CompareFiles compares two files as read (abfile.ReadData of what a
-// run holds so far: kbab's pilot).
-func CompareFiles(files []*abfile.File, units benchfmt.UnitMetadataMap, opts Options) *Report {
-	r := &Report{Old: files[0].Path, New: files[1].Path, Opts: opts, units: units}
-	for side, f := range files {
-		r.Boots[side] = len(f.Boots)
-		r.Pulses[side] = f.Pulses
-	}
-	r.BootMode = r.Boots[0] >= MinBoots && r.Boots[1] >= MinBoots
-	r.setup(files)
-	r.group(files)
-	r.outcomes(files)
-	r.attribute()
-	r.Judge()
 	return r
 }
 
