@@ -36,7 +36,7 @@ func TestPairedRule(t *testing.T) {
 		for i := range n {
 			diff += b[i] - a[i]
 		}
-		return r.P(r.T(diff/float64(n), s0sq, n)), n
+		return r.P(diff/float64(n), s0sq, n), n
 	}
 	var alarms, power int
 	for range runs {

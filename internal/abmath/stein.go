@@ -57,23 +57,22 @@ func (r Rule) Boots(s0sq float64) int {
 	return max(r.N0, int(n))
 }
 
-// T is the statistic of a difference of means diff (B - A) over n boots
-// a side, with the pilot's variance s0sq.
-func (r Rule) T(diff, s0sq float64, n int) float64 {
+// P is the two-sided p of a difference of means diff (B - A) over n
+// boots a side with the pilot's variance s0sq: T = diff / (s0 √(2/n))
+// against Student's t on df0; ±Inf, p 0, where s0 is 0 and diff not;
+// NaN where there is no statistic.
+func (r Rule) P(diff, s0sq float64, n int) float64 {
 	se := math.Sqrt(s0sq * 2 / float64(n))
+	t := math.NaN()
 	switch {
 	case math.IsNaN(diff) || math.IsNaN(se):
-		return math.NaN() // no statistic, and no verdict from one
 	case se > 0:
-		return diff / se
+		t = diff / se
 	case diff == 0:
+		t = 0
+	default:
 		return 0
 	}
-	return math.Copysign(math.Inf(1), diff)
-}
-
-// P is the two-sided p of statistic t against Student's t on df0.
-func (r Rule) P(t float64) float64 {
 	if math.IsInf(t, 0) {
 		return 0
 	}

@@ -405,7 +405,7 @@ func (d *Design) Test(r Row) abstat.DesignTest {
 	}
 	diff := m[1] - m[0]
 	res.Decided, res.Boots = true, n
-	res.P = rp.Rule.P(rp.Rule.T(diff, rp.S0sq, n))
+	res.P = rp.Rule.P(diff, rp.S0sq, n)
 	half := rp.Rule.Half(rp.S0sq, n, abmath.Confidence)
 	res.Change = rp.Scale.Change(diff, rp.center)
 	res.Lo, res.Hi = rp.Scale.Change(diff-half, rp.center), rp.Scale.Change(diff+half, rp.center)

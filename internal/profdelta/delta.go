@@ -142,9 +142,7 @@ func Compute(old, new []Boot, o Options) (*Delta, error) {
 	if o.AllFrames {
 		frame = func(*profile.Location) bool { return true }
 	}
-	// sides[side] are the boots with samples.
-	var sides [2][]bootSums
-	var ops [2][]int64
+	var sides [2][]bootSums // the boots with samples
 	for side, boots := range [2][]Boot{old, new} {
 		for _, b := range boots {
 			bs := bootSums{form: [2]map[string]int64{{}, {}}}
@@ -173,7 +171,7 @@ func Compute(old, new []Boot, o Options) (*Delta, error) {
 				d.By = ByShare
 			}
 			sides[side] = append(sides[side], bs)
-			ops[side] = append(ops[side], bs.ops)
+			d.Ops[side] = append(d.Ops[side], bs.ops)
 			d.Boots[side] = append(d.Boots[side], b.ID)
 			d.Samples[side] = append(d.Samples[side], bs.samples)
 		}
@@ -185,8 +183,8 @@ func Compute(old, new []Boot, o Options) (*Delta, error) {
 			return nil, fmt.Errorf("the %s side has no profile with samples%s (%d boots)", [2]string{"old", "new"}[side], of, len(boots))
 		}
 	}
-	if d.By == ByPerOp {
-		d.Ops = ops
+	if d.By == ByShare {
+		d.Ops = [2][]int64{}
 	}
 	for form, list := range []*[]Func{&d.Self, &d.Children} {
 		names := map[string]bool{}

@@ -151,7 +151,7 @@ func (p pairedTest) TestRow(t *abstat.Table, row *abstat.Row) (abstat.DesignTest
 	mb, _ := abmath.MeanVar(b)
 	diff, half := mb-ma, r.Half(s0sq, n, abmath.Confidence)
 	res.Decided, res.Boots, res.Need = true, n, n
-	res.P = r.P(r.T(diff, s0sq, n))
+	res.P = r.P(diff, s0sq, n)
 	res.Change, res.Lo, res.Hi = row.Scale.Change(diff, ma), row.Scale.Change(diff-half, ma), row.Scale.Change(diff+half, ma)
 	res.MDE = row.Scale.Change(r.MDE(s0sq, n), ma)
 	return res, true
