@@ -12,9 +12,8 @@ import (
 // Confidence is benchstat's confidence level for ranges and intervals.
 const Confidence = 0.95
 
-// BootInterval is the center of boot medians v on scale sc (the mean
-// there, mapped back: a geometric mean with logs) and its Confidence t
-// interval; the ends are NaN for fewer than two boots.
+// BootInterval is the center of boot medians v on scale sc (a geometric
+// mean with logs) and its Confidence t interval (NaN for one boot).
 func BootInterval(v []float64, sc Scale) (c, lo, hi float64) {
 	m, vr := MeanVar(sc.ToAll(v))
 	if len(v) < 2 {

@@ -26,7 +26,7 @@ func TestPairedRule(t *testing.T) {
 			x, y := pair()
 			a, b = append(a, x), append(b, y)
 		}
-		s0sq := PairedS0sq(a, b)
+		s0sq := r.S0sq(a, b)
 		n = r.Boots(s0sq)
 		for len(a) < n {
 			x, y := pair()

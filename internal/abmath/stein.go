@@ -25,7 +25,7 @@ type Rule struct {
 	// N0 is the pilot's boots a side, MaxBoots the most a row may have.
 	N0, MaxBoots int
 	// Paired is the rule of pairs of an A and a B boot at once (a duet):
-	// s0² is PairedS0sq's, on N0-1 degrees of freedom.
+	// s0² is that of the pairs' differences, on N0-1 degrees of freedom.
 	Paired bool
 }
 
@@ -146,15 +146,26 @@ var grids = memo[int, []point]{f: func(df int) []point {
 	return g
 }}
 
-// PairedS0sq is the s0² of a paired Rule from pairs a[i], b[i] on the
-// scale: half the sample variance of b[i]-a[i], so that s0 √(2/n) is
-// the paired t-test's standard error and every formula of Rule holds
+// S0sq is the rule's s0² from A's and B's pilot boot medians a, b on
+// the scale: their pooled variance on DF, or for a Paired rule half the
+// sample variance of the pairs' differences b[i]-a[i], so that s0 √(2/n)
+// is the paired t-test's standard error and every formula of Rule holds
 // for pairs on DF n-1.
-func PairedS0sq(a, b []float64) float64 {
-	d := make([]float64, min(len(a), len(b)))
-	for i := range d {
-		d[i] = b[i] - a[i]
+func (r Rule) S0sq(a, b []float64) float64 {
+	if r.Paired {
+		d := make([]float64, min(len(a), len(b)))
+		for i := range d {
+			d[i] = b[i] - a[i]
+		}
+		_, v := MeanVar(d)
+		return v / 2
 	}
-	_, v := MeanVar(d)
-	return v / 2
+	var ss float64
+	for _, v := range [][]float64{a, b} {
+		m, _ := MeanVar(v)
+		for _, x := range v {
+			ss += (x - m) * (x - m)
+		}
+	}
+	return ss / float64(r.DF())
 }

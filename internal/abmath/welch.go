@@ -10,11 +10,10 @@ import (
 	"github.com/aclements/go-moremath/stats"
 )
 
-// Welch is Welch's unequal-variances t-test (go-moremath's) of b against
-// a: the t statistic (b minus a), the Welch-Satterthwaite degrees of
-// freedom and the two-sided p-value. Where both samples have no spread,
-// which the library refuses, the means decide: equal, p is 1; apart, 0;
-// the degrees of freedom are then n1+n2-2, what the test would have had.
+// Welch is Welch's t-test (go-moremath's) of b against a: t (b minus
+// a), the degrees of freedom and the two-sided p. Where neither sample
+// has a spread, which the library refuses, the means decide (p 1 where
+// equal, else 0) on n1+n2-2 degrees of freedom.
 func Welch(a, b []float64) (t, df, p float64) {
 	r, err := stats.TwoSampleWelchTTest(stats.Sample{Xs: b}, stats.Sample{Xs: a}, stats.LocationDiffers)
 	if errors.Is(err, stats.ErrZeroVariance) {

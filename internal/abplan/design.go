@@ -31,7 +31,7 @@ type Options struct {
 	// costs (Plan).
 	Budget float64
 	// Paired plans pairs of boots run at once (kbab -duet), s0² from
-	// their differences (abmath.PairedS0sq).
+	// their differences (abmath.Rule.S0sq).
 	Paired bool
 }
 
@@ -72,14 +72,10 @@ type Row struct {
 type Status string
 
 const (
-	// Running: the row runs until it holds its planned boots.
-	Running Status = "running"
-	// OutOfReach: the rule asks more than MaxBoots boots a side.
-	OutOfReach Status = "out of reach"
-	// OverBudget: the row's boots do not fit the budget.
-	OverBudget Status = "over budget"
-	// NoPilot: the row lacks pilot boots on a side, so the rule has no s0.
-	NoPilot Status = "no pilot"
+	Running    Status = "running"      // until it holds its planned boots
+	OutOfReach Status = "out of reach" // the rule asks more than MaxBoots
+	OverBudget Status = "over budget"  // its boots do not fit the budget
+	NoPilot    Status = "no pilot"     // it lacks pilot boots on a side
 )
 
 // Design is a planned run: the pilot, then the boots Stein's rule gives
@@ -185,21 +181,9 @@ func (d *Design) planRow(r Row) *DesignRow {
 		return rp
 	}
 	rp.Scale = scaleOf(pilot)
-	var ss float64
-	for s := range 2 {
-		v := rp.Scale.ToAll(pilot[s])
-		m, _ := abmath.MeanVar(v)
-		if s == 0 {
-			rp.center = m
-		}
-		for _, x := range v {
-			ss += (x - m) * (x - m)
-		}
-	}
-	rp.S0sq = ss / float64(rp.Rule.DF())
-	if o.Paired {
-		rp.S0sq = abmath.PairedS0sq(rp.Scale.ToAll(pilot[0]), rp.Scale.ToAll(pilot[1]))
-	}
+	a, b := rp.Scale.ToAll(pilot[0]), rp.Scale.ToAll(pilot[1])
+	rp.center, _ = abmath.MeanVar(a)
+	rp.S0sq = rp.Rule.S0sq(a, b)
 	rp.Rule.Shift = rp.Scale.Shift(o.Target, rp.center)
 	rp.Rule.Threshold = rp.Scale.Shift(o.Threshold, rp.center)
 	rp.Need = rp.Rule.Boots(rp.S0sq)

@@ -49,7 +49,7 @@ const (
 	// lacks it skipped it.
 	Failed  Verdict = "FAILED"
 	Skipped Verdict = "skipped"
-	// Underpowered: "~", but its mde is larger than the threshold.
+	// Underpowered: "~", but its mde is larger than the goal (goal).
 	Underpowered Verdict = "underpowered"
 	// Undecided: no verdict, with boots as samples, for a row whose
 	// boots are fewer than MinBoots a side or than its design planned;

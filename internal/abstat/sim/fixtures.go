@@ -85,7 +85,7 @@ func BootFiles(prefix string, boots []string, scales []float64) []BootFile {
 }
 
 // Assemble concatenates runs into one result file, as `tee -a` across
-// boots would, with each run's boot id (and samples) edited.
+// boots would.
 func Assemble(t testing.TB, name string, runs ...BootFile) string {
 	t.Helper()
 	var b strings.Builder

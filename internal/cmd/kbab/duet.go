@@ -146,7 +146,7 @@ func (p pairedTest) TestRow(t *abstat.Table, row *abstat.Row) (abstat.DesignTest
 	n := old.Boots()
 	a, b := row.Scale.ToAll(old.Medians()), row.Scale.ToAll(new.Medians())
 	r := abmath.Rule{Level: p.alpha, Power: abmath.TargetPower, N0: n, MaxBoots: n, Paired: true}
-	s0sq := abmath.PairedS0sq(a, b)
+	s0sq := r.S0sq(a, b)
 	ma, _ := abmath.MeanVar(a)
 	mb, _ := abmath.MeanVar(b)
 	diff, half := mb-ma, r.Half(s0sq, n, abmath.Confidence)
