@@ -387,13 +387,10 @@ func (d *Design) Test(r Row) abstat.DesignTest {
 	for s := range 2 {
 		m[s], _ = abmath.MeanVar(rp.Scale.ToAll(r.Medians[s][:n]))
 	}
-	diff := m[1] - m[0]
-	res.Decided, res.Boots = true, n
-	res.P = rp.Rule.P(diff, rp.S0sq, n)
-	half := rp.Rule.Half(rp.S0sq, n, abmath.Confidence)
-	res.Change = rp.Scale.Change(diff, rp.center)
-	res.Lo, res.Hi = rp.Scale.Change(diff-half, rp.center), rp.Scale.Change(diff+half, rp.center)
-	res.MDE = rp.Scale.Change(rp.Rule.MDE(rp.S0sq, n), rp.center)
+	diff, half := m[1]-m[0], rp.Rule.Half(rp.S0sq, n, abmath.Confidence)
+	rel := func(d float64) float64 { return rp.Scale.Change(d, rp.center) }
+	res.Decided, res.Boots, res.P = true, n, rp.Rule.P(diff, rp.S0sq, n)
+	res.Change, res.Lo, res.Hi, res.MDE = rel(diff), rel(diff-half), rel(diff+half), rel(rp.Rule.MDE(rp.S0sq, n))
 	return res
 }
 

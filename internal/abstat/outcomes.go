@@ -88,14 +88,12 @@ func (r *Report) outcomes(files []*abfile.File) {
 		}
 		failedPkg := map[string]abfile.Outcome{}
 		for _, o := range f.Outcomes {
-			if _, ok := failedPkg[path.Base(o.Pkg)]; o.Kind == abfile.BinaryFailed && !ok {
-				failedPkg[path.Base(o.Pkg)] = o
-			}
 			if o.Kind == abfile.BinaryFailed {
+				if _, ok := failedPkg[path.Base(o.Pkg)]; !ok {
+					failedPkg[path.Base(o.Pkg)] = o
+				}
 				r.Problems = append(r.Problems, *of(o))
 			}
-		}
-		for _, o := range f.Outcomes {
 			if o.Kind != abfile.Skipped {
 				continue
 			}
