@@ -26,8 +26,8 @@ type SeriesRun struct {
 	List    string
 	Boots   int
 	Kernels []Kernel
-	// Pictures, where set, is the index of the series' pictures,
-	// relative to the run's directory.
+	// Pictures, where set, is the directory of the series' pictures,
+	// relative to the run's.
 	Pictures string
 }
 
@@ -45,7 +45,7 @@ func WriteSeriesRun(w io.Writer, rep *SeriesReport, run SeriesRun) error {
 		return err
 	}
 	if run.Pictures != "" {
-		_, err := fmt.Fprintf(w, "\npictures: %s (a .png and .svg per row, the changed rows first)\n", run.Pictures)
+		_, err := fmt.Fprintf(w, "\npictures: %s (an .svg per row, its caption its title, the changed rows first)\n", run.Pictures)
 		return err
 	}
 	return nil

@@ -32,13 +32,13 @@ func (d *driver) seriesReport(stdout io.Writer) int {
 	}
 	o := abseries.DefaultOptions
 	rep := abreport.NewSeries(ser, abseries.Detect(ser.Medians(), o), o)
-	// The pictures are kbcompare -series -plot's: one per row and
-	// index.md naming them, the changed rows first.
+	// The pictures are kbcompare -series -plot's: one per row, the
+	// changed rows first.
 	if err := abreport.WriteSeriesPlots(filepath.Join(d.cfg.out, "series"), rep); err != nil {
 		fmt.Fprintf(d.stderr, "kbab: %v\n", err)
 		return exitUsage
 	}
-	run := abreport.SeriesRun{List: s.List, Boots: s.Boots, Pictures: "series/index.md"}
+	run := abreport.SeriesRun{List: s.List, Boots: s.Boots, Pictures: "series/"}
 	for _, k := range s.Kernels {
 		run.Kernels = append(run.Kernels, abreport.Kernel{Label: k.Label, Boots: describe(k)})
 	}
