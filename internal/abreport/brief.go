@@ -31,14 +31,7 @@ const (
 // their change, interval, q and the counters that moved under them, one
 // line for the underpowered rows and the summary; every line fits
 // BriefWidth. The full form (WriteText) has every row.
-func WriteBrief(w io.Writer, a *AB) error {
-	if err := writeBrief(w, a); err != nil || len(a.profs) == 0 {
-		return err
-	}
-	return writeProfileBrief(w, a.profs)
-}
-
-func writeBrief(w io.Writer, r *AB) error {
+func WriteBrief(w io.Writer, r *AB) error {
 	var lines []string
 	add := func(s string) { lines = append(lines, fit(s, briefWidth)) }
 	add("kbcompare old " + fitMiddle(r.Old, briefWidth-14))
@@ -117,6 +110,9 @@ func writeBrief(w io.Writer, r *AB) error {
 	if r.failures() > 0 {
 		add(fmt.Sprintf("%d failed, %d skipped on one side, %d other failures: not \"nothing worse\"",
 			n.Failed, n.Skipped, len(r.Problems)))
+	}
+	if len(r.profs) > 0 {
+		profileBrief(add, r.profs)
 	}
 	_, err := io.WriteString(w, printable(strings.Join(lines, "\n")+"\n"))
 	return err

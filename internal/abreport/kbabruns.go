@@ -174,27 +174,23 @@ type RunNotes struct {
 	ProfileErr           error
 }
 
-// writeRun ends kbab's report, b (the text report): a planned run's tail
-// (plannedTail), the perf-profile section or why there is none, and a
-// (kbab's own lines, the retried boots, follow).
-func writeRun(w io.Writer, b *strings.Builder, a *AB) error {
+// writeRun ends kbab's text report, b: a planned run's tail
+// (plannedTail), the perf-profile section or why there is none (kbab's
+// own lines, the retried boots, follow).
+func writeRun(b *strings.Builder, a *AB) {
 	n := a.Run
 	b.WriteString(plannedTail(a, *n))
-	if n.ProfileDirs[0] != "" {
-		if n.ProfileErr != nil {
-			fmt.Fprintf(b, "\nperf-profile: none: %v\n", n.ProfileErr)
-		} else {
-			if err := writeProfileText(b, a.profs); err != nil {
-				return err
-			}
-			// The "-format json" that the section's "... more" lines name is
-			// kbcompare's: say how to get it, and the pictures, from this run.
-			fmt.Fprintf(b, "\nevery function, other forms, flame graphs: kbcompare -profiles-old %s -profiles-new %s [-format json] [-plot DIR] %s %s\n",
-				n.ProfileDirs[0], n.ProfileDirs[1], n.Results[0], n.Results[1])
-		}
+	switch {
+	case n.ProfileDirs[0] == "":
+	case n.ProfileErr != nil:
+		fmt.Fprintf(b, "\nperf-profile: none: %v\n", n.ProfileErr)
+	default:
+		writeProfileText(b, a.profs)
+		// The "-format json" that the section's "... more" lines name is
+		// kbcompare's: say how to get it, and the pictures, from this run.
+		fmt.Fprintf(b, "\nevery function, other forms, flame graphs: kbcompare -profiles-old %s -profiles-new %s [-format json] [-plot DIR] %s %s\n",
+			n.ProfileDirs[0], n.ProfileDirs[1], n.Results[0], n.Results[1])
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
 }
 
 // plannedTail closes a planned run's report: the rule, how many rows it

@@ -3,7 +3,6 @@
 package abreport
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -227,11 +226,4 @@ func pval(p float64) string {
 		return "?"
 	}
 	return fmt.Sprintf("%.2g", p)
-}
-
-// WriteSeriesJSON writes the series record as JSON.
-func WriteSeriesJSON(w io.Writer, r *SeriesReport) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
 }

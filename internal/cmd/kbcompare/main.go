@@ -256,5 +256,5 @@ func runSeries(flags *flag.FlagSet, alpha, threshold float64, format, plotDir st
 
 var seriesRenderers = map[string]func(io.Writer, *abreport.SeriesReport) error{
 	"text": abreport.WriteSeriesText,
-	"json": abreport.WriteSeriesJSON,
+	"json": abreport.WriteJSON[*abreport.SeriesReport],
 }
