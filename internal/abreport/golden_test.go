@@ -140,7 +140,8 @@ func TestGolden(t *testing.T) {
 		ks = append(ks, Kernel{l, "bzImage " + l})
 	}
 	out.Reset()
-	if err := WriteSeriesRun(&out, rep, SeriesRun{List: "kernels.txt", Boots: 3, Kernels: ks, Pictures: "pictures/"}); err != nil {
+	rep.Run = &SeriesRun{List: "kernels.txt", Boots: 3, Kernels: ks, Pictures: "pictures/"}
+	if err := WriteSeriesText(&out, rep); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "series-run.golden", out.Bytes())

@@ -20,8 +20,9 @@ import (
 // and what it boots (the image's file name and the cmdline it adds).
 type Kernel struct{ Label, Boots string }
 
-// SeriesRun is what `kbab -series` adds to a series' report: its list,
-// the boots of each kernel and the kernels, in series order.
+// SeriesRun is what `kbab -series` adds to a series' report
+// (SeriesReport.Run): its list, the boots of each kernel and the
+// kernels, in series order.
 type SeriesRun struct {
 	List    string
 	Boots   int
@@ -29,26 +30,6 @@ type SeriesRun struct {
 	// Pictures, where set, is the directory of the series' pictures,
 	// relative to the run's.
 	Pictures string
-}
-
-// WriteSeriesRun writes kbab -series' report: the kernels, the series'
-// text form (WriteSeriesText) and where the pictures are.
-func WriteSeriesRun(w io.Writer, rep *SeriesReport, run SeriesRun) error {
-	if _, err := fmt.Fprintf(w, "kbab -series %s: %d kernels, %d boots each, in balanced rounds\n", run.List, len(run.Kernels), run.Boots); err != nil {
-		return err
-	}
-	for _, k := range run.Kernels {
-		fmt.Fprintf(w, "  %s: %s\n", k.Label, k.Boots)
-	}
-	fmt.Fprintln(w)
-	if err := WriteSeriesText(w, rep); err != nil {
-		return err
-	}
-	if run.Pictures != "" {
-		_, err := fmt.Fprintf(w, "\npictures: %s (an .svg per row, its caption its title, the changed rows first)\n", run.Pictures)
-		return err
-	}
-	return nil
 }
 
 // BisectRun is a `kbab -bisect` run's outcome: the kernels (good
@@ -78,29 +59,33 @@ type BisectRun struct {
 // report, then the bisection: the rule, each step's image, boots and
 // decision, and the first bad image, or why it cannot tell.
 func WriteBisect(w io.Writer, b BisectRun) error {
-	if _, err := w.Write(b.ConfirmReport); err != nil {
-		return err
-	}
+	var o strings.Builder
+	p := func(format string, a ...any) { fmt.Fprintf(&o, format, a...) }
+	o.Write(b.ConfirmReport)
 	n := len(b.Kernels)
 	good, bad := b.Kernels[0].Label, b.Kernels[n-1].Label
-	fmt.Fprintf(w, "\nkbab -bisect %s -row %s: %s %s, good %s, bad %s, %d images between\n", b.List, b.Row, b.Pkg, b.RowName, good, bad, n-2)
-	fmt.Fprintf(w, "confirmation: %s against %s after %d boots: %s", good, bad, b.ConfirmBoots, b.Verdict)
-	switch {
-	case b.Verdict == abstat.Undecided:
-		_, err := fmt.Fprintf(w, "; cannot tell: the planned A/B gave the row no verdict (its boots do not reach -target %s; a larger -target, the step you expect, or -budget), nothing to bisect\n",
-			formatMDE(b.Target))
-		return err
-	case !b.Verdict.Moved():
-		_, err := fmt.Fprintf(w, "; cannot tell: good and bad do not differ on the row, nothing to bisect\n")
+	p("\nkbab -bisect %s -row %s: %s %s, good %s, bad %s, %d images between\n", b.List, b.Row, b.Pkg, b.RowName, good, bad, n-2)
+	p("confirmation: %s against %s after %d boots: %s", good, bad, b.ConfirmBoots, b.Verdict)
+	flush := func() error {
+		_, err := io.WriteString(w, o.String())
 		return err
 	}
-	fmt.Fprintf(w, " (%s)\n", ratioPct(1+b.Change))
+	switch {
+	case b.Verdict == abstat.Undecided:
+		p("; cannot tell: the planned A/B gave the row no verdict (its boots do not reach -target %s; a larger -target, the step you expect, or -budget), nothing to bisect\n",
+			formatMDE(b.Target))
+		return flush()
+	case !b.Verdict.Moved():
+		p("; cannot tell: good and bad do not differ on the row, nothing to bisect\n")
+		return flush()
+	}
+	p(" (%s)\n", ratioPct(1+b.Change))
 	res := b.Search
 	allow := "none: one image"
 	if b.Opts.Offset > 0 {
 		allow = fmt.Sprintf("separate builds: %g of the boot spread, more where the placed images scatter more", b.Opts.Offset)
 	}
-	fmt.Fprintf(w, "rule: each step boots its image in rounds with good and bad beside it (good, image, bad; then bad, image, good), "+
+	p("rule: each step boots its image in rounds with good and bad beside it (good, image, bad; then bad, image, good), "+
 		"and after %v rounds t-tests, at levels in proportion to the rounds (%.2g at the last), whether the image differs from both good and bad beyond an allowance for its own offset (%s): not one step; "+
 		"else past the midpoint toward bad and beyond the allowance from good (then bad), or the mirror (then good); within the allowance of both, undecided; "+
 		"so that the chance of naming a wrong image is at most %g over the %d steps at most, where kernels' own offsets spread no more than the allowance\n",
@@ -117,11 +102,11 @@ func WriteBisect(w io.Writer, b BisectRun) error {
 	}
 	for j, st := range res.Steps {
 		k := image(st.Image)
-		fmt.Fprintf(w, "step %d: %s (%s): %d rounds, %s: good %s, image %s, bad %s (%.2f of the way from good to bad)\n",
+		p("step %d: %s (%s): %d rounds, %s: good %s, image %s, bad %s (%.2f of the way from good to bad)\n",
 			j+1, k.Label, k.Boots, st.Rounds, st.Decision, center(st.Good), center(st.ImageCenter), center(st.Bad), st.Position)
 	}
 	for _, i := range res.Skipped {
-		fmt.Fprintf(w, "skipped: %s (%s): does not build: %s\n", image(i).Label, image(i).Boots, b.Skipped[i])
+		p("skipped: %s (%s): does not build: %s\n", image(i).Label, image(i).Boots, b.Skipped[i])
 	}
 	var last abseries.Step // none where every image was skipped
 	if len(res.Steps) > 0 {
@@ -135,19 +120,19 @@ func WriteBisect(w io.Writer, b BisectRun) error {
 			or = append(or, image(i).Label)
 		}
 		if len(or) > 0 {
-			fmt.Fprintf(w, "first bad: %s (%s), or one before it that does not build: %s\n", k.Label, k.Boots, strings.Join(or, ", "))
+			p("first bad: %s (%s), or one before it that does not build: %s\n", k.Label, k.Boots, strings.Join(or, ", "))
 		} else {
-			fmt.Fprintf(w, "first bad: %s (%s)\n", k.Label, k.Boots)
+			p("first bad: %s (%s)\n", k.Label, k.Boots)
 		}
 	case last.Decision == abseries.Between:
-		fmt.Fprintf(w, "not one step: %s is like neither good nor bad (%.2f of the way from good to bad); the first bad image is not one image. The steps above name what each image measured\n",
+		p("not one step: %s is like neither good nor bad (%.2f of the way from good to bad); the first bad image is not one image. The steps above name what each image measured\n",
 			image(last.Image).Label, last.Position)
 	default:
-		fmt.Fprintf(w, "cannot tell: a step stayed undecided at %d rounds; the first bad image is after %s and at or before %s\n",
+		p("cannot tell: a step stayed undecided at %d rounds; the first bad image is after %s and at or before %s\n",
 			last.Rounds, image(res.Lo).Label, image(res.Hi).Label)
 	}
-	_, err := fmt.Fprintf(w, "%d steps, %d step boots, %d boots in all (%d to confirm)\n", len(res.Steps), res.Boots, b.BootsInAll, b.ConfirmBoots)
-	return err
+	p("%d steps, %d step boots, %d boots in all (%d to confirm)\n", len(res.Steps), res.Boots, b.BootsInAll, b.ConfirmBoots)
+	return flush()
 }
 
 // ratioPct writes a ratio as a signed percentage: 1.1 is +10%.

@@ -38,12 +38,12 @@ func (d *driver) seriesReport(stdout io.Writer) int {
 		fmt.Fprintf(d.stderr, "kbab: %v\n", err)
 		return exitUsage
 	}
-	run := abreport.SeriesRun{List: s.List, Boots: s.Boots, Pictures: "series/"}
+	rep.Run = &abreport.SeriesRun{List: s.List, Boots: s.Boots, Pictures: "series/"}
 	for _, k := range s.Kernels {
-		run.Kernels = append(run.Kernels, abreport.Kernel{Label: k.Label, Boots: describe(k)})
+		rep.Run.Kernels = append(rep.Run.Kernels, abreport.Kernel{Label: k.Label, Boots: describe(k)})
 	}
 	var b bytes.Buffer
-	if err := abreport.WriteSeriesRun(&b, rep, run); err != nil {
+	if err := abreport.WriteSeriesText(&b, rep); err != nil {
 		fmt.Fprintf(d.stderr, "kbab: %v\n", err)
 		return exitUsage
 	}
