@@ -93,8 +93,8 @@ func WriteBrief(w io.Writer, r *AB) error {
 	var counts []string
 	for _, v := range []abstat.Verdict{abstat.Worse, abstat.Better, abstat.Changed, abstat.Same, abstat.Underpowered,
 		abstat.Undecided, abstat.OldOnly, abstat.NewOnly, abstat.Failed, abstat.Skipped} {
-		if n := r.count(v); n > 0 {
-			counts = append(counts, fmt.Sprintf("%d %s", n, strings.ToLower(string(v))))
+		if k := *n.counts()[v]; k > 0 {
+			counts = append(counts, fmt.Sprintf("%d %s", k, strings.ToLower(string(v))))
 		}
 	}
 	add(fmt.Sprintf("%s: %s", plural(n.Rows, "row", "rows"), strings.Join(counts, ", ")))

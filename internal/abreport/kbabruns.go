@@ -198,9 +198,9 @@ func plannedTail(a *AB, n RunNotes) string {
 			continue
 		}
 		rp := d.Find(row.path, row.Name)
-		why := "too few boots"
+		why, need, mde, k := "too few boots", "", "?", 0
 		if rp != nil {
-			why = string(rp.Status)
+			why, need = string(rp.Status), fmt.Sprintf(", the rule asks %d", rp.Need)
 			if rp.Status == abplan.Running {
 				why = "cut short"
 			}
@@ -208,19 +208,13 @@ func plannedTail(a *AB, n RunNotes) string {
 				why += fmt.Sprintf(" by -budget %s", n.Budget)
 			}
 		}
-		mde := "?"
 		if row.NeedUnit != "" {
 			mde = formatMDE(float64(row.MDE))
 		}
-		n := 0
 		if row.Old != nil && row.New != nil {
-			n = min(row.Old.Boots, row.New.Boots)
+			k = min(row.Old.Boots, row.New.Boots)
 		}
-		need := ""
-		if rp != nil {
-			need = fmt.Sprintf(", the rule asks %d", rp.Need)
-		}
-		lines = append(lines, fmt.Sprintf("  %s %s: undecided: %d+%d boots, mde %s (%s%s)", row.Package, row.Name, n, n, mde, why, need))
+		lines = append(lines, fmt.Sprintf("  %s %s: undecided: %d+%d boots, mde %s (%s%s)", row.Package, row.Name, k, k, mde, why, need))
 	}
 	if len(lines) > 0 {
 		fmt.Fprintf(&b, "%s undecided, outside the verdicts and the exit status:\n%s\n", plural(len(lines), "row", "rows"), strings.Join(lines, "\n"))

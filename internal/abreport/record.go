@@ -183,6 +183,13 @@ type Summary struct {
 	Exit         int `json:"exit"`
 }
 
+// counts are s's counts by verdict.
+func (s *Summary) counts() map[abstat.Verdict]*int {
+	return map[abstat.Verdict]*int{abstat.Worse: &s.Worse, abstat.Better: &s.Better, abstat.Changed: &s.Changed,
+		abstat.Same: &s.Same, abstat.Underpowered: &s.Underpowered, abstat.OldOnly: &s.OldOnly, abstat.NewOnly: &s.NewOnly,
+		abstat.Failed: &s.Failed, abstat.Skipped: &s.Skipped, abstat.Undecided: &s.Undecided}
+}
+
 // Forms are an A/B's forms by kbcompare's -format name.
 var Forms = map[string]func(io.Writer, *AB) error{
 	"text":  WriteText,
@@ -225,9 +232,7 @@ func New(r *abstat.Report, profs []RowProfile, run *RunNotes) *AB {
 	s.Family, s.Nominal, s.Problems = r.Family, r.Nominal, len(r.Problems)
 	for _, row := range a.primaries() {
 		s.Rows++
-		if n := map[abstat.Verdict]*int{abstat.Worse: &s.Worse, abstat.Better: &s.Better, abstat.Changed: &s.Changed,
-			abstat.Same: &s.Same, abstat.Underpowered: &s.Underpowered, abstat.OldOnly: &s.OldOnly, abstat.NewOnly: &s.NewOnly,
-			abstat.Failed: &s.Failed, abstat.Skipped: &s.Skipped, abstat.Undecided: &s.Undecided}[row.Verdict]; n != nil {
+		if n := s.counts()[row.Verdict]; n != nil {
 			*n++
 		}
 	}
@@ -316,17 +321,6 @@ func (a *AB) primaries() []*Row {
 	return out
 }
 
-// count is how many rows (in their primary unit) have verdict v.
-func (a *AB) count(v abstat.Verdict) int {
-	n := 0
-	for _, row := range a.primaries() {
-		if row.Verdict == v {
-			n++
-		}
-	}
-	return n
-}
-
 // failures counts the rows and problems that fail the comparison
 // whatever the statistics say.
 func (a *AB) failures() int { return a.Summary.Failed + a.Summary.Skipped + len(a.Problems) }
@@ -390,7 +384,7 @@ func profileOf(rp RowProfile) Profile {
 		Frames: map[bool]string{false: "kernel", true: "all"}[d.AllFrames], Comm: d.Comm, MinShare: d.MinShare, OrderBy: "share"}
 	for side, ss := range d.Sampling {
 		for _, s := range ss {
-			mp.Sampling[side] = append(mp.Sampling[side], sampling{s.Event, s.Hz, s.Scope})
+			mp.Sampling[side] = append(mp.Sampling[side], sampling(s))
 		}
 	}
 	if d.By == profdelta.ByPerOp {

@@ -4,24 +4,19 @@
 // reviewer reads an lkp report: the setup lines that differ, then one
 // verdict per row that knows its unit's direction, with the change, its
 // interval, p and q, the counters that moved under it, and whether the
-// comparison could have seen a 5% change at all. With three or more
-// boots a side the boots are the samples, because the samples of one
-// boot share its layout.
+// comparison could have seen a 5% change at all.
 //
 //	go run ./internal/cmd/kbcompare [-threshold 5%] [-alpha 0.05] [-format text|brief|json] [-plot DIR] old.txt new.txt
 //	go run ./internal/cmd/kbcompare -profiles-old DIR -profiles-new DIR [-profile-frames kernel|all] [-profile-comm REGEXP] [flags] old.txt new.txt
 //	go run ./internal/cmd/kbcompare -plan [-target 5%] [-boot-cost DURATION] PILOT.txt | A.txt B.txt
 //	go run ./internal/cmd/kbcompare -series [-alpha 0.05] [-threshold 5%] [-format text|json] [-plot DIR] K1.txt K2.txt ...
 //
-// The statistics are packages abstat, abseries (-series), profdelta
-// (the perf-profile section) and abplan (-plan: the design kbab -target
-// would run after a pilot of these boots); every form and the exit rule
-// are abreport's. docs/kbcompare.md says what each figure is, the
-// formulas and why, the JSON schema, the pictures of -plot and the exit
-// status: 0 when nothing is worse and nothing failed, 1 when something
-// is or did (-series: a worse change point or an untested row; -plan:
-// never), 2 for an input or a flag it refuses; 128 for the dropped
-// -git-bisect, so that an old `git bisect run` script stops.
+// The statistics are packages abstat, abseries, profdelta and abplan;
+// every form and the exit rule are abreport's. docs/kbcompare.md says
+// what each figure is and why, the JSON schema, the pictures and the
+// exit status (0 nothing worse or failed, 1 something is, 2 a refused
+// input or flag, 128 for the dropped -git-bisect so that an old `git
+// bisect run` script stops).
 package main
 
 import (
