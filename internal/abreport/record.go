@@ -15,11 +15,12 @@ import (
 	"math"
 	"slices"
 
+	"golang.org/x/perf/benchmath"
+
 	"github.com/kbench/kbench/internal/abfile"
 	"github.com/kbench/kbench/internal/abmath"
 	"github.com/kbench/kbench/internal/abstat"
 	"github.com/kbench/kbench/internal/profdelta"
-	"golang.org/x/perf/benchmath"
 )
 
 // Num is a number of a record: JSON writes it as null where it has none

@@ -3,6 +3,7 @@
 package abreport
 
 import (
+	"cmp"
 	"fmt"
 	"path"
 
@@ -29,14 +30,9 @@ func direction(row *Row) string {
 	return fmt.Sprintf("direction unknown: no `Unit %s better=...` line", row.Unit)
 }
 
+// dirWord words a unit's direction (+1 higher is better, -1 lower).
 func dirWord(better int) string {
-	switch better {
-	case 1:
-		return "higher"
-	case -1:
-		return "lower"
-	}
-	return "unknown"
+	return cmp.Or(map[int]string{1: "higher", -1: "lower"}[better], "unknown")
 }
 
 // pulseNote says in which boot protect pulses ran before the results.
