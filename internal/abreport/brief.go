@@ -50,10 +50,8 @@ func WriteBrief(w io.Writer, r *AB) error {
 	} else {
 		add(fmt.Sprintf("boots: %d+%d: variation between boots unmeasured, a change can be layout", r.Boots.Old, r.Boots.New))
 	}
-	for side, name := range []string{"old", "new"} {
-		for _, p := range r.pulses[side] {
-			add(fmt.Sprintf("warning: %s, %s", name, pulseNote(p)))
-		}
+	for _, l := range r.pulseWarnings("") {
+		add(l)
 	}
 
 	var setup []abstat.SetupDiff

@@ -242,13 +242,7 @@ func bootsHeader(r *AB) []string {
 		lines = append(lines, fmt.Sprintf("boots: old %s, new %s: too few to use boots as samples (%d each); "+
 			"the statistics below are per sample and a change can be layout, not the kernel.", n(0), n(1), abstat.MinBoots))
 	}
-	for side, name := range []string{"old", "new"} {
-		for _, p := range r.pulses[side] {
-			lines = append(lines, fmt.Sprintf("warning: %s, %s: later rows of that boot are contaminated "+
-				"(docs/pulses.md)", name, pulseNote(p)))
-		}
-	}
-	return lines
+	return append(lines, r.pulseWarnings(": later rows of that boot are contaminated (docs/pulses.md)")...)
 }
 
 // attrText formats the counters of a row for the text report: the own
