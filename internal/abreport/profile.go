@@ -130,19 +130,19 @@ func profileHeader(rp RowProfile, width int) []string {
 		}
 		head += ")"
 	}
-	frames := "kernel functions"
-	if d.AllFrames {
-		frames = "all functions"
-	}
+	frames := map[bool]string{false: "kernel functions", true: "all functions"}[d.AllFrames]
 	how := fmt.Sprintf("%s, %d+%d boots, %s", samplingText(d), len(d.Boots[0]), len(d.Boots[1]), frames)
-
 	if d.Empty[0]+d.Empty[1] > 0 {
 		how += fmt.Sprintf(", %d+%d boots without samples left out", d.Empty[0], d.Empty[1])
 	}
 	if len(d.Boots[0]) < 2 || len(d.Boots[1]) < 2 {
 		how += "; under 2 boots a side: no spread, no t"
 	}
-	how += "; " + orderText(d)
+	if d.By == profdelta.ByPerOp {
+		how += "; by |t| of " + perOpUnit(d) + ", shares beside"
+	} else {
+		how += "; by |t| of the share: the profiles record no op count"
+	}
 	lines := wrap("perf-profile "+head, width)
 	for _, l := range wrap(how, width-2) {
 		lines = append(lines, "  "+l)
@@ -176,14 +176,6 @@ func samplingText(d *profdelta.Delta) string {
 		return o
 	}
 	return "old " + o + ", new " + n + " (sampled differently)"
-}
-
-// orderText says what the row's lines are ordered by.
-func orderText(d *profdelta.Delta) string {
-	if d.By == profdelta.ByPerOp {
-		return "by |t| of " + perOpUnit(d) + ", shares beside"
-	}
-	return "by |t| of the share: the profiles record no op count"
 }
 
 // perOpUnit names the per-op figure's unit: s/op for cpu time, else the
