@@ -14,10 +14,9 @@ import (
 	"github.com/kbench/kbench/internal/unit"
 )
 
-// measurement refuses a result line that holds no measurement: a zero
-// (or negative) iteration count, a value that is not a finite number, or
-// a negative amount. Each would otherwise be a sample, and NaN one that
-// no statistic survives.
+// measurement refuses a result line that holds no measurement: an
+// iteration count below 1, a value that is not a finite number, or a
+// negative amount.
 func measurement(p string, line int, rec *benchfmt.Result) error {
 	if rec.Iters < 1 {
 		return fmt.Errorf("%s:%d: iteration count %d is not a measurement: want at least 1 (go test runs a benchmark b.N >= 1 times)",
@@ -40,10 +39,8 @@ func measurement(p string, line int, rec *benchfmt.Result) error {
 }
 
 // Amount reports whether a unit (as benchfmt tidies it) measures an
-// amount, which cannot be negative: anything per op or per second (a
-// "/" in it), a time or a size (a "sec" or "B" part), and every unit
-// kbench declares (internal/unit: rates, latencies, counts). A unit that
-// is none of these ("widgets", a custom score) may be negative.
+// amount, which cannot be negative: anything per op or per second, a
+// time or a size, and every unit kbench declares (internal/unit).
 func Amount(u string) bool {
 	if strings.Contains(u, "/") {
 		return true

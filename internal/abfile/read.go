@@ -20,22 +20,19 @@ import (
 
 // File is one result file as read.
 type File struct {
-	Path string
-	// Fields are the fingerprint lines of the whole file, merged as
-	// fingerprint.Merged merges them.
-	Fields  []fingerprint.Field
+	Path    string
+	Fields  []fingerprint.Field // the fingerprint lines, merged (fingerprint.Merged)
 	Results []Result
-	// Config holds, per file configuration key ("goos", "cpu", "pkg"),
-	// the distinct values it took and in how many results it was present.
+	// Config holds, per file configuration key ("goos", "pkg"), the
+	// distinct values it took and in how many results.
 	Config map[string]*ConfigUse
 	// Boots lists the ids of the boots that hold a result or an outcome,
 	// in order of first appearance; "" stands for the lines above any
 	// boot id line.
-	Boots []string
-	// Outcomes are the failures and skips, in line order.
-	Outcomes []Outcome
+	Boots    []string
+	Outcomes []Outcome // the failures and skips, in line order
 	// Pulses are the boots whose fingerprint says protect pulses ran
-	// earlier in the boot, or that this run began with a protect sweep.
+	// earlier in the boot, or that began with a protect sweep.
 	Pulses []Pulse
 	// Passed are go test's "ok  \tpkg\t12.3s" lines: the package's wall
 	// time in that boot (with -exec vmexec, the VM's boot as well).
@@ -56,9 +53,8 @@ type Result struct {
 	Values []benchfmt.Value
 	Boot   string // the boot id in force at the result's line
 	Line   int
-	// Counted is the "# kbench counters:" fingerprint value of the test
-	// binary that printed the result (package counters), "" where it
-	// printed none.
+	// Counted is the "# kbench counters:" value of the test binary that
+	// printed the result, "" where none.
 	Counted string
 }
 
@@ -74,33 +70,26 @@ const (
 	BinaryFailed
 )
 
-// Outcome is one failure or skip.
+// Outcome is one failure or skip: the package's import path, go test's
+// name of the row ("BenchmarkX/a=1", with or without the -GOMAXPROCS
+// suffix; "" for BinaryFailed), and the skip's reason or the message go
+// test printed with the FAIL or --- SKIP line (joined by " / ").
 type Outcome struct {
-	Kind Kind
-	// Pkg is the import path: the skip line's, the FAIL line's, or the
-	// "pkg:" line's above the row's FAIL or --- SKIP.
-	Pkg string
-	// Name is go test's name of the row, "BenchmarkX/a=1" (with or
-	// without the -GOMAXPROCS suffix: WithoutProcs); "" for BinaryFailed.
-	Name string
-	Boot string
-	Line int
-	// Reason is the skip's reason, or the message go test printed below
-	// the FAIL or --- SKIP line (its indented lines, joined by " / ").
-	Reason string
-	// Parent: a FAIL of a row whose sub-benchmark failed (go test fails
-	// "BenchmarkX" as well when "BenchmarkX/a=2" fails).
-	Parent bool
-	above  []string // the log lines above a --- line, its reason if none follow
+	Kind      Kind
+	Pkg, Name string
+	Boot      string
+	Line      int
+	Reason    string
+	Parent    bool     // a FAIL of a row whose sub-benchmark failed
+	above     []string // the log lines above a --- line, its reason if none follow
 }
 
-// Pulse is a boot whose run followed protect pulses (package pulse).
+// Pulse is a boot whose run followed protect pulses (package pulse):
+// the pulse.earlier fingerprint value, "" for a run that began with a
+// KBENCH_PULSE=protect sweep itself.
 type Pulse struct {
-	Boot string
-	// Earlier is the pulse.earlier fingerprint value; "" for a boot whose
-	// run began with a KBENCH_PULSE=protect sweep itself.
-	Earlier string
-	Line    int
+	Boot, Earlier string
+	Line          int
 }
 
 // PkgTime is one package's wall time in one boot, as go test printed it.
@@ -114,10 +103,9 @@ type PkgTime struct {
 const maxLine = 64 * 1024
 
 // Read reads result files in order with one benchfmt reader, as
-// benchstat's benchfmt.Files does, so unit metadata accumulates across
-// them (a contradiction between them is an error). Every error names
-// the file and, where one line is at fault, the line and what a line
-// there should be.
+// benchstat does, so unit metadata accumulates across them. Every error
+// names the file and, where one line is at fault, the line and what a
+// line there should be.
 func Read(paths ...string) ([]*File, benchfmt.UnitMetadataMap, error) {
 	data := make([][]byte, len(paths))
 	for i, p := range paths {
@@ -142,26 +130,22 @@ func ReadData(paths []string, data [][]byte) ([]*File, benchfmt.UnitMetadataMap,
 	return files, rd.Units(), nil
 }
 
-// reader is the state of one file's pass: the lines read so far and what
-// is in force at the next one.
+// reader is the state of one file's pass: the lines, the next to take,
+// and what is in force there.
 type reader struct {
-	f     *File
-	lines []string
-	next  int // index of the next line to take
-	pkg   string
-	boot  string // the boot id in force
-	// inline are the lines where go test printed a FAIL on the row's name
-	// line, which benchfmt reads as a syntax error.
+	f         *File
+	lines     []string
+	next      int
+	pkg, boot string
+	// inline are the lines where go test printed a FAIL or skip on the
+	// row's name line, which benchfmt reads as a syntax error.
 	inline map[int]bool
-	// msg is the outcome whose message the indented lines below add to.
-	msg *Outcome
-	// above are the indented lines since the last other line that are no
-	// outcome's message: go test -v prints a row's log as it comes, above
-	// its --- SKIP or --- FAIL line, which then has none of its own below.
-	above []string
-	// counted is the counters line's value of the test binary whose
-	// output the next line is.
-	counted string
+	// msg is the outcome whose message the indented lines below add to;
+	// above, the indented lines of no outcome since (go test -v prints a
+	// row's log above its --- line).
+	msg     *Outcome
+	above   []string
+	counted string // the counters line of the test binary printing
 }
 
 // parse reads one file's contents with rd: benchfmt's records in order,
@@ -217,8 +201,7 @@ func parse(rd *benchfmt.Reader, p string, data []byte) (*File, error) {
 }
 
 // splitLines splits a file's contents into lines as bufio.ScanLines
-// does (a final line without a newline counts, a trailing \r is
-// dropped), refusing a line longer than benchfmt reads.
+// does, refusing a line longer than benchfmt reads.
 func splitLines(p string, data []byte) ([]string, error) {
 	var lines []string
 	for n := 1; len(data) > 0; n++ {
@@ -252,9 +235,8 @@ func (r *reader) outcome(o Outcome) {
 	r.msg = &r.f.Outcomes[len(r.f.Outcomes)-1]
 }
 
-// inlineFail matches go test's FAIL printed on a row's name line, and
-// inlineSkip a skip line printed there (a row that skipped in a later
-// -count, after go test printed its name).
+// inlineFail and inlineSkip match go test's FAIL and a skip line
+// printed on a row's name line (after go test printed its name).
 var (
 	inlineFail = regexp.MustCompile(`^Benchmark\S*\s+--- FAIL: (Benchmark\S+)`)
 	inlineSkip = regexp.MustCompile(`^Benchmark\S*\s+(` + regexp.QuoteMeta(skip.LinePrefix) + `.*)$`)
@@ -306,9 +288,6 @@ func (r *reader) line(n int, l string) {
 	case strings.HasPrefix(l, "pkg: "):
 		r.pkg = strings.TrimSpace(strings.TrimPrefix(l, "pkg: "))
 	case inlineFail.MatchString(l):
-		// A row that failed after go test printed its name (b.Fatal
-		// after the probe run of b.N=1): "BenchmarkX/a=1-2 \t--- FAIL:
-		// BenchmarkX/a=1-2", the message on the lines below.
 		m := inlineFail.FindStringSubmatch(l)
 		r.outcome(Outcome{Kind: Failed, Pkg: r.pkg, Name: m[1], Line: n})
 		r.inline[n] = true
@@ -401,9 +380,8 @@ func (f *File) SingleValued(key string) bool {
 	return u != nil && len(u.Values) == 1 && u.Present == len(f.Results)
 }
 
-// IsResult reports whether line is a result line, by benchfmt's rule as
-// Read takes it: for readers of go test output that see it a line at a
-// time (vmmatrix, from go test -json).
+// IsResult reports whether line is a result line by benchfmt's rule,
+// for readers that see go test output a line at a time (vmmatrix).
 func IsResult(line string) bool {
 	var rd benchfmt.Reader
 	rd.Reset(strings.NewReader(line), "")
@@ -416,9 +394,8 @@ func IsResult(line string) bool {
 }
 
 // BootIDKey is the fingerprint key of the boot a result file's following
-// lines ran in, and BootIDLine starts its line: each benchmark package's
-// TestMain prints it (fingerprint.Collect), and boots are told apart by
-// it (kbab checks that each of its boots printed a fresh one).
+// lines ran in, and BootIDLine starts its line (fingerprint.Collect
+// prints it; kbab checks each boot printed a fresh one).
 const (
 	BootIDKey  = "kernel.boot_id"
 	BootIDLine = fingerprint.Prefix + BootIDKey + ": "
@@ -433,7 +410,6 @@ func BootID(line string) (string, bool) {
 // procsSuffix is go test's -GOMAXPROCS suffix of a row's name.
 var procsSuffix = regexp.MustCompile(`-[0-9]+$`)
 
-// WithoutProcs is a row's name without go test's -GOMAXPROCS suffix:
-// "Syscall/filters=0-2" is "Syscall/filters=0", as go test's -bench
-// pattern and its --- FAIL lines of a probe run name it.
+// WithoutProcs is a row's name without go test's -GOMAXPROCS suffix, as
+// -bench patterns and a probe run's --- FAIL lines name it.
 func WithoutProcs(name string) string { return procsSuffix.ReplaceAllString(name, "") }

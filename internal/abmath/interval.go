@@ -9,13 +9,11 @@ import (
 	"github.com/aclements/go-moremath/stats"
 )
 
-// Confidence is benchstat's default confidence level for the ranges and
-// intervals.
+// Confidence is benchstat's confidence level for ranges and intervals.
 const Confidence = 0.95
 
-// BootInterval is the center of boot medians v on scale sc (the mean
-// there, mapped back: a geometric mean with logs) and its Confidence t
-// interval; the ends are NaN for fewer than two boots.
+// BootInterval is the center of boot medians v on scale sc (a geometric
+// mean with logs) and its Confidence t interval (NaN for one boot).
 func BootInterval(v []float64, sc Scale) (c, lo, hi float64) {
 	m, vr := MeanVar(sc.ToAll(v))
 	if len(v) < 2 {
@@ -26,10 +24,8 @@ func BootInterval(v []float64, sc Scale) (c, lo, hi float64) {
 }
 
 // ShiftInterval is the Hodges-Lehmann Confidence interval of the shift
-// from x to y that goes with the U-test: the order statistics of all
-// n1·n2 differences y-x at the ranks where U's distribution puts the
-// interval's ends (hlRank); ±Inf where the samples are too few to bound
-// it.
+// from x to y that goes with the U-test: order statistics of the n1·n2
+// differences y-x (hlRank); ±Inf where the samples are too few.
 func ShiftInterval(x, y []float64) (lo, hi float64) {
 	var diffs []float64
 	for _, a := range x {
@@ -46,10 +42,9 @@ func ShiftInterval(x, y []float64) (lo, hi float64) {
 }
 
 // hlRank is the rank k (1-based) of the Hodges-Lehmann interval's lower
-// end among the n1·n2 sorted differences: one more than the largest c
-// with P(U <= c) <= (1-Confidence)/2, from U's exact distribution
-// without ties (go-moremath's) up to 20 samples a side (beyond, it takes
-// moremath a tenth of a second and more), its normal approximation beyond.
+// end among the sorted differences: one more than the largest c with
+// P(U <= c) <= (1-Confidence)/2, by U's exact law up to 20 samples a
+// side (go-moremath's, slow beyond), its normal approximation beyond.
 func hlRank(n1, n2 int) int {
 	tail := (1 - Confidence) / 2
 	if n1 > 20 || n2 > 20 {

@@ -26,7 +26,7 @@ func TestPairedRule(t *testing.T) {
 			x, y := pair()
 			a, b = append(a, x), append(b, y)
 		}
-		s0sq := PairedS0sq(a, b)
+		s0sq := r.S0sq(a, b)
 		n = r.Boots(s0sq)
 		for len(a) < n {
 			x, y := pair()
@@ -36,7 +36,7 @@ func TestPairedRule(t *testing.T) {
 		for i := range n {
 			diff += b[i] - a[i]
 		}
-		return r.P(r.T(diff/float64(n), s0sq, n)), n
+		return r.P(diff/float64(n), s0sq, n), n
 	}
 	var alarms, power int
 	for range runs {

@@ -7,18 +7,17 @@ import (
 	"slices"
 )
 
-// TargetPower is the chance of detecting a change of the minimum
-// detectable effect that a row's mde is reported for.
-const TargetPower = 0.8
+// TargetPower is the chance of detecting a change of a row's mde
+// (minimum detectable effect), and MaxNeed where the search for the
+// boots or samples that would detect the threshold stops (Need).
+const (
+	TargetPower = 0.8
+	MaxNeed     = 1000
+)
 
-// MaxNeed caps the search for how many boots or samples would detect
-// the threshold; beyond it Power.Need is 0 ("more than MaxNeed").
-const MaxNeed = 1000
-
-// WelchShift is the shift of the mean (in the tested scale) that Welch's
-// test of n1 and n2 values of standard deviation sd detects at alpha with
-// TargetPower: ncp·sd·√(1/n1 + 1/n2), ncp the noncentrality at which the
-// test passes its critical value with that chance (welchNCP).
+// WelchShift is the shift of the mean (on the scale) that Welch's test
+// of n1 and n2 values of standard deviation sd detects at alpha with
+// TargetPower: ncp·sd·√(1/n1 + 1/n2).
 func WelchShift(sd float64, n1, n2 int, alpha float64) float64 {
 	if sd == 0 {
 		return 0
@@ -33,10 +32,8 @@ type ncpKey struct {
 
 func welchNCP(n1, n2 int, alpha float64) float64 { return ncps.get(ncpKey{n1, n2, alpha}) }
 
-var ncps = memo[ncpKey, float64]{f: solveNCP}
-
-// solveNCP solves welchPower(ncp) = TargetPower for ncp, by bisection.
-func solveNCP(k ncpKey) float64 {
+// ncps solve welchPower(ncp) = TargetPower for ncp, by bisection.
+var ncps = memo[ncpKey, float64]{f: func(k ncpKey) float64 {
 	n1, n2, alpha := k.n1, k.n2, k.alpha
 	if min(n1, n2) > 30 {
 		// Welch's degrees of freedom hardly vary: the usual sum of two
@@ -58,14 +55,13 @@ func solveNCP(k ncpKey) float64 {
 		}
 	}
 	return hi
-}
+}}
 
 // welchPower is the chance that Welch's test of n1 and n2 normal values
 // of one spread, whose means are ncp standard errors apart, gives p <=
-// alpha: E_B[P(|(Z + ncp)/√(V/df)| > t(1-α/2, dfW(B)))], integrated by
-// the midpoint rule over B ~ Beta((n1-1)/2, (n2-1)/2) and √V: exact for
-// equal boots a side, T's denominator taken as the pooled one's
-// otherwise (docs/kbcompare.md, "One verdict per row", has the formula).
+// alpha, integrated by the midpoint rule over B ~ Beta((n1-1)/2,
+// (n2-1)/2) and √V (docs/kbcompare.md, "One verdict per row", has the
+// formula).
 type welchPower struct {
 	weight, crits []float64 // per step of B: its probability, the critical t
 	ws, wdens     []float64 // per step of W = √V: √(V/df), and its probability
@@ -117,12 +113,10 @@ func lgamma(x float64) float64 {
 	return v
 }
 
-// UShift is the shift (of logs, or relative values) that the
-// Mann-Whitney U-test of n1 and n2 samples, both drawn from the
-// distribution of the residuals resid (sorted) and the second moved by
-// the shift, detects at alpha with TargetPower (uPower); past the
-// residuals' range, where the ranks separate completely, it stops. +Inf
-// where even the most extreme ranks give p > alpha (2/C(n1+n2, n1) > α).
+// UShift is the shift (on the scale) that the U-test of n1 and n2
+// samples drawn from the sorted residuals resid, the second moved by the
+// shift, detects at alpha with TargetPower, at most the residuals'
+// range; +Inf where even the most extreme ranks give p > alpha.
 func UShift(resid []float64, n1, n2 int, alpha float64) float64 {
 	if uMinP(n1, n2) > alpha {
 		return math.Inf(1)
@@ -145,10 +139,9 @@ func UShift(resid []float64, n1, n2 int, alpha float64) float64 {
 	return hi
 }
 
-// uPower is the U-test's power against a shift d of a distribution F
-// (the sorted residuals, ties counted half), by the normal approximation
-// of U under the alternative (docs/kbcompare.md, "One verdict per row",
-// has the formula).
+// uPower is the U-test's power against a shift d of the residuals' law
+// (ties counted half), by the normal approximation of U
+// (docs/kbcompare.md, "One verdict per row").
 func uPower(resid []float64, d float64, n1, n2 int, alpha float64) float64 {
 	// cdf(x) is P(X < x) + P(X = x)/2.
 	cdf := func(x float64) float64 {
@@ -185,10 +178,7 @@ func uPower(resid []float64, d float64, n1, n2 int, alpha float64) float64 {
 // uMinP is the smallest two-sided p the U-test can give with n1 and n2
 // samples: 2/C(n1+n2, n1).
 func uMinP(n1, n2 int) float64 {
-	lc, _ := math.Lgamma(float64(n1 + n2 + 1))
-	la, _ := math.Lgamma(float64(n1 + 1))
-	lb, _ := math.Lgamma(float64(n2 + 1))
-	return 2 * math.Exp(-(lc - la - lb))
+	return 2 * math.Exp(-(lgamma(float64(n1+n2+1)) - lgamma(float64(n1+1)) - lgamma(float64(n2+1))))
 }
 
 // Need is the smallest n a side (at least from) for which shift(n) is at

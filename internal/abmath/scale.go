@@ -7,20 +7,18 @@ import (
 	"slices"
 )
 
-// Scale is the one place that says how a row's values are tested,
-// bounded and powered: as logs where every value is positive (a ratio is
-// then a shift, so sec/op and the rates derived from it get one p), else
-// as values relative to their magnitude (a B/op that is 0 in some runs).
-// Every test, interval and power figure of a row uses its row's Scale.
+// Scale is how a row's values are tested, bounded and powered: as logs
+// where every value is positive (a ratio is then a shift, so sec/op and
+// the rates derived from it get one p), else as values relative to
+// their magnitude, Unit (a B/op that is 0 in some runs).
 type Scale struct {
-	Log bool
-	// Unit is, on the linear scale, what 1 stands for in the values'
-	// units: the magnitude of the median of all values, else their mean
-	// magnitude, else 1 (all zero). Unused with logs.
+	Log  bool
 	Unit float64
 }
 
-// ScaleOf is the scale for values: logs where all are positive.
+// ScaleOf is the scale for values: logs where all are positive, else
+// the unit the magnitude of their median, else their mean magnitude,
+// else 1.
 func ScaleOf(values ...[]float64) Scale {
 	all := slices.Concat(values...)
 	if len(all) > 0 && !slices.ContainsFunc(all, func(x float64) bool { return !(x > 0) }) {
@@ -102,9 +100,7 @@ func Median(v []float64) float64 {
 	return (s[n/2-1] + s[n/2]) / 2
 }
 
-// MAD is the median absolute deviation of v from its median: times
-// 1.4826, a normal standard deviation's estimate, robust to the odd slow
-// sample.
+// MAD is the median absolute deviation of v from its median.
 func MAD(v []float64) float64 {
 	m := Median(v)
 	dev := make([]float64, len(v))
@@ -115,8 +111,7 @@ func MAD(v []float64) float64 {
 }
 
 // MeanVar is the mean of v and its sample variance: exactly that value
-// and 0 where all values are equal (summing them could round otherwise,
-// and a spread of 1e-33 is not a spread), 0 for one value.
+// and 0 where all are equal (a sum could round), 0 for one value.
 func MeanVar(v []float64) (mean, variance float64) {
 	if len(v) > 0 && !slices.ContainsFunc(v, func(x float64) bool { return x != v[0] }) {
 		return v[0], 0

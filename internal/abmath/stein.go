@@ -9,28 +9,23 @@ import (
 )
 
 // Rule is Stein's two-stage test of one row (C. Stein, Ann. Math.
-// Statist. 16, 1945) on its boot medians on its Scale, both sides at one
-// -count: s0², the pooled variance of a pilot of N0 boots a side, alone
-// fixes the row's boots n (Boots) and the statistic T = (mean of B's n
-// medians - mean of A's n) / (s0 √(2/n)) on df0 = 2(N0-1); so its
-// false-alarm rate is Level and its power at Shift at least Power at
-// every spread (docs/comparing.md, "kbab -target", has the steps and
-// why).
+// Statist. 16, 1945) on its boot medians on its Scale: s0², the pooled
+// variance of a pilot of N0 boots a side, alone fixes the row's boots n
+// (Boots) and the statistic T = (mean of B's n - mean of A's n) / (s0
+// √(2/n)) on df0 = 2(N0-1), so that its false-alarm rate is Level and
+// its power at Shift at least Power at every spread (docs/comparing.md,
+// "kbab -target").
 type Rule struct {
-	// Level is the two-sided level a row is tested at: alpha over the
-	// rows of the family where the report judges by q (a row changed
-	// alone has q = p × rows), alpha where by p.
-	Level float64
-	// Power is the chance of passing the test at a change of Shift.
-	Power float64
-	// Shift is the change to detect on the row's scale (log(1+target)
-	// on logs), Threshold the smallest |change| the report calls a change
-	// (its threshold) on the same scale: 0 for none.
+	// Level is the two-sided level (alpha over the family's rows where
+	// the report judges by q), Power the chance of passing at Shift.
+	Level, Power float64
+	// Shift is the change to detect and Threshold the smallest |change|
+	// the report calls one, both on the row's scale.
 	Shift, Threshold float64
 	// N0 is the pilot's boots a side, MaxBoots the most a row may have.
 	N0, MaxBoots int
-	// Paired is the rule of pairs, each an A and a B boot at once (a
-	// duet): s0² is PairedS0sq's, on N0-1 degrees of freedom.
+	// Paired is the rule of pairs of an A and a B boot at once (a duet):
+	// s0² is that of the pairs' differences, on N0-1 degrees of freedom.
 	Paired bool
 }
 
@@ -62,23 +57,22 @@ func (r Rule) Boots(s0sq float64) int {
 	return max(r.N0, int(n))
 }
 
-// T is the statistic of a difference of means diff (B - A) over n boots
-// a side, with the pilot's variance s0sq.
-func (r Rule) T(diff, s0sq float64, n int) float64 {
+// P is the two-sided p of a difference of means diff (B - A) over n
+// boots a side with the pilot's variance s0sq: T = diff / (s0 √(2/n))
+// against Student's t on df0; ±Inf, p 0, where s0 is 0 and diff not;
+// NaN where there is no statistic.
+func (r Rule) P(diff, s0sq float64, n int) float64 {
 	se := math.Sqrt(s0sq * 2 / float64(n))
+	t := math.NaN()
 	switch {
 	case math.IsNaN(diff) || math.IsNaN(se):
-		return math.NaN() // no statistic, and no verdict from one
 	case se > 0:
-		return diff / se
+		t = diff / se
 	case diff == 0:
+		t = 0
+	default:
 		return 0
 	}
-	return math.Copysign(math.Inf(1), diff)
-}
-
-// P is the two-sided p of statistic t against Student's t on df0.
-func (r Rule) P(t float64) float64 {
 	if math.IsInf(t, 0) {
 		return 0
 	}
@@ -92,18 +86,17 @@ func (r Rule) Half(s0sq float64, n int, conf float64) float64 {
 }
 
 // MDE is the shift, on the scale, that n boots a side detect with the
-// rule's power by its construction: k s0 √(2/n), the Shift that would
-// have planned n. For n at least the planned boots it is at most Shift.
+// rule's power: k s0 √(2/n), the Shift that would have planned n.
 func (r Rule) MDE(s0sq float64, n int) float64 {
 	return r.k() * math.Sqrt(s0sq*2/float64(n))
 }
 
 // PowerAt is the chance that the procedure calls a row whose boot
 // medians are normal with standard deviation sigma changed in the
-// direction of delta (> 0) and past the Threshold, the row not out of reach:
-// exact in that model, an integral over the pilot's variance (s0²/σ² is
-// chi-squared on df0 over df0), given which n is fixed and the mean
-// difference is normal with variance 2σ²/n and independent of s0.
+// direction of delta (> 0) and past the Threshold, the row not out of
+// reach: an integral over the pilot's variance (s0²/σ² is chi-squared on
+// df0 over df0), given which n is fixed and the mean difference normal
+// with variance 2σ²/n.
 func (r Rule) PowerAt(delta, sigma float64) float64 {
 	if !(sigma > 0) {
 		if delta > r.Threshold {
@@ -131,11 +124,9 @@ type point struct{ x, w float64 }
 
 func chiGrid(df int) []point { return grids.get(df) }
 
-var grids = memo[int, []point]{f: newChiGrid}
-
-// newChiGrid is a midpoint grid of the chi-squared distribution on df:
-// its points and their probabilities, summing to 1 within 1e-9.
-func newChiGrid(df int) []point {
+// grids are midpoint grids of the chi-squared distribution on df: its
+// points and their probabilities, summing to 1 within 1e-9.
+var grids = memo[int, []point]{f: func(df int) []point {
 	f := float64(df)
 	lg, _ := math.Lgamma(f / 2)
 	hi := f + 40*math.Sqrt(2*f) + 40
@@ -153,18 +144,28 @@ func newChiGrid(df int) []point {
 		g[i].w /= sum
 	}
 	return g
-}
+}}
 
-// PairedS0sq is the s0² of a paired Rule from pairs a[i], b[i], each
-// booted at once, on the scale: half the sample variance of b[i]-a[i],
-// so that the rule's standard error s0 √(2/n) is the paired t-test's,
-// sd(b-a)/√n, and every formula of Rule holds for pairs on DF n-1. What
-// the host does to both boots of a pair drops out of the differences.
-func PairedS0sq(a, b []float64) float64 {
-	d := make([]float64, min(len(a), len(b)))
-	for i := range d {
-		d[i] = b[i] - a[i]
+// S0sq is the rule's s0² from A's and B's pilot boot medians a, b on
+// the scale: their pooled variance on DF, or for a Paired rule half the
+// sample variance of the pairs' differences b[i]-a[i], so that s0 √(2/n)
+// is the paired t-test's standard error and every formula of Rule holds
+// for pairs on DF n-1.
+func (r Rule) S0sq(a, b []float64) float64 {
+	if r.Paired {
+		d := make([]float64, min(len(a), len(b)))
+		for i := range d {
+			d[i] = b[i] - a[i]
+		}
+		_, v := MeanVar(d)
+		return v / 2
 	}
-	_, v := MeanVar(d)
-	return v / 2
+	var ss float64
+	for _, v := range [][]float64{a, b} {
+		m, _ := MeanVar(v)
+		for _, x := range v {
+			ss += (x - m) * (x - m)
+		}
+	}
+	return ss / float64(r.DF())
 }

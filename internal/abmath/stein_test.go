@@ -36,8 +36,7 @@ func normalRule(rng *rand.Rand, r Rule, sigma, delta float64) (p float64, worse 
 		}
 	}
 	diff := (sum[1]-sum[0])/float64(n) + delta
-	t := r.T(diff, s0sq, n)
-	p = r.P(t)
+	p = r.P(diff, s0sq, n)
 	return p, p <= r.Level && diff > r.Threshold, n
 }
 

@@ -10,11 +10,10 @@ import (
 	"github.com/aclements/go-moremath/stats"
 )
 
-// Welch is Welch's unequal-variances t-test (go-moremath's) of b against
-// a: the t statistic (b minus a), the Welch-Satterthwaite degrees of
-// freedom and the two-sided p-value. Where both samples have no spread,
-// which the library refuses, the means decide: equal, p is 1; apart, 0;
-// the degrees of freedom are then n1+n2-2, what the test would have had.
+// Welch is Welch's t-test (go-moremath's) of b against a: t (b minus
+// a), the degrees of freedom and the two-sided p. Where neither sample
+// has a spread, which the library refuses, the means decide (p 1 where
+// equal, else 0) on n1+n2-2 degrees of freedom.
 func Welch(a, b []float64) (t, df, p float64) {
 	r, err := stats.TwoSampleWelchTTest(stats.Sample{Xs: b}, stats.Sample{Xs: a}, stats.LocationDiffers)
 	if errors.Is(err, stats.ErrZeroVariance) {
@@ -32,10 +31,9 @@ func Welch(a, b []float64) (t, df, p float64) {
 }
 
 // TQuantile is Student's t distribution's p quantile on df degrees of
-// freedom, cached (a design and a report ask the same few).
-// go-moremath's TDist panics ("betainc: a or b too big") for very large
-// or infinite df, where t is the normal distribution: that is used from
-// df 1e6 on. NaN where df is not a positive number.
+// freedom, cached; the normal's from df 1e6 on, where go-moremath's TDist
+// panics ("betainc: a or b too big"). NaN where df is not a positive
+// number.
 func TQuantile(p, df float64) float64 { return tQuantiles.get([2]float64{p, df}) }
 
 var tQuantiles = memo[[2]float64, float64]{f: func(k [2]float64) float64 { return tQuantile(k[0], k[1]) }}
@@ -43,24 +41,16 @@ var tQuantiles = memo[[2]float64, float64]{f: func(k [2]float64) float64 { retur
 // memo caches f's values, for concurrent use: a design and a report ask
 // for the same few quantiles, noncentralities and grids again and again.
 type memo[K comparable, V any] struct {
-	mu sync.Mutex
-	m  map[K]V
-	f  func(K) V
+	m sync.Map
+	f func(K) V
 }
 
 func (c *memo[K, V]) get(k K) V {
-	c.mu.Lock()
-	v, ok := c.m[k]
-	c.mu.Unlock()
-	if !ok {
-		v = c.f(k)
-		c.mu.Lock()
-		if c.m == nil {
-			c.m = map[K]V{}
-		}
-		c.m[k] = v
-		c.mu.Unlock()
+	if v, ok := c.m.Load(k); ok {
+		return v.(V)
 	}
+	v := c.f(k)
+	c.m.Store(k, v)
 	return v
 }
 
@@ -75,9 +65,9 @@ func tQuantile(p, df float64) float64 {
 	case p < 0.5:
 		return -tQuantile(1-p, df)
 	}
-	// Newton's method from the normal quantile: the t CDF is concave
-	// above 0, so each step lands below the root and the steps rise to
-	// it; a few CDF evaluations instead of InvCDF's fifty bisections.
+	// Newton's method from the normal quantile (the t CDF is concave
+	// above 0, so the steps rise to the root): a few CDF evaluations
+	// instead of InvCDF's fifty bisections.
 	t := stats.TDist{V: df}
 	x := normal.InvCDF(p)
 	for range 100 {

@@ -3,6 +3,7 @@
 package abplan
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -14,48 +15,33 @@ import (
 
 // Options are a design's knobs.
 type Options struct {
-	// Target is the relative change each row is planned to detect, with
-	// Power, at the level of the rule that decides its verdict.
-	Target float64
-	// Alpha is the report's level: a row's q must be at most Alpha. A
-	// row is planned at Alpha over the rows of the design: that is where
-	// the q of a row changed alone reaches Alpha (q <= p × rows).
-	Alpha float64
-	// Power is the chance of calling a change of Target (0.8).
-	Power float64
-	// Threshold is the report's under the design (its "gate"): the
-	// smallest |change| called better or worse. It must be below Target,
-	// or a change of exactly Target would be called in half the runs at
-	// most (threshold).
+	// Target is the relative change each row is planned to detect with
+	// Power (0.8), at Alpha (the report's q level) over the rows planned.
+	Target, Alpha, Power float64
+	// Threshold is the report's under the design: the smallest |change|
+	// called better or worse, below Target (threshold).
 	Threshold float64
-	// Pilot is the pilot's boots a side (stage 1 of abmath.Rule), Count the
-	// -count of every boot of the run, pilot and stage 2 alike: every
-	// boot median entering the test is of Count samples.
+	// Pilot is the pilot's boots a side, Count the -count of every boot,
+	// pilot and stage 2 alike.
 	Pilot, Count int
-	// MaxBoots is the most boots a side a row may get: a row whose rule
-	// asks more is out of reach, and gets no verdict.
+	// MaxBoots is the most boots a side a row may get: past it a row is
+	// out of reach.
 	MaxBoots int
-	// Budget, where > 0, bounds the run's seconds, both sides, counted
-	// from A's costs alone (Plan): rows that do not fit get no verdict.
+	// Budget, where > 0, bounds the run's seconds, both sides, by A's
+	// costs (Plan).
 	Budget float64
-	// Paired plans pairs of boots run at once (kbab -duet): boot i of A
-	// with boot i of B, s0² from their differences (abmath.PairedS0sq).
+	// Paired plans pairs of boots run at once (kbab -duet), s0² from
+	// their differences (abmath.Rule.S0sq).
 	Paired bool
 }
 
-// DefaultPilot is the pilot's boots a side. Stein's test pays for not
-// knowing the spread with the pilot's degrees of freedom: at the
-// family's level (0.05 over 86 rows), t(1-α/2) + t(0.8) on 2(n0-1)
-// degrees of freedom asks 6.4 times the boots of a known spread at n0 =
-// 3, 1.85 times at 6, 1.38 times at 10; 6 a side keeps the pilot at 12
-// boots and the inflation under 2.
+// DefaultPilot is the pilot's boots a side: at the family's level
+// (0.05 over 86 rows) Stein's test asks 6.4 times the boots of a known
+// spread at 3, 1.85 times at 6, 1.38 times at 10.
 const DefaultPilot = 6
 
-// DefaultCount is the -count of a planned run where the go test
-// arguments set none: the fixed design's (the README's 3+3 boots at
-// -count=10). The count
-// is chosen before the pilot, which is what keeps every boot of the test
-// at one count; the spreads that would tune it are the pilot's.
+// DefaultCount is a planned run's -count where the go test arguments
+// set none: the fixed design's.
 const DefaultCount = 10
 
 // DefaultOptions plan for target with the report's alpha.
@@ -65,56 +51,42 @@ func DefaultOptions(target float64) Options {
 }
 
 // threshold is the one a design of target judges with: the report's
-// (5%) where that is below target/2, else target/2. At the planned
-// boots a significant change is already past about 0.8 × target (the
-// critical value's share of k), so a gate at half the target costs a
-// change of the target almost nothing (Rule.PowerAt counts it), while a
-// gate equal to the target would let half of its runs through at most.
+// (5%), at most target/2, which costs a change of the target almost
+// nothing (Rule.PowerAt counts it); a gate at the target would let half
+// of its runs through at most.
 func threshold(target float64) float64 {
 	return min(abstat.DefaultOptions.Threshold, target/2)
 }
 
 // Row is one row's boots so far, as a design reads them.
 type Row struct {
-	Pkg  string // import path
-	Name string // full name, as the report's
-	// Medians are each side's boot medians in boot order, in the row's
-	// units, and Counts the samples each is the median of.
+	Pkg, Name string // import path; full name
+	// Medians are each side's boot medians in boot order, and Counts the
+	// samples each is the median of.
 	Medians [2][]float64
 	Counts  [2][]int
-	// Sample is the seconds one sample of A's takes (its timed part
-	// times its package's overhead): a cost that B's speed cannot move.
-	Sample float64
+	Sample  float64 // the seconds of one of A's samples
 }
 
 // Status is where a row stands in a design.
 type Status string
 
 const (
-	// Running: the row runs until it holds its planned boots.
-	Running Status = "running"
-	// OutOfReach: the rule asks more than MaxBoots boots a side.
-	OutOfReach Status = "out of reach"
-	// OverBudget: the row's boots do not fit the budget.
-	OverBudget Status = "over budget"
-	// NoPilot: the row lacks pilot boots on a side (it failed or was
-	// skipped in one), so the rule has no s0.
-	NoPilot Status = "no pilot"
+	Running    Status = "running"      // until it holds its planned boots
+	OutOfReach Status = "out of reach" // the rule asks more than MaxBoots
+	OverBudget Status = "over budget"  // its boots do not fit the budget
+	NoPilot    Status = "no pilot"     // it lacks pilot boots on a side
 )
 
 // Design is a planned run: the pilot, then the boots Stein's rule gives
-// each row, under a budget. kbab drives it (Next, after each pair of
-// boots) and its simulations drive the same type.
+// each row, under a budget; kbab and the simulations drive it (Next).
 type Design struct {
-	Opts Options
-	// Level is the two-sided level each row is tested at (Rule.Level).
-	Level float64
+	Opts  Options
+	Level float64 // each row's two-sided level (Rule.Level)
 	Pkgs  []*DesignPkg
-	// Planned says the pilot is done and the rows planned; before, only
-	// Next's pilot step is known.
+	// Planned says the pilot is done and the rows planned.
 	Planned bool
-	// Seconds is the planned run's cost, both sides, by A's costs: the
-	// pilot's (as given to Plan) and stage 2's of the rows running.
+	// Seconds is the run's planned cost, both sides, by A's costs.
 	Seconds float64
 	// Cut says the budget stopped the run before every running row
 	// held its boots (Next).
@@ -122,30 +94,26 @@ type Design struct {
 }
 
 // DesignPkg is one package's rows: one go test a boot runs its pending
-// ones.
+// ones. BootCost is the seconds of one of A's boots besides its samples.
 type DesignPkg struct {
-	Pkg string
-	// BootCost is the seconds of one boot of the package besides its
-	// samples (A's).
+	Pkg      string
 	BootCost float64
 	Rows     []*DesignRow
 }
 
-// DesignRow is one row's plan.
+// DesignRow is one row's plan: S0sq is the pilot's pooled variance of
+// boot medians on Scale, Need the boots a side the rule asks, Boots
+// those the row runs to (Need where Running, else the pilot's), Done
+// those it holds (the fewer of the two sides').
 type DesignRow struct {
-	Pkg, Name string
-	Scale     abmath.Scale
-	Rule      abmath.Rule
-	// S0sq is the pilot's pooled variance of boot medians on Scale.
-	S0sq float64
-	// Need is the boots a side the rule asks; Boots those the row runs
-	// to (Need where Running, else the pilot's).
-	Need, Boots int
-	Status      Status
-	// Done is the boots a side the row holds (the fewer of the two).
-	Done   int
-	Sample float64
-	center float64 // A's pilot mean on Scale: a linear row's changes are relative to it
+	Pkg, Name         string
+	Scale             abmath.Scale
+	Rule              abmath.Rule
+	S0sq              float64
+	Need, Boots, Done int
+	Status            Status
+	Sample            float64
+	center            float64 // A's pilot mean on Scale: a linear row's changes are relative to it
 }
 
 // pending reports whether the row runs and lacks boots.
@@ -178,12 +146,10 @@ func New(opts Options) (*Design, error) {
 // PilotBoots is the pilot's boots, both sides.
 func (d *Design) PilotBoots() int { return 2 * d.Opts.Pilot }
 
-// Plan plans every row from its pilot boots, the first Pilot a side,
-// and never from a later boot: stage 2 never enters s0 (abmath.Rule). costs
-// are each package's BootCost (A's), spent the pilot's seconds both
-// sides as counted against the budget (A's boots doubled). Rows come in
-// the caller's order; a row already holding boots keeps them (Done), so
-// that a resumed run plans as the first did.
+// Plan plans every row from its first Pilot boots a side only (stage 2
+// never enters s0), with each package's BootCost in costs and the
+// pilot's seconds, both sides, in spent. A row already holding boots
+// keeps them (Done), so that a resumed run plans as the first did.
 func (d *Design) Plan(rows []Row, costs map[string]float64, spent float64) {
 	o := d.Opts
 	d.Level = o.Alpha / float64(max(len(rows), 1))
@@ -215,21 +181,9 @@ func (d *Design) planRow(r Row) *DesignRow {
 		return rp
 	}
 	rp.Scale = scaleOf(pilot)
-	var ss float64
-	for s := range 2 {
-		v := rp.Scale.ToAll(pilot[s])
-		m, _ := abmath.MeanVar(v)
-		if s == 0 {
-			rp.center = m
-		}
-		for _, x := range v {
-			ss += (x - m) * (x - m)
-		}
-	}
-	rp.S0sq = ss / float64(rp.Rule.DF())
-	if o.Paired {
-		rp.S0sq = abmath.PairedS0sq(rp.Scale.ToAll(pilot[0]), rp.Scale.ToAll(pilot[1]))
-	}
+	a, b := rp.Scale.ToAll(pilot[0]), rp.Scale.ToAll(pilot[1])
+	rp.center, _ = abmath.MeanVar(a)
+	rp.S0sq = rp.Rule.S0sq(a, b)
 	rp.Rule.Shift = rp.Scale.Shift(o.Target, rp.center)
 	rp.Rule.Threshold = rp.Scale.Shift(o.Threshold, rp.center)
 	rp.Need = rp.Rule.Boots(rp.S0sq)
@@ -247,22 +201,16 @@ func scaleOf(pilot [2][]float64) abmath.Scale {
 	if sc := abmath.ScaleOf(pilot[0], pilot[1]); sc.Log {
 		return sc
 	}
-	s := slices.Sorted(slices.Values(pilot[0]))
-	m := math.Abs(s[len(s)/2]+s[(len(s)-1)/2]) / 2
-	if m == 0 {
-		m = 1
-	}
-	return abmath.Scale{Unit: m}
+	return abmath.Scale{Unit: cmp.Or(math.Abs(abmath.Median(pilot[0])), 1)}
 }
 
 // held is the boots a side a row holds.
 func held(r Row) int { return min(len(r.Medians[0]), len(r.Medians[1])) }
 
-// admit fits the running rows into the budget: cheapest first, each
-// package's rows by their boots, adding the row whose boots add the
-// least to the planned seconds, until the next would pass it; the rest
-// are OverBudget. Only A's costs and the pilot's spreads enter, never B's
-// speed nor the difference.
+// admit fits the running rows into the budget, adding the row whose
+// boots add the least to the planned seconds (each package's rows by
+// their boots) until the next would pass it; the rest are OverBudget.
+// Only A's costs and the pilot's spreads enter.
 func (d *Design) admit(spent float64) {
 	var stage2 float64
 	type cand struct {
@@ -322,8 +270,7 @@ func (d *Design) admit(spent float64) {
 	d.Seconds = spent + stage2
 }
 
-// Update records the boots a side each planned row holds now (the
-// fewer of the two sides'), after the plan.
+// Update records the boots a side each planned row holds now.
 func (d *Design) Update(held func(pkg, name string) int) {
 	for _, pp := range d.Pkgs {
 		for _, rp := range pp.Rows {
@@ -332,13 +279,10 @@ func (d *Design) Update(held func(pkg, name string) int) {
 	}
 }
 
-// Next is what the next pair of boots (one a side) runs, given spent,
-// the seconds the boots so far count against the budget (A's boots
-// doubled: what B's speed cannot move): the whole command at Count
-// during the pilot (pilot true, no Runs), then per package its pending
-// rows at Count. Nil where no row is pending, or where the pair would
-// pass the budget: then Cut is set and the rows left pending get no
-// verdict (Test).
+// Next is what the next pair of boots runs, given the seconds spent so
+// far (A's boots doubled): the whole command during the pilot (pilot
+// true), then per package its pending rows. Nil where no row is
+// pending, or where the pair would pass the budget: then Cut is set.
 func (d *Design) Next(spent float64) (runs []Run, pilot bool) {
 	if !d.Planned {
 		return nil, true
@@ -397,8 +341,7 @@ func (d *Design) Find(pkg, name string) *DesignRow {
 	return nil
 }
 
-// Progress counts the rows decided (holding their planned boots),
-// pending, and without a verdict (out of reach, over budget, no pilot).
+// Progress counts the rows decided, pending, and without a verdict.
 func (d *Design) Progress() (decided, pending, undecided int) {
 	for _, pp := range d.Pkgs {
 		for _, rp := range pp.Rows {
@@ -415,9 +358,8 @@ func (d *Design) Progress() (decided, pending, undecided int) {
 	return
 }
 
-// Test is row r's test: Stein's statistic where the row holds its
-// planned boots (the first Boots a side: a row never holds more), else
-// undecided with the mde of the boots it holds.
+// Test is row r's test: Stein's statistic on its first Boots a side
+// where it holds them, else undecided with the mde of those it holds.
 func (d *Design) Test(r Row) abstat.DesignTest {
 	rp := d.Find(r.Pkg, r.Name)
 	if rp == nil || !d.Planned {
@@ -445,19 +387,15 @@ func (d *Design) Test(r Row) abstat.DesignTest {
 	for s := range 2 {
 		m[s], _ = abmath.MeanVar(rp.Scale.ToAll(r.Medians[s][:n]))
 	}
-	diff := m[1] - m[0]
-	res.Decided, res.Boots = true, n
-	res.P = rp.Rule.P(rp.Rule.T(diff, rp.S0sq, n))
-	half := rp.Rule.Half(rp.S0sq, n, abmath.Confidence)
-	res.Change = rp.Scale.Change(diff, rp.center)
-	res.Lo, res.Hi = rp.Scale.Change(diff-half, rp.center), rp.Scale.Change(diff+half, rp.center)
-	res.MDE = rp.Scale.Change(rp.Rule.MDE(rp.S0sq, n), rp.center)
+	diff, half := m[1]-m[0], rp.Rule.Half(rp.S0sq, n, abmath.Confidence)
+	rel := func(d float64) float64 { return rp.Scale.Change(d, rp.center) }
+	res.Decided, res.Boots, res.P = true, n, rp.Rule.P(diff, rp.S0sq, n)
+	res.Change, res.Lo, res.Hi, res.MDE = rel(diff), rel(diff-half), rel(diff+half), rel(rp.Rule.MDE(rp.S0sq, n))
 	return res
 }
 
 // PredictedPower is the chance the rule calls a change of the target
-// worse for a row whose boot medians spread like its pilot's (σ = s0):
-// Rule.PowerAt at the target.
+// for a row whose boot medians spread like its pilot's (σ = s0).
 func (rp *DesignRow) PredictedPower() float64 {
 	if rp.Status == NoPilot {
 		return math.NaN()
@@ -468,8 +406,8 @@ func (rp *DesignRow) PredictedPower() float64 {
 // RuleName names the design's test in reports.
 const RuleName = "Stein's two-stage t-test"
 
-// TestRow is the design as abstat.Options.Design: the row's Test, for every
-// Primary row the design planned.
+// TestRow is the design as abstat.Options.Design: the Test of each
+// Primary row it planned.
 func (d *Design) TestRow(t *abstat.Table, row *abstat.Row) (abstat.DesignTest, bool) {
 	if d.Find(t.Path, row.Name) == nil || !d.Planned {
 		return abstat.DesignTest{}, false
@@ -477,9 +415,8 @@ func (d *Design) TestRow(t *abstat.Table, row *abstat.Row) (abstat.DesignTest, b
 	return d.Test(rowOf(t, row, nil)), true
 }
 
-// rowOf is a report row as the design reads it: each side's boot
-// medians and counts, and the seconds of one of A's samples from secOp,
-// the row's sec/op row (nil: 0).
+// rowOf is a report row as the design reads it, with the seconds of
+// one of A's samples from secOp, the row's sec/op row (nil: 0).
 func rowOf(t *abstat.Table, row *abstat.Row, secOp *abstat.Row) Row {
 	r := Row{Pkg: t.Path, Name: row.Name}
 	for s, bs := range row.Samples {
@@ -497,8 +434,7 @@ func rowOf(t *abstat.Table, row *abstat.Row, secOp *abstat.Row) Row {
 	return r
 }
 
-// RowsOf are the Primary rows of a report as the design reads them, in
-// report order, each with its sample's cost.
+// RowsOf are a report's Primary rows as the design reads them.
 func RowsOf(rep *abstat.Report) []Row {
 	var rows []Row
 	for t, row := range rep.Primaries() {

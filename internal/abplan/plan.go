@@ -14,10 +14,9 @@ import (
 
 // PlanFiles plans a run from a pilot already run (kbcompare -plan): two
 // result files, A's boots and B's, or one whose boots, taken in turn,
-// stand for both sides of an A/A pilot. The design is kbab -target's
-// with the pilot the boots a side the files hold, at their -count, and
-// each package's boot cost from the first file (bootCost, where > 0, in
-// its place); Seconds counts the pilot's boots too.
+// stand for both sides of an A/A pilot, at their -count, with each
+// package's boot cost from the first file (bootCost, where > 0, in its
+// place).
 func PlanFiles(opts Options, bootCost float64, paths ...string) (*Design, error) {
 	if len(paths) < 1 || len(paths) > 2 {
 		return nil, fmt.Errorf("a plan reads one pilot file or two, not %d", len(paths))
@@ -71,12 +70,10 @@ func PlanFiles(opts Options, bootCost float64, paths ...string) (*Design, error)
 }
 
 // BootCosts is, per package import path, the seconds of one of its
-// boots besides its samples (the VM's boot, go test's start, its
-// TestMain), from the go test wall times of its boots (their "ok"
-// lines) against the timed samples (iterations × sec/op) of each: the
-// intercept of a least-squares line through (timed, wall) where the
-// boots' timed totals differ by half or more (a pilot at two counts),
-// else all of the wall time past the timed part.
+// boots besides its samples (the VM's boot, go test's start), from its
+// boots' wall times ("ok" lines) against their timed samples
+// (iterations × sec/op): a least-squares intercept where the timed
+// totals differ by half or more, else the wall time past the timed.
 func BootCosts(files []*abfile.File) map[string]float64 {
 	type key struct{ pkg, boot string }
 	timed := map[key]float64{}
@@ -104,8 +101,7 @@ func BootCosts(files []*abfile.File) map[string]float64 {
 }
 
 // fitBoot is Boot of wall = Boot + k × timed over a package's boots, k
-// (go test's seconds per timed second: the b.N ramp, a row's setup) at
-// least 1.
+// (the b.N ramp, a row's setup) at least 1.
 func fitBoot(x, y []float64) float64 {
 	mx, _ := abmath.MeanVar(x)
 	my, _ := abmath.MeanVar(y)
@@ -121,9 +117,8 @@ func fitBoot(x, y []float64) float64 {
 	return max(my-k*mx, 0)
 }
 
-// sampleCost is the timed seconds of one sample of a row: the median
-// over its samples of iterations × sec/op, from its samples in sec/op;
-// 0 where no iteration count is known.
+// sampleCost is the median timed seconds of a row's sec/op samples
+// (iterations × value); 0 where no iteration count is known.
 func sampleCost(s *abstat.BootSamples) float64 {
 	var t []float64
 	for i, v := range s.Values {

@@ -10,25 +10,22 @@ import (
 )
 
 // Attribution is what a comparison says about the kernel counters each
-// row reports per op: evidence listed under the row, never a verdict nor
-// the exit status, so their tables are out of Report.Tables. An event
+// row reports per op: evidence under the row, never a verdict. An event
 // counter (switches, faults, softirqs, IPIs) also comes at a pace of its
 // own, so it is the op's own change only where its rate per second
-// moved the same way (docs/counters.md); work counters always are.
+// moved the same way (docs/counters.md); a work counter always is.
 type Attribution struct {
 	Tables []*Table // the counter units' tables, judged like any other
-	// Rates are the tables the event counters' rates per second are
-	// judged in (unit "COUNTER per s"), each rate the Rate of its
-	// counter's row; not listed on their own.
+	// Rates are the event counters' rates per second (unit "COUNTER per
+	// s"), each the Rate of its counter's row.
 	Rates []*Table
 }
 
 // rateSuffix names the unit of an event counter's rate per second.
 const rateSuffix = " per s"
 
-// workCounter reports whether a counter unit (as benchfmt tidies it)
-// measures the op's own work rather than events that also come at a pace
-// of their own.
+// workCounter reports whether a counter unit measures the op's own work
+// rather than events that also come at a pace of their own.
 func workCounter(unit string) bool {
 	for _, p := range []string{"cs/", "migrations/", "faults/", "softirq-", "ipi-"} {
 		if strings.HasPrefix(unit, p) {
@@ -42,10 +39,9 @@ func workCounter(unit string) bool {
 func (r *Report) attribute() {
 	var head []*Table
 	for _, t := range r.Tables {
-		switch {
-		case unit.IsCounter(t.Unit):
+		if unit.IsCounter(t.Unit) {
 			r.Attribution.Tables = append(r.Attribution.Tables, t)
-		default:
+		} else {
 			head = append(head, t)
 		}
 	}
@@ -61,9 +57,7 @@ type AttrLine struct {
 
 func significant(row *Row) bool { return row != nil && row.Verdict.Moved() }
 
-// own reports whether a changed counter changed as the op's own work:
-// a work counter, or an event counter whose rate per second moved the
-// same way as its count per op.
+// own reports whether a changed counter changed as the op's own work.
 func (l AttrLine) own() bool {
 	if workCounter(l.Unit) {
 		return true
@@ -72,9 +66,8 @@ func (l AttrLine) own() bool {
 }
 
 // For returns the counters of benchmark name in package pkg (and ident),
-// in the order the results reported them, in three groups: changed as the
-// op's own work; changed per op only, at an unchanged (or opposite) rate
-// per second; and the units compared and found unchanged.
+// in the results' order: changed as the op's own work; changed per op
+// only, paced by the op's time; and the units found unchanged.
 func (a *Attribution) For(pkg, ident, name string) (own, paced []AttrLine, same []string) {
 	for _, t := range a.Tables {
 		if t.Pkg != pkg || t.Ident != ident {

@@ -9,22 +9,17 @@ import (
 	"github.com/kbench/kbench/internal/abmath"
 )
 
-// MinBoots is how many boots each side needs before boots are the samples
-// (docs/kbcompare.md says why boots, and why Welch's t-test on their logs).
+// MinBoots is how many boots each side needs before boots are the
+// samples (docs/kbcompare.md says why).
 const MinBoots = 3
 
-// BootSamples are one side's samples of one row in one unit, grouped by
-// boot: the experiment's two levels (boots, and samples within a boot),
-// in file order.
+// BootSamples are one side's samples of one row in one unit, by boot
+// (IDs, in order of first appearance): Values[i] are boot IDs[i]'s, in
+// file order, and Iters[i] their iteration counts (0: unknown).
 type BootSamples struct {
-	// IDs are the boots' kernel.boot_id values in order of first
-	// appearance; "" stands for results above any boot id line.
-	IDs []string
-	// Values[i] are boot IDs[i]'s samples, in file order.
+	IDs    []string
 	Values [][]float64
-	// Iters[i][j] is the iteration count (b.N) of sample Values[i][j], 0
-	// where unknown: with sec/op, a sample's timed cost is Iters × value.
-	Iters [][]int
+	Iters  [][]int
 }
 
 // Add appends sample v of boot id, measured over n iterations (0:
@@ -56,22 +51,19 @@ func (b *BootSamples) Medians() []float64 {
 	return m
 }
 
-// BootCmp compares a row with boots as the samples, on the row's Scale.
+// BootCmp compares a row with boots as the samples, on the row's Scale:
+// each side's boot medians, their means mapped back (a geometric mean
+// with logs), Welch's degrees of freedom and two-sided p, and the
+// standard deviations of samples within a boot (NaN where every boot
+// has one) and of boot medians around their side's, pooled.
 type BootCmp struct {
-	Old, New  []float64 // per-boot medians, in file order
-	OldCenter float64   // the mean of Old on the row's Scale, mapped back (a geometric mean with logs)
-	NewCenter float64
-	DF, P     float64 // Welch's degrees of freedom and two-sided p
-	// Within is the spread of samples inside a boot, Between that of boot
-	// medians around their kernel's center, both as standard deviations
-	// on the row's Scale (relative spreads), pooled over the two sides.
-	// Within is NaN where every boot has one sample.
-	Within, Between float64
+	Old, New               []float64
+	OldCenter, NewCenter   float64
+	DF, P, Within, Between float64
 }
 
 // compareBoots tests old against new with boots as the samples, on sc,
-// and bounds the change at abmath.Confidence by Welch's interval of the
-// difference of the means on sc.
+// and bounds the change by Welch's interval at abmath.Confidence.
 func compareBoots(old, new *BootSamples, sc abmath.Scale) (c *BootCmp, lo, hi float64) {
 	c = &BootCmp{Old: old.Medians(), New: new.Medians()}
 	lx, ly := sc.ToAll(c.Old), sc.ToAll(c.New)
@@ -84,8 +76,6 @@ func compareBoots(old, new *BootSamples, sc abmath.Scale) (c *BootCmp, lo, hi fl
 		w = abmath.TQuantile(1-(1-abmath.Confidence)/2, c.DF) * se
 	}
 
-	// Pooled spreads: within boots over every boot, between boots over
-	// both sides' boot medians.
 	var ssWithin float64
 	var dfWithin int
 	for _, v := range slices.Concat(old.Values, new.Values) {

@@ -3,6 +3,7 @@
 package abstat
 
 import (
+	"cmp"
 	"iter"
 	"maps"
 	"math"
@@ -18,18 +19,16 @@ import (
 	"github.com/kbench/kbench/internal/unit"
 )
 
-// Options are the judgement's knobs.
+// Options are the judgement's knobs: the smallest relative change
+// called better or worse (Threshold), the level a row's q (an Evidence
+// row's p) must reach (Alpha), a planned run's test of a Primary row
+// (Design, false for a row it holds none of) and the change it planned
+// each row to detect (Target; 0: the threshold), past which the mde of
+// a "~" row makes it underpowered.
 type Options struct {
-	Threshold float64 // smallest relative change called better or worse (0.05)
-	// Alpha is the significance level: a row's change is significant
-	// when its q (an Evidence row's: its p) is at most Alpha (0.05).
-	Alpha float64
-	// Design, where set, is a planned run's test of a Primary row
-	// (DesignTest), false for a row it holds none of.
-	Design func(*Table, *Row) (DesignTest, bool)
-	// Target is the change a design planned each row to detect: a row
-	// "~" whose mde passes it is underpowered. 0: the threshold.
-	Target float64
+	Threshold, Alpha float64
+	Design           func(*Table, *Row) (DesignTest, bool)
+	Target           float64
 }
 
 // DefaultOptions are benchstat's alpha and a 5% threshold.
@@ -45,20 +44,16 @@ const (
 	Changed Verdict = "changed" // significant, but the unit has no direction
 	OldOnly Verdict = "old only"
 	NewOnly Verdict = "new only"
-	// Failed: go test printed "--- FAIL" for the row on a side, or the
-	// row is on one side only and the other side's package failed.
-	Failed Verdict = "FAILED"
-	// Skipped: the row is on one side only and the other side skipped it.
+	// Failed: go test printed "--- FAIL" for the row on a side, or its
+	// package failed on the side that lacks it; Skipped: the side that
+	// lacks it skipped it.
+	Failed  Verdict = "FAILED"
 	Skipped Verdict = "skipped"
-	// Underpowered: "~", but the comparison could not have seen a change
-	// of the threshold (its minimum detectable effect is larger), so it
-	// is no evidence of no change.
+	// Underpowered: "~", but its mde is larger than the goal (goal).
 	Underpowered Verdict = "underpowered"
-	// Undecided: no verdict, in a run with boots as samples, for a row
-	// whose boots are too few for its test: fewer than MinBoots a side,
-	// or fewer than its design planned (cut short by a budget, out of
-	// reach). It is outside the family and cannot fail the comparison;
-	// its Power says what its boots could have detected.
+	// Undecided: no verdict, with boots as samples, for a row whose
+	// boots are fewer than MinBoots a side or than its design planned;
+	// outside the family, no failure.
 	Undecided Verdict = "undecided"
 )
 
@@ -73,26 +68,21 @@ type Report struct {
 	Setup      []SetupDiff // fingerprint and file configuration that differ
 	SetupEqual int         // how many are equal
 	Tables     []*Table
-	// Boots counts each file's boots (distinct kernel.boot_id values;
-	// results without one count as one boot). BootMode is set when both
-	// have at least MinBoots: rows are then judged with boots as samples.
+	// Boots counts each file's boots; BootMode is set when both have
+	// MinBoots: rows are then judged with boots as samples.
 	Boots    [2]int
 	BootMode bool
-	// Problems lists failures and skips that the rows alone do not show:
-	// failed benchmarks without a row, failed packages. Rows whose
-	// verdict is Failed or Skipped are listed with the rows.
+	// Problems are the failures no row shows (failed benchmarks without
+	// a row, failed packages), Skips the rows skipped with no results on
+	// either side (listed, not failures).
 	Problems []Outcome
-	// Skips are the rows that skipped and have no results on either
-	// side (outcomes.go): listed, not failures.
-	Skips []*Skip
+	Skips    []*Skip
 	// Pulses are, per side, the boots in which protect pulses ran
 	// before the results.
-	Pulses [2][]abfile.Pulse
-	// Attribution holds the kernel counters' tables, out of Tables.
-	Attribution Attribution
-	// Family is how many rows the q-values correct for (the Primary
-	// rows compared on both sides), and Nominal how many of them have
-	// p <= Alpha: about Alpha·Family of those come by chance alone.
+	Pulses      [2][]abfile.Pulse
+	Attribution Attribution // the kernel counters' tables, out of Tables
+	// Family is how many rows the q-values correct for, and Nominal how
+	// many of them have p <= Alpha.
 	Family, Nominal int
 	units           benchfmt.UnitMetadataMap
 }
@@ -105,55 +95,46 @@ type Table struct {
 	Unit   string // benchfmt's tidied unit: sec/op, B/op, loops/s
 	Better int    // +1 higher is better, -1 lower is better, 0 unknown
 	Rows   []*Row
-	// Geomean summarises the rows both sides hold, as benchstat's
-	// geomean row; nil with fewer than two such rows.
+	// Geomean is benchstat's geomean row; nil with fewer than two rows.
 	Geomean *Geomean
 }
 
 // Row compares one benchmark in one unit; Old or New is nil where that
 // file has no result for it.
 type Row struct {
-	Name string
-	// Role says whether this unit decides the benchmark's verdict
-	// (family.go).
-	Role     Role
+	Name     string
+	Role     Role // whether this unit decides the benchmark's verdict
 	Old, New *benchmath.Sample
 	OldSum   benchmath.Summary
 	NewSum   benchmath.Summary
-	// Cmp is benchstat's per-sample comparison (the U-test), where the
-	// row is judged per sample; zero with boots as samples.
+	// Cmp is benchstat's per-sample comparison (the U-test), zero with
+	// boots as samples.
 	Cmp    benchmath.Comparison
-	Scale  abmath.Scale // how the row's values are tested (valid when both sides are present)
+	Scale  abmath.Scale // how the row's values are tested (with both sides)
 	Change float64      // new/old - 1
-	// P is the two-sided p of the test the row was judged by (Boot's or
-	// Cmp's), Q its Benjamini-Hochberg q among the comparison's rows
-	// (Primary rows, and Derived ones, which take their Primary's); NaN
-	// where there is none.
+	// P is the two-sided p of the row's test (Boot's, Cmp's or the
+	// design's), Q its Benjamini-Hochberg q (a Derived row's its
+	// Primary's); NaN where there is none.
 	P, Q    float64
 	Verdict Verdict
-	// Notes are the caveats on the row's test, in the order they arose.
-	Notes []Note
-	// Boot is the comparison with boots as samples, in boot mode.
-	Boot *BootCmp
-	// Outcome is, for a Failed or Skipped row, what go test printed
-	// that failed or skipped it; nil for the others.
+	Notes   []Note   // caveats on the row's test, in order
+	Boot    *BootCmp // the comparison with boots as samples
+	// Outcome is what go test printed that failed or skipped the row.
 	Outcome *Outcome
-	// Power is what the comparison could have detected, for the test
-	// the verdict used; nil where a side is missing.
+	// Power is what the row's test could have detected; nil where a
+	// side is missing.
 	Power *Power
-	// Samples holds each side's samples by boot (each file's, in
-	// Grouped), nil where absent.
+	// Samples holds each side's (each file's, in Grouped) samples by
+	// boot, nil where absent.
 	Samples []*BootSamples
-	// ChangeLo and ChangeHi bound Change at abmath.Confidence for that test
-	// (test); NaN where a side is missing.
+	// ChangeLo and ChangeHi bound Change at abmath.Confidence; NaN
+	// where a side is missing.
 	ChangeLo, ChangeHi float64
-	// Rate is, for an event counter (one that also comes at a pace of
-	// its own: Attribution), the counter per second of the row's time,
-	// each result's counter/op over its sec/op; nil for the others.
-	Rate    *Row
-	primary *Row // the benchmark's Primary row (itself for one)
-	// undecided: its test had too few boots for a verdict (test).
-	undecided bool
+	// Rate is, for an event counter (Attribution), the counter per
+	// second of the row's time; nil for the others.
+	Rate      *Row
+	primary   *Row // the benchmark's Primary row (itself for one)
+	undecided bool // its test had too few boots for a verdict
 }
 
 // Primaries yields the rows, each in its Primary unit, with its table,
@@ -182,8 +163,8 @@ func (r *Report) Count(v Verdict) int {
 	return n
 }
 
-// Find returns the row name in unit of package pkg (any package where
-// pkg is ""), among the headline and counter tables; nil where none.
+// Find returns the row name in unit of package pkg (any where ""),
+// among the headline and counter tables; nil where none.
 func (r *Report) Find(pkg, unit, name string) *Row {
 	for _, t := range slices.Concat(r.Tables, r.Attribution.Tables) {
 		if t.Unit == unit && (pkg == "" || t.Pkg == pkg) {
@@ -201,25 +182,14 @@ func Compare(oldPath, newPath string, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	return CompareFiles(files, units, opts), nil
+	return compareFiles(files, units, opts), nil
 }
 
-// Grouped is the rows of files as read, grouped into tables with their
-// samples by boot and file (Row.Samples[i] is files[i]'s), not judged:
-// what a plan reads (package abplan) and a series (package abseries).
-func Grouped(files []*abfile.File, units benchfmt.UnitMetadataMap) *Report {
-	r := &Report{units: units}
-	r.group(files)
-	return r
-}
-
-// CompareFiles compares two files as read (abfile.ReadData of what a
-// run holds so far: kbab's pilot).
-func CompareFiles(files []*abfile.File, units benchfmt.UnitMetadataMap, opts Options) *Report {
+// compareFiles compares two files as read.
+func compareFiles(files []*abfile.File, units benchfmt.UnitMetadataMap, opts Options) *Report {
 	r := &Report{Old: files[0].Path, New: files[1].Path, Opts: opts, units: units}
 	for side, f := range files {
-		r.Boots[side] = len(f.Boots)
-		r.Pulses[side] = f.Pulses
+		r.Boots[side], r.Pulses[side] = len(f.Boots), f.Pulses
 	}
 	r.BootMode = r.Boots[0] >= MinBoots && r.Boots[1] >= MinBoots
 	r.setup(files)
@@ -230,10 +200,17 @@ func CompareFiles(files []*abfile.File, units benchfmt.UnitMetadataMap, opts Opt
 	return r
 }
 
+// Grouped is the rows of files as read, grouped into tables with their
+// samples by boot and file, not judged: what a plan and a series read.
+func Grouped(files []*abfile.File, units benchfmt.UnitMetadataMap) *Report {
+	r := &Report{units: units}
+	r.group(files)
+	return r
+}
+
 // Judge tests every row from its Samples and gives the verdicts: the
-// step of Compare after reading and grouping, exported so that a
-// simulation can judge rows it drew (sim_test.go). Rows already Failed
-// or Skipped keep their verdicts.
+// step of Compare after grouping, which the simulations call on rows
+// they drew.
 func (r *Report) Judge() {
 	all := slices.Concat(r.Tables, r.Attribution.Tables, r.Attribution.Rates)
 	for _, t := range all {
@@ -269,9 +246,8 @@ func (r *Report) Judge() {
 }
 
 // powerAtLevel computes each Primary row's power at the level its
-// verdict is decided at: alpha over the family where the report judges by
-// q (a row changed alone has q = p × rows, so p <= alpha/rows is where it
-// is called), alpha for a family of one. A design's rows have their design's.
+// verdict is decided at: alpha over the family (a row changed alone has
+// q = p × rows), alpha for a family of one; a design's rows keep theirs.
 func (r *Report) powerAtLevel() {
 	if r.Family < 2 {
 		return
@@ -296,18 +272,12 @@ func (r *Report) powerAtLevel() {
 
 // goal is the change a row must be able to detect not to be
 // underpowered: the design's target, else the threshold.
-func (r *Report) goal() float64 {
-	if r.Opts.Target > 0 {
-		return r.Opts.Target
-	}
-	return r.Opts.Threshold
-}
+func (r *Report) goal() float64 { return cmp.Or(max(r.Opts.Target, 0), r.Opts.Threshold) }
 
-// test runs a row's test: the design's where it holds the row; with
-// boots as samples where both sides hold it in MinBoots boots in boot
-// mode; none in boot mode with fewer boots (Undecided: a per-sample test
-// there would take a boot's layout for a change); else per sample as
-// benchstat does.
+// test runs a row's test: the design's where it holds the row; in boot
+// mode, with boots as samples, none where a side has fewer than
+// MinBoots (a per-sample test would take a boot's layout for a
+// change); else per sample as benchstat does.
 func (r *Report) test(t *Table, row *Row) {
 	row.undecided = false
 	thresholds := &benchmath.Thresholds{CompareAlpha: r.Opts.Alpha}
@@ -369,8 +339,7 @@ func (r *Report) test(t *Table, row *Row) {
 	if all := slices.Concat(row.Old.Values, row.New.Values); flat(all) {
 		row.note(Note{Kind: FlatSamples, Values: [2]float64{all[0], all[0]}})
 	}
-	// The Hodges-Lehmann interval that goes with the U-test; an end is
-	// ±Inf where the samples are too few to bound it.
+	// The Hodges-Lehmann interval that goes with the U-test.
 	lx := sc.ToAll(row.Old.Values)
 	lo, hi := abmath.ShiftInterval(lx, sc.ToAll(row.New.Values))
 	c := abmath.Median(lx)
@@ -398,8 +367,7 @@ func (r *Report) designed(row *Row, dt DesignTest) {
 	row.P, row.Change, row.ChangeLo, row.ChangeHi = dt.P, dt.Change, dt.Lo, dt.Hi
 }
 
-// spreadNotes states where boot medians have no spread, which makes
-// Welch's test rest on one side's spread or none.
+// spreadNotes states where a side's boot medians have no spread.
 func (row *Row) spreadNotes() {
 	b := row.Boot
 	switch o, n := flat(b.Old), flat(b.New); {
@@ -430,12 +398,9 @@ func change(o, n float64) float64 {
 	return n/o - 1
 }
 
-// verdict is a row's verdict, decided here alone: Failed or Skipped by
-// its Outcome; old or new only where a side lacks it; undecided where
-// its test had too few boots; else from its change and p (q for a
-// Primary row): ~, changed, better or worse, and in a
-// headline table a ~ that could not have seen the goal is
-// underpowered, and a Derived row has its Primary's verdict.
+// verdict is a row's verdict, decided here alone, from its outcome, its
+// sides, its boots and its change and p (q for a Primary row); in a
+// headline table a Derived row has its Primary's.
 func (r *Report) verdict(t *Table, row *Row, headline bool) Verdict {
 	switch {
 	case headline && row.Role == Derived:
@@ -455,9 +420,7 @@ func (r *Report) verdict(t *Table, row *Row, headline bool) Verdict {
 	if row.Role == Primary {
 		p = row.Q
 	}
-	// benchstat calls a change significant unless p > alpha; an
-	// undefined p is no evidence.
-	significant := p <= r.Opts.Alpha
+	significant := p <= r.Opts.Alpha // as benchstat; a NaN p is none
 	switch {
 	case !significant || math.Abs(row.Change) < r.Opts.Threshold || row.Change == 0:
 		if headline && row.Power != nil && row.Power.MDE > r.goal() {
@@ -473,8 +436,8 @@ func (r *Report) verdict(t *Table, row *Row, headline bool) Verdict {
 }
 
 // group sorts the results into tables by package, other distinguishing
-// configuration and unit, and rows by full name, each side's samples
-// grouped by boot, and gives each row its Role.
+// configuration and unit, and rows by full name, each side's samples by
+// boot, and gives each row its Role.
 func (r *Report) group(files []*abfile.File) {
 	type tableKey struct{ pkg, ident, unit string }
 	var identKeys []string
@@ -490,8 +453,7 @@ func (r *Report) group(files []*abfile.File) {
 	index := map[tableKey]*Table{}
 	rowOf := map[*Table]map[string]*Row{}
 	// sample adds a sample of row name to table k (made on first use,
-	// with path, into tables) on side, and returns the row and whether
-	// it is new.
+	// into tables) on side, and returns the row and whether it is new.
 	sample := func(k tableKey, path string, tables *[]*Table, name string, side int, boot string, v float64, iters int) (*Row, bool) {
 		t := index[k]
 		if t == nil {
@@ -559,8 +521,8 @@ func (r *Report) group(files []*abfile.File) {
 }
 
 // setupKey reports whether a configuration key describes the setup (one
-// value throughout each file in which it appears) rather than telling
-// benchmarks apart. pkg always tells them apart.
+// value throughout each file that has it) rather than telling rows
+// apart, as pkg always does.
 func setupKey(files []*abfile.File, key string) bool {
 	if key == "pkg" {
 		return false
@@ -586,26 +548,18 @@ func (row *Row) warn(lists ...[]error) {
 
 func (row *Row) note(n Note) { row.Notes = append(row.Notes, n) }
 
-// DesignTest is a row's test under a design (Options.Design): a planned
-// run fixed each row's test before its boots ran (package abplan:
-// Stein's two-stage test of kbab -target), so that the test is the
-// design's and not Welch's of all the boots, which would inflate t
-// where a spread that looked small chose few boots.
+// DesignTest is a row's test under a design (Options.Design), fixed
+// before its boots ran (Stein's of kbab -target), not Welch's of all the
+// boots, which would inflate t where a small spread chose few boots.
+// Decided says the row holds the boots planned (else it is Undecided,
+// Why); P, Change and its interval Lo, Hi are the test's where it is,
+// MDE the change its boots detect, Boots those a side it used or holds,
+// Need those planned.
 type DesignTest struct {
-	// Rule names the test ("Stein's two-stage t-test").
-	Rule string
-	// Decided says the row holds the boots its design planned; a row
-	// that does not gets no verdict (Undecided), stays out of the
-	// family, and cannot fail the comparison.
-	Decided bool
-	// P is the test's two-sided p, Change the row's change and Lo, Hi
-	// its interval at abmath.Confidence (where Decided).
+	Rule              string // the test's name
+	Decided           bool
 	P, Change, Lo, Hi float64
-	// MDE is the change the row's boots detect at the design's power
-	// and level; Boots the boots a side it used or holds, Need those it
-	// planned.
-	MDE         float64
-	Boots, Need int
-	// Why says why a row is undecided.
-	Why string
+	MDE               float64
+	Boots, Need       int
+	Why               string
 }

@@ -12,45 +12,37 @@ import (
 	"github.com/kbench/kbench/internal/unit"
 )
 
-// Role is what one unit of a benchmark is to its verdict. A benchmark
-// (package, configuration and full name: a "row" of the report) gets one
-// verdict, decided in its Primary unit; counting a row once in each of
-// sec/op, loads/s and ops/s read "3 worse" for one change.
+// Role is what one unit of a benchmark is to its verdict: a row gets one
+// verdict, decided in its Primary unit (counted once in each of sec/op,
+// loads/s and ops/s it read "3 worse" for one change).
 type Role string
 
 const (
-	// Primary decides the row's verdict and is what Count counts: sec/op
-	// where the row reports it (the op's time, which every go benchmark
-	// prints and from which kbench's rates are computed), else the first
-	// unit the results list that is not a kernel counter.
+	// Primary decides the row's verdict: sec/op where the row has it,
+	// else the first unit that is not a kernel counter.
 	Primary Role = "primary"
-	// Derived is a rate computed from the Primary sec/op: a fixed count
-	// of events per op over the op's time (loops/s, loads/s, req/s, tps),
-	// so that value × sec/op is the same in every result of the row, on
-	// both sides, within derivedTolerance. It is the same measurement and
-	// shows its Primary's verdict and q.
+	// Derived is a fixed count per op over the op's time (loops/s,
+	// loads/s): value × sec/op is one number in every result of the row
+	// within derivedTolerance. It shows its Primary's verdict and q.
 	Derived Role = "derived"
-	// Evidence is any other unit (a latency percentile, a share of slow
-	// transactions, a rate with a count of its own, the kernel counters):
-	// judged on its own p, never counted, never the exit status.
+	// Evidence is any other unit (a latency percentile, a kernel
+	// counter): judged on its own p, never counted.
 	Evidence Role = "evidence"
 )
 
 // derivedTolerance is how far value × sec/op may vary over a row's
-// results for a rate to count as derived: go test prints 4 to 5
-// significant digits of each, which moves the product by 0.1% at most;
-// on the suite's real run the derived rates stayed within 0.07%.
+// results for a rate to count as derived: go test's 4 to 5 digits move
+// it by 0.1% at most.
 const derivedTolerance = 0.01
 
 // benchKey names a row: a benchmark in a package and configuration.
 type benchKey struct{ pkg, ident, name string }
 
-// bench gathers a row's units while the results are grouped.
+// bench gathers a row's units (in order of first appearance), its rows
+// by unit, and per unit and side value × sec/op of each result.
 type bench struct {
-	units []string        // in order of first appearance
-	rows  map[string]*Row // by unit
-	// products holds, per unit other than sec/op, value × sec/op of each
-	// result that has both, per side (of sides).
+	units    []string
+	rows     map[string]*Row
 	products map[string][][]float64
 	sides    int
 }
@@ -123,12 +115,10 @@ func (r *Report) family() {
 			rows = append(rows, row)
 			ps = append(ps, row.P)
 		case row.undecided && row.Outcome == nil:
-			// In the family as p = 1: a design keeps a row undecided
-			// for its pilot's spread (out of reach, over budget), so the
-			// rows it decides are those whose spread looked small, whose
-			// p alone is a little below uniform; counted with p = 1 the
-			// rows left undecided keep the family's q at alpha
-			// (Simes), and no q of theirs is shown.
+			// In the family as p = 1: the rows a design decides are
+			// those whose spread looked small, whose p is a little below
+			// uniform; the undecided ones at p = 1 keep the family's q
+			// at alpha (Simes).
 			rows = append(rows, nil)
 			ps = append(ps, 1)
 		}

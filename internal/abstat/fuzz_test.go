@@ -34,7 +34,7 @@ func FuzzBoots(f *testing.F) {
 			var r *Report
 			files, units, err := abfile.ReadData([]string{"real.txt", p}, pair[:])
 			if err == nil {
-				r = CompareFiles(files, units, defaults)
+				r = compareFiles(files, units, defaults)
 			}
 			if err != nil {
 				if !sim.ErrorForm(p).MatchString(err.Error()) {

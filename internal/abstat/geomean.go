@@ -5,7 +5,7 @@ package abstat
 import "math"
 
 // Geomean is the geometric mean of a table's centers on each side, over
-// the rows compared on both (and with positive centers), and its change.
+// the rows compared on both with positive centers, and its change.
 type Geomean struct {
 	Old, New, Change float64
 	Rows             int
@@ -19,8 +19,6 @@ func geomean(t *Table) *Geomean {
 		if row.Old == nil || row.New == nil || row.Verdict == Failed || row.Verdict == Skipped {
 			continue
 		}
-		// The centers of the boot medians in boot mode, the medians
-		// otherwise.
 		o, nw := row.OldSum.Center, row.NewSum.Center
 		if row.Boot != nil {
 			o, nw = row.Boot.OldCenter, row.Boot.NewCenter

@@ -2,32 +2,24 @@
 
 package abstat
 
-// Note is a caveat on a row's test, as data: what kind, with the figures
-// it names. Package abreport words it (the footnotes, json's warnings).
+// Note is a caveat on a row's test, as data, with the figures its kind
+// names; package abreport words it.
 type Note struct {
-	Kind NoteKind
-	// Err is benchmath's warning (Library).
-	Err error
-	// Boots: TooFewBoots, the boots each side holds; DesignBoots, the
-	// boots a side the design planned and those held.
-	Boots [2]int
-	// Values: the one value or median of the Flat kinds (old, new).
-	Values [2]float64
-	// Rule is the design's rule (DesignBoots); Why, why the design left
-	// the row undecided, in package abplan's words (DesignUndecided).
-	Rule, Why string
+	Kind      NoteKind
+	Err       error      // benchmath's warning
+	Boots     [2]int     // see the kinds
+	Values    [2]float64 // the Flat kinds' value or median (old, new)
+	Rule, Why string     // the design's rule, why it left the row undecided
 }
 
 // NoteKind is what a Note says.
 type NoteKind int
 
 const (
-	// Library: a warning of benchmath's (too few samples for an interval
-	// or for the U-test to reach alpha, and the like).
+	// Library: a warning of benchmath's (Err).
 	Library NoteKind = iota + 1
-	// TooFewBoots: in boot mode, fewer than MinBoots boots a side hold
-	// the row: no verdict, since a per-sample test would take a boot's
-	// layout for a change.
+	// TooFewBoots: in boot mode, fewer than MinBoots boots a side
+	// (Boots) hold the row.
 	TooFewBoots
 	// FlatSamples: every sample of both sides is Values[0].
 	FlatSamples
@@ -35,10 +27,8 @@ const (
 	// Values[0], so p is 1, not a test.
 	FlatBootsEqual
 	// FlatBoots: each side's boots share one median (Values), so p is
-	// 0, not a test.
+	// 0, not a test; FlatBootsOld, FlatBootsNew: one side's do.
 	FlatBoots
-	// FlatBootsOld and FlatBootsNew: one side's boots share one median:
-	// Welch's test rests on the other side's spread alone.
 	FlatBootsOld
 	FlatBootsNew
 	// DesignBoots: the design's Rule planned Boots[0] boots a side and

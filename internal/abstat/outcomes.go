@@ -10,10 +10,8 @@ import (
 	"github.com/kbench/kbench/internal/abfile"
 )
 
-// Outcome is what go test printed that failed or skipped a row on a
-// side, or a failure no row shows (Report.Problems): the reader's
-// outcome (abfile.Failed, BinaryFailed or Skipped) with its side (0
-// old, 1 new) and file. abreport words it.
+// Outcome is what go test printed that failed or skipped a row, or a
+// failure no row shows (Report.Problems), with its side and file.
 type Outcome struct {
 	abfile.Outcome
 	Side int
@@ -28,21 +26,17 @@ func (o *Outcome) Verdict() Verdict {
 	return Failed
 }
 
-// Skip is a row that skipped and has no results on either side: one
-// that skipped on both sides, or on one side of a comparison whose other
-// side has no such row. It is listed, not failed.
+// Skip is a row that skipped and has no results on either side, with
+// each side's skip line (nil where it did not skip it).
 type Skip struct {
-	Pkg  string `json:"package"`
-	Name string `json:"name"` // as the skip line names it, without "Benchmark"
-	// Sides holds, per side (old, new), the skip's line; nil where that
-	// side did not skip it.
+	Pkg   string `json:"package"`
+	Name  string `json:"name"` // as the skip line names it, without "Benchmark"
 	Sides [2]*Outcome
 }
 
 // outcomes marks the rows that failed, or that one side lacks because it
-// failed or skipped them there, lists the failures no row shows, and the
-// skips of rows neither side ran. It runs before Judge, on which rows
-// each side holds.
+// failed or skipped them there, and lists the failures no row shows and
+// the skips of rows neither side ran.
 func (r *Report) outcomes(files []*abfile.File) {
 	// Rows by package and by go test's name of them (full name, and
 	// without the -GOMAXPROCS suffix).
@@ -54,8 +48,8 @@ func (r *Report) outcomes(files []*abfile.File) {
 			}
 		}
 	}
-	// rowsOf are the rows an outcome names; with sub, for a skip of a
-	// parent before its sub-benchmarks ran, the rows below it.
+	// rowsOf are the rows an outcome names; with sub, for a parent's
+	// skip, the rows below it.
 	rowsOf := func(o abfile.Outcome, sub bool) []*Row {
 		name, ok := strings.CutPrefix(o.Name, "Benchmark")
 		if !ok {
@@ -94,14 +88,12 @@ func (r *Report) outcomes(files []*abfile.File) {
 		}
 		failedPkg := map[string]abfile.Outcome{}
 		for _, o := range f.Outcomes {
-			if _, ok := failedPkg[path.Base(o.Pkg)]; o.Kind == abfile.BinaryFailed && !ok {
-				failedPkg[path.Base(o.Pkg)] = o
-			}
 			if o.Kind == abfile.BinaryFailed {
+				if _, ok := failedPkg[path.Base(o.Pkg)]; !ok {
+					failedPkg[path.Base(o.Pkg)] = o
+				}
 				r.Problems = append(r.Problems, *of(o))
 			}
-		}
-		for _, o := range f.Outcomes {
 			if o.Kind != abfile.Skipped {
 				continue
 			}

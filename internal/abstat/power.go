@@ -9,14 +9,13 @@ import (
 )
 
 // Power is what a compared row could have detected (docs/kbcompare.md
-// gives the formulas).
+// gives the formulas): the relative change detectable with
+// abmath.TargetPower (+Inf where the test cannot reach alpha), and the
+// boots or samples a side that would detect the threshold (0: more than
+// abmath.MaxNeed).
 type Power struct {
 	Test string // "welch" (boots as samples), "stein" (a design's), or "utest" (per sample)
-	// MDE is the relative change detectable at alpha with abmath.TargetPower:
-	// +Inf where the test cannot reach alpha with these n at all.
-	MDE float64
-	// Need is how many boots (Welch) or samples (U-test) a side would
-	// need to detect the threshold, 0 where more than abmath.MaxNeed.
+	MDE  float64
 	Need int
 }
 
@@ -42,8 +41,7 @@ func bootPower(b *BootCmp, sc abmath.Scale, threshold, alpha float64) *Power {
 func samplePower(old, new []float64, sc abmath.Scale, threshold, alpha float64) *Power {
 	lo, ln := sc.ToAll(old), sc.ToAll(new)
 	n1, n2 := len(lo), len(ln)
-	// Residuals: each value less its side's median, both sides pooled.
-	var resid []float64
+	var resid []float64 // each value less its side's median
 	for _, side := range [][]float64{lo, ln} {
 		m := abmath.Median(side)
 		for _, x := range side {

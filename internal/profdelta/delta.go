@@ -15,19 +15,15 @@ import (
 	"github.com/kbench/kbench/internal/kprofile"
 )
 
-// Options are the comparison's knobs.
+// Options are the comparison's knobs: whether every frame names a
+// function (by default only kernel frames do), the mean share of the
+// row's samples a function reaches on a side to be listed, and the
+// threads whose comm label to keep, as pprof's -tagfocus=comm= (nil:
+// all).
 type Options struct {
-	// AllFrames lets every frame name a function, user code included;
-	// by default only kernel frames do.
 	AllFrames bool
-	// MinShare is the mean share (a fraction of the row's samples) a
-	// function reaches on at least one side, in the form compared, to be
-	// listed and tested; below it a share is a few samples a boot.
-	MinShare float64
-	// Comm keeps the samples whose comm label (the thread's name) it
-	// matches, as pprof's -tagfocus=comm=: the benchmark's own process
-	// on a machine that runs others. nil keeps all.
-	Comm *regexp.Regexp
+	MinShare  float64
+	Comm      *regexp.Regexp
 }
 
 // DefaultOptions list the kernel functions with at least 0.05% of a
@@ -56,42 +52,34 @@ const (
 	Children Form = "children" // the function is on the stack
 )
 
-// Delta is one row's profile comparison.
+// Delta is one row's profile comparison: the IDs of each side's boots
+// with samples, their samples (pooled over a boot's runs) and the boots
+// without, each side's distinct ways of sampling, the options, and the
+// functions of each form ordered by the |T| of Func.Order (the
+// undefined last), then its |Change|. By is ByPerOp where every profile
+// records its ops (kprofile.ReadOps), with each boot's Ops and the
+// per-op value's Unit ("cpu nanoseconds"), else ByShare.
 type Delta struct {
-	// Boots are the IDs of each side's boots that had samples, and
-	// Samples their number of samples (pooled over the boot's runs).
-	Boots   [2][]string
-	Samples [2][]int64
-	// Empty counts each side's boots without a sample, left out.
-	Empty [2]int
-	// Sampling lists each side's distinct ways of sampling, from the
-	// profiles' headers, in order of first appearance.
+	Boots     [2][]string
+	Samples   [2][]int64
+	Empty     [2]int
 	Sampling  [2][]kprofile.Sampling
-	AllFrames bool // Options.AllFrames
+	AllFrames bool
 	MinShare  float64
 	Comm      string // Options.Comm's pattern, "" for all samples
-	// By is the measure the lists are ordered by: ByPerOp where every
-	// profile of the row records its ops (kprofile.ReadOps), else
-	// ByShare; Ops are each boot's ops (pooled over its runs), nil with
-	// ByShare, and Unit the per-op value's ("cpu nanoseconds" for
-	// cpu-clock: pprof's type and unit of the default sample type).
-	By   By
-	Ops  [2][]int64
-	Unit string
-	// Self and Children list the functions, each form ordered by the
-	// |T| of Func.Order (the undefined last), then its |Change|.
-	Self, Children []Func
+	By        By
+	Ops       [2][]int64
+	Unit      string
+	Self      []Func
+	Children  []Func
 }
 
 // Func is one function in one form: its share of the row's samples
-// (the embedded Stat, LKP's measure) and, where every profile of the row
-// carries its op count, its cost per op (PerOp), which orders the list.
+// (the embedded Stat, LKP's measure) and, with ByPerOp, its samples'
+// value over the boot's ops (PerOp), which orders the list.
 type Func struct {
 	Name string
-	Stat // of the share: Change a fraction of the row's samples
-	// PerOp is the function's samples' value (Delta.Unit: cpu
-	// nanoseconds for cpu-clock) over the boot's ops; nil where
-	// Delta.By is ByShare.
+	Stat
 	PerOp *Stat
 }
 
@@ -103,25 +91,22 @@ func (f Func) Order() Stat {
 	return f.Stat
 }
 
-// Stat compares one measure of a function across the two sides' boots.
+// Stat compares one measure of a function across the two sides' boots:
+// the change of the means, relative to old's (+Inf for a new function),
+// Welch's t-test of the per-boot values (abmath.Welch) and P's q among
+// the form's functions.
 type Stat struct {
-	Old, New Share
-	Change   float64 // New.Mean - Old.Mean
-	// Rel is Change/Old.Mean: +Inf for a function new to the row.
-	Rel float64
-	// T, DF and P are Welch's t-test's of the per-boot values (new
-	// minus old), NaN (P 1) with fewer than 2 boots a side; T is ±Inf
-	// where neither side varies but the means differ. Q is P's
-	// Benjamini-Hochberg q among the row's functions of the form.
+	Old, New    Share
+	Change, Rel float64
 	T, DF, P, Q float64
 }
 
 // Share is a function's share of a side's samples (or its cost per op)
-// across its boots.
+// per boot, in Delta.Boots' order, their mean and standard deviation
+// (NaN for one boot).
 type Share struct {
-	Boots []float64 // per boot, in Delta.Boots' order
-	Mean  float64
-	SD    float64 // the sample standard deviation of Boots; NaN for one boot
+	Boots    []float64
+	Mean, SD float64
 }
 
 // RSD is the share's relative spread, SD/Mean, as LKP's "± N%"; NaN
@@ -157,9 +142,7 @@ func Compute(old, new []Boot, o Options) (*Delta, error) {
 	if o.AllFrames {
 		frame = func(*profile.Location) bool { return true }
 	}
-	// sides[side] are the boots with samples.
-	var sides [2][]bootSums
-	var ops [2][]int64
+	var sides [2][]bootSums // the boots with samples
 	for side, boots := range [2][]Boot{old, new} {
 		for _, b := range boots {
 			bs := bootSums{form: [2]map[string]int64{{}, {}}}
@@ -188,7 +171,7 @@ func Compute(old, new []Boot, o Options) (*Delta, error) {
 				d.By = ByShare
 			}
 			sides[side] = append(sides[side], bs)
-			ops[side] = append(ops[side], bs.ops)
+			d.Ops[side] = append(d.Ops[side], bs.ops)
 			d.Boots[side] = append(d.Boots[side], b.ID)
 			d.Samples[side] = append(d.Samples[side], bs.samples)
 		}
@@ -200,8 +183,8 @@ func Compute(old, new []Boot, o Options) (*Delta, error) {
 			return nil, fmt.Errorf("the %s side has no profile with samples%s (%d boots)", [2]string{"old", "new"}[side], of, len(boots))
 		}
 	}
-	if d.By == ByPerOp {
-		d.Ops = ops
+	if d.By == ByShare {
+		d.Ops = [2][]int64{}
 	}
 	for form, list := range []*[]Func{&d.Self, &d.Children} {
 		names := map[string]bool{}
@@ -290,8 +273,7 @@ func byNoise(fa, fb Func) int {
 	return cmp.Or(cmp.Compare(math.Abs(b.Change), math.Abs(a.Change)), cmp.Compare(fa.Name, fb.Name))
 }
 
-// meanSD is x's mean and sample standard deviation (abmath.MeanVar's),
-// NaN for one value.
+// meanSD is x's mean and sample standard deviation, NaN for one value.
 func meanSD(x []float64) (mean, sd float64) {
 	mean, v := abmath.MeanVar(x)
 	if len(x) < 2 {

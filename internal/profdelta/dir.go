@@ -4,10 +4,10 @@ package profdelta
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/google/pprof/profile"
 
@@ -36,62 +36,34 @@ type Dir struct {
 
 // ReadDir indexes the profiles under path; it parses none.
 func ReadDir(path string) (*Dir, error) {
-	entries, err := os.ReadDir(path)
-	if err != nil {
+	if _, err := os.ReadDir(path); err != nil {
 		return nil, err
 	}
 	d := &Dir{Path: path, files: map[Key]map[string][]string{}}
-	top, err := d.addBoot(".", path, entries)
-	if err != nil {
-		return nil, err
-	}
-	for _, e := range entries {
-		if !e.IsDir() {
-			continue
+	top, _ := fs.Glob(os.DirFS(path), "*"+kprofile.FileSuffix)
+	sub, _ := fs.Glob(os.DirFS(path), "*/*"+kprofile.FileSuffix)
+	for _, name := range slices.Concat(top, sub) {
+		pkg, stem, _, ok := kprofile.ParseFileName(filepath.Base(name))
+		if !ok {
+			return nil, fmt.Errorf("%s: not a profile name KBENCH_PROFILE writes (<package>.<row>.run<k>%s)", filepath.Join(path, name), kprofile.FileSuffix)
 		}
-		sub := filepath.Join(path, e.Name())
-		es, err := os.ReadDir(sub)
-		if err != nil {
-			return nil, err
+		boot, k := filepath.Dir(name), Key{pkg, stem}
+		if d.files[k] == nil {
+			d.files[k] = map[string][]string{}
 		}
-		n, err := d.addBoot(e.Name(), sub, es)
-		if err != nil {
-			return nil, err
-		}
-		if n > 0 && top > 0 {
-			return nil, fmt.Errorf("%s: profiles both in it and in its boot subdirectory %s: put each boot's in a subdirectory of its own", path, e.Name())
+		d.files[k][boot] = append(d.files[k][boot], filepath.Join(path, name))
+		if !slices.Contains(d.Boots, boot) {
+			d.Boots = append(d.Boots, boot)
 		}
 	}
-	if len(d.Boots) == 0 {
+	switch {
+	case len(top) > 0 && len(sub) > 0:
+		return nil, fmt.Errorf("%s: profiles both in it and in its boot subdirectory %s: put each boot's in a subdirectory of its own", path, filepath.Dir(sub[0]))
+	case len(d.Boots) == 0:
 		return nil, fmt.Errorf("%s: no profile (<package>.<row>.run<k>%s) in it or in a boot subdirectory of it", path, kprofile.FileSuffix)
 	}
 	slices.Sort(d.Boots)
 	return d, nil
-}
-
-// addBoot indexes the profiles among entries of dir as boot's, and
-// returns how many.
-func (d *Dir) addBoot(boot, dir string, entries []os.DirEntry) (int, error) {
-	n := 0
-	for _, e := range entries {
-		if e.IsDir() || !strings.HasSuffix(e.Name(), kprofile.FileSuffix) {
-			continue
-		}
-		pkg, stem, _, ok := kprofile.ParseFileName(e.Name())
-		if !ok {
-			return 0, fmt.Errorf("%s: not a profile name KBENCH_PROFILE writes (<package>.<row>.run<k>%s)", filepath.Join(dir, e.Name()), kprofile.FileSuffix)
-		}
-		k := Key{pkg, stem}
-		if d.files[k] == nil {
-			d.files[k] = map[string][]string{}
-		}
-		d.files[k][boot] = append(d.files[k][boot], filepath.Join(dir, e.Name()))
-		n++
-	}
-	if n > 0 {
-		d.Boots = append(d.Boots, boot)
-	}
-	return n, nil
 }
 
 // Has reports whether the directory holds profiles of the row.
@@ -101,30 +73,27 @@ func (d *Dir) Has(k Key) bool { return len(d.files[k]) > 0 }
 func (d *Dir) Load(k Key) ([]Boot, error) {
 	var boots []Boot
 	for _, id := range d.Boots {
-		paths := d.files[k][id]
-		if len(paths) == 0 {
-			continue
-		}
 		b := Boot{ID: id}
-		for _, path := range paths {
+		for _, path := range d.files[k][id] {
 			p, err := readProfile(path)
 			if err != nil {
 				return nil, err
 			}
 			b.Profiles = append(b.Profiles, p)
 		}
-		boots = append(boots, b)
+		if len(b.Profiles) > 0 {
+			boots = append(boots, b)
+		}
 	}
 	return boots, nil
 }
 
 func readProfile(path string) (*profile.Profile, error) {
-	f, err := os.Open(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	p, err := profile.Parse(f)
+	p, err := profile.ParseData(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}

@@ -19,7 +19,7 @@ const (
 	ExitFailed = 80 // vmexec could not run the binary for a reason of its own
 	ExitQEMU   = 81 // QEMU missing, or ended before the kernel's first line
 	ExitDied   = 82 // the guest died: a panic, an oops, no init, QEMU gone
-	ExitFroze  = 83 // the guest sent nothing for -stall, or after -timeout's SIGQUIT
+	ExitFroze  = 83 // the guest sent nothing for -stall
 )
 
 // An Outcome is how one vmexec run ended, one JSON line a run in the
@@ -60,13 +60,14 @@ func AppendOutcome(path string, o Outcome) error {
 	return cmp.Or(err, f.Close())
 }
 
-// readOutcomes reads what -outcome wrote: one Outcome a line.
-func readOutcomes(b []byte) ([]Outcome, error) {
+// readOutcomes reads what -outcome wrote to the file name: one Outcome a
+// line.
+func readOutcomes(name string, b []byte) ([]Outcome, error) {
 	var out []Outcome
 	for n, line := range bytes.Split(bytes.TrimSuffix(b, []byte("\n")), []byte("\n")) {
 		var o Outcome
 		if err := json.Unmarshal(line, &o); err != nil {
-			return nil, fmt.Errorf("line %d: %v", n+1, err)
+			return nil, fmt.Errorf("%s: line %d: %v", name, n+1, err)
 		}
 		out = append(out, o)
 	}
@@ -82,9 +83,5 @@ func ReadOutcomeFile(path string) ([]Outcome, error) {
 	} else if err != nil {
 		return nil, err
 	}
-	out, err := readOutcomes(b)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
-	}
-	return out, nil
+	return readOutcomes(path, b)
 }

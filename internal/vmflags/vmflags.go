@@ -60,42 +60,31 @@ func OneOf(flag, s string, choices ...string) error {
 // Check checks the settings kbab passes through to vmexec; "" is vmexec's
 // default. The first bad one is the error.
 func Check(smp, memory, accel string) error {
-	if _, err := parseSMP(cmp.Or(smp, strconv.Itoa(DefaultSMP))); err != nil {
-		return err
-	}
-	if _, err := parseMemory(cmp.Or(memory, DefaultMemory)); err != nil {
-		return err
-	}
-	return OneOf("-accel", cmp.Or(accel, DefaultAccel), "auto", "kvm", "tcg")
+	return cmp.Or(checkSMP(cmp.Or(smp, strconv.Itoa(DefaultSMP))), checkMemory(cmp.Or(memory, DefaultMemory)),
+		OneOf("-accel", cmp.Or(accel, DefaultAccel), "auto", "kvm", "tcg"))
 }
 
-// parseSMP parses -smp: a number of vCPUs from 1 to MaxSMP.
-func parseSMP(s string) (int, error) {
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 || n > MaxSMP {
-		return 0, refused("-smp", fmt.Sprintf("1-%d vCPUs", MaxSMP), strconv.Quote(s))
+// checkSMP checks -smp: a number of vCPUs from 1 to MaxSMP.
+func checkSMP(s string) error {
+	if n, err := strconv.Atoi(s); err != nil || n < 1 || n > MaxSMP {
+		return refused("-smp", fmt.Sprintf("1-%d vCPUs", MaxSMP), strconv.Quote(s))
 	}
-	return n, nil
+	return nil
 }
 
 var memoryRE = regexp.MustCompile(`^([1-9][0-9]{0,12})([MG])$`)
 
-// parseMemory parses -memory, a size in M or G of at least minMemoryMiB, into
-// MiB. A bare number is refused: QEMU would read it as MiB, a reader as
-// bytes.
-func parseMemory(s string) (int64, error) {
+// checkMemory checks -memory, a size in M or G of at least minMemoryMiB. A
+// bare number is refused: QEMU would read it as MiB, a reader as bytes.
+func checkMemory(s string) error {
 	m := memoryRE.FindStringSubmatch(s)
 	if m == nil {
-		return 0, refused("-memory", fmt.Sprintf("a size in M or G (MiB, GiB) of at least %dM, such as 512M or 2G", minMemoryMiB), strconv.Quote(s))
+		return refused("-memory", fmt.Sprintf("a size in M or G (MiB, GiB) of at least %dM, such as 512M or 2G", minMemoryMiB), strconv.Quote(s))
 	}
-	n, _ := strconv.ParseInt(m[1], 10, 64)
-	if m[2] == "G" {
-		n *= 1024
+	if n, _ := strconv.Atoi(m[1]); m[2] == "M" && n < minMemoryMiB {
+		return refused("-memory", fmt.Sprintf("at least %dM: a guest needs that much", minMemoryMiB), strconv.Quote(s))
 	}
-	if n < minMemoryMiB {
-		return 0, refused("-memory", fmt.Sprintf("at least %dM: a guest needs that much", minMemoryMiB), strconv.Quote(s))
-	}
-	return n, nil
+	return nil
 }
 
 // Append checks a piece of kernel command line given by flag: at most
@@ -129,58 +118,47 @@ func Append(flag, s string, max int) error {
 // next_arg does: at spaces and tabs outside double quotes, quotes dropped.
 func params(s string) []string {
 	var out []string
-	var cur strings.Builder
+	var cur []byte
 	quoted, in := false, false
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '"':
-			quoted, in = !quoted, true
-		case (c == ' ' || c == '\t') && !quoted:
+	for i := 0; i <= len(s); i++ {
+		if i == len(s) || (s[i] == ' ' || s[i] == '\t') && !quoted {
 			if in {
-				out = append(out, cur.String())
-				cur.Reset()
+				out, cur, in = append(out, string(cur)), cur[:0], false
 			}
-			in = false
-		default:
-			cur.WriteByte(c)
-			in = true
+		} else if in = true; s[i] == '"' {
+			quoted = !quoted
+		} else {
+			cur = append(cur, s[i])
 		}
-	}
-	if in {
-		out = append(out, cur.String())
 	}
 	return out
 }
 
 // openImage opens a regular file; the error names flag.
-func openImage(flag, path string) (*os.File, int64, error) {
+func openImage(flag, path string) (*os.File, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, 0, fmt.Errorf("%s: %v", flag, err)
+		return nil, fmt.Errorf("%s: %v", flag, err)
 	}
-	fi, err := f.Stat()
-	if err == nil && !fi.Mode().IsRegular() {
-		err = fmt.Errorf("%s %s: not a regular file", flag, path)
-	}
-	if err != nil {
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, 0, err
+		return nil, cmp.Or(err, fmt.Errorf("%s %s: not a regular file", flag, path))
 	}
-	return f, fi.Size(), nil
+	return f, nil
 }
 
 // Kernel checks that path is an x86 boot image (a bzImage): the setup
 // header's "HdrS" at 0x202 and boot protocol 2.00 or later (initramfs
 // support). The error names flagName (kbab's -a-kernel, -b-kernel).
 func Kernel(flagName, path string) error {
-	f, size, err := openImage(flagName, path)
+	f, err := openImage(flagName, path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
 	var hdr [0x208]byte
-	if _, err := io.ReadFull(f, hdr[:]); err != nil {
-		return fmt.Errorf("%s %s: not a kernel image: %d bytes, too short for a bzImage header", flagName, path, size)
+	if n, err := io.ReadFull(f, hdr[:]); err != nil {
+		return fmt.Errorf("%s %s: not a kernel image: %d bytes, too short for a bzImage header", flagName, path, n)
 	}
 	if !bytes.Equal(hdr[0x202:0x206], []byte("HdrS")) {
 		return fmt.Errorf("%s %s: not a kernel image: no bzImage header (\"HdrS\" at 0x202); give arch/x86/boot/bzImage or /boot/vmlinuz-*, not vmlinux", flagName, path)
@@ -195,7 +173,7 @@ func Kernel(flagName, path string) error {
 // name of an image's contents (vmexec's vm.image line and caches, kbab's
 // resume state).
 func ImageDigest(path string) (string, error) {
-	f, _, err := openImage("image", path)
+	f, err := openImage("image", path)
 	if err != nil {
 		return "", err
 	}

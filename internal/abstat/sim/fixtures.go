@@ -1,12 +1,10 @@
 //go:build linux
 
 // Package sim holds the real result files the statistics are tested on
-// (testdata/README.md) and draws comparisons from them: short runs of
-// one row that Assemble joins into files of several boots, and a run of
-// the whole suite from which Suite draws boots (suite.go). It is a
-// package because the tests of six packages share it and Go shares no
-// test file between packages; only tests import it, and what one
-// package's tests alone use lives in its _test.go files.
+// (testdata/README.md) and draws comparisons from them: runs of one row
+// that Assemble joins into files of several boots, and a run of the
+// whole suite from which Suite draws boots. Only the tests of several
+// packages import it; what one package's tests alone use is theirs.
 package sim
 
 import (
@@ -35,8 +33,7 @@ func Data(t testing.TB, name string) []byte {
 	return b
 }
 
-// File writes a fixture into a test's temporary directory under its own
-// name and returns the path.
+// File writes a fixture into a test's temporary directory.
 func File(t testing.TB, name string) string {
 	t.Helper()
 	return write(t, name, Data(t, name))
@@ -51,14 +48,11 @@ func write(t testing.TB, name string, data []byte) string {
 	return p
 }
 
-// SyscallRow is the row of the Syscall fixtures (testdata/README.md):
-// Assemble gives each run its own boot id, so that three runs stand for
-// three boots of a kernel, and scales a run's samples where a test needs
-// a layout shift between boots.
+// SyscallRow is the row of the Syscall fixtures (testdata/README.md).
 const SyscallRow = "Syscall/work=getpid/kind=cached/filters=0-2"
 
-// Boot ids for assembled files: three boots of A, three of B, and one
-// boot id repeated (one boot of three runs).
+// Boot ids for assembled files: three boots of A, B and C, and one boot
+// of three runs.
 var (
 	BootsA = []string{"aaaaaaaa-0000-4000-8000-000000000001", "aaaaaaaa-0000-4000-8000-000000000002", "aaaaaaaa-0000-4000-8000-000000000003"}
 	BootsB = []string{"bbbbbbbb-0000-4000-8000-000000000001", "bbbbbbbb-0000-4000-8000-000000000002", "bbbbbbbb-0000-4000-8000-000000000003"}
@@ -67,17 +61,17 @@ var (
 	OneB   = []string{BootsB[0], BootsB[0], BootsB[0]}
 )
 
-// BootFile is one real run standing for one boot.
+// BootFile is one real run standing for one boot: a testdata file, the
+// boot id written into it, a factor of its sec/op samples (its loops/s
+// divided; 0 is 1), and an edit of the assembled file.
 type BootFile struct {
-	File  string  // testdata file
-	Boot  string  // the boot id written into its kernel.boot_id line
-	Scale float64 // multiplies sec/op samples (and divides loops/s); 0 is 1
-	// Edit, if set, edits the assembled file (DropRows).
-	Edit func(string) string
+	File, Boot string
+	Scale      float64
+	Edit       func(string) string
 }
 
-// BootFiles are the Syscall runs syscall-PREFIX-runN.txt, N from 1, one per
-// boot id, scaled by scales (nil: unscaled).
+// BootFiles are the Syscall runs syscall-PREFIX-runN.txt, one per boot
+// id, scaled by scales (nil: unscaled).
 func BootFiles(prefix string, boots []string, scales []float64) []BootFile {
 	var rs []BootFile
 	for i, b := range boots {
@@ -91,7 +85,7 @@ func BootFiles(prefix string, boots []string, scales []float64) []BootFile {
 }
 
 // Assemble concatenates runs into one result file, as `tee -a` across
-// boots would, with each run's boot id (and samples) edited.
+// boots would.
 func Assemble(t testing.TB, name string, runs ...BootFile) string {
 	t.Helper()
 	var b strings.Builder
@@ -142,9 +136,9 @@ func scaleLine(t testing.TB, l string, f float64) string {
 	return strings.Join(fields, "\t") + "\n"
 }
 
-// FuzzSeeds adds to the fuzz targets of the result file readers (abfile,
-// abstat) real result files (the fixtures, the suite's first lines), the
-// lines that are no measurement, and boots, pulses, failures and skips.
+// FuzzSeeds adds to the fuzz targets of the result file readers real
+// result files, lines that are no measurement, and boots, pulses,
+// failures and skips.
 func FuzzSeeds(f *testing.F) {
 	for _, name := range []string{"syscall-a-run1.txt", "syscall-b-run2.txt", "fail-old.txt", "fail-new.txt", "fail-new-v.txt"} {
 		f.Add(Data(f, name))
@@ -166,8 +160,7 @@ func ResultText(line string) string {
 	return "goos: linux\npkg: example.com/fake\nUnit widgets better=higher\nBenchmarkOp-2 \t 1000\t 100 ns/op\n" + line + "\nPASS\n"
 }
 
-// ErrorForm is what every error of abfile.Read must look like: the file, a
-// line where one is at fault, and what was wanted.
+// ErrorForm is what every error of abfile.Read must look like.
 func ErrorForm(p string) *regexp.Regexp {
 	return regexp.MustCompile(`^` + regexp.QuoteMeta(p) + `(:[1-9][0-9]*)?: .*want`)
 }

@@ -17,32 +17,27 @@ import (
 	"github.com/kbench/kbench/internal/abmath"
 )
 
-// SuiteFile is the whole-suite fixture: every row of .ci/benchmarks.txt
-// that ran, at -count=10 in one boot, with its headline units and two of
-// its kernel counters (testdata/README.md says how it was cut from the
-// real run).
+// SuiteFile is the whole-suite fixture: rows at -count=10 in one boot
+// (testdata/README.md).
 const SuiteFile = "suite-count10.txt"
 
-// Suite is a real run of every row, to draw comparisons from.
+// Suite is a real run of the suite's rows, to draw comparisons from,
+// and each unit's direction (+1 higher is better, -1 lower, 0 unknown).
 type Suite struct {
-	Rows []SuiteRow
-	// better is each unit's direction from the fixture's Unit lines: +1
-	// higher is better, -1 lower, 0 unknown.
+	Rows   []SuiteRow
 	better map[string]int
 }
 
-// SuiteRow is one row of the fixture with its real results.
+// SuiteRow is one row of the fixture: its import path, full name, the
+// units as the results print them, each result's iteration count and
+// values, and its within-boot spread, 1.4826 times the median absolute
+// deviation of the logs of its ns/op samples.
 type SuiteRow struct {
-	Pkg  string // import path, as its pkg: line
-	Name string // full name, with the -GOMAXPROCS suffix
-	// Units are the units as the results print them (ns/op, loads/s),
-	// and Results each result's iteration count and values in them.
-	Units   []string
-	Iters   []int
-	Results [][]float64
-	// Within is the row's within-boot spread: 1.4826 times the median
-	// absolute deviation of the logs of its ns/op samples.
-	Within float64
+	Pkg, Name string
+	Units     []string
+	Iters     []int
+	Results   [][]float64
+	Within    float64
 }
 
 // Key names a row as Comparison.Change does: "seccompbench Load/...-2".
@@ -120,46 +115,37 @@ func parseSuite(data []byte) (*Suite, error) {
 	return s, nil
 }
 
-// Comparison is a simulated comparison of the whole suite.
+// Comparison is a simulated comparison of the whole suite: boots a side,
+// samples per row and boot, and each row's boot-to-boot spread as a
+// multiple of its within-boot spread (a boot moves all of its samples
+// of the row by exp(ε), ε normal with sd Between × Within; real
+// comparisons had 0.35 to 1.2). Change is, by row Key, the relative
+// change of the op's time on the new side; Replay makes every boot the
+// real run itself.
 type Comparison struct {
-	Boots [2]int // boots of old and new (3+3)
-	Count int    // samples per row and boot (-count)
-	// Between is each row's boot-to-boot spread as a multiple of its
-	// within-boot spread: a boot's layout moves all of its samples of
-	// the row by a factor exp(ε), ε normal with standard deviation
-	// Between × Within. The real comparisons kbcompare saw had 0.35
-	// (±3.0% between against ±8.4% within, seccompbench on a host) to
-	// 1.2 (±22% against ±18%, TCP_CRR in TCG guests).
+	Boots   [2]int
+	Count   int
 	Between float64
-	// Change is, by row Key, the relative change of the op's time on
-	// the new side (0.1: 10% slower); its rates change inversely.
-	Change map[string]float64
-	// Replay makes every boot the real run itself: each row's real
-	// results in order, Count and Between unused (every boot alike, as
-	// on a machine whose metric is quantized and quiet).
-	Replay bool
+	Change  map[string]float64
+	Replay  bool
 }
 
-// Boot is one simulated boot: its id and, per row of the suite, the
-// results drawn for it.
+// Boot is one simulated boot: its id and each row's results drawn.
 type Boot struct {
 	ID   string
-	Rows [][]Sample // Rows[i]: row i's results
+	Rows [][]Sample
 }
 
-// Sample is one drawn result: an iteration count and values in the
-// row's Units.
+// Sample is one drawn result in the row's Units.
 type Sample struct {
 	Iters  int
 	Values []float64
 }
 
-// Draw draws the boots of both sides. Each boot's results of a row are
-// Count of the row's real results drawn with replacement (so the
-// within-boot spread and its outliers are real), every value moved by
-// the boot's layout factor and, on the new side, by the row's change:
-// multiplied where lower is better (times, counts per op), divided where
-// higher is (rates).
+// Draw draws the boots of both sides: per boot and row, Count of the
+// row's real results drawn with replacement, moved by the boot's layout
+// factor and, on the new side, by the row's change (times multiplied,
+// rates divided).
 func (s *Suite) Draw(rng *rand.Rand, d Comparison) (old, new []Boot) {
 	sides := [2][]Boot{}
 	for side := range sides {
@@ -177,9 +163,8 @@ func (s *Suite) Draw(rng *rand.Rand, d Comparison) (old, new []Boot) {
 // BootID is the id Draw gives boot b (from 0) of side (0 old, 1 new).
 func BootID(side, b int) string { return fmt.Sprintf("%08x-0000-4000-8000-%012d", side+1, b+1) }
 
-// DrawRow draws row i's results in one boot of side (0 old, 1 new) of
-// design d, as Draw does: a planned run, whose rows hold boots of their
-// own, draws each row's boots with it.
+// DrawRow draws row i's results in one boot of side (0 old, 1 new), as
+// Draw does, for a planned run whose rows hold boots of their own.
 func (s *Suite) DrawRow(rng *rand.Rand, i, side int, d Comparison) []Sample {
 	r := s.Rows[i]
 	f, n := math.Exp(d.Between*r.Within*rng.NormFloat64()), d.Count
@@ -210,9 +195,7 @@ func (s *Suite) DrawRow(rng *rand.Rand, i, side int, d Comparison) []Sample {
 }
 
 // Text is boots as one result file, as `tee -a` after each boot would
-// write it: per boot and package, the configuration lines, the
-// fingerprint lines fp (sorted by key) and the boot's id, the Unit
-// lines, and the results.
+// write it, with fingerprint lines fp.
 func (s *Suite) Text(boots []Boot, fp map[string]string) string {
 	var b strings.Builder
 	for _, boot := range boots {
@@ -255,9 +238,8 @@ func (s *Suite) Files(t testing.TB, rng *rand.Rand, d Comparison, fp [2]map[stri
 	return write(t, "old.txt", []byte(s.Text(old, fp[0]))), write(t, "new.txt", []byte(s.Text(new, fp[1])))
 }
 
-// Parallel runs f(i) for i < n on two goroutines (the machine's two
-// cores), for simulations whose draws each seed their own generator
-// from i: the same outcome on any machine and in any order.
+// Parallel runs f(i) for i < n on two goroutines, for simulations whose
+// draws each seed their own generator from i.
 func Parallel(n int, f func(i int)) {
 	var wg sync.WaitGroup
 	for w := range 2 {

@@ -146,12 +146,12 @@ func (p pairedTest) TestRow(t *abstat.Table, row *abstat.Row) (abstat.DesignTest
 	n := old.Boots()
 	a, b := row.Scale.ToAll(old.Medians()), row.Scale.ToAll(new.Medians())
 	r := abmath.Rule{Level: p.alpha, Power: abmath.TargetPower, N0: n, MaxBoots: n, Paired: true}
-	s0sq := abmath.PairedS0sq(a, b)
+	s0sq := r.S0sq(a, b)
 	ma, _ := abmath.MeanVar(a)
 	mb, _ := abmath.MeanVar(b)
 	diff, half := mb-ma, r.Half(s0sq, n, abmath.Confidence)
 	res.Decided, res.Boots, res.Need = true, n, n
-	res.P = r.P(r.T(diff, s0sq, n))
+	res.P = r.P(diff, s0sq, n)
 	res.Change, res.Lo, res.Hi = row.Scale.Change(diff, ma), row.Scale.Change(diff-half, ma), row.Scale.Change(diff+half, ma)
 	res.MDE = row.Scale.Change(r.MDE(s0sq, n), ma)
 	return res, true

@@ -22,7 +22,7 @@ import (
 // -qemu runs it with QEMU's command line as vmexec builds it. It checks
 // that command line, answers --version and QMP, and plays a guest on the
 // console (fd 3, as -chardev file,path=/proc/self/fd/3 gives QEMU) and on
-// the data port's FIFOs, with frames as vmexec's init sends them. The
+// the data port (fd 4, a socket), with frames as vmexec's init sends them. The
 // variable names the guest (fakeGuests); under -accel kvm, fakeKVMEnv
 // names it when set, so that a KVM probe can fail and TCG succeed.
 const (
@@ -293,19 +293,9 @@ func fakeQEMU(args []string) int {
 		fmt.Fprintln(os.Stderr, "fake qemu:", err)
 		return 1
 	}
-	// As QEMU's pipe chardev: PATH.in from the host, PATH.out to it.
-	data := strings.TrimPrefix(opt["data"], "pipe,id=data,path=")
-	in, err := os.OpenFile(data+".in", os.O_RDWR, 0)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "fake qemu:", err)
-		return 1
-	}
-	out, err := os.OpenFile(data+".out", os.O_RDWR, 0)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "fake qemu:", err)
-		return 1
-	}
-	vm.fw, vm.fr = &frameWriter{w: out}, newHostReader(in)
+	// As QEMU's socket chardev on fd 4.
+	data := os.NewFile(4, "data")
+	vm.fw, vm.fr = &frameWriter{w: data}, newHostReader(data)
 	qmp, _ := strings.CutPrefix(opt["-qmp"], "unix:")
 	qmp, _, _ = strings.Cut(qmp, ",")
 	if err := serveQMP(qmp, opt["-smp"]); err != nil {
@@ -353,8 +343,8 @@ func fakeArgs(args []string) (map[string]string, error) {
 	if err := checkImage(opt["-kernel"]); err != nil {
 		return nil, err
 	}
-	if !strings.HasPrefix(opt["data"], "pipe,id=data,path=") || !strings.HasPrefix(opt["-qmp"], "unix:") {
-		return nil, fmt.Errorf("no data port pipe or QMP socket: %q", args)
+	if opt["data"] != "socket,id=data,fd=4" || !strings.HasPrefix(opt["-qmp"], "unix:") {
+		return nil, fmt.Errorf("no data port socket or QMP socket: %q", args)
 	}
 	if a := opt["-accel"]; a != "kvm" && a != "tcg,thread=multi" {
 		return nil, fmt.Errorf("-accel %q", a)

@@ -78,11 +78,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		}
 	}
 	c.smp, _ = strconv.Atoi(*smp)
-	for _, m := range strings.Split(*modules, ",") {
-		if m = strings.TrimSpace(m); m != "" {
-			c.modules = append(c.modules, m)
-		}
-	}
+	c.modules = strings.FieldsFunc(*modules, func(r rune) bool { return r == ',' || r == ' ' })
 	return c, nil
 }
 

@@ -29,7 +29,9 @@ func guestMain() {
 	fw, ctl, err := setupGuest()
 	st := exitStatus{}
 	if err != nil {
-		kmsg("vmexec-init: " + err.Error())
+		// The kernel log, which the console shows: the one way out
+		// before the data port is open.
+		os.WriteFile("/dev/kmsg", []byte("vmexec-init: "+err.Error()+"\n"), 0)
 		st.Err = err.Error()
 	} else {
 		go beat(fw) // stall.go: the host's progress guard
@@ -45,12 +47,6 @@ func guestMain() {
 	for {
 		time.Sleep(time.Hour)
 	}
-}
-
-// kmsg writes a line to the kernel log, which the console shows: the one
-// way out before the data port is open.
-func kmsg(line string) {
-	os.WriteFile("/dev/kmsg", []byte(line+"\n"), 0)
 }
 
 // mount mounts a file system; option names the kernel option that
@@ -172,63 +168,50 @@ func readHost(r io.Reader, ctl chan<- frame, fw *frameWriter) {
 }
 
 // loadModules loads each module file (finit_module), compressed ones
-// through the kernel's own decompressor.
+// through the kernel's own decompressor, and says how each went.
 func loadModules(paths []string) string {
 	var res []string
 	for _, p := range paths {
+		flags, how := 0, "loaded"
+		if !strings.HasSuffix(p, ".ko") {
+			flags = unix.MODULE_INIT_COMPRESSED_FILE
+		}
+		f, err := os.Open(p)
+		if err == nil {
+			err = unix.FinitModule(int(f.Fd()), "", flags)
+			f.Close()
+		}
+		switch {
+		case errors.Is(err, unix.EEXIST):
+			how = "built in or loaded"
+		case flags != 0 && errors.Is(err, unix.EINVAL):
+			how = "not loaded: " + err.Error() + "; compressed modules need CONFIG_MODULE_DECOMPRESS"
+		case err != nil:
+			how = "not loaded: " + err.Error()
+		}
 		name, _ := moduleName(filepath.Base(p))
-		res = append(res, name+" "+loadModule(p))
+		res = append(res, name+" ("+how+")")
 	}
 	return strings.Join(res, ", ")
-}
-
-func loadModule(p string) string {
-	f, err := os.Open(p)
-	if err != nil {
-		return "(" + err.Error() + ")"
-	}
-	defer f.Close()
-	flags := 0
-	if !strings.HasSuffix(p, ".ko") {
-		flags = unix.MODULE_INIT_COMPRESSED_FILE
-	}
-	switch err := unix.FinitModule(int(f.Fd()), "", flags); {
-	case err == nil:
-		return "(loaded)"
-	case errors.Is(err, unix.EEXIST):
-		return "(built in or loaded)"
-	case flags != 0 && errors.Is(err, unix.EINVAL):
-		return "(not loaded: " + err.Error() + "; compressed modules need CONFIG_MODULE_DECOMPRESS)"
-	default:
-		return "(not loaded: " + err.Error() + ")"
-	}
 }
 
 // runGuest waits for the host's start frame, then runs the binary as the
 // spec says, its output sent as frames.
 func runGuest(fw *frameWriter, ctl <-chan frame) exitStatus {
-	data, err := os.ReadFile(specPath)
-	if err != nil {
-		return exitStatus{Err: err.Error()}
-	}
 	var spec guestSpec
-	if err := json.Unmarshal(data, &spec); err != nil {
+	data, err := os.ReadFile(specPath)
+	if err = cmp.Or(err, json.Unmarshal(data, &spec)); err != nil {
 		return exitStatus{Err: specPath + ": " + err.Error()}
 	}
 	if len(spec.Modules) > 0 {
-		if err := appendFacts([]string{"vm.guest.modules: " + loadModules(spec.Modules)}); err != nil {
-			return exitStatus{Err: err.Error()}
-		}
+		err = appendFacts([]string{"vm.guest.modules: " + loadModules(spec.Modules)})
 	}
 	start, ok := <-ctl
 	if !ok || start.typ != frameStart {
 		return exitStatus{Err: "the host sent no start frame"}
 	}
-	facts, err := decodeStart(start)
-	if err != nil {
-		return exitStatus{Err: err.Error()}
-	}
-	if err := appendFacts(facts); err != nil {
+	facts, err2 := decodeStart(start)
+	if err = cmp.Or(err, err2, appendFacts(facts)); err != nil {
 		return exitStatus{Err: err.Error()}
 	}
 	var notes []string

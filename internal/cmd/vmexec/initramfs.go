@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kbench/kbench/internal/vmflags"
 	"github.com/u-root/u-root/pkg/cpio"
 	"github.com/u-root/u-root/pkg/ldd"
 )
@@ -25,10 +26,12 @@ import (
 const maxTree = 256 << 20
 
 // initramfs collects the guest's root file system before it is written
-// as a newc cpio archive.
+// as a newc cpio archive. The first error of an addition sticks (err), so
+// that a run of them needs one check.
 type initramfs struct {
 	recs map[string]cpio.Record // by normalized name
 	size int64
+	err  error
 }
 
 func newInitramfs() *initramfs { return &initramfs{recs: map[string]cpio.Record{}} }
@@ -64,37 +67,42 @@ func (ir *initramfs) static(name, content string, mode uint64) {
 // host adds the host's file, directory or symlink p (not followed) at
 // guest path name, with its mode and owner; the contents are read when
 // the archive is written.
-func (ir *initramfs) host(p, name string) (cpio.Record, error) {
+func (ir *initramfs) host(p, name string) {
 	r, err := cpio.NewRecorder().GetRecord(p)
 	r.Name, r.NLink = name, 1 // no hard links: the kernel would link by inode
-	if err == nil {
+	if ir.fail(err) {
 		ir.add(r)
 	}
-	return r, err
+}
+
+// fail keeps the first error; it reports whether err is nil.
+func (ir *initramfs) fail(err error) bool {
+	ir.err = cmp.Or(ir.err, err)
+	return err == nil
 }
 
 // file copies a host file (following symlinks) to guest path name,
 // keeping its mode and owner.
-func (ir *initramfs) file(host, name string) error {
+func (ir *initramfs) file(host, name string) {
 	if ir.has(name) {
-		return nil
+		return
 	}
 	real, err := filepath.EvalSymlinks(host)
-	if err != nil {
-		return err
+	if err == nil {
+		if fi, e := os.Stat(real); e != nil || !fi.Mode().IsRegular() {
+			err = cmp.Or(e, fmt.Errorf("%s: not a regular file", host))
+		}
 	}
-	if fi, err := os.Stat(real); err != nil || !fi.Mode().IsRegular() {
-		return cmp.Or(err, fmt.Errorf("%s: not a regular file", host))
+	if ir.fail(err) {
+		ir.host(real, name)
 	}
-	_, err = ir.host(real, name)
-	return err
 }
 
 // tree copies a directory (the module holding the package directory) to
 // the same path: files, directories and symlinks as they are, owners
 // kept; .git directories are left out.
-func (ir *initramfs) tree(root string) error {
-	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+func (ir *initramfs) tree(root string) {
+	ir.fail(filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		switch {
 		case err != nil:
 			return err
@@ -103,32 +111,22 @@ func (ir *initramfs) tree(root string) error {
 		case !d.IsDir() && !d.Type().IsRegular() && d.Type()&fs.ModeSymlink == 0:
 			return nil
 		}
-		if _, err := ir.host(p, p); err != nil {
-			return err
-		}
-		if ir.size > maxTree {
+		if ir.host(p, p); ir.size > maxTree {
 			return fmt.Errorf("%s holds more than %d MiB; run vmexec from a package directory of a module (go test does)", root, maxTree>>20)
 		}
-		return nil
-	})
+		return ir.err
+	}))
 }
 
 // executable copies a program to guest path name, with its ELF
 // interpreter and libraries when it is dynamically linked.
-func (ir *initramfs) executable(host, name string) error {
-	if err := ir.file(host, name); err != nil {
-		return err
-	}
+func (ir *initramfs) executable(host, name string) {
+	ir.file(host, name)
 	libs, err := sharedLibs(host)
-	if err != nil {
-		return err
-	}
+	ir.fail(err)
 	for _, l := range libs {
-		if err := ir.file(l, l); err != nil {
-			return fmt.Errorf("%s needs %s: %w", host, l, err)
-		}
+		ir.file(l, l)
 	}
-	return nil
 }
 
 // sharedLibs lists the loader and libraries of a dynamically linked ELF
@@ -162,15 +160,14 @@ func sharedLibs(p string) ([]string, error) {
 func (ir *initramfs) write(w io.Writer) error {
 	rw := cpio.Newc.Writer(w)
 	for _, n := range slices.Sorted(maps.Keys(ir.recs)) {
-		err := rw.WriteRecord(ir.recs[n])
+		if err := rw.WriteRecord(ir.recs[n]); err != nil && ir.err == nil {
+			ir.err = fmt.Errorf("initramfs: %s: %w", n, err)
+		}
 		if c, ok := ir.recs[n].ReaderAt.(io.Closer); ok {
 			c.Close()
 		}
-		if err != nil {
-			return fmt.Errorf("initramfs: %s: %w", n, err)
-		}
 	}
-	return cpio.WriteTrailer(rw)
+	return cmp.Or(ir.err, cpio.WriteTrailer(rw))
 }
 
 // findModules resolves module names in a modules tree to their files,
@@ -195,12 +192,10 @@ func findModules(dir string, names []string) ([]string, error) {
 	var visit func(string) error
 	visit = func(n string) error {
 		n = strings.ReplaceAll(n, "-", "_")
+		p, ok := byName[n]
 		if seen[n] {
 			return nil
-		}
-		seen[n] = true
-		p, ok := byName[n]
-		if !ok {
+		} else if seen[n] = true; !ok {
 			return fmt.Errorf("module %s: not in %s", n, dir)
 		}
 		for _, dep := range moduleDepends(p) {
@@ -230,22 +225,12 @@ func moduleName(file string) (string, bool) {
 	return "", false
 }
 
+// moduleDepends lists a module's dependencies, its .modinfo's "depends="
+// (the strings of .modinfo are NUL-separated).
 func moduleDepends(p string) []string {
-	f, err := elf.Open(p)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	s := f.Section(".modinfo")
-	if s == nil {
-		return nil
-	}
-	data, err := s.Data()
-	if err != nil {
-		return nil
-	}
-	for _, kv := range bytes.Split(data, []byte{0}) {
-		if v, ok := bytes.CutPrefix(kv, []byte("depends=")); ok && len(v) > 0 {
+	data, _ := os.ReadFile(p)
+	if _, v, ok := bytes.Cut(data, []byte("\x00depends=")); ok {
+		if v, _, _ = bytes.Cut(v, []byte{0}); len(v) > 0 {
 			return strings.Split(string(v), ",")
 		}
 	}
@@ -269,4 +254,28 @@ func treeRoot(cwd string) string {
 		return ""
 	}
 	return cwd
+}
+
+func checkImage(path string) error { return vmflags.Kernel("-kernel", path) }
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// modulesFor finds the modules tree of an image in Debian's layout,
+// DIR/boot/vmlinuz-V beside DIR/lib/modules/V, or DIR/usr/lib/modules/V
+// as trixie's packages unpack; "" when there is none.
+func modulesFor(image string) (dir, release string) {
+	bootDir, base := filepath.Split(filepath.Clean(image))
+	v, ok := strings.CutPrefix(base, "vmlinuz-")
+	if !ok || filepath.Base(filepath.Clean(bootDir)) != "boot" {
+		return "", ""
+	}
+	for _, lib := range []string{"lib", "usr/lib"} {
+		if d := filepath.Join(filepath.Dir(filepath.Clean(bootDir)), lib, "modules", v); exists(d) {
+			return d, v
+		}
+	}
+	return "", ""
 }

@@ -3,15 +3,13 @@
 // Command vmexec is a `go test -exec` wrapper that runs each test binary
 // as the only program of a fresh QEMU guest booted from a kernel image;
 // the binary's output, exit status and output files come back as if it
-// had run on the host:
+// had run on the host (docs/vms.md):
 //
 //	go test -exec '/tmp/vmexec -kernel /boot/vmlinuz-6.1.0-57-amd64' ./seccompbench
 //
-// vmexec is also the guest's init (PID 1). docs/vms.md says what the
-// guest holds, how the accelerator is chosen and how each failure ends:
-// the binary's own exit status, or one of vmexec's (package vmflags),
-// which -outcome FILE also appends as a JSON line for callers of go test
-// -exec; never a hang, and no QEMU left behind.
+// vmexec is also the guest's init (PID 1). A run ends with the binary's
+// exit status or one of vmexec's (package vmflags), never a hang, with no
+// QEMU left behind.
 package main
 
 import (
@@ -40,7 +38,12 @@ func main() {
 		}
 		os.Exit(vmflags.ExitFlags)
 	}
-	if skipBoot(cfg) { // skipboot.go: no guest for a binary with nothing to run
+	// No guest for a binary with nothing to run (docs/vms.md, "Nothing to
+	// run, no boot"), when -kernel is a kernel image (a bad one is the
+	// boot's to report): what the binary would print then.
+	if stdout, stderr, nothing := nothingToRun(cfg.args); nothing && checkImage(cfg.kernel) == nil {
+		os.Stderr.WriteString(stderr)
+		os.Stdout.WriteString(stdout)
 		os.Exit(0)
 	}
 	// SIGINT, SIGTERM and SIGHUP end the guest, then vmexec by the same

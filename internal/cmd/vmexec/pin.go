@@ -17,7 +17,7 @@ import (
 // pin binds vCPU i's thread to the i-th CPU vmexec may run on (ktstr's
 // performance mode), when there are at least as many CPUs as vCPUs, and
 // says what it did for the fingerprint.
-func (h *host) pin(qemuPid int) string {
+func (h *host) pin() string {
 	if h.cfg.pin == "off" {
 		return "not pinned (-pin off)"
 	}
@@ -70,13 +70,8 @@ func vcpuThreads(sock string) ([]int, error) {
 // qmpCall runs one QMP command (with args, when not nil) on QEMU's
 // socket and decodes its return value into ret.
 func qmpCall(sock, cmd string, args, ret any) error {
-	var c net.Conn
-	var err error
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if c, err = net.Dial("unix", sock); err == nil || time.Now().After(deadline) {
-			break
-		}
-	}
+	// QEMU made the socket at its start, before the guest ran.
+	c, err := net.DialTimeout("unix", sock, 5*time.Second)
 	if err != nil {
 		return err
 	}

@@ -38,19 +38,14 @@ func pvhKernel(image, sum, dir string) (string, error) {
 	if f, err := elf.NewFile(bytes.NewReader(vmlinux)); err != nil || !hasPVHEntry(f) {
 		return "", cmp.Or(err, errors.New("the kernel has no PVH entry (CONFIG_PVH)"))
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	// Written whole, then renamed: a run beside this one reads the
+	// finished file or none.
+	tmp := fmt.Sprintf("%s.%d.tmp", out, os.Getpid())
+	defer os.Remove(tmp)
+	if err := cmp.Or(os.MkdirAll(dir, 0o755), os.WriteFile(tmp, vmlinux, 0o644)); err != nil {
 		return "", err
 	}
-	tmp, err := os.CreateTemp(dir, "vmlinux-*.tmp")
-	if err != nil {
-		return "", err
-	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.Write(vmlinux)
-	if err = cmp.Or(err, tmp.Close()); err != nil {
-		return "", err
-	}
-	return out, os.Rename(tmp.Name(), out)
+	return out, os.Rename(tmp, out)
 }
 
 // extractVmlinux decompresses a bzImage's payload (boot protocol 2.08+:
@@ -82,9 +77,9 @@ func extractVmlinux(bz []byte) ([]byte, error) {
 		cmd.Stdin = bytes.NewReader(payload)
 		out, err := cmd.Output()
 		if err != nil {
-			return nil, fmt.Errorf("xz -dc --single-stream: %v", err)
+			err = fmt.Errorf("xz -dc --single-stream: %v", err)
 		}
-		return out, nil
+		return out, err
 	}
 	return nil, fmt.Errorf("payload compressed with a format vmexec does not unpack (magic % x)", payload[:min(6, len(payload))])
 }

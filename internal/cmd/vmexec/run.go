@@ -30,17 +30,18 @@ import (
 type host struct {
 	cfg *config
 	runEnv
-	qemu    string   // QEMU's path
-	tmp     string   // the run's scratch directory
-	initrd  string   // the guest's root
-	real    string   // -kernel with its links followed: its config, modules and System.map lie beside it
-	digest  string   // the image's SHA-256 (vmflags.ImageDigest)
-	kernel  string   // the host's kernel release and version
-	image   string   // what QEMU boots: -kernel, or its vmlinux (PVH)
-	outputs []string // what the binary writes for the user, sent back
-	log     io.Writer
-	logPath string // the console log
-	keepLog bool   // a boot failed: keep the log and name it
+	qemu       string   // QEMU's path
+	tmp        string   // the run's scratch directory
+	initrd     string   // the guest's root
+	real       string   // -kernel with its links followed: its config, modules and System.map lie beside it
+	digest     string   // the image's SHA-256 (vmflags.ImageDigest)
+	kernel     string   // the host's kernel release and version
+	image      string   // what QEMU boots: -kernel, or its vmlinux (PVH)
+	accelCache string   // -accel auto's verdict (chooseAccel)
+	outputs    []string // what the binary writes for the user, sent back
+	log        io.Writer
+	logPath    string // the console log
+	keepLog    bool   // a boot failed: keep the log and name it
 }
 
 // runEnv is what a run uses besides its flags; main gives the process's
@@ -55,19 +56,20 @@ type runEnv struct {
 // run boots the guest and returns how the binary ended, or the signal
 // that interrupted vmexec.
 func run(cfg *config, env runEnv) (*exitStatus, syscall.Signal, error) {
-	if err := checkImage(cfg.kernel); err != nil {
+	err := checkImage(cfg.kernel)
+	if err != nil {
 		return nil, 0, err
 	}
 	h := &host{cfg: cfg, runEnv: env, image: cfg.kernel}
 	var u unix.Utsname
 	unix.Uname(&u)
 	h.kernel = unix.ByteSliceToString(u.Release[:]) + " " + unix.ByteSliceToString(u.Version[:])
-	var err error
-	if h.real, err = filepath.EvalSymlinks(cfg.kernel); err != nil {
-		return nil, 0, fmt.Errorf("-kernel: %v", err)
+	h.real, err = filepath.EvalSymlinks(cfg.kernel)
+	if err == nil {
+		h.digest, err = vmflags.ImageDigest(h.real)
 	}
-	if h.digest, err = vmflags.ImageDigest(cfg.kernel); err != nil {
-		return nil, 0, err
+	if err != nil {
+		return nil, 0, fmt.Errorf("-kernel: %v", err)
 	}
 	if h.qemu, err = exec.LookPath(cfg.qemu); err != nil {
 		return nil, 0, &failure{vmflags.ExitQEMU, fmt.Errorf("%s not found in PATH: install QEMU (Debian and Ubuntu: apt-get install qemu-system-x86; Fedora: dnf install qemu-system-x86)", cfg.qemu)}
@@ -123,7 +125,7 @@ func run(cfg *config, env runEnv) (*exitStatus, syscall.Signal, error) {
 		h.cacheAccel("kvm")
 	}
 	if res.signal != 0 {
-		fmt.Fprintf(h.stderr, "vmexec: %v\n", res.err)
+		fmt.Fprintf(h.stderr, "vmexec: interrupted by %v; the guest was killed\n", res.signal)
 		return nil, res.signal, nil
 	}
 	return res.status, 0, res.err
@@ -158,32 +160,26 @@ func (h *host) chooseAccel() (accel, fact string, probe bool) {
 		return h.tcg(err.Error())
 	}
 	f.Close()
-	b, _ := os.ReadFile(h.accelCachePath())
+	// -accel auto remembers whether KVM boots an image on this host ("kvm"
+	// or "tcg: REASON"), keyed by the image's hash, the host's kernel and
+	// QEMU (in the run's scratch directory where there is no cache).
+	sum := sha256.Sum256(fmt.Appendf(nil, "%s\x00%s\x00%s", h.digest, h.kernel, h.qemu))
+	h.accelCache = filepath.Join(cacheDir(h.tmp), "accel-"+hex.EncodeToString(sum[:12]))
+	b, _ := os.ReadFile(h.accelCache)
 	v := strings.TrimSpace(string(b))
 	if reason, ok := strings.CutPrefix(v, "tcg: "); ok {
 		// The probing run's fact and warning, so that runs compare.
-		fmt.Fprintf(h.log, "=== vmexec: the accelerator choice cached in %s: %s\n", h.accelCachePath(), v)
+		fmt.Fprintf(h.log, "=== vmexec: the accelerator choice cached in %s: %s\n", h.accelCache, v)
 		return h.tcg(reason)
 	}
 	return "kvm", "vm.accel: kvm (-accel auto), -cpu host", v != "kvm"
 }
 
-// accelCachePath is where -accel auto remembers whether KVM boots an image
-// on this host ("kvm" or "tcg: REASON"): keyed by the image's hash, the
-// host's kernel and QEMU.
-func (h *host) accelCachePath() string {
-	sum := sha256.Sum256(fmt.Appendf(nil, "%s\x00%s\x00%s", h.digest, h.kernel, h.qemu))
-	if dir := cacheDir(""); dir != "" {
-		return filepath.Join(dir, "accel-"+hex.EncodeToString(sum[:])[:24])
-	}
-	return ""
-}
-
 // cacheAccel remembers -accel auto's choice; a cache that cannot be
 // written costs only the next run a probe.
 func (h *host) cacheAccel(v string) {
-	if p := h.accelCachePath(); p != "" && os.MkdirAll(filepath.Dir(p), 0o755) == nil {
-		os.WriteFile(p, []byte(v+"\n"), 0o644)
+	if os.MkdirAll(filepath.Dir(h.accelCache), 0o755) == nil {
+		os.WriteFile(h.accelCache, []byte(v+"\n"), 0o644)
 	}
 }
 
@@ -209,6 +205,29 @@ func (h *host) facts() ([]string, error) {
 		"vm.host.kernel: " + h.kernel,
 		"vm.host.cpu: " + cpu,
 	}, nil
+}
+
+// specPath is where vmexec leaves the guest's init its instructions.
+const specPath = "/etc/kbench/vmexec.json"
+
+// guestSpec is what the init needs to run the binary as the host would.
+type guestSpec struct {
+	Path      string   `json:"path"` // the test binary, at its host path
+	Args      []string `json:"args"` // argv, Args[0] included
+	Env       []string `json:"env"`
+	Dir       string   `json:"dir"` // go test's package directory
+	UID       int      `json:"uid"`
+	GID       int      `json:"gid"`
+	Groups    []int    `json:"groups"`
+	Rlimits   []rlimit `json:"rlimits"`
+	Modules   []string `json:"modules"`    // to load, dependencies first, as initramfs paths
+	OneStream bool     `json:"one_stream"` // the host's stdout and stderr are one file: one pipe keeps their order
+	Outputs   []string `json:"outputs"`    // what the binary writes for the user, sent back after it ends
+}
+
+type rlimit struct {
+	Resource int `json:"resource"`
+	Cur, Max uint64
 }
 
 // guestTools are host programs the suite and its tests start, copied in
@@ -271,7 +290,8 @@ func (h *host) makeInitramfs(facts []string) error {
 	if err == nil {
 		bin, err = filepath.Abs(bin)
 	}
-	if err != nil {
+	self, err2 := os.Executable()
+	if err = cmp.Or(err, err2); err != nil {
 		return err
 	}
 	spec, err := h.makeSpec(bin)
@@ -280,37 +300,20 @@ func (h *host) makeInitramfs(facts []string) error {
 	}
 	h.outputs = spec.Outputs
 	ir := newInitramfs()
-	self, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	if err := cmp.Or(ir.executable(self, "/init"), ir.executable(bin, bin)); err != nil {
-		return err
-	}
+	ir.executable(self, "/init")
+	ir.executable(bin, bin)
 	if root := treeRoot(spec.Dir); root != "" {
-		if err := ir.tree(root); err != nil {
-			return err
-		}
+		ir.tree(root)
 	}
-	tools := guestTools
-	if s := os.Getenv("KBENCH_REDIS_SERVER"); s != "" {
-		tools = append(tools, s)
-	}
-	for _, t := range tools {
-		var paths []string
-		if p, err := exec.LookPath(t); err == nil {
-			if p, err = filepath.Abs(p); err == nil {
-				paths = append(paths, p)
+	for _, t := range append(guestTools, os.Getenv("KBENCH_REDIS_SERVER")) {
+		if p, err := exec.LookPath(t); t != "" && err == nil {
+			if p, err = filepath.Abs(p); ir.fail(err) {
+				ir.executable(p, p)
 			}
 		}
 		// Scripts name /bin/sh, which usrmerge makes a link to /usr/bin.
-		if !strings.Contains(t, "/") && exists("/bin/"+t) {
-			paths = append(paths, "/bin/"+t)
-		}
-		for _, p := range paths {
-			if err := ir.executable(p, p); err != nil {
-				return fmt.Errorf("copying %s into the guest: %w", p, err)
-			}
+		if t != "" && !strings.Contains(t, "/") && exists("/bin/"+t) {
+			ir.executable("/bin/"+t, "/bin/"+t)
 		}
 	}
 	if dir, release := modulesFor(h.real); dir != "" && len(h.cfg.modules) > 0 {
@@ -320,11 +323,8 @@ func (h *host) makeInitramfs(facts []string) error {
 		}
 		for _, m := range mods {
 			rel, _ := filepath.Rel(dir, m)
-			guest := filepath.Join("/lib/modules", release, rel)
-			if err := ir.file(m, guest); err != nil {
-				return err
-			}
-			spec.Modules = append(spec.Modules, guest)
+			spec.Modules = append(spec.Modules, filepath.Join("/lib/modules", release, rel))
+			ir.file(m, spec.Modules[len(spec.Modules)-1])
 		}
 	} else if len(h.cfg.modules) > 0 {
 		facts = append(facts, "vm.modules: none loaded (no lib/modules/RELEASE beside "+h.cfg.kernel+")")
@@ -340,11 +340,8 @@ func (h *host) makeInitramfs(facts []string) error {
 	// The binary may create these, which as an unprivileged user it could
 	// not below the initramfs's root-owned directories.
 	for _, p := range []string{os.Getenv("KBENCH_PROFILE"), os.Getenv("GOCOVERDIR"), os.Getenv("HOME")} {
-		if p != "" && !filepath.IsAbs(p) {
-			p = filepath.Join(spec.Dir, p)
-		}
-		if p = filepath.Clean(p); p != "." && !ir.has(p) {
-			ir.dir(p, 0o755, spec.UID, spec.GID)
+		if p != "" && !ir.has(under(spec.Dir, p)) {
+			ir.dir(under(spec.Dir, p), 0o755, spec.UID, spec.GID)
 		}
 	}
 	ir.static("/etc/passwd", fmt.Sprintf("root:x:0:0:root:/root:/bin/sh\nu%d:x:%d:%d::%s:/bin/sh\n", spec.UID, spec.UID, spec.GID, os.Getenv("HOME")), 0o644)
@@ -353,18 +350,16 @@ func (h *host) makeInitramfs(facts []string) error {
 	facts = append(facts, fmt.Sprintf("vm.user: uid %d gid %d (vmexec's)", spec.UID, spec.GID))
 	ir.static("/"+fingerprint.VMFile, strings.Join(facts, "\n")+"\n", 0o644)
 	specJSON, err := json.Marshal(spec)
-	if err != nil {
-		return err
-	}
 	ir.static(specPath, string(specJSON), 0o644)
-
+	if ir.fail(err); ir.err != nil {
+		return ir.err
+	}
 	f, err := os.Create(h.initrd)
 	if err != nil {
 		return err
 	}
 	w := bufio.NewWriterSize(f, 1<<20)
-	err = cmp.Or(ir.write(w), w.Flush())
-	if err = cmp.Or(err, f.Close()); err != nil {
+	if err = cmp.Or(ir.write(w), w.Flush(), f.Close()); err != nil {
 		return err
 	}
 	fmt.Fprintf(h.log, "=== vmexec: initramfs %s: %d entries, %.1f MiB, %s\n", h.initrd, len(ir.recs), float64(ir.size)/(1<<20), time.Now().Format(time.RFC3339))
@@ -378,34 +373,30 @@ var profileFlags = []string{"cpuprofile", "memprofile", "blockprofile", "mutexpr
 // go test's profile files (relative ones are in -test.outputdir, else the
 // working directory), the KBENCH_PROFILE directory and GOCOVERDIR.
 func outputs(cwd string, args []string, getenv func(string) string) []string {
-	var outs []string
-	outdir := cwd
 	vals := map[string]string{}
 	for _, s := range args {
-		a := testflags.Parse(s)
-		if !a.Flag || !a.HasValue {
-			continue
+		if a := testflags.Parse(s); a.Flag && a.HasValue {
+			vals[a.Name] = a.Value
 		}
-		if a.Name == "outputdir" {
-			outdir = a.Value
-		}
-		vals[a.Name] = a.Value
 	}
-	abs := func(base, p string) string {
-		if filepath.IsAbs(p) {
-			return filepath.Clean(p)
-		}
-		return filepath.Join(base, p)
-	}
+	var outs []string
 	for _, f := range profileFlags {
 		if v := vals[f]; v != "" {
-			outs = append(outs, abs(abs(cwd, outdir), v))
+			outs = append(outs, under(under(cwd, vals["outputdir"]), v))
 		}
 	}
 	for _, env := range []string{"KBENCH_PROFILE", "GOCOVERDIR"} {
 		if v := getenv(env); v != "" {
-			outs = append(outs, abs(cwd, v))
+			outs = append(outs, under(cwd, v))
 		}
 	}
 	return outs
+}
+
+// under is path p, relative to dir when it is not absolute.
+func under(dir, p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(dir, p)
 }

@@ -8,24 +8,12 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/kbench/kbench/internal/testflags"
 )
-
-// skipBoot prints what the binary prints when it has nothing to run, and
-// says so, when nothingToRun finds that (docs/vms.md, "Nothing to run, no
-// boot") and -kernel is a kernel image (a bad one is the boot's to report).
-func skipBoot(cfg *config) bool {
-	stdout, stderr, nothing := nothingToRun(cfg.args)
-	if !nothing || checkImage(cfg.kernel) != nil {
-		return false
-	}
-	os.Stderr.WriteString(stderr)
-	os.Stdout.WriteString(stdout)
-	return true
-}
 
 // nothingToRun reports whether the test binary args[0] would run
 // nothing with args[1:], and then what it would print on stdout and
@@ -84,11 +72,7 @@ func listMatches(bin, pattern string, prefixes ...string) (found, ok bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "-test.list="+top)
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "KBENCH_PULSE=") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
+	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "KBENCH_PULSE=") })
 	out, err := cmd.Output()
 	// Other lines are a TestMain's own output, such as benchmain's fingerprint.
 	listed := regexp.MustCompile(`(?m)^(` + strings.Join(prefixes, "|") + `)[^ \t]*$`)

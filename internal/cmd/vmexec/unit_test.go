@@ -177,13 +177,11 @@ func TestInitramfsContents(t *testing.T) {
 	os.WriteFile(filepath.Join(pkg, "testdata", "in.txt"), []byte("hello"), 0o640)
 	os.Symlink("testdata/in.txt", filepath.Join(pkg, "link"))
 	ir := newInitramfs()
-	if err := ir.tree(pkg); err != nil {
-		t.Fatal(err)
-	}
+	ir.tree(pkg)
 	// A dynamically linked program brings its loader and libraries.
 	self, _ := os.Executable()
-	if err := ir.executable(self, self); err != nil {
-		t.Fatal(err)
+	if ir.executable(self, self); ir.err != nil {
+		t.Fatal(ir.err)
 	}
 	ir.static("/etc/kbench/vm", "vm.vcpus: 2\n", 0o644)
 	ir.add(cpio.CharDev("/dev/console", 0o600, 5, 1))

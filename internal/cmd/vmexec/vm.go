@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -45,7 +46,7 @@ func (h *host) qemuArgs(accel string) []string {
 		"-smp", strconv.Itoa(h.cfg.smp), "-m", h.cfg.memory,
 		"-kernel", h.image, "-initrd", h.initrd, "-append", h.cmdline(accel),
 		"-chardev", "file,id=con,path=/proc/self/fd/3", "-serial", "chardev:con",
-		"-chardev", "pipe,id=data,path=" + filepath.Join(h.tmp, "data"), "-serial", "chardev:data",
+		"-chardev", "socket,id=data,fd=4", "-serial", "chardev:data",
 		"-qmp", "unix:" + h.qmpPath() + ",server=on,wait=off",
 	}
 	if accel == "kvm" {
@@ -79,9 +80,7 @@ type boot struct {
 	started time.Time
 	qemuErr bytes.Buffer // what QEMU printed
 	con     *console
-	in      *os.File // the data port from the host (FIFO data.in, held read-write)
-	out     *os.File // the data port from the guest (FIFO data.out, read end)
-	outW    *os.File // a write end of data.out until QEMU has ended, so reads wait rather than end
+	data    net.Conn // the data port: a socket pair whose other end is QEMU's fd 4
 	fw      *frameWriter
 	frames  chan frame    // the guest's hello and exit frames; closed when the reader stops
 	readErr error         // why the reader stopped, once frames is closed
@@ -102,7 +101,7 @@ func (h *host) boot(accel, fact string, probe bool) bootResult {
 	// A signal that came while vmexec got ready: QEMU is not started.
 	select {
 	case s := <-h.signals:
-		return b.interrupted(s.(syscall.Signal))
+		return bootResult{signal: s.(syscall.Signal)}
 	default:
 	}
 	if err := b.start(); err != nil {
@@ -113,25 +112,18 @@ func (h *host) boot(accel, fact string, probe bool) bootResult {
 	return b.wait()
 }
 
-// start makes the data port's FIFOs and the console pipe and starts QEMU
-// and the goroutines that read what it writes.
+// start makes the data port and the console pipe and starts QEMU and
+// the goroutines that read what it writes.
 func (b *boot) start() error {
-	data := filepath.Join(b.h.tmp, "data")
-	for _, p := range []string{data + ".in", data + ".out"} {
-		os.Remove(p)
-		if err := unix.Mkfifo(p, 0o600); err != nil {
-			return fmt.Errorf("the data port: mkfifo %s: %v", p, err)
-		}
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("the data port: %v", err)
 	}
-	var err error
-	for _, o := range []struct {
-		f    **os.File
-		path string
-		flag int
-	}{{&b.in, ".in", os.O_RDWR}, {&b.out, ".out", os.O_RDONLY | syscall.O_NONBLOCK}, {&b.outW, ".out", os.O_WRONLY}} {
-		if *o.f, err = os.OpenFile(data+o.path, o.flag, 0); err != nil {
-			return fmt.Errorf("the data port: %v", err)
-		}
+	mine, qemuData := os.NewFile(uintptr(fds[0]), "data"), os.NewFile(uintptr(fds[1]), "data")
+	defer qemuData.Close()
+	b.data, err = net.FileConn(mine) // a dup, with deadlines
+	if mine.Close(); err != nil {
+		return fmt.Errorf("the data port: %v", err)
 	}
 	conR, conW, err := os.Pipe()
 	if err != nil {
@@ -140,9 +132,8 @@ func (b *boot) start() error {
 	os.Remove(b.h.qmpPath())
 
 	b.cmd = exec.Command(b.h.qemu, b.h.qemuArgs(b.accel)...)
-	b.cmd.ExtraFiles = []*os.File{conW}
-	b.cmd.Stdout = &b.qemuErr
-	b.cmd.Stderr = &b.qemuErr
+	b.cmd.ExtraFiles = []*os.File{conW, qemuData}
+	b.cmd.Stdout, b.cmd.Stderr = &b.qemuErr, &b.qemuErr
 	// QEMU dies with vmexec, even by SIGKILL; its own process group keeps
 	// a terminal's Ctrl-C for vmexec, which tears it down.
 	b.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
@@ -167,32 +158,25 @@ func (b *boot) start() error {
 	}()
 	b.frames = make(chan frame, 4)
 	go func() {
-		b.readErr = b.h.readGuest(progressReader{b.out, &b.progress}, func(f frame) { b.frames <- f })
+		b.readErr = b.h.readGuest(progressReader{b.data, &b.progress}, func(f frame) { b.frames <- f })
 		close(b.frames)
 	}()
-	b.fw = &frameWriter{w: b.in}
+	b.fw = &frameWriter{w: b.data}
 	return nil
 }
 
 // stop ends QEMU and the readers and closes the boot's files.
 func (b *boot) stop() {
 	if b.exited != nil {
-		b.kill()
-	}
-	if b.frames != nil {
-		b.out.SetReadDeadline(time.Now())
-		for range b.frames {
-		}
+		b.finish() // QEMU ended, the reader stopped
 	}
 	if b.con != nil {
 		waitFor(b.con.done, b.h.grace.qemuEnd)
-		_, _, longest := b.progress.get()
+		_, longest := b.progress.get()
 		fmt.Fprintf(b.h.log, "\n=== vmexec: the guest's longest silence (no byte on either port): %v, of -stall=%v\n", longest.Round(time.Millisecond), b.h.cfg.stall)
 	}
-	for _, f := range []*os.File{b.in, b.out, b.outW} {
-		if f != nil {
-			f.Close()
-		}
+	if b.data != nil {
+		b.data.Close()
 	}
 }
 
@@ -233,7 +217,7 @@ func (b *boot) wait() bootResult {
 	for {
 		select {
 		case <-stall:
-			if since, _, _ := b.progress.get(); b.status == nil && since >= cfg.stall {
+			if since, _ := b.progress.get(); b.status == nil && since >= cfg.stall {
 				return b.froze()
 			}
 		case <-alive:
@@ -245,9 +229,10 @@ func (b *boot) wait() bootResult {
 			}
 		case f, ok := <-frames:
 			if !ok {
-				// Only a corrupt stream ends the reader while QEMU runs.
+				// The stream ends, or is cut, when QEMU ends (b.exited
+				// follows); else it is corrupt.
 				frames = nil
-				if b.status == nil {
+				if b.status == nil && !errors.Is(b.readErr, io.EOF) && !errors.Is(b.readErr, io.ErrUnexpectedEOF) {
 					return b.fail(vmflags.ExitFailed, "%v", b.readErr)
 				}
 				continue
@@ -262,9 +247,7 @@ func (b *boot) wait() bootResult {
 				}
 			}
 			if b.status != nil && powerOff == nil {
-				t := time.NewTimer(b.h.grace.powerOff)
-				defer t.Stop()
-				powerOff = t.C
+				powerOff = time.After(b.h.grace.powerOff)
 			}
 		case <-powerOff:
 			// The guest did not power off (no ACPI?): its work is done.
@@ -287,9 +270,8 @@ func (b *boot) wait() bootResult {
 				b.fw.write(frameSignal, []byte{byte(sig)})
 				continue
 			}
-			b.kill()
 			b.finish()
-			return b.interrupted(sig)
+			return bootResult{signal: sig}
 		case <-b.exited:
 			return b.ended()
 		}
@@ -309,11 +291,9 @@ func (b *boot) take(f frame) error {
 		if b.status != nil {
 			return f.errorAt(fromGuest, "one exit frame", nil)
 		}
-		st, err := decodeExit(f)
-		if err != nil {
-			return err
-		}
-		b.status = st
+		var err error
+		b.status, err = decodeExit(f)
+		return err
 	}
 	return nil
 }
@@ -326,7 +306,7 @@ func (b *boot) sendStart() error {
 		line += " (the kernel's first console line at " + t.Sub(b.started).Round(time.Millisecond).String() + ")"
 	}
 	fmt.Fprintf(b.h.log, "\n=== %s\n", line)
-	payload, _ := json.Marshal([]string{b.fact, line, "vm.pinning: " + b.h.pin(b.cmd.Process.Pid)})
+	payload, _ := json.Marshal([]string{b.fact, line, "vm.pinning: " + b.h.pin()})
 	return b.fw.write(frameStart, payload)
 }
 
@@ -334,12 +314,8 @@ func (b *boot) sendStart() error {
 // it first, if it still runs) and stops the reader; it returns the first
 // bad frame among them.
 func (b *boot) finish() error {
-	b.kill()
-	// QEMU's write end is closed; once vmexec's own is, the reader gets
-	// the rest and then the end of the stream.
-	b.outW.Close()
-	b.outW = nil
-	deadline := time.AfterFunc(b.h.grace.qemuEnd, func() { b.out.SetReadDeadline(time.Now()) })
+	b.kill() // with QEMU's end of the data port closed, the reader gets the rest, then EOF
+	deadline := time.AfterFunc(b.h.grace.qemuEnd, func() { b.data.SetReadDeadline(time.Now()) })
 	defer deadline.Stop()
 	var first error
 	for f := range b.frames {
@@ -356,7 +332,10 @@ func (b *boot) ended() bootResult {
 		return b.fail(vmflags.ExitFailed, "%v", err)
 	}
 	waitFor(b.con.done, b.h.grace.qemuEnd)
-	con := b.con.state()
+	con, qe := b.con.state(), "QEMU ended (exit status 0)"
+	if b.waitErr != nil {
+		qe = "QEMU ended (" + b.waitErr.Error() + ")"
+	}
 	switch {
 	case b.status != nil && con.oopsAt != "":
 		// The binary's end came from a kernel that oopsed (a task it
@@ -368,32 +347,16 @@ func (b *boot) ended() bootResult {
 	case con.panicAt != "":
 		return b.fail(vmflags.ExitDied, "guest kernel panic: %s", con.panicAt)
 	case b.probe:
-		return bootResult{probeFailed: true, err: fmt.Errorf("QEMU ended (%s): %s", b.end(), lastLine(b.qemuErr.String()))}
+		q := strings.Split(strings.TrimSpace(b.qemuErr.String()), "\n")
+		return bootResult{probeFailed: true, err: fmt.Errorf("%s: %s", qe, q[len(q)-1])}
 	case !b.hello:
 		if con.aliveAt.IsZero() {
 			// Before the kernel's first line: QEMU's own failure.
-			return b.fail(vmflags.ExitQEMU, "QEMU ended (%s) before the kernel printed a line", b.end())
+			return b.fail(vmflags.ExitQEMU, "%s before the kernel printed a line", qe)
 		}
-		return b.fail(vmflags.ExitDied, "QEMU ended (%s) before the kernel reached init", b.end())
+		return b.fail(vmflags.ExitDied, "%s before the kernel reached init", qe)
 	}
-	return b.fail(vmflags.ExitDied, "QEMU ended (%s) while the test binary ran, with no exit status from the guest", b.end())
-}
-
-// end says how QEMU ended: "exit status 1", "signal: killed".
-func (b *boot) end() string {
-	if b.waitErr == nil {
-		return "exit status 0"
-	}
-	return b.waitErr.Error()
-}
-
-func (b *boot) interrupted(sig syscall.Signal) bootResult {
-	return bootResult{signal: sig, err: fmt.Errorf("interrupted by %v; the guest was killed", sig)}
-}
-
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return lines[len(lines)-1]
+	return b.fail(vmflags.ExitDied, "%s while the test binary ran, with no exit status from the guest", qe)
 }
 
 // readGuest copies the binary's output to vmexec's stdout and stderr and
@@ -504,29 +467,20 @@ func statusOf(err error) int {
 	return vmflags.ExitFailed
 }
 
-// progress is when a guest last sent a byte, on either port, and the
-// longest it stayed silent (logged, to size -stall by).
+// progress is when a guest last sent a byte, on either port (at first
+// the boot's start), and the longest it stayed silent (logged, to size
+// -stall by).
 type progress struct {
 	mu      sync.Mutex
-	last    time.Time // the last byte; at first the boot's start
-	reads   int       // reads that returned bytes
+	last    time.Time
 	longest time.Duration
 }
 
-// mark notes a read that returned bytes.
-func (p *progress) mark() {
+// get says how long ago the last byte came and the longest silence.
+func (p *progress) get() (since, longest time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	now := time.Now()
-	p.longest, p.reads, p.last = max(p.longest, now.Sub(p.last)), p.reads+1, now
-}
-
-// get says how long ago the last byte came (or the boot started), how
-// many reads returned bytes and the longest silence.
-func (p *progress) get() (since time.Duration, reads int, longest time.Duration) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return time.Since(p.last), p.reads, p.longest
+	return time.Since(p.last), p.longest
 }
 
 // progressReader notes each read that returns bytes.
@@ -537,8 +491,10 @@ type progressReader struct {
 
 func (pr progressReader) Read(b []byte) (int, error) {
 	n, err := pr.Reader.Read(b)
-	if n > 0 {
-		pr.p.mark()
+	if p := pr.p; n > 0 {
+		p.mu.Lock()
+		p.longest, p.last = max(p.longest, time.Since(p.last)), time.Now()
+		p.mu.Unlock()
 	}
 	return n, err
 }

@@ -38,6 +38,7 @@ func main() {
 		flag.PrintDefaults()
 	}
 	flag.Parse()
+	var err error
 	switch {
 	case *tryCmd && flag.NArg() >= 2:
 		os.Exit(try(flag.Arg(0), flag.Args()[1:], os.Stdout, os.Stderr))
@@ -46,33 +47,37 @@ func main() {
 		os.Exit(2)
 	case *checkStream:
 		os.Exit(check(flag.Arg(0), os.Stdout, os.Stderr))
-	}
-	if *bench {
-		k, err := readStream(flag.Arg(0))
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "vmmatrix:", err)
-			os.Exit(1)
+	case *bench:
+		var k *kernel
+		if k, err = readStream(flag.Arg(0)); err == nil {
+			_, err = io.WriteString(os.Stdout, k.benchText.String())
 		}
-		io.WriteString(os.Stdout, k.benchText.String())
-		return
+	default:
+		err = run(flag.Arg(0), *doc, os.Stdout)
 	}
-	if err := run(flag.Arg(0), *doc, os.Stdout); err != nil {
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "vmmatrix:", err)
 		os.Exit(1)
 	}
 }
 
-// readStream reads the stream at path, labelled by its file name.
+// readStream reads the stream at path, labelled by its file name, with
+// its wall time from LABEL.seconds when present.
 func readStream(path string) (*kernel, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return read(strings.TrimSuffix(filepath.Base(path), ".json"), f)
+	k, err := read(strings.TrimSuffix(filepath.Base(path), ".json"), f)
+	if b, e := os.ReadFile(strings.TrimSuffix(path, ".json") + ".seconds"); e == nil && err == nil {
+		k.seconds = strings.TrimSpace(string(b)) + " s"
+	}
+	return k, err
 }
 
-// run writes the table of the streams in dir to stdout, or into doc.
+// run writes the table of the streams in dir to stdout, or into doc
+// between its markers.
 func run(dir, doc string, stdout io.Writer) error {
 	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
 	if len(files) == 0 {
@@ -83,9 +88,6 @@ func run(dir, doc string, stdout io.Writer) error {
 		k, err := readStream(p)
 		if err != nil {
 			return err
-		}
-		if b, err := os.ReadFile(strings.TrimSuffix(p, ".json") + ".seconds"); err == nil {
-			k.seconds = strings.TrimSpace(string(b))
 		}
 		kernels = append(kernels, k)
 	}
@@ -99,7 +101,6 @@ func run(dir, doc string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	// The generated part of the doc lies between its markers.
 	b, e := bytes.Index(old, []byte(beginMarker)), bytes.Index(old, []byte(endMarker))
 	if b < 0 || e < b {
 		return fmt.Errorf("%s: no %q ... %q section", doc, beginMarker, endMarker)

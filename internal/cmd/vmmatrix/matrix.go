@@ -69,55 +69,43 @@ func try(outcomes string, cmd []string, stdout, stderr io.Writer) int {
 }
 
 // check decides one kernel's part of the matrix from its stream: 1 where
-// a package or a test failed, no package passed, or the benchmark rows
-// ran on another kernel than LABEL's (their kernel.release line), each
-// printed; 0 when it passed, 2 when the stream cannot be read.
+// a package or a test failed (each with its last message line; a package
+// that failed with no test of its own failing, by its build, its binary
+// or its guest, alone), no package passed, or the benchmark rows ran on
+// another kernel than LABEL's (their kernel.release line), each printed;
+// 0 when it passed, 2 when the stream cannot be read.
 func check(path string, stdout, stderr io.Writer) int {
-	label := strings.TrimSuffix(filepath.Base(path), ".json")
 	k, err := readStream(path)
 	if err != nil {
 		fmt.Fprintln(stderr, "vmmatrix:", err)
 		return 2
 	}
-	failed := k.failures()
-	if !slices.Contains(slices.Collect(maps.Values(k.packages)), "pass") {
-		failed = append(failed, "no package passed")
-	}
-	if k.rows > 0 && k.release != label {
-		failed = append(failed, fmt.Sprintf("the guests' fingerprint names kernel %q, not %s", k.release, label))
-	}
-	for _, f := range failed {
-		fmt.Fprintf(stdout, "FAIL: matrix: %s: %s\n", label, f)
-	}
-	if len(failed) > 0 {
-		return 1
-	}
-	return 0
-}
-
-// failures are the packages and tests that failed, each with its last
-// message line, sorted; a package that failed with no test of its own
-// failing (a build error, a binary's panic, a lost guest) is named alone.
-func (k *kernel) failures() []string {
-	var out []string
+	var failed []string
 	withTest := map[string]bool{}
 	for key, o := range k.results {
-		if o.action != "fail" {
-			continue
+		if pkg, _, _ := strings.Cut(key, " "); o.action == "fail" {
+			withTest[pkg] = true
+			line := key + ": failed"
+			if o.why != "" {
+				line += ": " + cut(o.why, 300)
+			}
+			failed = append(failed, line)
 		}
-		pkg, test, _ := strings.Cut(key, " ")
-		withTest[pkg] = true
-		line := pkg + " " + test + ": failed"
-		if o.why != "" {
-			line += ": " + cut(o.why, 300)
-		}
-		out = append(out, line)
 	}
 	for pkg, a := range k.packages {
 		if a == "fail" && !withTest[pkg] {
-			out = append(out, pkg+": failed (no test of it failed: its build, its binary or its guest)")
+			failed = append(failed, pkg+": failed (no test of it failed: its build, its binary or its guest)")
 		}
 	}
-	sort.Strings(out)
-	return out
+	sort.Strings(failed)
+	if !slices.Contains(slices.Collect(maps.Values(k.packages)), "pass") {
+		failed = append(failed, "no package passed")
+	}
+	if k.rows > 0 && k.release != k.label {
+		failed = append(failed, fmt.Sprintf("the guests' fingerprint names kernel %q, not %s", k.release, k.label))
+	}
+	for _, f := range failed {
+		fmt.Fprintf(stdout, "FAIL: matrix: %s: %s\n", k.label, f)
+	}
+	return min(len(failed), 1)
 }

@@ -4,6 +4,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,15 +15,6 @@ import (
 	"github.com/kbench/kbench/internal/skip"
 )
 
-// event is one line of go test -json (cmd/test2json).
-type event struct {
-	Action  string
-	Package string
-	Test    string
-	Output  string
-	Elapsed float64
-}
-
 // outcome is how one test or benchmark of one kernel ended.
 type outcome struct {
 	action string // pass, skip or fail (a benchmark row with a result: pass)
@@ -31,68 +23,81 @@ type outcome struct {
 
 // kernel is what one kernel's stream says.
 type kernel struct {
-	label, release string
-	seconds        string
-	packages       map[string]string // package -> pass, fail or skip
-	results        map[string]*outcome
-	rows           int             // benchmark result rows
-	benchText      strings.Builder // the stream's benchmark output, for benchcheck
+	label, release, seconds string            // seconds: "N s", the wall time
+	packages                map[string]string // package -> pass, fail or skip
+	results                 map[string]*outcome
+	rows                    int             // benchmark result rows
+	benchText               strings.Builder // the stream's benchmark output, for benchcheck
 }
 
-func (k *kernel) name() string {
-	if k.release != "" {
-		return k.release
-	}
-	return k.label
-}
+func (k *kernel) name() string { return cmp.Or(k.release, k.label) }
 
 // messageLine is a message line of a test's output, "    file_test.go:12: text".
 var messageLine = regexp.MustCompile(`^\s+[^\s:]+\.go:\d+: (.*)$`)
 
-// read parses one kernel's go test -json stream. Lines that are not JSON
-// (a build error, vmexec's own messages) are passed over.
+// read parses one kernel's go test -json stream (cmd/test2json). Lines
+// that are not JSON (a build error, vmexec's own messages) are passed over.
 func read(label string, r io.Reader) (*kernel, error) {
 	k := &kernel{label: label, packages: map[string]string{}, results: map[string]*outcome{}}
-	last := map[string]string{} // key -> last message line
+	last := map[string]string{}    // key -> last message line
+	partial := map[string]string{} // key -> output after its last newline
 	// The package the benchmark text's last "pkg:" line names: the
 	// testing package prints its labels once a process, and not at all
 	// when a test already ran a benchmark (testing.Benchmark), so a
 	// package's rows get their own "pkg:" line where it is missing.
 	pkgLine := ""
-	partial := map[string]string{} // key -> output after its last newline
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
 	for sc.Scan() {
-		line := sc.Bytes()
-		if len(line) == 0 || line[0] != '{' {
+		var e struct{ Action, Package, Test, Output string }
+		if line := sc.Bytes(); len(line) == 0 || line[0] != '{' {
 			continue
-		}
-		var e event
-		if err := json.Unmarshal(line, &e); err != nil {
+		} else if err := json.Unmarshal(line, &e); err != nil {
 			return nil, fmt.Errorf("%s: %v in %q", label, err, cut(string(line), 80))
 		}
-		if e.Package == "" {
-			continue
-		}
 		key := e.Package + " " + e.Test
-		switch e.Action {
-		case "output":
+		switch {
+		case e.Package == "":
+		case e.Action == "output":
 			// test2json passes on partial lines (a benchmark's name and
 			// tab, then its figures): each test's output is joined into
 			// whole lines first.
 			lines := strings.SplitAfter(partial[key]+e.Output, "\n")
 			partial[key] = lines[len(lines)-1]
 			for _, line := range lines[:len(lines)-1] {
-				k.outputLine(e.Package, e.Test, line, last, &pkgLine)
+				out := strings.TrimRight(line, "\n")
+				if rel, ok := strings.CutPrefix(out, "# kbench kernel.release: "); ok && k.release == "" {
+					k.release = strings.TrimSpace(rel)
+				}
+				if m := messageLine.FindStringSubmatch(out); m != nil && e.Test != "" {
+					last[key] = m[1]
+				}
+				switch {
+				case strings.HasPrefix(out, skip.LinePrefix):
+					// A row's skip line, which benchcheck reads (test2json
+					// gives it to the row's test).
+					k.benchText.WriteString(line)
+				case e.Test == "":
+					if !strings.HasPrefix(out, "=== ") && !strings.HasPrefix(out, "--- ") {
+						k.benchText.WriteString(line)
+					}
+					if p, ok := strings.CutPrefix(out, "pkg: "); ok {
+						pkgLine = p
+					}
+				case abfile.IsResult(out):
+					if pkgLine != e.Package {
+						pkgLine = e.Package
+						k.benchText.WriteString("pkg: " + e.Package + "\n")
+					}
+					k.benchText.WriteString(line)
+					k.rows++
+					k.results[key] = &outcome{action: "pass"}
+				}
 			}
-		case "pass", "skip", "fail":
-			if e.Test == "" {
-				k.packages[e.Package] = e.Action
-				continue
-			}
-			if prev, ok := k.results[key]; ok && prev.action == "pass" && e.Action == "pass" {
-				continue
-			}
+		case e.Action != "pass" && e.Action != "skip" && e.Action != "fail":
+		case e.Test == "":
+			k.packages[e.Package] = e.Action
+		case e.Action != "pass" || k.results[key] == nil || k.results[key].action != "pass":
 			k.results[key] = &outcome{action: e.Action, why: last[key]}
 		}
 	}
@@ -100,37 +105,4 @@ func read(label string, r io.Reader) (*kernel, error) {
 		return nil, fmt.Errorf("%s: %v", label, err)
 	}
 	return k, nil
-}
-
-// outputLine takes one whole line of test's output in pkg.
-func (k *kernel) outputLine(pkg, test, line string, last map[string]string, pkgLine *string) {
-	key := pkg + " " + test
-	out := strings.TrimRight(line, "\n")
-	if rel, ok := strings.CutPrefix(out, "# kbench kernel.release: "); ok && k.release == "" {
-		k.release = strings.TrimSpace(rel)
-	}
-	if m := messageLine.FindStringSubmatch(out); m != nil && test != "" {
-		last[key] = m[1]
-	}
-	switch {
-	case strings.HasPrefix(out, skip.LinePrefix):
-		// A row's skip line, which benchcheck reads (test2json gives it
-		// to the row's test).
-		k.benchText.WriteString(line)
-	case test == "":
-		if !strings.HasPrefix(out, "=== ") && !strings.HasPrefix(out, "--- ") {
-			k.benchText.WriteString(line)
-		}
-		if p, ok := strings.CutPrefix(out, "pkg: "); ok {
-			*pkgLine = p
-		}
-	case abfile.IsResult(out):
-		if *pkgLine != pkg {
-			*pkgLine = pkg
-			k.benchText.WriteString("pkg: " + pkg + "\n")
-		}
-		k.benchText.WriteString(line)
-		k.rows++
-		k.results[key] = &outcome{action: "pass"}
-	}
 }

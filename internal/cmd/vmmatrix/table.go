@@ -3,6 +3,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -31,22 +32,19 @@ func render(ks []*kernel) string {
 		var n [2][3]int // [test, bench][pass, skip, fail]
 		for key, o := range k.results {
 			kind := 0
-			if isBench(key) {
+			if strings.Contains(key, " Benchmark") {
 				kind = 1
 			}
 			if i := slices.Index([]string{"pass", "skip", "fail"}, o.action); i >= 0 {
 				n[kind][i]++
 			}
 		}
-		failed, secs := "0", "—"
+		failed := "0"
 		if len(pkgFail) > 0 {
 			failed = fmt.Sprintf("%d (%s)", len(pkgFail), strings.Join(pkgFail, ", "))
 		}
-		if k.seconds != "" {
-			secs = k.seconds + " s"
-		}
 		fmt.Fprintf(&b, "| %s | %d | %s | %d | %d | %d | %d | %d | %d | %s |\n",
-			k.name(), len(pkgOK), failed, n[0][0], n[0][1], n[0][2], k.rows, n[1][1], n[1][2], secs)
+			k.name(), len(pkgOK), failed, n[0][0], n[0][1], n[0][2], k.rows, n[1][1], n[1][2], cmp.Or(k.seconds, "—"))
 	}
 
 	keys := map[string]bool{}
@@ -101,11 +99,6 @@ func cut(s string, n int) string {
 		n--
 	}
 	return s[:n] + " ..."
-}
-
-func isBench(key string) bool {
-	_, test, _ := strings.Cut(key, " ")
-	return strings.HasPrefix(test, "Benchmark")
 }
 
 // short drops the module path from a package's import path.
