@@ -86,7 +86,7 @@ func plannedRun(t *testing.T) (run, design []byte) {
 // the run report of a planned run (WriteText with RunNotes) and its
 // design (WriteDesign), a bisection's (WriteBisect)
 // that ends at an image, one that cannot tell and one not one step, and a series'
-// (WriteSeriesRun) of testdata/golden's four kernels.
+// (WriteSeriesText with a kbab run) of testdata/golden's four kernels.
 func TestGolden(t *testing.T) {
 	run, design := plannedRun(t)
 	golden(t, "run.golden", run)
