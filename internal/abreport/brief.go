@@ -30,17 +30,19 @@ const (
 // lines that differ, the rows whose verdict moved (or that failed) with
 // their change, interval, q and the counters that moved under them, one
 // line for the underpowered rows and the summary; every line fits
-// BriefWidth. The full form (WriteText) has every row.
-func WriteBrief(w io.Writer, a *AB) error {
-	if err := writeBrief(w, a); err != nil || len(a.profs) == 0 {
-		return err
-	}
-	return writeProfileBrief(w, a.profs)
-}
-
-func writeBrief(w io.Writer, r *AB) error {
+// briefWidth. The full form (WriteText) has every row.
+func WriteBrief(w io.Writer, r *AB) error {
 	var lines []string
 	add := func(s string) { lines = append(lines, fit(s, briefWidth)) }
+	// upTo adds each of n items up to most, then a line counting the rest.
+	upTo := func(n, most int, each func(i int), rest func(int) string) {
+		for i := range min(n, most) {
+			each(i)
+		}
+		if n > most {
+			add("  ... " + rest(n-most) + " (-format text lists them)")
+		}
+	}
 	add("kbcompare old " + fitMiddle(r.Old, briefWidth-14))
 	add("          new " + fitMiddle(r.New, briefWidth-14))
 	if r.BootMode {
@@ -48,10 +50,8 @@ func writeBrief(w io.Writer, r *AB) error {
 	} else {
 		add(fmt.Sprintf("boots: %d+%d: variation between boots unmeasured, a change can be layout", r.Boots.Old, r.Boots.New))
 	}
-	for side, name := range []string{"old", "new"} {
-		for _, p := range r.pulses[side] {
-			add(fmt.Sprintf("warning: %s, %s", name, pulseNote(p)))
-		}
+	for _, l := range r.pulseWarnings("") {
+		add(l)
 	}
 
 	var setup []abstat.SetupDiff
@@ -61,13 +61,7 @@ func writeBrief(w io.Writer, r *AB) error {
 		}
 	}
 	add(fmt.Sprintf("setup: %s, %d equal (boot ids aside)", plural(len(setup), "line differs", "lines differ"), r.SetupEqual))
-	for i, d := range setup {
-		if i == briefSetup {
-			add(fmt.Sprintf("  ... %d more (-format text lists them)", len(setup)-i))
-			break
-		}
-		add("  " + setupChange(d, briefWidth-2))
-	}
+	upTo(len(setup), briefSetup, func(i int) { add("  " + setupChange(setup[i], briefWidth-2)) }, func(n int) string { return fmt.Sprintf("%d more", n) })
 
 	n := r.Summary
 	var listed []*Row
@@ -77,20 +71,12 @@ func writeBrief(w io.Writer, r *AB) error {
 		}
 	}
 	add(fmt.Sprintf("changed: %d of %d rows (q <= %g, change at least %g%%)", n.Worse+n.Better+n.Changed, n.Rows, r.Alpha, 100*r.Threshold))
-	for i, row := range listed {
-		if i == briefRows {
-			add(fmt.Sprintf("  ... %s (-format text lists them)", plural(len(listed)-i, "more row", "more rows")))
-			break
-		}
-		lines = append(lines, briefRow(r, row)...)
-	}
-	for i, p := range r.Problems {
-		if i == briefProblems {
-			add(fmt.Sprintf("  ... %s (-format text lists them)", plural(len(r.Problems)-i, "more failure", "more failures")))
-			break
-		}
+	upTo(len(listed), briefRows, func(i int) { lines = append(lines, briefRow(r, listed[i])...) },
+		func(n int) string { return plural(n, "more row", "more rows") })
+	upTo(len(r.Problems), briefProblems, func(i int) {
+		p := r.Problems[i]
 		add(fmt.Sprintf("  failed  %s %s %s: %s", p.Side, p.Pkg, p.Name, p.What))
-	}
+	}, func(n int) string { return plural(n, "more failure", "more failures") })
 
 	if n.Underpowered > 0 {
 		lo, hi := math.Inf(1), 0.0
@@ -105,18 +91,19 @@ func writeBrief(w io.Writer, r *AB) error {
 	var counts []string
 	for _, v := range []abstat.Verdict{abstat.Worse, abstat.Better, abstat.Changed, abstat.Same, abstat.Underpowered,
 		abstat.Undecided, abstat.OldOnly, abstat.NewOnly, abstat.Failed, abstat.Skipped} {
-		if n := r.count(v); n > 0 {
-			counts = append(counts, fmt.Sprintf("%d %s", n, strings.ToLower(string(v))))
+		if k := *n.counts()[v]; k > 0 {
+			counts = append(counts, fmt.Sprintf("%d %s", k, strings.ToLower(string(v))))
 		}
 	}
 	add(fmt.Sprintf("%s: %s", plural(n.Rows, "row", "rows"), strings.Join(counts, ", ")))
 	if n.Family > 1 {
-		add(fmt.Sprintf("chance: %d of %d rows have p <= %g, %.1f would by chance alone", n.Nominal, n.Family,
-			r.Alpha, float64(n.Family)*r.Alpha))
+		add(fmt.Sprintf("chance: %d of %d rows have p <= %g, %.1f would by chance alone", n.Nominal, n.Family, r.Alpha, float64(n.Family)*r.Alpha))
 	}
 	if r.failures() > 0 {
-		add(fmt.Sprintf("%d failed, %d skipped on one side, %d other failures: not \"nothing worse\"",
-			n.Failed, n.Skipped, len(r.Problems)))
+		add(fmt.Sprintf("%d failed, %d skipped on one side, %d other failures: not \"nothing worse\"", n.Failed, n.Skipped, len(r.Problems)))
+	}
+	if len(r.profs) > 0 {
+		profileBrief(add, r.profs)
 	}
 	_, err := io.WriteString(w, printable(strings.Join(lines, "\n")+"\n"))
 	return err

@@ -103,51 +103,44 @@ func (row *Row) cells() cells {
 // test, for too few boots.
 func (c *Cmp) cells(unit string, undecided bool) cells {
 	var centers []float64
+	var ns []string
 	for _, s := range []*Side{c.Old, c.New} {
 		if s != nil {
-			centers = append(centers, float64(s.Center))
+			centers, ns = append(centers, float64(s.Center)), append(ns, fmt.Sprint(s.N))
 		}
 	}
 	scaler := benchunit.CommonScale(centers, benchunit.ClassOf(unit))
 	out := cells{Old: "-", New: "-", Change: "-", P: "-", Q: "-", Within: "-", Between: "-", MDE: "-", Need: "-"}
+	if c.Test != "" || undecided && c.Old != nil && c.New != nil {
+		out.Change, out.N = pctChange(float64(c.Change)), fmt.Sprintf("%d+%d", c.Old.Boots, c.New.Boots)
+	}
 	switch {
 	case c.Test == "welch":
 		// Boots as samples: centers of the per-boot medians, the p of the
 		// row's test (Welch's, or its design's), n in boots.
 		out.Old, out.New = scaler.Format(float64(c.Old.Center)), scaler.Format(float64(c.New.Center))
-		out.Change = pctChange(float64(c.Change))
-		out.N = fmt.Sprintf("%d+%d", c.Old.Boots, c.New.Boots)
 		if !math.IsNaN(float64(c.P)) {
 			out.P = fmt.Sprintf("%.3f", c.P)
 		}
 		return out
 	case undecided && c.Old != nil && c.New != nil:
-		// Too few boots for a test: none is shown.
-		out.Change = pctChange(float64(c.Change))
-		out.N = fmt.Sprintf("%d+%d", c.Old.Boots, c.New.Boots)
-		return out
+		return out // too few boots for a test: none is shown
 	}
-	var ns []string
 	for i, s := range []*Side{c.Old, c.New} {
 		if s != nil {
 			sum := benchmath.Summary{Center: float64(s.Center), Lo: float64(s.Lo), Hi: float64(s.Hi)}
 			*[]*string{&out.Old, &out.New}[i] = scaler.Format(sum.Center) + " ± " + sum.PctRangeString()
-			ns = append(ns, fmt.Sprint(s.N))
 		}
 	}
-	if c.Test == "" {
+	switch {
+	case c.Test == "":
 		out.N = strings.Join(ns, "")
-		return out
-	}
-	out.Change = pctChange(float64(c.Change))
-	if math.IsNaN(float64(c.P)) { // no test (a failed row with too few boots): its boots
-		out.N = fmt.Sprintf("%d+%d", c.Old.Boots, c.New.Boots)
-		return out
-	}
-	// As benchstat prints them: "p=0.000 n=10", "n=10+8".
-	out.P, out.N = fmt.Sprintf("%.3f", c.P), ns[0]
-	if ns[1] != ns[0] {
-		out.N += "+" + ns[1]
+	case !math.IsNaN(float64(c.P)): // else no test (a failed row with too few boots): its boots
+		// As benchstat prints them: "p=0.000 n=10", "n=10+8".
+		out.P, out.N = fmt.Sprintf("%.3f", c.P), ns[0]
+		if ns[1] != ns[0] {
+			out.N += "+" + ns[1]
+		}
 	}
 	return out
 }

@@ -86,7 +86,7 @@ func plannedRun(t *testing.T) (run, design []byte) {
 // the run report of a planned run (WriteText with RunNotes) and its
 // design (WriteDesign), a bisection's (WriteBisect)
 // that ends at an image, one that cannot tell and one not one step, and a series'
-// (WriteSeriesRun) of testdata/golden's four kernels.
+// (WriteSeriesText with a kbab run) of testdata/golden's four kernels.
 func TestGolden(t *testing.T) {
 	run, design := plannedRun(t)
 	golden(t, "run.golden", run)
@@ -140,7 +140,8 @@ func TestGolden(t *testing.T) {
 		ks = append(ks, Kernel{l, "bzImage " + l})
 	}
 	out.Reset()
-	if err := WriteSeriesRun(&out, rep, SeriesRun{List: "kernels.txt", Boots: 3, Kernels: ks, Pictures: "pictures/index.md"}); err != nil {
+	rep.Run = &SeriesRun{List: "kernels.txt", Boots: 3, Kernels: ks, Pictures: "pictures/"}
+	if err := WriteSeriesText(&out, rep); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "series-run.golden", out.Bytes())

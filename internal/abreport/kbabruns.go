@@ -20,35 +20,16 @@ import (
 // and what it boots (the image's file name and the cmdline it adds).
 type Kernel struct{ Label, Boots string }
 
-// SeriesRun is what `kbab -series` adds to a series' report: its list,
-// the boots of each kernel and the kernels, in series order.
+// SeriesRun is what `kbab -series` adds to a series' report
+// (SeriesReport.Run): its list, the boots of each kernel and the
+// kernels, in series order.
 type SeriesRun struct {
 	List    string
 	Boots   int
 	Kernels []Kernel
-	// Pictures, where set, is the index of the series' pictures,
-	// relative to the run's directory.
+	// Pictures, where set, is the directory of the series' pictures,
+	// relative to the run's.
 	Pictures string
-}
-
-// WriteSeriesRun writes kbab -series' report: the kernels, the series'
-// text form (WriteSeriesText) and where the pictures are.
-func WriteSeriesRun(w io.Writer, rep *SeriesReport, run SeriesRun) error {
-	if _, err := fmt.Fprintf(w, "kbab -series %s: %d kernels, %d boots each, in balanced rounds\n", run.List, len(run.Kernels), run.Boots); err != nil {
-		return err
-	}
-	for _, k := range run.Kernels {
-		fmt.Fprintf(w, "  %s: %s\n", k.Label, k.Boots)
-	}
-	fmt.Fprintln(w)
-	if err := WriteSeriesText(w, rep); err != nil {
-		return err
-	}
-	if run.Pictures != "" {
-		_, err := fmt.Fprintf(w, "\npictures: %s (a .png and .svg per row, the changed rows first)\n", run.Pictures)
-		return err
-	}
-	return nil
 }
 
 // BisectRun is a `kbab -bisect` run's outcome: the kernels (good
@@ -78,29 +59,33 @@ type BisectRun struct {
 // report, then the bisection: the rule, each step's image, boots and
 // decision, and the first bad image, or why it cannot tell.
 func WriteBisect(w io.Writer, b BisectRun) error {
-	if _, err := w.Write(b.ConfirmReport); err != nil {
-		return err
-	}
+	var o strings.Builder
+	p := func(format string, a ...any) { fmt.Fprintf(&o, format, a...) }
+	o.Write(b.ConfirmReport)
 	n := len(b.Kernels)
 	good, bad := b.Kernels[0].Label, b.Kernels[n-1].Label
-	fmt.Fprintf(w, "\nkbab -bisect %s -row %s: %s %s, good %s, bad %s, %d images between\n", b.List, b.Row, b.Pkg, b.RowName, good, bad, n-2)
-	fmt.Fprintf(w, "confirmation: %s against %s after %d boots: %s", good, bad, b.ConfirmBoots, b.Verdict)
-	switch {
-	case b.Verdict == abstat.Undecided:
-		_, err := fmt.Fprintf(w, "; cannot tell: the planned A/B gave the row no verdict (its boots do not reach -target %s; a larger -target, the step you expect, or -budget), nothing to bisect\n",
-			formatMDE(b.Target))
-		return err
-	case !b.Verdict.Moved():
-		_, err := fmt.Fprintf(w, "; cannot tell: good and bad do not differ on the row, nothing to bisect\n")
+	p("\nkbab -bisect %s -row %s: %s %s, good %s, bad %s, %d images between\n", b.List, b.Row, b.Pkg, b.RowName, good, bad, n-2)
+	p("confirmation: %s against %s after %d boots: %s", good, bad, b.ConfirmBoots, b.Verdict)
+	flush := func() error {
+		_, err := io.WriteString(w, o.String())
 		return err
 	}
-	fmt.Fprintf(w, " (%s)\n", ratioPct(1+b.Change))
+	switch {
+	case b.Verdict == abstat.Undecided:
+		p("; cannot tell: the planned A/B gave the row no verdict (its boots do not reach -target %s; a larger -target, the step you expect, or -budget), nothing to bisect\n",
+			formatMDE(b.Target))
+		return flush()
+	case !b.Verdict.Moved():
+		p("; cannot tell: good and bad do not differ on the row, nothing to bisect\n")
+		return flush()
+	}
+	p(" (%s)\n", ratioPct(1+b.Change))
 	res := b.Search
 	allow := "none: one image"
 	if b.Opts.Offset > 0 {
 		allow = fmt.Sprintf("separate builds: %g of the boot spread, more where the placed images scatter more", b.Opts.Offset)
 	}
-	fmt.Fprintf(w, "rule: each step boots its image in rounds with good and bad beside it (good, image, bad; then bad, image, good), "+
+	p("rule: each step boots its image in rounds with good and bad beside it (good, image, bad; then bad, image, good), "+
 		"and after %v rounds t-tests, at levels in proportion to the rounds (%.2g at the last), whether the image differs from both good and bad beyond an allowance for its own offset (%s): not one step; "+
 		"else past the midpoint toward bad and beyond the allowance from good (then bad), or the mirror (then good); within the allowance of both, undecided; "+
 		"so that the chance of naming a wrong image is at most %g over the %d steps at most, where kernels' own offsets spread no more than the allowance\n",
@@ -117,11 +102,11 @@ func WriteBisect(w io.Writer, b BisectRun) error {
 	}
 	for j, st := range res.Steps {
 		k := image(st.Image)
-		fmt.Fprintf(w, "step %d: %s (%s): %d rounds, %s: good %s, image %s, bad %s (%.2f of the way from good to bad)\n",
+		p("step %d: %s (%s): %d rounds, %s: good %s, image %s, bad %s (%.2f of the way from good to bad)\n",
 			j+1, k.Label, k.Boots, st.Rounds, st.Decision, center(st.Good), center(st.ImageCenter), center(st.Bad), st.Position)
 	}
 	for _, i := range res.Skipped {
-		fmt.Fprintf(w, "skipped: %s (%s): does not build: %s\n", image(i).Label, image(i).Boots, b.Skipped[i])
+		p("skipped: %s (%s): does not build: %s\n", image(i).Label, image(i).Boots, b.Skipped[i])
 	}
 	var last abseries.Step // none where every image was skipped
 	if len(res.Steps) > 0 {
@@ -135,19 +120,19 @@ func WriteBisect(w io.Writer, b BisectRun) error {
 			or = append(or, image(i).Label)
 		}
 		if len(or) > 0 {
-			fmt.Fprintf(w, "first bad: %s (%s), or one before it that does not build: %s\n", k.Label, k.Boots, strings.Join(or, ", "))
+			p("first bad: %s (%s), or one before it that does not build: %s\n", k.Label, k.Boots, strings.Join(or, ", "))
 		} else {
-			fmt.Fprintf(w, "first bad: %s (%s)\n", k.Label, k.Boots)
+			p("first bad: %s (%s)\n", k.Label, k.Boots)
 		}
 	case last.Decision == abseries.Between:
-		fmt.Fprintf(w, "not one step: %s is like neither good nor bad (%.2f of the way from good to bad); the first bad image is not one image. The steps above name what each image measured\n",
+		p("not one step: %s is like neither good nor bad (%.2f of the way from good to bad); the first bad image is not one image. The steps above name what each image measured\n",
 			image(last.Image).Label, last.Position)
 	default:
-		fmt.Fprintf(w, "cannot tell: a step stayed undecided at %d rounds; the first bad image is after %s and at or before %s\n",
+		p("cannot tell: a step stayed undecided at %d rounds; the first bad image is after %s and at or before %s\n",
 			last.Rounds, image(res.Lo).Label, image(res.Hi).Label)
 	}
-	_, err := fmt.Fprintf(w, "%d steps, %d step boots, %d boots in all (%d to confirm)\n", len(res.Steps), res.Boots, b.BootsInAll, b.ConfirmBoots)
-	return err
+	p("%d steps, %d step boots, %d boots in all (%d to confirm)\n", len(res.Steps), res.Boots, b.BootsInAll, b.ConfirmBoots)
+	return flush()
 }
 
 // ratioPct writes a ratio as a signed percentage: 1.1 is +10%.
@@ -174,27 +159,23 @@ type RunNotes struct {
 	ProfileErr           error
 }
 
-// writeRun ends kbab's report, b (the text report): a planned run's tail
-// (plannedTail), the perf-profile section or why there is none, and a
-// (kbab's own lines, the retried boots, follow).
-func writeRun(w io.Writer, b *strings.Builder, a *AB) error {
+// writeRun ends kbab's text report, b: a planned run's tail
+// (plannedTail), the perf-profile section or why there is none (kbab's
+// own lines, the retried boots, follow).
+func writeRun(b *strings.Builder, a *AB) {
 	n := a.Run
 	b.WriteString(plannedTail(a, *n))
-	if n.ProfileDirs[0] != "" {
-		if n.ProfileErr != nil {
-			fmt.Fprintf(b, "\nperf-profile: none: %v\n", n.ProfileErr)
-		} else {
-			if err := writeProfileText(b, a.profs); err != nil {
-				return err
-			}
-			// The "-format json" that the section's "... more" lines name is
-			// kbcompare's: say how to get it, and the pictures, from this run.
-			fmt.Fprintf(b, "\nevery function, other forms, flame graphs: kbcompare -profiles-old %s -profiles-new %s [-format json] [-plot DIR] %s %s\n",
-				n.ProfileDirs[0], n.ProfileDirs[1], n.Results[0], n.Results[1])
-		}
+	switch {
+	case n.ProfileDirs[0] == "":
+	case n.ProfileErr != nil:
+		fmt.Fprintf(b, "\nperf-profile: none: %v\n", n.ProfileErr)
+	default:
+		writeProfileText(b, a.profs)
+		// The "-format json" that the section's "... more" lines name is
+		// kbcompare's: say how to get it, and the pictures, from this run.
+		fmt.Fprintf(b, "\nevery function, other forms, a .pb.gz for pprof -http: kbcompare -profiles-old %s -profiles-new %s [-format json] [-plot DIR] %s %s\n",
+			n.ProfileDirs[0], n.ProfileDirs[1], n.Results[0], n.Results[1])
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
 }
 
 // plannedTail closes a planned run's report: the rule, how many rows it
@@ -217,9 +198,9 @@ func plannedTail(a *AB, n RunNotes) string {
 			continue
 		}
 		rp := d.Find(row.path, row.Name)
-		why := "too few boots"
+		why, need, mde, k := "too few boots", "", "?", 0
 		if rp != nil {
-			why = string(rp.Status)
+			why, need = string(rp.Status), fmt.Sprintf(", the rule asks %d", rp.Need)
 			if rp.Status == abplan.Running {
 				why = "cut short"
 			}
@@ -227,19 +208,13 @@ func plannedTail(a *AB, n RunNotes) string {
 				why += fmt.Sprintf(" by -budget %s", n.Budget)
 			}
 		}
-		mde := "?"
 		if row.NeedUnit != "" {
 			mde = formatMDE(float64(row.MDE))
 		}
-		n := 0
 		if row.Old != nil && row.New != nil {
-			n = min(row.Old.Boots, row.New.Boots)
+			k = min(row.Old.Boots, row.New.Boots)
 		}
-		need := ""
-		if rp != nil {
-			need = fmt.Sprintf(", the rule asks %d", rp.Need)
-		}
-		lines = append(lines, fmt.Sprintf("  %s %s: undecided: %d+%d boots, mde %s (%s%s)", row.Package, row.Name, n, n, mde, why, need))
+		lines = append(lines, fmt.Sprintf("  %s %s: undecided: %d+%d boots, mde %s (%s%s)", row.Package, row.Name, k, k, mde, why, need))
 	}
 	if len(lines) > 0 {
 		fmt.Fprintf(&b, "%s undecided, outside the verdicts and the exit status:\n%s\n", plural(len(lines), "row", "rows"), strings.Join(lines, "\n"))

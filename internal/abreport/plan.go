@@ -26,9 +26,6 @@ func seconds(s float64) string {
 	return fmt.Sprintf("%.0fµs", s*1e6)
 }
 
-// minutes formats a cost in minutes.
-func minutes(s float64) string { return fmt.Sprintf("%.1f min", s/60) }
-
 // WriteDesign writes a planned run's design (abplan.Design): the rule
 // and its level, then per package its boot cost and per row the pilot's
 // spread of boot medians, the boots the rule asks, what the row runs to
@@ -67,7 +64,7 @@ func WriteDesign(w io.Writer, d *abplan.Design) error {
 		}
 	}
 	fmt.Fprintf(&b, "\nplanned: %s (A's costs doubled); rows %d decided, %d pending, %d without a verdict (out of reach, over budget, no pilot)\n",
-		minutes(d.Seconds), decided, pending, undecided)
+		fmt.Sprintf("%.1f min", d.Seconds/60), decided, pending, undecided)
 	b.WriteString("need: the boots a side the rule asks, from the pilot's pooled variance s0² of boot medians alone;\n" +
 		"power: the rule's chance of calling a change of the target worse if the boot medians spread as s0 says\n")
 	_, err := io.WriteString(w, b.String())

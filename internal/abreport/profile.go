@@ -4,7 +4,6 @@ package abreport
 
 import (
 	"fmt"
-	"io"
 	"math"
 	"strings"
 
@@ -44,8 +43,7 @@ const (
 // the row's samples, old -> new. Where the row's profiles record no op
 // count (profdelta.ByShare) the shares take the first columns and order
 // the lines, and the row's header says so.
-func writeProfileText(w io.Writer, rows []RowProfile) error {
-	var b strings.Builder
+func writeProfileText(b *strings.Builder, rows []RowProfile) {
 	b.WriteString("\nperf-profile: kernel functions whose cost per op changed most against its spread between\n" +
 		"boots; old ± sd%  change  new ± sd%: mean time per op (the function's samples' cpu time over the\n" +
 		"ops of the profiled runs), the sd of the per-boot values relative to the mean; t: Welch's over\n" +
@@ -55,34 +53,30 @@ func writeProfileText(w io.Writer, rows []RowProfile) error {
 		"orders; self: innermost frame, children: on the stack\n")
 	for _, rp := range rows {
 		b.WriteString("\n")
-		writeLines(&b, profileHeader(rp, Width))
+		writeLines(b, profileHeader(rp, Width))
 		for _, f := range rp.Delta.Forms() {
-			fmt.Fprintf(&b, "  %s:\n", f.Form)
+			fmt.Fprintf(b, "  %s:\n", f.Form)
 			if len(f.Funcs) == 0 {
-				fmt.Fprintf(&b, "    no function reaches %.2g%% of the samples\n", 100*rp.Delta.MinShare)
+				fmt.Fprintf(b, "    no function reaches %.2g%% of the samples\n", 100*rp.Delta.MinShare)
 				continue
 			}
 			head := profileHead(rp.Delta)
 			b.WriteString("    " + profileCells("", head, fullWidths[:len(head)-1], Width-4) + "\n")
 			for i, fn := range f.Funcs {
 				if i == profileLines {
-					fmt.Fprintf(&b, "    ... %d more (-format json lists them)\n", len(f.Funcs)-i)
+					fmt.Fprintf(b, "    ... %d more (-format json lists them)\n", len(f.Funcs)-i)
 					break
 				}
 				b.WriteString("    " + profileCells("", funcCells(rp.Delta, fn), fullWidths[:len(head)-1], Width-4) + "\n")
 			}
 		}
 	}
-	_, err := io.WriteString(w, printable(b.String()))
-	return err
 }
 
-// writeProfileBrief writes the brief form's perf-profile lines: a row's
-// header and its BriefProfileLines functions of most |t|, self and
-// children together.
-func writeProfileBrief(w io.Writer, rows []RowProfile) error {
-	var lines []string
-	add := func(s string) { lines = append(lines, fit(s, briefWidth)) }
+// profileBrief adds the brief form's perf-profile lines: a row's header
+// and its briefProfileLines functions of most |t|, self and children
+// together.
+func profileBrief(add func(string), rows []RowProfile) {
 	add("perf-profile: old ± sd%, change, new ± sd% per op (or share), by |t|")
 	for _, rp := range rows {
 		for _, l := range profileHeader(rp, briefWidth) {
@@ -93,8 +87,6 @@ func writeProfileBrief(w io.Writer, rows []RowProfile) error {
 			add("  " + profileCells(form, funcCells(rp.Delta, bf.fn), briefWidths, briefWidth-2))
 		}
 	}
-	_, err := io.WriteString(w, printable(strings.Join(lines, "\n")+"\n"))
-	return err
 }
 
 type briefFunc struct {
@@ -138,19 +130,19 @@ func profileHeader(rp RowProfile, width int) []string {
 		}
 		head += ")"
 	}
-	frames := "kernel functions"
-	if d.AllFrames {
-		frames = "all functions"
-	}
+	frames := map[bool]string{false: "kernel functions", true: "all functions"}[d.AllFrames]
 	how := fmt.Sprintf("%s, %d+%d boots, %s", samplingText(d), len(d.Boots[0]), len(d.Boots[1]), frames)
-
 	if d.Empty[0]+d.Empty[1] > 0 {
 		how += fmt.Sprintf(", %d+%d boots without samples left out", d.Empty[0], d.Empty[1])
 	}
 	if len(d.Boots[0]) < 2 || len(d.Boots[1]) < 2 {
 		how += "; under 2 boots a side: no spread, no t"
 	}
-	how += "; " + orderText(d)
+	if d.By == profdelta.ByPerOp {
+		how += "; by |t| of " + perOpUnit(d) + ", shares beside"
+	} else {
+		how += "; by |t| of the share: the profiles record no op count"
+	}
 	lines := wrap("perf-profile "+head, width)
 	for _, l := range wrap(how, width-2) {
 		lines = append(lines, "  "+l)
@@ -184,14 +176,6 @@ func samplingText(d *profdelta.Delta) string {
 		return o
 	}
 	return "old " + o + ", new " + n + " (sampled differently)"
-}
-
-// orderText says what the row's lines are ordered by.
-func orderText(d *profdelta.Delta) string {
-	if d.By == profdelta.ByPerOp {
-		return "by |t| of " + perOpUnit(d) + ", shares beside"
-	}
-	return "by |t| of the share: the profiles record no op count"
 }
 
 // perOpUnit names the per-op figure's unit: s/op for cpu time, else the

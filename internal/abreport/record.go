@@ -15,6 +15,8 @@ import (
 	"math"
 	"slices"
 
+	"golang.org/x/perf/benchmath"
+
 	"github.com/kbench/kbench/internal/abfile"
 	"github.com/kbench/kbench/internal/abmath"
 	"github.com/kbench/kbench/internal/abstat"
@@ -36,7 +38,7 @@ func (x Num) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON implements json.Unmarshaler: null is NaN.
 func (x *Num) UnmarshalJSON(b []byte) error {
 	if string(b) == "null" {
-		*x = Num(math.NaN())
+		*x = nan
 		return nil
 	}
 	return json.Unmarshal(b, (*float64)(x))
@@ -182,18 +184,26 @@ type Summary struct {
 	Exit         int `json:"exit"`
 }
 
+// counts are s's counts by verdict.
+func (s *Summary) counts() map[abstat.Verdict]*int {
+	return map[abstat.Verdict]*int{abstat.Worse: &s.Worse, abstat.Better: &s.Better, abstat.Changed: &s.Changed,
+		abstat.Same: &s.Same, abstat.Underpowered: &s.Underpowered, abstat.OldOnly: &s.OldOnly, abstat.NewOnly: &s.NewOnly,
+		abstat.Failed: &s.Failed, abstat.Skipped: &s.Skipped, abstat.Undecided: &s.Undecided}
+}
+
 // Forms are an A/B's forms by kbcompare's -format name.
 var Forms = map[string]func(io.Writer, *AB) error{
 	"text":  WriteText,
 	"brief": WriteBrief,
-	"json":  WriteJSON,
+	"json":  WriteJSON[*AB],
 }
 
-// WriteJSON writes the record as one indented JSON object.
-func WriteJSON(w io.Writer, a *AB) error {
+// WriteJSON writes a record (AB, SeriesReport) as one indented JSON
+// object.
+func WriteJSON[R any](w io.Writer, r R) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(a)
+	return enc.Encode(r)
 }
 
 // New makes the record of comparison r, its perf-profile section
@@ -223,9 +233,7 @@ func New(r *abstat.Report, profs []RowProfile, run *RunNotes) *AB {
 	s.Family, s.Nominal, s.Problems = r.Family, r.Nominal, len(r.Problems)
 	for _, row := range a.primaries() {
 		s.Rows++
-		if n := map[abstat.Verdict]*int{abstat.Worse: &s.Worse, abstat.Better: &s.Better, abstat.Changed: &s.Changed,
-			abstat.Same: &s.Same, abstat.Underpowered: &s.Underpowered, abstat.OldOnly: &s.OldOnly, abstat.NewOnly: &s.NewOnly,
-			abstat.Failed: &s.Failed, abstat.Skipped: &s.Skipped, abstat.Undecided: &s.Undecided}[row.Verdict]; n != nil {
+		if n := s.counts()[row.Verdict]; n != nil {
 			*n++
 		}
 	}
@@ -236,29 +244,29 @@ func New(r *abstat.Report, profs []RowProfile, run *RunNotes) *AB {
 	return a
 }
 
+// nan is a Num without a value.
+var nan = Num(math.NaN())
+
 // cmpOf is row's comparison.
 func cmpOf(row *abstat.Row) Cmp {
 	c := Cmp{Change: Num(row.Change), ChangeLo: Num(row.ChangeLo), ChangeHi: Num(row.ChangeHi), P: Num(row.P)}
-	for i, sum := range [2]*abstat.BootSamples{row.Samples[0], row.Samples[1]} {
-		if sum == nil {
-			continue
-		}
-		s := &Side{Boots: sum.Boots()}
-		if i == 0 {
-			s.Center, s.Lo, s.Hi, s.N, c.Old = Num(row.OldSum.Center), Num(row.OldSum.Lo), Num(row.OldSum.Hi), len(row.Old.Values), s
-		} else {
-			s.Center, s.Lo, s.Hi, s.N, c.New = Num(row.NewSum.Center), Num(row.NewSum.Lo), Num(row.NewSum.Hi), len(row.New.Values), s
+	var sides [2]*Side
+	for i, sum := range [2]benchmath.Summary{row.OldSum, row.NewSum} {
+		if row.Samples[i] != nil {
+			n := len([2]*benchmath.Sample{row.Old, row.New}[i].Values)
+			sides[i] = &Side{Num(sum.Center), Num(sum.Lo), Num(sum.Hi), n, row.Samples[i].Boots()}
 		}
 	}
+	c.Old, c.New = sides[0], sides[1]
 	if c.Old == nil || c.New == nil {
-		c.Change, c.ChangeLo, c.ChangeHi, c.P = Num(math.NaN()), Num(math.NaN()), Num(math.NaN()), Num(math.NaN())
+		c.Change, c.ChangeLo, c.ChangeHi, c.P = nan, nan, nan, nan
 		return c
 	}
 	c.Test = "utest"
 	if b := row.Boot; b != nil {
 		c.Test = "welch"
-		for i, v := range [][]float64{b.Old, b.New} {
-			s := []*Side{c.Old, c.New}[i]
+		for i, s := range []*Side{c.Old, c.New} {
+			v := [][]float64{b.Old, b.New}[i]
 			ce, lo, hi := abmath.BootInterval(v, row.Scale)
 			s.Center, s.Lo, s.Hi, s.Boots = Num(ce), Num(lo), Num(hi), len(v)
 		}
@@ -269,7 +277,7 @@ func cmpOf(row *abstat.Row) Cmp {
 // rowOf is the record's row of t's row.
 func rowOf(r *abstat.Report, t *abstat.Table, row *abstat.Row) *Row {
 	out := &Row{Package: t.Pkg, Ident: t.Ident, Name: row.Name, Unit: t.Unit, Direction: dirWord(t.Better), Role: row.Role,
-		Cmp: cmpOf(row), Q: Num(row.Q), Verdict: row.Verdict, MDE: Num(math.NaN()), Within: Num(math.NaN()), Between: Num(math.NaN()),
+		Cmp: cmpOf(row), Q: Num(row.Q), Verdict: row.Verdict, MDE: nan, Within: nan, Between: nan,
 		Why: Why(row.Outcome), better: t.Better, path: t.Path, src: row}
 	for _, n := range row.Notes {
 		out.Warnings = append(out.Warnings, noteText(n))
@@ -289,7 +297,7 @@ func rowOf(r *abstat.Report, t *abstat.Table, row *abstat.Row) *Row {
 		lines []abstat.AttrLine
 	}{{"own", own}, {"paced", paced}} {
 		for _, l := range g.lines {
-			c := Counter{Unit: l.Unit, Group: g.name, Cmp: cmpOf(l.Row), Verdict: counterDirection(l.Row.Change), RateChange: Num(math.NaN())}
+			c := Counter{Unit: l.Unit, Group: g.name, Cmp: cmpOf(l.Row), Verdict: counterDirection(l.Row.Change), RateChange: nan}
 			if l.Rate != nil && l.Rate.Old != nil && l.Rate.New != nil {
 				c.RateVerdict, c.RateChange = l.Rate.Verdict, Num(l.Rate.Change)
 			}
@@ -297,8 +305,8 @@ func rowOf(r *abstat.Report, t *abstat.Table, row *abstat.Row) *Row {
 		}
 	}
 	for _, u := range same {
-		out.Counters = append(out.Counters, Counter{Unit: u, Group: "same", Verdict: "~", Cmp: Cmp{Change: Num(math.NaN()), ChangeLo: Num(math.NaN()),
-			ChangeHi: Num(math.NaN()), P: Num(math.NaN())}, RateChange: Num(math.NaN())})
+		out.Counters = append(out.Counters, Counter{Unit: u, Group: "same", Verdict: "~", Cmp: Cmp{Change: nan, ChangeLo: nan,
+			ChangeHi: nan, P: nan}, RateChange: nan})
 	}
 	return out
 }
@@ -312,17 +320,6 @@ func (a *AB) primaries() []*Row {
 		}
 	}
 	return out
-}
-
-// count is how many rows (in their primary unit) have verdict v.
-func (a *AB) count(v abstat.Verdict) int {
-	n := 0
-	for _, row := range a.primaries() {
-		if row.Verdict == v {
-			n++
-		}
-	}
-	return n
 }
 
 // failures counts the rows and problems that fail the comparison
@@ -385,76 +382,67 @@ func profileOf(rp RowProfile) Profile {
 	d := rp.Delta
 	mp := Profile{Package: rp.Table.Pkg, Ident: rp.Table.Ident, Name: rp.Row.Name, Verdict: rp.Row.Verdict,
 		Boots: Sides{len(d.Boots[0]), len(d.Boots[1])}, Samples: d.Samples, BootIDs: d.Boots,
-		Frames: "kernel", Comm: d.Comm, MinShare: d.MinShare, OrderBy: "share", Self: []Func{}, Children: []Func{}}
-	if d.AllFrames {
-		mp.Frames = "all"
-	}
+		Frames: map[bool]string{false: "kernel", true: "all"}[d.AllFrames], Comm: d.Comm, MinShare: d.MinShare, OrderBy: "share"}
 	for side, ss := range d.Sampling {
 		for _, s := range ss {
-			mp.Sampling[side] = append(mp.Sampling[side], sampling{s.Event, s.Hz, s.Scope})
+			mp.Sampling[side] = append(mp.Sampling[side], sampling(s))
 		}
 	}
 	if d.By == profdelta.ByPerOp {
 		mp.OrderBy, mp.PerOpUnit, mp.Ops = "per_op", d.Unit, &d.Ops
 	}
 	share := func(s profdelta.Share) Share { return Share{s.Mean, Num(s.SD), s.Boots} }
-	stat := func(s profdelta.Stat) FuncStat {
-		return FuncStat{share(s.Old), share(s.New), Num(s.Change), Num(s.Rel), Num(s.T), Num(s.DF), Num(s.P), Num(s.Q)}
+	stat := func(s profdelta.Stat) *FuncStat {
+		return &FuncStat{share(s.Old), share(s.New), Num(s.Change), Num(s.Rel), Num(s.T), Num(s.DF), Num(s.P), Num(s.Q)}
 	}
-	for _, fs := range []struct {
-		to   *[]Func
-		from []profdelta.Func
-	}{{&mp.Self, d.Self}, {&mp.Children, d.Children}} {
-		for _, f := range fs.from {
-			jf := Func{Function: f.Name, FuncStat: stat(f.Stat)}
+	funcs := func(fs []profdelta.Func) []Func {
+		out := []Func{}
+		for _, f := range fs {
+			jf := Func{Function: f.Name, FuncStat: *stat(f.Stat)}
 			if f.PerOp != nil {
-				po := stat(*f.PerOp)
-				jf.PerOp = &po
+				jf.PerOp = stat(*f.PerOp)
 			}
-			*fs.to = append(*fs.to, jf)
+			out = append(out, jf)
 		}
+		return out
 	}
+	mp.Self, mp.Children = funcs(d.Self), funcs(d.Children)
 	return mp
 }
 
 // The exit statuses of the three kinds of report, kbcompare's and kbab's
-// alike (each command calls these; docs/kbcompare.md states them). One
-// rule for all three: 1 where the report finds a regression or cannot
-// vouch for what it was asked, 0 where it can; a better or a
-// directionless change is no failure. (2 and up are the commands' own:
-// an input or a flag they refuse, a boot that failed, an interrupt.)
+// alike (docs/kbcompare.md states them), by one rule: 1 where the report
+// finds a regression or cannot vouch for what it was asked, 0 where it
+// can; a better or a directionless change is no failure. (2 and up are
+// the commands' own: a refused input or flag, a failed boot, an
+// interrupt.)
 
 // Exit is an A/B's: 1 where some row is worse, or something failed or
-// was skipped on one side (nothing is then "nothing worse"), else 0. A
-// row without a verdict (underpowered, undecided) is no failure: its
-// report says why.
+// was skipped on one side; a row without a verdict (underpowered,
+// undecided) is no failure: its report says why.
 func (a *AB) Exit() int {
-	if a.Summary.Worse > 0 || a.failures() > 0 {
-		return 1
-	}
-	return 0
+	return b2i(a.Summary.Worse > 0 || a.failures() > 0)
 }
 
-// Exit is a series': 1 where some row has a change point at or above
-// -threshold that is worse, or could not be tested (a kernel lacks its boots of the row: it failed,
-// was skipped or is missing there, as the A/B's "failed or skipped on one
-// side"), else 0.
+// Exit is a series': 1 where some change point at or above -threshold
+// is worse, or a row could not be tested (a kernel lacks its boots of
+// it, as the A/B's "failed or skipped on one side").
 func (r *SeriesReport) Exit() int {
-	for _, row := range r.Rows {
-		if row.Untested != "" || slices.ContainsFunc(row.Changes, func(c seriesChange) bool { return c.Verdict == "worse" }) {
-			return 1
-		}
-	}
-	return 0
+	return b2i(slices.ContainsFunc(r.Rows, func(row *SeriesRow) bool {
+		return row.Untested != "" || slices.ContainsFunc(row.Changes, func(c seriesChange) bool { return c.Verdict == "worse" })
+	}))
 }
 
 // Exit is a bisection's: 0 where it names the first bad image, 1 where
-// it cannot tell (the confirmation found no difference on the row, a
-// step stayed undecided, or an image sat between good and bad: not one
-// step).
+// it cannot tell (no difference on the row, a step undecided, or an
+// image between good and bad: not one step).
 func (b *BisectRun) Exit() int {
-	if b.Verdict.Moved() && b.Search.FirstBad >= 0 {
-		return 0
+	return b2i(!b.Verdict.Moved() || b.Search.FirstBad < 0)
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
 	}
-	return 1
+	return 0
 }

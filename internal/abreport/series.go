@@ -3,7 +3,6 @@
 package abreport
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -22,6 +21,7 @@ type SeriesReport struct {
 	Kernels []seriesKernel `json:"kernels"`
 	Rows    []*SeriesRow   `json:"rows"`
 	Summary seriesSummary  `json:"summary"`
+	Run     *SeriesRun     `json:"-"` // kbab -series' run; nil for kbcompare
 	opts    abseries.Options
 }
 
@@ -155,9 +155,17 @@ func rowNotes(s *abseries.Series, res abseries.RowResult, o abseries.Options, ro
 // WriteSeriesText writes a series' report: the kernels, then per row
 // with change points between which two kernels (by label), by how much
 // with its interval, p and q; the rows without with their mde; the rows
-// untested and why.
+// untested and why. A kbab run's report begins with its kernels and
+// ends with where its pictures are.
 func WriteSeriesText(w io.Writer, r *SeriesReport) error {
 	var b strings.Builder
+	if run := r.Run; run != nil {
+		fmt.Fprintf(&b, "kbab -series %s: %d kernels, %d boots each, in balanced rounds\n", run.List, len(run.Kernels), run.Boots)
+		for _, k := range run.Kernels {
+			fmt.Fprintf(&b, "  %s: %s\n", k.Label, k.Boots)
+		}
+		b.WriteString("\n")
+	}
 	fmt.Fprintf(&b, "kbcompare -series: %s\n", plural(len(r.Kernels), "kernel", "kernels"))
 	for k, l := range r.Kernels {
 		b.WriteString(para(fmt.Sprintf("%d %s: %s", k+1, l.Label, l.File), Width-2, "  ", "  "))
@@ -211,6 +219,9 @@ func WriteSeriesText(w io.Writer, r *SeriesReport) error {
 			writeWrapped(&b, "  ", row.title()+": "+why)
 		}
 	}
+	if r.Run != nil && r.Run.Pictures != "" {
+		fmt.Fprintf(&b, "\npictures: %s (an .svg per row, its caption its title, the changed rows first)\n", r.Run.Pictures)
+	}
 	_, err := io.WriteString(w, printable(b.String()))
 	return err
 }
@@ -227,11 +238,4 @@ func pval(p float64) string {
 		return "?"
 	}
 	return fmt.Sprintf("%.2g", p)
-}
-
-// WriteSeriesJSON writes the series record as JSON.
-func WriteSeriesJSON(w io.Writer, r *SeriesReport) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
 }

@@ -18,42 +18,29 @@ const Width = 100
 
 // WriteText writes the full report: the setup lines that differ, a table
 // per package and unit with every row, the counters under each row, and
-// the summary; then kbab's notes of its run (writeRun) and the
+// the summary; then kbab's notes of its run (writeRun) or the
 // perf-profile section.
 func WriteText(w io.Writer, a *AB) error {
 	var b strings.Builder
-	if err := writeText(&b, a); err != nil {
-		return err
-	}
-	if a.Run != nil {
-		return writeRun(w, &b, a)
-	}
-	if len(a.profs) > 0 {
-		if err := writeProfileText(&b, a.profs); err != nil {
-			return err
-		}
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-func writeText(w io.Writer, r *AB) error {
-	var b strings.Builder
 	b.WriteString("kbcompare\n")
-	b.WriteString(para("old: "+r.Old, Width-2, "  ", "  ") + para("new: "+r.New, Width-2, "  ", "  "))
+	b.WriteString(para("old: "+a.Old, Width-2, "  ", "  ") + para("new: "+a.New, Width-2, "  ", "  ") + "\n")
+	writeSetupText(&b, a)
 	b.WriteString("\n")
-	writeSetupText(&b, r)
-	b.WriteString("\n")
-	for _, l := range bootsHeader(r) {
+	for _, l := range bootsHeader(a) {
 		b.WriteString(para(l, Width, "", ""))
 	}
-	done := attributed{}
-	for _, t := range r.tables() {
+	done := map[[3]string]bool{}
+	for _, t := range a.tables() {
 		b.WriteString("\n")
-		writeTableText(&b, r, t, done)
+		writeTableText(&b, a, t, done)
 	}
 	b.WriteString("\n")
-	writeSummary(&b, r)
+	writeSummary(&b, a)
+	if a.Run != nil {
+		writeRun(&b, a)
+	} else if len(a.profs) > 0 {
+		writeProfileText(&b, a.profs)
+	}
 	_, err := io.WriteString(w, printable(b.String()))
 	return err
 }
@@ -107,7 +94,7 @@ func (a *AB) tables() [][]*Row {
 	return out
 }
 
-func writeTableText(b *strings.Builder, r *AB, t []*Row, done attributed) {
+func writeTableText(b *strings.Builder, r *AB, t []*Row, done map[[3]string]bool) {
 	fmt.Fprintf(b, "%s  %s (%s)\n", tableTitle(t[0]), t[0].Unit, direction(t[0]))
 	rows, notes := tableRows(r, t)
 	lines, w := align(rows, 1)
@@ -158,29 +145,6 @@ func ruleLines(r *AB) []string {
 		"verdict, other units (in parentheses) are evidence, judged on p alone, as the counters are.")
 }
 
-// countsText counts a report's rows by verdict.
-func countsText(r *AB) string {
-	n := r.Summary
-	s := fmt.Sprintf("%s: %d worse, %d better, %d changed, %d ~, %d underpowered, %d old only, %d new only",
-		plural(n.Rows, "row", "rows"), n.Worse, n.Better, n.Changed, n.Same, n.Underpowered, n.OldOnly, n.NewOnly)
-	if u := n.Undecided; u > 0 {
-		// Only where some row is: the reports of runs without one stay as they were.
-		s += fmt.Sprintf(", %d undecided (too few boots for a verdict)", u)
-	}
-	return s
-}
-
-// chanceText says how many rows reached p <= alpha and how many chance
-// alone gives: "" where fewer than two rows were compared.
-func chanceText(r *AB) string {
-	s := r.Summary
-	if s.Family < 2 {
-		return ""
-	}
-	return fmt.Sprintf("chance: %d of the %d rows compared have p <= %g, about %.1f would by chance alone (%d × %g); "+
-		"q corrects for that.", s.Nominal, s.Family, r.Alpha, float64(s.Family)*r.Alpha, s.Family, r.Alpha)
-}
-
 // derivedText lists, for a Primary row, the changes of the rates derived
 // from it: " (loops/s -89.65%)", or "".
 func derivedText(r *AB, row *Row) string {
@@ -219,23 +183,22 @@ func writeSummary(b *strings.Builder, r *AB) {
 			"mde exceeds %g%% is underpowered; an undecided row got no verdict (too few boots for its test).",
 			100*abmath.TargetPower, 100*r.opts.Target)
 	}
-	b.WriteString(para(mde, Width, "", "") + countsText(r) + "\n")
-	if s := chanceText(r); s != "" {
-		b.WriteString(para(s, Width, "", ""))
+	n := r.Summary
+	fmt.Fprintf(b, "%s%s: %d worse, %d better, %d changed, %d ~, %d underpowered, %d old only, %d new only", para(mde, Width, "", ""),
+		plural(n.Rows, "row", "rows"), n.Worse, n.Better, n.Changed, n.Same, n.Underpowered, n.OldOnly, n.NewOnly)
+	if n.Undecided > 0 { // only where some row is: the reports of runs without one stay as they were
+		fmt.Fprintf(b, ", %d undecided (too few boots for a verdict)", n.Undecided)
+	}
+	b.WriteString("\n")
+	if fam >= 2 {
+		b.WriteString(para(fmt.Sprintf("chance: %d of the %d rows compared have p <= %g, about %.1f would by chance alone (%d × %g); "+
+			"q corrects for that.", n.Nominal, fam, r.Alpha, float64(fam)*r.Alpha, fam, r.Alpha), Width, "", ""))
 	}
 	if r.failures() > 0 {
-		fmt.Fprintf(b, "%d failed, %d skipped on one side, %d other failures: nothing here is \"nothing worse\"\n",
-			r.Summary.Failed, r.Summary.Skipped, len(r.Problems))
+		fmt.Fprintf(b, "%d failed, %d skipped on one side, %d other failures: nothing here is \"nothing worse\"\n", n.Failed, n.Skipped, len(r.Problems))
 	}
-	n := 0
-	for _, row := range r.primaries() {
-		if row.undecidable {
-			n++
-		}
-	}
-	if n > 0 {
-		fmt.Fprintf(b, "%s too few samples to call any change significant: use -count=10\n",
-			plural(n, "row has", "rows have"))
+	if k := len(slices.DeleteFunc(r.primaries(), func(row *Row) bool { return !row.undecidable })); k > 0 {
+		fmt.Fprintf(b, "%s too few samples to call any change significant: use -count=10\n", plural(k, "row has", "rows have"))
 	}
 	line := func(s string) { b.WriteString(para(s, Width, "", "  ")) }
 	for _, v := range []abstat.Verdict{abstat.Worse, abstat.Underpowered, abstat.Failed, abstat.Skipped} {
@@ -279,34 +242,20 @@ func bootsHeader(r *AB) []string {
 		lines = append(lines, fmt.Sprintf("boots: old %s, new %s: too few to use boots as samples (%d each); "+
 			"the statistics below are per sample and a change can be layout, not the kernel.", n(0), n(1), abstat.MinBoots))
 	}
-	for side, name := range []string{"old", "new"} {
-		for _, p := range r.pulses[side] {
-			lines = append(lines, fmt.Sprintf("warning: %s, %s: later rows of that boot are contaminated "+
-				"(docs/pulses.md)", name, pulseNote(p)))
-		}
-	}
-	return lines
-}
-
-// attributed remembers which rows already carry their counters, so that
-// a benchmark with several headline units lists them once, under its
-// first table.
-type attributed map[[3]string]bool
-
-func (d attributed) first(row *Row) bool {
-	key := [3]string{row.Package, row.Ident, row.Name}
-	if d[key] {
-		return false
-	}
-	d[key] = true
-	return true
+	return append(lines, r.pulseWarnings(": later rows of that boot are contaminated (docs/pulses.md)")...)
 }
 
 // attrText formats the counters of a row for the text report: the own
 // ones' cells (unit, old, new, change, p, n, up or down), the paced
 // ones' notes and the unchanged units; nil where the row has none or
-// they were listed already.
-func attrText(done attributed, row *Row) []string {
+// they were listed already (done: a benchmark with several headline
+// units lists them once, under its first table).
+func attrText(done map[[3]string]bool, row *Row) []string {
+	key := [3]string{row.Package, row.Ident, row.Name}
+	if len(row.Counters) == 0 || done[key] {
+		return nil
+	}
+	done[key] = true
 	var own [][]string
 	var paced, same []string
 	for _, c := range row.Counters {
@@ -319,9 +268,6 @@ func attrText(done attributed, row *Row) []string {
 		default:
 			same = append(same, c.Unit)
 		}
-	}
-	if len(row.Counters) == 0 || !done.first(row) {
-		return nil
 	}
 	if len(own)+len(paced) == 0 {
 		return []string{fmt.Sprintf("    counters: none changed (%d compared)", len(same))}

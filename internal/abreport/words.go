@@ -3,6 +3,7 @@
 package abreport
 
 import (
+	"cmp"
 	"fmt"
 	"path"
 
@@ -29,23 +30,25 @@ func direction(row *Row) string {
 	return fmt.Sprintf("direction unknown: no `Unit %s better=...` line", row.Unit)
 }
 
+// dirWord words a unit's direction (+1 higher is better, -1 lower).
 func dirWord(better int) string {
-	switch better {
-	case 1:
-		return "higher"
-	case -1:
-		return "lower"
-	}
-	return "unknown"
+	return cmp.Or(map[int]string{1: "higher", -1: "lower"}[better], "unknown")
 }
 
-// pulseNote says in which boot protect pulses ran before the results.
-func pulseNote(p abfile.Pulse) string {
-	note := "this run began with a KBENCH_PULSE=protect sweep"
-	if p.Earlier != "" {
-		note = "protect pulses ran earlier in this boot: " + p.Earlier
+// pulseWarnings warn of the protect pulses that ran before the results
+// in a boot of either side, each line ending in tail.
+func (a *AB) pulseWarnings(tail string) []string {
+	var out []string
+	for side, ps := range a.pulses {
+		for _, p := range ps {
+			note := "this run began with a KBENCH_PULSE=protect sweep"
+			if p.Earlier != "" {
+				note = "protect pulses ran earlier in this boot: " + p.Earlier
+			}
+			out = append(out, fmt.Sprintf("warning: %s, boot %s: %s%s", sideNames[side], shortBoot(p.Boot), note, tail))
+		}
 	}
-	return fmt.Sprintf("boot %s: %s", shortBoot(p.Boot), note)
+	return out
 }
 
 // counterDirection words a counter's change: counters have no better side.

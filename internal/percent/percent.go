@@ -1,17 +1,13 @@
 //go:build linux
 
 // Package percent is the one flag type of the tools' percentages
-// (kbcompare's -threshold and -target, kbab's -target): a value written
-// "5", "5%" or "2.5%", kept as the fraction it names (0.05), read one way
-// and bounded by what the flag means.
-//
-// The bounds: every percentage here is a relative change of a time or a
-// rate, and a time cannot fall by 100%, so a value of 100% or more is
-// refused: as a threshold it would silently make every faster row
-// unchanged, and as a target it names no slowdown a plan could be
-// sized for. Below, a threshold may be 0 (every significant change is
-// called better or worse), but a target may not: an effect of 0 needs
-// infinitely many samples to be detected.
+// (kbcompare's -threshold and -target, kbab's -target): "5", "5%" or
+// "2.5%", kept as the fraction it names (0.05). Each is a relative change
+// of a time or a rate, and a time cannot fall by 100%: 100% or more is
+// refused (as a threshold it would make every faster row unchanged, as a
+// target it names no slowdown). A threshold may be 0 (every significant
+// change is called); a target may not (it would need infinitely many
+// samples).
 package percent
 
 import (
@@ -24,12 +20,8 @@ import (
 type Kind int
 
 const (
-	// Threshold: the smallest change called better or worse; from 0 up
-	// to below 100.
-	Threshold Kind = iota
-	// Effect: a change to be detected (a plan's target); above 0 and
-	// below 100. A fraction of 0 is an Effect flag left unset.
-	Effect
+	Threshold Kind = iota // the smallest change called better or worse: [0, 100)
+	Effect                // a change a plan is sized to detect: (0, 100); 0 is unset
 )
 
 // Value is a percentage flag's flag.Value: Set writes the fraction to
@@ -39,8 +31,8 @@ type Value struct {
 	Kind     Kind
 }
 
-// Set implements flag.Value: it reads s as a percentage of v's Kind
-// and writes its fraction, or says what the Kind accepts.
+// Set reads s as a percentage of v's Kind and writes its fraction, or
+// says what the Kind accepts.
 func (v Value) Set(s string) error {
 	x, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(s), "%"), 64)
 	switch {
@@ -53,8 +45,8 @@ func (v Value) Set(s string) error {
 	return nil
 }
 
-// String implements flag.Value: "5%", or "" for no value (the flag
-// package's zero Value, an unset Effect).
+// String is "5%", or "" for no value (the flag package's zero Value, an
+// unset Effect).
 func (v Value) String() string {
 	if v.Fraction == nil || (v.Kind == Effect && *v.Fraction == 0) {
 		return ""

@@ -17,6 +17,6 @@
 // layout. Samples are weighed by the default sample type, as pprof
 // weighs them, and only kernel frames name functions unless
 // Options.AllFrames. DiffProfile makes the pprof profile of the
-// difference, FlameGraph draws it with pprof's own web UI. The
+// difference, which `go tool pprof -http=:` draws. The
 // statistics return numbers; package abreport writes them.
 package profdelta

@@ -29,11 +29,11 @@ func (d *driver) seriesReport() ([]byte, int, error) {
 	if err := abreport.WriteSeriesPlots(filepath.Join(d.cfg.out, "series"), rep); err != nil {
 		return nil, 0, err
 	}
-	run := abreport.SeriesRun{List: s.List, Boots: s.Boots, Pictures: "series/index.md"}
+	rep.Run = &abreport.SeriesRun{List: s.List, Boots: s.Boots, Pictures: "series/"}
 	for _, k := range s.Kernels {
-		run.Kernels = append(run.Kernels, abreport.Kernel{Label: k.Label, Boots: describe(k)})
+		rep.Run.Kernels = append(rep.Run.Kernels, abreport.Kernel{Label: k.Label, Boots: describe(k)})
 	}
 	var b bytes.Buffer
-	err = abreport.WriteSeriesRun(&b, rep, run)
+	err = abreport.WriteSeriesText(&b, rep)
 	return b.Bytes(), rep.Exit(), err
 }

@@ -4,24 +4,19 @@
 // reviewer reads an lkp report: the setup lines that differ, then one
 // verdict per row that knows its unit's direction, with the change, its
 // interval, p and q, the counters that moved under it, and whether the
-// comparison could have seen a 5% change at all. With three or more
-// boots a side the boots are the samples, because the samples of one
-// boot share its layout.
+// comparison could have seen a 5% change at all.
 //
 //	go run ./internal/cmd/kbcompare [-threshold 5%] [-alpha 0.05] [-format text|brief|json] [-plot DIR] old.txt new.txt
 //	go run ./internal/cmd/kbcompare -profiles-old DIR -profiles-new DIR [-profile-frames kernel|all] [-profile-comm REGEXP] [flags] old.txt new.txt
 //	go run ./internal/cmd/kbcompare -plan [-target 5%] [-boot-cost DURATION] PILOT.txt | A.txt B.txt
 //	go run ./internal/cmd/kbcompare -series [-alpha 0.05] [-threshold 5%] [-format text|json] [-plot DIR] K1.txt K2.txt ...
 //
-// The statistics are packages abstat, abseries (-series), profdelta
-// (the perf-profile section) and abplan (-plan: the design kbab -target
-// would run after a pilot of these boots); every form and the exit rule
-// are abreport's. docs/kbcompare.md says what each figure is, the
-// formulas and why, the JSON schema, the pictures of -plot and the exit
-// status: 0 when nothing is worse and nothing failed, 1 when something
-// is or did (-series: a worse change point or an untested row; -plan:
-// never), 2 for an input or a flag it refuses; 128 for the dropped
-// -git-bisect, so that an old `git bisect run` script stops.
+// The statistics are packages abstat, abseries, profdelta and abplan;
+// every form and the exit rule are abreport's. docs/kbcompare.md says
+// what each figure is and why, the JSON schema, the pictures and the
+// exit status (0 nothing worse or failed, 1 something is, 2 a refused
+// input or flag, 128 for the dropped -git-bisect so that an old `git
+// bisect run` script stops).
 package main
 
 import (
@@ -64,7 +59,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: kbcompare [flags] old.txt new.txt\n       kbcompare -series [-format text|json] [-plot DIR] K1.txt K2.txt ...")
 		flags.PrintDefaults()
 	}
-	plotDir := flags.String("plot", "", "also draw, into `dir`, a picture per row that changed or is underpowered, an overview and index.md")
+	plotDir := flags.String("plot", "", "also draw, into `dir`, an SVG per row that changed or is underpowered and an overview")
 	plan := flags.Bool("plan", false, "print the boots a side each row needs to reach -target by Stein's two-stage test (kbab -target's design), from a pilot of two files or of one file's boots taken in turn")
 	var target float64 // 0: unset
 	flags.Var(percent.Value{Fraction: &target, Kind: percent.Effect}, "target", "with -plan: the minimum detectable effect to reach at 80% power, in `percent` (default: -threshold)")
@@ -77,46 +72,34 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err := flags.Parse(args); err != nil {
 		return 2
 	}
+	fail := func(format string, a ...any) int { return refuse(stderr, format, a...) }
 	if !(*alpha > 0 && *alpha < 1) {
-		fmt.Fprintf(stderr, "kbcompare: -alpha accepts a number between 0 and 1, not %v\n", *alpha)
-		return 2
+		return fail("kbcompare: -alpha accepts a number between 0 and 1, not %v", *alpha)
 	}
 	opts := abstat.Options{Threshold: threshold, Alpha: *alpha}
-	if *series {
+	switch {
+	case *series:
 		return runSeries(flags, *alpha, threshold, *format, *plotDir, stdout, stderr)
-	}
-	if *plan {
+	case *plan:
 		return runPlan(flags, opts, target, *bootCost, stdout, stderr)
-	}
-	if target > 0 || *bootCost != 0 {
-		fmt.Fprintln(stderr, "kbcompare: -target and -boot-cost go with -plan")
-		return 2
-	}
-	render := abreport.Forms[*format]
-	if render == nil {
-		fmt.Fprintf(stderr, "kbcompare: -format accepts text, brief or json, not %q\n", *format)
-		return 2
+	case target > 0 || *bootCost != 0:
+		return fail("kbcompare: -target and -boot-cost go with -plan")
+	case abreport.Forms[*format] == nil:
+		return fail("kbcompare: -format accepts text, brief or json, not %q", *format)
+	case *profileFrames != "kernel" && *profileFrames != "all":
+		return fail("kbcompare: -profile-frames accepts kernel or all, not %q", *profileFrames)
 	}
 	popts := profdelta.DefaultOptions
-	switch *profileFrames {
-	case "kernel":
-	case "all":
-		popts.AllFrames = true
-	default:
-		fmt.Fprintf(stderr, "kbcompare: -profile-frames accepts kernel or all, not %q\n", *profileFrames)
-		return 2
-	}
+	popts.AllFrames = *profileFrames == "all"
 	if *profileComm != "" {
 		re, err := regexp.Compile(*profileComm)
 		if err != nil {
-			fmt.Fprintf(stderr, "kbcompare: -profile-comm accepts a regular expression (Go's syntax), not %q: %v\n", *profileComm, err)
-			return 2
+			return fail("kbcompare: -profile-comm accepts a regular expression (Go's syntax), not %q: %v", *profileComm, err)
 		}
 		popts.Comm = re
 	}
 	if (*profilesOld == "") != (*profilesNew == "") {
-		fmt.Fprintln(stderr, "kbcompare: -profiles-old and -profiles-new go together: a directory of profiles for each side")
-		return 2
+		return fail("kbcompare: -profiles-old and -profiles-new go together: a directory of profiles for each side")
 	}
 	if flags.NArg() != 2 {
 		flags.Usage()
@@ -124,62 +107,64 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	rep, err := abstat.Compare(flags.Arg(0), flags.Arg(1), opts)
 	if err != nil {
-		fmt.Fprintf(stderr, "kbcompare: %v\n", err)
-		return 2
+		return fail("kbcompare: %v", err)
 	}
 	var profs []abreport.RowProfile
 	if *profilesOld != "" {
 		if profs, err = abreport.RowProfiles(rep, *profilesOld, *profilesNew, popts, [2]string{"-profiles-old", "-profiles-new"}); err != nil {
-			fmt.Fprintf(stderr, "kbcompare: %v\n", err)
-			return 2
+			return fail("kbcompare: %v", err)
 		}
 	}
 	ab := abreport.New(rep, profs, nil)
-	if err := render(stdout, ab); err != nil {
-		fmt.Fprintf(stderr, "kbcompare: %v\n", err)
-		return 2
+	return write(stdout, stderr, ab, abreport.Forms[*format], *plotDir, abreport.WritePlots, ab.Exit)
+}
+
+// refuse writes kbcompare's message for an input or a flag it refuses
+// and gives its exit status, 2.
+func refuse(stderr io.Writer, format string, a ...any) int {
+	fmt.Fprintf(stderr, format+"\n", a...)
+	return 2
+}
+
+// write renders a report, draws its pictures into plotDir ("": none)
+// and gives the report's exit status, or 2 where either fails.
+func write[R any](stdout, stderr io.Writer, rep R, render func(io.Writer, R) error, plotDir string, plot func(string, R) error, exit func() int) int {
+	if err := render(stdout, rep); err != nil {
+		return refuse(stderr, "kbcompare: %v", err)
 	}
-	if *plotDir != "" {
-		if err := abreport.WritePlots(*plotDir, ab); err != nil {
-			fmt.Fprintf(stderr, "kbcompare: -plot: %v\n", err)
-			return 2
+	if plotDir != "" {
+		if err := plot(plotDir, rep); err != nil {
+			return refuse(stderr, "kbcompare: -plot: %v", err)
 		}
 	}
-	return ab.Exit()
+	return exit()
 }
 
 // runPlan prints the plan of one pilot file or two.
 func runPlan(flags *flag.FlagSet, opts abstat.Options, target float64, bootCost time.Duration, stdout, stderr io.Writer) int {
+	if target == 0 {
+		target = opts.Threshold
+	}
 	switch r := refused(flags, func(f string) bool {
 		return f == "format" || f == "plot" || strings.HasPrefix(f, "profile")
 	}); {
 	case r != "":
-		fmt.Fprintf(stderr, "kbcompare: %s does not apply to -plan, which prints the plan\n", r)
-		return 2
+		return refuse(stderr, "kbcompare: %s does not apply to -plan, which prints the plan", r)
 	case flags.NArg() < 1 || flags.NArg() > 2:
-		fmt.Fprintln(stderr, "usage: kbcompare -plan [-target 5%] [-boot-cost DURATION] PILOT.txt | A.txt B.txt")
-		return 2
+		return refuse(stderr, "usage: kbcompare -plan [-target 5%%] [-boot-cost DURATION] PILOT.txt | A.txt B.txt")
 	case bootCost < 0:
-		fmt.Fprintf(stderr, "kbcompare: -boot-cost %s: want a duration >= 0\n", bootCost)
-		return 2
-	}
-	if target == 0 {
-		target = opts.Threshold
-	}
-	if !(target > 0) {
-		fmt.Fprintln(stderr, "kbcompare: -target accepts a percentage above 0 and below 100, such as 5% (it defaults to -threshold, here 0)")
-		return 2
+		return refuse(stderr, "kbcompare: -boot-cost %s: want a duration >= 0", bootCost)
+	case !(target > 0):
+		return refuse(stderr, "kbcompare: -target accepts a percentage above 0 and below 100, such as 5%% (it defaults to -threshold, here 0)")
 	}
 	o := abplan.DefaultOptions(target)
 	o.Alpha = opts.Alpha
 	p, err := abplan.PlanFiles(o, bootCost.Seconds(), flags.Args()...)
-	if err != nil {
-		fmt.Fprintf(stderr, "kbcompare: %v\n", err)
-		return 2
+	if err == nil {
+		err = abreport.WriteDesign(stdout, p)
 	}
-	if err := abreport.WriteDesign(stdout, p); err != nil {
-		fmt.Fprintf(stderr, "kbcompare: %v\n", err)
-		return 2
+	if err != nil {
+		return refuse(stderr, "kbcompare: %v", err)
 	}
 	return 0
 }
@@ -211,23 +196,19 @@ func bisectFlag(args []string) bool {
 }
 
 // runSeries is -series: the change points of the kernels' files, in
-// series order, each labelled by its file name without .txt. Exit as
-// abreport.SeriesReport.Exit, 2 where a file cannot be read or a flag
-// does not apply.
+// series order, each labelled by its file name without .txt.
 func runSeries(flags *flag.FlagSet, alpha, threshold float64, format, plotDir string, stdout, stderr io.Writer) int {
-	render := seriesRenderers[format]
+	render := map[string]func(io.Writer, *abreport.SeriesReport) error{
+		"text": abreport.WriteSeriesText, "json": abreport.WriteJSON[*abreport.SeriesReport]}[format]
 	switch r := refused(flags, func(f string) bool {
 		return !slices.Contains([]string{"series", "alpha", "threshold", "format", "plot"}, f)
 	}); {
 	case r != "":
-		fmt.Fprintf(stderr, "kbcompare: %s does not apply to -series, which takes -alpha, -threshold, -format and -plot\n", r)
-		return 2
+		return refuse(stderr, "kbcompare: %s does not apply to -series, which takes -alpha, -threshold, -format and -plot", r)
 	case render == nil:
-		fmt.Fprintf(stderr, "kbcompare: -format with -series accepts text or json, not %q\n", format)
-		return 2
+		return refuse(stderr, "kbcompare: -format with -series accepts text or json, not %q", format)
 	case flags.NArg() < 2:
-		fmt.Fprintln(stderr, "usage: kbcompare -series [-alpha 0.05] [-threshold 5%] [-format text|json] [-plot DIR] K1.txt K2.txt ...")
-		return 2
+		return refuse(stderr, "usage: kbcompare -series [-alpha 0.05] [-threshold 5%%] [-format text|json] [-plot DIR] K1.txt K2.txt ...")
 	}
 	var labels []string
 	for _, p := range flags.Args() {
@@ -235,26 +216,10 @@ func runSeries(flags *flag.FlagSet, alpha, threshold float64, format, plotDir st
 	}
 	s, err := abseries.Read(flags.Args(), labels)
 	if err != nil {
-		fmt.Fprintf(stderr, "kbcompare: %v\n", err)
-		return 2
+		return refuse(stderr, "kbcompare: %v", err)
 	}
 	o := abseries.DefaultOptions
 	o.Alpha, o.Threshold = alpha, threshold
 	rep := abreport.NewSeries(s, abseries.Detect(s.Medians(), o), o)
-	if err := render(stdout, rep); err != nil {
-		fmt.Fprintf(stderr, "kbcompare: %v\n", err)
-		return 2
-	}
-	if plotDir != "" {
-		if err := abreport.WriteSeriesPlots(plotDir, rep); err != nil {
-			fmt.Fprintf(stderr, "kbcompare: -plot: %v\n", err)
-			return 2
-		}
-	}
-	return rep.Exit()
-}
-
-var seriesRenderers = map[string]func(io.Writer, *abreport.SeriesReport) error{
-	"text": abreport.WriteSeriesText,
-	"json": abreport.WriteSeriesJSON,
+	return write(stdout, stderr, rep, render, plotDir, abreport.WriteSeriesPlots, rep.Exit)
 }
