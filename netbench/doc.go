@@ -134,7 +134,10 @@
 //   - Each flow process is a Go program: besides its loop thread, the
 //     runtime's monitor (sysmon), which wakes about a hundred times a
 //     second, and idle threads. The monitor runs in SCHED_IDLE
-//     (thread.Solo), on a CPU the flows leave idle. Each loop passes
+//     (thread.Solo), on a CPU the flows leave idle, where the process
+//     may leave SCHED_IDLE again (root, CAP_SYS_NICE or RLIMIT_NICE 20):
+//     a thread the monitor clones inherits it, and the loop may run on
+//     one; elsewhere the monitor keeps the normal policy. Each loop passes
 //     through the Go scheduler every 9 ms (thread.Yielder), without which
 //     the monitor would preempt it every 10 ms; in a solo process that
 //     costs no switch. A loop that waits 10 ms in one call is still

@@ -393,6 +393,10 @@ func TestSolo(t *testing.T) {
 	}
 	if _, err := os.ReadFile("/proc/self/syscall"); err != nil {
 		t.Logf("no monitor thread check: %v (thread.Solo leaves it at the normal policy)", err)
+	} else if !thread.MayLeaveIdle() {
+		if len(info.Idle) != 0 {
+			t.Errorf("child's threads in SCHED_IDLE are in system calls %q, want none: this process may not leave SCHED_IDLE, so thread.Solo leaves the monitor alone", info.Idle)
+		}
 	} else if nanosleep := fmt.Sprint(unix.SYS_NANOSLEEP); len(info.Idle) != 1 || info.Idle[0] != nanosleep && info.Idle[0] != "running" {
 		t.Errorf("child's threads in SCHED_IDLE are in system calls %q, want one, the monitor's nanosleep (%s)", info.Idle, nanosleep)
 	}

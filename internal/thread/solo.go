@@ -79,6 +79,12 @@ func Solo() error {
 // sysmon is the thread asleep in nanosleep(2) (the runtime's usleep); the
 // runtime's idle threads wait in futexes.
 func idleMonitor() error {
+	if !MayLeaveIdle() {
+		// A thread the monitor clones inherits SCHED_IDLE, and the loop
+		// may run on one (Run puts it back): where the kernel would keep
+		// it there, the monitor stays at the normal policy.
+		return errors.New("thread: the runtime's monitor thread stays at the normal policy: this process may not leave SCHED_IDLE again (needs CAP_SYS_NICE or RLIMIT_NICE of 20)")
+	}
 	self, want := unix.Gettid(), fmt.Sprintf("%d ", unix.SYS_NANOSLEEP)
 	for range 1000 {
 		tids, err := procfs.Host.Threads(os.Getpid())
@@ -114,6 +120,21 @@ func idleMonitor() error {
 		time.Sleep(100 * time.Microsecond)
 	}
 	return errors.New("thread: no one thread of this process sleeps in nanosleep(2), as the runtime's monitor thread (sysmon) does")
+}
+
+// MayLeaveIdle reports whether a thread of this process may go from
+// SCHED_IDLE back to the normal policy, as the kernel decides it
+// (CAP_SYS_NICE, or RLIMIT_NICE and the nice value), by trying on a
+// throw-away thread.
+func MayLeaveIdle() bool {
+	ok := make(chan bool)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+		idle := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_IDLE}
+		normal := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_NORMAL}
+		ok <- unix.SchedSetAttr(0, &idle, 0) == nil && unix.SchedSetAttr(0, &normal, 0) == nil
+	}()
+	return <-ok
 }
 
 // SoloGODEBUG is the GODEBUG setting a solo process starts with

@@ -64,3 +64,35 @@ func TestRawSyscall6(t *testing.T) {
 		t.Errorf("close(-1): %#x, %v; x/sys's: %#x, %v; want EBADF", r, e, wr, we)
 	}
 }
+
+// TestMayLeaveIdle checks the probe against the kernel's rule
+// (sched_setscheduler(2): CAP_SYS_NICE, or a nice value RLIMIT_NICE
+// allows) and that it leaves the calling thread's policy as it was.
+func TestMayLeaveIdle(t *testing.T) {
+	before, err := unix.SchedGetAttr(0, 0)
+	if err != nil {
+		t.Skipf("sched_getattr: %v", err)
+	}
+	var lim unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NICE, &lim); err != nil {
+		t.Fatal(err)
+	}
+	nice, err := unix.Getpriority(unix.PRIO_PROCESS, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// getpriority(2) returns 20 - nice; the rule asks 20 - nice <= RLIMIT_NICE.
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		t.Fatal(err)
+	}
+	capNice := data[0].Effective&(1<<unix.CAP_SYS_NICE) != 0
+	want := capNice || uint64(nice) <= lim.Cur
+	if got := MayLeaveIdle(); got != want {
+		t.Errorf("MayLeaveIdle() = %v, want %v (CAP_SYS_NICE %v, 20-nice %d, RLIMIT_NICE %d)", got, want, capNice, nice, lim.Cur)
+	}
+	if after, err := unix.SchedGetAttr(0, 0); err != nil || after.Policy != before.Policy {
+		t.Errorf("the calling thread's policy went from %d to %v (%v)", before.Policy, after, err)
+	}
+}
