@@ -70,8 +70,8 @@ func Solo() error {
 // through its raw calls), so sysmon never parks: it wakes every 10 ms to
 // look for Ps to retake and goroutines to preempt, and polls the network,
 // a switch to one more thread 100 times a second in each process, which
-// the C reference tools do not have (5% of TCP_CRR 16 flows' CPU time, in
-// its 32 processes). A solo process needs none of that work (raw calls, a
+// the C reference tools do not have (TCP_CRR 16 flows' share:
+// results/2026-12-05-floor-2.md). A solo process needs none of that work (raw calls, a
 // loop that yields by itself, no garbage collection), so it runs at the
 // lowest priority the kernel has: on a CPU with nothing else to run, and
 // preempted by any workload thread that wakes there.
