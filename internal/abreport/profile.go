@@ -40,17 +40,14 @@ const (
 // as "old ± spread%  change  new ± spread%", the spread the sd of the
 // per-boot values relative to their mean; then Welch's t over the boots
 // and its q, by which the lines are ordered, and the function's share of
-// the row's samples, old -> new. Where the row's profiles record no op
-// count (profdelta.ByShare) the shares take the first columns and order
-// the lines, and the row's header says so.
+// the row's samples, old -> new.
 func writeProfileText(b *strings.Builder, rows []RowProfile) {
 	b.WriteString("\nperf-profile: kernel functions whose cost per op changed most against its spread between\n" +
 		"boots; old ± sd%  change  new ± sd%: mean time per op (the function's samples' cpu time over the\n" +
 		"ops of the profiled runs), the sd of the per-boot values relative to the mean; t: Welch's over\n" +
 		"the boots (ordered by |t|), q: its Benjamini-Hochberg q among the row's functions; share: of\n" +
 		"the row's samples in %, old -> new (shares are compositional: one function's growth dilutes\n" +
-		"every other's, so they do not order); rows whose profiles record no ops: the share, in points,\n" +
-		"orders; self: innermost frame, children: on the stack\n")
+		"every other's, so they do not order); self: innermost frame, children: on the stack\n")
 	for _, rp := range rows {
 		b.WriteString("\n")
 		writeLines(b, profileHeader(rp, Width))
@@ -103,7 +100,7 @@ func briefFuncs(d *profdelta.Delta) []briefFunc {
 	seen := map[string]bool{}
 	for len(out) < briefProfileLines && (i < len(d.Self) || j < len(d.Children)) {
 		var bf briefFunc
-		if j >= len(d.Children) || i < len(d.Self) && !(math.Abs(d.Children[j].Order().T) > math.Abs(d.Self[i].Order().T)) {
+		if j >= len(d.Children) || i < len(d.Self) && !(math.Abs(float64(d.Children[j].PerOp.T)) > math.Abs(float64(d.Self[i].PerOp.T))) {
 			bf = briefFunc{profdelta.Self, d.Self[i]}
 			i++
 		} else {
@@ -130,19 +127,14 @@ func profileHeader(rp RowProfile, width int) []string {
 		}
 		head += ")"
 	}
-	frames := map[bool]string{false: "kernel functions", true: "all functions"}[d.AllFrames]
-	how := fmt.Sprintf("%s, %d+%d boots, %s", samplingText(d), len(d.Boots[0]), len(d.Boots[1]), frames)
+	how := fmt.Sprintf("%s, %d+%d boots, %s functions", samplingText(d), len(d.Boots[0]), len(d.Boots[1]), d.Frames)
 	if d.Empty[0]+d.Empty[1] > 0 {
 		how += fmt.Sprintf(", %d+%d boots without samples left out", d.Empty[0], d.Empty[1])
 	}
 	if len(d.Boots[0]) < 2 || len(d.Boots[1]) < 2 {
 		how += "; under 2 boots a side: no spread, no t"
 	}
-	if d.By == profdelta.ByPerOp {
-		how += "; by |t| of " + perOpUnit(d) + ", shares beside"
-	} else {
-		how += "; by |t| of the share: the profiles record no op count"
-	}
+	how += "; by |t| of " + perOpUnit(d) + ", shares beside"
 	lines := wrap("perf-profile "+head, width)
 	for _, l := range wrap(how, width-2) {
 		lines = append(lines, "  "+l)
@@ -202,49 +194,34 @@ func perOpText(d *profdelta.Delta, v float64) string {
 
 // profileHead are the column heads of a row's functions.
 func profileHead(d *profdelta.Delta) []string {
-	if d.By == profdelta.ByPerOp {
-		u := perOpUnit(d)
-		return []string{"old " + u, "change", "new " + u, "t", "q", "share %", "function"}
-	}
-	return []string{"old %", "change", "new %", "t", "q", "function"}
+	u := perOpUnit(d)
+	return []string{"old " + u, "change", "new " + u, "t", "q", "share %", "function"}
 }
 
-// funcCells are a function's cells: old, change, new, t and q of the
-// measure that orders the row (per op, else the share), then with per-op
-// figures the share, old -> new, and the name.
+// funcCells are a function's cells: old, change, new, t and q of its
+// cost per op, its share, old -> new, and its name.
 func funcCells(d *profdelta.Delta, f profdelta.Func) []string {
-	st := f.Order()
+	st := f.PerOp
 	t, q := "-", "-"
-	if !math.IsNaN(st.T) {
-		t = fmt.Sprintf("%.1f", st.T)
-		q = fmt.Sprintf("%.3f", st.Q)
-		if math.IsInf(st.T, 0) {
-			t = fmt.Sprintf("%+.0f", st.T)
+	if tf := float64(st.T); !math.IsNaN(tf) {
+		t, q = fmt.Sprintf("%.1f", tf), fmt.Sprintf("%.3f", st.Q)
+		if math.IsInf(tf, 0) {
+			t = fmt.Sprintf("%+.0f", tf)
 		}
 	}
-	if f.PerOp == nil {
-		return []string{shareText(f.Old), fmt.Sprintf("%+.2f", 100*f.Change), shareText(f.New), t, q, f.Name}
+	value := func(s profdelta.Share) string {
+		v := perOpText(d, s.Mean)
+		if r := s.RSD(); !math.IsNaN(r) { // LKP's "± 7%", the per-boot values' sd relative to their mean
+			v += fmt.Sprintf(" ± %2.0f%%", 100*r)
+		}
+		return v
 	}
-	value := func(s profdelta.Share) string { return withRSD(perOpText(d, s.Mean), s) }
-	change := perOpText(d, st.Change)
+	change := perOpText(d, float64(st.Change))
 	if st.Change > 0 {
 		change = "+" + change
 	}
 	share := fmt.Sprintf("%.2f→%.2f", 100*f.Old.Mean, 100*f.New.Mean)
 	return []string{value(st.Old), change, value(st.New), t, q, share, f.Name}
-}
-
-// shareText is LKP's "1.51 ± 7%": the mean share in percent, the sd of
-// the per-boot shares relative to it (withRSD).
-func shareText(s profdelta.Share) string { return withRSD(fmt.Sprintf("%.2f", 100*s.Mean), s) }
-
-// withRSD is v with " ± " s's relative sd; v alone for a zero mean or
-// one boot.
-func withRSD(v string, s profdelta.Share) string {
-	if r := s.RSD(); !math.IsNaN(r) {
-		v += fmt.Sprintf(" ± %2.0f%%", 100*r)
-	}
-	return v
 }
 
 // profileCells lays out a function's cells (funcCells, or profileHead)

@@ -25,11 +25,11 @@ func DiffProfile(old, new []Boot) (*profile.Profile, error) {
 			ps = append(ps, b.Profiles...)
 		}
 		if len(ps) == 0 {
-			return nil, fmt.Errorf("the %s side has no profile", [2]string{"old", "new"}[i])
+			return nil, fmt.Errorf("the %s side has no profile", sideNames[i])
 		}
 		p, err := profile.Merge(ps)
 		if err != nil {
-			return nil, fmt.Errorf("the %s side's profiles do not merge: %v", [2]string{"old", "new"}[i], err)
+			return nil, fmt.Errorf("the %s side's profiles do not merge: %v", sideNames[i], err)
 		}
 		sides[i], n[i] = p, len(boots)
 	}

@@ -9,8 +9,8 @@
 // Benjamini-Hochberg q, ordered by |t| of the per-op change. Per op and
 // not by share, because shares are compositional: one function that
 // grows dilutes every other's share (docs/profiles.md says why and
-// when); profiles without their op count (kprofile.OpsComment) fall back
-// to shares (ByShare).
+// when); a profile without its op count (kprofile.OpsComment) is
+// refused.
 //
 // The profiles are kprofile's (KBENCH_PROFILE), a subdirectory per boot
 // (Dir); a boot's -count runs of a row are pooled, since they share its

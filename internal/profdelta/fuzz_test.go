@@ -38,10 +38,7 @@ func FuzzCompute(f *testing.F) {
 		}
 		for _, form := range d.Forms() {
 			for _, fn := range form.Funcs {
-				for _, s := range []*Stat{&fn.Stat, fn.PerOp} {
-					if s == nil {
-						continue
-					}
+				for _, s := range []*Stat{&fn.Stat, &fn.PerOp} {
 					for _, v := range []float64{s.Old.Mean, s.New.Mean} {
 						if math.IsNaN(v) || math.IsInf(v, 0) {
 							t.Fatalf("%s: %v mean %v", form.Form, fn.Name, v)

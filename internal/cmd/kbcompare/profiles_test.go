@@ -251,10 +251,10 @@ func TestProfileDiluted(t *testing.T) {
 		t.Fatalf("json: %v, %d profiles", err, len(m.Profiles))
 	}
 	mp := m.Profiles[0]
-	if mp.OrderBy != "per_op" || len(mp.Self) < 3 || mp.Self[0].Function != injected {
+	if mp.OrderBy != "per_op" || len(mp.Self) < 3 || mp.Self[0].Name != injected {
 		t.Fatalf("json: ordered by %q, self %+v; want per_op, %s first", mp.OrderBy, mp.Self, injected)
 	}
-	if s := mp.Self[1]; s.Change >= 0 || s.PerOp == nil || s.PerOp.Q <= 0.05 {
+	if s := mp.Self[1]; s.Change >= 0 || s.PerOp.Q <= 0.05 {
 		t.Errorf("json: second self function %+v: want a share that fell and a cost per op within noise", s)
 	}
 	brief, _ := compareRun(t, append(append([]string{"-format", "brief"}, flags...), old, nw)...)
