@@ -23,7 +23,6 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/kbench/kbench/internal/abstat"
-	"github.com/kbench/kbench/internal/profdelta"
 )
 
 // Colors: the old side blue, the new one orange (told apart also by
@@ -39,8 +38,7 @@ var (
 
 // WritePlots draws, into dir, one SVG per row that changed or is
 // underpowered and an overview forest plot of every compared row's
-// change with its interval, each with its caption as its <title>; and
-// per profiled row the difference of its profiles as a pprof profile.
+// change with its interval, each with its caption as its <title>.
 func WritePlots(dir string, a *AB) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -58,7 +56,7 @@ func WritePlots(dir string, a *AB) error {
 			return err
 		}
 	}
-	return writeProfileDiffs(dir, a.profs)
+	return nil
 }
 
 var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9_.=-]+`)
@@ -352,31 +350,6 @@ func gainLabel(g float64) string {
 		return fmt.Sprintf("%.3g× %s", f, word)
 	}
 	return fmt.Sprintf("%.3g%% %s", 100*(f-1), word)
-}
-
-// writeProfileDiffs writes, per profiled row, the difference of its
-// profiles (profdelta.DiffProfile) as DIR/profile-NNN-ROW.pb.gz, for
-// `go tool pprof -http=: FILE` (docs/profiles.md); where there is none,
-// why in DIR/profile-NNN-ROW.txt.
-func writeProfileDiffs(dir string, rows []RowProfile) error {
-	for i, rp := range rows {
-		name := filepath.Join(dir, fmt.Sprintf("profile-%03d-%s", i+1, fileSafe(rp.Table.Pkg+"-"+rp.Row.Name)))
-		p, err := profdelta.DiffProfile(rp.Boots[0], rp.Boots[1])
-		if err != nil {
-			if err := os.WriteFile(name+".txt", []byte("no difference profile: "+err.Error()+"\n"), 0o666); err != nil {
-				return err
-			}
-			continue
-		}
-		var pb bytes.Buffer
-		if err := p.Write(&pb); err != nil {
-			return err
-		}
-		if err := os.WriteFile(name+".pb.gz", pb.Bytes(), 0o666); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // WriteSeriesPlots draws, into dir, one SVG per tested row: its boot

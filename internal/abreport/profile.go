@@ -21,9 +21,6 @@ type RowProfile struct {
 	Table *abstat.Table
 	Row   *abstat.Row
 	Delta *profdelta.Delta
-	// Boots are the profiles Delta compares, old and new, for the
-	// pictures of the difference.
-	Boots [2][]profdelta.Boot
 }
 
 // profileLines is how many functions of each form the full text form
@@ -277,7 +274,7 @@ func RowProfiles(r *abstat.Report, oldDir, newDir string, o profdelta.Options, n
 		if err != nil {
 			return nil, fmt.Errorf("profiles of %s %s: %v", t.Pkg, row.Name, err)
 		}
-		out = append(out, RowProfile{Table: t, Row: row, Delta: delta, Boots: sides})
+		out = append(out, RowProfile{Table: t, Row: row, Delta: delta})
 	}
 	return out, nil
 }

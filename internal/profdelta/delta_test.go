@@ -165,54 +165,6 @@ func TestComputeRefusesEmptySide(t *testing.T) {
 	}
 }
 
-// TestDiffProfile checks the difference's values: each side's sums,
-// scaled to the same boots, the old side negated and labelled.
-func TestDiffProfile(t *testing.T) {
-	r := rand.New(rand.NewPCG(7, 8))
-	old, _ := FixtureBoots(r, 3, 0)
-	new, newCounts := FixtureBoots(r, 2, 0.10)
-	p, err := DiffProfile(old, new)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pos, neg, inj int64
-	var want int64
-	for _, c := range newCounts {
-		want += c[injected+";do_syscall_64"]
-	}
-	for _, s := range p.Sample {
-		v := s.Value[0]
-		if s.DiffBaseSample() != (v < 0) {
-			t.Errorf("sample %v labelled %v", v, s.Label)
-		}
-		if v < 0 {
-			neg += v
-		} else {
-			pos += v
-		}
-		if s.Location[0].Line[0].Function.Name == injected {
-			inj += v
-		}
-	}
-	var oldSum, newSum int64
-	for _, b := range old {
-		for _, q := range b.Profiles {
-			oldSum += sum(q, 0, nil)
-		}
-	}
-	for _, b := range new {
-		for _, q := range b.Profiles {
-			newSum += sum(q, 0, nil)
-		}
-	}
-	if pos != 3*newSum || neg != -2*oldSum || inj != 3*want {
-		t.Errorf("diff: +%d -%d, injected %d; want +%d -%d, injected %d", pos, -neg, inj, 3*newSum, 2*oldSum, 3*want)
-	}
-	if s, ok := kprofile.ReadSampling(p); !ok || s.Event != "cpu-clock" {
-		t.Errorf("the difference's header: %q", p.Comments)
-	}
-}
-
 // TestDir reads a directory a subdirectory a boot, and refuses what
 // kprofile could not have written.
 func TestDir(t *testing.T) {

@@ -16,7 +16,5 @@
 // (Dir); a boot's -count runs of a row are pooled, since they share its
 // layout. Samples are weighed by the default sample type, as pprof
 // weighs them, and only kernel frames name functions unless
-// Options.AllFrames. DiffProfile makes the pprof profile of the
-// difference, which `go tool pprof -http=:` draws. The
-// statistics return numbers; package abreport writes them.
+// Options.AllFrames. The statistics return numbers; package abreport writes them.
 package profdelta

@@ -5,13 +5,10 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/google/pprof/profile"
 
 	"github.com/kbench/kbench/internal/abreport"
 	"github.com/kbench/kbench/internal/abstat/sim"
@@ -218,23 +215,6 @@ func TestProfileFlags(t *testing.T) {
 		t.Errorf("-profile-comm ^fixture$: %s", out)
 	}
 
-	plot := t.TempDir()
-	if _, code := compareRun(t, "-plot", plot, "-profiles-old", oldDir, "-profiles-new", newDir, "-profile-frames", "all", old, nw); code != 1 {
-		t.Errorf("-plot: exit %d", code)
-	}
-	pbs, _ := filepath.Glob(filepath.Join(plot, "profile-001-*.pb.gz"))
-	if len(pbs) != 1 {
-		t.Fatalf("-plot wrote %v", pbs)
-	}
-	f, err := os.Open(pbs[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	p, err := profile.Parse(f)
-	if err != nil || !slices.ContainsFunc(p.Function, func(fn *profile.Function) bool { return fn.Name == injected }) {
-		t.Errorf("the difference profile lacks the injected function: %v", err)
-	}
 }
 
 // TestProfileDiluted runs kbcompare on profdelta's diluted fixture,
