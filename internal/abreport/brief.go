@@ -102,8 +102,8 @@ func WriteBrief(w io.Writer, r *AB) error {
 	if r.failures() > 0 {
 		add(fmt.Sprintf("%d failed, %d skipped on one side, %d other failures: not \"nothing worse\"", n.Failed, n.Skipped, len(r.Problems)))
 	}
-	if len(r.profs) > 0 {
-		profileBrief(add, r.profs)
+	if len(r.Profiles) > 0 {
+		profileBrief(add, r.Profiles)
 	}
 	_, err := io.WriteString(w, printable(strings.Join(lines, "\n")+"\n"))
 	return err

@@ -14,15 +14,6 @@ import (
 	"github.com/kbench/kbench/internal/profdelta"
 )
 
-// RowProfile is one row's kernel profiles compared across boots, for
-// the perf-profile section: the row (its primary unit's, for the verdict)
-// and package profdelta's delta.
-type RowProfile struct {
-	Table *abstat.Table
-	Row   *abstat.Row
-	Delta *profdelta.Delta
-}
-
 // profileLines is how many functions of each form the full text form
 // lists a row; BriefProfileLines how many the brief form
 // lists a row, both forms together.
@@ -38,7 +29,7 @@ const (
 // per-boot values relative to their mean; then Welch's t over the boots
 // and its q, by which the lines are ordered, and the function's share of
 // the row's samples, old -> new.
-func writeProfileText(b *strings.Builder, rows []RowProfile) {
+func writeProfileText(b *strings.Builder, rows []Profile) {
 	b.WriteString("\nperf-profile: kernel functions whose cost per op changed most against its spread between\n" +
 		"boots; old ± sd%  change  new ± sd%: mean time per op (the function's samples' cpu time over the\n" +
 		"ops of the profiled runs), the sd of the per-boot values relative to the mean; t: Welch's over\n" +
@@ -70,7 +61,7 @@ func writeProfileText(b *strings.Builder, rows []RowProfile) {
 // profileBrief adds the brief form's perf-profile lines: a row's header
 // and its briefProfileLines functions of most |t|, self and children
 // together.
-func profileBrief(add func(string), rows []RowProfile) {
+func profileBrief(add func(string), rows []Profile) {
 	add("perf-profile: old ± sd%, change, new ± sd% per op (or share), by |t|")
 	for _, rp := range rows {
 		for _, l := range profileHeader(rp, briefWidth) {
@@ -114,13 +105,13 @@ func briefFuncs(d *profdelta.Delta) []briefFunc {
 
 // profileHeader names the row, its verdict, how it was sampled and how
 // many boots: lines of at most width.
-func profileHeader(rp RowProfile, width int) []string {
+func profileHeader(rp Profile, width int) []string {
 	d := rp.Delta
-	head := rp.Table.Pkg + " " + rp.Row.Name
-	if rp.Row.Verdict != "" {
-		head += " (" + verdictWord(rp.Row.Role, rp.Row.Verdict)
-		if rp.Row.Old != nil && rp.Row.New != nil {
-			head += " " + pctChange(rp.Row.Change)
+	head := rp.Package + " " + rp.Name
+	if rp.Verdict != "" {
+		head += " (" + verdictWord(rp.row.Role, rp.Verdict)
+		if rp.row.Old != nil && rp.row.New != nil {
+			head += " " + pctChange(rp.row.Change)
 		}
 		head += ")"
 	}
@@ -245,7 +236,7 @@ var fullWidths, briefWidths = []int{13, 8, 13, 7, 6, 11}, []int{13, 7, 13, 6}
 // -profiles-old and -profiles-new and kbab's -profile boots both end
 // here, so that their sections are one computation. names name the two
 // directories in errors (kbcompare's flags, kbab's directories).
-func RowProfiles(r *abstat.Report, oldDir, newDir string, o profdelta.Options, names [2]string) ([]RowProfile, error) {
+func RowProfiles(r *abstat.Report, oldDir, newDir string, o profdelta.Options, names [2]string) ([]Profile, error) {
 	dirs := [2]*profdelta.Dir{}
 	for i, path := range []string{oldDir, newDir} {
 		d, err := profdelta.ReadDir(path)
@@ -254,7 +245,7 @@ func RowProfiles(r *abstat.Report, oldDir, newDir string, o profdelta.Options, n
 		}
 		dirs[i] = d
 	}
-	var out []RowProfile
+	var out []Profile
 	seen := map[profdelta.Key]bool{}
 	for t, row := range r.Primaries() {
 		k := profdelta.Key{Pkg: t.Pkg, Stem: kprofile.RowStem(row.Name)}
@@ -274,7 +265,7 @@ func RowProfiles(r *abstat.Report, oldDir, newDir string, o profdelta.Options, n
 		if err != nil {
 			return nil, fmt.Errorf("profiles of %s %s: %v", t.Pkg, row.Name, err)
 		}
-		out = append(out, RowProfile{Table: t, Row: row, Delta: delta})
+		out = append(out, Profile{t.Pkg, t.Ident, row.Name, row.Verdict, Sides{len(delta.Boots[0]), len(delta.Boots[1])}, delta, row})
 	}
 	return out, nil
 }

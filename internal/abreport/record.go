@@ -52,7 +52,6 @@ type AB struct {
 	Run    *RunNotes `json:"-"`
 	opts   abstat.Options
 	pulses [2][]abfile.Pulse
-	profs  []RowProfile
 }
 
 // Sides counts boots a side.
@@ -191,10 +190,10 @@ func WriteJSON[R any](w io.Writer, r R) error {
 
 // New makes the record of comparison r, its perf-profile section
 // (RowProfiles; none: no section) and a kbab run's notes (nil: none).
-func New(r *abstat.Report, profs []RowProfile, run *RunNotes) *AB {
+func New(r *abstat.Report, profs []Profile, run *RunNotes) *AB {
 	a := &AB{Schema: "kbcompare/3", Old: r.Old, New: r.New, Threshold: r.Opts.Threshold, Alpha: r.Opts.Alpha,
 		Boots: Sides{r.Boots[0], r.Boots[1]}, BootMode: r.BootMode, Setup: r.Setup, SetupEqual: r.SetupEqual,
-		Rows: []*Row{}, Geomeans: []Geomean{}, Problems: []Problem{}, Run: run, opts: r.Opts, pulses: r.Pulses, profs: profs}
+		Rows: []*Row{}, Geomeans: []Geomean{}, Problems: []Problem{}, Run: run, opts: r.Opts, pulses: r.Pulses, Profiles: profs}
 	if a.Setup == nil {
 		a.Setup = []abstat.SetupDiff{}
 	}
@@ -221,10 +220,6 @@ func New(r *abstat.Report, profs []RowProfile, run *RunNotes) *AB {
 		}
 	}
 	s.Exit = a.Exit()
-	for _, rp := range profs {
-		d := rp.Delta
-		a.Profiles = append(a.Profiles, Profile{rp.Table.Pkg, rp.Table.Ident, rp.Row.Name, rp.Row.Verdict, Sides{len(d.Boots[0]), len(d.Boots[1])}, d})
-	}
 	return a
 }
 
@@ -310,7 +305,9 @@ func (a *AB) primaries() []*Row {
 // whatever the statistics say.
 func (a *AB) failures() int { return a.Summary.Failed + a.Summary.Skipped + len(a.Problems) }
 
-// Profile is one row's profile comparison (package profdelta).
+// Profile is one row's kernel profiles compared across boots (package
+// profdelta), for the perf-profile section: the row (in its primary
+// unit, for the verdict) and the delta.
 type Profile struct {
 	Package string         `json:"package"`
 	Ident   string         `json:"ident,omitempty"`
@@ -318,6 +315,7 @@ type Profile struct {
 	Verdict abstat.Verdict `json:"verdict"`
 	Boots   Sides          `json:"boots"`
 	*profdelta.Delta
+	row *abstat.Row
 }
 
 // The exit statuses of the three kinds of report, kbcompare's and kbab's

@@ -38,8 +38,8 @@ func WriteText(w io.Writer, a *AB) error {
 	writeSummary(&b, a)
 	if a.Run != nil {
 		writeRun(&b, a)
-	} else if len(a.profs) > 0 {
-		writeProfileText(&b, a.profs)
+	} else if len(a.Profiles) > 0 {
+		writeProfileText(&b, a.Profiles)
 	}
 	_, err := io.WriteString(w, printable(b.String()))
 	return err

@@ -109,7 +109,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail("kbcompare: %v", err)
 	}
-	var profs []abreport.RowProfile
+	var profs []abreport.Profile
 	if *profilesOld != "" {
 		if profs, err = abreport.RowProfiles(rep, *profilesOld, *profilesNew, popts, [2]string{"-profiles-old", "-profiles-new"}); err != nil {
 			return fail("kbcompare: %v", err)
