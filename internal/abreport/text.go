@@ -115,7 +115,7 @@ func writeTableText(b *strings.Builder, r *AB, t []*Row, done map[[3]string]bool
 		}
 		b.WriteString(l + "\n")
 		if i > 0 {
-			writeLines(b, attrText(done, t[i-1]))
+			b.WriteString(attrText(done, t[i-1]))
 		}
 	}
 	if l := geomeanText(r, t[0]); l != "" {
@@ -250,10 +250,10 @@ func bootsHeader(r *AB) []string {
 // ones' notes and the unchanged units; nil where the row has none or
 // they were listed already (done: a benchmark with several headline
 // units lists them once, under its first table).
-func attrText(done map[[3]string]bool, row *Row) []string {
+func attrText(done map[[3]string]bool, row *Row) string {
 	key := [3]string{row.Package, row.Ident, row.Name}
 	if len(row.Counters) == 0 || done[key] {
-		return nil
+		return ""
 	}
 	done[key] = true
 	var own [][]string
@@ -270,30 +270,19 @@ func attrText(done map[[3]string]bool, row *Row) []string {
 		}
 	}
 	if len(own)+len(paced) == 0 {
-		return []string{fmt.Sprintf("    counters: none changed (%d compared)", len(same))}
+		return fmt.Sprintf("    counters: none changed (%d compared)\n", len(same))
 	}
-	var lines []string
-	indent := func(text string) {
-		for i, l := range wrap(text, Width-8) {
-			if i > 0 {
-				l = "  " + l
-			}
-			lines = append(lines, "      "+l)
-		}
-	}
+	var b strings.Builder
 	if len(own) > 0 {
-		lines = append(lines, "    counters that changed per op (evidence, not verdicts):")
 		al, _ := align(own, 1)
-		for _, l := range al {
-			lines = append(lines, "      "+l)
-		}
+		b.WriteString("    counters that changed per op (evidence, not verdicts):\n      " + strings.Join(al, "\n      ") + "\n")
 	}
 	if len(paced) > 0 {
-		lines = append(lines, "    changed per op only as the op's time did (rate per second ~ or opposite):")
-		indent(strings.Join(paced, ", "))
+		b.WriteString("    changed per op only as the op's time did (rate per second ~ or opposite):\n")
+		b.WriteString(para(strings.Join(paced, ", "), Width-8, "      ", "        "))
 	}
 	if len(same) > 0 {
-		indent("unchanged: " + strings.Join(same, " "))
+		b.WriteString(para("unchanged: "+strings.Join(same, " "), Width-8, "      ", "        "))
 	}
-	return lines
+	return b.String()
 }

@@ -1,22 +1,14 @@
 //go:build linux
 
 // Command kbcompare compares two kbench result files the way a kernel
-// reviewer reads an lkp report: the setup lines that differ, then one
-// verdict per row that knows its unit's direction, with the change, its
-// interval, p and q, the counters that moved under it, and whether the
-// comparison could have seen a 5% change at all.
-//
-//	go run ./internal/cmd/kbcompare [-threshold 5%] [-alpha 0.05] [-format text|brief|json] [-plot DIR] old.txt new.txt
-//	go run ./internal/cmd/kbcompare -profiles-old DIR -profiles-new DIR [-profile-frames kernel|all] [-profile-comm REGEXP] [flags] old.txt new.txt
-//	go run ./internal/cmd/kbcompare -plan [-target 5%] [-boot-cost DURATION] PILOT.txt | A.txt B.txt
-//	go run ./internal/cmd/kbcompare -series [-alpha 0.05] [-threshold 5%] [-format text|json] [-plot DIR] K1.txt K2.txt ...
-//
-// The statistics are packages abstat, abseries, profdelta and abplan;
-// every form and the exit rule are abreport's. docs/kbcompare.md says
-// what each figure is and why, the JSON schema, the pictures and the
-// exit status (0 nothing worse or failed, 1 something is, 2 a refused
-// input or flag, 128 for the dropped -git-bisect so that an old `git
-// bisect run` script stops).
+// reviewer reads an lkp report (one verdict per row, the counters that
+// moved under it, whether it could have seen a 5% change), plans the
+// boots of an A/B (-plan) and finds the change points of a series of
+// kernels (-series). The statistics are packages abstat, abseries,
+// profdelta and abplan; every form and the exit rule are abreport's.
+// docs/kbcompare.md says what each figure is, the flags, the JSON
+// schema and the exit status (128 for the dropped -git-bisect, so that
+// an old `git bisect run` script stops).
 package main
 
 import (
