@@ -51,7 +51,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: kbcompare [flags] old.txt new.txt\n       kbcompare -series [-format text|json] [-plot DIR] K1.txt K2.txt ...")
 		flags.PrintDefaults()
 	}
-	plotDir := flags.String("plot", "", "also draw, into `dir`, an SVG per row that changed or is underpowered and an overview")
+	plotDir := flags.String("plot", "", "also draw, into `dir`, an SVG per row that changed or is underpowered")
 	plan := flags.Bool("plan", false, "print the boots a side each row needs to reach -target by Stein's two-stage test (kbab -target's design), from a pilot of two files or of one file's boots taken in turn")
 	var target float64 // 0: unset
 	flags.Var(percent.Value{Fraction: &target, Kind: percent.Effect}, "target", "with -plan: the minimum detectable effect to reach at 80% power, in `percent` (default: -threshold)")
