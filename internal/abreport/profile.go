@@ -14,21 +14,12 @@ import (
 	"github.com/kbench/kbench/internal/profdelta"
 )
 
-// profileLines is how many functions of each form the full text form
-// lists a row; BriefProfileLines how many the brief form
-// lists a row, both forms together.
-const (
-	profileLines      = 10
-	briefProfileLines = 3
-)
+// The text form lists this many functions of each form a row, the brief
+// form this many of both forms together.
+const profileLines, briefProfileLines = 10, 3
 
 // writeProfileText writes the perf-profile section of the full report,
-// LKP's shape: per row, for self and children, the functions whose cost
-// per op changed most against the spread of their per-boot costs, each
-// as "old ± spread%  change  new ± spread%", the spread the sd of the
-// per-boot values relative to their mean; then Welch's t over the boots
-// and its q, by which the lines are ordered, and the function's share of
-// the row's samples, old -> new.
+// LKP's shape, as its legend says.
 func writeProfileText(b *strings.Builder, rows []Profile) {
 	b.WriteString("\nperf-profile: kernel functions whose cost per op changed most against its spread between\n" +
 		"boots; old ± sd%  change  new ± sd%: mean time per op (the function's samples' cpu time over the\n" +
@@ -38,7 +29,7 @@ func writeProfileText(b *strings.Builder, rows []Profile) {
 		"every other's, so they do not order); self: innermost frame, children: on the stack\n")
 	for _, rp := range rows {
 		b.WriteString("\n")
-		writeLines(b, profileHeader(rp, Width))
+		b.WriteString(strings.Join(profileHeader(rp, Width), "\n") + "\n")
 		for _, f := range rp.Delta.Forms() {
 			fmt.Fprintf(b, "  %s:\n", f.Form)
 			if len(f.Funcs) == 0 {
@@ -226,16 +217,12 @@ func profileCells(prefix string, c []string, widths []int, width int) string {
 // (old, change, new and t).
 var fullWidths, briefWidths = []int{13, 8, 13, 7, 6, 11}, []int{13, 7, 13, 6}
 
-// RowProfiles pairs the rows of r with the profiles of two directories of
-// KBENCH_PROFILE profiles, old and new, a subdirectory per boot
-// (profdelta.Dir), and compares them: for each benchmark of r (its
-// primary row) that both directories hold profiles of, in the order of
-// the report. A row whose key another row of the report shares (two
-// tables of one package that only configuration tells apart, which file
-// names cannot) is compared once, for the first. kbcompare's
-// -profiles-old and -profiles-new and kbab's -profile boots both end
-// here, so that their sections are one computation. names name the two
-// directories in errors (kbcompare's flags, kbab's directories).
+// RowProfiles compares the profiles of two directories of KBENCH_PROFILE
+// profiles, old and new (profdelta.Dir), for each benchmark of r (its
+// primary row) that both hold profiles of, in report order; a key that
+// two rows share (tables that only configuration tells apart) is
+// compared for the first. kbcompare's -profiles-old/-new and kbab's
+// -profile both end here; names name the directories in errors.
 func RowProfiles(r *abstat.Report, oldDir, newDir string, o profdelta.Options, names [2]string) ([]Profile, error) {
 	dirs := [2]*profdelta.Dir{}
 	for i, path := range []string{oldDir, newDir} {

@@ -68,12 +68,6 @@ func writeSetupText(b *strings.Builder, r *AB) {
 	}
 }
 
-func writeLines(b *strings.Builder, lines []string) {
-	for _, l := range lines {
-		b.WriteString(l + "\n")
-	}
-}
-
 func at(s []string, i int) string {
 	if i < len(s) {
 		return s[i]
@@ -163,7 +157,7 @@ func derivedText(r *AB, row *Row) string {
 // writeSummary ends the text form: the rule, the counts,
 // and the rows that are worse, underpowered or failed.
 func writeSummary(b *strings.Builder, r *AB) {
-	writeLines(b, ruleLines(r))
+	b.WriteString(strings.Join(ruleLines(r), "\n") + "\n")
 	unit, spread := "samples", "of samples"
 	if r.BootMode {
 		unit, spread = "boots", "between boots"

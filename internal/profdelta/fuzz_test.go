@@ -11,7 +11,7 @@ import (
 )
 
 // FuzzCompute feeds Compute a profile file as a user's
-// -profiles-old directory could hold it (readProfile's parse), beside a
+// -profiles-old directory could hold it (Load's parse), beside a
 // well-formed boot: it may refuse it, never panic, and every share and
 // cost per op they report is finite.
 func FuzzCompute(f *testing.F) {
