@@ -54,12 +54,8 @@ func WriteBrief(w io.Writer, r *AB) error {
 		add(l)
 	}
 
-	var setup []abstat.SetupDiff
-	for _, d := range r.Setup {
-		if d.Key != abfile.BootIDKey { // differs by nature: one per boot
-			setup = append(setup, d)
-		}
-	}
+	// Boot ids differ by nature, one per boot.
+	setup := slices.DeleteFunc(slices.Clone(r.Setup), func(d abstat.SetupDiff) bool { return d.Key == abfile.BootIDKey })
 	add(fmt.Sprintf("setup: %s, %d equal (boot ids aside)", plural(len(setup), "line differs", "lines differ"), r.SetupEqual))
 	upTo(len(setup), briefSetup, func(i int) { add("  " + setupChange(setup[i], briefWidth-2)) }, func(n int) string { return fmt.Sprintf("%d more", n) })
 

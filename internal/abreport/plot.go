@@ -31,7 +31,6 @@ var (
 	newColor   = color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff}
 	worseColor = color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}
 	grayColor  = color.RGBA{R: 0x88, G: 0x88, B: 0x88, A: 0xff}
-	blackColor = color.RGBA{A: 0xff}
 )
 
 // WritePlots draws, into dir, one SVG per row that changed or is
@@ -86,26 +85,18 @@ type canvas struct {
 	err error
 }
 
-// line adds a line through pts, drawn in style.
-func (c *canvas) line(style draw.LineStyle, pts ...plotter.XY) {
-	l, err := plotter.NewLine(plotter.XYs(pts))
+// line adds a line from (x0, y0) to (x1, y1) in col, width points
+// wide, dashed or not.
+func (c *canvas) line(col color.Color, width float64, dashed bool, x0, y0, x1, y1 float64) {
+	l, err := plotter.NewLine(plotter.XYs{{X: x0, Y: y0}, {X: x1, Y: y1}})
 	if c.err = cmp.Or(c.err, err); err == nil {
-		l.LineStyle = style
+		l.LineStyle = draw.LineStyle{Color: col, Width: vg.Points(width)}
+		if dashed {
+			l.LineStyle.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+		}
 		c.Add(l)
 	}
 }
-
-// dots adds pts as dots of col, radius points wide.
-func (c *canvas) dots(col color.Color, radius float64, pts plotter.XYs) {
-	sc, err := plotter.NewScatter(pts)
-	if c.err = cmp.Or(c.err, err); err == nil {
-		sc.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(radius), Shape: draw.CircleGlyph{}}
-		c.Add(sc)
-	}
-}
-
-// dashes are the dashed lines' pattern.
-var dashes = []vg.Length{vg.Points(5), vg.Points(3)}
 
 // column draws vals (divided by factor) as dots spread across x ± half
 // in their order, and center as a black bar across x ± bar; *lo and *hi
@@ -120,8 +111,12 @@ func (c *canvas) column(x, half, bar float64, vals []float64, center, factor flo
 		pts[j] = plotter.XY{X: x + off, Y: v / factor}
 		*lo, *hi = math.Min(*lo, pts[j].Y), math.Max(*hi, pts[j].Y)
 	}
-	c.dots(col, radius, pts)
-	c.line(draw.LineStyle{Color: blackColor, Width: vg.Points(2.5)}, plotter.XY{X: x - bar, Y: center / factor}, plotter.XY{X: x + bar, Y: center / factor})
+	sc, err := plotter.NewScatter(pts)
+	if c.err = cmp.Or(c.err, err); err == nil {
+		sc.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(radius), Shape: draw.CircleGlyph{}}
+		c.Add(sc)
+	}
+	c.line(color.Black, 2.5, false, x-bar, center/factor, x+bar, center/factor)
 }
 
 // save writes c as dir/name.svg, w by h at most 14 inches wide, with
@@ -165,7 +160,7 @@ func rowPlot(dir, name string, row *Row) error {
 			x++
 		}
 		c := []float64{o, n}[side] / scaler.Factor
-		p.line(draw.LineStyle{Color: col, Width: vg.Points(1.5), Dashes: dashes}, plotter.XY{X: x0 - 0.45, Y: c}, plotter.XY{X: x - 0.55, Y: c})
+		p.line(col, 1.5, true, x0-0.45, c, x-0.55, c)
 		if side == 0 {
 			names = append(names, "")
 			x++ // a gap between the sides
@@ -284,12 +279,12 @@ func seriesPlot(dir, name string, r *SeriesReport, sr *SeriesRow) error {
 		}
 		if n > 0 {
 			m := res.Scale.From(sum/float64(n)) / scaler.Factor
-			p.line(draw.LineStyle{Color: grayColor, Width: vg.Points(1.5), Dashes: dashes}, plotter.XY{X: float64(a) - 0.45, Y: m}, plotter.XY{X: float64(z) + 0.45, Y: m})
+			p.line(grayColor, 1.5, true, float64(a)-0.45, m, float64(z)+0.45, m)
 		}
 	}
 	for _, c := range res.Changes {
 		x := float64(c.After) + 0.5
-		p.line(draw.LineStyle{Color: worseColor, Width: vg.Points(2)}, plotter.XY{X: x, Y: lo}, plotter.XY{X: x, Y: hi})
+		p.line(worseColor, 2, false, x, lo, x, hi)
 	}
 	var labels []string
 	for _, k := range r.Kernels {

@@ -192,11 +192,8 @@ func WriteJSON[R any](w io.Writer, r R) error {
 // (RowProfiles; none: no section) and a kbab run's notes (nil: none).
 func New(r *abstat.Report, profs []Profile, run *RunNotes) *AB {
 	a := &AB{Schema: "kbcompare/3", Old: r.Old, New: r.New, Threshold: r.Opts.Threshold, Alpha: r.Opts.Alpha,
-		Boots: Sides{r.Boots[0], r.Boots[1]}, BootMode: r.BootMode, Setup: r.Setup, SetupEqual: r.SetupEqual,
+		Boots: Sides{r.Boots[0], r.Boots[1]}, BootMode: r.BootMode, Setup: append([]abstat.SetupDiff{}, r.Setup...), SetupEqual: r.SetupEqual,
 		Rows: []*Row{}, Geomeans: []Geomean{}, Problems: []Problem{}, Run: run, opts: r.Opts, pulses: r.Pulses, Profiles: profs}
-	if a.Setup == nil {
-		a.Setup = []abstat.SetupDiff{}
-	}
 	for _, s := range r.Skips {
 		a.Skips = append(a.Skips, Skip{s.Pkg, s.Name, [2]string{Why(s.Sides[0]), Why(s.Sides[1])}})
 	}

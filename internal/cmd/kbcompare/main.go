@@ -64,9 +64,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err := flags.Parse(args); err != nil {
 		return 2
 	}
-	fail := func(format string, a ...any) int { return refuse(stderr, format, a...) }
 	if !(*alpha > 0 && *alpha < 1) {
-		return fail("kbcompare: -alpha accepts a number between 0 and 1, not %v", *alpha)
+		return refuse(stderr, "kbcompare: -alpha accepts a number between 0 and 1, not %v", *alpha)
 	}
 	opts := abstat.Options{Threshold: threshold, Alpha: *alpha}
 	switch {
@@ -75,23 +74,23 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case *plan:
 		return runPlan(flags, opts, target, *bootCost, stdout, stderr)
 	case target > 0 || *bootCost != 0:
-		return fail("kbcompare: -target and -boot-cost go with -plan")
+		return refuse(stderr, "kbcompare: -target and -boot-cost go with -plan")
 	case abreport.Forms[*format] == nil:
-		return fail("kbcompare: -format accepts text, brief or json, not %q", *format)
+		return refuse(stderr, "kbcompare: -format accepts text, brief or json, not %q", *format)
 	case *profileFrames != "kernel" && *profileFrames != "all":
-		return fail("kbcompare: -profile-frames accepts kernel or all, not %q", *profileFrames)
+		return refuse(stderr, "kbcompare: -profile-frames accepts kernel or all, not %q", *profileFrames)
 	}
 	popts := profdelta.DefaultOptions
 	popts.AllFrames = *profileFrames == "all"
 	if *profileComm != "" {
 		re, err := regexp.Compile(*profileComm)
 		if err != nil {
-			return fail("kbcompare: -profile-comm accepts a regular expression (Go's syntax), not %q: %v", *profileComm, err)
+			return refuse(stderr, "kbcompare: -profile-comm accepts a regular expression (Go's syntax), not %q: %v", *profileComm, err)
 		}
 		popts.Comm = re
 	}
 	if (*profilesOld == "") != (*profilesNew == "") {
-		return fail("kbcompare: -profiles-old and -profiles-new go together: a directory of profiles for each side")
+		return refuse(stderr, "kbcompare: -profiles-old and -profiles-new go together: a directory of profiles for each side")
 	}
 	if flags.NArg() != 2 {
 		flags.Usage()
@@ -99,12 +98,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	rep, err := abstat.Compare(flags.Arg(0), flags.Arg(1), opts)
 	if err != nil {
-		return fail("kbcompare: %v", err)
+		return refuse(stderr, "kbcompare: %v", err)
 	}
 	var profs []abreport.Profile
 	if *profilesOld != "" {
 		if profs, err = abreport.RowProfiles(rep, *profilesOld, *profilesNew, popts, [2]string{"-profiles-old", "-profiles-new"}); err != nil {
-			return fail("kbcompare: %v", err)
+			return refuse(stderr, "kbcompare: %v", err)
 		}
 	}
 	ab := abreport.New(rep, profs, nil)
