@@ -185,11 +185,11 @@ func (c *config) flagArgs() []string {
 		"-boot-timeout", c.bootTimeout.String(), "-kvm-probe", c.kvmProbe.String(), "-pin", c.pin}
 }
 
-func TestBootPinsThroughQMP(t *testing.T) {
+func TestBootPinsThroughMonitor(t *testing.T) {
 	r := newFakeRun(t, "ok", []string{"-smp", "1", "-pin", "auto"})
 	r.exits(exitStatus{Code: 3})
 	if !strings.Contains(r.stderr.String(), "vm.pinning: vCPU0->CPU") {
-		t.Errorf("no pinning through the fake's QMP:\n%s", r.stderr)
+		t.Errorf("no pinning through the fake's monitor:\n%s", r.stderr)
 	}
 	r = newFakeRun(t, "ok", []string{"-smp", "256", "-pin", "auto"})
 	r.exits(exitStatus{Code: 3})

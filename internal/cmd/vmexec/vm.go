@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,7 +20,6 @@ import (
 	"time"
 
 	"github.com/kbench/kbench/internal/vmflags"
-	"golang.org/x/sys/unix"
 )
 
 // bootResult is how one boot ended.
@@ -47,15 +47,13 @@ func (h *host) qemuArgs(accel string) []string {
 		"-kernel", h.image, "-initrd", h.initrd, "-append", h.cmdline(accel),
 		"-chardev", "file,id=con,path=/proc/self/fd/3", "-serial", "chardev:con",
 		"-chardev", "socket,id=data,fd=4", "-serial", "chardev:data",
-		"-qmp", "unix:" + h.qmpPath() + ",server=on,wait=off",
+		"-chardev", "socket,id=mon,fd=5", "-mon", "chardev=mon,mode=readline",
 	}
 	if accel == "kvm" {
 		return append(a, "-accel", "kvm", "-cpu", "host")
 	}
 	return append(a, "-accel", "tcg,thread=multi", "-cpu", "max")
 }
-
-func (h *host) qmpPath() string { return filepath.Join(h.tmp, "qmp.sock") }
 
 // graces are how long the boot loop waits for things that normally take
 // no time; tests shorten them.
@@ -81,6 +79,8 @@ type boot struct {
 	qemuErr bytes.Buffer // what QEMU printed
 	con     *console
 	data    net.Conn // the data port: a socket pair whose other end is QEMU's fd 4
+	mon     net.Conn // QEMU's human monitor, its fd 5 (pin, froze)
+	greeted bool     // the monitor's greeting was read
 	fw      *frameWriter
 	frames  chan frame    // the guest's hello and exit frames; closed when the reader stops
 	readErr error         // why the reader stopped, once frames is closed
@@ -112,27 +112,25 @@ func (h *host) boot(accel, fact string, probe bool) bootResult {
 	return b.wait()
 }
 
-// start makes the data port and the console pipe and starts QEMU and
-// the goroutines that read what it writes.
+// start makes the data port, the monitor's socket and the console pipe
+// and starts QEMU and the goroutines that read what it writes.
 func (b *boot) start() error {
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return fmt.Errorf("the data port: %v", err)
+	var qemuData, qemuMon *os.File
+	var err, err2 error
+	b.data, qemuData, err = socketPair()
+	b.mon, qemuMon, err2 = socketPair()
+	if err = cmp.Or(err, err2); err != nil {
+		return fmt.Errorf("a socket pair for QEMU: %v", err)
 	}
-	mine, qemuData := os.NewFile(uintptr(fds[0]), "data"), os.NewFile(uintptr(fds[1]), "data")
 	defer qemuData.Close()
-	b.data, err = net.FileConn(mine) // a dup, with deadlines
-	if mine.Close(); err != nil {
-		return fmt.Errorf("the data port: %v", err)
-	}
+	defer qemuMon.Close()
 	conR, conW, err := os.Pipe()
 	if err != nil {
 		return err
 	}
-	os.Remove(b.h.qmpPath())
 
 	b.cmd = exec.Command(b.h.qemu, b.h.qemuArgs(b.accel)...)
-	b.cmd.ExtraFiles = []*os.File{conW, qemuData}
+	b.cmd.ExtraFiles = []*os.File{conW, qemuData, qemuMon}
 	b.cmd.Stdout, b.cmd.Stderr = &b.qemuErr, &b.qemuErr
 	// QEMU dies with vmexec, even by SIGKILL; its own process group keeps
 	// a terminal's Ctrl-C for vmexec, which tears it down.
@@ -175,8 +173,10 @@ func (b *boot) stop() {
 		_, longest := b.progress.get()
 		fmt.Fprintf(b.h.log, "\n=== vmexec: the guest's longest silence (no byte on either port): %v, of -stall=%v\n", longest.Round(time.Millisecond), b.h.cfg.stall)
 	}
-	if b.data != nil {
-		b.data.Close()
+	for _, c := range []net.Conn{b.data, b.mon} {
+		if c != nil {
+			c.Close()
+		}
 	}
 }
 
@@ -306,7 +306,7 @@ func (b *boot) sendStart() error {
 		line += " (the kernel's first console line at " + t.Sub(b.started).Round(time.Millisecond).String() + ")"
 	}
 	fmt.Fprintf(b.h.log, "\n=== %s\n", line)
-	payload, _ := json.Marshal([]string{b.fact, line, "vm.pinning: " + b.h.pin()})
+	payload, _ := json.Marshal([]string{b.fact, line, "vm.pinning: " + b.pin()})
 	return b.fw.write(frameStart, payload)
 }
 
