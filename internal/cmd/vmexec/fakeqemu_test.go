@@ -136,22 +136,14 @@ var fakeGuests = map[string]func(vm *fakeVM) int{
 		vm.exit(`{"code":0}`)
 		return 0
 	},
-	// The binary hangs and ignores SIGQUIT; its runtime still dumps.
-	"hang": func(vm *fakeVM) int { return vm.running(false) },
-	// The data port breaks when the binary gets SIGQUIT.
-	"quit-corrupt": func(vm *fakeVM) int {
+	// The binary says it is ready and hangs.
+	"hang": func(vm *fakeVM) int {
 		if err := vm.hello(); err != nil {
 			return vm.die(err)
 		}
 		vm.fw.write(frameStdout, []byte("ready\n"))
-		if _, err := vm.fr.next(); err == nil {
-			vm.fw.w.Write([]byte{'Z', 0, 0, 0, 0})
-		}
 		return vm.hang()
 	},
-	// The binary dumps its goroutines at SIGQUIT and exits 2, as a Go
-	// program does.
-	"quit": func(vm *fakeVM) int { return vm.running(true) },
 	// QEMU is killed before the kernel reached init, and while the binary
 	// runs.
 	"killed-early": func(vm *fakeVM) int {
@@ -452,28 +444,6 @@ func (vm *fakeVM) run() {
 		vm.fw.write(frameData, []byte("lost"))
 		vm.fw.write(frameFile, []byte(o+"/row.pprof"))
 		vm.fw.write(frameData, bytes.Repeat([]byte("pprof\x00"), 300000))
-	}
-}
-
-// running plays a binary that says it is ready and waits; at SIGQUIT it
-// dumps its goroutines and, with exits, exits 2.
-func (vm *fakeVM) running(exits bool) int {
-	if err := vm.hello(); err != nil {
-		return vm.die(err)
-	}
-	vm.fw.write(frameStdout, []byte("ready\n"))
-	for {
-		f, err := vm.fr.next()
-		if err != nil {
-			return vm.hang()
-		}
-		if sig, err := decodeSignal(f); err == nil && sig == syscall.SIGQUIT {
-			vm.fw.write(frameStderr, []byte("SIGQUIT: quit\ngoroutine 1 [sleep]:\n"))
-			if exits {
-				vm.exit(`{"code":2}`)
-				return 0
-			}
-		}
 	}
 }
 

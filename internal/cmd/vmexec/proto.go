@@ -27,7 +27,6 @@ const (
 	frameExit   = 'X' // guest: the binary's end (JSON exitStatus)
 	frameBeat   = 'B' // guest: init's heartbeat, every beatEvery (payload: nothing)
 	frameStart  = 'S' // host: facts known only after QEMU started (JSON []string lines); run the binary
-	frameSignal = 'K' // host: deliver this signal (one byte) to the binary
 )
 
 // maxFrame bounds a payload, so a corrupt length cannot make the reader
@@ -92,7 +91,7 @@ type frameReader struct {
 func newGuestReader(r io.Reader) *frameReader {
 	return &frameReader{r: r, from: fromGuest, accept: "HOEMPDXB"}
 }
-func newHostReader(r io.Reader) *frameReader { return &frameReader{r: r, from: fromHost, accept: "SK"} }
+func newHostReader(r io.Reader) *frameReader { return &frameReader{r: r, from: fromHost, accept: "S"} }
 
 const fromGuest, fromHost = "the guest's data port", "the host's data port"
 
@@ -192,12 +191,4 @@ func decodeStart(f frame) ([]string, error) {
 		}
 	}
 	return facts, nil
-}
-
-// decodeSignal reads a signal frame: one byte, a signal number 1-64.
-func decodeSignal(f frame) (syscall.Signal, error) {
-	if len(f.payload) != 1 || f.payload[0] < 1 || f.payload[0] > 64 {
-		return 0, f.errorAt(fromHost, "one byte, a signal number 1-64", nil)
-	}
-	return syscall.Signal(f.payload[0]), nil
 }

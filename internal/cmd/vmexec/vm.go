@@ -78,10 +78,9 @@ type boot struct {
 	started time.Time
 	qemuErr bytes.Buffer // what QEMU printed
 	con     *console
-	data    net.Conn // the data port: a socket pair whose other end is QEMU's fd 4
-	mon     net.Conn // QEMU's human monitor, its fd 5 (pin, froze)
-	greeted bool     // the monitor's greeting was read
-	fw      *frameWriter
+	data    net.Conn      // the data port: a socket pair whose other end is QEMU's fd 4
+	mon     net.Conn      // QEMU's human monitor, its fd 5 (pin, froze)
+	greeted bool          // the monitor's greeting was read
 	frames  chan frame    // the guest's hello and exit frames; closed when the reader stops
 	readErr error         // why the reader stopped, once frames is closed
 	exited  chan struct{} // closed when QEMU has ended
@@ -159,7 +158,6 @@ func (b *boot) start() error {
 		b.readErr = b.h.readGuest(progressReader{b.data, &b.progress}, func(f frame) { b.frames <- f })
 		close(b.frames)
 	}()
-	b.fw = &frameWriter{w: b.data}
 	return nil
 }
 
@@ -264,14 +262,8 @@ func (b *boot) wait() bootResult {
 			}
 			return b.fail(vmflags.ExitDied, "the kernel did not reach init within -boot-timeout=%v", cfg.bootTimeout)
 		case s := <-b.h.signals:
-			sig := s.(syscall.Signal)
-			if sig == syscall.SIGQUIT && b.hello && b.status == nil {
-				// go test's own timeout: the binary prints its goroutines.
-				b.fw.write(frameSignal, []byte{byte(sig)})
-				continue
-			}
 			b.finish()
-			return bootResult{signal: sig}
+			return bootResult{signal: s.(syscall.Signal)}
 		case <-b.exited:
 			return b.ended()
 		}
@@ -307,7 +299,7 @@ func (b *boot) sendStart() error {
 	}
 	fmt.Fprintf(b.h.log, "\n=== %s\n", line)
 	payload, _ := json.Marshal([]string{b.fact, line, "vm.pinning: " + b.pin()})
-	return b.fw.write(frameStart, payload)
+	return (&frameWriter{w: b.data}).write(frameStart, payload)
 }
 
 // finish reads what QEMU wrote to the data port before it ended (killing
