@@ -15,7 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -136,7 +136,7 @@ func (b *boot) start() error {
 	b.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	fmt.Fprintf(b.h.log, "\n=== vmexec: %s %s\n", b.h.qemu, strings.Join(b.cmd.Args[1:], " "))
 	b.started = time.Now()
-	b.progress.last = b.started
+	b.progress.last.Store(b.started.UnixNano())
 	err = b.cmd.Start()
 	conW.Close()
 	if err != nil {
@@ -168,8 +168,8 @@ func (b *boot) stop() {
 	}
 	if b.con != nil {
 		waitFor(b.con.done, b.h.grace.qemuEnd)
-		_, longest := b.progress.get()
-		fmt.Fprintf(b.h.log, "\n=== vmexec: the guest's longest silence (no byte on either port): %v, of -stall=%v\n", longest.Round(time.Millisecond), b.h.cfg.stall)
+		longest := time.Duration(b.progress.longest.Load()).Round(time.Millisecond)
+		fmt.Fprintf(b.h.log, "\n=== vmexec: the guest's longest silence (no byte on either port): %v, of -stall=%v\n", longest, b.h.cfg.stall)
 	}
 	for _, c := range []net.Conn{b.data, b.mon} {
 		if c != nil {
@@ -215,7 +215,7 @@ func (b *boot) wait() bootResult {
 	for {
 		select {
 		case <-stall:
-			if since, _ := b.progress.get(); b.status == nil && since >= cfg.stall {
+			if since := time.Since(time.Unix(0, b.progress.last.Load())); b.status == nil && since >= cfg.stall {
 				return b.froze()
 			}
 		case <-alive:
@@ -461,21 +461,9 @@ func statusOf(err error) int {
 
 // progress is when a guest last sent a byte, on either port (at first
 // the boot's start), and the longest it stayed silent (logged, to size
-// -stall by).
-type progress struct {
-	mu      sync.Mutex
-	last    time.Time
-	longest time.Duration
-}
+// -stall by), in nanoseconds; progressReader notes each read with bytes.
+type progress struct{ last, longest atomic.Int64 }
 
-// get says how long ago the last byte came and the longest silence.
-func (p *progress) get() (since, longest time.Duration) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return time.Since(p.last), p.longest
-}
-
-// progressReader notes each read that returns bytes.
 type progressReader struct {
 	io.Reader
 	p *progress
@@ -483,10 +471,10 @@ type progressReader struct {
 
 func (pr progressReader) Read(b []byte) (int, error) {
 	n, err := pr.Reader.Read(b)
-	if p := pr.p; n > 0 {
-		p.mu.Lock()
-		p.longest, p.last = max(p.longest, time.Since(p.last)), time.Now()
-		p.mu.Unlock()
+	if now := time.Now().UnixNano(); n > 0 {
+		if gap := now - pr.p.last.Swap(now); gap > pr.p.longest.Load() {
+			pr.p.longest.Store(gap) // two ports' readers race here only within one gap of each other
+		}
 	}
 	return n, err
 }
