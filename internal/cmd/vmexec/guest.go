@@ -187,14 +187,13 @@ func runGuest(fw *frameWriter, port io.Reader) exitStatus {
 	if len(spec.Modules) > 0 {
 		err = appendFacts([]string{"vm.guest.modules: " + loadModules(spec.Modules)})
 	}
-	var facts []string
 	start, err2 := newHostReader(port).next()
-	if err2 == nil {
-		facts, err2 = decodeStart(start)
-	} else if err2 == io.EOF {
+	if err2 == io.EOF {
 		err2 = errors.New("the host sent no start frame")
+	} else if err2 == nil {
+		err2 = appendFacts(strings.Split(string(start.payload), "\n"))
 	}
-	if err = cmp.Or(err, err2, appendFacts(facts)); err != nil {
+	if err = cmp.Or(err, err2); err != nil {
 		return exitStatus{Err: err.Error()}
 	}
 	var notes []string

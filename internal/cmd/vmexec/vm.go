@@ -5,7 +5,6 @@ package main
 import (
 	"bytes"
 	"cmp"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -298,8 +297,8 @@ func (b *boot) sendStart() error {
 		line += " (the kernel's first console line at " + t.Sub(b.started).Round(time.Millisecond).String() + ")"
 	}
 	fmt.Fprintf(b.h.log, "\n=== %s\n", line)
-	payload, _ := json.Marshal([]string{b.fact, line, "vm.pinning: " + b.pin()})
-	return (&frameWriter{w: b.data}).write(frameStart, payload)
+	facts := b.fact + "\n" + line + "\nvm.pinning: " + b.pin()
+	return (&frameWriter{w: b.data}).write(frameStart, []byte(facts))
 }
 
 // finish reads what QEMU wrote to the data port before it ended (killing
