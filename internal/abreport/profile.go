@@ -125,7 +125,7 @@ func profileHeader(rp RowProfile, width int) []string {
 	head := rp.Table.Pkg + " " + rp.Row.Name
 	if rp.Row.Verdict != "" {
 		head += " (" + verdictWord(rp.Row.Role, rp.Row.Verdict)
-		if rp.Row.Old != nil && rp.Row.New != nil {
+		if rp.Row.Test != "" {
 			head += " " + pctChange(rp.Row.Change)
 		}
 		head += ")"

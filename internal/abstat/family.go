@@ -111,7 +111,7 @@ func (r *Report) family() {
 	var ps []float64
 	for _, row := range r.Primaries() {
 		switch {
-		case row.Old != nil && row.New != nil && row.Outcome == nil && !math.IsNaN(row.P):
+		case row.Sides[0] != nil && row.Sides[1] != nil && row.Outcome == nil && !math.IsNaN(row.P):
 			rows = append(rows, row)
 			ps = append(ps, row.P)
 		case row.undecided && row.Outcome == nil:

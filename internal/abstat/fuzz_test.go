@@ -77,8 +77,8 @@ func checkReport(t *testing.T, r *Report) {
 					t.Fatalf("%s %s: %d boots of %d values, file has %d boots", tab.Unit, row.Name, len(s.IDs), len(s.Values), r.Boots[side])
 				}
 			}
-			if b := row.Boot; b != nil && (len(b.Old) != row.Samples[0].Boots() || len(b.New) != row.Samples[1].Boots()) {
-				t.Fatalf("%s %s: Welch on %d+%d boots of %d+%d", tab.Unit, row.Name, len(b.Old), len(b.New), row.Samples[0].Boots(), row.Samples[1].Boots())
+			if b := row.boot; b != nil && (len(b.med[0]) != row.Samples[0].Boots() || len(b.med[1]) != row.Samples[1].Boots()) {
+				t.Fatalf("%s %s: Welch on %d+%d boots of %d+%d", tab.Unit, row.Name, len(b.med[0]), len(b.med[1]), row.Samples[0].Boots(), row.Samples[1].Boots())
 			}
 		}
 	}

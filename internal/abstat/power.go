@@ -28,11 +28,11 @@ func (p *Power) NeedUnit() string {
 }
 
 // bootPower is the power of a comparison with boots as samples.
-func bootPower(b *BootCmp, sc abmath.Scale, threshold, alpha float64) *Power {
-	c := sc.To(b.OldCenter)
+func bootPower(b *bootCmp, sc abmath.Scale, threshold, alpha float64) *Power {
+	c := sc.To(b.sides[0].Center)
 	p := &Power{Test: "welch"}
-	p.MDE = sc.Change(abmath.WelchShift(b.Between, len(b.Old), len(b.New), alpha), c)
-	p.Need = abmath.Need(sc.Shift(threshold, c), MinBoots, func(n int) float64 { return abmath.WelchShift(b.Between, n, n, alpha) })
+	p.MDE = sc.Change(abmath.WelchShift(b.between, len(b.med[0]), len(b.med[1]), alpha), c)
+	p.Need = abmath.Need(sc.Shift(threshold, c), MinBoots, func(n int) float64 { return abmath.WelchShift(b.between, n, n, alpha) })
 	return p
 }
 

@@ -5,7 +5,6 @@ package abstat
 import (
 	"math"
 	"math/rand/v2"
-	"slices"
 	"testing"
 
 	"golang.org/x/perf/benchmath"
@@ -72,7 +71,7 @@ func powerPerSample(t *testing.T, old, nw string, seed uint64) {
 		t.Fatalf("power %+v, want a finite U-test MDE", p)
 	}
 	var resid []float64
-	for _, side := range [][]float64{row.Old.Values, row.New.Values} {
+	for _, side := range [][]float64{sorted(row, 0), sorted(row, 1)} {
 		m := abmath.Median(side)
 		for _, x := range side {
 			resid = append(resid, x/m)
@@ -86,7 +85,7 @@ func powerPerSample(t *testing.T, old, nw string, seed uint64) {
 		}
 		return benchmath.NewSample(v, &benchmath.Thresholds{CompareAlpha: detectAlpha})
 	}
-	n1, n2 := len(row.Old.Values), len(row.New.Values)
+	n1, n2 := row.Sides[0].N, row.Sides[1].N
 	flagged := 0
 	for range resamplings {
 		a, b := draw(n1, 1), draw(n2, 1+p.MDE)
@@ -119,8 +118,8 @@ func TestPowerBoots(t *testing.T) {
 	}
 	row := rowOf(t, r, "sec/op", sim.SyscallRow)
 	p := row.Power
-	if row.Boot == nil || p == nil || p.Test != "welch" || !(p.MDE > 0) {
-		t.Fatalf("boot comparison %+v, power %+v; want Welch with an MDE", row.Boot, p)
+	if row.boot == nil || p == nil || p.Test != "welch" || !(p.MDE > 0) {
+		t.Fatalf("boot comparison %+v, power %+v; want Welch with an MDE", row.boot, p)
 	}
 	runsOf := realRuns(t) // the six real runs, each centered on its median
 	rng := rand.New(rand.NewPCG(22, 2))
@@ -128,7 +127,7 @@ func TestPowerBoots(t *testing.T) {
 		s := &BootSamples{}
 		for i := range n {
 			run := runsOf[rng.IntN(len(runsOf))]
-			f := scale * math.Exp(row.Boot.Between*rng.NormFloat64())
+			f := scale * math.Exp(row.Between*rng.NormFloat64())
 			for _, x := range run {
 				s.Add(string(rune('a'+i)), f*x, 0)
 			}
@@ -138,13 +137,13 @@ func TestPowerBoots(t *testing.T) {
 	flagged := 0
 	for range resamplings {
 		a, b := boots(3, 1), boots(3, 1+p.MDE)
-		if c, _, _ := compareBoots(a, b, abmath.ScaleOf(a.all(), b.all())); c.P <= detectAlpha {
+		if c, _, _ := compareBoots(a, b, abmath.ScaleOf(a.all(), b.all())); c.p <= detectAlpha {
 			flagged++
 		}
 	}
 	share := float64(flagged) / resamplings
 	t.Logf("3+3 boots, between %.2f%%: MDE %.2f%%, flagged in %.1f%% of %d; need %d boots for %g%%",
-		100*row.Boot.Between, 100*p.MDE, 100*share, resamplings, p.Need, 100*detectThreshold)
+		100*row.Between, 100*p.MDE, 100*share, resamplings, p.Need, 100*detectThreshold)
 	if share < powerLo || share > powerHi {
 		t.Errorf("a change of the MDE (%.2f%%) was flagged in %.1f%% of simulated comparisons, want %g-%g%%",
 			100*p.MDE, 100*share, 100*powerLo, 100*powerHi)
@@ -163,7 +162,7 @@ func realRuns(t *testing.T) [][]float64 {
 			if err != nil {
 				t.Fatal(err)
 			}
-			v := slices.Clone(rowOf(t, r, "sec/op", sim.SyscallRow).Old.Values)
+			v := sorted(rowOf(t, r, "sec/op", sim.SyscallRow), 0)
 			m := abmath.Median(v)
 			for j := range v {
 				v[j] /= m

@@ -74,17 +74,17 @@ func TestVerdicts(t *testing.T) {
 		row := rowOf(t, r, w.unit, w.name)
 		if row.Verdict != w.verdict || !near(row.Change, w.change) {
 			t.Errorf("%s %s: verdict %q, change %+.4f; want %q, %+.4f (p=%.4f)",
-				w.name, w.unit, row.Verdict, row.Change, w.verdict, w.change, row.Cmp.P)
+				w.name, w.unit, row.Verdict, row.Change, w.verdict, w.change, row.P)
 		}
-		if row.Cmp.N1 != 10 || row.Cmp.N2 != 10 {
-			t.Errorf("%s %s: n=%d+%d, want 10+10", w.name, w.unit, row.Cmp.N1, row.Cmp.N2)
+		if row.Sides[0].N != 10 || row.Sides[1].N != 10 {
+			t.Errorf("%s %s: n=%d+%d, want 10+10", w.name, w.unit, row.Sides[0].N, row.Sides[1].N)
 		}
 	}
-	if row := rowOf(t, r, "sec/op", "Small-2"); row.Cmp.P > 0.05 {
-		t.Errorf("Small-2: p=%.4f; the test wants a significant change below the threshold", row.Cmp.P)
+	if row := rowOf(t, r, "sec/op", "Small-2"); row.P > 0.05 {
+		t.Errorf("Small-2: p=%.4f; the test wants a significant change below the threshold", row.P)
 	}
-	if row := rowOf(t, r, "sec/op", "Slower-2"); !near(row.OldSum.Center, 100e-9) || !near(row.NewSum.Center, 110e-9) {
-		t.Errorf("Slower-2 medians %g, %g; want 100ns, 110ns (ns/op tidied to sec/op)", row.OldSum.Center, row.NewSum.Center)
+	if row := rowOf(t, r, "sec/op", "Slower-2"); !near(row.Sides[0].Center, 100e-9) || !near(row.Sides[1].Center, 110e-9) {
+		t.Errorf("Slower-2 medians %g, %g; want 100ns, 110ns (ns/op tidied to sec/op)", row.Sides[0].Center, row.Sides[1].Center)
 	}
 	// Rows count once, in their primary unit: Slower-2 (sec/op; its
 	// loops/s, moving with it, is evidence) and Custom-2 (lat-ns, its
@@ -241,7 +241,7 @@ func TestDifferentCPU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if row := rowOf(t, r, "sec/op", "X-2"); row.Verdict != abstat.Same || row.Old == nil || row.New == nil {
+	if row := rowOf(t, r, "sec/op", "X-2"); row.Verdict != abstat.Same || row.Test == "" {
 		t.Errorf("X-2 not compared across CPUs: %+v", row)
 	}
 	if len(r.Setup) != 1 || r.Setup[0].Key != "cpu" || r.Setup[0].New != "Other CPU" {
