@@ -271,7 +271,7 @@ func rowOf(r *abstat.Report, t *abstat.Table, row *abstat.Row) *Row {
 	if out.Test != "" {
 		out.undecidable = row.TooFew
 		if pw := row.Power; pw != nil {
-			out.MDE, out.Need, out.NeedUnit = Num(pw.MDE), pw.Need, pw.NeedUnit()
+			out.MDE, out.Need, out.NeedUnit = Num(pw.MDE), pw.Need, "boots"
 		}
 	}
 	own, paced, same := r.Attribution.For(t.Pkg, t.Ident, row.Name)

@@ -128,8 +128,8 @@ type Row struct {
 	Notes           []Note // caveats on the row's test, in order
 	// Outcome is what go test printed that failed or skipped the row.
 	Outcome *Outcome
-	// Power is what the row's test could have detected; nil where a
-	// side is missing.
+	// Power is what the row's test could have detected; nil per sample
+	// or where a side is missing.
 	Power *Power
 	// Rate is, for an event counter (Attribution), the counter per
 	// second of the row's time; nil for the others.
@@ -271,13 +271,9 @@ func (r *Report) powerAtLevel() {
 		case row.Power == nil || row.Power.Test == "stein":
 		case row.boot != nil:
 			row.Power = bootPower(row.boot, row.Scale, r.goal(), level)
-		case row.undecided && row.Outcome == nil:
-			if old.Boots() >= 2 && new.Boots() >= 2 {
-				b, _, _ := compareBoots(old, new, row.Scale)
-				row.Power = bootPower(b, row.Scale, r.goal(), level)
-			}
-		case old != nil && new != nil:
-			row.Power = samplePower(old.all(), new.all(), row.Scale, r.goal(), level)
+		case row.undecided && row.Outcome == nil && old.Boots() >= 2 && new.Boots() >= 2:
+			b, _, _ := compareBoots(old, new, row.Scale)
+			row.Power = bootPower(b, row.Scale, r.goal(), level)
 		}
 	}
 }
@@ -350,7 +346,6 @@ func (r *Report) test(t *Table, row *Row) {
 	c := assumption.Compare(samples[0], samples[1])
 	row.warn(sums[0].Warnings, sums[1].Warnings, c.Warnings)
 	row.TooFew = len(c.Warnings) > 0
-	row.Power = samplePower(samples[0].Values, samples[1].Values, sc, r.Opts.Threshold, r.Opts.Alpha)
 	row.P = c.P
 	row.Change = change(row.Sides[0].Center, row.Sides[1].Center)
 	if all := slices.Concat(samples[0].Values, samples[1].Values); flat(all) {

@@ -82,8 +82,8 @@ func TestDegenerate(t *testing.T) {
 		},
 		"one sample": func(r *Report) error {
 			return everyRow(r, func(row *Row) bool {
-				return row.Verdict == Underpowered && hasNote(row, func(n Note) bool { return n.Kind == Library && strings.Contains(n.Err.Error(), "need >= 6 samples") }) && row.Power.MDE > 1
-			}, "underpowered, too few samples")
+				return row.Verdict == Same && hasNote(row, func(n Note) bool { return n.Kind == Library && strings.Contains(n.Err.Error(), "need >= 6 samples") }) && row.TooFew
+			}, "~, too few samples")
 		},
 		"identical files": func(r *Report) error {
 			return everyRow(r, func(row *Row) bool { return row.Verdict == Same || row.Verdict == Underpowered }, "~ or underpowered")
