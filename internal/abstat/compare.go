@@ -493,8 +493,11 @@ func (r *Report) group(files []*abfile.File) {
 		row.Samples[side].Add(boot, v, iters)
 		return row, made
 	}
-	benches := map[benchKey]*bench{}
-	var order []benchKey
+	type bench struct {
+		rows  []*Row
+		units []string // the rows' units
+	}
+	benches := map[[3]string]*bench{} // by package, ident and name
 	for side, f := range files {
 		for _, res := range f.Results {
 			pkg := path.Base(res.Config["pkg"])
@@ -502,7 +505,7 @@ func (r *Report) group(files []*abfile.File) {
 			for _, k := range identKeys {
 				ident = append(ident, k+"="+res.Config[k])
 			}
-			bk := benchKey{pkg, strings.Join(ident, " "), res.Name}
+			bk := [3]string{pkg, strings.Join(ident, " "), res.Name}
 			secOp := math.NaN()
 			for _, v := range res.Values {
 				if v.Unit == "sec/op" {
@@ -511,31 +514,28 @@ func (r *Report) group(files []*abfile.File) {
 			}
 			b := benches[bk]
 			if b == nil {
-				b = &bench{rows: map[string]*Row{}, products: map[string][][]float64{}, sides: sides}
+				b = &bench{}
 				benches[bk] = b
-				order = append(order, bk)
 			}
 			for _, v := range res.Values {
-				k := tableKey{bk.pkg, bk.ident, v.Unit}
+				k := tableKey{bk[0], bk[1], v.Unit}
 				row, made := sample(k, res.Config["pkg"], &r.Tables, res.Name, side, res.Boot, v.Value, res.Iters)
 				if made {
-					b.units = append(b.units, v.Unit)
-					b.rows[v.Unit] = row
+					b.rows, b.units = append(b.rows, row), append(b.units, v.Unit)
 				}
 				if secOp > 0 && unit.IsCounter(v.Unit) && !workCounter(v.Unit) {
 					// Its table's path, whichever result made it.
 					k.unit += rateSuffix
-					rate, made := sample(k, index[tableKey{bk.pkg, bk.ident, v.Unit}].Path, &r.Attribution.Rates, res.Name, side, res.Boot, v.Value/secOp, res.Iters)
+					rate, made := sample(k, index[tableKey{bk[0], bk[1], v.Unit}].Path, &r.Attribution.Rates, res.Name, side, res.Boot, v.Value/secOp, res.Iters)
 					if made {
 						rate.Role, rate.primary, row.Rate = Evidence, rate, rate
 					}
 				}
 			}
-			b.addProducts(side, res.Values)
 		}
 	}
-	for _, bk := range order {
-		benches[bk].roles()
+	for _, b := range benches {
+		roles(b.rows, b.units)
 	}
 }
 
