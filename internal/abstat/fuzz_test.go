@@ -22,7 +22,6 @@ import (
 // a report whose boots, samples and p- and q-values add up, or an error
 // that names the file and line.
 func FuzzBoots(f *testing.F) {
-	sim.FuzzSeeds(f)
 	realPath := sim.Assemble(f, "real.txt", sim.BootFiles("a", sim.BootsA, nil)...)
 	real, err := os.ReadFile(realPath)
 	if err != nil {
