@@ -319,6 +319,7 @@ func (r *Report) test(t *Table, row *Row) {
 			return
 		}
 	}
+	row.Change = change(row.Sides[0].Center, row.Sides[1].Center)
 	sc := row.Scale
 	if r.BootMode && (old.Boots() < MinBoots || new.Boots() < MinBoots) {
 		row.undecided = true
@@ -328,8 +329,6 @@ func (r *Report) test(t *Table, row *Row) {
 			b, _, _ := compareBoots(old, new, sc)
 			row.Power = bootPower(b, sc, r.goal(), r.Opts.Alpha)
 			row.Change = change(b.sides[0].Center, b.sides[1].Center)
-		} else {
-			row.Change = change(row.Sides[0].Center, row.Sides[1].Center)
 		}
 		return
 	}
@@ -339,7 +338,6 @@ func (r *Report) test(t *Table, row *Row) {
 		row.setBoot(b)
 		row.Power = bootPower(b, sc, r.Opts.Threshold, r.Opts.Alpha)
 		row.P = b.p
-		row.Change = change(row.Sides[0].Center, row.Sides[1].Center)
 		row.spreadNotes()
 		return
 	}
@@ -347,7 +345,6 @@ func (r *Report) test(t *Table, row *Row) {
 	row.warn(sums[0].Warnings, sums[1].Warnings, c.Warnings)
 	row.TooFew = len(c.Warnings) > 0
 	row.P = c.P
-	row.Change = change(row.Sides[0].Center, row.Sides[1].Center)
 	if all := slices.Concat(samples[0].Values, samples[1].Values); flat(all) {
 		row.note(Note{Kind: FlatSamples, Values: [2]float64{all[0], all[0]}})
 	}
@@ -358,10 +355,12 @@ func (r *Report) test(t *Table, row *Row) {
 	row.ChangeLo, row.ChangeHi = sc.Change(lo, c0), sc.Change(hi, c0)
 }
 
-// setBoot makes b the row's comparison: its sides, spreads and test.
+// setBoot makes b the row's comparison: its sides, change, spreads and
+// test.
 func (row *Row) setBoot(b *bootCmp) {
 	row.boot, row.Test, row.Within, row.Between = b, "welch", b.within, b.between
 	row.Sides[0], row.Sides[1] = b.sides[0], b.sides[1]
+	row.Change = change(b.sides[0].Center, b.sides[1].Center)
 }
 
 // designed sets a row's test from its design's: Stein's statistic, or
@@ -378,9 +377,6 @@ func (r *Report) designed(row *Row, dt DesignTest) {
 	if !dt.Decided {
 		row.undecided = true
 		row.note(Note{Kind: DesignUndecided, Why: dt.Why})
-		if row.boot != nil {
-			row.Change = change(row.Sides[0].Center, row.Sides[1].Center)
-		}
 		return
 	}
 	row.P, row.Change, row.ChangeLo, row.ChangeHi = dt.P, dt.Change, dt.Lo, dt.Hi
