@@ -2,9 +2,7 @@
 
 package abstat
 
-import (
-	"github.com/kbench/kbench/internal/abmath"
-)
+import "github.com/kbench/kbench/internal/abmath"
 
 // Power is what a row compared with boots as samples could have
 // detected (docs/kbcompare.md gives the formulas): the relative change
