@@ -20,8 +20,9 @@ const (
 	// else the first unit that is not a kernel counter.
 	Primary Role = "primary"
 	// Derived is a fixed count per op over the op's time (loops/s,
-	// loads/s): value × sec/op is one number in every result of the row
-	// within derivedTolerance. It shows its Primary's verdict and q.
+	// loads/s): every result of the row has it beside sec/op, and value
+	// × sec/op is one number within derivedTolerance. It shows its
+	// Primary's verdict and q.
 	Derived Role = "derived"
 	// Evidence is any other unit (a latency percentile, a kernel
 	// counter): judged on its own p, never counted.
