@@ -38,22 +38,15 @@ type bisectDesign struct {
 }
 
 func (b *bisectDesign) next(i int) (nextBoot, bool, error) {
-	st := b.d.st
-	if st.Confirmed == nil {
+	if b.d.st.Confirmed == nil {
 		nb, ok, err := b.confirm.next(i)
 		if ok || err != nil {
 			nb.name += " (confirming)"
 			return nb, ok, err
 		}
-		if err := b.confirmed(); err != nil {
-			return nextBoot{}, false, err
-		}
 	}
-	if err := b.start(); err != nil {
+	if err := b.start(); err != nil || !moved(b.d.st.Confirmed.Verdict) {
 		return nextBoot{}, false, err
-	}
-	if !moved(st.Confirmed.Verdict) {
-		return nextBoot{}, false, nil
 	}
 	if err := b.feed(i); err != nil {
 		return nextBoot{}, false, err
@@ -68,18 +61,6 @@ func (b *bisectDesign) next(i int) (nextBoot, bool, error) {
 }
 
 func moved(v string) bool { return abstat.Verdict(v).Moved() }
-
-// confirmed ends the confirmation, the row's verdict in kbab.json.
-func (b *bisectDesign) confirmed() error {
-	if err := b.compareEnds(); err != nil {
-		return err
-	}
-	st := b.d.st
-	st.Confirmed = &confirmation{Boots: len(st.Boots), Verdict: string(b.judged.Verdict)}
-	fmt.Fprintf(b.d.stderr, "kbab: good %s against bad %s on %s %s after %d boots: %s\n",
-		st.Settings.label(0), st.Settings.label(len(st.Settings.Kernels)-1), b.pkg, b.row, len(st.Boots), st.Confirmed.Verdict)
-	return st.write(b.d.statePath)
-}
 
 // compareEnds compares good with bad under the design and finds the row.
 func (b *bisectDesign) compareEnds() error {
@@ -140,14 +121,26 @@ func (b *bisectDesign) confirmation(label string) (string, error) {
 	return p, err
 }
 
-// start makes the search from the confirmation's boots, once a process.
+// start compares good with bad once a process, ending the confirmation
+// (the row's verdict in kbab.json) where it has not ended, and makes
+// the search from the confirmation's boots where the row moved.
 func (b *bisectDesign) start() error {
-	if b.rep == nil {
-		if err := b.compareEnds(); err != nil {
+	if b.rep != nil {
+		return nil
+	}
+	if err := b.compareEnds(); err != nil {
+		return err
+	}
+	st := b.d.st
+	if st.Confirmed == nil {
+		st.Confirmed = &confirmation{Boots: len(st.Boots), Verdict: string(b.judged.Verdict)}
+		fmt.Fprintf(b.d.stderr, "kbab: good %s against bad %s on %s %s after %d boots: %s\n",
+			st.Settings.label(0), st.Settings.label(len(st.Settings.Kernels)-1), b.pkg, b.row, len(st.Boots), st.Confirmed.Verdict)
+		if err := st.write(b.d.statePath); err != nil {
 			return err
 		}
 	}
-	if b.search != nil || !moved(b.d.st.Confirmed.Verdict) {
+	if !moved(st.Confirmed.Verdict) {
 		return nil
 	}
 	row := b.judged
@@ -155,11 +148,11 @@ func (b *bisectDesign) start() error {
 		return fmt.Errorf("row %s %s: good or bad has no boots of it", b.pkg, b.row)
 	}
 	var err error
-	b.search, err = abseries.NewSearch(row.Samples[0].Medians(), row.Samples[1].Medians(), len(b.d.st.Settings.Kernels)-2, b.options())
+	b.search, err = abseries.NewSearch(row.Samples[0].Medians(), row.Samples[1].Medians(), len(st.Settings.Kernels)-2, b.options())
 	if err != nil {
 		return fmt.Errorf("bisecting %s %s: %v", b.pkg, b.row, err)
 	}
-	b.fed, b.skipped, b.built = b.d.st.Confirmed.Boots, map[int]string{}, map[int]bool{}
+	b.fed, b.skipped, b.built = st.Confirmed.Boots, map[int]string{}, map[int]bool{}
 	return nil
 }
 

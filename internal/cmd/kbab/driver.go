@@ -4,7 +4,6 @@ package main
 
 import (
 	"bytes"
-	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -13,7 +12,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -114,11 +112,11 @@ func (d *driver) open(now settings) error {
 		d.ids, err = d.st.checkOutputs(d.cfg.out, d.stderr)
 	}
 	if n, s := len(d.st.Boots), d.st.Settings; err == nil && n > 0 {
-		if s.Target > 0 {
-			fmt.Fprintf(d.stderr, "kbab: resuming %s: %d boots finished\n", d.cfg.out, n)
-		} else {
-			fmt.Fprintf(d.stderr, "kbab: resuming %s: %d of %d boots finished\n", d.cfg.out, n, len(s.Kernels)*s.Boots+2*s.Profile)
+		of := "" // a plan's boots are not known ahead
+		if s.Target == 0 {
+			of = fmt.Sprintf(" of %d", len(s.Kernels)*s.Boots+2*s.Profile)
 		}
+		fmt.Fprintf(d.stderr, "kbab: resuming %s: %d%s boots finished\n", d.cfg.out, n, of)
 	}
 	return err
 }
@@ -262,8 +260,7 @@ func (d *driver) left(remaining int) string {
 	for _, b := range d.st.Boots {
 		sum += b.Seconds
 	}
-	mean := sum / float64(len(d.st.Boots))
-	return fmt.Sprintf(", about %s left", round(time.Duration(mean*float64(remaining)*float64(time.Second))))
+	return fmt.Sprintf(", about %s left", round(seconds(sum/float64(len(d.st.Boots))*float64(remaining))))
 }
 
 func round(t time.Duration) time.Duration { return t.Round(time.Second) }
@@ -321,7 +318,7 @@ func (d *driver) boot(i int, nb nextBoot, sig <-chan os.Signal, retry string) (i
 		if err != nil {
 			return exitUsage, err
 		}
-		if err := fresh(p.base+".txt", bootIDs(out), d.ids); err != nil {
+		if err := fresh(p.base+".txt", out, d.ids); err != nil {
 			return exitBootFailed, fmt.Errorf("%s (%s) failed: %v", name, p.k.Label, err)
 		}
 		p.rec.Seconds, p.rec.Finished = p.took.Seconds(), time.Now().UTC()
@@ -336,7 +333,7 @@ func (d *driver) boot(i int, nb nextBoot, sig <-chan os.Signal, retry string) (i
 		if r.Profile > 0 {
 			continue
 		}
-		if err := appendFile(d.result(r.Kernel), outs[s]); err != nil {
+		if err := writeSynced(d.result(r.Kernel), os.O_APPEND, outs[s]); err != nil {
 			return exitUsage, err
 		}
 	}
@@ -557,16 +554,6 @@ func (d *driver) stop(pgid int, waited <-chan error) {
 	syscall.Kill(-pgid, syscall.SIGKILL)
 }
 
-// appendFile appends b to dst and syncs it.
-func appendFile(dst string, b []byte) error {
-	f, err := os.OpenFile(dst, os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	return cmp.Or(err, f.Sync(), f.Close())
-}
-
 // compare judges A.txt against B.txt with kbcompare's statistics
 // (package abstat): kbcompare's text report and its exit status (0, 1
 // where something is worse or failed).
@@ -584,17 +571,6 @@ func (d *driver) compare() ([]byte, int, error) {
 	var b bytes.Buffer
 	err = abreport.WriteText(&b, ab)
 	return b.Bytes(), ab.Exit(), err
-}
-
-// bootIDs lists the distinct boot ids of a boot's output in order.
-func bootIDs(out []byte) []string {
-	var ids []string
-	for _, l := range strings.Split(string(out), "\n") {
-		if id, ok := abfile.BootID(l); ok && !slices.Contains(ids, id) {
-			ids = append(ids, id)
-		}
-	}
-	return ids
 }
 
 // A guestLost is a failed boot whose guest died or froze, as vmexec's
