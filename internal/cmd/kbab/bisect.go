@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -71,15 +70,8 @@ func (b *bisectDesign) compareEnds() error {
 			return fmt.Errorf("planning: %v", err)
 		}
 	}
-	var paths []string
-	for _, k := range []int{0, len(s.Kernels) - 1} {
-		p, err := b.confirmation(s.label(k))
-		if err != nil {
-			return err
-		}
-		paths = append(paths, p)
-	}
-	rep, err := abstat.Compare(paths[0], paths[1], d.compareOptions())
+	// Good's and bad's files hold the confirmation's boots (state.inFile).
+	rep, err := abstat.Compare(d.result(s.label(0)), d.result(s.label(len(s.Kernels)-1)), d.compareOptions())
 	if err != nil {
 		return err
 	}
@@ -100,25 +92,6 @@ func (b *bisectDesign) compareEnds() error {
 	}
 	b.rep = rep
 	return nil
-}
-
-// confirmation is kernel label's file as the confirmation left it: the
-// file itself until it ends, then a copy (DIR/confirmation/LABEL.txt),
-// as the steps append good's and bad's boots beside each image.
-func (b *bisectDesign) confirmation(label string) (string, error) {
-	st := b.d.st
-	if st.Confirmed == nil {
-		return b.d.result(label), nil
-	}
-	data, err := outputs(b.d.cfg.out, label, st.Boots[:st.Confirmed.Boots])
-	p := filepath.Join(b.d.cfg.out, "confirmation", label+".txt")
-	if err == nil {
-		err = os.MkdirAll(filepath.Dir(p), 0o777)
-	}
-	if err == nil {
-		err = os.WriteFile(p, data, 0o666)
-	}
-	return p, err
 }
 
 // start compares good with bad once a process, ending the confirmation

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/kbench/kbench/internal/abplan"
+	"golang.org/x/sys/unix"
 )
 
 // A design decides a run's boots: fixed, planned, series or bisect. It
@@ -25,8 +26,9 @@ type nextBoot struct {
 	kernel  int
 	runs    [][]string
 	record  []pkgRun
-	pair    *nextBoot // a duet's boot at once with this one (duet.go)
-	profile int       // a profile boot's number (1-based; profile.go)
+	pair    *nextBoot   // a duet's boot at once with this one (duet.go)
+	cpus    unix.CPUSet // a duet's boot's CPUs (none: kbab's)
+	profile int         // a profile boot's number (1-based; profile.go)
 }
 
 // newDesign is the settings' design, a duet's boots in pairs, profile

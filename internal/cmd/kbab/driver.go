@@ -268,58 +268,39 @@ func round(t time.Duration) time.Duration { return t.Round(time.Second) }
 // boot runs boot i (0-based), a duet's with its pair at once, and
 // records it, or returns why it did not finish and the exit status.
 func (d *driver) boot(i int, nb nextBoot, sig <-chan os.Signal, retry string) (int, error) {
-	name, nbs := nb.name, []nextBoot{nb}
-	var halves [2][]int
+	sides := []bootSide{{nextBoot: nb}}
 	if nb.pair != nil {
-		nbs = append(nbs, *nb.pair)
-		var err error
-		if halves, err = duetCPUs(d.st.Settings.SMP); err != nil {
-			return exitUsage, err
-		}
+		sides = append(sides, bootSide{nextBoot: *nb.pair})
 	}
-	sides := make([]bootSide, len(nbs))
-	for s, b := range nbs {
+	for s := range sides {
 		p := &sides[s]
-		p.k = d.st.Settings.Kernels[b.kernel]
-		p.rec = bootRecord{Boot: i + 1 + s, Kernel: p.k.Label, Runs: b.record, Retry: retry, Profile: b.profile}
-		p.name, p.base = name, bootBase(d.cfg.out, p.rec)
+		p.name, p.k = nb.name, d.st.Settings.Kernels[p.kernel]
+		p.rec = bootRecord{Boot: i + 1 + s, Kernel: p.k.Label, Runs: p.record, Retry: retry, Profile: p.profile}
+		p.base = bootBase(d.cfg.out, p.rec)
 		err := p.open()
 		defer p.close()
 		if err != nil {
 			return exitUsage, err
 		}
-		p.runs = b.runs
-		if nb.pair != nil {
-			p.runs = perPackage(b.runs)
-			for _, c := range halves[s] {
-				p.cpus.Set(c)
-			}
-		}
-	}
-	if len(sides[0].runs) != len(sides[len(sides)-1].runs) {
-		return exitUsage, fmt.Errorf("%s: the sides' go test runs differ: %d and %d", name, len(sides[0].runs), len(sides[1].runs))
 	}
 	for k := range sides[0].runs {
-		if code, err := d.atOnce(name, sides, k, sig); err != nil {
+		if code, err := d.atOnce(nb.name, sides, k, sig); err != nil {
 			return code, err
 		}
 	}
 	// Each side's output synced, with fresh boot ids; then appended to
-	// its kernel's file (a timed boot's) and recorded in kbab.json.
-	var recs []bootRecord
-	var outs [][]byte
+	// its kernel's file (inFile) and recorded in kbab.json.
 	for s := range sides {
 		p := &sides[s]
 		err := p.out.Sync()
-		var out []byte
 		if err == nil {
-			out, err = os.ReadFile(p.base + ".txt")
+			p.data, err = os.ReadFile(p.base + ".txt")
 		}
 		if err != nil {
 			return exitUsage, err
 		}
-		if err := fresh(p.base+".txt", out, d.ids); err != nil {
-			return exitBootFailed, fmt.Errorf("%s (%s) failed: %v", name, p.k.Label, err)
+		if err := fresh(p.base+".txt", p.data, d.ids); err != nil {
+			return exitBootFailed, fmt.Errorf("%s (%s) failed: %v", nb.name, p.k.Label, err)
 		}
 		p.rec.Seconds, p.rec.Finished = p.took.Seconds(), time.Now().UTC()
 		if p.rec.Profile > 0 {
@@ -327,17 +308,15 @@ func (d *driver) boot(i int, nb nextBoot, sig <-chan os.Signal, retry string) (i
 				return exitUsage, err
 			}
 		}
-		recs, outs = append(recs, p.rec), append(outs, out)
 	}
-	for s, r := range recs {
-		if r.Profile > 0 {
-			continue
+	for _, p := range sides {
+		if d.st.inFile(p.rec) {
+			if err := writeSynced(d.result(p.rec.Kernel), os.O_APPEND, p.data); err != nil {
+				return exitUsage, err
+			}
 		}
-		if err := writeSynced(d.result(r.Kernel), os.O_APPEND, outs[s]); err != nil {
-			return exitUsage, err
-		}
+		d.st.Boots = append(d.st.Boots, p.rec)
 	}
-	d.st.Boots = append(d.st.Boots, recs...)
 	if err := d.st.write(d.statePath); err != nil {
 		return exitUsage, err
 	}
@@ -348,17 +327,17 @@ func (d *driver) boot(i int, nb nextBoot, sig <-chan os.Signal, retry string) (i
 // test's stdout), base.log (its stderr) and base.outcome (vmexec's
 // outcomes), environment (nil: kbab's) and a duet's CPUs.
 type bootSide struct {
-	name, base, outcomes string
-	k                    kernel
-	out, log             *os.File
-	took                 time.Duration
-	rec                  bootRecord
-	runs                 [][]string
-	env                  []string
-	profiles             string
-	cpus                 unix.CPUSet
-	code                 int
-	err                  error
+	nextBoot
+	base, outcomes string
+	k              kernel
+	out, log       *os.File
+	data           []byte // out's contents, once the boot finished
+	took           time.Duration
+	rec            bootRecord
+	env            []string
+	profiles       string
+	code           int
+	err            error
 }
 
 // open creates the boot's files, an earlier try's renamed first, and a

@@ -246,20 +246,22 @@ func (c *config) check() error {
 		}
 	}
 	for _, a := range testflags.GoTest(c.goTest).Args {
-		if !a.Flag || a.Test {
-			continue // test.NAME is the testing package's, none of these
-		}
-		switch a.Name {
-		case "exec":
-			return fmt.Errorf("go test flag %s: kbab sets -exec to vmexec; use -smp, -memory and -accel for the guest", a.Text)
-		case "json":
-			return fmt.Errorf("go test flag %s: kbcompare reads go test's text output, not -json", a.Text)
-		case "c", "i", "n":
-			return fmt.Errorf("go test flag %s: kbab needs go test to run the tests in each boot", a.Text)
+		// test.NAME is the testing package's, none of these.
+		if why := refusedGoTest[a.Name]; a.Flag && !a.Test && why != "" {
+			return fmt.Errorf("go test flag %s: %s", a.Text, why)
 		}
 	}
 	return nil
 }
+
+// refusedGoTest are the go test flags kbab refuses, and why.
+var refusedGoTest = map[string]string{
+	"exec": "kbab sets -exec to vmexec; use -smp, -memory and -accel for the guest",
+	"json": "kbcompare reads go test's text output, not -json",
+	"c":    runsTests, "i": runsTests, "n": runsTests,
+}
+
+const runsTests = "kbab needs go test to run the tests in each boot"
 
 // splitGoTest is go test's flags for -target and -duet, which run each
 // package on its own: all but -bench, -count (count, 0 where none: every

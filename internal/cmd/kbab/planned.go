@@ -142,7 +142,7 @@ func (p *plannedDesign) plan() error {
 	for i, k := range []int{p.a, p.b} {
 		var err error
 		names[i] = d.result(d.st.Settings.label(k))
-		if data[i], err = outputs(d.cfg.out, d.st.Settings.label(k), pilot); err != nil {
+		if data[i], err = d.st.outputs(d.cfg.out, d.st.Settings.label(k), pilot); err != nil {
 			return err
 		}
 	}

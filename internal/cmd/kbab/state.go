@@ -248,12 +248,12 @@ func bootBase(dir string, r bootRecord) string {
 // bootFile is boot r's output.
 func bootFile(dir string, r bootRecord) string { return bootBase(dir, r) + ".txt" }
 
-// outputs joins the outputs of kernel label's timed boots among rs in
-// order: what its file (LABEL.txt) holds after them.
-func outputs(dir, label string, rs []bootRecord) ([]byte, error) {
+// outputs joins the outputs of kernel label's boots among rs that
+// belong in its file (inFile), in order: what LABEL.txt holds after them.
+func (st *state) outputs(dir, label string, rs []bootRecord) ([]byte, error) {
 	var b []byte
 	for _, r := range rs {
-		if r.Kernel == label && r.Profile == 0 {
+		if r.Kernel == label && st.inFile(r) {
 			out, err := os.ReadFile(bootFile(dir, r))
 			if err != nil {
 				return nil, err
@@ -262,6 +262,15 @@ func outputs(dir, label string, rs []bootRecord) ([]byte, error) {
 		}
 	}
 	return b, nil
+}
+
+// inFile reports whether finished boot r's output belongs in its
+// kernel's file: a timed boot's, except a bisection step's boot of good
+// or bad, so that those two files are its confirmation.
+func (st *state) inFile(r bootRecord) bool {
+	ks := st.Settings.Kernels
+	end := r.Kernel == ks[0].Label || r.Kernel == ks[len(ks)-1].Label
+	return r.Profile == 0 && !(end && st.Confirmed != nil && r.Boot > st.Confirmed.Boots)
 }
 
 // checkOutputs makes sure each finished boot's output is there with
@@ -281,7 +290,7 @@ func (st *state) checkOutputs(dir string, stderr io.Writer) (map[string]bool, er
 		}
 	}
 	for _, k := range st.Settings.Kernels {
-		want, err := outputs(dir, k.Label, st.Boots)
+		want, err := st.outputs(dir, k.Label, st.Boots)
 		if err != nil {
 			return nil, err
 		}
