@@ -542,10 +542,8 @@ func (d *driver) compare() ([]byte, int, error) {
 	if err != nil {
 		return nil, 0, fmt.Errorf("comparing the boots: %v", err)
 	}
-	run := &abreport.RunNotes{Budget: d.cfg.budget, PlanFile: filepath.Join(d.cfg.out, "plan.txt")}
-	if d.st.Settings.Target > 0 {
-		run.Design = d.design
-	}
+	// d.design is nil where the run is not planned.
+	run := &abreport.RunNotes{Design: d.design, Budget: d.cfg.budget, PlanFile: filepath.Join(d.cfg.out, "plan.txt")}
 	ab := abreport.New(rep, d.profileSection(rep, run), run)
 	var b bytes.Buffer
 	err = abreport.WriteText(&b, ab)

@@ -107,13 +107,12 @@ func balancedOrder(i, n int) int {
 func (s settings) label(k int) string { return s.Kernels[k].Label }
 
 func newSettings(c *config) (settings, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return settings{}, err
+	s := c.settings
+	var err error
+	if s.Dir, err = os.Getwd(); err != nil {
+		return s, err
 	}
-	s := settings{Dir: dir, Design: c.design, List: c.list, Boots: c.boots, SMP: c.smp, Memory: c.memory,
-		Accel: c.accel, GoTest: c.goTest, Target: c.target, Row: c.row, Profile: c.profile, Duet: c.duet}
-	if c.target > 0 {
+	if s.Target > 0 {
 		s.Boots = 0 // the plan's
 	}
 	for _, k := range c.kernels {
