@@ -60,28 +60,22 @@ func AppendOutcome(path string, o Outcome) error {
 	return cmp.Or(err, f.Close())
 }
 
-// readOutcomes reads what -outcome wrote to the file name: one Outcome a
-// line.
-func readOutcomes(name string, b []byte) ([]Outcome, error) {
+// ReadOutcomeFile reads what -outcome wrote to path, one Outcome a line;
+// a missing or empty file holds none.
+func ReadOutcomeFile(path string) ([]Outcome, error) {
+	b, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return nil, nil
+	} else if err != nil || len(b) == 0 {
+		return nil, err
+	}
 	var out []Outcome
 	for n, line := range bytes.Split(bytes.TrimSuffix(b, []byte("\n")), []byte("\n")) {
 		var o Outcome
 		if err := json.Unmarshal(line, &o); err != nil {
-			return nil, fmt.Errorf("%s: line %d: %v", name, n+1, err)
+			return nil, fmt.Errorf("%s: line %d: %v", path, n+1, err)
 		}
 		out = append(out, o)
 	}
 	return out, nil
-}
-
-// ReadOutcomeFile is readOutcomes of a file; a missing or empty file
-// holds none.
-func ReadOutcomeFile(path string) ([]Outcome, error) {
-	b, err := os.ReadFile(path)
-	if os.IsNotExist(err) || err == nil && len(b) == 0 {
-		return nil, nil
-	} else if err != nil {
-		return nil, err
-	}
-	return readOutcomes(path, b)
 }

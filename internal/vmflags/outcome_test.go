@@ -54,7 +54,9 @@ func FuzzReadOutcomes(f *testing.F) {
 	f.Add([]byte(`{"status":82,"outcome":"died","program":"/tmp/x.test","dir":"/k/netbench","why":"guest kernel panic"}` + "\n"))
 	f.Add([]byte("{}\n\n{\"status\":1e400}\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		out, err := readOutcomes("f", b)
+		p := filepath.Join(t.TempDir(), "f")
+		os.WriteFile(p, b, 0o644)
+		out, err := ReadOutcomeFile(p)
 		if err != nil && out != nil {
 			t.Errorf("outcomes %v with error %v", out, err)
 		}

@@ -134,28 +134,18 @@ func params(s string) []string {
 	return out
 }
 
-// openImage opens a regular file; the error names flag.
-func openImage(flag, path string) (*os.File, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v", flag, err)
-	}
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, cmp.Or(err, fmt.Errorf("%s %s: not a regular file", flag, path))
-	}
-	return f, nil
-}
-
 // Kernel checks that path is an x86 boot image (a bzImage): the setup
 // header's "HdrS" at 0x202 and boot protocol 2.00 or later (initramfs
 // support). The error names flagName (kbab's -a-kernel, -b-kernel).
 func Kernel(flagName, path string) error {
-	f, err := openImage(flagName, path)
+	f, err := os.Open(path)
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %v", flagName, err)
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return cmp.Or(err, fmt.Errorf("%s %s: not a regular file", flagName, path))
+	}
 	var hdr [0x208]byte
 	if n, err := io.ReadFull(f, hdr[:]); err != nil {
 		return fmt.Errorf("%s %s: not a kernel image: %d bytes, too short for a bzImage header", flagName, path, n)
@@ -173,7 +163,7 @@ func Kernel(flagName, path string) error {
 // name of an image's contents (vmexec's vm.image line and caches, kbab's
 // resume state).
 func ImageDigest(path string) (string, error) {
-	f, err := openImage("image", path)
+	f, err := os.Open(path)
 	if err != nil {
 		return "", err
 	}

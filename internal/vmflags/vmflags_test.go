@@ -145,8 +145,8 @@ func TestImageDigest(t *testing.T) {
 	if got, err := ImageDigest(p); err != nil || got != "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad" {
 		t.Errorf("ImageDigest = %q, %v; want abc's SHA-256", got, err)
 	}
-	if got, err := ImageDigest(dir); err == nil || !strings.Contains(err.Error(), "not a regular file") {
-		t.Errorf("ImageDigest(a directory) = %q, %v; want not a regular file", got, err)
+	if got, err := ImageDigest(dir); err == nil || !strings.Contains(err.Error(), "is a directory") {
+		t.Errorf("ImageDigest(a directory) = %q, %v; want is a directory", got, err)
 	}
 	if _, err := ImageDigest(filepath.Join(dir, "none")); err == nil {
 		t.Error("ImageDigest(a missing file): no error")

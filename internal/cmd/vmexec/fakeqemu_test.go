@@ -3,11 +3,11 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"slices"
@@ -20,7 +20,7 @@ import (
 
 // The test binary is also a fake QEMU, selected by fakeQEMUEnv: vmexec's
 // -qemu runs it with QEMU's command line as vmexec builds it. It checks
-// that command line, answers --version and QMP, and plays a guest on the
+// that command line, answers --version and the monitor, and plays a guest on the
 // console (fd 3, as -chardev file,path=/proc/self/fd/3 gives QEMU) and on
 // the data port (fd 4, a socket), with frames as vmexec's init sends them. The
 // variable names the guest (fakeGuests); under -accel kvm, fakeKVMEnv
@@ -136,22 +136,14 @@ var fakeGuests = map[string]func(vm *fakeVM) int{
 		vm.exit(`{"code":0}`)
 		return 0
 	},
-	// The binary hangs and ignores SIGQUIT; its runtime still dumps.
-	"hang": func(vm *fakeVM) int { return vm.running(false) },
-	// The data port breaks when the binary gets SIGQUIT.
-	"quit-corrupt": func(vm *fakeVM) int {
+	// The binary says it is ready and hangs.
+	"hang": func(vm *fakeVM) int {
 		if err := vm.hello(); err != nil {
 			return vm.die(err)
 		}
 		vm.fw.write(frameStdout, []byte("ready\n"))
-		if _, err := vm.fr.next(); err == nil {
-			vm.fw.w.Write([]byte{'Z', 0, 0, 0, 0})
-		}
 		return vm.hang()
 	},
-	// The binary dumps its goroutines at SIGQUIT and exits 2, as a Go
-	// program does.
-	"quit": func(vm *fakeVM) int { return vm.running(true) },
 	// QEMU is killed before the kernel reached init, and while the binary
 	// runs.
 	"killed-early": func(vm *fakeVM) int {
@@ -296,12 +288,7 @@ func fakeQEMU(args []string) int {
 	// As QEMU's socket chardev on fd 4.
 	data := os.NewFile(4, "data")
 	vm.fw, vm.fr = &frameWriter{w: data}, newHostReader(data)
-	qmp, _ := strings.CutPrefix(opt["-qmp"], "unix:")
-	qmp, _, _ = strings.Cut(qmp, ",")
-	if err := serveQMP(qmp, opt["-smp"]); err != nil {
-		fmt.Fprintln(os.Stderr, "fake qemu: QMP:", err)
-		return 1
-	}
+	go serveMonitor(os.NewFile(5, "monitor"), opt["-smp"])
 	return play(vm)
 }
 
@@ -343,8 +330,8 @@ func fakeArgs(args []string) (map[string]string, error) {
 	if err := checkImage(opt["-kernel"]); err != nil {
 		return nil, err
 	}
-	if opt["data"] != "socket,id=data,fd=4" || !strings.HasPrefix(opt["-qmp"], "unix:") {
-		return nil, fmt.Errorf("no data port socket or QMP socket: %q", args)
+	if opt["data"] != "socket,id=data,fd=4" || opt["mon"] != "socket,id=mon,fd=5" || opt["-mon"] != "chardev=mon,mode=readline" {
+		return nil, fmt.Errorf("no data port socket or monitor socket: %q", args)
 	}
 	if a := opt["-accel"]; a != "kvm" && a != "tcg,thread=multi" {
 		return nil, fmt.Errorf("-accel %q", a)
@@ -384,57 +371,30 @@ func fakeSpec(initrd string) (guestSpec, error) {
 	return spec, nil
 }
 
-// serveQMP answers vmexec's QMP calls on sock, as QEMU's monitor: a
-// greeting, then a return (after an event) for each command.
-func serveQMP(sock, smp string) error {
-	l, err := net.Listen("unix", sock)
-	if err != nil {
-		return err
-	}
+// serveMonitor answers vmexec's commands on QEMU's human monitor, as
+// QEMU does: a greeting and a prompt, then for each command line its echo
+// (as readline draws it), its output and a prompt.
+func serveMonitor(f *os.File, smp string) {
 	var n int
 	fmt.Sscan(smp, &n)
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
+	io.WriteString(f, "QEMU 10.0.2 monitor - type 'help' for more information\r\n(qemu) ")
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var out strings.Builder
+		out.WriteString(sc.Text() + "\x1b[K\r\n")
+		for i := range n {
+			switch sc.Text() {
+			case "info cpus":
+				fmt.Fprintf(&out, "  CPU #%d: thread_id=%d\r\n", i, os.Getpid())
+			case "info registers -a":
+				// cut to what vmexec reads
+				fmt.Fprintf(&out, "\r\nCPU#%d\r\nRAX=0000000000000000 RBX=0000000000000000\r\nRIP=ffffffff8100%04x RFL=00000246 [---Z-P-] CPL=0 II=0 A20=1 SMM=0 HLT=0\r\n", i, 0x10+i*0x100)
 			}
-			go func() {
-				defer c.Close()
-				enc, dec := json.NewEncoder(c), json.NewDecoder(c)
-				enc.Encode(map[string]any{"QMP": map[string]any{"version": map[string]any{}, "capabilities": []string{}}})
-				for {
-					var cmd struct {
-						Execute string `json:"execute"`
-					}
-					if dec.Decode(&cmd) != nil {
-						return
-					}
-					switch cmd.Execute {
-					case "qmp_capabilities":
-						enc.Encode(map[string]any{"return": map[string]any{}})
-					case "human-monitor-command":
-						// info registers -a, cut to what vmexec reads.
-						var regs strings.Builder
-						for i := range n {
-							fmt.Fprintf(&regs, "CPU#%d\r\nRAX=0000000000000000 RBX=0000000000000000\r\nRIP=ffffffff8100%04x RFL=00000246 [---Z-P-] CPL=0 II=0 A20=1 SMM=0 HLT=0\r\n", i, 0x10+i*0x100)
-						}
-						enc.Encode(map[string]any{"return": regs.String()})
-					case "query-cpus-fast":
-						enc.Encode(map[string]any{"event": "RESUME", "data": map[string]any{}})
-						var cpus []map[string]int
-						for i := range n {
-							cpus = append(cpus, map[string]int{"cpu-index": i, "thread-id": os.Getpid()})
-						}
-						enc.Encode(map[string]any{"return": cpus})
-					default:
-						enc.Encode(map[string]any{"error": map[string]string{"class": "CommandNotFound", "desc": "The command " + cmd.Execute + " has not been found"}})
-					}
-				}
-			}()
 		}
-	}()
-	return nil
+		// written in two pieces, as a reader may get them
+		io.WriteString(f, out.String())
+		io.WriteString(f, "(qemu) ")
+	}
 }
 
 // console writes kernel console lines.
@@ -455,8 +415,8 @@ func (vm *fakeVM) hello() error {
 	if f.typ != frameStart {
 		return fmt.Errorf("frame %q before the start frame", f.typ)
 	}
-	vm.facts, err = decodeStart(f)
-	return err
+	vm.facts = strings.Split(string(f.payload), "\n")
+	return nil
 }
 
 // run plays the binary: output on both streams, a note from init, the
@@ -484,28 +444,6 @@ func (vm *fakeVM) run() {
 		vm.fw.write(frameData, []byte("lost"))
 		vm.fw.write(frameFile, []byte(o+"/row.pprof"))
 		vm.fw.write(frameData, bytes.Repeat([]byte("pprof\x00"), 300000))
-	}
-}
-
-// running plays a binary that says it is ready and waits; at SIGQUIT it
-// dumps its goroutines and, with exits, exits 2.
-func (vm *fakeVM) running(exits bool) int {
-	if err := vm.hello(); err != nil {
-		return vm.die(err)
-	}
-	vm.fw.write(frameStdout, []byte("ready\n"))
-	for {
-		f, err := vm.fr.next()
-		if err != nil {
-			return vm.hang()
-		}
-		if sig, err := decodeSignal(f); err == nil && sig == syscall.SIGQUIT {
-			vm.fw.write(frameStderr, []byte("SIGQUIT: quit\ngoroutine 1 [sleep]:\n"))
-			if exits {
-				vm.exit(`{"code":2}`)
-				return 0
-			}
-		}
 	}
 }
 

@@ -133,34 +133,22 @@ func FuzzGuestStream(f *testing.F) {
 	})
 }
 
-// Any bytes from the host: the guest reads start and signal frames, and
-// checks their payloads.
+// Any bytes from the host: the guest reads its start frame (whose
+// payload, vmexec's own fingerprint lines, it appends as they are).
 func FuzzHostStream(f *testing.F) {
 	var out bytes.Buffer
 	fw := &frameWriter{w: &out}
 	// The late facts of a real boot (kbab's seccompbench on Debian's 6.1
 	// under TCG, 2026-12-01), as its fingerprint printed them.
-	facts, _ := json.Marshal([]string{
+	fw.write(frameStart, []byte(strings.Join([]string{
 		"vm.accel: tcg (KVM did not boot this kernel (QEMU ended (signal: aborted): qemu-system-x86_64: ../../target/i386/kvm/kvm.c:3183: kvm_buf_set_msrs: Assertion `ret == cpu->kvm_msr_buf->nmsrs' failed.); TCG measures emulation, not hardware), -cpu max",
 		"vm.boot: init ran 45.841s after QEMU started (the kernel's first console line at 11.235s)",
 		"vm.pinning: vCPU0->CPU0 vCPU1->CPU1 (QEMU's other threads unpinned)",
-	})
-	fw.write(frameStart, facts)
-	fw.write(frameSignal, []byte{3})
+	}, "\n")))
 	f.Add(out.Bytes())
 	f.Add(out.Bytes()[:20])
 	f.Fuzz(func(t *testing.T, b []byte) {
-		for _, fr := range readAll(t, newHostReader(bytes.NewReader(b)), b) {
-			var err error
-			if fr.typ == frameStart {
-				_, err = decodeStart(fr)
-			} else {
-				_, err = decodeSignal(fr)
-			}
-			if err != nil && !strings.HasPrefix(err.Error(), fmt.Sprintf("the host's data port, byte %d: %q frame", fr.off, fr.typ)) {
-				t.Fatalf("%q frame: %v", fr.typ, err)
-			}
-		}
+		readAll(t, newHostReader(bytes.NewReader(b)), b)
 	})
 }
 

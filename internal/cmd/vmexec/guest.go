@@ -26,7 +26,7 @@ const dataPort = "/dev/ttyS1"
 // guestMain is the initramfs's /init (PID 1): it readies the guest, runs
 // the test binary, sends its end and powers off. It never returns.
 func guestMain() {
-	fw, ctl, err := setupGuest()
+	fw, port, err := setupGuest()
 	st := exitStatus{}
 	if err != nil {
 		// The kernel log, which the console shows: the one way out
@@ -35,7 +35,7 @@ func guestMain() {
 		st.Err = err.Error()
 	} else {
 		go beat(fw) // stall.go: the host's progress guard
-		st = runGuest(fw, ctl)
+		st = runGuest(fw, port)
 	}
 	if fw != nil {
 		payload, _ := json.Marshal(st)
@@ -62,9 +62,9 @@ func mount(fstype, target, option string, flags uintptr, data string) error {
 }
 
 // setupGuest mounts the file systems, opens the data port and says hello;
-// then the optional parts (tmpfs, debugfs, tracefs, lo, modules), each
-// reported as a fact. ctl delivers the host's frames.
-func setupGuest() (*frameWriter, <-chan frame, error) {
+// then the optional parts (tmpfs, debugfs, tracefs, lo), each reported as
+// a fact.
+func setupGuest() (*frameWriter, io.Reader, error) {
 	if err := cmp.Or(mount("proc", "/proc", "CONFIG_PROC_FS", 0, ""), mount("sysfs", "/sys", "CONFIG_SYSFS", 0, "")); err != nil {
 		return nil, nil, err
 	}
@@ -86,14 +86,12 @@ func setupGuest() (*frameWriter, <-chan frame, error) {
 		return fw, nil, devErr
 	}
 	fw.write(frameHello, nil)
-	ctl := make(chan frame, 4)
-	go readHost(port, ctl, fw)
 
 	fact := func(key, val string) { appendFacts([]string{"vm.guest." + key + ": " + val}) }
 	// The root is a tmpfs already (the kernel's rootfs, given no root=),
 	// /tmp and /run in it world-writable; /dev is devtmpfs.
 	if err := mount("tmpfs", "/dev/shm", "CONFIG_TMPFS", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
-		return fw, ctl, err
+		return fw, port, err
 	}
 	if err := mount("devpts", "/dev/pts", "CONFIG_UNIX98_PTYS", unix.MS_NOSUID|unix.MS_NOEXEC, "mode=0620,ptmxmode=0666"); err != nil {
 		fact("devpts", err.Error())
@@ -113,7 +111,7 @@ func setupGuest() (*frameWriter, <-chan frame, error) {
 	if err := linkUp("lo"); err != nil {
 		fact("lo", "down: "+err.Error())
 	}
-	return fw, ctl, nil
+	return fw, port, nil
 }
 
 // makeRaw turns off every tty translation, so frames pass 8-bit clean.
@@ -150,23 +148,6 @@ func linkUp(name string) error {
 	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
 }
 
-// readHost passes the host's frames on until its stream ends; a corrupt
-// one is reported to the host, which prints it.
-func readHost(r io.Reader, ctl chan<- frame, fw *frameWriter) {
-	fr := newHostReader(r)
-	for {
-		f, err := fr.next()
-		if err != nil {
-			if err != io.EOF {
-				fw.write(frameNote, []byte(err.Error()))
-			}
-			close(ctl)
-			return
-		}
-		ctl <- f
-	}
-}
-
 // loadModules loads each module file (finit_module), compressed ones
 // through the kernel's own decompressor, and says how each went.
 func loadModules(paths []string) string {
@@ -195,9 +176,9 @@ func loadModules(paths []string) string {
 	return strings.Join(res, ", ")
 }
 
-// runGuest waits for the host's start frame, then runs the binary as the
-// spec says, its output sent as frames.
-func runGuest(fw *frameWriter, ctl <-chan frame) exitStatus {
+// runGuest waits for the host's start frame, the one frame the host
+// sends, then runs the binary as the spec says, its output sent as frames.
+func runGuest(fw *frameWriter, port io.Reader) exitStatus {
 	var spec guestSpec
 	data, err := os.ReadFile(specPath)
 	if err = cmp.Or(err, json.Unmarshal(data, &spec)); err != nil {
@@ -206,12 +187,13 @@ func runGuest(fw *frameWriter, ctl <-chan frame) exitStatus {
 	if len(spec.Modules) > 0 {
 		err = appendFacts([]string{"vm.guest.modules: " + loadModules(spec.Modules)})
 	}
-	start, ok := <-ctl
-	if !ok || start.typ != frameStart {
-		return exitStatus{Err: "the host sent no start frame"}
+	start, err2 := newHostReader(port).next()
+	if err2 == io.EOF {
+		err2 = errors.New("the host sent no start frame")
+	} else if err2 == nil {
+		err2 = appendFacts(strings.Split(string(start.payload), "\n"))
 	}
-	facts, err2 := decodeStart(start)
-	if err = cmp.Or(err, err2, appendFacts(facts)); err != nil {
+	if err = cmp.Or(err, err2); err != nil {
 		return exitStatus{Err: err.Error()}
 	}
 	var notes []string
@@ -243,15 +225,6 @@ func runGuest(fw *frameWriter, ctl <-chan frame) exitStatus {
 	if err := cmd.Start(); err != nil {
 		return exitStatus{Err: err.Error()}
 	}
-	go func() {
-		for f := range ctl {
-			if sig, err := decodeSignal(f); err != nil {
-				fw.write(frameNote, []byte(err.Error()))
-			} else {
-				cmd.Process.Signal(sig)
-			}
-		}
-	}()
 	err = cmd.Wait() // and for the binary's output, to its end
 	sendOutputs(fw, spec.Outputs)
 	if ps := cmd.ProcessState; ps != nil {

@@ -176,13 +176,10 @@ func (ir *initramfs) write(w io.Writer) error {
 func findModules(dir string, names []string) ([]string, error) {
 	byName := map[string]string{}
 	err := filepath.WalkDir(filepath.Join(dir, "kernel"), func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		if n, ok := moduleName(d.Name()); ok {
+		if n, ok := moduleName(filepath.Base(p)); err == nil && ok && !d.IsDir() {
 			byName[n] = p
 		}
-		return nil
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -242,12 +239,9 @@ func moduleDepends(p string) []string {
 // since tests read files of other packages (../../README.md); else the
 // working directory alone; "" for the root directory.
 func treeRoot(cwd string) string {
-	for d := cwd; ; d = filepath.Dir(d) {
-		if exists(filepath.Join(d, "go.mod")) && d != "/" {
+	for d := cwd; d != filepath.Dir(d); d = filepath.Dir(d) {
+		if exists(filepath.Join(d, "go.mod")) {
 			return d
-		}
-		if d == filepath.Dir(d) {
-			break
 		}
 	}
 	if cwd == "/" {

@@ -46,8 +46,9 @@ func main() {
 		os.Stdout.WriteString(stdout)
 		os.Exit(0)
 	}
-	// SIGINT, SIGTERM and SIGHUP end the guest, then vmexec by the same
-	// signal; SIGQUIT (go test's own timeout) goes to the binary.
+	// SIGINT, SIGTERM, SIGHUP and SIGQUIT (go test's backstop, a minute
+	// after the binary's own -test.timeout) end the guest, then vmexec by
+	// the same signal.
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	st, sig, err := run(cfg, runEnv{stdout: os.Stdout, stderr: os.Stderr, signals: sigs, kvmDevice: "/dev/kvm", grace: defaultGraces})

@@ -3,9 +3,12 @@
 package main
 
 import (
-	"encoding/json"
+	"bytes"
 	"fmt"
 	"net"
+	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -14,29 +17,39 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// cpuRE finds each vCPU's host thread in QEMU's `info cpus`.
+var cpuRE = regexp.MustCompile(`CPU #(\d+):.*thread_id=(\d+)`)
+
 // pin binds vCPU i's thread to the i-th CPU vmexec may run on (ktstr's
 // performance mode), when there are at least as many CPUs as vCPUs, and
 // says what it did for the fingerprint.
-func (h *host) pin() string {
-	if h.cfg.pin == "off" {
+func (b *boot) pin() string {
+	smp := b.h.cfg.smp
+	if b.h.cfg.pin == "off" {
 		return "not pinned (-pin off)"
 	}
 	allowed, err := cpus.Usable()
 	if err != nil {
 		return "not pinned (" + err.Error() + ")"
 	}
-	if len(allowed) < h.cfg.smp {
-		return fmt.Sprintf("not pinned (%d vCPUs, %d host CPUs allowed: %s)", h.cfg.smp, len(allowed), fingerprint.FormatCPUList(allowed))
+	if len(allowed) < smp {
+		return fmt.Sprintf("not pinned (%d vCPUs, %d host CPUs allowed: %s)", smp, len(allowed), fingerprint.FormatCPUList(allowed))
 	}
-	tids, err := vcpuThreads(h.qmpPath())
+	out, err := b.monitor("info cpus")
 	if err != nil {
-		return "not pinned (QMP query-cpus-fast: " + err.Error() + ")"
+		return "not pinned (QEMU's info cpus: " + err.Error() + ")"
 	}
-	if len(tids) != h.cfg.smp {
-		return fmt.Sprintf("not pinned (QMP listed %d vCPU threads for %d vCPUs)", len(tids), h.cfg.smp)
+	m := cpuRE.FindAllStringSubmatch(out, -1)
+	if len(m) != smp {
+		return fmt.Sprintf("not pinned (QEMU's info cpus listed %d vCPU threads for %d vCPUs)", len(m), smp)
 	}
 	var parts []string
-	for i, tid := range tids {
+	for _, c := range m {
+		i, _ := strconv.Atoi(c[1])
+		tid, _ := strconv.Atoi(c[2])
+		if i >= smp {
+			return "not pinned (QEMU's info cpus lists vCPU " + c[1] + ")"
+		}
 		var one unix.CPUSet
 		one.Set(allowed[i])
 		if err := unix.SchedSetaffinity(tid, &one); err != nil {
@@ -47,67 +60,43 @@ func (h *host) pin() string {
 	return strings.Join(parts, " ") + " (QEMU's other threads unpinned)"
 }
 
-// vcpuThreads asks QEMU's QMP socket for the host thread of each vCPU,
-// in vCPU order.
-func vcpuThreads(sock string) ([]int, error) {
-	var cpus []struct {
-		Index  int `json:"cpu-index"`
-		Thread int `json:"thread-id"`
+// monitor runs one command of QEMU's human monitor, on the socket pair
+// whose other end is QEMU's fd 5, and returns what QEMU wrote up to its
+// next "(qemu) " prompt (the monitor's greeting before the first
+// command's answer, and the command's echo).
+func (b *boot) monitor(cmd string) (string, error) {
+	b.mon.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := b.mon.Write([]byte(cmd + "\n")); err != nil {
+		return "", err
 	}
-	if err := qmpCall(sock, "query-cpus-fast", nil, &cpus); err != nil {
-		return nil, err
+	prompts := 1
+	if !b.greeted { // the greeting ends with a prompt too
+		prompts, b.greeted = 2, true
 	}
-	tids := make([]int, len(cpus))
-	for _, c := range cpus {
-		if c.Index < 0 || c.Index >= len(cpus) {
-			return nil, fmt.Errorf("vCPU index %d out of range", c.Index)
+	var out []byte
+	buf := make([]byte, 64<<10)
+	for bytes.Count(out, []byte("(qemu) ")) < prompts {
+		n, err := b.mon.Read(buf)
+		if err != nil {
+			return "", err
 		}
-		tids[c.Index] = c.Thread
+		out = append(out, buf[:n]...)
 	}
-	return tids, nil
+	return string(out), nil
 }
 
-// qmpCall runs one QMP command (with args, when not nil) on QEMU's
-// socket and decodes its return value into ret.
-func qmpCall(sock, cmd string, args, ret any) error {
-	// QEMU made the socket at its start, before the guest ran.
-	c, err := net.DialTimeout("unix", sock, 5*time.Second)
+// socketPair is a connected pair of Unix stream sockets: vmexec's end,
+// with deadlines, and QEMU's, to pass as a file.
+func socketPair() (net.Conn, *os.File, error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(10 * time.Second))
-	dec, enc := json.NewDecoder(c), json.NewEncoder(c)
-	var greeting, none any
-	if err := dec.Decode(&greeting); err != nil {
-		return err
+	mine, qemu := os.NewFile(uintptr(fds[0]), "socket"), os.NewFile(uintptr(fds[1]), "socket")
+	c, err := net.FileConn(mine) // a dup
+	if mine.Close(); err != nil {
+		qemu.Close()
+		return nil, nil, err
 	}
-	for _, q := range []struct {
-		Execute   string `json:"execute"`
-		Arguments any    `json:"arguments,omitempty"`
-		ret       any
-	}{{"qmp_capabilities", nil, &none}, {cmd, args, ret}} {
-		if err := enc.Encode(q); err != nil {
-			return err
-		}
-		for { // events come before the answer
-			var msg struct {
-				Return json.RawMessage
-				Error  *struct{ Desc string }
-			}
-			if err := dec.Decode(&msg); err != nil {
-				return err
-			}
-			if msg.Error != nil {
-				return fmt.Errorf("%s: %s", q.Execute, msg.Error.Desc)
-			}
-			if msg.Return != nil {
-				if err := json.Unmarshal(msg.Return, q.ret); err != nil {
-					return err
-				}
-				break
-			}
-		}
-	}
-	return nil
+	return c, qemu, nil
 }

@@ -26,8 +26,7 @@ const (
 	frameData   = 'D' // guest: the next bytes of that file
 	frameExit   = 'X' // guest: the binary's end (JSON exitStatus)
 	frameBeat   = 'B' // guest: init's heartbeat, every beatEvery (payload: nothing)
-	frameStart  = 'S' // host: facts known only after QEMU started (JSON []string lines); run the binary
-	frameSignal = 'K' // host: deliver this signal (one byte) to the binary
+	frameStart  = 'S' // host: fingerprint lines known only after QEMU started; run the binary
 )
 
 // maxFrame bounds a payload, so a corrupt length cannot make the reader
@@ -92,7 +91,7 @@ type frameReader struct {
 func newGuestReader(r io.Reader) *frameReader {
 	return &frameReader{r: r, from: fromGuest, accept: "HOEMPDXB"}
 }
-func newHostReader(r io.Reader) *frameReader { return &frameReader{r: r, from: fromHost, accept: "SK"} }
+func newHostReader(r io.Reader) *frameReader { return &frameReader{r: r, from: fromHost, accept: "S"} }
 
 const fromGuest, fromHost = "the guest's data port", "the host's data port"
 
@@ -141,63 +140,32 @@ func (f frame) errorAt(from, want string, err error) error {
 	return errors.New(s)
 }
 
-// decodeStrict decodes one JSON value of the shape of v (an object or an
-// array, as first says), with no unknown fields and nothing after it.
-func decodeStrict(payload []byte, first byte, v any) error {
-	if p := bytes.TrimLeft(payload, " \t\r\n"); len(p) == 0 || p[0] != first {
-		return errors.New("not a JSON " + map[byte]string{'{': "object", '[': "array"}[first])
-	}
-	dec := json.NewDecoder(bytes.NewReader(payload))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return errors.New("more after the JSON value")
-	}
-	return nil
-}
-
-// decodeExit reads an exit frame: the binary exited with a code (0-255),
-// or a signal (1-64) killed it, or init could not run it.
+// decodeExit reads an exit frame, one JSON object with no unknown field
+// and nothing after it: the binary exited with a code (0-255), or a
+// signal (1-64) killed it, or init could not run it.
 func decodeExit(f frame) (*exitStatus, error) {
-	const want = `{"code":0-255,"signal":0-64,"err":"why init could not run it"}`
 	st := &exitStatus{}
-	if err := decodeStrict(f.payload, '{', st); err != nil {
-		return nil, f.errorAt(fromGuest, want, err)
-	}
-	switch {
-	case st.Code < 0 || st.Code > 255:
-		return nil, f.errorAt(fromGuest, want, fmt.Errorf("code %d", st.Code))
-	case st.Signal < 0 || st.Signal > 64:
-		return nil, f.errorAt(fromGuest, want, fmt.Errorf("signal %d", st.Signal))
-	case st.Signal != 0 && st.Code != 0:
-		return nil, f.errorAt(fromGuest, want, errors.New("both a code and a signal"))
-	}
-	return st, nil
-}
-
-// decodeStart reads a start frame: fingerprint lines for /etc/kbench/vm,
-// each "vm.KEY: value" on one line.
-func decodeStart(f frame) ([]string, error) {
-	const want = `a JSON array of "vm.KEY: value" lines`
-	var facts []string
-	if err := decodeStrict(f.payload, '[', &facts); err != nil {
-		return nil, f.errorAt(fromHost, want, err)
-	}
-	for i, l := range facts {
-		k, _, ok := strings.Cut(l, ": ")
-		if !ok || !strings.HasPrefix(k, "vm.") || strings.ContainsAny(l, "\n\r") || strings.ContainsAny(k, " \t") {
-			return nil, f.errorAt(fromHost, want, fmt.Errorf("line %d is %q", i+1, l))
+	dec := json.NewDecoder(bytes.NewReader(f.payload))
+	dec.DisallowUnknownFields()
+	var err error
+	if p := bytes.TrimLeft(f.payload, " \t\r\n"); len(p) == 0 || p[0] != '{' {
+		err = errors.New("not a JSON object")
+	} else if err = dec.Decode(st); err == nil {
+		if _, end := dec.Token(); end != io.EOF {
+			err = errors.New("more after the JSON value")
 		}
 	}
-	return facts, nil
-}
-
-// decodeSignal reads a signal frame: one byte, a signal number 1-64.
-func decodeSignal(f frame) (syscall.Signal, error) {
-	if len(f.payload) != 1 || f.payload[0] < 1 || f.payload[0] > 64 {
-		return 0, f.errorAt(fromHost, "one byte, a signal number 1-64", nil)
+	switch {
+	case err != nil:
+	case st.Code < 0 || st.Code > 255:
+		err = fmt.Errorf("code %d", st.Code)
+	case st.Signal < 0 || st.Signal > 64:
+		err = fmt.Errorf("signal %d", st.Signal)
+	case st.Signal != 0 && st.Code != 0:
+		err = errors.New("both a code and a signal")
 	}
-	return syscall.Signal(f.payload[0]), nil
+	if err != nil {
+		return nil, f.errorAt(fromGuest, `{"code":0-255,"signal":0-64,"err":"why init could not run it"}`, err)
+	}
+	return st, nil
 }

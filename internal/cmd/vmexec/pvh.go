@@ -18,14 +18,12 @@ import (
 
 // pvhKernel returns the vmlinux inside a bzImage whose SHA-256 is sum,
 // when it has a PVH entry (docs/vms.md, "PVH entry"), extracting it into
-// dir the first time; an error says why there is none.
+// dir the first time (only a vmlinux with the entry is kept there); an
+// error says why there is none.
 func pvhKernel(image, sum, dir string) (string, error) {
 	out := filepath.Join(dir, "vmlinux-"+sum[:24])
-	if f, err := elf.Open(out); err == nil {
-		ok := hasPVHEntry(f)
-		if f.Close(); ok {
-			return out, nil
-		}
+	if exists(out) {
+		return out, nil
 	}
 	data, err := os.ReadFile(image)
 	if err != nil {

@@ -35,8 +35,7 @@ var ripRE = regexp.MustCompile(`(?m)^CPU#(\d+)[\s\S]*?\bRIP=([0-9a-f]{16})`)
 // each vCPU was (docs/vms.md, "Failures", says how to name the RIPs).
 func (b *boot) froze() bootResult {
 	regs := "\nwhere the vCPUs were (QEMU's info registers -a):"
-	var text string
-	if err := qmpCall(b.h.qmpPath(), "human-monitor-command", map[string]string{"command-line": "info registers -a"}, &text); err != nil {
+	if text, err := b.monitor("info registers -a"); err != nil {
 		regs = "\nthe vCPUs' registers: unread (" + err.Error() + ")"
 	} else if m := ripRE.FindAllStringSubmatch(text, -1); len(m) == 0 {
 		regs = "\nthe vCPUs' registers: no RIP in QEMU's info registers"

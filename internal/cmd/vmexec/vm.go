@@ -4,7 +4,7 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -14,12 +14,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/kbench/kbench/internal/vmflags"
-	"golang.org/x/sys/unix"
 )
 
 // bootResult is how one boot ended.
@@ -47,15 +46,13 @@ func (h *host) qemuArgs(accel string) []string {
 		"-kernel", h.image, "-initrd", h.initrd, "-append", h.cmdline(accel),
 		"-chardev", "file,id=con,path=/proc/self/fd/3", "-serial", "chardev:con",
 		"-chardev", "socket,id=data,fd=4", "-serial", "chardev:data",
-		"-qmp", "unix:" + h.qmpPath() + ",server=on,wait=off",
+		"-chardev", "socket,id=mon,fd=5", "-mon", "chardev=mon,mode=readline",
 	}
 	if accel == "kvm" {
 		return append(a, "-accel", "kvm", "-cpu", "host")
 	}
 	return append(a, "-accel", "tcg,thread=multi", "-cpu", "max")
 }
-
-func (h *host) qmpPath() string { return filepath.Join(h.tmp, "qmp.sock") }
 
 // graces are how long the boot loop waits for things that normally take
 // no time; tests shorten them.
@@ -80,8 +77,9 @@ type boot struct {
 	started time.Time
 	qemuErr bytes.Buffer // what QEMU printed
 	con     *console
-	data    net.Conn // the data port: a socket pair whose other end is QEMU's fd 4
-	fw      *frameWriter
+	data    net.Conn      // the data port: a socket pair whose other end is QEMU's fd 4
+	mon     net.Conn      // QEMU's human monitor, its fd 5 (pin, froze)
+	greeted bool          // the monitor's greeting was read
 	frames  chan frame    // the guest's hello and exit frames; closed when the reader stops
 	readErr error         // why the reader stopped, once frames is closed
 	exited  chan struct{} // closed when QEMU has ended
@@ -112,34 +110,32 @@ func (h *host) boot(accel, fact string, probe bool) bootResult {
 	return b.wait()
 }
 
-// start makes the data port and the console pipe and starts QEMU and
-// the goroutines that read what it writes.
+// start makes the data port, the monitor's socket and the console pipe
+// and starts QEMU and the goroutines that read what it writes.
 func (b *boot) start() error {
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return fmt.Errorf("the data port: %v", err)
+	var qemuData, qemuMon *os.File
+	var err, err2 error
+	b.data, qemuData, err = socketPair()
+	b.mon, qemuMon, err2 = socketPair()
+	if err = cmp.Or(err, err2); err != nil {
+		return fmt.Errorf("a socket pair for QEMU: %v", err)
 	}
-	mine, qemuData := os.NewFile(uintptr(fds[0]), "data"), os.NewFile(uintptr(fds[1]), "data")
 	defer qemuData.Close()
-	b.data, err = net.FileConn(mine) // a dup, with deadlines
-	if mine.Close(); err != nil {
-		return fmt.Errorf("the data port: %v", err)
-	}
+	defer qemuMon.Close()
 	conR, conW, err := os.Pipe()
 	if err != nil {
 		return err
 	}
-	os.Remove(b.h.qmpPath())
 
 	b.cmd = exec.Command(b.h.qemu, b.h.qemuArgs(b.accel)...)
-	b.cmd.ExtraFiles = []*os.File{conW, qemuData}
+	b.cmd.ExtraFiles = []*os.File{conW, qemuData, qemuMon}
 	b.cmd.Stdout, b.cmd.Stderr = &b.qemuErr, &b.qemuErr
 	// QEMU dies with vmexec, even by SIGKILL; its own process group keeps
 	// a terminal's Ctrl-C for vmexec, which tears it down.
 	b.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	fmt.Fprintf(b.h.log, "\n=== vmexec: %s %s\n", b.h.qemu, strings.Join(b.cmd.Args[1:], " "))
 	b.started = time.Now()
-	b.progress.last = b.started
+	b.progress.last.Store(b.started.UnixNano())
 	err = b.cmd.Start()
 	conW.Close()
 	if err != nil {
@@ -161,7 +157,6 @@ func (b *boot) start() error {
 		b.readErr = b.h.readGuest(progressReader{b.data, &b.progress}, func(f frame) { b.frames <- f })
 		close(b.frames)
 	}()
-	b.fw = &frameWriter{w: b.data}
 	return nil
 }
 
@@ -172,11 +167,13 @@ func (b *boot) stop() {
 	}
 	if b.con != nil {
 		waitFor(b.con.done, b.h.grace.qemuEnd)
-		_, longest := b.progress.get()
-		fmt.Fprintf(b.h.log, "\n=== vmexec: the guest's longest silence (no byte on either port): %v, of -stall=%v\n", longest.Round(time.Millisecond), b.h.cfg.stall)
+		longest := time.Duration(b.progress.longest.Load()).Round(time.Millisecond)
+		fmt.Fprintf(b.h.log, "\n=== vmexec: the guest's longest silence (no byte on either port): %v, of -stall=%v\n", longest, b.h.cfg.stall)
 	}
-	if b.data != nil {
-		b.data.Close()
+	for _, c := range []net.Conn{b.data, b.mon} {
+		if c != nil {
+			c.Close()
+		}
 	}
 }
 
@@ -217,7 +214,7 @@ func (b *boot) wait() bootResult {
 	for {
 		select {
 		case <-stall:
-			if since, _ := b.progress.get(); b.status == nil && since >= cfg.stall {
+			if since := time.Since(time.Unix(0, b.progress.last.Load())); b.status == nil && since >= cfg.stall {
 				return b.froze()
 			}
 		case <-alive:
@@ -264,14 +261,8 @@ func (b *boot) wait() bootResult {
 			}
 			return b.fail(vmflags.ExitDied, "the kernel did not reach init within -boot-timeout=%v", cfg.bootTimeout)
 		case s := <-b.h.signals:
-			sig := s.(syscall.Signal)
-			if sig == syscall.SIGQUIT && b.hello && b.status == nil {
-				// go test's own timeout: the binary prints its goroutines.
-				b.fw.write(frameSignal, []byte{byte(sig)})
-				continue
-			}
 			b.finish()
-			return bootResult{signal: sig}
+			return bootResult{signal: s.(syscall.Signal)}
 		case <-b.exited:
 			return b.ended()
 		}
@@ -306,8 +297,8 @@ func (b *boot) sendStart() error {
 		line += " (the kernel's first console line at " + t.Sub(b.started).Round(time.Millisecond).String() + ")"
 	}
 	fmt.Fprintf(b.h.log, "\n=== %s\n", line)
-	payload, _ := json.Marshal([]string{b.fact, line, "vm.pinning: " + b.h.pin()})
-	return b.fw.write(frameStart, payload)
+	facts := b.fact + "\n" + line + "\nvm.pinning: " + b.pin()
+	return (&frameWriter{w: b.data}).write(frameStart, []byte(facts))
 }
 
 // finish reads what QEMU wrote to the data port before it ended (killing
@@ -469,21 +460,9 @@ func statusOf(err error) int {
 
 // progress is when a guest last sent a byte, on either port (at first
 // the boot's start), and the longest it stayed silent (logged, to size
-// -stall by).
-type progress struct {
-	mu      sync.Mutex
-	last    time.Time
-	longest time.Duration
-}
+// -stall by), in nanoseconds; progressReader notes each read with bytes.
+type progress struct{ last, longest atomic.Int64 }
 
-// get says how long ago the last byte came and the longest silence.
-func (p *progress) get() (since, longest time.Duration) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return time.Since(p.last), p.longest
-}
-
-// progressReader notes each read that returns bytes.
 type progressReader struct {
 	io.Reader
 	p *progress
@@ -491,10 +470,10 @@ type progressReader struct {
 
 func (pr progressReader) Read(b []byte) (int, error) {
 	n, err := pr.Reader.Read(b)
-	if p := pr.p; n > 0 {
-		p.mu.Lock()
-		p.longest, p.last = max(p.longest, time.Since(p.last)), time.Now()
-		p.mu.Unlock()
+	if now := time.Now().UnixNano(); n > 0 {
+		if gap := now - pr.p.last.Swap(now); gap > pr.p.longest.Load() {
+			pr.p.longest.Store(gap) // two ports' readers race here only within one gap of each other
+		}
 	}
 	return n, err
 }

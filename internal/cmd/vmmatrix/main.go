@@ -1,18 +1,13 @@
 //go:build linux
 
-// Command vmmatrix reads the output of .ci's kernel matrix (.ci/vm-matrix,
-// docs/vms.md "The kernel matrix"): one `go test -json` stream per kernel,
-// DIR/LABEL.json, its wall time in LABEL.seconds when present.
-//
-//	vmmatrix DIR                       # the table of what runs, skips and fails on each kernel
-//	vmmatrix -doc docs/vms.md DIR      # the same, written into the doc between its markers
-//	vmmatrix -bench DIR/LABEL.json     # the benchmark text of one stream, for benchcheck
-//	vmmatrix -try OUTCOMES CMD ARGS... # run a package's go test -json, again if its guest was lost
-//	vmmatrix -check DIR/LABEL.json     # the kernel's verdict: exit 1 where something failed
-//
-// The retry and the verdict are decided on fields (vmexec's -outcome
-// records, the stream's actions), not by grep. The exit status is 0, 1
-// when a stream could not be read or -check failed, 2 for bad usage.
+// Command vmmatrix reads .ci's kernel matrix (.ci/vm-matrix; docs/vms.md,
+// "The kernel matrix"): one go test -json stream per kernel, DIR/LABEL.json,
+// its wall time in LABEL.seconds. It writes the table of what runs, skips
+// and fails on each kernel (-doc: into the doc, between its markers) and a
+// stream's benchmark text for benchcheck (-bench); it runs a package again
+// when vmexec -outcome's file names its guest lost (-try) and decides a
+// kernel's verdict (-check), both on fields, not by grep. The exit status
+// is 0, 1 when a stream could not be read or -check failed, 2 for bad usage.
 package main
 
 import (
