@@ -343,12 +343,16 @@ type bootSide struct {
 // open creates the boot's files, an earlier try's renamed first, and a
 // profile boot's directory.
 func (b *bootSide) open() error {
+	// Absolute paths: vmexec runs in each package's directory.
 	err := keepEarlierTry(b.base)
 	if err == nil && b.rec.Profile > 0 {
-		b.profiles, b.env, err = profileEnv(b.base)
+		// KBENCH_PROFILE's directory, boots/pNN-SIDE.profiles.
+		if b.profiles, err = filepath.Abs(b.base + ".profiles"); err == nil {
+			err = os.MkdirAll(b.profiles, 0o777)
+		}
+		b.env = append(os.Environ(), "KBENCH_PROFILE="+b.profiles)
 	}
 	if err == nil {
-		// Absolute: vmexec runs in each package's directory.
 		b.outcomes, err = filepath.Abs(b.base + ".outcome")
 	}
 	if err == nil {
