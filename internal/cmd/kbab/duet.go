@@ -96,24 +96,18 @@ func perPackage(runs [][]string) [][]string {
 	return out
 }
 
-// duetNote is the report's line on the design and the guests' CPUs.
+// duetNote is the report's line on the design, the guests' CPUs and the test.
 func (d *driver) duetNote() string {
 	s := d.st.Settings
 	if !s.Duet {
 		return ""
 	}
-	halves, err := duetCPUs(s.SMP)
-	where := fmt.Sprintf("the CPUs kbab may use now: %v", err)
-	if err == nil {
-		where = fmt.Sprintf("the first boot of each pair (A in pairs 1, 3, ...; B in 2, 4, ...) on host CPUs %s, the other on %s",
-			fingerprint.FormatCPUList(halves[0]), fingerprint.FormatCPUList(halves[1]))
-	}
 	test := "the paired t-test of the log ratios of B's boot medians to A's"
 	if s.Target > 0 {
 		test = "Stein's rule on those pairs' log ratios"
 	}
-	return fmt.Sprintf("design: duet, %d pairs, each an A and a B boot at once, a barrier before each package; %s (the guests' vm.pinning lines name each vCPU's); each row judged by %s\n",
-		len(d.st.Boots)/2, where, test)
+	return fmt.Sprintf("design: duet, %d pairs, each an A and a B boot at once, a barrier before each package; the first boot of each pair (A in pairs 1, 3, ...; B in 2, 4, ...) on the first half of the CPUs kbab may use, the other on the second (the guests' vm.pinning lines name each vCPU's host CPU); each row judged by %s\n",
+		len(d.st.Boots)/2, test)
 }
 
 // pairedTest is the fixed duet's test of a row: the paired t-test of its
