@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/kbench/kbench/internal/kernelbuild"
 )
@@ -21,7 +22,11 @@ type treeFlags struct {
 // with -tree the range's commits.
 func (c *config) readKernels() ([]kernelFlags, error) {
 	if c.src.tree == "" {
-		return readKernelList(c.List)
+		b, err := os.ReadFile(c.List)
+		if err != nil {
+			return nil, fmt.Errorf("kernel list: %v", err)
+		}
+		return parseKernelList(c.List, b)
 	}
 	shas, err := kernelbuild.Range(c.src.tree, c.List)
 	if err != nil {
