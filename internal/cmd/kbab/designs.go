@@ -3,6 +3,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 
 	"github.com/kbench/kbench/internal/abplan"
@@ -36,8 +37,13 @@ type nextBoot struct {
 func (d *driver) newDesign() (design, error) {
 	s := d.st.Settings
 	if s.Target > 0 {
+		// The planned run's options: -target, -budget, the go test
+		// flags' -count (else abplan's).
+		o := abplan.DefaultOptions(s.Target)
+		_, count, _ := splitGoTest(s.GoTest) // checked by parseFlags
+		o.Count, o.Budget, o.Paired = cmp.Or(count, o.Count), d.cfg.budget.Seconds(), s.Duet
 		var err error
-		if d.design, err = abplan.New(d.designOptions()); err != nil {
+		if d.design, err = abplan.New(o); err != nil {
 			return nil, err
 		}
 	}
