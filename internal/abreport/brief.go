@@ -54,12 +54,8 @@ func WriteBrief(w io.Writer, r *AB) error {
 		add(l)
 	}
 
-	var setup []abstat.SetupDiff
-	for _, d := range r.Setup {
-		if d.Key != abfile.BootIDKey { // differs by nature: one per boot
-			setup = append(setup, d)
-		}
-	}
+	// Boot ids differ by nature, one per boot.
+	setup := slices.DeleteFunc(slices.Clone(r.Setup), func(d abstat.SetupDiff) bool { return d.Key == abfile.BootIDKey })
 	add(fmt.Sprintf("setup: %s, %d equal (boot ids aside)", plural(len(setup), "line differs", "lines differ"), r.SetupEqual))
 	upTo(len(setup), briefSetup, func(i int) { add("  " + setupChange(setup[i], briefWidth-2)) }, func(n int) string { return fmt.Sprintf("%d more", n) })
 
@@ -102,8 +98,8 @@ func WriteBrief(w io.Writer, r *AB) error {
 	if r.failures() > 0 {
 		add(fmt.Sprintf("%d failed, %d skipped on one side, %d other failures: not \"nothing worse\"", n.Failed, n.Skipped, len(r.Problems)))
 	}
-	if len(r.profs) > 0 {
-		profileBrief(add, r.profs)
+	if len(r.Profiles) > 0 {
+		profileBrief(add, r.Profiles)
 	}
 	_, err := io.WriteString(w, printable(strings.Join(lines, "\n")+"\n"))
 	return err

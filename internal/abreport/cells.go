@@ -170,10 +170,17 @@ func formatMDE(m float64) string {
 		return "?"
 	case m >= 9.995:
 		return ">999%"
-	case m >= 0.0995:
-		return fmt.Sprintf("%.0f%%", 100*m)
 	}
-	return fmt.Sprintf("%.1f%%", 100*m)
+	return pct3(m)
+}
+
+// pct3 is a fraction in percent to about 3 digits, as benchstat's
+// ranges: "12%", "1.2%".
+func pct3(x float64) string {
+	if x >= 0.0995 {
+		return fmt.Sprintf("%.0f%%", 100*x)
+	}
+	return fmt.Sprintf("%.1f%%", 100*x)
 }
 
 // formatNeed formats how many boots or samples a side would detect the
@@ -187,13 +194,10 @@ func formatNeed(n int) string {
 
 // spread formats a relative standard deviation as benchstat formats ranges.
 func spread(sd float64) string {
-	switch {
-	case math.IsNaN(sd):
+	if math.IsNaN(sd) {
 		return "-"
-	case sd >= 0.0995:
-		return fmt.Sprintf("±%.0f%%", 100*sd)
 	}
-	return fmt.Sprintf("±%.1f%%", 100*sd)
+	return "±" + pct3(sd)
 }
 
 func runes(s string) int { return utf8.RuneCountInString(s) }

@@ -170,10 +170,10 @@ func writeRun(b *strings.Builder, a *AB) {
 	case n.ProfileErr != nil:
 		fmt.Fprintf(b, "\nperf-profile: none: %v\n", n.ProfileErr)
 	default:
-		writeProfileText(b, a.profs)
+		writeProfileText(b, a.Profiles)
 		// The "-format json" that the section's "... more" lines name is
-		// kbcompare's: say how to get it, and the pictures, from this run.
-		fmt.Fprintf(b, "\nevery function, other forms, a .pb.gz for pprof -http: kbcompare -profiles-old %s -profiles-new %s [-format json] [-plot DIR] %s %s\n",
+		// kbcompare's: say how to get it from this run.
+		fmt.Fprintf(b, "\nevery function, other forms: kbcompare -profiles-old %s -profiles-new %s [-format json] %s %s\n",
 			n.ProfileDirs[0], n.ProfileDirs[1], n.Results[0], n.Results[1])
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -23,29 +22,21 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/kbench/kbench/internal/abstat"
-	"github.com/kbench/kbench/internal/profdelta"
 )
 
 // Colors: the old side blue, the new one orange (told apart also by
-// their place: old on the left); verdicts in the overview.
+// their place: old on the left); a series' change red.
 var (
 	oldColor   = color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}
 	newColor   = color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff}
 	worseColor = color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}
-	betterClr  = color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff}
 	grayColor  = color.RGBA{R: 0x88, G: 0x88, B: 0x88, A: 0xff}
-	blackColor = color.RGBA{A: 0xff}
 )
 
 // WritePlots draws, into dir, one SVG per row that changed or is
-// underpowered and an overview forest plot of every compared row's
-// change with its interval, each with its caption as its <title>; and
-// per profiled row the difference of its profiles as a pprof profile.
+// underpowered, its caption as its <title>.
 func WritePlots(dir string, a *AB) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	if err := forestPlot(dir, a); err != nil {
 		return err
 	}
 	n := 0
@@ -58,7 +49,7 @@ func WritePlots(dir string, a *AB) error {
 			return err
 		}
 	}
-	return writeProfileDiffs(dir, a.profs)
+	return nil
 }
 
 var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9_.=-]+`)
@@ -94,26 +85,18 @@ type canvas struct {
 	err error
 }
 
-// line adds a line through pts, drawn in style.
-func (c *canvas) line(style draw.LineStyle, pts ...plotter.XY) {
-	l, err := plotter.NewLine(plotter.XYs(pts))
+// line adds a line from (x0, y0) to (x1, y1) in col, width points
+// wide, dashed or not.
+func (c *canvas) line(col color.Color, width float64, dashed bool, x0, y0, x1, y1 float64) {
+	l, err := plotter.NewLine(plotter.XYs{{X: x0, Y: y0}, {X: x1, Y: y1}})
 	if c.err = cmp.Or(c.err, err); err == nil {
-		l.LineStyle = style
+		l.LineStyle = draw.LineStyle{Color: col, Width: vg.Points(width)}
+		if dashed {
+			l.LineStyle.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+		}
 		c.Add(l)
 	}
 }
-
-// dots adds pts as dots of col, radius points wide.
-func (c *canvas) dots(col color.Color, radius float64, pts plotter.XYs) {
-	sc, err := plotter.NewScatter(pts)
-	if c.err = cmp.Or(c.err, err); err == nil {
-		sc.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(radius), Shape: draw.CircleGlyph{}}
-		c.Add(sc)
-	}
-}
-
-// dashes are the dashed lines' pattern.
-var dashes = []vg.Length{vg.Points(5), vg.Points(3)}
 
 // column draws vals (divided by factor) as dots spread across x ± half
 // in their order, and center as a black bar across x ± bar; *lo and *hi
@@ -128,8 +111,12 @@ func (c *canvas) column(x, half, bar float64, vals []float64, center, factor flo
 		pts[j] = plotter.XY{X: x + off, Y: v / factor}
 		*lo, *hi = math.Min(*lo, pts[j].Y), math.Max(*hi, pts[j].Y)
 	}
-	c.dots(col, radius, pts)
-	c.line(draw.LineStyle{Color: blackColor, Width: vg.Points(2.5)}, plotter.XY{X: x - bar, Y: center / factor}, plotter.XY{X: x + bar, Y: center / factor})
+	sc, err := plotter.NewScatter(pts)
+	if c.err = cmp.Or(c.err, err); err == nil {
+		sc.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(radius), Shape: draw.CircleGlyph{}}
+		c.Add(sc)
+	}
+	c.line(color.Black, 2.5, false, x-bar, center/factor, x+bar, center/factor)
 }
 
 // save writes c as dir/name.svg, w by h at most 14 inches wide, with
@@ -173,7 +160,7 @@ func rowPlot(dir, name string, row *Row) error {
 			x++
 		}
 		c := []float64{o, n}[side] / scaler.Factor
-		p.line(draw.LineStyle{Color: col, Width: vg.Points(1.5), Dashes: dashes}, plotter.XY{X: x0 - 0.45, Y: c}, plotter.XY{X: x - 0.55, Y: c})
+		p.line(col, 1.5, true, x0-0.45, c, x-0.55, c)
 		if side == 0 {
 			names = append(names, "")
 			x++ // a gap between the sides
@@ -198,95 +185,6 @@ func rowPlot(dir, name string, row *Row) error {
 	return p.save(dir, name, caption, vg.Length(max(7, 0.9*x))*vg.Inch, 4.5*vg.Inch)
 }
 
-// forestCaption is the overview's caption.
-const forestCaption = "Each compared row's change (new against old) with its 95% interval, on a log scale turned so that " +
-	"right is better for every unit (sec/op and loops/s of one benchmark fall on the same side); the " +
-	"shaded band is ±threshold; a dashed interval is cut short (its end lies further out). Red is worse, green better, gray " +
-	"underpowered (could not have seen the threshold), black ~."
-
-// forestPlot draws every compared headline row's change with its
-// interval, one line per row, on a log scale of new/old.
-func forestPlot(dir string, r *AB) error {
-	type item struct {
-		ratio, lo, hi float64
-		col           color.Color
-		open          bool // an end cut short
-	}
-	var items []item
-	var labels []string // bottom to top: the report's order reversed
-	for _, row := range r.Rows {
-		if row.Old == nil || row.New == nil || math.IsInf(float64(row.Change), 0) || !(row.Change > -1) { // NaN too: no place on a log axis
-			continue
-		}
-		it := item{ratio: 1 + float64(row.Change), lo: 1 + float64(row.ChangeLo), hi: 1 + float64(row.ChangeHi), col: blackColor}
-		if row.better < 0 { // lower is better: the gain is old/new
-			it.ratio, it.lo, it.hi = 1/it.ratio, 1/it.hi, 1/it.lo
-		}
-		if c, ok := map[abstat.Verdict]color.Color{abstat.Worse: worseColor, abstat.Better: betterClr, abstat.Underpowered: grayColor}[row.Verdict]; ok {
-			it.col = c
-		}
-		label := fmt.Sprintf("%s %s %s", row.Package, row.Name, row.Unit)
-		if row.better == 0 {
-			label += " (direction unknown: new/old)"
-		}
-		items, labels = append(items, it), append([]string{fmt.Sprintf("%s  [%s]", label, row.Verdict)}, labels...)
-	}
-	p := canvas{Plot: plot.New()}
-	p.Title.Text = fmt.Sprintf("kbcompare: each row's change, new against old, with its 95%% interval (%s, %d+%d boots)",
-		map[bool]string{true: "boots as samples", false: "per sample"}[r.BootMode], r.Boots.Old, r.Boots.New)
-	p.X.Label.Text = "<- new is worse  |  new is better ->   (log scale, each unit's better direction; shaded: within ±threshold)"
-	p.X.Scale = plot.LogScale{}
-	// The range: the ratios and finite interval ends, and the threshold.
-	lo, hi := 1/(1+r.Threshold)/1.02, (1+r.Threshold)*1.02
-	if len(items) == 0 {
-		// No data gives the axis no range, which a log scale cannot
-		// draw: the threshold's band stands for it.
-		p.Title.Text += ": no compared rows"
-		p.X.Min, p.X.Max = lo, hi
-		return p.save(dir, "overview", forestCaption, 8*vg.Inch, 3*vg.Inch)
-	}
-	for _, it := range items {
-		lo, hi = math.Min(lo, it.ratio), math.Max(hi, it.ratio)
-	}
-	for i := range items {
-		it := &items[i]
-		// An end at or below 0 (1/(1+lo) of a change below -100%) is unbounded.
-		if !(it.lo > 0) || math.IsInf(it.lo, 0) || math.IsNaN(it.lo) || it.lo < lo/1.5 {
-			it.lo, it.open = lo/1.5, true
-		}
-		if !(it.hi > 0) || math.IsInf(it.hi, 0) || math.IsNaN(it.hi) || it.hi > hi*1.5 {
-			it.hi, it.open = hi*1.5, true
-		}
-		lo, hi = math.Min(lo, it.lo), math.Max(hi, it.hi)
-	}
-	p.X.Min, p.X.Max = lo/1.05, hi*1.05
-	p.X.Tick.Marker = changeTicks{}
-	// The ±threshold band, and no change.
-	n := float64(len(items))
-	band, err := plotter.NewPolygon(plotter.XYs{{X: 1 / (1 + r.Threshold), Y: -0.5}, {X: 1 + r.Threshold, Y: -0.5},
-		{X: 1 + r.Threshold, Y: n - 0.5}, {X: 1 / (1 + r.Threshold), Y: n - 0.5}})
-	if err != nil {
-		return err
-	}
-	band.Color = color.RGBA{R: 0xee, G: 0xee, B: 0xee, A: 0xff}
-	band.LineStyle.Width = 0
-	p.Add(band)
-	p.line(draw.LineStyle{Color: grayColor, Width: vg.Points(1)}, plotter.XY{X: 1, Y: -0.5}, plotter.XY{X: 1, Y: n - 0.5})
-	for i, it := range items {
-		y := n - 1 - float64(i) // top to bottom in report order
-		ci := draw.LineStyle{Color: it.col, Width: vg.Points(2)}
-		if it.open {
-			ci.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
-		}
-		p.line(ci, plotter.XY{X: it.lo, Y: y}, plotter.XY{X: it.hi, Y: y})
-		p.dots(it.col, 4, plotter.XYs{{X: it.ratio, Y: y}})
-	}
-	p.NominalY(labels...)
-	p.Y.Tick.Label.Font.Size = vg.Points(9)
-	p.Y.Padding = 0
-	return p.save(dir, "overview", forestCaption, 11*vg.Inch, vg.Length(1.5+0.32*n)*vg.Inch)
-}
-
 // logTicks mark a log axis at 1, 2, 3 and 5 times each power of ten,
 // labelled, and at the other digits, unlabelled.
 type logTicks struct{}
@@ -307,76 +205,6 @@ func (logTicks) Ticks(min, max float64) []plot.Tick {
 		}
 	}
 	return Ticks
-}
-
-// changeTicks label a log scale of gains (new against old in the
-// unit's better direction: above 1 is better) as "5% better", "2× worse",
-// no closer together than a sixth of the axis.
-type changeTicks struct{}
-
-func (changeTicks) Ticks(min, max float64) []plot.Tick {
-	factors := []float64{1, 1.02, 1.05, 1.1, 1.25, 1.5, 2, 3, 5, 10, 20, 50, 100, 1000}
-	var cands []float64
-	for _, f := range factors {
-		cands = append(cands, f)
-		if f != 1 {
-			cands = append(cands, 1/f)
-		}
-	}
-	slices.Sort(cands)
-	gap := (math.Log(max) - math.Log(min)) / 6
-	var Ticks []plot.Tick
-	// Keep 1, then the others in order of closeness to it where they
-	// have room.
-	slices.SortFunc(cands, func(a, b float64) int { return cmp.Compare(math.Abs(math.Log(a)), math.Abs(math.Log(b))) })
-	for _, r := range cands {
-		if r < min || r > max || slices.ContainsFunc(Ticks, func(t plot.Tick) bool { return math.Abs(math.Log(t.Value/r)) < gap }) {
-			continue
-		}
-		Ticks = append(Ticks, plot.Tick{Value: r, Label: gainLabel(r)})
-	}
-	slices.SortFunc(Ticks, func(a, b plot.Tick) int { return cmp.Compare(a.Value, b.Value) })
-	return Ticks
-}
-
-// gainLabel words a gain g (above 1 better).
-func gainLabel(g float64) string {
-	word, f := "better", g
-	if g < 1 {
-		word, f = "worse", 1/g
-	}
-	switch {
-	case g == 1:
-		return "same"
-	case f >= 2:
-		return fmt.Sprintf("%.3g× %s", f, word)
-	}
-	return fmt.Sprintf("%.3g%% %s", 100*(f-1), word)
-}
-
-// writeProfileDiffs writes, per profiled row, the difference of its
-// profiles (profdelta.DiffProfile) as DIR/profile-NNN-ROW.pb.gz, for
-// `go tool pprof -http=: FILE` (docs/profiles.md); where there is none,
-// why in DIR/profile-NNN-ROW.txt.
-func writeProfileDiffs(dir string, rows []RowProfile) error {
-	for i, rp := range rows {
-		name := filepath.Join(dir, fmt.Sprintf("profile-%03d-%s", i+1, fileSafe(rp.Table.Pkg+"-"+rp.Row.Name)))
-		p, err := profdelta.DiffProfile(rp.Boots[0], rp.Boots[1])
-		if err != nil {
-			if err := os.WriteFile(name+".txt", []byte("no difference profile: "+err.Error()+"\n"), 0o666); err != nil {
-				return err
-			}
-			continue
-		}
-		var pb bytes.Buffer
-		if err := p.Write(&pb); err != nil {
-			return err
-		}
-		if err := os.WriteFile(name+".pb.gz", pb.Bytes(), 0o666); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // WriteSeriesPlots draws, into dir, one SVG per tested row: its boot
@@ -451,12 +279,12 @@ func seriesPlot(dir, name string, r *SeriesReport, sr *SeriesRow) error {
 		}
 		if n > 0 {
 			m := res.Scale.From(sum/float64(n)) / scaler.Factor
-			p.line(draw.LineStyle{Color: grayColor, Width: vg.Points(1.5), Dashes: dashes}, plotter.XY{X: float64(a) - 0.45, Y: m}, plotter.XY{X: float64(z) + 0.45, Y: m})
+			p.line(grayColor, 1.5, true, float64(a)-0.45, m, float64(z)+0.45, m)
 		}
 	}
 	for _, c := range res.Changes {
 		x := float64(c.After) + 0.5
-		p.line(draw.LineStyle{Color: worseColor, Width: vg.Points(2)}, plotter.XY{X: x, Y: lo}, plotter.XY{X: x, Y: hi})
+		p.line(worseColor, 2, false, x, lo, x, hi)
 	}
 	var labels []string
 	for _, k := range r.Kernels {

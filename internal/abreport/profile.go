@@ -14,46 +14,22 @@ import (
 	"github.com/kbench/kbench/internal/profdelta"
 )
 
-// RowProfile is one row's kernel profiles compared across boots, for
-// the perf-profile section: the row (its primary unit's, for the verdict)
-// and package profdelta's delta.
-type RowProfile struct {
-	Table *abstat.Table
-	Row   *abstat.Row
-	Delta *profdelta.Delta
-	// Boots are the profiles Delta compares, old and new, for the
-	// pictures of the difference.
-	Boots [2][]profdelta.Boot
-}
-
-// profileLines is how many functions of each form the full text form
-// lists a row; BriefProfileLines how many the brief form
-// lists a row, both forms together.
-const (
-	profileLines      = 10
-	briefProfileLines = 3
-)
+// The text form lists this many functions of each form a row, the brief
+// form this many of both forms together.
+const profileLines, briefProfileLines = 10, 3
 
 // writeProfileText writes the perf-profile section of the full report,
-// LKP's shape: per row, for self and children, the functions whose cost
-// per op changed most against the spread of their per-boot costs, each
-// as "old ± spread%  change  new ± spread%", the spread the sd of the
-// per-boot values relative to their mean; then Welch's t over the boots
-// and its q, by which the lines are ordered, and the function's share of
-// the row's samples, old -> new. Where the row's profiles record no op
-// count (profdelta.ByShare) the shares take the first columns and order
-// the lines, and the row's header says so.
-func writeProfileText(b *strings.Builder, rows []RowProfile) {
+// LKP's shape, as its legend says.
+func writeProfileText(b *strings.Builder, rows []Profile) {
 	b.WriteString("\nperf-profile: kernel functions whose cost per op changed most against its spread between\n" +
 		"boots; old ± sd%  change  new ± sd%: mean time per op (the function's samples' cpu time over the\n" +
 		"ops of the profiled runs), the sd of the per-boot values relative to the mean; t: Welch's over\n" +
 		"the boots (ordered by |t|), q: its Benjamini-Hochberg q among the row's functions; share: of\n" +
 		"the row's samples in %, old -> new (shares are compositional: one function's growth dilutes\n" +
-		"every other's, so they do not order); rows whose profiles record no ops: the share, in points,\n" +
-		"orders; self: innermost frame, children: on the stack\n")
+		"every other's, so they do not order); self: innermost frame, children: on the stack\n")
 	for _, rp := range rows {
 		b.WriteString("\n")
-		writeLines(b, profileHeader(rp, Width))
+		b.WriteString(strings.Join(profileHeader(rp, Width), "\n") + "\n")
 		for _, f := range rp.Delta.Forms() {
 			fmt.Fprintf(b, "  %s:\n", f.Form)
 			if len(f.Funcs) == 0 {
@@ -76,7 +52,7 @@ func writeProfileText(b *strings.Builder, rows []RowProfile) {
 // profileBrief adds the brief form's perf-profile lines: a row's header
 // and its briefProfileLines functions of most |t|, self and children
 // together.
-func profileBrief(add func(string), rows []RowProfile) {
+func profileBrief(add func(string), rows []Profile) {
 	add("perf-profile: old ± sd%, change, new ± sd% per op (or share), by |t|")
 	for _, rp := range rows {
 		for _, l := range profileHeader(rp, briefWidth) {
@@ -103,7 +79,7 @@ func briefFuncs(d *profdelta.Delta) []briefFunc {
 	seen := map[string]bool{}
 	for len(out) < briefProfileLines && (i < len(d.Self) || j < len(d.Children)) {
 		var bf briefFunc
-		if j >= len(d.Children) || i < len(d.Self) && !(math.Abs(d.Children[j].Order().T) > math.Abs(d.Self[i].Order().T)) {
+		if j >= len(d.Children) || i < len(d.Self) && !(math.Abs(float64(d.Children[j].PerOp.T)) > math.Abs(float64(d.Self[i].PerOp.T))) {
 			bf = briefFunc{profdelta.Self, d.Self[i]}
 			i++
 		} else {
@@ -120,29 +96,24 @@ func briefFuncs(d *profdelta.Delta) []briefFunc {
 
 // profileHeader names the row, its verdict, how it was sampled and how
 // many boots: lines of at most width.
-func profileHeader(rp RowProfile, width int) []string {
+func profileHeader(rp Profile, width int) []string {
 	d := rp.Delta
-	head := rp.Table.Pkg + " " + rp.Row.Name
-	if rp.Row.Verdict != "" {
-		head += " (" + verdictWord(rp.Row.Role, rp.Row.Verdict)
-		if rp.Row.Old != nil && rp.Row.New != nil {
-			head += " " + pctChange(rp.Row.Change)
+	head := rp.Package + " " + rp.Name
+	if rp.Verdict != "" {
+		head += " (" + verdictWord(rp.row.Role, rp.Verdict)
+		if rp.row.Old != nil && rp.row.New != nil {
+			head += " " + pctChange(rp.row.Change)
 		}
 		head += ")"
 	}
-	frames := map[bool]string{false: "kernel functions", true: "all functions"}[d.AllFrames]
-	how := fmt.Sprintf("%s, %d+%d boots, %s", samplingText(d), len(d.Boots[0]), len(d.Boots[1]), frames)
+	how := fmt.Sprintf("%s, %d+%d boots, %s functions", samplingText(d), len(d.Boots[0]), len(d.Boots[1]), d.Frames)
 	if d.Empty[0]+d.Empty[1] > 0 {
 		how += fmt.Sprintf(", %d+%d boots without samples left out", d.Empty[0], d.Empty[1])
 	}
 	if len(d.Boots[0]) < 2 || len(d.Boots[1]) < 2 {
 		how += "; under 2 boots a side: no spread, no t"
 	}
-	if d.By == profdelta.ByPerOp {
-		how += "; by |t| of " + perOpUnit(d) + ", shares beside"
-	} else {
-		how += "; by |t| of the share: the profiles record no op count"
-	}
+	how += "; by |t| of " + perOpUnit(d) + ", shares beside"
 	lines := wrap("perf-profile "+head, width)
 	for _, l := range wrap(how, width-2) {
 		lines = append(lines, "  "+l)
@@ -202,49 +173,34 @@ func perOpText(d *profdelta.Delta, v float64) string {
 
 // profileHead are the column heads of a row's functions.
 func profileHead(d *profdelta.Delta) []string {
-	if d.By == profdelta.ByPerOp {
-		u := perOpUnit(d)
-		return []string{"old " + u, "change", "new " + u, "t", "q", "share %", "function"}
-	}
-	return []string{"old %", "change", "new %", "t", "q", "function"}
+	u := perOpUnit(d)
+	return []string{"old " + u, "change", "new " + u, "t", "q", "share %", "function"}
 }
 
-// funcCells are a function's cells: old, change, new, t and q of the
-// measure that orders the row (per op, else the share), then with per-op
-// figures the share, old -> new, and the name.
+// funcCells are a function's cells: old, change, new, t and q of its
+// cost per op, its share, old -> new, and its name.
 func funcCells(d *profdelta.Delta, f profdelta.Func) []string {
-	st := f.Order()
+	st := f.PerOp
 	t, q := "-", "-"
-	if !math.IsNaN(st.T) {
-		t = fmt.Sprintf("%.1f", st.T)
-		q = fmt.Sprintf("%.3f", st.Q)
-		if math.IsInf(st.T, 0) {
-			t = fmt.Sprintf("%+.0f", st.T)
+	if tf := float64(st.T); !math.IsNaN(tf) {
+		t, q = fmt.Sprintf("%.1f", tf), fmt.Sprintf("%.3f", st.Q)
+		if math.IsInf(tf, 0) {
+			t = fmt.Sprintf("%+.0f", tf)
 		}
 	}
-	if f.PerOp == nil {
-		return []string{shareText(f.Old), fmt.Sprintf("%+.2f", 100*f.Change), shareText(f.New), t, q, f.Name}
+	value := func(s profdelta.Share) string {
+		v := perOpText(d, s.Mean)
+		if r := s.RSD(); !math.IsNaN(r) { // LKP's "± 7%", the per-boot values' sd relative to their mean
+			v += fmt.Sprintf(" ± %2.0f%%", 100*r)
+		}
+		return v
 	}
-	value := func(s profdelta.Share) string { return withRSD(perOpText(d, s.Mean), s) }
-	change := perOpText(d, st.Change)
+	change := perOpText(d, float64(st.Change))
 	if st.Change > 0 {
 		change = "+" + change
 	}
 	share := fmt.Sprintf("%.2f→%.2f", 100*f.Old.Mean, 100*f.New.Mean)
 	return []string{value(st.Old), change, value(st.New), t, q, share, f.Name}
-}
-
-// shareText is LKP's "1.51 ± 7%": the mean share in percent, the sd of
-// the per-boot shares relative to it (withRSD).
-func shareText(s profdelta.Share) string { return withRSD(fmt.Sprintf("%.2f", 100*s.Mean), s) }
-
-// withRSD is v with " ± " s's relative sd; v alone for a zero mean or
-// one boot.
-func withRSD(v string, s profdelta.Share) string {
-	if r := s.RSD(); !math.IsNaN(r) {
-		v += fmt.Sprintf(" ± %2.0f%%", 100*r)
-	}
-	return v
 }
 
 // profileCells lays out a function's cells (funcCells, or profileHead)
@@ -261,17 +217,13 @@ func profileCells(prefix string, c []string, widths []int, width int) string {
 // (old, change, new and t).
 var fullWidths, briefWidths = []int{13, 8, 13, 7, 6, 11}, []int{13, 7, 13, 6}
 
-// RowProfiles pairs the rows of r with the profiles of two directories of
-// KBENCH_PROFILE profiles, old and new, a subdirectory per boot
-// (profdelta.Dir), and compares them: for each benchmark of r (its
-// primary row) that both directories hold profiles of, in the order of
-// the report. A row whose key another row of the report shares (two
-// tables of one package that only configuration tells apart, which file
-// names cannot) is compared once, for the first. kbcompare's
-// -profiles-old and -profiles-new and kbab's -profile boots both end
-// here, so that their sections are one computation. names name the two
-// directories in errors (kbcompare's flags, kbab's directories).
-func RowProfiles(r *abstat.Report, oldDir, newDir string, o profdelta.Options, names [2]string) ([]RowProfile, error) {
+// RowProfiles compares the profiles of two directories of KBENCH_PROFILE
+// profiles, old and new (profdelta.Dir), for each benchmark of r (its
+// primary row) that both hold profiles of, in report order; a key that
+// two rows share (tables that only configuration tells apart) is
+// compared for the first. kbcompare's -profiles-old/-new and kbab's
+// -profile both end here; names name the directories in errors.
+func RowProfiles(r *abstat.Report, oldDir, newDir string, o profdelta.Options, names [2]string) ([]Profile, error) {
 	dirs := [2]*profdelta.Dir{}
 	for i, path := range []string{oldDir, newDir} {
 		d, err := profdelta.ReadDir(path)
@@ -280,7 +232,7 @@ func RowProfiles(r *abstat.Report, oldDir, newDir string, o profdelta.Options, n
 		}
 		dirs[i] = d
 	}
-	var out []RowProfile
+	var out []Profile
 	seen := map[profdelta.Key]bool{}
 	for t, row := range r.Primaries() {
 		k := profdelta.Key{Pkg: t.Pkg, Stem: kprofile.RowStem(row.Name)}
@@ -300,7 +252,7 @@ func RowProfiles(r *abstat.Report, oldDir, newDir string, o profdelta.Options, n
 		if err != nil {
 			return nil, fmt.Errorf("profiles of %s %s: %v", t.Pkg, row.Name, err)
 		}
-		out = append(out, RowProfile{Table: t, Row: row, Delta: delta, Boots: sides})
+		out = append(out, Profile{t.Pkg, t.Ident, row.Name, row.Verdict, Sides{len(delta.Boots[0]), len(delta.Boots[1])}, delta, row})
 	}
 	return out, nil
 }

@@ -25,24 +25,7 @@ import (
 
 // Num is a number of a record: JSON writes it as null where it has none
 // (NaN, ±Inf); the forms see the number itself.
-type Num float64
-
-// MarshalJSON implements json.Marshaler.
-func (x Num) MarshalJSON() ([]byte, error) {
-	if f := float64(x); !math.IsNaN(f) && !math.IsInf(f, 0) {
-		return json.Marshal(f)
-	}
-	return []byte("null"), nil
-}
-
-// UnmarshalJSON implements json.Unmarshaler: null is NaN.
-func (x *Num) UnmarshalJSON(b []byte) error {
-	if string(b) == "null" {
-		*x = nan
-		return nil
-	}
-	return json.Unmarshal(b, (*float64)(x))
-}
+type Num = profdelta.Num
 
 // AB is an A/B's report record, made once (New) from the comparison and
 // its perf-profile section: every form renders it (Forms, WritePlots),
@@ -69,7 +52,6 @@ type AB struct {
 	Run    *RunNotes `json:"-"`
 	opts   abstat.Options
 	pulses [2][]abfile.Pulse
-	profs  []RowProfile
 }
 
 // Sides counts boots a side.
@@ -208,13 +190,10 @@ func WriteJSON[R any](w io.Writer, r R) error {
 
 // New makes the record of comparison r, its perf-profile section
 // (RowProfiles; none: no section) and a kbab run's notes (nil: none).
-func New(r *abstat.Report, profs []RowProfile, run *RunNotes) *AB {
+func New(r *abstat.Report, profs []Profile, run *RunNotes) *AB {
 	a := &AB{Schema: "kbcompare/3", Old: r.Old, New: r.New, Threshold: r.Opts.Threshold, Alpha: r.Opts.Alpha,
-		Boots: Sides{r.Boots[0], r.Boots[1]}, BootMode: r.BootMode, Setup: r.Setup, SetupEqual: r.SetupEqual,
-		Rows: []*Row{}, Geomeans: []Geomean{}, Problems: []Problem{}, Run: run, opts: r.Opts, pulses: r.Pulses, profs: profs}
-	if a.Setup == nil {
-		a.Setup = []abstat.SetupDiff{}
-	}
+		Boots: Sides{r.Boots[0], r.Boots[1]}, BootMode: r.BootMode, Setup: append([]abstat.SetupDiff{}, r.Setup...), SetupEqual: r.SetupEqual,
+		Rows: []*Row{}, Geomeans: []Geomean{}, Problems: []Problem{}, Run: run, opts: r.Opts, pulses: r.Pulses, Profiles: profs}
 	for _, s := range r.Skips {
 		a.Skips = append(a.Skips, Skip{s.Pkg, s.Name, [2]string{Why(s.Sides[0]), Why(s.Sides[1])}})
 	}
@@ -238,9 +217,6 @@ func New(r *abstat.Report, profs []RowProfile, run *RunNotes) *AB {
 		}
 	}
 	s.Exit = a.Exit()
-	for _, rp := range profs {
-		a.Profiles = append(a.Profiles, profileOf(rp))
-	}
 	return a
 }
 
@@ -326,88 +302,17 @@ func (a *AB) primaries() []*Row {
 // whatever the statistics say.
 func (a *AB) failures() int { return a.Summary.Failed + a.Summary.Skipped + len(a.Problems) }
 
-// Profile is one row's profile comparison (package profdelta).
+// Profile is one row's kernel profiles compared across boots (package
+// profdelta), for the perf-profile section: the row (in its primary
+// unit, for the verdict) and the delta.
 type Profile struct {
-	Package   string         `json:"package"`
-	Ident     string         `json:"ident,omitempty"`
-	Name      string         `json:"name"`
-	Verdict   abstat.Verdict `json:"verdict"`
-	Boots     Sides          `json:"boots"`
-	Samples   [2][]int64     `json:"samples"` // per boot, old then new
-	BootIDs   [2][]string    `json:"boot_ids"`
-	Sampling  [2][]sampling  `json:"sampling"`
-	Frames    string         `json:"frames"`
-	Comm      string         `json:"comm,omitempty"`
-	MinShare  float64        `json:"min_share"`
-	OrderBy   string         `json:"order_by"`
-	PerOpUnit string         `json:"per_op_unit,omitempty"`
-	Ops       *[2][]int64    `json:"ops,omitempty"`
-	Self      []Func         `json:"self"`
-	Children  []Func         `json:"children"`
-}
-
-type sampling struct {
-	Event string `json:"event"`
-	Hz    int    `json:"hz"`
-	Scope string `json:"scope"`
-}
-
-// Func is a function's share (FuncStat) and its cost per op.
-type Func struct {
-	Function string `json:"function"`
-	FuncStat
-	PerOp *FuncStat `json:"per_op,omitempty"`
-}
-
-// FuncStat compares a function's per-boot values across the sides.
-type FuncStat struct {
-	Old    Share `json:"old"`
-	New    Share `json:"new"`
-	Change Num   `json:"change"`
-	Rel    Num   `json:"rel_change"`
-	T      Num   `json:"t"`
-	DF     Num   `json:"df"`
-	P      Num   `json:"p"`
-	Q      Num   `json:"q"`
-}
-
-// Share is a side's per-boot values, their mean and sd.
-type Share struct {
-	Mean  float64   `json:"mean"`
-	SD    Num       `json:"sd"`
-	Boots []float64 `json:"boots"`
-}
-
-func profileOf(rp RowProfile) Profile {
-	d := rp.Delta
-	mp := Profile{Package: rp.Table.Pkg, Ident: rp.Table.Ident, Name: rp.Row.Name, Verdict: rp.Row.Verdict,
-		Boots: Sides{len(d.Boots[0]), len(d.Boots[1])}, Samples: d.Samples, BootIDs: d.Boots,
-		Frames: map[bool]string{false: "kernel", true: "all"}[d.AllFrames], Comm: d.Comm, MinShare: d.MinShare, OrderBy: "share"}
-	for side, ss := range d.Sampling {
-		for _, s := range ss {
-			mp.Sampling[side] = append(mp.Sampling[side], sampling(s))
-		}
-	}
-	if d.By == profdelta.ByPerOp {
-		mp.OrderBy, mp.PerOpUnit, mp.Ops = "per_op", d.Unit, &d.Ops
-	}
-	share := func(s profdelta.Share) Share { return Share{s.Mean, Num(s.SD), s.Boots} }
-	stat := func(s profdelta.Stat) *FuncStat {
-		return &FuncStat{share(s.Old), share(s.New), Num(s.Change), Num(s.Rel), Num(s.T), Num(s.DF), Num(s.P), Num(s.Q)}
-	}
-	funcs := func(fs []profdelta.Func) []Func {
-		out := []Func{}
-		for _, f := range fs {
-			jf := Func{Function: f.Name, FuncStat: *stat(f.Stat)}
-			if f.PerOp != nil {
-				jf.PerOp = stat(*f.PerOp)
-			}
-			out = append(out, jf)
-		}
-		return out
-	}
-	mp.Self, mp.Children = funcs(d.Self), funcs(d.Children)
-	return mp
+	Package string         `json:"package"`
+	Ident   string         `json:"ident,omitempty"`
+	Name    string         `json:"name"`
+	Verdict abstat.Verdict `json:"verdict"`
+	Boots   Sides          `json:"boots"`
+	*profdelta.Delta
+	row *abstat.Row
 }
 
 // The exit statuses of the three kinds of report, kbcompare's and kbab's

@@ -38,8 +38,8 @@ func WriteText(w io.Writer, a *AB) error {
 	writeSummary(&b, a)
 	if a.Run != nil {
 		writeRun(&b, a)
-	} else if len(a.profs) > 0 {
-		writeProfileText(&b, a.profs)
+	} else if len(a.Profiles) > 0 {
+		writeProfileText(&b, a.Profiles)
 	}
 	_, err := io.WriteString(w, printable(b.String()))
 	return err
@@ -65,12 +65,6 @@ func writeSetupText(b *strings.Builder, r *AB) {
 			line := "  " + pad(at(keys, i), keyW, false) + "  " + pad(at(olds, i), valW, false) + "  " + at(news, i)
 			b.WriteString(strings.TrimRight(line, " ") + "\n")
 		}
-	}
-}
-
-func writeLines(b *strings.Builder, lines []string) {
-	for _, l := range lines {
-		b.WriteString(l + "\n")
 	}
 }
 
@@ -115,7 +109,7 @@ func writeTableText(b *strings.Builder, r *AB, t []*Row, done map[[3]string]bool
 		}
 		b.WriteString(l + "\n")
 		if i > 0 {
-			writeLines(b, attrText(done, t[i-1]))
+			b.WriteString(attrText(done, t[i-1]))
 		}
 	}
 	if l := geomeanText(r, t[0]); l != "" {
@@ -163,7 +157,7 @@ func derivedText(r *AB, row *Row) string {
 // writeSummary ends the text form: the rule, the counts,
 // and the rows that are worse, underpowered or failed.
 func writeSummary(b *strings.Builder, r *AB) {
-	writeLines(b, ruleLines(r))
+	b.WriteString(strings.Join(ruleLines(r), "\n") + "\n")
 	unit, spread := "samples", "of samples"
 	if r.BootMode {
 		unit, spread = "boots", "between boots"
@@ -250,10 +244,10 @@ func bootsHeader(r *AB) []string {
 // ones' notes and the unchanged units; nil where the row has none or
 // they were listed already (done: a benchmark with several headline
 // units lists them once, under its first table).
-func attrText(done map[[3]string]bool, row *Row) []string {
+func attrText(done map[[3]string]bool, row *Row) string {
 	key := [3]string{row.Package, row.Ident, row.Name}
 	if len(row.Counters) == 0 || done[key] {
-		return nil
+		return ""
 	}
 	done[key] = true
 	var own [][]string
@@ -270,30 +264,19 @@ func attrText(done map[[3]string]bool, row *Row) []string {
 		}
 	}
 	if len(own)+len(paced) == 0 {
-		return []string{fmt.Sprintf("    counters: none changed (%d compared)", len(same))}
+		return fmt.Sprintf("    counters: none changed (%d compared)\n", len(same))
 	}
-	var lines []string
-	indent := func(text string) {
-		for i, l := range wrap(text, Width-8) {
-			if i > 0 {
-				l = "  " + l
-			}
-			lines = append(lines, "      "+l)
-		}
-	}
+	var b strings.Builder
 	if len(own) > 0 {
-		lines = append(lines, "    counters that changed per op (evidence, not verdicts):")
 		al, _ := align(own, 1)
-		for _, l := range al {
-			lines = append(lines, "      "+l)
-		}
+		b.WriteString("    counters that changed per op (evidence, not verdicts):\n      " + strings.Join(al, "\n      ") + "\n")
 	}
 	if len(paced) > 0 {
-		lines = append(lines, "    changed per op only as the op's time did (rate per second ~ or opposite):")
-		indent(strings.Join(paced, ", "))
+		b.WriteString("    changed per op only as the op's time did (rate per second ~ or opposite):\n")
+		b.WriteString(para(strings.Join(paced, ", "), Width-8, "      ", "        "))
 	}
 	if len(same) > 0 {
-		indent("unchanged: " + strings.Join(same, " "))
+		b.WriteString(para("unchanged: "+strings.Join(same, " "), Width-8, "      ", "        "))
 	}
-	return lines
+	return b.String()
 }

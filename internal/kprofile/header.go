@@ -16,9 +16,9 @@ import (
 // the profile alone can name the event and rate (pprof's period type
 // says "cpu nanoseconds" for cpu-clock, not the event).
 type Sampling struct {
-	Event string // "cycles" or "cpu-clock"
-	Hz    int    // samples per second per CPU
-	Scope string // "system-wide" or the process's, as Sampler.Scope
+	Event string `json:"event"` // "cycles" or "cpu-clock"
+	Hz    int    `json:"hz"`    // samples per second per CPU
+	Scope string `json:"scope"` // "system-wide" or the process's, as Sampler.Scope
 }
 
 const (

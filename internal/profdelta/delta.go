@@ -4,6 +4,7 @@ package profdelta
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"math"
 	"regexp"
@@ -36,14 +37,6 @@ type Boot struct {
 	Profiles []*profile.Profile
 }
 
-// By names the measure a Delta's lists are ordered by.
-type By string
-
-const (
-	ByPerOp By = "per-op" // the function's cost per op
-	ByShare By = "share"  // its share of the row's samples
-)
-
 // Form is how a function's samples are counted.
 type Form string
 
@@ -52,43 +45,35 @@ const (
 	Children Form = "children" // the function is on the stack
 )
 
-// Delta is one row's profile comparison: the IDs of each side's boots
-// with samples, their samples (pooled over a boot's runs) and the boots
-// without, each side's distinct ways of sampling, the options, and the
-// functions of each form ordered by the |T| of Func.Order (the
-// undefined last), then its |Change|. By is ByPerOp where every profile
-// records its ops (kprofile.ReadOps), with each boot's Ops and the
-// per-op value's Unit ("cpu nanoseconds"), else ByShare.
+// Delta is one row's profile comparison, in the order -format json
+// writes it (docs/kbcompare.md): each side's boots with samples, their
+// samples (pooled over a boot's runs) and IDs, the boots without
+// (Empty), each side's distinct ways of sampling, the options, each
+// boot's ops and the per-op value's unit ("cpu nanoseconds"), and the
+// functions of each form ordered by the |t| of their cost per op, the
+// undefined last, then its |change|.
 type Delta struct {
-	Boots     [2][]string
-	Samples   [2][]int64
-	Empty     [2]int
-	Sampling  [2][]kprofile.Sampling
-	AllFrames bool
-	MinShare  float64
-	Comm      string // Options.Comm's pattern, "" for all samples
-	By        By
-	Ops       [2][]int64
-	Unit      string
-	Self      []Func
-	Children  []Func
+	Samples  [2][]int64             `json:"samples"`
+	Boots    [2][]string            `json:"boot_ids"`
+	Empty    [2]int                 `json:"-"`
+	Sampling [2][]kprofile.Sampling `json:"sampling"`
+	Frames   string                 `json:"frames"` // kernel, all (Options.AllFrames)
+	Comm     string                 `json:"comm,omitempty"`
+	MinShare float64                `json:"min_share"`
+	OrderBy  string                 `json:"order_by"` // per_op
+	Unit     string                 `json:"per_op_unit,omitempty"`
+	Ops      [2][]int64             `json:"ops"`
+	Self     []Func                 `json:"self"`
+	Children []Func                 `json:"children"`
 }
 
 // Func is one function in one form: its share of the row's samples
-// (the embedded Stat, LKP's measure) and, with ByPerOp, its samples'
-// value over the boot's ops (PerOp), which orders the list.
+// (the embedded Stat, LKP's measure) and its samples' value over the
+// boot's ops (PerOp), which orders the list.
 type Func struct {
-	Name string
+	Name string `json:"function"`
 	Stat
-	PerOp *Stat
-}
-
-// Order is the Stat the list is ordered by: PerOp where there is one.
-func (f Func) Order() Stat {
-	if f.PerOp != nil {
-		return *f.PerOp
-	}
-	return f.Stat
+	PerOp Stat `json:"per_op"`
 }
 
 // Stat compares one measure of a function across the two sides' boots:
@@ -96,17 +81,43 @@ func (f Func) Order() Stat {
 // Welch's t-test of the per-boot values (abmath.Welch) and P's q among
 // the form's functions.
 type Stat struct {
-	Old, New    Share
-	Change, Rel float64
-	T, DF, P, Q float64
+	Old    Share `json:"old"`
+	New    Share `json:"new"`
+	Change Num   `json:"change"`
+	Rel    Num   `json:"rel_change"`
+	T      Num   `json:"t"`
+	DF     Num   `json:"df"`
+	P      Num   `json:"p"`
+	Q      Num   `json:"q"`
 }
 
 // Share is a function's share of a side's samples (or its cost per op)
 // per boot, in Delta.Boots' order, their mean and standard deviation
 // (NaN for one boot).
 type Share struct {
-	Boots    []float64
-	Mean, SD float64
+	Mean  float64   `json:"mean"`
+	SD    Num       `json:"sd"`
+	Boots []float64 `json:"boots"`
+}
+
+// Num is a number JSON writes as null where it has none (NaN, ±Inf).
+type Num float64
+
+// MarshalJSON implements json.Marshaler.
+func (x Num) MarshalJSON() ([]byte, error) {
+	if f := float64(x); !math.IsNaN(f) && !math.IsInf(f, 0) {
+		return json.Marshal(f)
+	}
+	return []byte("null"), nil
+}
+
+// UnmarshalJSON implements json.Unmarshaler: null is NaN.
+func (x *Num) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*x = Num(math.NaN())
+		return nil
+	}
+	return json.Unmarshal(b, (*float64)(x))
 }
 
 // RSD is the share's relative spread, SD/Mean, as LKP's "± N%"; NaN
@@ -115,7 +126,7 @@ func (s Share) RSD() float64 {
 	if s.Mean == 0 {
 		return math.NaN()
 	}
-	return s.SD / s.Mean
+	return float64(s.SD) / s.Mean
 }
 
 // Forms are a Delta's lists, in the order reports show them.
@@ -130,9 +141,11 @@ func (d *Delta) Forms() []struct {
 }
 
 // Compute compares a row's boots of the old side with the new side's.
-// It fails where a side has no boot with samples.
+// It fails where a side has no boot with samples, or a profile with
+// samples lacks its op count (kprofile.ReadOps: taken before kprofile
+// recorded it; `go tool pprof -top` gives its shares).
 func Compute(old, new []Boot, o Options) (*Delta, error) {
-	d := &Delta{AllFrames: o.AllFrames, MinShare: o.MinShare, By: ByPerOp}
+	d := &Delta{Frames: "kernel", MinShare: o.MinShare, OrderBy: "per_op"}
 	var keep func(*profile.Sample) bool
 	if o.Comm != nil {
 		d.Comm = o.Comm.String()
@@ -140,13 +153,13 @@ func Compute(old, new []Boot, o Options) (*Delta, error) {
 	}
 	frame := kprofile.KernelFrame
 	if o.AllFrames {
-		frame = func(*profile.Location) bool { return true }
+		d.Frames, frame = "all", func(*profile.Location) bool { return true }
 	}
 	var sides [2][]bootSums // the boots with samples
 	for side, boots := range [2][]Boot{old, new} {
 		for _, b := range boots {
 			bs := bootSums{form: [2]map[string]int64{{}, {}}}
-			hasOps := true
+			var noOps error
 			for _, p := range b.Profiles {
 				d.addSampling(side, p)
 				v := valueIndex(p)
@@ -156,7 +169,9 @@ func Compute(old, new []Boot, o Options) (*Delta, error) {
 				bs.total += sum(p, v, keep)
 				bs.samples += sampleCount(p, keep)
 				n, ok := kprofile.ReadOps(p)
-				hasOps = hasOps && ok
+				if !ok {
+					noOps = fmt.Errorf("%s side, boot %s: a profile without its op count (taken before kprofile recorded it): take it again (`go tool pprof -top` gives its shares)", sideNames[side], b.ID)
+				}
 				bs.ops += n
 				for _, w := range kprofile.Weigh(p, keep, frame, v) {
 					bs.form[0][w.Name] += w.Flat
@@ -167,8 +182,8 @@ func Compute(old, new []Boot, o Options) (*Delta, error) {
 				d.Empty[side]++
 				continue
 			}
-			if !hasOps || len(b.Profiles) == 0 {
-				d.By = ByShare
+			if noOps != nil {
+				return nil, noOps
 			}
 			sides[side] = append(sides[side], bs)
 			d.Ops[side] = append(d.Ops[side], bs.ops)
@@ -180,11 +195,8 @@ func Compute(old, new []Boot, o Options) (*Delta, error) {
 			if o.Comm != nil {
 				of = " of a thread whose comm matches " + o.Comm.String()
 			}
-			return nil, fmt.Errorf("the %s side has no profile with samples%s (%d boots)", [2]string{"old", "new"}[side], of, len(boots))
+			return nil, fmt.Errorf("the %s side has no profile with samples%s (%d boots)", sideNames[side], of, len(boots))
 		}
-	}
-	if d.By == ByShare {
-		d.Ops = [2][]int64{}
 	}
 	for form, list := range []*[]Func{&d.Self, &d.Children} {
 		names := map[string]bool{}
@@ -195,7 +207,7 @@ func Compute(old, new []Boot, o Options) (*Delta, error) {
 				}
 			}
 		}
-		var fs []Func
+		fs := []Func{}
 		for name := range names {
 			var shares, perOp [2][]float64
 			for side := range 2 {
@@ -205,25 +217,21 @@ func Compute(old, new []Boot, o Options) (*Delta, error) {
 					perOp[side] = append(perOp[side], n/float64(b.ops))
 				}
 			}
-			f := Func{Name: name, Stat: compare(shares)}
-			if max(f.Old.Mean, f.New.Mean) < o.MinShare {
-				continue
+			f := Func{Name: name, Stat: compare(shares), PerOp: compare(perOp)}
+			if max(f.Old.Mean, f.New.Mean) >= o.MinShare {
+				fs = append(fs, f)
 			}
-			if d.By == ByPerOp {
-				st := compare(perOp)
-				f.PerOp = &st
-			}
-			fs = append(fs, f)
 		}
 		setQ(fs, func(f *Func) *Stat { return &f.Stat })
-		if d.By == ByPerOp {
-			setQ(fs, func(f *Func) *Stat { return f.PerOp })
-		}
+		setQ(fs, func(f *Func) *Stat { return &f.PerOp })
 		slices.SortFunc(fs, byNoise)
 		*list = fs
 	}
 	return d, nil
 }
+
+// sideNames are the sides' names, by index.
+var sideNames = [2]string{"old", "new"}
 
 // bootSums are one boot's sums over its runs: each form's value by
 // function, all samples' value, their number and the ops.
@@ -239,9 +247,9 @@ func compare(v [2][]float64) Stat {
 		s.Boots = v[side]
 		s.Mean, s.SD = meanSD(s.Boots)
 	}
-	st.Change = st.New.Mean - st.Old.Mean
-	st.Rel = st.Change / st.Old.Mean
-	st.T, st.DF, st.P = abmath.Welch(st.Old.Boots, st.New.Boots)
+	t, df, p := abmath.Welch(st.Old.Boots, st.New.Boots)
+	st.Change, st.T, st.DF, st.P = Num(st.New.Mean-st.Old.Mean), Num(t), Num(df), Num(p)
+	st.Rel = st.Change / Num(st.Old.Mean)
 	return st
 }
 
@@ -250,18 +258,18 @@ func compare(v [2][]float64) Stat {
 func setQ(fs []Func, at func(*Func) *Stat) {
 	ps := make([]float64, len(fs))
 	for i := range fs {
-		ps[i] = at(&fs[i]).P
+		ps[i] = float64(at(&fs[i]).P)
 	}
 	for i, q := range abmath.BHQ(ps) {
-		at(&fs[i]).Q = q
+		at(&fs[i]).Q = Num(q)
 	}
 }
 
-// byNoise orders by the |T| of Func.Order, the undefined last, then by
+// byNoise orders by the |T| of Func.PerOp, the undefined last, then by
 // its |Change|, then by name.
 func byNoise(fa, fb Func) int {
-	a, b := fa.Order(), fb.Order()
-	ta, tb := math.Abs(a.T), math.Abs(b.T)
+	a, b := fa.PerOp, fb.PerOp
+	ta, tb := math.Abs(float64(a.T)), math.Abs(float64(b.T))
 	if na, nb := math.IsNaN(ta), math.IsNaN(tb); na != nb {
 		if na {
 			return 1
@@ -270,16 +278,16 @@ func byNoise(fa, fb Func) int {
 	} else if !na && ta != tb {
 		return cmp.Compare(tb, ta)
 	}
-	return cmp.Or(cmp.Compare(math.Abs(b.Change), math.Abs(a.Change)), cmp.Compare(fa.Name, fb.Name))
+	return cmp.Or(cmp.Compare(math.Abs(float64(b.Change)), math.Abs(float64(a.Change))), cmp.Compare(fa.Name, fb.Name))
 }
 
 // meanSD is x's mean and sample standard deviation, NaN for one value.
-func meanSD(x []float64) (mean, sd float64) {
+func meanSD(x []float64) (mean float64, sd Num) {
 	mean, v := abmath.MeanVar(x)
 	if len(x) < 2 {
-		return mean, math.NaN()
+		return mean, Num(math.NaN())
 	}
-	return mean, math.Sqrt(v)
+	return mean, Num(math.Sqrt(v))
 }
 
 // valueIndex is the index of p's default sample type in its values, as

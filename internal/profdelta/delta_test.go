@@ -64,12 +64,12 @@ func TestInjected(t *testing.T) {
 			t.Fatalf("%s: first is %+v, want %s", f.Form, f.Funcs, injected)
 		}
 		top := f.Funcs[0]
-		if top.Old.Mean != 0 || top.Old.SD != 0 || !math.IsInf(top.Rel, 1) || !(top.Q <= 0.05) {
+		if top.Old.Mean != 0 || top.Old.SD != 0 || !math.IsInf(float64(top.Rel), 1) || !(top.Q <= 0.05) {
 			t.Errorf("%s: injected %+v: want old share 0 ± 0, rel +Inf, q <= 0.05", f.Form, top)
 		}
 		want := shares(newCounts, injected, f.Form == Self)
 		m, sd := meanSD(want)
-		if !near(top.New.Mean, m) || !near(top.New.SD, sd) || !near(top.Change, m) || len(top.New.Boots) != 4 {
+		if !near(top.New.Mean, m) || !near(float64(top.New.SD), float64(sd)) || !near(float64(top.Change), m) || len(top.New.Boots) != 4 {
 			t.Errorf("%s: injected new share %v ± %v (change %v), want %v ± %v", f.Form, top.New.Mean, top.New.SD, top.Change, m, sd)
 		}
 		if !(m > 0.085 && m < 0.095) { // 10% of the base, which is 10/11 of the boot
@@ -102,7 +102,7 @@ func TestInjected(t *testing.T) {
 		for side, s := range []Share{f.Old, f.New} {
 			want := shares([][]map[string]int64{oldCounts, newCounts}[side], c.fn, c.self)
 			m, sd := meanSD(want)
-			if !near(s.Mean, m) || !near(s.SD, sd) || !(sd > 0) {
+			if !near(s.Mean, m) || !near(float64(s.SD), float64(sd)) || !(sd > 0) {
 				t.Errorf("%s side %d: %v ± %v, want %v ± %v", c.fn, side, s.Mean, s.SD, m, sd)
 			}
 			for i := range want {
@@ -162,54 +162,6 @@ func TestComputeRefusesEmptySide(t *testing.T) {
 	d, err := Compute(a, append(empty, a...), DefaultOptions)
 	if err != nil || d.Empty[1] != 1 || len(d.Boots[1]) != 2 {
 		t.Errorf("an empty boot beside others: %v, empty %v, boots %v", err, d.Empty, d.Boots)
-	}
-}
-
-// TestDiffProfile checks the difference's values: each side's sums,
-// scaled to the same boots, the old side negated and labelled.
-func TestDiffProfile(t *testing.T) {
-	r := rand.New(rand.NewPCG(7, 8))
-	old, _ := FixtureBoots(r, 3, 0)
-	new, newCounts := FixtureBoots(r, 2, 0.10)
-	p, err := DiffProfile(old, new)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pos, neg, inj int64
-	var want int64
-	for _, c := range newCounts {
-		want += c[injected+";do_syscall_64"]
-	}
-	for _, s := range p.Sample {
-		v := s.Value[0]
-		if s.DiffBaseSample() != (v < 0) {
-			t.Errorf("sample %v labelled %v", v, s.Label)
-		}
-		if v < 0 {
-			neg += v
-		} else {
-			pos += v
-		}
-		if s.Location[0].Line[0].Function.Name == injected {
-			inj += v
-		}
-	}
-	var oldSum, newSum int64
-	for _, b := range old {
-		for _, q := range b.Profiles {
-			oldSum += sum(q, 0, nil)
-		}
-	}
-	for _, b := range new {
-		for _, q := range b.Profiles {
-			newSum += sum(q, 0, nil)
-		}
-	}
-	if pos != 3*newSum || neg != -2*oldSum || inj != 3*want {
-		t.Errorf("diff: +%d -%d, injected %d; want +%d -%d, injected %d", pos, -neg, inj, 3*newSum, 2*oldSum, 3*want)
-	}
-	if s, ok := kprofile.ReadSampling(p); !ok || s.Event != "cpu-clock" {
-		t.Errorf("the difference's header: %q", p.Comments)
 	}
 }
 
@@ -294,7 +246,7 @@ func TestComm(t *testing.T) {
 		t.Fatalf("with Comm: %+v", got.Self)
 	}
 	for i := range want.Self {
-		if g, w := got.Self[i], want.Self[i]; g.Name != w.Name || !near(g.New.Mean, w.New.Mean) || !near(g.New.SD, w.New.SD) {
+		if g, w := got.Self[i], want.Self[i]; g.Name != w.Name || !near(g.New.Mean, w.New.Mean) || !near(float64(g.New.SD), float64(w.New.SD)) {
 			t.Errorf("with Comm, %d: %s %v ± %v, want %s %v ± %v", i, g.Name, g.New.Mean, g.New.SD, w.Name, w.New.Mean, w.New.SD)
 		}
 	}
@@ -335,12 +287,12 @@ func TestPerOp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.By != ByPerOp || d.Unit != "cpu nanoseconds" || len(d.Ops[0]) != 4 || d.Ops[1][3] != 2*FixtureOps {
-		t.Fatalf("by %q unit %q ops %v, want per-op, cpu nanoseconds, 200 a boot", d.By, d.Unit, d.Ops)
+	if d.Unit != "cpu nanoseconds" || len(d.Ops[0]) != 4 || d.Ops[1][3] != 2*FixtureOps {
+		t.Fatalf("unit %q ops %v, want cpu nanoseconds, 200 a boot", d.Unit, d.Ops)
 	}
 	for _, f := range d.Forms() {
 		top := f.Funcs[0]
-		if top.Name != injected || top.PerOp == nil || top.PerOp.Old.Mean != 0 || !(top.PerOp.Q <= 0.05) {
+		if top.Name != injected || top.PerOp.Old.Mean != 0 || !(top.PerOp.Q <= 0.05) {
 			t.Fatalf("%s: first %+v, want %s per op from 0", f.Form, top, injected)
 		}
 		for side, counts := range [][]map[string]int64{oldCounts, newCounts} {
@@ -355,7 +307,7 @@ func TestPerOp(t *testing.T) {
 				want := perOp(counts, fn, f.Form == Self, FixtureOps)
 				m, sd := meanSD(want)
 				s := []Share{got.PerOp.Old, got.PerOp.New}[side]
-				if !near(s.Mean, m) || !(near(s.SD, sd) || math.IsNaN(sd) && math.IsNaN(s.SD)) {
+				if !near(s.Mean, m) || !(near(float64(s.SD), float64(sd)) || math.IsNaN(float64(sd)) && math.IsNaN(float64(s.SD))) {
 					t.Errorf("%s %s side %d: %v ± %v ns/op, want %v ± %v", f.Form, fn, side, s.Mean, s.SD, m, sd)
 				}
 				if ws := shares(counts, fn, f.Form == Self); !near([]Share{got.Old, got.New}[side].Mean, mean(ws)) {
@@ -364,7 +316,7 @@ func TestPerOp(t *testing.T) {
 			}
 		}
 		for i := 1; i < len(f.Funcs); i++ {
-			if a, b := math.Abs(f.Funcs[i-1].PerOp.T), math.Abs(f.Funcs[i].PerOp.T); a < b {
+			if a, b := math.Abs(float64(f.Funcs[i-1].PerOp.T)), math.Abs(float64(f.Funcs[i].PerOp.T)); a < b {
 				t.Errorf("%s: %s (per-op t %v) before %s (t %v)", f.Form, f.Funcs[i-1].Name, a, f.Funcs[i].Name, b)
 			}
 		}
@@ -396,7 +348,7 @@ func TestDiluted(t *testing.T) {
 		}
 		byShare := slices.Clone(f.Funcs)
 		for i := range byShare {
-			byShare[i].PerOp = nil
+			byShare[i].PerOp = byShare[i].Stat
 		}
 		slices.SortFunc(byShare, byNoise)
 		if byShare[0].Name == injected {
@@ -405,38 +357,30 @@ func TestDiluted(t *testing.T) {
 		for _, fn := range f.Funcs {
 			if holds[fn.Name] {
 				if !(fn.PerOp.Change > 0 && fn.PerOp.Q <= 0.05) {
-					t.Errorf("%s: %s per op %+v: want a rise beyond noise", f.Form, fn.Name, *fn.PerOp)
+					t.Errorf("%s: %s per op %+v: want a rise beyond noise", f.Form, fn.Name, fn.PerOp)
 				}
 				continue
 			}
 			if fn.Change >= 0 || !(fn.Q <= 0.05) {
 				t.Errorf("%s: %s share %+v: want a fall beyond noise (dilution)", f.Form, fn.Name, fn.Stat)
 			}
-			if fn.PerOp.Q <= 0.05 || math.Abs(fn.PerOp.Rel) > 0.05 {
-				t.Errorf("%s: %s changed per op: %+v", f.Form, fn.Name, *fn.PerOp)
+			if fn.PerOp.Q <= 0.05 || math.Abs(float64(fn.PerOp.Rel)) > 0.05 {
+				t.Errorf("%s: %s changed per op: %+v", f.Form, fn.Name, fn.PerOp)
 			}
 		}
 	}
 }
 
-// TestWithoutOps compares profiles that do not record their ops (written
-// before kprofile did): the lists fall back to shares, and say so.
+// TestWithoutOps compares profiles of which one does not record its
+// ops (written before kprofile did): Compute refuses them, naming the
+// boot.
 func TestWithoutOps(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	old, _ := FixtureBoots(r, 4, 0)
 	new, _ := FixtureBoots(r, 4, 0.10)
 	p := new[2].Profiles[1]
 	p.Comments = slices.DeleteFunc(slices.Clone(p.Comments), func(c string) bool { return strings.HasPrefix(c, "kbench ops:") })
-	d, err := Compute(old, new, DefaultOptions)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d.By != ByShare || d.Ops[0] != nil || d.Ops[1] != nil {
-		t.Fatalf("one profile without ops: by %q, ops %v; want share, none", d.By, d.Ops)
-	}
-	for _, f := range d.Forms() {
-		if f.Funcs[0].Name != injected || f.Funcs[0].PerOp != nil {
-			t.Errorf("%s: first %+v, want %s without a per-op figure", f.Form, f.Funcs[0], injected)
-		}
+	if _, err := Compute(old, new, DefaultOptions); err == nil || !strings.Contains(err.Error(), "new side, boot "+new[2].ID+": a profile without its op count") {
+		t.Fatalf("one profile without ops: %v, want it refused", err)
 	}
 }

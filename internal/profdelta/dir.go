@@ -29,7 +29,6 @@ type Key struct{ Pkg, Stem string }
 // a file named *.pb.gz that kprofile.FileName could not have written is
 // an error, as is a directory that mixes the two forms.
 type Dir struct {
-	Path  string
 	Boots []string // sorted
 	files map[Key]map[string][]string
 }
@@ -39,7 +38,7 @@ func ReadDir(path string) (*Dir, error) {
 	if _, err := os.ReadDir(path); err != nil {
 		return nil, err
 	}
-	d := &Dir{Path: path, files: map[Key]map[string][]string{}}
+	d := &Dir{files: map[Key]map[string][]string{}}
 	top, _ := fs.Glob(os.DirFS(path), "*"+kprofile.FileSuffix)
 	sub, _ := fs.Glob(os.DirFS(path), "*/*"+kprofile.FileSuffix)
 	for _, name := range slices.Concat(top, sub) {
@@ -75,9 +74,13 @@ func (d *Dir) Load(k Key) ([]Boot, error) {
 	for _, id := range d.Boots {
 		b := Boot{ID: id}
 		for _, path := range d.files[k][id] {
-			p, err := readProfile(path)
+			data, err := os.ReadFile(path)
 			if err != nil {
 				return nil, err
+			}
+			p, err := profile.ParseData(data)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %v", path, err)
 			}
 			b.Profiles = append(b.Profiles, p)
 		}
@@ -86,16 +89,4 @@ func (d *Dir) Load(k Key) ([]Boot, error) {
 		}
 	}
 	return boots, nil
-}
-
-func readProfile(path string) (*profile.Profile, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	p, err := profile.ParseData(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
-	}
-	return p, nil
 }

@@ -2,21 +2,11 @@
 
 // Package profdelta compares a row's kernel profiles across the boots of
 // an A/B, as LKP's perf-profile section compares perf profiles across
-// runs: for each kernel function, self (the innermost frame) and with
-// children (anywhere on the stack, once a sample), its cost per op and
-// its share of the row's samples in each boot, each side's mean and
-// standard deviation, the change, Welch's t over the boots and its
-// Benjamini-Hochberg q, ordered by |t| of the per-op change. Per op and
-// not by share, because shares are compositional: one function that
-// grows dilutes every other's share (docs/profiles.md says why and
-// when); profiles without their op count (kprofile.OpsComment) fall back
-// to shares (ByShare).
-//
-// The profiles are kprofile's (KBENCH_PROFILE), a subdirectory per boot
-// (Dir); a boot's -count runs of a row are pooled, since they share its
-// layout. Samples are weighed by the default sample type, as pprof
-// weighs them, and only kernel frames name functions unless
-// Options.AllFrames. DiffProfile makes the pprof profile of the
-// difference, which `go tool pprof -http=:` draws. The
-// statistics return numbers; package abreport writes them.
+// runs: per kernel function, self and with children, its cost per op
+// and its share of the row's samples in each boot, each side's mean and
+// sd, Welch's t over the boots and its Benjamini-Hochberg q, ordered by
+// |t| of the per-op change (shares are compositional: docs/profiles.md
+// says why). The profiles are kprofile's, a subdirectory per boot (Dir);
+// a boot's -count runs of a row are pooled. The statistics return
+// numbers; package abreport writes them.
 package profdelta

@@ -77,7 +77,7 @@ func (d *driver) keepProfiles(r bootRecord, dir string) error {
 // profileSection is the report's perf-profile section (nil without
 // -profile), its directories and error into n; profiles that cannot be
 // read leave the verdicts standing, the section saying why.
-func (d *driver) profileSection(rep *abstat.Report, n *abreport.RunNotes) []abreport.RowProfile {
+func (d *driver) profileSection(rep *abstat.Report, n *abreport.RunNotes) []abreport.Profile {
 	if d.st.Settings.Profile == 0 {
 		return nil
 	}

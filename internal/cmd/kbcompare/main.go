@@ -1,22 +1,14 @@
 //go:build linux
 
 // Command kbcompare compares two kbench result files the way a kernel
-// reviewer reads an lkp report: the setup lines that differ, then one
-// verdict per row that knows its unit's direction, with the change, its
-// interval, p and q, the counters that moved under it, and whether the
-// comparison could have seen a 5% change at all.
-//
-//	go run ./internal/cmd/kbcompare [-threshold 5%] [-alpha 0.05] [-format text|brief|json] [-plot DIR] old.txt new.txt
-//	go run ./internal/cmd/kbcompare -profiles-old DIR -profiles-new DIR [-profile-frames kernel|all] [-profile-comm REGEXP] [flags] old.txt new.txt
-//	go run ./internal/cmd/kbcompare -plan [-target 5%] [-boot-cost DURATION] PILOT.txt | A.txt B.txt
-//	go run ./internal/cmd/kbcompare -series [-alpha 0.05] [-threshold 5%] [-format text|json] [-plot DIR] K1.txt K2.txt ...
-//
-// The statistics are packages abstat, abseries, profdelta and abplan;
-// every form and the exit rule are abreport's. docs/kbcompare.md says
-// what each figure is and why, the JSON schema, the pictures and the
-// exit status (0 nothing worse or failed, 1 something is, 2 a refused
-// input or flag, 128 for the dropped -git-bisect so that an old `git
-// bisect run` script stops).
+// reviewer reads an lkp report (one verdict per row, the counters that
+// moved under it, whether it could have seen a 5% change), plans the
+// boots of an A/B (-plan) and finds the change points of a series of
+// kernels (-series). The statistics are packages abstat, abseries,
+// profdelta and abplan; every form and the exit rule are abreport's.
+// docs/kbcompare.md says what each figure is, the flags, the JSON
+// schema and the exit status (128 for the dropped -git-bisect, so that
+// an old `git bisect run` script stops).
 package main
 
 import (
@@ -59,7 +51,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: kbcompare [flags] old.txt new.txt\n       kbcompare -series [-format text|json] [-plot DIR] K1.txt K2.txt ...")
 		flags.PrintDefaults()
 	}
-	plotDir := flags.String("plot", "", "also draw, into `dir`, an SVG per row that changed or is underpowered and an overview")
+	plotDir := flags.String("plot", "", "also draw, into `dir`, an SVG per row that changed or is underpowered")
 	plan := flags.Bool("plan", false, "print the boots a side each row needs to reach -target by Stein's two-stage test (kbab -target's design), from a pilot of two files or of one file's boots taken in turn")
 	var target float64 // 0: unset
 	flags.Var(percent.Value{Fraction: &target, Kind: percent.Effect}, "target", "with -plan: the minimum detectable effect to reach at 80% power, in `percent` (default: -threshold)")
@@ -72,9 +64,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err := flags.Parse(args); err != nil {
 		return 2
 	}
-	fail := func(format string, a ...any) int { return refuse(stderr, format, a...) }
 	if !(*alpha > 0 && *alpha < 1) {
-		return fail("kbcompare: -alpha accepts a number between 0 and 1, not %v", *alpha)
+		return refuse(stderr, "kbcompare: -alpha accepts a number between 0 and 1, not %v", *alpha)
 	}
 	opts := abstat.Options{Threshold: threshold, Alpha: *alpha}
 	switch {
@@ -83,23 +74,23 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case *plan:
 		return runPlan(flags, opts, target, *bootCost, stdout, stderr)
 	case target > 0 || *bootCost != 0:
-		return fail("kbcompare: -target and -boot-cost go with -plan")
+		return refuse(stderr, "kbcompare: -target and -boot-cost go with -plan")
 	case abreport.Forms[*format] == nil:
-		return fail("kbcompare: -format accepts text, brief or json, not %q", *format)
+		return refuse(stderr, "kbcompare: -format accepts text, brief or json, not %q", *format)
 	case *profileFrames != "kernel" && *profileFrames != "all":
-		return fail("kbcompare: -profile-frames accepts kernel or all, not %q", *profileFrames)
+		return refuse(stderr, "kbcompare: -profile-frames accepts kernel or all, not %q", *profileFrames)
 	}
 	popts := profdelta.DefaultOptions
 	popts.AllFrames = *profileFrames == "all"
 	if *profileComm != "" {
 		re, err := regexp.Compile(*profileComm)
 		if err != nil {
-			return fail("kbcompare: -profile-comm accepts a regular expression (Go's syntax), not %q: %v", *profileComm, err)
+			return refuse(stderr, "kbcompare: -profile-comm accepts a regular expression (Go's syntax), not %q: %v", *profileComm, err)
 		}
 		popts.Comm = re
 	}
 	if (*profilesOld == "") != (*profilesNew == "") {
-		return fail("kbcompare: -profiles-old and -profiles-new go together: a directory of profiles for each side")
+		return refuse(stderr, "kbcompare: -profiles-old and -profiles-new go together: a directory of profiles for each side")
 	}
 	if flags.NArg() != 2 {
 		flags.Usage()
@@ -107,12 +98,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	rep, err := abstat.Compare(flags.Arg(0), flags.Arg(1), opts)
 	if err != nil {
-		return fail("kbcompare: %v", err)
+		return refuse(stderr, "kbcompare: %v", err)
 	}
-	var profs []abreport.RowProfile
+	var profs []abreport.Profile
 	if *profilesOld != "" {
 		if profs, err = abreport.RowProfiles(rep, *profilesOld, *profilesNew, popts, [2]string{"-profiles-old", "-profiles-new"}); err != nil {
-			return fail("kbcompare: %v", err)
+			return refuse(stderr, "kbcompare: %v", err)
 		}
 	}
 	ab := abreport.New(rep, profs, nil)

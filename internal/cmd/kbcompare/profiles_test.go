@@ -5,13 +5,10 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/google/pprof/profile"
 
 	"github.com/kbench/kbench/internal/abreport"
 	"github.com/kbench/kbench/internal/abstat/sim"
@@ -218,23 +215,6 @@ func TestProfileFlags(t *testing.T) {
 		t.Errorf("-profile-comm ^fixture$: %s", out)
 	}
 
-	plot := t.TempDir()
-	if _, code := compareRun(t, "-plot", plot, "-profiles-old", oldDir, "-profiles-new", newDir, "-profile-frames", "all", old, nw); code != 1 {
-		t.Errorf("-plot: exit %d", code)
-	}
-	pbs, _ := filepath.Glob(filepath.Join(plot, "profile-001-*.pb.gz"))
-	if len(pbs) != 1 {
-		t.Fatalf("-plot wrote %v", pbs)
-	}
-	f, err := os.Open(pbs[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	p, err := profile.Parse(f)
-	if err != nil || !slices.ContainsFunc(p.Function, func(fn *profile.Function) bool { return fn.Name == injected }) {
-		t.Errorf("the difference profile lacks the injected function: %v", err)
-	}
 }
 
 // TestProfileDiluted runs kbcompare on profdelta's diluted fixture,
@@ -251,10 +231,10 @@ func TestProfileDiluted(t *testing.T) {
 		t.Fatalf("json: %v, %d profiles", err, len(m.Profiles))
 	}
 	mp := m.Profiles[0]
-	if mp.OrderBy != "per_op" || len(mp.Self) < 3 || mp.Self[0].Function != injected {
+	if mp.OrderBy != "per_op" || len(mp.Self) < 3 || mp.Self[0].Name != injected {
 		t.Fatalf("json: ordered by %q, self %+v; want per_op, %s first", mp.OrderBy, mp.Self, injected)
 	}
-	if s := mp.Self[1]; s.Change >= 0 || s.PerOp == nil || s.PerOp.Q <= 0.05 {
+	if s := mp.Self[1]; s.Change >= 0 || s.PerOp.Q <= 0.05 {
 		t.Errorf("json: second self function %+v: want a share that fell and a cost per op within noise", s)
 	}
 	brief, _ := compareRun(t, append(append([]string{"-format", "brief"}, flags...), old, nw)...)
