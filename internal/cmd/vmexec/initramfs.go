@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bytes"
 	"cmp"
 	"debug/elf"
 	"fmt"
@@ -171,8 +170,9 @@ func (ir *initramfs) write(w io.Writer) error {
 }
 
 // findModules resolves module names in a modules tree to their files,
-// dependencies first (from each .ko's .modinfo "depends="; a compressed
-// module's are not read). A name not found is an error.
+// in the order given: -modules lists dependencies first (vmexec reads no
+// modules.dep, which Debian's unpacked packages lack). A name not found
+// is an error.
 func findModules(dir string, names []string) ([]string, error) {
 	byName := map[string]string{}
 	err := filepath.WalkDir(filepath.Join(dir, "kernel"), func(p string, d fs.DirEntry, err error) error {
@@ -181,34 +181,15 @@ func findModules(dir string, names []string) ([]string, error) {
 		}
 		return err
 	})
-	if err != nil {
-		return nil, err
-	}
-	var order []string
-	seen := map[string]bool{}
-	var visit func(string) error
-	visit = func(n string) error {
-		n = strings.ReplaceAll(n, "-", "_")
-		p, ok := byName[n]
-		if seen[n] {
-			return nil
-		} else if seen[n] = true; !ok {
-			return fmt.Errorf("module %s: not in %s", n, dir)
-		}
-		for _, dep := range moduleDepends(p) {
-			if err := visit(dep); err != nil {
-				return err
-			}
-		}
-		order = append(order, p)
-		return nil
-	}
+	var files []string
 	for _, n := range names {
-		if err := visit(n); err != nil {
-			return nil, err
+		p, ok := byName[strings.ReplaceAll(n, "-", "_")]
+		if err == nil && !ok {
+			err = fmt.Errorf("module %s: not in %s", n, dir)
 		}
+		files = append(files, p)
 	}
-	return order, nil
+	return files, err
 }
 
 // moduleName is a module file's name with "-" as "_", as the kernel
@@ -220,18 +201,6 @@ func moduleName(file string) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-// moduleDepends lists a module's dependencies, its .modinfo's "depends="
-// (the strings of .modinfo are NUL-separated).
-func moduleDepends(p string) []string {
-	data, _ := os.ReadFile(p)
-	if _, v, ok := bytes.Cut(data, []byte("\x00depends=")); ok {
-		if v, _, _ = bytes.Cut(v, []byte{0}); len(v) > 0 {
-			return strings.Split(string(v), ",")
-		}
-	}
-	return nil
 }
 
 // treeRoot is what of the host's files the guest gets around the working

@@ -220,7 +220,7 @@ type guestSpec struct {
 	GID       int      `json:"gid"`
 	Groups    []int    `json:"groups"`
 	Rlimits   []rlimit `json:"rlimits"`
-	Modules   []string `json:"modules"`    // to load, dependencies first, as initramfs paths
+	Modules   []string `json:"modules"`    // to load, in order, as initramfs paths
 	OneStream bool     `json:"one_stream"` // the host's stdout and stderr are one file: one pipe keeps their order
 	Outputs   []string `json:"outputs"`    // what the binary writes for the user, sent back after it ends
 }

@@ -294,15 +294,14 @@ func TestDecodeFrames(t *testing.T) {
 		t.Errorf("exit 3: %+v %v", st, err)
 	}
 	for p, want := range map[string]string{
-		`null`:                     "not a JSON object",
-		``:                         "not a JSON object",
-		`{"code":3}{}`:             "more after the JSON value",
-		`{"code":256}`:             "code 256",
-		`{"code":-1}`:              "code -1",
-		`{"signal":65}`:            "signal 65",
-		`{"code":1,"signal":9}`:    "both a code and a signal",
-		`{"code":1,"status":"ok"}`: `unknown field "status"`,
-		`{"code":"1"}`:             "cannot unmarshal",
+		`null`:                  "not a JSON object",
+		``:                      "not a JSON object",
+		`{"code":3}{}`:          "after top-level value",
+		`{"code":256}`:          "code 256",
+		`{"code":-1}`:           "code -1",
+		`{"signal":65}`:         "signal 65",
+		`{"code":1,"signal":9}`: "both a code and a signal",
+		`{"code":"1"}`:          "cannot unmarshal",
 	} {
 		if _, err := decodeExit(exit(p)); err == nil || !strings.Contains(err.Error(), "the guest's data port, byte 42: 'X' frame") || !strings.Contains(err.Error(), want) {
 			t.Errorf("exit frame %q: %v, want %q", p, err, want)
@@ -373,17 +372,20 @@ func TestHint(t *testing.T) {
 	for lines, want := range map[string]string{
 		"": "console stayed empty",
 		"VFS: Unable to mount root fs on unknown":            "CONFIG_BLK_DEV_INITRD",
-		"Kernel panic - not syncing: No working init found.": "could not execute the init",
-		"Out of memory: Killed process 1":                    "raise -memory",
+		"Kernel panic - not syncing: No working init found.": "did not run the initramfs's /init",
+		"Out of memory: Killed process 1":                    "",
 		"all is well":                                        "",
 	} {
 		var l []string
 		if lines != "" {
 			l = []string{lines}
 		}
-		if got := hint(l); (want == "") != (got == "") || !strings.Contains(got, want) {
+		if got := hint(l, "tcg"); (want == "") != (got == "") || !strings.Contains(got, want) {
 			t.Errorf("hint(%q) = %q, want %q", lines, got, want)
 		}
+	}
+	if got := hint(nil, "kvm"); !strings.Contains(got, "KVM does not run this kernel") {
+		t.Errorf("an empty console under KVM: %q", got)
 	}
 }
 

@@ -412,9 +412,7 @@ func (b *boot) fail(status int, format string, args ...any) bootResult {
 	tail := con.lines
 	if msgs := con.init; len(msgs) > 0 {
 		s.WriteString("\nthe guest's init said: " + strings.Join(msgs, "; "))
-	} else if len(tail) == 0 && b.accel == "kvm" {
-		s.WriteString("\nlikely cause: KVM does not run this kernel on this host (nested and PVM hosts hang in the decompressor); try -accel auto or -accel tcg")
-	} else if hn := hint(tail); hn != "" {
+	} else if hn := hint(tail, b.accel); hn != "" {
 		s.WriteString("\nlikely cause: " + hn)
 	}
 	if q := strings.TrimSpace(b.qemuErr.String()); q != "" {
