@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/kbench/kbench/internal/fingerprint"
+	"github.com/u-root/u-root/pkg/termios"
 	"golang.org/x/sys/unix"
 )
 
@@ -78,7 +79,13 @@ func setupGuest() (*frameWriter, io.Reader, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("open %s: %v (the kernel needs CONFIG_SERIAL_8250 with at least 2 ports, 8250.nr_uarts>=2)", dataPort, err)
 	}
-	if err := makeRaw(int(port.Fd())); err != nil {
+	// Raw, so that frames pass 8-bit clean (the 8250's own defaults
+	// ignore the modem lines: CLOCAL).
+	t, err := termios.GetTermios(port.Fd())
+	if err == nil {
+		err = termios.SetTermios(port.Fd(), termios.MakeRaw(t))
+	}
+	if err != nil {
 		return nil, nil, fmt.Errorf("%s: raw mode: %v", dataPort, err)
 	}
 	fw := &frameWriter{w: port}
@@ -112,22 +119,6 @@ func setupGuest() (*frameWriter, io.Reader, error) {
 		fact("lo", "down: "+err.Error())
 	}
 	return fw, port, nil
-}
-
-// makeRaw turns off every tty translation, so frames pass 8-bit clean.
-func makeRaw(fd int) error {
-	t, err := unix.IoctlGetTermios(fd, unix.TCGETS)
-	if err != nil {
-		return err
-	}
-	t.Iflag &^= unix.IGNBRK | unix.BRKINT | unix.PARMRK | unix.ISTRIP | unix.INLCR | unix.IGNCR | unix.ICRNL | unix.IXON | unix.IXOFF | unix.IXANY
-	t.Oflag &^= unix.OPOST
-	t.Lflag &^= unix.ECHO | unix.ECHONL | unix.ICANON | unix.ISIG | unix.IEXTEN
-	t.Cflag &^= unix.CSIZE | unix.PARENB | unix.CRTSCTS | unix.CBAUD
-	t.Cflag |= unix.CS8 | unix.CLOCAL | unix.CREAD | unix.B115200
-	t.Cc[unix.VMIN] = 1
-	t.Cc[unix.VTIME] = 0
-	return unix.IoctlSetTermios(fd, unix.TCSETS, t)
 }
 
 // linkUp sets IFF_UP on an interface (SIOCSIFFLAGS).

@@ -59,10 +59,6 @@ func (ir *initramfs) dir(name string, mode uint64, uid, gid int) {
 	ir.add(r)
 }
 
-func (ir *initramfs) static(name, content string, mode uint64) {
-	ir.add(cpio.StaticFile(name, content, mode))
-}
-
 // host adds the host's file, directory or symlink p (not followed) at
 // guest path name, with its mode and owner; the contents are read when
 // the archive is written.

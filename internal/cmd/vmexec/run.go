@@ -344,13 +344,13 @@ func (h *host) makeInitramfs(facts []string) error {
 			ir.dir(under(spec.Dir, p), 0o755, spec.UID, spec.GID)
 		}
 	}
-	ir.static("/etc/passwd", fmt.Sprintf("root:x:0:0:root:/root:/bin/sh\nu%d:x:%d:%d::%s:/bin/sh\n", spec.UID, spec.UID, spec.GID, os.Getenv("HOME")), 0o644)
-	ir.static("/etc/group", fmt.Sprintf("root:x:0:\ng%d:x:%d:\n", spec.GID, spec.GID), 0o644)
-	ir.static("/etc/hosts", "127.0.0.1 localhost\n::1 localhost ip6-localhost ip6-loopback\n", 0o644)
+	ir.add(cpio.StaticFile("/etc/passwd", fmt.Sprintf("root:x:0:0:root:/root:/bin/sh\nu%d:x:%d:%d::%s:/bin/sh\n", spec.UID, spec.UID, spec.GID, os.Getenv("HOME")), 0o644))
+	ir.add(cpio.StaticFile("/etc/group", fmt.Sprintf("root:x:0:\ng%d:x:%d:\n", spec.GID, spec.GID), 0o644))
+	ir.add(cpio.StaticFile("/etc/hosts", "127.0.0.1 localhost\n::1 localhost ip6-localhost ip6-loopback\n", 0o644))
 	facts = append(facts, fmt.Sprintf("vm.user: uid %d gid %d (vmexec's)", spec.UID, spec.GID))
-	ir.static("/"+fingerprint.VMFile, strings.Join(facts, "\n")+"\n", 0o644)
+	ir.add(cpio.StaticFile("/"+fingerprint.VMFile, strings.Join(facts, "\n")+"\n", 0o644))
 	specJSON, err := json.Marshal(spec)
-	ir.static(specPath, string(specJSON), 0o644)
+	ir.add(cpio.StaticFile(specPath, string(specJSON), 0o644))
 	if ir.fail(err); ir.err != nil {
 		return ir.err
 	}

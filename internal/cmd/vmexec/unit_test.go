@@ -183,7 +183,7 @@ func TestInitramfsContents(t *testing.T) {
 	if ir.executable(self, self); ir.err != nil {
 		t.Fatal(ir.err)
 	}
-	ir.static("/etc/kbench/vm", "vm.vcpus: 2\n", 0o644)
+	ir.add(cpio.StaticFile("/etc/kbench/vm", "vm.vcpus: 2\n", 0o644))
 	ir.add(cpio.CharDev("/dev/console", 0o600, 5, 1))
 	var buf bytes.Buffer
 	if err := ir.write(&buf); err != nil {

@@ -96,12 +96,6 @@ type boot struct {
 // (probeFailed) when the kernel shows no sign of life within -kvm-probe.
 func (h *host) boot(accel, fact string, probe bool) bootResult {
 	b := &boot{h: h, accel: accel, fact: fact, probe: probe}
-	// A signal that came while vmexec got ready: QEMU is not started.
-	select {
-	case s := <-h.signals:
-		return bootResult{signal: s.(syscall.Signal)}
-	default:
-	}
 	if err := b.start(); err != nil {
 		b.stop()
 		return bootResult{err: err} // a *failure: start says whose
