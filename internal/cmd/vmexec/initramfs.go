@@ -79,16 +79,7 @@ func (ir *initramfs) fail(err error) bool {
 // file copies a host file (following symlinks) to guest path name,
 // keeping its mode and owner.
 func (ir *initramfs) file(host, name string) {
-	if ir.has(name) {
-		return
-	}
-	real, err := filepath.EvalSymlinks(host)
-	if err == nil {
-		if fi, e := os.Stat(real); e != nil || !fi.Mode().IsRegular() {
-			err = cmp.Or(e, fmt.Errorf("%s: not a regular file", host))
-		}
-	}
-	if ir.fail(err) {
+	if real, err := filepath.EvalSymlinks(host); !ir.has(name) && ir.fail(err) {
 		ir.host(real, name)
 	}
 }

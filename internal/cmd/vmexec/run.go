@@ -105,7 +105,6 @@ func run(cfg *config, env runEnv) (*exitStatus, syscall.Signal, error) {
 	if cfg.pvh == "auto" {
 		if p, err := pvhKernel(h.real, h.digest, cacheDir(h.tmp)); err == nil {
 			h.image, entry = p, "PVH, of the vmlinux inside the image"
-			fmt.Fprintf(h.log, "=== vmexec: booting %s, the vmlinux of %s, through its PVH entry\n", p, cfg.kernel)
 		} else {
 			entry = "the bzImage's (no PVH vmlinux: " + err.Error() + ")"
 		}
@@ -243,34 +242,6 @@ func passEnv(kv string) bool {
 // rlimitNames are Linux's resource limits, by number (RLIM_NLIMITS of them).
 var rlimitNames = strings.Fields("CPU FSIZE DATA STACK CORE RSS NPROC NOFILE MEMLOCK AS LOCKS SIGPENDING MSGQUEUE NICE RTPRIO RTTIME")
 
-// makeSpec says how the guest runs the binary: as vmexec would have.
-func (h *host) makeSpec(bin string) (*guestSpec, error) {
-	cwd, err := os.Getwd()
-	if err != nil {
-		return nil, err
-	}
-	spec := &guestSpec{Path: bin, Args: append([]string{bin}, h.cfg.args[1:]...), Dir: cwd,
-		UID: os.Getuid(), GID: os.Getgid(), OneStream: sameFile(h.stdout, h.stderr)}
-	if spec.UID != 0 {
-		if spec.Groups, err = os.Getgroups(); err != nil {
-			return nil, err
-		}
-	}
-	for _, kv := range os.Environ() {
-		if passEnv(kv) {
-			spec.Env = append(spec.Env, kv)
-		}
-	}
-	spec.Outputs = outputs(cwd, spec.Args[1:], os.Getenv)
-	for res := range rlimitNames {
-		var lim unix.Rlimit
-		if unix.Getrlimit(res, &lim) == nil {
-			spec.Rlimits = append(spec.Rlimits, rlimit{res, lim.Cur, lim.Max})
-		}
-	}
-	return spec, nil
-}
-
 // sameFile says whether two writers are one: the same value, or two
 // files open on the same file.
 func sameFile(a, b io.Writer) bool {
@@ -284,19 +255,31 @@ func sameFile(a, b io.Writer) bool {
 	return errA == nil && errB == nil && os.SameFile(fa, fb)
 }
 
-// makeInitramfs writes the guest's root.
+// makeInitramfs writes the guest's root, with the spec that runs the
+// binary as vmexec would have.
 func (h *host) makeInitramfs(facts []string) error {
 	bin, err := exec.LookPath(h.cfg.args[0])
 	if err == nil {
 		bin, err = filepath.Abs(bin)
 	}
 	self, err2 := os.Executable()
-	if err = cmp.Or(err, err2); err != nil {
+	cwd, err3 := os.Getwd()
+	groups, err4 := os.Getgroups()
+	if err = cmp.Or(err, err2, err3, err4); err != nil {
 		return err
 	}
-	spec, err := h.makeSpec(bin)
-	if err != nil {
-		return err
+	spec := &guestSpec{Path: bin, Args: append([]string{bin}, h.cfg.args[1:]...), Dir: cwd, UID: os.Getuid(), GID: os.Getgid(),
+		Groups: groups, OneStream: sameFile(h.stdout, h.stderr), Outputs: outputs(cwd, h.cfg.args[1:], os.Getenv)}
+	for _, kv := range os.Environ() {
+		if passEnv(kv) {
+			spec.Env = append(spec.Env, kv)
+		}
+	}
+	for res := range rlimitNames {
+		var lim unix.Rlimit
+		if unix.Getrlimit(res, &lim) == nil {
+			spec.Rlimits = append(spec.Rlimits, rlimit{res, lim.Cur, lim.Max})
+		}
 	}
 	h.outputs = spec.Outputs
 	ir := newInitramfs()

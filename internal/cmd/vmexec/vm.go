@@ -96,11 +96,10 @@ type boot struct {
 // (probeFailed) when the kernel shows no sign of life within -kvm-probe.
 func (h *host) boot(accel, fact string, probe bool) bootResult {
 	b := &boot{h: h, accel: accel, fact: fact, probe: probe}
+	defer b.stop()
 	if err := b.start(); err != nil {
-		b.stop()
 		return bootResult{err: err} // a *failure: start says whose
 	}
-	defer b.stop()
 	return b.wait()
 }
 
