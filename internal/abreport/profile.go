@@ -36,14 +36,13 @@ func writeProfileText(b *strings.Builder, rows []Profile) {
 				fmt.Fprintf(b, "    no function reaches %.2g%% of the samples\n", 100*rp.Delta.MinShare)
 				continue
 			}
-			head := profileHead(rp.Delta)
-			b.WriteString("    " + profileCells("", head, fullWidths[:len(head)-1], Width-4) + "\n")
+			b.WriteString("    " + profileCells("", profileHead(rp.Delta), fullWidths, Width-4) + "\n")
 			for i, fn := range f.Funcs {
 				if i == profileLines {
 					fmt.Fprintf(b, "    ... %d more (-format json lists them)\n", len(f.Funcs)-i)
 					break
 				}
-				b.WriteString("    " + profileCells("", funcCells(rp.Delta, fn), fullWidths[:len(head)-1], Width-4) + "\n")
+				b.WriteString("    " + profileCells("", funcCells(rp.Delta, fn), fullWidths, Width-4) + "\n")
 			}
 		}
 	}
@@ -53,7 +52,7 @@ func writeProfileText(b *strings.Builder, rows []Profile) {
 // and its briefProfileLines functions of most |t|, self and children
 // together.
 func profileBrief(add func(string), rows []Profile) {
-	add("perf-profile: old ± sd%, change, new ± sd% per op (or share), by |t|")
+	add("perf-profile: old ± sd%, change, new ± sd% per op, by |t|")
 	for _, rp := range rows {
 		for _, l := range profileHeader(rp, briefWidth) {
 			add(l)
@@ -71,7 +70,7 @@ type briefFunc struct {
 }
 
 // briefFuncs merges the two forms by |t| and keeps the first
-// BriefProfileLines; a function first in both forms is listed once, as
+// briefProfileLines; a function first in both forms is listed once, as
 // self.
 func briefFuncs(d *profdelta.Delta) []briefFunc {
 	var out []briefFunc

@@ -12,15 +12,7 @@ import (
 )
 
 // shortBoot abbreviates a boot id for a header.
-func shortBoot(b string) string {
-	if b == "" {
-		return "(no boot id)"
-	}
-	if len(b) > 8 {
-		return b[:8]
-	}
-	return b
-}
+func shortBoot(b string) string { return cmp.Or(b[:min(8, len(b))], "(no boot id)") }
 
 // direction describes a row's unit for a header.
 func direction(row *Row) string {
