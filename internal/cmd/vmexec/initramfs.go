@@ -116,7 +116,7 @@ func (ir *initramfs) executable(host, name string) {
 }
 
 // sharedLibs lists the loader and libraries of a dynamically linked ELF
-// executable, the loader first (nil for a static one), as its loader
+// executable, the loader first (none for a static one), as its loader
 // resolves them: u-root's pkg/ldd runs the loader with --list, which
 // needs no ldd and follows RUNPATH and $ORIGIN as a run would. A library
 // the loader cannot find is an error naming it.
@@ -134,9 +134,6 @@ func sharedLibs(p string) ([]string, error) {
 		if !filepath.IsAbs(l) {
 			return nil, fmt.Errorf("%s: its loader lists %q, not a library's path", p, l)
 		}
-	}
-	if len(libs) == 0 {
-		return nil, nil
 	}
 	return libs, nil
 }

@@ -32,6 +32,7 @@ type host struct {
 	runEnv
 	qemu       string   // QEMU's path
 	tmp        string   // the run's scratch directory
+	cache      string   // what vmexec learns of an image across runs (its PVH vmlinux, -accel auto's choice); else tmp
 	initrd     string   // the guest's root
 	real       string   // -kernel with its links followed: its config, modules and System.map lie beside it
 	digest     string   // the image's SHA-256 (vmflags.ImageDigest)
@@ -78,7 +79,10 @@ func run(cfg *config, env runEnv) (*exitStatus, syscall.Signal, error) {
 		return nil, 0, err
 	}
 	defer os.RemoveAll(h.tmp)
-	h.initrd = filepath.Join(h.tmp, "initramfs.cpio")
+	h.initrd, h.cache = filepath.Join(h.tmp, "initramfs.cpio"), h.tmp
+	if c, err := os.UserCacheDir(); err == nil {
+		h.cache = filepath.Join(c, "kbench", "vmexec")
+	}
 
 	var logFile *os.File
 	if cfg.console == "" {
@@ -103,7 +107,7 @@ func run(cfg *config, env runEnv) (*exitStatus, syscall.Signal, error) {
 	}
 	entry := "the bzImage's (-pvh off)"
 	if cfg.pvh == "auto" {
-		if p, err := pvhKernel(h.real, h.digest, cacheDir(h.tmp)); err == nil {
+		if p, err := pvhKernel(h.real, h.digest, h.cache); err == nil {
 			h.image, entry = p, "PVH, of the vmlinux inside the image"
 		} else {
 			entry = "the bzImage's (no PVH vmlinux: " + err.Error() + ")"
@@ -130,15 +134,6 @@ func run(cfg *config, env runEnv) (*exitStatus, syscall.Signal, error) {
 	return res.status, 0, res.err
 }
 
-// cacheDir is where vmexec keeps what it learns of an image across runs
-// (its PVH vmlinux, -accel auto's choice); else dflt.
-func cacheDir(dflt string) string {
-	if c, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(c, "kbench", "vmexec")
-	}
-	return dflt
-}
-
 // tcg is a boot under TCG that -accel auto chose for reason, warned of.
 func (h *host) tcg(reason string) (accel, fact string, probe bool) {
 	fmt.Fprintf(h.stderr, "vmexec: warning: %s; using TCG: timings measure emulation, not hardware\n", reason)
@@ -163,7 +158,7 @@ func (h *host) chooseAccel() (accel, fact string, probe bool) {
 	// or "tcg: REASON"), keyed by the image's hash, the host's kernel and
 	// QEMU (in the run's scratch directory where there is no cache).
 	sum := sha256.Sum256(fmt.Appendf(nil, "%s\x00%s\x00%s", h.digest, h.kernel, h.qemu))
-	h.accelCache = filepath.Join(cacheDir(h.tmp), "accel-"+hex.EncodeToString(sum[:12]))
+	h.accelCache = filepath.Join(h.cache, "accel-"+hex.EncodeToString(sum[:12]))
 	b, _ := os.ReadFile(h.accelCache)
 	v := strings.TrimSpace(string(b))
 	if reason, ok := strings.CutPrefix(v, "tcg: "); ok {

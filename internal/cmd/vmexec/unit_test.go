@@ -467,7 +467,7 @@ func TestSharedLibs(t *testing.T) {
 	}
 	// A static program has none.
 	if bin := builtVMExec(t); bin != "" {
-		if libs, err := sharedLibs(bin); libs != nil || err != nil {
+		if libs, err := sharedLibs(bin); len(libs) != 0 || err != nil {
 			t.Errorf("the static vmexec: %q, %v", libs, err)
 		}
 	}

@@ -160,8 +160,6 @@ func (b *boot) stop() {
 	}
 	if b.con != nil {
 		waitFor(b.con.done, b.h.grace.qemuEnd)
-		longest := time.Duration(b.progress.longest.Load()).Round(time.Millisecond)
-		fmt.Fprintf(b.h.log, "\n=== vmexec: the guest's longest silence (no byte on either port): %v, of -stall=%v\n", longest, b.h.cfg.stall)
 	}
 	for _, c := range []net.Conn{b.data, b.mon} {
 		if c != nil {
@@ -450,9 +448,9 @@ func statusOf(err error) int {
 }
 
 // progress is when a guest last sent a byte, on either port (at first
-// the boot's start), and the longest it stayed silent (logged, to size
-// -stall by), in nanoseconds; progressReader notes each read with bytes.
-type progress struct{ last, longest atomic.Int64 }
+// the boot's start), in nanoseconds; progressReader notes each read with
+// bytes.
+type progress struct{ last atomic.Int64 }
 
 type progressReader struct {
 	io.Reader
@@ -461,10 +459,8 @@ type progressReader struct {
 
 func (pr progressReader) Read(b []byte) (int, error) {
 	n, err := pr.Reader.Read(b)
-	if now := time.Now().UnixNano(); n > 0 {
-		if gap := now - pr.p.last.Swap(now); gap > pr.p.longest.Load() {
-			pr.p.longest.Store(gap) // two ports' readers race here only within one gap of each other
-		}
+	if n > 0 {
+		pr.p.last.Store(time.Now().UnixNano())
 	}
 	return n, err
 }
