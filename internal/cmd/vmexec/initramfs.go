@@ -213,16 +213,16 @@ func exists(p string) bool {
 // modulesFor finds the modules tree of an image in Debian's layout,
 // DIR/boot/vmlinuz-V beside DIR/lib/modules/V, or DIR/usr/lib/modules/V
 // as trixie's packages unpack; "" when there is none.
-func modulesFor(image string) (dir, release string) {
+func modulesFor(image string) string {
 	bootDir, base := filepath.Split(filepath.Clean(image))
 	v, ok := strings.CutPrefix(base, "vmlinuz-")
 	if !ok || filepath.Base(filepath.Clean(bootDir)) != "boot" {
-		return "", ""
+		return ""
 	}
 	for _, lib := range []string{"lib", "usr/lib"} {
 		if d := filepath.Join(filepath.Dir(filepath.Clean(bootDir)), lib, "modules", v); exists(d) {
-			return d, v
+			return d
 		}
 	}
-	return "", ""
+	return ""
 }

@@ -214,7 +214,7 @@ type guestSpec struct {
 	GID       int      `json:"gid"`
 	Groups    []int    `json:"groups"`
 	Rlimits   []rlimit `json:"rlimits"`
-	Modules   []string `json:"modules"`    // to load, in order, as initramfs paths
+	Modules   []string `json:"modules"`    // to load, in order, at their host paths
 	OneStream bool     `json:"one_stream"` // the host's stdout and stderr are one file: one pipe keeps their order
 	Outputs   []string `json:"outputs"`    // what the binary writes for the user, sent back after it ends
 }
@@ -294,15 +294,12 @@ func (h *host) makeInitramfs(facts []string) error {
 			ir.executable("/bin/"+t, "/bin/"+t)
 		}
 	}
-	if dir, release := modulesFor(h.real); dir != "" && len(h.cfg.modules) > 0 {
-		mods, err := findModules(dir, h.cfg.modules)
-		if err != nil {
+	if dir := modulesFor(h.real); dir != "" && len(h.cfg.modules) > 0 {
+		if spec.Modules, err = findModules(dir, h.cfg.modules); err != nil {
 			return fmt.Errorf("-modules: %w", err)
 		}
-		for _, m := range mods {
-			rel, _ := filepath.Rel(dir, m)
-			spec.Modules = append(spec.Modules, filepath.Join("/lib/modules", release, rel))
-			ir.file(m, spec.Modules[len(spec.Modules)-1])
+		for _, m := range spec.Modules {
+			ir.file(m, m)
 		}
 	} else if len(h.cfg.modules) > 0 {
 		facts = append(facts, "vm.modules: none loaded (no lib/modules/RELEASE beside "+h.cfg.kernel+")")
