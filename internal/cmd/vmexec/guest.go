@@ -103,18 +103,15 @@ func setupGuest() (*frameWriter, io.Reader, error) {
 	if err := mount("devpts", "/dev/pts", "CONFIG_UNIX98_PTYS", unix.MS_NOSUID|unix.MS_NOEXEC, "mode=0620,ptmxmode=0666"); err != nil {
 		fact("devpts", err.Error())
 	}
-	var mounted, missing []string
-	for _, m := range []struct{ fs, dir, opt string }{
-		{"debugfs", "/sys/kernel/debug", "CONFIG_DEBUG_FS"},
-		{"tracefs", "/sys/kernel/tracing", "CONFIG_TRACING"},
-	} {
-		if err := mount(m.fs, m.dir, m.opt, 0, ""); err != nil {
-			missing = append(missing, err.Error())
+	mounts, missing := "proc sysfs devtmpfs tmpfs(/, /dev/shm)", ""
+	for _, m := range [][3]string{{"debugfs", "/sys/kernel/debug", "CONFIG_DEBUG_FS"}, {"tracefs", "/sys/kernel/tracing", "CONFIG_TRACING"}} {
+		if err := mount(m[0], m[1], m[2], 0, ""); err != nil {
+			missing += "; " + err.Error()
 		} else {
-			mounted = append(mounted, m.fs)
+			mounts += " " + m[0]
 		}
 	}
-	fact("mounts", strings.Join(append([]string{"proc sysfs devtmpfs tmpfs(/, /dev/shm) " + strings.Join(mounted, " ")}, missing...), "; "))
+	fact("mounts", mounts+missing)
 	if err := linkUp("lo"); err != nil {
 		fact("lo", "down: "+err.Error())
 	}
