@@ -102,17 +102,20 @@ func Detect(rows [][][]float64, o Options) []RowResult {
 		res := &out[r]
 		res.Kernel, res.Blip = kernel, -1
 		res.P, res.Q, res.MDE, res.MDEEnd, res.Sigma = math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN()
-		ps[r] = 1
 		if why != "" {
-			res.Untested = why
+			res.Untested, ps[r] = why, 1 // p 1 in the family
 			continue
 		}
 		segs[r] = s
 		res.Scale, res.Centers, res.Sigma = s.sc, s.centers(), s.sigma()
 		res.P, perms[r], _ = s.test(0, len(meds), rand.New(rand.NewPCG(o.Seed, uint64(r))), o)
 		ps[r] = res.P
-		res.MDE, res.MDEEnd = s.mdes(o.Alpha/float64(len(rows)), o.Power, o.Offset)
 		n, k := len(s.x), s.kernels()
+		c, _ := meanVar(s.x)
+		mde := func(after int) float64 { // MDEShift's step, relative
+			return s.sc.Change(MDEShift(res.Sigma, float64(n)/float64(k), k, after, o.Alpha/float64(len(rows)), o.Power, o.Offset), c)
+		}
+		res.MDE, res.MDEEnd = mde(k/2-1), mde(k-2)
 		res.MinP, res.MinPEnd = MinP(n, n*(k/2)/k), MinP(n, n*(k-1)/k)
 	}
 	qs := abmath.BHQ(ps)
@@ -189,10 +192,8 @@ func newSeries(meds [][]float64) (*series, int, string) {
 		if len(m) < MinBoots {
 			return nil, k, fmt.Sprintf("%d boots: want at least %d", len(m), MinBoots)
 		}
-		for _, v := range m {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, k, fmt.Sprintf("a boot median of %v", v)
-			}
+		if i := slices.IndexFunc(m, notFinite); i >= 0 {
+			return nil, k, fmt.Sprintf("a boot median of %v", m[i])
 		}
 	}
 	s := &series{sc: abmath.ScaleOf(meds...)}
@@ -320,15 +321,6 @@ func (s *series) change(a, m, b int) Change {
 		w = abmath.TQuantile(1-(1-abmath.Confidence)/2, df) * se
 	}
 	return Change{After: m - 1, Ratio: 1 + s.sc.Change(d, mo), Lo: 1 + s.sc.Change(d-w, mo), Hi: 1 + s.sc.Change(d+w, mo)}
-}
-
-// mdes are the row's mde mid-series and at the end (MDEShift).
-func (s *series) mdes(level, power, rho float64) (mid, end float64) {
-	k := s.kernels()
-	per := float64(len(s.x)) / float64(k)
-	c, _ := meanVar(s.x)
-	sd := s.sigma()
-	return s.sc.Change(MDEShift(sd, per, k, k/2-1, level, power, rho), c), s.sc.Change(MDEShift(sd, per, k, k-2, level, power, rho), c)
 }
 
 // offsetP is the p of the split after kernel j of kernels a..b-1 with

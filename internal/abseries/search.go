@@ -92,7 +92,7 @@ func NewSearch(good, bad []float64, images int, o SearchOptions) (*Search, error
 	switch {
 	case len(good) == 0 || len(bad) == 0:
 		return nil, fmt.Errorf("%d good and %d bad boots: want at least one each", len(good), len(bad))
-	case !finite(good) || !finite(bad):
+	case slices.ContainsFunc(good, notFinite) || slices.ContainsFunc(bad, notFinite):
 		return nil, fmt.Errorf("good %v, bad %v: want finite boot medians", good, bad)
 	}
 	s := &Search{images: images, opts: o, sc: abmath.ScaleOf(good, bad)}
@@ -149,10 +149,7 @@ func (s *Search) plan(d, v float64) error {
 // maxRounds bounds a step's rounds, far above any run's, to keep int's range.
 const maxRounds = 1e9
 
-// finite reports whether every x is neither NaN nor infinite.
-func finite(xs []float64) bool {
-	return !slices.ContainsFunc(xs, func(x float64) bool { return math.IsNaN(x) || math.IsInf(x, 0) })
-}
+func notFinite(x float64) bool { return math.IsNaN(x) || math.IsInf(x, 0) }
 
 // Steps is the most steps a bisection over images images takes: ⌈log2(images+1)⌉.
 func Steps(images int) int { return max(bits.Len(uint(images)), 1) }
@@ -167,8 +164,7 @@ func (s *Search) settle() {
 		}
 	}
 	if next < 0 {
-		s.res.FirstBad, s.res.Done = s.res.Hi, true
-		s.cur = nil
+		s.res.FirstBad, s.res.Done, s.cur = s.res.Hi, true, nil
 		return
 	}
 	s.cur = &Step{Image: next}
@@ -189,12 +185,7 @@ func (s *Search) Skip(image int) error {
 
 // Between are the skipped images in (Lo, Hi): the first bad may be one.
 func (r SearchResult) Between() []int {
-	var in []int
-	for _, i := range r.Skipped {
-		if i > r.Lo && i < r.Hi {
-			in = append(in, i)
-		}
-	}
+	in := slices.DeleteFunc(slices.Clone(r.Skipped), func(i int) bool { return i <= r.Lo || i >= r.Hi })
 	slices.Sort(in)
 	return in
 }
@@ -225,17 +216,14 @@ func (s *Search) Observe(image int, median float64) error {
 	if want, _ := s.Next(); image != want {
 		return fmt.Errorf("kernel %d: want %d, the next of this step", image, want)
 	}
-	if math.IsNaN(median) || math.IsInf(median, 0) || (s.sc.Log && !(median > 0)) {
+	if notFinite(median) || (s.sc.Log && !(median > 0)) {
 		return fmt.Errorf("boot median %v: want a finite value, positive where the row's are", median)
 	}
 	g := s.role()
 	s.x[g] = append(s.x[g], s.sc.To(median))
 	s.res.Boots++
-	if s.res.Boots%3 != 0 {
-		return nil // mid-round
-	}
-	if look := slices.Index(s.looks, len(s.x[1])); look >= 0 {
-		s.judge(look)
+	if look := slices.Index(s.looks, len(s.x[1])); look >= 0 && s.res.Boots%3 == 0 {
+		s.judge(look) // a round ended at a look
 	}
 	return nil
 }
