@@ -119,11 +119,12 @@ type DesignRow struct {
 // pending reports whether the row runs and lacks boots.
 func (r *DesignRow) pending() bool { return r.Status == Running && r.Done < r.Boots }
 
-// Run is one go test of a boot: a package's pending rows at Count.
+// Run is one go test of a boot: a package's pending rows at Count (as
+// kbab.json records it).
 type Run struct {
-	Pkg   string
-	Count int
-	Rows  []string
+	Pkg   string   `json:"pkg"`
+	Count int      `json:"count"`
+	Rows  []string `json:"rows"`
 }
 
 // New is a design before its pilot.

@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/kbench/kbench/internal/abfile"
+	"github.com/kbench/kbench/internal/abplan"
 	"github.com/kbench/kbench/internal/abreport"
 	"github.com/kbench/kbench/internal/abseries"
 	"github.com/kbench/kbench/internal/abstat"
@@ -33,7 +35,6 @@ type bisectDesign struct {
 	search               *abseries.Search
 	fed                  int
 	skipped              map[int]string // image: why its commit does not build
-	built                map[int]bool   // images made (cfg.image) by this process
 }
 
 func (b *bisectDesign) next(i int) (nextBoot, bool, error) {
@@ -44,7 +45,7 @@ func (b *bisectDesign) next(i int) (nextBoot, bool, error) {
 			return nb, ok, err
 		}
 	}
-	if err := b.start(); err != nil || !moved(b.d.st.Confirmed.Verdict) {
+	if err := b.start(); err != nil || !b.d.st.Confirmed.Verdict.Moved() {
 		return nextBoot{}, false, err
 	}
 	if err := b.feed(i); err != nil {
@@ -54,18 +55,21 @@ func (b *bisectDesign) next(i int) (nextBoot, bool, error) {
 	if done || err != nil {
 		return nextBoot{}, false, err
 	}
-	run := []pkgRun{{Pkg: b.path, Count: b.d.design.Opts.Count, Rows: []string{b.row}}}
+	run := []abplan.Run{{Pkg: b.path, Count: b.d.design.Opts.Count, Rows: []string{b.row}}}
 	name := fmt.Sprintf("boot %d (step %d)", i+1, len(b.search.Result().Steps)+1)
 	return nextBoot{name: name, kernel: img + 1, runs: b.d.pkgRuns(run), record: run}, true, nil
 }
 
-func moved(v string) bool { return abstat.Verdict(v).Moved() }
-
-// compareEnds compares good with bad under the design and finds the row.
-func (b *bisectDesign) compareEnds() error {
-	d := b.d
-	s := d.st.Settings
-	if d.design.Planned || len(d.st.Boots) >= d.design.PilotBoots() {
+// start compares good with bad under the design once a process and
+// finds the row, ends the confirmation (the row's verdict in kbab.json)
+// where it has not ended, and makes the search from the confirmation's
+// boots where the row moved.
+func (b *bisectDesign) start() error {
+	d, st, s := b.d, b.d.st, b.d.st.Settings
+	if b.rep != nil {
+		return nil
+	}
+	if d.design.Planned || len(st.Boots) >= d.design.PilotBoots() {
 		if err := b.confirm.replan(); err != nil {
 			return fmt.Errorf("planning: %v", err)
 		}
@@ -91,53 +95,36 @@ func (b *bisectDesign) compareEnds() error {
 		return fmt.Errorf("-row %s matches %d rows, want one: %s", s.Row, len(names), strings.Join(names, ", "))
 	}
 	b.rep = rep
-	return nil
-}
-
-// start compares good with bad once a process, ending the confirmation
-// (the row's verdict in kbab.json) where it has not ended, and makes
-// the search from the confirmation's boots where the row moved.
-func (b *bisectDesign) start() error {
-	if b.rep != nil {
-		return nil
-	}
-	if err := b.compareEnds(); err != nil {
-		return err
-	}
-	st := b.d.st
 	if st.Confirmed == nil {
-		st.Confirmed = &confirmation{Boots: len(st.Boots), Verdict: string(b.judged.Verdict)}
-		fmt.Fprintf(b.d.stderr, "kbab: good %s against bad %s on %s %s after %d boots: %s\n",
-			st.Settings.label(0), st.Settings.label(len(st.Settings.Kernels)-1), b.pkg, b.row, len(st.Boots), st.Confirmed.Verdict)
-		if err := st.write(b.d.statePath); err != nil {
+		st.Confirmed = &confirmation{Boots: len(st.Boots), Verdict: b.judged.Verdict}
+		fmt.Fprintf(d.stderr, "kbab: good %s against bad %s on %s %s after %d boots: %s\n",
+			s.label(0), s.label(len(s.Kernels)-1), b.pkg, b.row, len(st.Boots), st.Confirmed.Verdict)
+		if err := st.write(d.statePath); err != nil {
 			return err
 		}
 	}
-	if !moved(st.Confirmed.Verdict) {
+	if !st.Confirmed.Verdict.Moved() {
 		return nil
 	}
 	row := b.judged
 	if row.Samples[0] == nil || row.Samples[1] == nil {
 		return fmt.Errorf("row %s %s: good or bad has no boots of it", b.pkg, b.row)
 	}
-	var err error
-	b.search, err = abseries.NewSearch(row.Samples[0].Medians(), row.Samples[1].Medians(), len(st.Settings.Kernels)-2, b.options())
+	b.search, err = abseries.NewSearch(row.Samples[0].Medians(), row.Samples[1].Medians(), len(s.Kernels)-2, b.options())
 	if err != nil {
 		return fmt.Errorf("bisecting %s %s: %v", b.pkg, b.row, err)
 	}
-	b.fed, b.skipped, b.built = st.Confirmed.Boots, map[int]string{}, map[int]bool{}
+	b.fed, b.skipped = st.Confirmed.Boots, map[int]string{}
 	return nil
 }
 
 // options are the search's: steps sized for -target, and kernels' own
 // offsets allowed for where the list names more than one image.
 func (b *bisectDesign) options() abseries.SearchOptions {
-	o := abseries.DefaultSearchOptions
+	o, ks := abseries.DefaultSearchOptions, b.d.st.Settings.Kernels
 	o.Step = b.d.st.Settings.Target
-	for _, k := range b.d.st.Settings.Kernels {
-		if k.Image != b.d.st.Settings.Kernels[0].Image {
-			o.Offset = abseries.DefaultOptions.Offset
-		}
+	if slices.ContainsFunc(ks, func(k kernel) bool { return k.Image != ks[0].Image }) {
+		o.Offset = abseries.DefaultOptions.Offset
 	}
 	return o
 }
@@ -167,18 +154,18 @@ func (b *bisectDesign) feed(i int) error {
 }
 
 // nextImage is the search's next kernel (-1 good, images bad), built
-// first where it is a commit; one that does not build is skipped, as
-// git bisect skip does, its failure kept for the report.
+// first where it is a commit (kbuild's cache makes that once); one that
+// does not build is skipped, as git bisect skip does, its failure kept
+// for the report.
 func (b *bisectDesign) nextImage() (int, bool, error) {
 	for {
 		img, done := b.search.Next()
-		if done || img < 0 || img >= len(b.d.st.Settings.Kernels)-2 || b.built[img] {
+		if done || img < 0 || img >= len(b.d.st.Settings.Kernels)-2 {
 			return img, done, nil
 		}
 		err := b.d.cfg.image(img+1, b.d.stderr)
 		var f *kernelbuild.Failed
 		if !errors.As(err, &f) {
-			b.built[img] = err == nil
 			return img, false, err
 		}
 		fmt.Fprintf(b.d.stderr, "kbab: skipping %s: %v\n", b.label(img), err)
@@ -229,12 +216,12 @@ func (b *bisectDesign) report() ([]byte, int, error) {
 		return nil, 0, err
 	}
 	run := abreport.BisectRun{List: s.List, Row: s.Row, Pkg: b.pkg, RowName: b.row, Target: s.Target,
-		ConfirmBoots: d.st.Confirmed.Boots, Verdict: abstat.Verdict(d.st.Confirmed.Verdict), Change: b.judged.Change, Unit: b.unit,
+		ConfirmBoots: d.st.Confirmed.Boots, Verdict: d.st.Confirmed.Verdict, Change: b.judged.Change, Unit: b.unit,
 		Opts: b.options(), BootsInAll: len(d.st.Boots), ConfirmReport: confirm.Bytes()}
 	for _, k := range s.Kernels {
 		run.Kernels = append(run.Kernels, abreport.Kernel{Label: k.Label, Boots: describe(k)})
 	}
-	if moved(d.st.Confirmed.Verdict) {
+	if d.st.Confirmed.Verdict.Moved() {
 		run.Search, run.Skipped = b.search.Result(), b.skipped
 		var levels []float64
 		run.Looks, levels = b.search.Looks()

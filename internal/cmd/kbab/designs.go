@@ -26,7 +26,7 @@ type nextBoot struct {
 	name    string // for messages: "boot 3 of 6", "boot 7"
 	kernel  int
 	runs    [][]string
-	record  []pkgRun
+	record  []abplan.Run
 	pair    *nextBoot   // a duet's boot at once with this one (duet.go)
 	cpus    unix.CPUSet // a duet's boot's CPUs (none: kbab's)
 	profile int         // a profile boot's number (1-based; profile.go)
@@ -55,9 +55,9 @@ func (d *driver) newDesign() (design, error) {
 	case "series":
 		des, d.report = &roundsDesign{d: d}, d.seriesReport
 	case "planned":
-		des = &plannedDesign{d: d, a: 0, b: 1}
+		des = &plannedDesign{d: d, a: 0, b: 1, held: map[[2]string][2]int{}}
 	default:
-		b := &bisectDesign{d: d, confirm: plannedDesign{d: d, a: 0, b: len(s.Kernels) - 1}}
+		b := &bisectDesign{d: d, confirm: plannedDesign{d: d, a: 0, b: len(s.Kernels) - 1, held: map[[2]string][2]int{}}}
 		des, d.report = b, b.report
 	}
 	if s.Duet {
@@ -79,7 +79,21 @@ func (r *roundsDesign) next(i int) (nextBoot, bool, error) {
 	if i >= r.total() {
 		return nextBoot{}, false, nil
 	}
-	return nextBoot{name: fmt.Sprintf("boot %d of %d", i+1, r.total()), kernel: balancedOrder(i, len(r.d.st.Settings.Kernels)), runs: r.d.wholeCommand(1)}, true, nil
+	return nextBoot{name: fmt.Sprintf("boot %d of %d", i+1, r.total()), kernel: balancedOrder(i, len(r.d.st.Settings.Kernels)), runs: r.d.wholeCommand()}, true, nil
 }
 
-func (r *roundsDesign) progress() string { return r.d.left(r.total() - len(r.d.st.Boots)) }
+// progress estimates the time the remaining boots take from the finished ones.
+func (r *roundsDesign) progress() string {
+	done := r.d.st.Boots
+	switch {
+	case len(done) == r.total():
+		return ", done"
+	case len(done) == 0:
+		return ""
+	}
+	var sum float64
+	for _, b := range done {
+		sum += b.Seconds
+	}
+	return fmt.Sprintf(", about %s left", round(seconds(sum/float64(len(done))*float64(r.total()-len(done)))))
+}

@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -155,10 +156,7 @@ func (d *driver) tools() error {
 func (d *driver) execCmd(k kernel) string {
 	s := d.st.Settings
 	f := []string{quote(d.vmexec), "-kernel", quote(k.Image)}
-	if k.Append != "" {
-		f = append(f, "-append", quote(k.Append))
-	}
-	for _, o := range []struct{ name, v string }{{"-smp", s.SMP}, {"-memory", s.Memory}, {"-accel", s.Accel}} {
+	for _, o := range []struct{ name, v string }{{"-append", k.Append}, {"-smp", s.SMP}, {"-memory", s.Memory}, {"-accel", s.Accel}} {
 		if o.v != "" {
 			f = append(f, o.name, quote(o.v))
 		}
@@ -166,19 +164,25 @@ func (d *driver) execCmd(k kernel) string {
 	return strings.Join(f, " ")
 }
 
-func describe(k kernel) string {
-	s := filepath.Base(k.Image)
-	if k.Append != "" {
-		s += " " + k.Append
-	}
-	return s
-}
+// describe names kernel k in messages: its image's file name, cmdline.
+func describe(k kernel) string { return strings.TrimSpace(filepath.Base(k.Image) + " " + k.Append) }
 
 // runAll runs the boots the design asks for that have not run yet,
 // then writes the design's report (with the retried boots after it)
 // to report.txt and stdout.
 func (d *driver) runAll(stdout io.Writer, sig <-chan os.Signal) int {
-	for i := len(d.st.Boots); ; i++ {
+	// A signal cancels ctx, the signal its cause.
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	go func() {
+		select {
+		case got := <-sig:
+			cancel(errors.New(got.String()))
+		case <-ctx.Done():
+		}
+	}()
+	// i is the next boot: a duet's pair adds two.
+	for i := len(d.st.Boots); ; i = len(d.st.Boots) {
 		nb, ok, err := d.des.next(i)
 		if err != nil {
 			fmt.Fprintf(d.stderr, "kbab: %v\n", err)
@@ -187,11 +191,8 @@ func (d *driver) runAll(stdout io.Writer, sig <-chan os.Signal) int {
 		if !ok {
 			break
 		}
-		if code, ok := d.runBoot(i, nb, sig); !ok {
+		if code, ok := d.runBoot(ctx, i, nb); !ok {
 			return code
-		}
-		if nb.pair != nil {
-			i++
 		}
 	}
 	rep, code, err := d.report()
@@ -217,21 +218,20 @@ func (d *driver) runAll(stdout io.Writer, sig <-chan os.Signal) int {
 // runBoot runs boot i between its progress lines, once more where its
 // guest died or froze (guestLost: the host's loss, not the kernel's
 // result); ok is false where the run stops, with its exit status.
-func (d *driver) runBoot(i int, nb nextBoot, sig <-chan os.Signal) (code int, ok bool) {
+func (d *driver) runBoot(ctx context.Context, i int, nb nextBoot) (code int, ok bool) {
 	k := d.st.Settings.Kernels[nb.kernel]
 	name, s := nb.name, k.Label
 	var err error
-	select {
-	case got := <-sig:
-		code, err = exitInterrupted, fmt.Errorf("%v before %s", got, name)
-	default:
+	if ctx.Err() != nil {
+		code, err = exitInterrupted, fmt.Errorf("%v before %s", context.Cause(ctx), name)
+	} else {
 		fmt.Fprintf(d.stderr, "kbab: %s: %s (%s); elapsed %s%s\n", name, s, describe(k), d.elapsed(), d.des.progress())
-		code, err = d.boot(i, nb, sig, "")
+		code, err = d.boot(ctx, i, nb, "")
 	}
 	var lost *guestLost
 	if errors.As(err, &lost) {
 		fmt.Fprintf(d.stderr, "kbab: %v\nkbab: %s (%s): retrying it once\n", err, name, s)
-		code, err = d.boot(i, nb, sig, name+" ("+s+"): its first try's "+lost.why)
+		code, err = d.boot(ctx, i, nb, name+" ("+s+"): its first try's "+lost.why)
 	}
 	if err != nil {
 		then := fmt.Sprintf("retry boot %d", i+1)
@@ -248,26 +248,11 @@ func (d *driver) runBoot(i int, nb nextBoot, sig <-chan os.Signal) (code int, ok
 
 func (d *driver) elapsed() string { return round(time.Since(d.start)).String() }
 
-// left estimates the time the remaining boots take from the finished ones.
-func (d *driver) left(remaining int) string {
-	if remaining == 0 {
-		return ", done"
-	}
-	if len(d.st.Boots) == 0 {
-		return ""
-	}
-	var sum float64
-	for _, b := range d.st.Boots {
-		sum += b.Seconds
-	}
-	return fmt.Sprintf(", about %s left", round(seconds(sum/float64(len(d.st.Boots))*float64(remaining))))
-}
-
 func round(t time.Duration) time.Duration { return t.Round(time.Second) }
 
 // boot runs boot i (0-based), a duet's with its pair at once, and
 // records it, or returns why it did not finish and the exit status.
-func (d *driver) boot(i int, nb nextBoot, sig <-chan os.Signal, retry string) (int, error) {
+func (d *driver) boot(ctx context.Context, i int, nb nextBoot, retry string) (int, error) {
 	sides := []bootSide{{nextBoot: nb}}
 	if nb.pair != nil {
 		sides = append(sides, bootSide{nextBoot: *nb.pair})
@@ -284,7 +269,7 @@ func (d *driver) boot(i int, nb nextBoot, sig <-chan os.Signal, retry string) (i
 		}
 	}
 	for k := range sides[0].runs {
-		if code, err := d.atOnce(nb.name, sides, k, sig); err != nil {
+		if code, err := d.atOnce(ctx, nb.name, sides, k); err != nil {
 			return code, err
 		}
 	}
@@ -365,31 +350,14 @@ func (b *bootSide) open() error {
 }
 
 func (b *bootSide) close() {
-	for _, f := range []*os.File{b.out, b.log} {
-		if f != nil {
-			f.Close()
-		}
-	}
+	b.out.Close() // nil-safe: where open stopped before
+	b.log.Close()
 }
 
 // atOnce runs go test run k of every side at once (a duet's barrier),
 // each pinned to its CPUs where it has some: the first failure, or an
 // interrupt that came while they ran.
-func (d *driver) atOnce(name string, sides []bootSide, k int, sig <-chan os.Signal) (int, error) {
-	sigs := make([]chan os.Signal, len(sides))
-	for s := range sigs {
-		sigs[s] = make(chan os.Signal, 1)
-	}
-	done := make(chan struct{})
-	go func() {
-		select {
-		case v := <-sig:
-			for _, c := range sigs {
-				c <- v
-			}
-		case <-done:
-		}
-	}()
+func (d *driver) atOnce(ctx context.Context, name string, sides []bootSide, k int) (int, error) {
 	var wg sync.WaitGroup
 	for s := range sides {
 		p := &sides[s]
@@ -406,7 +374,7 @@ func (d *driver) atOnce(name string, sides []bootSide, k int, sig <-chan os.Sign
 			}
 			args := append([]string{"test", "-exec", d.execCmd(p.k) + " -outcome " + quote(p.outcomes)}, p.runs[k]...)
 			began := time.Now()
-			p.code, p.err = goTest(d, p, args, sigs[s])
+			p.code, p.err = goTest(ctx, d, p, args)
 			p.took += time.Since(began)
 			if p.code == exitBootFailed {
 				p.err = lostGuest(p.outcomes, p.err)
@@ -414,43 +382,48 @@ func (d *driver) atOnce(name string, sides []bootSide, k int, sig <-chan os.Sign
 		})
 	}
 	wg.Wait()
-	close(done)
 	for _, p := range sides {
 		if p.err != nil {
 			return p.code, p.err
 		}
 	}
-	if len(sigs[0]) > 0 {
-		return exitInterrupted, fmt.Errorf("%s: %v after its go test of %s", name, <-sigs[0], sides[0].runs[k][len(sides[0].runs[k])-1])
+	if ctx.Err() != nil {
+		return exitInterrupted, fmt.Errorf("%s: %v after its go test of %s", name, context.Cause(ctx), sides[0].runs[k][len(sides[0].runs[k])-1])
 	}
 	return 0, nil
 }
 
 // goTest runs one go test of boot b; the duet's simulations replace it.
-var goTest = func(d *driver, b *bootSide, args []string, sig <-chan os.Signal) (int, error) {
-	cmd := exec.Command("go", args...)
+var goTest = func(ctx context.Context, d *driver, b *bootSide, args []string) (int, error) {
+	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = d.st.Settings.Dir
 	cmd.Env = b.env
 	cmd.Stdout = b.out
 	cmd.Stderr = io.MultiWriter(b.log, d.stderr)
-	// Its own process group (go test, vmexec, QEMU), dying with kbab.
+	// Its own process group (go test, vmexec, QEMU), dying with kbab; an
+	// interrupt is Ctrl-C's SIGINT to the group, go test killed after
+	// the grace time, then whatever of the group outlived it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGINT) }
+	cmd.WaitDelay = interruptGrace
 	q := make([]string, len(args))
 	for i, a := range args {
 		q[i] = quote(a)
 	}
 	fmt.Fprintf(b.log, "kbab: go %s\n", strings.Join(q, " "))
 	if err := cmd.Start(); err != nil {
+		if ctx.Err() != nil { // CommandContext's refusal
+			return exitInterrupted, fmt.Errorf("%s: %v before its go test", b.name, context.Cause(ctx))
+		}
 		return exitUsage, fmt.Errorf("%s: go test: %v", b.name, err)
 	}
-	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
-	var werr error
-	select {
-	case werr = <-waited:
-	case got := <-sig:
-		d.stop(cmd.Process.Pid, waited)
-		return exitInterrupted, fmt.Errorf("%s (%s): %v: stopped its go test and VM", b.name, b.k.Label, got)
+	werr := cmd.Wait()
+	if ctx.Err() != nil {
+		if cmd.ProcessState.Sys().(syscall.WaitStatus).Signal() == syscall.SIGKILL {
+			fmt.Fprintf(d.stderr, "kbab: go test still running %s after SIGINT; killing it\n", interruptGrace)
+		}
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		return exitInterrupted, fmt.Errorf("%s (%s): %v: stopped its go test and VM", b.name, b.k.Label, context.Cause(ctx))
 	}
 	if werr != nil {
 		return exitBootFailed, fmt.Errorf("%s (%s, %s) failed: go test: %v; its output is in %s and %s",
@@ -460,9 +433,13 @@ var goTest = func(d *driver, b *bootSide, args []string, sig <-chan os.Signal) (
 }
 
 // wholeCommand is a boot's go test arguments (after -exec) for the
-// whole command: the user's, with -count=count and -p=1 unless set.
-func (d *driver) wholeCommand(count int) [][]string {
-	st := d.st.Settings
+// whole command: the user's, with -count (1, a plan's its own) and -p=1
+// unless set.
+func (d *driver) wholeCommand() [][]string {
+	st, count := d.st.Settings, 1
+	if d.design != nil {
+		count = d.design.Opts.Count
+	}
 	var a []string
 	for _, f := range []struct{ name, v string }{{"count", fmt.Sprint(count)}, {"p", "1"}} {
 		if !testflags.GoTest(st.GoTest).Sets(f.name) {
@@ -473,7 +450,7 @@ func (d *driver) wholeCommand(count int) [][]string {
 }
 
 // pkgRuns are the go test arguments (after -exec) of runs.
-func (d *driver) pkgRuns(runs []pkgRun) [][]string {
+func (d *driver) pkgRuns(runs []abplan.Run) [][]string {
 	flags, _, _ := splitGoTest(d.st.Settings.GoTest) // checked by parseFlags
 	var out [][]string
 	for _, r := range runs {
@@ -520,21 +497,6 @@ func keepEarlierTry(base string) error {
 		}
 		return nil
 	}
-}
-
-// stop interrupts a boot's go test's process group as Ctrl-C would,
-// then kills what is left after the grace time.
-func (d *driver) stop(pgid int, waited <-chan error) {
-	syscall.Kill(-pgid, syscall.SIGINT)
-	select {
-	case <-waited:
-	case <-time.After(interruptGrace):
-		fmt.Fprintf(d.stderr, "kbab: go test still running %s after SIGINT; killing it\n", interruptGrace)
-		syscall.Kill(-pgid, syscall.SIGKILL)
-		<-waited
-	}
-	// Whatever of the group outlived go test (it does not wait for all).
-	syscall.Kill(-pgid, syscall.SIGKILL)
 }
 
 // compare judges A.txt against B.txt with kbcompare's statistics

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"math"
@@ -149,7 +150,7 @@ type duetRow struct {
 
 var duetRows = []duetRow{{"Work", 0.002, 0.004}, {"Noisy", 0.03, 0.01}}
 
-func (m *duetModel) goTest(d *driver, bf *bootSide, args []string, _ <-chan os.Signal) (int, error) {
+func (m *duetModel) goTest(_ context.Context, d *driver, bf *bootSide, args []string) (int, error) {
 	name, s, out := bf.name, bf.k.Label, bf.out
 	var boot, pair int
 	fmt.Sscanf(name, "boot %d with", &boot)

@@ -41,8 +41,6 @@ type kernelFlags struct {
 	build                      *kernelbuild.Build // with -tree (source.go)
 }
 
-var errHelp = errors.New("help requested")
-
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	// An A/B's kernels; a list's replace them (pickDesign).
 	c := &config{kernels: []kernelFlags{{label: "A", from: "-a-kernel"}, {label: "B", from: "-b-kernel"}}}
@@ -76,9 +74,6 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, errHelp
-		}
 		return nil, err // the flag package has printed what is wrong
 	}
 	c.GoTest = fs.Args()
@@ -105,7 +100,8 @@ type optionRule struct {
 var abOnly = optionRule{[]string{"fixed", "planned"}, "an A/B: a kernel list (-series, -bisect) gives the kernels, booted one at a time"}
 
 var optionRules = map[string]optionRule{
-	"a-kernel": abOnly, "a-append": abOnly, "b-kernel": abOnly, "b-append": abOnly, "profile": abOnly, "duet": abOnly,
+	"a-kernel": abOnly, "a-append": abOnly, "a-patch": abOnly, "b-kernel": abOnly, "b-append": abOnly, "b-patch": abOnly,
+	"profile": abOnly, "duet": abOnly,
 	"row":    {[]string{"bisect"}, "-bisect: it names the row to bisect on"},
 	"target": {[]string{"planned", "bisect"}, "an A/B or -bisect: a series boots each kernel -boots times"},
 	"budget": {[]string{"planned", "bisect"}, "-target or -bisect: it bounds a planned run"},
@@ -146,18 +142,20 @@ func (c *config) pickDesign(bisect string, given map[string]bool) error {
 		if _, err := regexp.Compile(c.Row); err != nil {
 			return fmt.Errorf("-row %s: %v", c.Row, err)
 		}
-		c.Target = cmp.Or(c.Target, defaultBisectTarget)
+		c.Target = cmp.Or(c.Target, 0.05) // -bisect's default -target
 	}
-	ks, err := c.readKernels()
-	if err != nil {
+	switch ks, err := c.readKernels(); {
+	case err != nil:
 		return err
-	}
-	if c.Design == "bisect" && len(ks) < 3 {
+	case len(ks) > maxKernels:
+		return fmt.Errorf("%s: %d kernels: at most %d", c.List, len(ks), maxKernels)
+	case c.Design == "bisect" && len(ks) < 3:
 		return fmt.Errorf("-bisect %s: %d kernels: want a good one, a bad one and at least one image between them", c.List, len(ks))
+	default:
+		c.kernels = ks
 	}
-	c.kernels = ks
 	if c.Design == "series" {
-		return reachable(len(ks), c.Boots)
+		return reachable(len(c.kernels), c.Boots)
 	}
 	return nil
 }
@@ -165,21 +163,17 @@ func (c *config) pickDesign(bisect string, given map[string]bool) error {
 // reachable refuses a series whose boots cannot give a row alone a p at
 // the level (abseries.MinP), naming the boots that would.
 func reachable(kernels, boots int) error {
-	n, alpha := kernels*boots, abseries.DefaultOptions.Alpha
-	p := abseries.MinP(n, boots*(kernels/2))
-	if p <= alpha {
-		return nil
-	}
-	more := boots
-	for abseries.MinP(kernels*more, more*(kernels/2)) > alpha {
+	alpha, more := abseries.DefaultOptions.Alpha, boots
+	minP := func(boots int) float64 { return abseries.MinP(kernels*boots, boots*(kernels/2)) }
+	for minP(more) > alpha {
 		more++
 	}
+	if more == boots {
+		return nil
+	}
 	return fmt.Errorf("-boots %d over %d kernels: the smallest p a permutation of a row's boots can give a change is %.2g, above the level %g, so no change could be found; -boots %d reaches it (a family of rows needs more: the report names each row that cannot)",
-		boots, kernels, p, alpha, more)
+		boots, kernels, minP(boots), alpha, more)
 }
-
-// defaultBisectTarget is -bisect's -target where none is given.
-const defaultBisectTarget = 0.05
 
 // check names the first bad option and what it accepts.
 func (c *config) check() error {

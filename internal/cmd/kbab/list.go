@@ -17,7 +17,6 @@ func parseKernelList(p string, b []byte) ([]kernelFlags, error) {
 	seen := map[string]int{}
 	for n, line := range strings.Split(string(b), "\n") {
 		from := fmt.Sprintf("%s line %d", p, n+1)
-		line = strings.TrimSuffix(line, "\r")
 		f := strings.Fields(line)
 		if len(f) == 0 || strings.HasPrefix(f[0], "#") {
 			continue
@@ -37,9 +36,6 @@ func parseKernelList(p string, b []byte) ([]kernelFlags, error) {
 			img = filepath.Join(filepath.Dir(p), img)
 		}
 		ks = append(ks, kernelFlags{label: f[0], image: img, append: strings.Join(f[2:], " "), from: from})
-		if len(ks) > maxKernels {
-			return nil, fmt.Errorf("%s: more than %d kernels", from, maxKernels)
-		}
 	}
 	if len(ks) < 2 {
 		return nil, fmt.Errorf("%s: %d kernels: want 2 or more, a line each (LABEL IMAGE [cmdline args...])", p, len(ks))

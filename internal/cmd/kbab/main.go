@@ -8,6 +8,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -31,7 +32,7 @@ const (
 func run(args []string, stdout, stderr io.Writer, sig <-chan os.Signal) int {
 	cfg, err := parseFlags(args, stderr)
 	if err != nil {
-		if err != errHelp {
+		if err != flag.ErrHelp {
 			fmt.Fprintf(stderr, "kbab: %v\n", err)
 		}
 		return exitUsage

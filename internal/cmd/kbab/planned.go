@@ -28,39 +28,31 @@ type plannedDesign struct {
 	read int
 	held map[[2]string][2]int
 	// pair is the go test runs of the boot pair under way.
-	pair []pkgRun
+	pair []abplan.Run
 }
 
 func (p *plannedDesign) next(i int) (nextBoot, bool, error) {
 	d := p.d
 	nb := nextBoot{name: fmt.Sprintf("boot %d", i+1), kernel: []int{p.a, p.b}[balancedOrder(i, 2)]}
 	if i < d.design.PilotBoots() {
-		nb.runs = d.wholeCommand(d.design.Opts.Count)
+		nb.runs = d.wholeCommand()
 		return nb, true, nil
 	}
-	if i%2 == 1 {
+	if i%2 == 0 {
+		if err := p.replan(); err != nil {
+			return nextBoot{}, false, fmt.Errorf("planning: %v", err)
+		}
+		if p.pair, _ = d.design.Next(p.spent(d.st.Boots)); len(p.pair) == 0 {
+			if d.design.Cut {
+				_, pending, _ := d.design.Progress()
+				fmt.Fprintf(d.stderr, "kbab: -budget %s: the next pair would pass it after %s of boots (%s's doubled); stopping with %d rows pending\n",
+					d.cfg.budget, round(seconds(p.spent(d.st.Boots))), d.st.Settings.label(p.a), pending)
+			}
+			return nextBoot{}, false, nil
+		}
+	} else if i-1 < len(d.st.Boots) {
 		// The pair's second boot runs the first's (a resume reads them).
-		if i-1 < len(d.st.Boots) {
-			p.pair = d.st.Boots[i-1].Runs
-		}
-		nb.runs, nb.record = d.pkgRuns(p.pair), p.pair
-		return nb, true, nil
-	}
-	if err := p.replan(); err != nil {
-		return nextBoot{}, false, fmt.Errorf("planning: %v", err)
-	}
-	next, _ := d.design.Next(p.spent(d.st.Boots))
-	if len(next) == 0 {
-		if d.design.Cut {
-			_, pending, _ := d.design.Progress()
-			fmt.Fprintf(d.stderr, "kbab: -budget %s: the next pair would pass it after %s of boots (%s's doubled); stopping with %d rows pending\n",
-				d.cfg.budget, round(seconds(p.spent(d.st.Boots))), d.st.Settings.label(p.a), pending)
-		}
-		return nextBoot{}, false, nil
-	}
-	p.pair = nil
-	for _, r := range next {
-		p.pair = append(p.pair, pkgRun{Pkg: r.Pkg, Count: r.Count, Rows: r.Rows})
+		p.pair = d.st.Boots[i-1].Runs
 	}
 	nb.runs, nb.record = d.pkgRuns(p.pair), p.pair
 	return nb, true, nil
@@ -92,21 +84,18 @@ func (p *plannedDesign) replan() error {
 		}
 		first = len(d.st.Boots) == d.design.PilotBoots()
 	}
-	if p.held == nil {
-		p.held = map[[2]string][2]int{}
-	}
 	for ; p.read < len(d.st.Boots); p.read++ {
 		b := d.st.Boots[p.read]
 		side := slices.Index([]string{d.st.Settings.label(p.a), d.st.Settings.label(p.b)}, b.Kernel)
 		if side < 0 {
 			continue
 		}
-		f, err := d.readBoot(b)
+		f, _, err := abfile.Read(bootFile(d.cfg.out, b))
 		if err != nil {
 			return err
 		}
 		seen := map[[2]string]bool{}
-		for _, r := range f.Results {
+		for _, r := range f[0].Results {
 			if k := [2]string{r.Config["pkg"], r.Name}; !seen[k] {
 				h := p.held[k]
 				h[side]++
@@ -118,7 +107,15 @@ func (p *plannedDesign) replan() error {
 		h := p.held[[2]string{pkg, name}]
 		return min(h[0], h[1])
 	})
-	return d.writePlan(first)
+	var b bytes.Buffer
+	if err := abreport.WriteDesign(&b, d.design); err != nil {
+		return err
+	}
+	plan := filepath.Join(d.cfg.out, "plan.txt")
+	if first {
+		fmt.Fprintf(d.stderr, "kbab: the plan from the pilot (%s):\n%s", plan, b.Bytes())
+	}
+	return os.WriteFile(plan, b.Bytes(), 0o666)
 }
 
 // plan plans the design from the pilot alone, each package's boot cost
@@ -138,35 +135,11 @@ func (p *plannedDesign) plan() error {
 	if err != nil {
 		return err
 	}
-	f, err := d.readBoot(d.st.Boots[0])
+	first, _, err := abfile.Read(bootFile(d.cfg.out, pilot[0]))
 	if err != nil {
 		return err
 	}
-	d.design.Plan(abplan.RowsOf(abstat.Grouped(files, units)), abplan.BootCosts([]*abfile.File{f}), p.spent(pilot))
-	return nil
-}
-
-// readBoot reads finished boot b's output.
-func (d *driver) readBoot(b bootRecord) (*abfile.File, error) {
-	files, _, err := abfile.Read(bootFile(d.cfg.out, b))
-	if err != nil {
-		return nil, err
-	}
-	return files[0], nil
-}
-
-// writePlan writes the design to plan.txt, and to stderr where first.
-func (d *driver) writePlan(first bool) error {
-	var b bytes.Buffer
-	if err := abreport.WriteDesign(&b, d.design); err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(d.cfg.out, "plan.txt"), b.Bytes(), 0o666); err != nil {
-		return err
-	}
-	if first {
-		fmt.Fprintf(d.stderr, "kbab: the plan from the pilot (%s):\n%s", filepath.Join(d.cfg.out, "plan.txt"), b.Bytes())
-	}
+	d.design.Plan(abplan.RowsOf(abstat.Grouped(files, units)), abplan.BootCosts(first), p.spent(pilot))
 	return nil
 }
 

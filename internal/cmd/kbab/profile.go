@@ -45,12 +45,8 @@ func (p *profiledDesign) next(i int) (nextBoot, bool, error) {
 	if j >= 2*d.st.Settings.Profile {
 		return nextBoot{}, false, nil
 	}
-	count := 1
-	if d.design != nil {
-		count = d.design.Opts.Count
-	}
 	name := fmt.Sprintf("profile boot %d of %d", j+1, 2*d.st.Settings.Profile)
-	return nextBoot{name: name, kernel: balancedOrder(j, 2), runs: d.wholeCommand(count), profile: j + 1}, true, nil
+	return nextBoot{name: name, kernel: balancedOrder(j, 2), runs: d.wholeCommand(), profile: j + 1}, true, nil
 }
 
 func (p *profiledDesign) progress() string {

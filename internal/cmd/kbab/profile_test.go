@@ -205,7 +205,6 @@ func TestProfiledStateChecked(t *testing.T) {
 		"side":     {func(s *state) { s.Boots[6].Kernel = "B" }, `boots[6] (boot 7) is kernel "B": want "A", its place in the profile boots' ABBA order`},
 		"timed":    {func(s *state) { s.Boots[7].Profile = 0 }, "boots[7] (boot 8) is a timed boot after profile boots"},
 		"too many": {func(s *state) { s.Settings.Profile = 2 }, "boots[10] (boot 11) is profile boot 5: want 5, and at most the 4 of settings.profile 2"},
-		"bad time": {func(s *state) { s.Boots[6].Seconds = -1 }, "took -1 seconds"},
 	} {
 		var s state
 		if err := json.Unmarshal(b, &s); err != nil {

@@ -26,8 +26,7 @@ func (d *driver) seriesReport() ([]byte, int, error) {
 	if err != nil {
 		return nil, 0, fmt.Errorf("reading the series: %v", err)
 	}
-	o := abseries.DefaultOptions
-	rep := abreport.NewSeries(ser, abseries.Detect(ser.Medians(), o), o)
+	rep := abreport.NewSeries(ser, abseries.Detect(ser.Medians(), abseries.DefaultOptions), abseries.DefaultOptions)
 	if err := abreport.WriteSeriesPlots(filepath.Join(d.cfg.out, "series"), rep); err != nil {
 		return nil, 0, err
 	}

@@ -3,7 +3,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -32,9 +31,6 @@ func (c *config) readKernels() ([]kernelFlags, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(shas) > maxKernels {
-		return nil, fmt.Errorf("-tree %s: range %s has %d commits: at most %d", c.src.tree, c.List, len(shas), maxKernels)
-	}
 	var ks []kernelFlags
 	for _, sha := range shas {
 		ks = append(ks, kernelFlags{label: sha[:12], image: sha, from: "commit " + sha[:12]})
@@ -51,9 +47,6 @@ func (c *config) resolveTree(given map[string]bool) error {
 			}
 		}
 		return nil
-	}
-	if c.List != "" && (c.src.patch[0] != "" || c.src.patch[1] != "") {
-		return errors.New("-a-patch and -b-patch are an A/B's: a range's kernels are its commits")
 	}
 	for i := range c.kernels {
 		k := &c.kernels[i]

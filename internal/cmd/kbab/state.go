@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/kbench/kbench/internal/abfile"
+	"github.com/kbench/kbench/internal/abplan"
+	"github.com/kbench/kbench/internal/abstat"
 	"github.com/kbench/kbench/internal/vmflags"
 )
 
@@ -65,27 +67,19 @@ type state struct {
 // confirmation is how a bisection's planned A/B of good against bad
 // ended: after Boots boots, with the row's verdict.
 type confirmation struct {
-	Boots   int    `json:"boots"`
-	Verdict string `json:"verdict"`
-}
-
-// pkgRun is one go test run of a planned boot: a package, its -count
-// and its rows (benchstat's full names).
-type pkgRun struct {
-	Pkg   string   `json:"pkg"`
-	Count int      `json:"count"`
-	Rows  []string `json:"rows"`
+	Boots   int            `json:"boots"`
+	Verdict abstat.Verdict `json:"verdict"`
 }
 
 // bootRecord is one finished boot; its output is bootFile.
 type bootRecord struct {
-	Boot     int       `json:"boot"`   // 1-based, in the schedule
-	Kernel   string    `json:"kernel"` // its label
-	Seconds  float64   `json:"seconds"`
-	Finished time.Time `json:"finished"`
-	Runs     []pkgRun  `json:"runs,omitempty"`    // a planned or bisection step boot's
-	Retry    string    `json:"retry,omitempty"`   // why its first try was retried
-	Profile  int       `json:"profile,omitempty"` // a profile boot's number (1-based)
+	Boot     int          `json:"boot"`   // 1-based, in the schedule
+	Kernel   string       `json:"kernel"` // its label
+	Seconds  float64      `json:"seconds"`
+	Finished time.Time    `json:"finished"`
+	Runs     []abplan.Run `json:"runs,omitempty"`    // a planned or bisection step boot's
+	Retry    string       `json:"retry,omitempty"`   // why its first try was retried
+	Profile  int          `json:"profile,omitempty"` // a profile boot's number (1-based)
 }
 
 // balancedOrder is the kernel of boot i (0-based) of n: rounds of every
@@ -196,8 +190,6 @@ func (st *state) check() error {
 			return fmt.Errorf("%s is a timed boot after profile boots: want the profile boots last", at)
 		case d.Profile > 0 && (d.Profile != profiles+1 || profiles >= 2*s.Profile):
 			return fmt.Errorf("%s is profile boot %d: want %d, and at most the %d of settings.profile %d", at, d.Profile, profiles+1, 2*s.Profile, s.Profile)
-		case !(d.Seconds >= 0):
-			return fmt.Errorf("%s took %v seconds: want 0 or more", at, d.Seconds)
 		}
 		if d.Profile > 0 {
 			profiles++
