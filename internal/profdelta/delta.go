@@ -120,26 +120,6 @@ func (x *Num) UnmarshalJSON(b []byte) error {
 	return json.Unmarshal(b, (*float64)(x))
 }
 
-// RSD is the share's relative spread, SD/Mean, as LKP's "± N%"; NaN
-// where the mean is 0.
-func (s Share) RSD() float64 {
-	if s.Mean == 0 {
-		return math.NaN()
-	}
-	return float64(s.SD) / s.Mean
-}
-
-// Forms are a Delta's lists, in the order reports show them.
-func (d *Delta) Forms() []struct {
-	Form  Form
-	Funcs []Func
-} {
-	return []struct {
-		Form  Form
-		Funcs []Func
-	}{{Self, d.Self}, {Children, d.Children}}
-}
-
 // Compute compares a row's boots of the old side with the new side's.
 // It fails where a side has no boot with samples, or a profile with
 // samples lacks its op count (kprofile.ReadOps: taken before kprofile

@@ -59,7 +59,7 @@ func TestInjected(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range d.Forms() {
+	for _, f := range forms(d) {
 		if len(f.Funcs) == 0 || f.Funcs[0].Name != injected {
 			t.Fatalf("%s: first is %+v, want %s", f.Form, f.Funcs, injected)
 		}
@@ -140,7 +140,7 @@ func TestSameSides(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range d.Forms() {
+	for _, f := range forms(d) {
 		if len(f.Funcs) < 3 {
 			t.Fatalf("%s: %d functions", f.Form, len(f.Funcs))
 		}
@@ -290,7 +290,7 @@ func TestPerOp(t *testing.T) {
 	if d.Unit != "cpu nanoseconds" || len(d.Ops[0]) != 4 || d.Ops[1][3] != 2*FixtureOps {
 		t.Fatalf("unit %q ops %v, want cpu nanoseconds, 200 a boot", d.Unit, d.Ops)
 	}
-	for _, f := range d.Forms() {
+	for _, f := range forms(d) {
 		top := f.Funcs[0]
 		if top.Name != injected || top.PerOp.Old.Mean != 0 || !(top.PerOp.Q <= 0.05) {
 			t.Fatalf("%s: first %+v, want %s per op from 0", f.Form, top, injected)
@@ -338,7 +338,7 @@ func TestDiluted(t *testing.T) {
 	if m := mean(shares(newCounts, injected, true)); !(m > 0.8 && m < 0.9) {
 		t.Fatalf("the injected share is %v, want about 0.85", m)
 	}
-	for _, f := range d.Forms() {
+	for _, f := range forms(d) {
 		holds := map[string]bool{injected: true}
 		if f.Form == Children {
 			holds["do_syscall_64"] = true

@@ -230,3 +230,14 @@ func TestFixtureFiles(t *testing.T) {
 		}
 	}
 }
+
+// forms are d's lists with their form, self first.
+func forms(d *Delta) []struct {
+	Form  Form
+	Funcs []Func
+} {
+	return []struct {
+		Form  Form
+		Funcs []Func
+	}{{Self, d.Self}, {Children, d.Children}}
+}
