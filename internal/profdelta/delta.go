@@ -46,21 +46,19 @@ const (
 )
 
 // Delta is one row's profile comparison, in the order -format json
-// writes it (docs/kbcompare.md): each side's boots with samples, their
-// samples (pooled over a boot's runs) and IDs, the boots without
+// writes it (docs/kbcompare.md): each side's boots with samples (their
+// IDs), the boots without
 // (Empty), each side's distinct ways of sampling, the options, each
 // boot's ops and the per-op value's unit ("cpu nanoseconds"), and the
 // functions of each form ordered by the |t| of their cost per op, the
 // undefined last, then its |change|.
 type Delta struct {
-	Samples  [2][]int64             `json:"samples"`
 	Boots    [2][]string            `json:"boot_ids"`
 	Empty    [2]int                 `json:"-"`
 	Sampling [2][]kprofile.Sampling `json:"sampling"`
 	Frames   string                 `json:"frames"` // kernel, all (Options.AllFrames)
 	Comm     string                 `json:"comm,omitempty"`
 	MinShare float64                `json:"min_share"`
-	OrderBy  string                 `json:"order_by"` // per_op
 	Unit     string                 `json:"per_op_unit,omitempty"`
 	Ops      [2][]int64             `json:"ops"`
 	Self     []Func                 `json:"self"`
@@ -125,7 +123,7 @@ func (x *Num) UnmarshalJSON(b []byte) error {
 // samples lacks its op count (kprofile.ReadOps: taken before kprofile
 // recorded it; `go tool pprof -top` gives its shares).
 func Compute(old, new []Boot, o Options) (*Delta, error) {
-	d := &Delta{Frames: "kernel", MinShare: o.MinShare, OrderBy: "per_op"}
+	d := &Delta{Frames: "kernel", MinShare: o.MinShare}
 	var keep func(*profile.Sample) bool
 	if o.Comm != nil {
 		d.Comm = o.Comm.String()
@@ -147,7 +145,6 @@ func Compute(old, new []Boot, o Options) (*Delta, error) {
 					d.Unit = p.SampleType[v].Type + " " + p.SampleType[v].Unit
 				}
 				bs.total += sum(p, v, keep)
-				bs.samples += sampleCount(p, keep)
 				n, ok := kprofile.ReadOps(p)
 				if !ok {
 					noOps = fmt.Errorf("%s side, boot %s: a profile without its op count (taken before kprofile recorded it): take it again (`go tool pprof -top` gives its shares)", sideNames[side], b.ID)
@@ -168,7 +165,6 @@ func Compute(old, new []Boot, o Options) (*Delta, error) {
 			sides[side] = append(sides[side], bs)
 			d.Ops[side] = append(d.Ops[side], bs.ops)
 			d.Boots[side] = append(d.Boots[side], b.ID)
-			d.Samples[side] = append(d.Samples[side], bs.samples)
 		}
 		if len(sides[side]) == 0 {
 			of := ""
@@ -214,10 +210,10 @@ func Compute(old, new []Boot, o Options) (*Delta, error) {
 var sideNames = [2]string{"old", "new"}
 
 // bootSums are one boot's sums over its runs: each form's value by
-// function, all samples' value, their number and the ops.
+// function, all samples' value and the ops.
 type bootSums struct {
-	form                [2]map[string]int64
-	total, samples, ops int64
+	form       [2]map[string]int64
+	total, ops int64
 }
 
 // compare is the Stat of the per-boot values of the two sides.
@@ -287,23 +283,6 @@ func sum(p *profile.Profile, v int, keep func(*profile.Sample) bool) int64 {
 	for _, s := range p.Sample {
 		if v >= 0 && v < len(s.Value) && (keep == nil || keep(s)) {
 			n += s.Value[v]
-		}
-	}
-	return n
-}
-
-// sampleCount is the samples of p that keep takes: its "samples" count
-// where it has one (kprofile's first value), else its sample records.
-func sampleCount(p *profile.Profile, keep func(*profile.Sample) bool) int64 {
-	for i, st := range p.SampleType {
-		if st.Type == "samples" && st.Unit == "count" {
-			return sum(p, i, keep)
-		}
-	}
-	var n int64
-	for _, s := range p.Sample {
-		if keep == nil || keep(s) {
-			n++
 		}
 	}
 	return n

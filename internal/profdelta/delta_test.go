@@ -112,8 +112,8 @@ func TestInjected(t *testing.T) {
 			}
 		}
 	}
-	if d.Boots[0][0] != "boot1" || len(d.Boots[1]) != 4 || d.Samples[0][0] != sum(old[0].Profiles[0], 0, nil)+sum(old[0].Profiles[1], 0, nil) {
-		t.Errorf("boots %v samples %v", d.Boots, d.Samples)
+	if d.Boots[0][0] != "boot1" || len(d.Boots[1]) != 4 {
+		t.Errorf("boots %v", d.Boots)
 	}
 	if want := (kprofile.Sampling{Event: "cpu-clock", Hz: 4000, Scope: "system-wide"}); len(d.Sampling[0]) != 1 || d.Sampling[0][0] != want {
 		t.Errorf("sampling %+v, want %+v", d.Sampling, want)
