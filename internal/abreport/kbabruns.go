@@ -43,7 +43,7 @@ type BisectRun struct {
 	ConfirmBoots  int     // boots the confirmation took
 	Verdict       abstat.Verdict
 	Change        float64 // bad's change from good on the row (0.1: 10% slower)
-	Unit          string  // the row's primary unit (sec/op), for the steps' centers; "" prints them bare
+	Unit          string  // the row's primary unit (sec/op), for the steps' centers
 	Search        abseries.SearchResult
 	Looks         []int   // a step's looks, in rounds (Search.Looks)
 	Level         float64 // the last look's one-sided level
@@ -66,20 +66,24 @@ func WriteBisect(w io.Writer, b BisectRun) error {
 	good, bad := b.Kernels[0].Label, b.Kernels[n-1].Label
 	p("\nkbab -bisect %s -row %s: %s %s, good %s, bad %s, %d images between\n", b.List, b.Row, b.Pkg, b.RowName, good, bad, n-2)
 	p("confirmation: %s against %s after %d boots: %s", good, bad, b.ConfirmBoots, b.Verdict)
-	flush := func() error {
-		_, err := io.WriteString(w, o.String())
-		return err
-	}
 	switch {
 	case b.Verdict == abstat.Undecided:
 		p("; cannot tell: the planned A/B gave the row no verdict (its boots do not reach -target %s; a larger -target, the step you expect, or -budget), nothing to bisect\n",
 			formatMDE(b.Target))
-		return flush()
 	case !b.Verdict.Moved():
 		p("; cannot tell: good and bad do not differ on the row, nothing to bisect\n")
-		return flush()
+	default:
+		p(" (%s)\n", ratioPct(1+b.Change))
+		writeSearch(p, b)
 	}
-	p(" (%s)\n", ratioPct(1+b.Change))
+	_, err := io.WriteString(w, o.String())
+	return err
+}
+
+// writeSearch writes the bisection's rule, its steps and what they
+// found, through p.
+func writeSearch(p func(string, ...any), b BisectRun) {
+	n := len(b.Kernels)
 	res := b.Search
 	allow := "none: one image"
 	if b.Opts.Offset > 0 {
@@ -91,15 +95,12 @@ func WriteBisect(w io.Writer, b BisectRun) error {
 		"so that the chance of naming a wrong image is at most %g over the %d steps at most, where kernels' own offsets spread no more than the allowance\n",
 		b.Looks, b.Level, allow, b.Opts.Wrong, abseries.Steps(n-2))
 	image := func(i int) Kernel { return b.Kernels[i+1] } // image i from 0; n-2 the bad kernel
-	center := func(v float64) string { return fmt.Sprintf("%.4g", v) }
-	if b.Unit != "" {
-		var all []float64
-		for _, st := range res.Steps {
-			all = append(all, st.Good, st.ImageCenter, st.Bad)
-		}
-		sc := benchunit.CommonScale(all, benchunit.ClassOf(b.Unit))
-		center = func(v float64) string { return sc.Format(v) + " " + b.Unit }
+	var all []float64
+	for _, st := range res.Steps {
+		all = append(all, st.Good, st.ImageCenter, st.Bad)
 	}
+	sc := benchunit.CommonScale(all, benchunit.ClassOf(b.Unit))
+	center := func(v float64) string { return sc.Format(v) + " " + b.Unit }
 	for j, st := range res.Steps {
 		k := image(st.Image)
 		p("step %d: %s (%s): %d rounds, %s: good %s, image %s, bad %s (%.2f of the way from good to bad)\n",
@@ -132,7 +133,6 @@ func WriteBisect(w io.Writer, b BisectRun) error {
 			last.Rounds, image(res.Lo).Label, image(res.Hi).Label)
 	}
 	p("%d steps, %d step boots, %d boots in all (%d to confirm)\n", len(res.Steps), res.Boots, b.BootsInAll, b.ConfirmBoots)
-	return flush()
 }
 
 // ratioPct writes a ratio as a signed percentage: 1.1 is +10%.

@@ -144,7 +144,11 @@ func Compute(old, new []Boot, o Options) (*Delta, error) {
 				if v >= 0 && d.Unit == "" {
 					d.Unit = p.SampleType[v].Type + " " + p.SampleType[v].Unit
 				}
-				bs.total += sum(p, v, keep)
+				for _, s := range p.Sample {
+					if v >= 0 && v < len(s.Value) && (keep == nil || keep(s)) {
+						bs.total += s.Value[v]
+					}
+				}
 				n, ok := kprofile.ReadOps(p)
 				if !ok {
 					noOps = fmt.Errorf("%s side, boot %s: a profile without its op count (taken before kprofile recorded it): take it again (`go tool pprof -top` gives its shares)", sideNames[side], b.ID)
@@ -275,17 +279,6 @@ func valueIndex(p *profile.Profile) int {
 		}
 	}
 	return len(p.SampleType) - 1
-}
-
-// sum adds value v of the samples keep takes (nil: all).
-func sum(p *profile.Profile, v int, keep func(*profile.Sample) bool) int64 {
-	var n int64
-	for _, s := range p.Sample {
-		if v >= 0 && v < len(s.Value) && (keep == nil || keep(s)) {
-			n += s.Value[v]
-		}
-	}
-	return n
 }
 
 // addSampling notes how p was sampled.

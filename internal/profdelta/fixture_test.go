@@ -241,3 +241,14 @@ func forms(d *Delta) []struct {
 		Funcs []Func
 	}{{Self, d.Self}, {Children, d.Children}}
 }
+
+// sum adds value v of the samples keep takes (nil: all).
+func sum(p *profile.Profile, v int, keep func(*profile.Sample) bool) int64 {
+	var n int64
+	for _, s := range p.Sample {
+		if v >= 0 && v < len(s.Value) && (keep == nil || keep(s)) {
+			n += s.Value[v]
+		}
+	}
+	return n
+}

@@ -1,14 +1,10 @@
 //go:build linux
 
 // Command kbcompare compares two kbench result files the way a kernel
-// reviewer reads an lkp report (one verdict per row, the counters that
-// moved under it, whether it could have seen a 5% change), plans the
-// boots of an A/B (-plan) and finds the change points of a series of
-// kernels (-series). The statistics are packages abstat, abseries,
-// profdelta and abplan; every form and the exit rule are abreport's.
-// docs/kbcompare.md says what each figure is, the flags, the JSON
-// schema and the exit status (128 for the dropped -git-bisect, so that
-// an old `git bisect run` script stops).
+// reviewer reads an lkp report, plans the boots of an A/B (-plan) and
+// finds the change points of a series of kernels (-series); every form
+// and the exit rule are package abreport's. docs/kbcompare.md says what
+// each figure is, the flags, the JSON schema and the exit status.
 package main
 
 import (
