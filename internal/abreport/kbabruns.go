@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"strings"
-	"time"
 
 	"golang.org/x/perf/benchunit"
 
@@ -146,10 +145,8 @@ func ratioPct(ratio float64) string {
 // RunNotes are what a kbab run adds to the text report of its boots.
 type RunNotes struct {
 	// Design is the planned run's design (-target); nil, or not yet
-	// planned, for a fixed run.
-	Design *abplan.Design
-	// Budget is the run's -budget, PlanFile where it wrote its plan.
-	Budget   time.Duration
+	// planned, for a fixed run. PlanFile is where the run wrote it.
+	Design   *abplan.Design
 	PlanFile string
 	// ProfileDirs are a -profile run's profile directories and Results
 	// its result files (A, B), for the kbcompare command that gives the
@@ -164,7 +161,7 @@ type RunNotes struct {
 // own lines, the retried boots, follow).
 func writeRun(b *strings.Builder, a *AB) {
 	n := a.Run
-	b.WriteString(plannedTail(a, *n))
+	b.WriteString(plannedTail(*n))
 	switch {
 	case n.ProfileDirs[0] == "":
 	case n.ProfileErr != nil:
@@ -178,46 +175,17 @@ func writeRun(b *strings.Builder, a *AB) {
 	}
 }
 
-// plannedTail closes a planned run's report: the rule, how many rows it
-// decided, and each row without a verdict with its boots and the mde
-// they reached.
-func plannedTail(a *AB, n RunNotes) string {
+// plannedTail closes a planned run's report: the rule and how many
+// rows it decided. Each undecided row's table line and notes say why
+// (over budget, cut short, out of reach), the plan each row's status.
+func plannedTail(n RunNotes) string {
 	d := n.Design
 	if d == nil || !d.Planned {
 		return ""
 	}
-	var b strings.Builder
 	o := d.Opts
 	decided, pending, undecided := d.Progress()
-	fmt.Fprintf(&b, "\nkbab -target %s: %s, pilot %d+%d boots, every boot at -count=%d, each row at p <= %.2g (%g over %d rows), gate %s; %d of %d rows decided (the plan: %s)\n",
+	return fmt.Sprintf("\nkbab -target %s: %s, pilot %d+%d boots, every boot at -count=%d, each row at p <= %.2g (%g over %d rows), gate %s; %d of %d rows decided (the plan: %s)\n",
 		formatMDE(o.Target), abplan.RuleName, o.Pilot, o.Pilot, o.Count, d.Level, o.Alpha, decided+pending+undecided,
 		formatMDE(o.Threshold), decided, decided+pending+undecided, n.PlanFile)
-	var lines []string
-	for _, row := range a.primaries() {
-		if row.Verdict != abstat.Undecided {
-			continue
-		}
-		rp := d.Find(row.path, row.Name)
-		why, need, mde, k := "too few boots", "", "?", 0
-		if rp != nil {
-			why, need = string(rp.Status), fmt.Sprintf(", the rule asks %d", rp.Need)
-			if rp.Status == abplan.Running {
-				why = "cut short"
-			}
-			if rp.Status == abplan.OverBudget || (d.Cut && rp.Status == abplan.Running) {
-				why += fmt.Sprintf(" by -budget %s", n.Budget)
-			}
-		}
-		if row.NeedUnit != "" {
-			mde = formatMDE(float64(row.MDE))
-		}
-		if row.Old != nil && row.New != nil {
-			k = min(row.Old.Boots, row.New.Boots)
-		}
-		lines = append(lines, fmt.Sprintf("  %s %s: undecided: %d+%d boots, mde %s (%s%s)", row.Package, row.Name, k, k, mde, why, need))
-	}
-	if len(lines) > 0 {
-		fmt.Fprintf(&b, "%s undecided, outside the verdicts and the exit status:\n%s\n", plural(len(lines), "row", "rows"), strings.Join(lines, "\n"))
-	}
-	return b.String()
 }

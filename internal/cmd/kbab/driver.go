@@ -576,7 +576,7 @@ func (d *driver) compare() ([]byte, int, error) {
 	if err != nil {
 		return nil, 0, fmt.Errorf("comparing the boots: %v", err)
 	}
-	run := &abreport.RunNotes{Budget: d.cfg.budget, PlanFile: filepath.Join(d.cfg.out, "plan.txt")}
+	run := &abreport.RunNotes{PlanFile: filepath.Join(d.cfg.out, "plan.txt")}
 	if d.st.Settings.Target > 0 {
 		run.Design = d.design
 	}
