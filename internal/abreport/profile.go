@@ -100,7 +100,7 @@ func profileHeader(rp Profile, width int) []string {
 	head := rp.Package + " " + rp.Name
 	if rp.Verdict != "" {
 		head += " (" + verdictWord(rp.row.Role, rp.Verdict)
-		if rp.row.Old != nil && rp.row.New != nil {
+		if rp.row.Test != "" {
 			head += " " + pctChange(rp.row.Change)
 		}
 		head += ")"

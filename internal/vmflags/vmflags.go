@@ -115,23 +115,15 @@ func Append(flag, s string, max int) error {
 }
 
 // params splits a command line into its parameters as the kernel's
-// next_arg does: at spaces and tabs outside double quotes, quotes dropped.
+// next_arg does: at spaces and tabs outside double quotes, quotes dropped
+// (the even pieces between quotes are outside them; a NUL, which Append
+// refuses first, marks a split).
 func params(s string) []string {
-	var out []string
-	var cur []byte
-	quoted, in := false, false
-	for i := 0; i <= len(s); i++ {
-		if i == len(s) || (s[i] == ' ' || s[i] == '\t') && !quoted {
-			if in {
-				out, cur, in = append(out, string(cur)), cur[:0], false
-			}
-		} else if in = true; s[i] == '"' {
-			quoted = !quoted
-		} else {
-			cur = append(cur, s[i])
-		}
+	pieces := strings.Split(s, `"`)
+	for i := 0; i < len(pieces); i += 2 {
+		pieces[i] = strings.NewReplacer(" ", "\x00", "\t", "\x00").Replace(pieces[i])
 	}
-	return out
+	return strings.FieldsFunc(strings.Join(pieces, ""), func(r rune) bool { return r == 0 })
 }
 
 // Kernel checks that path is an x86 boot image (a bzImage): the setup

@@ -314,7 +314,7 @@ func TestGuestFacts(t *testing.T) {
 		!strings.HasPrefix(get("vm.boot"), "init ran") || get("cpu.online") != "0" || get("vm.entry") == "" {
 		t.Errorf("fingerprint:\n%s", r.stdout)
 	}
-	if d, _ := modulesFor(*kernelVar); d != "" && !strings.Contains(get("vm.guest.modules"), "veth (loaded)") {
+	if d := modulesFor(*kernelVar); d != "" && !strings.Contains(get("vm.guest.modules"), "veth (loaded)") {
 		t.Errorf("veth not loaded: %q", get("vm.guest.modules"))
 	}
 	t.Logf("vm fields: accel %q; entry %q; pinning %q; boot %q; mounts %q", get("vm.accel"), get("vm.entry"), get("vm.pinning"), get("vm.boot"), get("vm.guest.mounts"))

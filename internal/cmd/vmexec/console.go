@@ -86,19 +86,18 @@ func (c *console) scan(r io.Reader, log io.Writer) {
 	io.Copy(log, r) // a line over the buffer: keep the log whole
 }
 
-// hint names the likely cause of a boot that failed with these console
-// lines, or "".
-func hint(lines []string) string {
+// hint names the likely cause of a boot under accel that failed with
+// these console lines, or "": an empty console or no init (the console's
+// last lines show the rest, a panic, an oops, the OOM killer).
+func hint(lines []string, accel string) string {
 	all := strings.Join(lines, "\n")
 	switch {
+	case len(lines) == 0 && accel == "kvm":
+		return "KVM does not run this kernel on this host (nested and PVM hosts hang in the decompressor); try -accel auto or -accel tcg"
 	case len(lines) == 0:
 		return "the console stayed empty: the kernel never started (a wrong or corrupt image, a decompressor hang under this accelerator), or it lacks CONFIG_SERIAL_8250_CONSOLE"
-	case strings.Contains(all, "VFS: Unable to mount root fs"), strings.Contains(all, "VFS: Cannot open root device"):
+	case strings.Contains(all, "VFS: "), strings.Contains(all, "No working init found"), strings.Contains(all, "Failed to execute"):
 		return "the kernel did not run the initramfs's /init (CONFIG_BLK_DEV_INITRD=y, CONFIG_BINFMT_ELF=y; a bad rdinit= or init=?)"
-	case strings.Contains(all, "No working init found"), strings.Contains(all, "Failed to execute"):
-		return "the kernel could not execute the init (a bad rdinit= or init=, or CONFIG_BINFMT_ELF)"
-	case strings.Contains(all, "Out of memory"), strings.Contains(all, "out of memory"):
-		return "the guest ran out of memory: raise -memory"
 	}
 	return ""
 }

@@ -44,7 +44,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&c.kvmProbe, "kvm-probe", 15*time.Second, "with -accel auto: how long a KVM boot may stay silent before TCG is used")
 	fs.StringVar(&c.pin, "pin", "auto", "auto (pin vCPU i to the i-th CPU vmexec may use, when there are enough) or off")
 	fs.StringVar(&c.pvh, "pvh", "auto", "auto (boot the image's vmlinux through its PVH entry when it has one: no decompressor, seconds faster under TCG) or off (boot the bzImage)")
-	modules := fs.String("modules", "veth", "comma-separated kernel modules to load when the image's modules tree is found ('' for none)")
+	modules := fs.String("modules", "veth", "comma-separated kernel modules to load in this order, dependencies first, when the image's modules tree is found ('' for none)")
 	fs.StringVar(&c.console, "console", "", "write the kernel console here (default: a temporary file, kept and named when the run fails)")
 	fs.StringVar(&c.qemu, "qemu", "qemu-system-x86_64", "the QEMU system emulator")
 	fs.StringVar(&c.outcome, "outcome", "", "append how the run ended to this `file`, as one JSON line (vmflags.Outcome): for callers of go test -exec, which report every failure as exit status 1")

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/kbench/kbench/internal/fingerprint"
+	"github.com/u-root/u-root/pkg/termios"
 	"golang.org/x/sys/unix"
 )
 
@@ -78,7 +79,13 @@ func setupGuest() (*frameWriter, io.Reader, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("open %s: %v (the kernel needs CONFIG_SERIAL_8250 with at least 2 ports, 8250.nr_uarts>=2)", dataPort, err)
 	}
-	if err := makeRaw(int(port.Fd())); err != nil {
+	// Raw, so that frames pass 8-bit clean (the 8250's own defaults
+	// ignore the modem lines: CLOCAL).
+	t, err := termios.GetTermios(port.Fd())
+	if err == nil {
+		err = termios.SetTermios(port.Fd(), termios.MakeRaw(t))
+	}
+	if err != nil {
 		return nil, nil, fmt.Errorf("%s: raw mode: %v", dataPort, err)
 	}
 	fw := &frameWriter{w: port}
@@ -96,38 +103,19 @@ func setupGuest() (*frameWriter, io.Reader, error) {
 	if err := mount("devpts", "/dev/pts", "CONFIG_UNIX98_PTYS", unix.MS_NOSUID|unix.MS_NOEXEC, "mode=0620,ptmxmode=0666"); err != nil {
 		fact("devpts", err.Error())
 	}
-	var mounted, missing []string
-	for _, m := range []struct{ fs, dir, opt string }{
-		{"debugfs", "/sys/kernel/debug", "CONFIG_DEBUG_FS"},
-		{"tracefs", "/sys/kernel/tracing", "CONFIG_TRACING"},
-	} {
-		if err := mount(m.fs, m.dir, m.opt, 0, ""); err != nil {
-			missing = append(missing, err.Error())
+	mounts, missing := "proc sysfs devtmpfs tmpfs(/, /dev/shm)", ""
+	for _, m := range [][3]string{{"debugfs", "/sys/kernel/debug", "CONFIG_DEBUG_FS"}, {"tracefs", "/sys/kernel/tracing", "CONFIG_TRACING"}} {
+		if err := mount(m[0], m[1], m[2], 0, ""); err != nil {
+			missing += "; " + err.Error()
 		} else {
-			mounted = append(mounted, m.fs)
+			mounts += " " + m[0]
 		}
 	}
-	fact("mounts", strings.Join(append([]string{"proc sysfs devtmpfs tmpfs(/, /dev/shm) " + strings.Join(mounted, " ")}, missing...), "; "))
+	fact("mounts", mounts+missing)
 	if err := linkUp("lo"); err != nil {
 		fact("lo", "down: "+err.Error())
 	}
 	return fw, port, nil
-}
-
-// makeRaw turns off every tty translation, so frames pass 8-bit clean.
-func makeRaw(fd int) error {
-	t, err := unix.IoctlGetTermios(fd, unix.TCGETS)
-	if err != nil {
-		return err
-	}
-	t.Iflag &^= unix.IGNBRK | unix.BRKINT | unix.PARMRK | unix.ISTRIP | unix.INLCR | unix.IGNCR | unix.ICRNL | unix.IXON | unix.IXOFF | unix.IXANY
-	t.Oflag &^= unix.OPOST
-	t.Lflag &^= unix.ECHO | unix.ECHONL | unix.ICANON | unix.ISIG | unix.IEXTEN
-	t.Cflag &^= unix.CSIZE | unix.PARENB | unix.CRTSCTS | unix.CBAUD
-	t.Cflag |= unix.CS8 | unix.CLOCAL | unix.CREAD | unix.B115200
-	t.Cc[unix.VMIN] = 1
-	t.Cc[unix.VTIME] = 0
-	return unix.IoctlSetTermios(fd, unix.TCSETS, t)
 }
 
 // linkUp sets IFF_UP on an interface (SIOCSIFFLAGS).

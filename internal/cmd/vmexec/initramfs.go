@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bytes"
 	"cmp"
 	"debug/elf"
 	"fmt"
@@ -60,10 +59,6 @@ func (ir *initramfs) dir(name string, mode uint64, uid, gid int) {
 	ir.add(r)
 }
 
-func (ir *initramfs) static(name, content string, mode uint64) {
-	ir.add(cpio.StaticFile(name, content, mode))
-}
-
 // host adds the host's file, directory or symlink p (not followed) at
 // guest path name, with its mode and owner; the contents are read when
 // the archive is written.
@@ -84,16 +79,7 @@ func (ir *initramfs) fail(err error) bool {
 // file copies a host file (following symlinks) to guest path name,
 // keeping its mode and owner.
 func (ir *initramfs) file(host, name string) {
-	if ir.has(name) {
-		return
-	}
-	real, err := filepath.EvalSymlinks(host)
-	if err == nil {
-		if fi, e := os.Stat(real); e != nil || !fi.Mode().IsRegular() {
-			err = cmp.Or(e, fmt.Errorf("%s: not a regular file", host))
-		}
-	}
-	if ir.fail(err) {
+	if real, err := filepath.EvalSymlinks(host); !ir.has(name) && ir.fail(err) {
 		ir.host(real, name)
 	}
 }
@@ -130,7 +116,7 @@ func (ir *initramfs) executable(host, name string) {
 }
 
 // sharedLibs lists the loader and libraries of a dynamically linked ELF
-// executable, the loader first (nil for a static one), as its loader
+// executable, the loader first (none for a static one), as its loader
 // resolves them: u-root's pkg/ldd runs the loader with --list, which
 // needs no ldd and follows RUNPATH and $ORIGIN as a run would. A library
 // the loader cannot find is an error naming it.
@@ -148,9 +134,6 @@ func sharedLibs(p string) ([]string, error) {
 		if !filepath.IsAbs(l) {
 			return nil, fmt.Errorf("%s: its loader lists %q, not a library's path", p, l)
 		}
-	}
-	if len(libs) == 0 {
-		return nil, nil
 	}
 	return libs, nil
 }
@@ -171,8 +154,9 @@ func (ir *initramfs) write(w io.Writer) error {
 }
 
 // findModules resolves module names in a modules tree to their files,
-// dependencies first (from each .ko's .modinfo "depends="; a compressed
-// module's are not read). A name not found is an error.
+// in the order given: -modules lists dependencies first (vmexec reads no
+// modules.dep, which Debian's unpacked packages lack). A name not found
+// is an error.
 func findModules(dir string, names []string) ([]string, error) {
 	byName := map[string]string{}
 	err := filepath.WalkDir(filepath.Join(dir, "kernel"), func(p string, d fs.DirEntry, err error) error {
@@ -181,34 +165,15 @@ func findModules(dir string, names []string) ([]string, error) {
 		}
 		return err
 	})
-	if err != nil {
-		return nil, err
-	}
-	var order []string
-	seen := map[string]bool{}
-	var visit func(string) error
-	visit = func(n string) error {
-		n = strings.ReplaceAll(n, "-", "_")
-		p, ok := byName[n]
-		if seen[n] {
-			return nil
-		} else if seen[n] = true; !ok {
-			return fmt.Errorf("module %s: not in %s", n, dir)
-		}
-		for _, dep := range moduleDepends(p) {
-			if err := visit(dep); err != nil {
-				return err
-			}
-		}
-		order = append(order, p)
-		return nil
-	}
+	var files []string
 	for _, n := range names {
-		if err := visit(n); err != nil {
-			return nil, err
+		p, ok := byName[strings.ReplaceAll(n, "-", "_")]
+		if err == nil && !ok {
+			err = fmt.Errorf("module %s: not in %s", n, dir)
 		}
+		files = append(files, p)
 	}
-	return order, nil
+	return files, err
 }
 
 // moduleName is a module file's name with "-" as "_", as the kernel
@@ -220,18 +185,6 @@ func moduleName(file string) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-// moduleDepends lists a module's dependencies, its .modinfo's "depends="
-// (the strings of .modinfo are NUL-separated).
-func moduleDepends(p string) []string {
-	data, _ := os.ReadFile(p)
-	if _, v, ok := bytes.Cut(data, []byte("\x00depends=")); ok {
-		if v, _, _ = bytes.Cut(v, []byte{0}); len(v) > 0 {
-			return strings.Split(string(v), ",")
-		}
-	}
-	return nil
 }
 
 // treeRoot is what of the host's files the guest gets around the working
@@ -260,16 +213,16 @@ func exists(p string) bool {
 // modulesFor finds the modules tree of an image in Debian's layout,
 // DIR/boot/vmlinuz-V beside DIR/lib/modules/V, or DIR/usr/lib/modules/V
 // as trixie's packages unpack; "" when there is none.
-func modulesFor(image string) (dir, release string) {
+func modulesFor(image string) string {
 	bootDir, base := filepath.Split(filepath.Clean(image))
 	v, ok := strings.CutPrefix(base, "vmlinuz-")
 	if !ok || filepath.Base(filepath.Clean(bootDir)) != "boot" {
-		return "", ""
+		return ""
 	}
 	for _, lib := range []string{"lib", "usr/lib"} {
 		if d := filepath.Join(filepath.Dir(filepath.Clean(bootDir)), lib, "modules", v); exists(d) {
-			return d, v
+			return d
 		}
 	}
-	return "", ""
+	return ""
 }

@@ -140,22 +140,15 @@ func (f frame) errorAt(from, want string, err error) error {
 	return errors.New(s)
 }
 
-// decodeExit reads an exit frame, one JSON object with no unknown field
-// and nothing after it: the binary exited with a code (0-255), or a
-// signal (1-64) killed it, or init could not run it.
+// decodeExit reads an exit frame, one JSON object: the binary exited
+// with a code (0-255), or a signal (1-64) killed it, or init could not
+// run it.
 func decodeExit(f frame) (*exitStatus, error) {
 	st := &exitStatus{}
-	dec := json.NewDecoder(bytes.NewReader(f.payload))
-	dec.DisallowUnknownFields()
-	var err error
-	if p := bytes.TrimLeft(f.payload, " \t\r\n"); len(p) == 0 || p[0] != '{' {
-		err = errors.New("not a JSON object")
-	} else if err = dec.Decode(st); err == nil {
-		if _, end := dec.Token(); end != io.EOF {
-			err = errors.New("more after the JSON value")
-		}
-	}
+	err := json.Unmarshal(f.payload, st)
 	switch {
+	case !bytes.HasPrefix(bytes.TrimLeft(f.payload, " \t\r\n"), []byte("{")):
+		err = errors.New("not a JSON object")
 	case err != nil:
 	case st.Code < 0 || st.Code > 255:
 		err = fmt.Errorf("code %d", st.Code)

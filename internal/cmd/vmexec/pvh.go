@@ -82,25 +82,15 @@ func extractVmlinux(bz []byte) ([]byte, error) {
 	return nil, fmt.Errorf("payload compressed with a format vmexec does not unpack (magic % x)", payload[:min(6, len(payload))])
 }
 
-// hasPVHEntry reports whether an ELF file carries the PVH entry note.
+// hasPVHEntry reports whether an ELF file carries the PVH entry note: a
+// note's type XEN_ELFNOTE_PHYS32_ENTRY (18) followed by its name "Xen".
 func hasPVHEntry(f *elf.File) bool {
 	for _, prog := range f.Progs {
 		if prog.Type != elf.PT_NOTE {
 			continue
 		}
-		notes, err := io.ReadAll(prog.Open())
-		for err == nil && len(notes) >= 12 {
-			namesz := int(binary.LittleEndian.Uint32(notes[0:]))
-			descsz := int(binary.LittleEndian.Uint32(notes[4:]))
-			typ := binary.LittleEndian.Uint32(notes[8:])
-			next := 12 + (namesz+3)&^3 + (descsz+3)&^3
-			if next > len(notes) || 12+namesz > len(notes) {
-				break
-			}
-			if typ == 18 /* XEN_ELFNOTE_PHYS32_ENTRY */ && string(bytes.TrimRight(notes[12:12+namesz], "\x00")) == "Xen" {
-				return true
-			}
-			notes = notes[next:]
+		if notes, err := io.ReadAll(prog.Open()); err == nil && bytes.Contains(notes, []byte("\x12\x00\x00\x00Xen\x00")) {
+			return true
 		}
 	}
 	return false

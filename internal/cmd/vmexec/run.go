@@ -32,6 +32,7 @@ type host struct {
 	runEnv
 	qemu       string   // QEMU's path
 	tmp        string   // the run's scratch directory
+	cache      string   // what vmexec learns of an image across runs (its PVH vmlinux, -accel auto's choice); else tmp
 	initrd     string   // the guest's root
 	real       string   // -kernel with its links followed: its config, modules and System.map lie beside it
 	digest     string   // the image's SHA-256 (vmflags.ImageDigest)
@@ -78,7 +79,10 @@ func run(cfg *config, env runEnv) (*exitStatus, syscall.Signal, error) {
 		return nil, 0, err
 	}
 	defer os.RemoveAll(h.tmp)
-	h.initrd = filepath.Join(h.tmp, "initramfs.cpio")
+	h.initrd, h.cache = filepath.Join(h.tmp, "initramfs.cpio"), h.tmp
+	if c, err := os.UserCacheDir(); err == nil {
+		h.cache = filepath.Join(c, "kbench", "vmexec")
+	}
 
 	var logFile *os.File
 	if cfg.console == "" {
@@ -103,9 +107,8 @@ func run(cfg *config, env runEnv) (*exitStatus, syscall.Signal, error) {
 	}
 	entry := "the bzImage's (-pvh off)"
 	if cfg.pvh == "auto" {
-		if p, err := pvhKernel(h.real, h.digest, cacheDir(h.tmp)); err == nil {
+		if p, err := pvhKernel(h.real, h.digest, h.cache); err == nil {
 			h.image, entry = p, "PVH, of the vmlinux inside the image"
-			fmt.Fprintf(h.log, "=== vmexec: booting %s, the vmlinux of %s, through its PVH entry\n", p, cfg.kernel)
 		} else {
 			entry = "the bzImage's (no PVH vmlinux: " + err.Error() + ")"
 		}
@@ -129,15 +132,6 @@ func run(cfg *config, env runEnv) (*exitStatus, syscall.Signal, error) {
 		return nil, res.signal, nil
 	}
 	return res.status, 0, res.err
-}
-
-// cacheDir is where vmexec keeps what it learns of an image across runs
-// (its PVH vmlinux, -accel auto's choice); else dflt.
-func cacheDir(dflt string) string {
-	if c, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(c, "kbench", "vmexec")
-	}
-	return dflt
 }
 
 // tcg is a boot under TCG that -accel auto chose for reason, warned of.
@@ -164,7 +158,7 @@ func (h *host) chooseAccel() (accel, fact string, probe bool) {
 	// or "tcg: REASON"), keyed by the image's hash, the host's kernel and
 	// QEMU (in the run's scratch directory where there is no cache).
 	sum := sha256.Sum256(fmt.Appendf(nil, "%s\x00%s\x00%s", h.digest, h.kernel, h.qemu))
-	h.accelCache = filepath.Join(cacheDir(h.tmp), "accel-"+hex.EncodeToString(sum[:12]))
+	h.accelCache = filepath.Join(h.cache, "accel-"+hex.EncodeToString(sum[:12]))
 	b, _ := os.ReadFile(h.accelCache)
 	v := strings.TrimSpace(string(b))
 	if reason, ok := strings.CutPrefix(v, "tcg: "); ok {
@@ -220,7 +214,7 @@ type guestSpec struct {
 	GID       int      `json:"gid"`
 	Groups    []int    `json:"groups"`
 	Rlimits   []rlimit `json:"rlimits"`
-	Modules   []string `json:"modules"`    // to load, dependencies first, as initramfs paths
+	Modules   []string `json:"modules"`    // to load, in order, at their host paths
 	OneStream bool     `json:"one_stream"` // the host's stdout and stderr are one file: one pipe keeps their order
 	Outputs   []string `json:"outputs"`    // what the binary writes for the user, sent back after it ends
 }
@@ -243,34 +237,6 @@ func passEnv(kv string) bool {
 // rlimitNames are Linux's resource limits, by number (RLIM_NLIMITS of them).
 var rlimitNames = strings.Fields("CPU FSIZE DATA STACK CORE RSS NPROC NOFILE MEMLOCK AS LOCKS SIGPENDING MSGQUEUE NICE RTPRIO RTTIME")
 
-// makeSpec says how the guest runs the binary: as vmexec would have.
-func (h *host) makeSpec(bin string) (*guestSpec, error) {
-	cwd, err := os.Getwd()
-	if err != nil {
-		return nil, err
-	}
-	spec := &guestSpec{Path: bin, Args: append([]string{bin}, h.cfg.args[1:]...), Dir: cwd,
-		UID: os.Getuid(), GID: os.Getgid(), OneStream: sameFile(h.stdout, h.stderr)}
-	if spec.UID != 0 {
-		if spec.Groups, err = os.Getgroups(); err != nil {
-			return nil, err
-		}
-	}
-	for _, kv := range os.Environ() {
-		if passEnv(kv) {
-			spec.Env = append(spec.Env, kv)
-		}
-	}
-	spec.Outputs = outputs(cwd, spec.Args[1:], os.Getenv)
-	for res := range rlimitNames {
-		var lim unix.Rlimit
-		if unix.Getrlimit(res, &lim) == nil {
-			spec.Rlimits = append(spec.Rlimits, rlimit{res, lim.Cur, lim.Max})
-		}
-	}
-	return spec, nil
-}
-
 // sameFile says whether two writers are one: the same value, or two
 // files open on the same file.
 func sameFile(a, b io.Writer) bool {
@@ -284,19 +250,31 @@ func sameFile(a, b io.Writer) bool {
 	return errA == nil && errB == nil && os.SameFile(fa, fb)
 }
 
-// makeInitramfs writes the guest's root.
+// makeInitramfs writes the guest's root, with the spec that runs the
+// binary as vmexec would have.
 func (h *host) makeInitramfs(facts []string) error {
 	bin, err := exec.LookPath(h.cfg.args[0])
 	if err == nil {
 		bin, err = filepath.Abs(bin)
 	}
 	self, err2 := os.Executable()
-	if err = cmp.Or(err, err2); err != nil {
+	cwd, err3 := os.Getwd()
+	groups, err4 := os.Getgroups()
+	if err = cmp.Or(err, err2, err3, err4); err != nil {
 		return err
 	}
-	spec, err := h.makeSpec(bin)
-	if err != nil {
-		return err
+	spec := &guestSpec{Path: bin, Args: append([]string{bin}, h.cfg.args[1:]...), Dir: cwd, UID: os.Getuid(), GID: os.Getgid(),
+		Groups: groups, OneStream: sameFile(h.stdout, h.stderr), Outputs: outputs(cwd, h.cfg.args[1:], os.Getenv)}
+	for _, kv := range os.Environ() {
+		if passEnv(kv) {
+			spec.Env = append(spec.Env, kv)
+		}
+	}
+	for res := range rlimitNames {
+		var lim unix.Rlimit
+		if unix.Getrlimit(res, &lim) == nil {
+			spec.Rlimits = append(spec.Rlimits, rlimit{res, lim.Cur, lim.Max})
+		}
 	}
 	h.outputs = spec.Outputs
 	ir := newInitramfs()
@@ -316,15 +294,12 @@ func (h *host) makeInitramfs(facts []string) error {
 			ir.executable("/bin/"+t, "/bin/"+t)
 		}
 	}
-	if dir, release := modulesFor(h.real); dir != "" && len(h.cfg.modules) > 0 {
-		mods, err := findModules(dir, h.cfg.modules)
-		if err != nil {
+	if dir := modulesFor(h.real); dir != "" && len(h.cfg.modules) > 0 {
+		if spec.Modules, err = findModules(dir, h.cfg.modules); err != nil {
 			return fmt.Errorf("-modules: %w", err)
 		}
-		for _, m := range mods {
-			rel, _ := filepath.Rel(dir, m)
-			spec.Modules = append(spec.Modules, filepath.Join("/lib/modules", release, rel))
-			ir.file(m, spec.Modules[len(spec.Modules)-1])
+		for _, m := range spec.Modules {
+			ir.file(m, m)
 		}
 	} else if len(h.cfg.modules) > 0 {
 		facts = append(facts, "vm.modules: none loaded (no lib/modules/RELEASE beside "+h.cfg.kernel+")")
@@ -344,13 +319,13 @@ func (h *host) makeInitramfs(facts []string) error {
 			ir.dir(under(spec.Dir, p), 0o755, spec.UID, spec.GID)
 		}
 	}
-	ir.static("/etc/passwd", fmt.Sprintf("root:x:0:0:root:/root:/bin/sh\nu%d:x:%d:%d::%s:/bin/sh\n", spec.UID, spec.UID, spec.GID, os.Getenv("HOME")), 0o644)
-	ir.static("/etc/group", fmt.Sprintf("root:x:0:\ng%d:x:%d:\n", spec.GID, spec.GID), 0o644)
-	ir.static("/etc/hosts", "127.0.0.1 localhost\n::1 localhost ip6-localhost ip6-loopback\n", 0o644)
+	ir.add(cpio.StaticFile("/etc/passwd", fmt.Sprintf("root:x:0:0:root:/root:/bin/sh\nu%d:x:%d:%d::%s:/bin/sh\n", spec.UID, spec.UID, spec.GID, os.Getenv("HOME")), 0o644))
+	ir.add(cpio.StaticFile("/etc/group", fmt.Sprintf("root:x:0:\ng%d:x:%d:\n", spec.GID, spec.GID), 0o644))
+	ir.add(cpio.StaticFile("/etc/hosts", "127.0.0.1 localhost\n::1 localhost ip6-localhost ip6-loopback\n", 0o644))
 	facts = append(facts, fmt.Sprintf("vm.user: uid %d gid %d (vmexec's)", spec.UID, spec.GID))
-	ir.static("/"+fingerprint.VMFile, strings.Join(facts, "\n")+"\n", 0o644)
+	ir.add(cpio.StaticFile("/"+fingerprint.VMFile, strings.Join(facts, "\n")+"\n", 0o644))
 	specJSON, err := json.Marshal(spec)
-	ir.static(specPath, string(specJSON), 0o644)
+	ir.add(cpio.StaticFile(specPath, string(specJSON), 0o644))
 	if ir.fail(err); ir.err != nil {
 		return ir.err
 	}

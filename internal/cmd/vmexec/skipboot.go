@@ -39,14 +39,9 @@ func nothingToRun(args []string) (stdout, stderr string, nothing bool) {
 	if s, set := flags["shuffle"]; set && s != "off" || os.Getenv("KBENCH_PROFILE") != "" || os.Getenv("GOCOVERDIR") != "" {
 		return "", "", false
 	}
-	if found, ok := listMatches(bin, flags["run"], "Test", "Example", "Fuzz"); !ok || found {
-		return "", "", false
-	}
 	bench := flags["bench"]
-	if bench != "" {
-		if found, ok := listMatches(bin, bench, "Benchmark"); !ok || found {
-			return "", "", false
-		}
+	if mayRun(bin, flags["run"], "Test", "Example", "Fuzz") || bench != "" && mayRun(bin, bench, "Benchmark") {
+		return "", "", false
 	}
 	// What testing.M.Run prints when nothing ran (Go 1.26): the warning
 	// without -test.bench, then PASS; go test -json's test2json mode
@@ -61,10 +56,10 @@ func nothingToRun(args []string) (stdout, stderr string, nothing bool) {
 	return "PASS\n", warning, true
 }
 
-// listMatches runs bin -test.list with the top level of pattern (as
-// testing splits -test.run at unbracketed slashes) and says whether it
-// listed a name with one of prefixes; ok is false when the run failed.
-func listMatches(bin, pattern string, prefixes ...string) (found, ok bool) {
+// mayRun runs bin -test.list with the top level of pattern (as testing
+// splits -test.run at unbracketed slashes) and says whether it listed a
+// name with one of prefixes, or failed.
+func mayRun(bin, pattern string, prefixes ...string) bool {
 	top := topLevel(pattern)
 	if top == "" {
 		top = "." // an empty element matches every name; -test.list= lists none
@@ -76,7 +71,7 @@ func listMatches(bin, pattern string, prefixes ...string) (found, ok bool) {
 	out, err := cmd.Output()
 	// Other lines are a TestMain's own output, such as benchmain's fingerprint.
 	listed := regexp.MustCompile(`(?m)^(` + strings.Join(prefixes, "|") + `)[^ \t]*$`)
-	return err == nil && listed.Match(out), err == nil
+	return err != nil || listed.Match(out)
 }
 
 // topLevel is the first element of a -test.run or -test.bench pattern:

@@ -14,8 +14,8 @@ import (
 // still sends its console, the binary's output or init's heartbeat; so a
 // guest silent on both ports for -stall is killed as frozen
 // (vmflags.ExitFroze), its vCPUs' RIPs named first. defaultStall is ten
-// times the longest silence healthy boots show (each console log ends
-// with its own; results/2026-12-03-vmexec.md).
+// times the longest silence healthy boots showed
+// (results/2026-12-03-vmexec.md).
 const (
 	beatEvery    = 5 * time.Second
 	defaultStall = 2 * time.Minute

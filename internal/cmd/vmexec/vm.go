@@ -96,17 +96,10 @@ type boot struct {
 // (probeFailed) when the kernel shows no sign of life within -kvm-probe.
 func (h *host) boot(accel, fact string, probe bool) bootResult {
 	b := &boot{h: h, accel: accel, fact: fact, probe: probe}
-	// A signal that came while vmexec got ready: QEMU is not started.
-	select {
-	case s := <-h.signals:
-		return bootResult{signal: s.(syscall.Signal)}
-	default:
-	}
+	defer b.stop()
 	if err := b.start(); err != nil {
-		b.stop()
 		return bootResult{err: err} // a *failure: start says whose
 	}
-	defer b.stop()
 	return b.wait()
 }
 
@@ -167,8 +160,6 @@ func (b *boot) stop() {
 	}
 	if b.con != nil {
 		waitFor(b.con.done, b.h.grace.qemuEnd)
-		longest := time.Duration(b.progress.longest.Load()).Round(time.Millisecond)
-		fmt.Fprintf(b.h.log, "\n=== vmexec: the guest's longest silence (no byte on either port): %v, of -stall=%v\n", longest, b.h.cfg.stall)
 	}
 	for _, c := range []net.Conn{b.data, b.mon} {
 		if c != nil {
@@ -412,9 +403,7 @@ func (b *boot) fail(status int, format string, args ...any) bootResult {
 	tail := con.lines
 	if msgs := con.init; len(msgs) > 0 {
 		s.WriteString("\nthe guest's init said: " + strings.Join(msgs, "; "))
-	} else if len(tail) == 0 && b.accel == "kvm" {
-		s.WriteString("\nlikely cause: KVM does not run this kernel on this host (nested and PVM hosts hang in the decompressor); try -accel auto or -accel tcg")
-	} else if hn := hint(tail); hn != "" {
+	} else if hn := hint(tail, b.accel); hn != "" {
 		s.WriteString("\nlikely cause: " + hn)
 	}
 	if q := strings.TrimSpace(b.qemuErr.String()); q != "" {
@@ -459,9 +448,9 @@ func statusOf(err error) int {
 }
 
 // progress is when a guest last sent a byte, on either port (at first
-// the boot's start), and the longest it stayed silent (logged, to size
-// -stall by), in nanoseconds; progressReader notes each read with bytes.
-type progress struct{ last, longest atomic.Int64 }
+// the boot's start), in nanoseconds; progressReader notes each read with
+// bytes.
+type progress struct{ last atomic.Int64 }
 
 type progressReader struct {
 	io.Reader
@@ -470,10 +459,8 @@ type progressReader struct {
 
 func (pr progressReader) Read(b []byte) (int, error) {
 	n, err := pr.Reader.Read(b)
-	if now := time.Now().UnixNano(); n > 0 {
-		if gap := now - pr.p.last.Swap(now); gap > pr.p.longest.Load() {
-			pr.p.longest.Store(gap) // two ports' readers race here only within one gap of each other
-		}
+	if n > 0 {
+		pr.p.last.Store(time.Now().UnixNano())
 	}
 	return n, err
 }

@@ -3,15 +3,14 @@
 // Command vmmatrix reads .ci's kernel matrix (.ci/vm-matrix; docs/vms.md,
 // "The kernel matrix"): one go test -json stream per kernel, DIR/LABEL.json,
 // its wall time in LABEL.seconds. It writes the table of what runs, skips
-// and fails on each kernel (-doc: into the doc, between its markers) and a
-// stream's benchmark text for benchcheck (-bench); it runs a package again
+// and fails on each kernel and a stream's benchmark text for benchcheck
+// (-bench); it runs a package again
 // when vmexec -outcome's file names its guest lost (-try) and decides a
 // kernel's verdict (-check), both on fields, not by grep. The exit status
 // is 0, 1 when a stream could not be read or -check failed, 2 for bad usage.
 package main
 
 import (
-	"bytes"
 	"flag"
 	"fmt"
 	"io"
@@ -24,12 +23,11 @@ import (
 )
 
 func main() {
-	doc := flag.String("doc", "", "write the table into this Markdown file, between its kernel-matrix markers")
 	bench := flag.Bool("bench", false, "print the benchmark text of the one stream named, for benchcheck")
 	tryCmd := flag.Bool("try", false, "run the command after OUTCOMES, once more when vmexec -outcome's file names a lost guest, and print the stream that stands")
 	checkStream := flag.Bool("check", false, "exit 1 when the one stream named failed (a package or test, none passed, another kernel's rows), printing why")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: vmmatrix [-doc FILE] DIR | vmmatrix -bench FILE.json | vmmatrix -try OUTCOMES CMD [ARGS...] | vmmatrix -check LABEL.json")
+		fmt.Fprintln(os.Stderr, "usage: vmmatrix DIR | vmmatrix -bench FILE.json | vmmatrix -try OUTCOMES CMD [ARGS...] | vmmatrix -check LABEL.json")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -48,7 +46,7 @@ func main() {
 			_, err = io.WriteString(os.Stdout, k.benchText.String())
 		}
 	default:
-		err = run(flag.Arg(0), *doc, os.Stdout)
+		err = run(flag.Arg(0), os.Stdout)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "vmmatrix:", err)
@@ -71,9 +69,8 @@ func readStream(path string) (*kernel, error) {
 	return k, err
 }
 
-// run writes the table of the streams in dir to stdout, or into doc
-// between its markers.
-func run(dir, doc string, stdout io.Writer) error {
+// run writes the table of the streams in dir to stdout.
+func run(dir string, stdout io.Writer) error {
 	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
 	if len(files) == 0 {
 		return fmt.Errorf("%s holds no LABEL.json stream", dir)
@@ -87,26 +84,9 @@ func run(dir, doc string, stdout io.Writer) error {
 		kernels = append(kernels, k)
 	}
 	sort.SliceStable(kernels, func(i, j int) bool { return lessRelease(kernels[i].name(), kernels[j].name()) })
-	table := render(kernels)
-	if doc == "" {
-		_, err := io.WriteString(stdout, table)
-		return err
-	}
-	old, err := os.ReadFile(doc)
-	if err != nil {
-		return err
-	}
-	b, e := bytes.Index(old, []byte(beginMarker)), bytes.Index(old, []byte(endMarker))
-	if b < 0 || e < b {
-		return fmt.Errorf("%s: no %q ... %q section", doc, beginMarker, endMarker)
-	}
-	return os.WriteFile(doc, fmt.Appendf(nil, "%s\n\n%s\n%s", old[:b+len(beginMarker)], table, old[e:]), 0o644)
+	_, err := io.WriteString(stdout, render(kernels))
+	return err
 }
-
-const (
-	beginMarker = "<!-- kernel matrix: written by go run ./internal/cmd/vmmatrix -doc docs/vms.md DIR; do not edit by hand -->"
-	endMarker   = "<!-- end of the kernel matrix -->"
-)
 
 // lessRelease orders kernels by release, oldest first; a name that is no
 // release (the runner's own kernel, "running") comes last.

@@ -27,24 +27,22 @@ const tries = 2
 // verdict is -check's: try returns 0 whatever it is, 2 when the command
 // cannot start or the outcomes cannot be read.
 func try(outcomes string, cmd []string, stdout, stderr io.Writer) int {
+	fail := func(err error) int { fmt.Fprintln(stderr, "vmmatrix:", err); return 2 }
 	for n := 1; ; n++ {
 		if err := os.Remove(outcomes); err != nil && !os.IsNotExist(err) {
-			fmt.Fprintln(stderr, "vmmatrix:", err)
-			return 2
+			return fail(err)
 		}
 		var out bytes.Buffer
 		c := exec.Command(cmd[0], cmd[1:]...)
 		c.Stdout, c.Stderr = &out, stderr
 		if err := c.Run(); err != nil {
 			if _, exited := err.(*exec.ExitError); !exited {
-				fmt.Fprintln(stderr, "vmmatrix: -try:", err)
-				return 2
+				return fail(fmt.Errorf("-try: %v", err))
 			}
 		}
 		outs, err := vmflags.ReadOutcomeFile(outcomes)
 		if err != nil {
-			fmt.Fprintln(stderr, "vmmatrix:", err)
-			return 2
+			return fail(err)
 		}
 		var lost []string
 		for _, o := range outs {
@@ -60,8 +58,7 @@ func try(outcomes string, cmd []string, stdout, stderr io.Writer) int {
 		// (-check reports it).
 		if len(lost) == 0 || n == tries {
 			if _, err := stdout.Write(out.Bytes()); err != nil {
-				fmt.Fprintln(stderr, "vmmatrix:", err)
-				return 2
+				return fail(err)
 			}
 			return 0
 		}

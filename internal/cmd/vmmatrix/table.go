@@ -70,17 +70,12 @@ func render(ks []*kernel) string {
 		var whys []string
 		for _, k := range ks {
 			o := k.results[key]
-			switch {
-			case o == nil:
+			if o == nil {
 				b.WriteString(" — |")
-			case o.action == "pass":
-				b.WriteString(" runs |")
-			case o.action == "skip":
-				b.WriteString(" skip |")
-			default:
-				b.WriteString(" **FAIL** |")
+				continue
 			}
-			if o != nil && o.why != "" && !slices.Contains(whys, o.why) {
+			b.WriteString(map[string]string{"pass": " runs |", "skip": " skip |", "fail": " **FAIL** |"}[o.action])
+			if o.why != "" && !slices.Contains(whys, o.why) {
 				whys = append(whys, o.why)
 			}
 		}
