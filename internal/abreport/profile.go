@@ -105,7 +105,7 @@ func profileHeader(rp Profile, width int) []string {
 		}
 		head += ")"
 	}
-	how := fmt.Sprintf("%s, %d+%d boots, %s functions", samplingText(d), len(d.Boots[0]), len(d.Boots[1]), d.Frames)
+	how := fmt.Sprintf("%s, %d+%d boots, kernel functions", samplingText(d), len(d.Boots[0]), len(d.Boots[1]))
 	if d.Empty[0]+d.Empty[1] > 0 {
 		how += fmt.Sprintf(", %d+%d boots without samples left out", d.Empty[0], d.Empty[1])
 	}

@@ -16,15 +16,14 @@ import (
 	"github.com/kbench/kbench/internal/kprofile"
 )
 
-// Options are the comparison's knobs: whether every frame names a
-// function (by default only kernel frames do), the mean share of the
-// row's samples a function reaches on a side to be listed, and the
+// Options are the comparison's knobs (kernel frames name the
+// functions): the mean share of the row's samples a function reaches
+// on a side to be listed, and the
 // threads whose comm label to keep, as pprof's -tagfocus=comm= (nil:
 // all).
 type Options struct {
-	AllFrames bool
-	MinShare  float64
-	Comm      *regexp.Regexp
+	MinShare float64
+	Comm     *regexp.Regexp
 }
 
 // DefaultOptions list the kernel functions with at least 0.05% of a
@@ -56,7 +55,6 @@ type Delta struct {
 	Boots    [2][]string            `json:"boot_ids"`
 	Empty    [2]int                 `json:"-"`
 	Sampling [2][]kprofile.Sampling `json:"sampling"`
-	Frames   string                 `json:"frames"` // kernel, all (Options.AllFrames)
 	Comm     string                 `json:"comm,omitempty"`
 	MinShare float64                `json:"min_share"`
 	Unit     string                 `json:"per_op_unit,omitempty"`
@@ -123,15 +121,11 @@ func (x *Num) UnmarshalJSON(b []byte) error {
 // samples lacks its op count (kprofile.ReadOps: taken before kprofile
 // recorded it; `go tool pprof -top` gives its shares).
 func Compute(old, new []Boot, o Options) (*Delta, error) {
-	d := &Delta{Frames: "kernel", MinShare: o.MinShare}
+	d := &Delta{MinShare: o.MinShare}
 	var keep func(*profile.Sample) bool
 	if o.Comm != nil {
 		d.Comm = o.Comm.String()
 		keep = func(s *profile.Sample) bool { return slices.ContainsFunc(s.Label["comm"], o.Comm.MatchString) }
-	}
-	frame := kprofile.KernelFrame
-	if o.AllFrames {
-		d.Frames, frame = "all", func(*profile.Location) bool { return true }
 	}
 	var sides [2][]bootSums // the boots with samples
 	for side, boots := range [2][]Boot{old, new} {
@@ -154,7 +148,7 @@ func Compute(old, new []Boot, o Options) (*Delta, error) {
 					noOps = fmt.Errorf("%s side, boot %s: a profile without its op count (taken before kprofile recorded it): take it again (`go tool pprof -top` gives its shares)", sideNames[side], b.ID)
 				}
 				bs.ops += n
-				for _, w := range kprofile.Weigh(p, keep, frame, v) {
+				for _, w := range kprofile.Weigh(p, keep, kprofile.KernelFrame, v) {
 					bs.form[0][w.Name] += w.Flat
 					bs.form[1][w.Name] += w.Cum
 				}

@@ -131,11 +131,11 @@ func checkProfileJSON(t *testing.T, plain, with string) {
 		slices.Sort(ks)
 		return ks
 	}
-	wantRow := []string{"boot_ids", "boots", "children", "frames", "min_share", "name", "ops", "package", "per_op_unit", "sampling", "self", "verdict"}
+	wantRow := []string{"boot_ids", "boots", "children", "min_share", "name", "ops", "package", "per_op_unit", "sampling", "self", "verdict"}
 	if got := keys(row); !slices.Equal(got, wantRow) {
 		t.Errorf("json: a profile row's keys %v, want %v", got, wantRow)
 	}
-	if row["package"] != "seccompbench" || row["name"] != sim.SyscallRow || row["verdict"] != "worse" || row["frames"] != "kernel" ||
+	if row["package"] != "seccompbench" || row["name"] != sim.SyscallRow || row["verdict"] != "worse" ||
 		row["per_op_unit"] != "cpu nanoseconds" || len(row["ops"].([]any)[1].([]any)) != 3 {
 		t.Errorf("json: row %v", row)
 	}
@@ -192,7 +192,6 @@ func TestProfileFlags(t *testing.T) {
 		want string
 	}{
 		{[]string{"-profiles-old", oldDir}, "-profiles-old and -profiles-new go together"},
-		{[]string{"-profiles-old", oldDir, "-profiles-new", newDir, "-profile-frames", "user"}, "-profile-frames accepts kernel or all"},
 		{[]string{"-profiles-old", oldDir, "-profiles-new", newDir, "-profile-comm", "("}, "-profile-comm accepts a regular expression"},
 		{[]string{"-profiles-old", oldDir, "-profiles-new", newDir, "-profile-comm", "^nobody$"}, "the old side has no profile with samples"},
 		{[]string{"-profiles-old", t.TempDir(), "-profiles-new", newDir}, "-profiles-old: "},
