@@ -5,7 +5,6 @@ package abreport
 import (
 	"fmt"
 	"io"
-	"math"
 	"strings"
 
 	"golang.org/x/perf/benchunit"
@@ -72,7 +71,7 @@ func WriteBisect(w io.Writer, b BisectRun) error {
 	case !b.Verdict.Moved():
 		p("; cannot tell: good and bad do not differ on the row, nothing to bisect\n")
 	default:
-		p(" (%s)\n", ratioPct(1+b.Change))
+		p(" (%s)\n", pctChange(b.Change))
 		writeSearch(p, b)
 	}
 	_, err := io.WriteString(w, o.String())
@@ -132,14 +131,6 @@ func writeSearch(p func(string, ...any), b BisectRun) {
 			last.Rounds, image(res.Lo).Label, image(res.Hi).Label)
 	}
 	p("%d steps, %d step boots, %d boots in all (%d to confirm)\n", len(res.Steps), res.Boots, b.BootsInAll, b.ConfirmBoots)
-}
-
-// ratioPct writes a ratio as a signed percentage: 1.1 is +10%.
-func ratioPct(ratio float64) string {
-	if c := 100 * (ratio - 1); math.Abs(c) >= 1000 {
-		return fmt.Sprintf("%+.0f%%", c)
-	}
-	return fmt.Sprintf("%+.3g%%", 100*(ratio-1))
 }
 
 // RunNotes are what a kbab run adds to the text report of its boots.
