@@ -167,8 +167,8 @@ func writeRun(b *strings.Builder, a *AB) {
 }
 
 // plannedTail closes a planned run's report: the rule and how many
-// rows it decided. Each undecided row's table line and notes say why
-// (over budget, cut short, out of reach), the plan each row's status.
+// rows it decided. An undecided row's table line and notes say why
+// (over budget, cut short, out of reach); the plan has each row's status.
 func plannedTail(n RunNotes) string {
 	d := n.Design
 	if d == nil || !d.Planned {

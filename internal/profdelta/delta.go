@@ -18,9 +18,8 @@ import (
 
 // Options are the comparison's knobs (kernel frames name the
 // functions): the mean share of the row's samples a function reaches
-// on a side to be listed, and the
-// threads whose comm label to keep, as pprof's -tagfocus=comm= (nil:
-// all).
+// on a side to be listed, and the threads whose comm label to keep, as
+// pprof's -tagfocus=comm= (nil: all).
 type Options struct {
 	MinShare float64
 	Comm     *regexp.Regexp
@@ -45,12 +44,11 @@ const (
 )
 
 // Delta is one row's profile comparison, in the order -format json
-// writes it (docs/kbcompare.md): each side's boots with samples (their
-// IDs), the boots without
-// (Empty), each side's distinct ways of sampling, the options, each
-// boot's ops and the per-op value's unit ("cpu nanoseconds"), and the
-// functions of each form ordered by the |t| of their cost per op, the
-// undefined last, then its |change|.
+// writes it (docs/kbcompare.md): the IDs of each side's boots with
+// samples, the boots without (Empty), each side's distinct ways of
+// sampling, the options, each boot's ops and the per-op value's unit
+// ("cpu nanoseconds"), and the functions of each form ordered by the
+// |t| of their cost per op, the undefined last, then its |change|.
 type Delta struct {
 	Boots    [2][]string            `json:"boot_ids"`
 	Empty    [2]int                 `json:"-"`
