@@ -24,7 +24,6 @@ import (
 // line and what was wanted; in bounded time, without a panic. IsResult
 // takes each result's line as Read took it.
 func FuzzRead(f *testing.F) {
-	sim.FuzzSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		const p = "in.txt"
 		var files []*abfile.File

@@ -203,18 +203,15 @@ func parse(rd *benchfmt.Reader, p string, data []byte) (*File, error) {
 // splitLines splits a file's contents into lines as bufio.ScanLines
 // does, refusing a line longer than benchfmt reads.
 func splitLines(p string, data []byte) ([]string, error) {
-	var lines []string
-	for n := 1; len(data) > 0; n++ {
-		l := data
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			l, data = data[:i], data[i+1:]
-		} else {
-			data = nil
-		}
+	if len(data) == 0 {
+		return nil, nil
+	}
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	for i, l := range lines {
 		if len(l) > maxLine {
-			return nil, fmt.Errorf("%s:%d: a line of %d bytes: want go test output, whose lines benchfmt reads up to %d KiB", p, n, len(l), maxLine/1024)
+			return nil, fmt.Errorf("%s:%d: a line of %d bytes: want go test output, whose lines benchfmt reads up to %d KiB", p, i+1, len(l), maxLine/1024)
 		}
-		lines = append(lines, string(bytes.TrimSuffix(l, []byte("\r"))))
+		lines[i] = strings.TrimSuffix(l, "\r")
 	}
 	return lines, nil
 }

@@ -41,14 +41,14 @@ func TestNotAMeasurement(t *testing.T) {
 		{"BenchmarkOp-2 \t 1000\t 100", ":5: missing units (want a go test -bench result line)"},
 		{"# kbench kernel.cmdline: " + strings.Repeat("x", 70000), ":5: a line of 70025 bytes: want go test output, whose lines benchfmt reads up to 64 KiB"},
 	} {
-		p := writeTemp(t, "new.txt", sim.ResultText(c.line))
+		p := writeTemp(t, "new.txt", resultText(c.line))
 		_, _, err := abfile.Read(p)
 		if err == nil || !strings.HasPrefix(err.Error(), p+":5: ") || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%.60q: error %v, want %s%s", c.line, err, p, c.want)
 		}
 	}
 	// A unit that is no amount may be negative.
-	p := writeTemp(t, "new.txt", sim.ResultText("BenchmarkOp-2 \t 1000\t 100 ns/op\t -4 widgets"))
+	p := writeTemp(t, "new.txt", resultText("BenchmarkOp-2 \t 1000\t 100 ns/op\t -4 widgets"))
 	if _, _, err := abfile.Read(p); err != nil {
 		t.Errorf("a negative widgets: %v, want a measurement", err)
 	}
@@ -240,4 +240,9 @@ func TestWithoutProcs(t *testing.T) {
 	if id, ok := abfile.BootID(abfile.BootIDLine + " b1 "); !ok || id != "b1" {
 		t.Errorf("BootID = %q, %v", id, ok)
 	}
+}
+
+// resultText is a small result file around line, which is line 5.
+func resultText(line string) string {
+	return "goos: linux\npkg: example.com/fake\nUnit widgets better=higher\nBenchmarkOp-2 \t 1000\t 100 ns/op\n" + line + "\nPASS\n"
 }

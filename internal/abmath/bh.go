@@ -2,7 +2,10 @@
 
 package abmath
 
-import "slices"
+import (
+	"cmp"
+	"slices"
+)
 
 // BHQ returns Benjamini and Hochberg's q-values of p: q(i) is the
 // smallest false discovery rate at which p(i) is called significant,
@@ -15,15 +18,7 @@ func BHQ(p []float64) []float64 {
 	for i := range idx {
 		idx[i] = i
 	}
-	slices.SortStableFunc(idx, func(a, b int) int {
-		switch {
-		case p[a] < p[b]:
-			return -1
-		case p[a] > p[b]:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(p[a], p[b]) })
 	q := make([]float64, len(p))
 	m, least := float64(len(p)), 1.0
 	for k := len(idx) - 1; k >= 0; k-- {

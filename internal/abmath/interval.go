@@ -12,17 +12,6 @@ import (
 // Confidence is benchstat's confidence level for ranges and intervals.
 const Confidence = 0.95
 
-// BootInterval is the center of boot medians v on scale sc (a geometric
-// mean with logs) and its Confidence t interval (NaN for one boot).
-func BootInterval(v []float64, sc Scale) (c, lo, hi float64) {
-	m, vr := MeanVar(sc.ToAll(v))
-	if len(v) < 2 {
-		return sc.From(m), math.NaN(), math.NaN()
-	}
-	w := TQuantile(1-(1-Confidence)/2, float64(len(v)-1)) * math.Sqrt(vr/float64(len(v)))
-	return sc.From(m), sc.From(m - w), sc.From(m + w)
-}
-
 // ShiftInterval is the Hodges-Lehmann Confidence interval of the shift
 // from x to y that goes with the U-test: order statistics of the n1·n2
 // differences y-x (hlRank); ±Inf where the samples are too few.

@@ -2,10 +2,7 @@
 
 package abmath
 
-import (
-	"math"
-	"slices"
-)
+import "math"
 
 // TargetPower is the chance of detecting a change of a row's mde
 // (minimum detectable effect), and MaxNeed where the search for the
@@ -111,74 +108,6 @@ func (w *welchPower) at(ncp float64) float64 {
 func lgamma(x float64) float64 {
 	v, _ := math.Lgamma(x)
 	return v
-}
-
-// UShift is the shift (on the scale) that the U-test of n1 and n2
-// samples drawn from the sorted residuals resid, the second moved by the
-// shift, detects at alpha with TargetPower, at most the residuals'
-// range; +Inf where even the most extreme ranks give p > alpha.
-func UShift(resid []float64, n1, n2 int, alpha float64) float64 {
-	if uMinP(n1, n2) > alpha {
-		return math.Inf(1)
-	}
-	if len(resid) < 2 || resid[0] == resid[len(resid)-1] {
-		return 0 // no spread seen
-	}
-	lo, hi := 0.0, resid[len(resid)-1]-resid[0]
-	if uPower(resid, hi, n1, n2, alpha) < TargetPower {
-		return hi
-	}
-	for range 40 {
-		mid := (lo + hi) / 2
-		if uPower(resid, mid, n1, n2, alpha) < TargetPower {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return hi
-}
-
-// uPower is the U-test's power against a shift d of the residuals' law
-// (ties counted half), by the normal approximation of U
-// (docs/kbcompare.md, "One verdict per row").
-func uPower(resid []float64, d float64, n1, n2 int, alpha float64) float64 {
-	// cdf(x) is P(X < x) + P(X = x)/2.
-	cdf := func(x float64) float64 {
-		below, _ := slices.BinarySearch(resid, x)
-		upto := below
-		for upto < len(resid) && resid[upto] == x {
-			upto++
-		}
-		return float64(below+upto) / 2 / float64(len(resid))
-	}
-	var p, p2, p3 float64
-	for _, x := range resid {
-		gt := 1 - cdf(x-d) // P(Y > x), Y = X' + d
-		lt := cdf(x + d)   // P(X < y), y = x + d
-		p += gt
-		p2 += gt * gt
-		p3 += lt * lt
-	}
-	k := float64(len(resid))
-	p, p2, p3 = p/k, p2/k, p3/k
-	f1, f2 := float64(n1), float64(n2)
-	s0 := math.Sqrt(f1 * f2 * (f1 + f2 + 1) / 12)
-	v1 := f1 * f2 * (p*(1-p) + (f2-1)*(p2-p*p) + (f1-1)*(p3-p*p))
-	num := f1*f2*math.Abs(p-0.5) - normal.InvCDF(1-alpha/2)*s0
-	if v1 <= 0 {
-		if num > 0 {
-			return 1
-		}
-		return 0
-	}
-	return normal.CDF(num / math.Sqrt(v1))
-}
-
-// uMinP is the smallest two-sided p the U-test can give with n1 and n2
-// samples: 2/C(n1+n2, n1).
-func uMinP(n1, n2 int) float64 {
-	return 2 * math.Exp(-(lgamma(float64(n1+n2+1)) - lgamma(float64(n1+1)) - lgamma(float64(n2+1))))
 }
 
 // Need is the smallest n a side (at least from) for which shift(n) is at

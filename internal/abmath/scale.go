@@ -100,16 +100,6 @@ func Median(v []float64) float64 {
 	return (s[n/2-1] + s[n/2]) / 2
 }
 
-// MAD is the median absolute deviation of v from its median.
-func MAD(v []float64) float64 {
-	m := Median(v)
-	dev := make([]float64, len(v))
-	for i, x := range v {
-		dev[i] = math.Abs(x - m)
-	}
-	return Median(dev)
-}
-
 // MeanVar is the mean of v and its sample variance: exactly that value
 // and 0 where all are equal (a sum could round), 0 for one value.
 func MeanVar(v []float64) (mean, variance float64) {

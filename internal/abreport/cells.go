@@ -21,17 +21,17 @@ import (
 type cells struct {
 	Old, New, Change, P, Q, N, Verdict string
 	Within, Between                    string // boot mode only
-	MDE, Need                          string // compared rows
+	MDE, Need                          string // boot mode, compared rows
 }
 
-// cols are c's columns in the tables' order, within and between with
-// boots as samples only.
+// cols are c's columns in the tables' order, within, between, mde and
+// need with boots as samples only.
 func (c cells) cols(bootMode bool) []string {
 	s := []string{c.Old, c.New, c.Change, c.P, c.Q, c.N}
 	if bootMode {
-		s = append(s, c.Within, c.Between)
+		s = append(s, c.Within, c.Between, c.MDE, c.Need)
 	}
-	return append(s, c.MDE, c.Need, c.Verdict)
+	return append(s, c.Verdict)
 }
 
 // tableRows are a table's rows as the text form prints them: a header,

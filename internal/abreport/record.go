@@ -15,10 +15,7 @@ import (
 	"math"
 	"slices"
 
-	"golang.org/x/perf/benchmath"
-
 	"github.com/kbench/kbench/internal/abfile"
-	"github.com/kbench/kbench/internal/abmath"
 	"github.com/kbench/kbench/internal/abstat"
 	"github.com/kbench/kbench/internal/profdelta"
 )
@@ -102,9 +99,8 @@ type Row struct {
 	Warnings []string       `json:"warnings,omitempty"`
 	Counters []Counter      `json:"counters,omitempty"`
 
-	better      int    // the unit's direction: +1 higher, -1 lower, 0 unknown
-	path        string // the package's import path
-	undecidable bool   // per sample, too few samples to reach alpha
+	better      int  // the unit's direction: +1 higher, -1 lower, 0 unknown
+	undecidable bool // per sample, too few samples to reach alpha
 	src         *abstat.Row
 }
 
@@ -225,27 +221,16 @@ var nan = Num(math.NaN())
 
 // cmpOf is row's comparison.
 func cmpOf(row *abstat.Row) Cmp {
-	c := Cmp{Change: Num(row.Change), ChangeLo: Num(row.ChangeLo), ChangeHi: Num(row.ChangeHi), P: Num(row.P)}
+	c := Cmp{Change: Num(row.Change), ChangeLo: Num(row.ChangeLo), ChangeHi: Num(row.ChangeHi), P: Num(row.P), Test: row.Test}
 	var sides [2]*Side
-	for i, sum := range [2]benchmath.Summary{row.OldSum, row.NewSum} {
-		if row.Samples[i] != nil {
-			n := len([2]*benchmath.Sample{row.Old, row.New}[i].Values)
-			sides[i] = &Side{Num(sum.Center), Num(sum.Lo), Num(sum.Hi), n, row.Samples[i].Boots()}
+	for i, s := range row.Sides {
+		if s != nil {
+			sides[i] = &Side{Num(s.Center), Num(s.Lo), Num(s.Hi), s.N, s.Boots}
 		}
 	}
 	c.Old, c.New = sides[0], sides[1]
 	if c.Old == nil || c.New == nil {
-		c.Change, c.ChangeLo, c.ChangeHi, c.P = nan, nan, nan, nan
-		return c
-	}
-	c.Test = "utest"
-	if b := row.Boot; b != nil {
-		c.Test = "welch"
-		for i, s := range []*Side{c.Old, c.New} {
-			v := [][]float64{b.Old, b.New}[i]
-			ce, lo, hi := abmath.BootInterval(v, row.Scale)
-			s.Center, s.Lo, s.Hi, s.Boots = Num(ce), Num(lo), Num(hi), len(v)
-		}
+		c.Change = nan
 	}
 	return c
 }
@@ -253,19 +238,16 @@ func cmpOf(row *abstat.Row) Cmp {
 // rowOf is the record's row of t's row.
 func rowOf(r *abstat.Report, t *abstat.Table, row *abstat.Row) *Row {
 	out := &Row{Package: t.Pkg, Ident: t.Ident, Name: row.Name, Unit: t.Unit, Direction: dirWord(t.Better), Role: row.Role,
-		Cmp: cmpOf(row), Q: Num(row.Q), Verdict: row.Verdict, MDE: nan, Within: nan, Between: nan,
-		Why: Why(row.Outcome), better: t.Better, path: t.Path, src: row}
+		Cmp: cmpOf(row), Q: Num(row.Q), Verdict: row.Verdict, MDE: nan, Within: Num(row.Within), Between: Num(row.Between),
+		Why: Why(row.Outcome), better: t.Better, src: row}
 	for _, n := range row.Notes {
 		out.Warnings = append(out.Warnings, noteText(n))
 	}
 	if out.Test != "" {
-		out.undecidable = row.Boot == nil && len(row.Cmp.Warnings) > 0
+		out.undecidable = row.TooFew
 		if pw := row.Power; pw != nil {
-			out.MDE, out.Need, out.NeedUnit = Num(pw.MDE), pw.Need, pw.NeedUnit()
+			out.MDE, out.Need, out.NeedUnit = Num(pw.MDE), pw.Need, "boots"
 		}
-	}
-	if b := row.Boot; b != nil {
-		out.Within, out.Between = Num(b.Within), Num(b.Between)
 	}
 	own, paced, same := r.Attribution.For(t.Pkg, t.Ident, row.Name)
 	for _, g := range []struct {
@@ -274,7 +256,7 @@ func rowOf(r *abstat.Report, t *abstat.Table, row *abstat.Row) *Row {
 	}{{"own", own}, {"paced", paced}} {
 		for _, l := range g.lines {
 			c := Counter{Unit: l.Unit, Group: g.name, Cmp: cmpOf(l.Row), Verdict: counterDirection(l.Row.Change), RateChange: nan}
-			if l.Rate != nil && l.Rate.Old != nil && l.Rate.New != nil {
+			if l.Rate != nil && l.Rate.Test != "" {
 				c.RateVerdict, c.RateChange = l.Rate.Verdict, Num(l.Rate.Change)
 			}
 			out.Counters = append(out.Counters, c)

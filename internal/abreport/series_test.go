@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/kbench/kbench/internal/abseries"
+	"github.com/kbench/kbench/internal/abstat"
 )
 
 // The series text: each change between the two kernels' labels, worse
@@ -22,10 +23,10 @@ func TestSeriesText(t *testing.T) {
 		Files:  []string{"a/6.12.100.txt", "a/6.12.107.txt", "a/6.12.113.txt"},
 		Labels: []string{"6.12.100", "6.12.107", "6.12.113"},
 		Rows: []abseries.SeriesRow{
-			{Pkg: "seccompbench", Name: "Load-2", Unit: "sec/op", Better: -1, Medians: [][]float64{{1, 1}, {1, 1}, {2, 2}}},
-			{Pkg: "redisbench", Name: "Recipe-2", Unit: "req/s", Better: 1, Medians: [][]float64{{1, 1}, {2, 2}, {2, 2}}},
-			{Pkg: "sockfdbench", Name: long, Unit: "sec/op", Better: -1, Medians: [][]float64{{1, 1.1}, {1, 1.1}, {1, 1.1}}},
-			{Pkg: "netbench", Name: "TCPRR-2", Unit: "sec/op", Better: -1, Medians: [][]float64{{1, 1.1}, {1}, {1, 1.1}}},
+			{Table: &abstat.Table{Pkg: "seccompbench", Unit: "sec/op", Better: -1}, Name: "Load-2", Medians: [][]float64{{1, 1}, {1, 1}, {2, 2}}},
+			{Table: &abstat.Table{Pkg: "redisbench", Unit: "req/s", Better: 1}, Name: "Recipe-2", Medians: [][]float64{{1, 1}, {2, 2}, {2, 2}}},
+			{Table: &abstat.Table{Pkg: "sockfdbench", Unit: "sec/op", Better: -1}, Name: long, Medians: [][]float64{{1, 1.1}, {1, 1.1}, {1, 1.1}}},
+			{Table: &abstat.Table{Pkg: "netbench", Unit: "sec/op", Better: -1}, Name: "TCPRR-2", Medians: [][]float64{{1, 1.1}, {1}, {1, 1.1}}},
 		},
 	}
 	nan := math.NaN()

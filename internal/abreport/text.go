@@ -158,19 +158,19 @@ func derivedText(r *AB, row *Row) string {
 // and the rows that are worse, underpowered or failed.
 func writeSummary(b *strings.Builder, r *AB) {
 	b.WriteString(strings.Join(ruleLines(r), "\n") + "\n")
-	unit, spread := "samples", "of samples"
-	if r.BootMode {
-		unit, spread = "boots", "between boots"
-	}
 	th, fam := 100*r.Threshold, r.Summary.Family
 	level := fmt.Sprintf("p <= %g", r.Alpha)
 	if fam >= 2 {
 		level = fmt.Sprintf("q <= %g (p <= %.2g, %g over the %d rows, for a row changed alone)", r.Alpha, r.Alpha/float64(fam), r.Alpha, fam)
 	}
-	mde := fmt.Sprintf("mde: the change this test detects with %.0f%% power at %s, from the spread %s "+
-		"and n; need: %s a side to detect %g%%. A ~ row whose mde exceeds %g%% is underpowered: no evidence of no change.",
-		100*abmath.TargetPower, level, spread, unit, th, th)
-	if r.opts.Design != nil {
+	mde := fmt.Sprintf("mde: the change this test detects with %.0f%% power at %s, from the spread between boots "+
+		"and n; need: boots a side to detect %g%%. A ~ row whose mde exceeds %g%% is underpowered: no evidence of no change.",
+		100*abmath.TargetPower, level, th, th)
+	switch {
+	case !r.BootMode:
+		mde = "No mde per sample: a boot's samples share its layout, so their spread does not say what change a test " +
+			"could see; 3 boots a side give one (kbab -boots 3)."
+	case r.opts.Design != nil:
 		mde = fmt.Sprintf("A row its design planned is tested by the design's rule (its note names it), not Welch's: p from "+
 			"the pilot's spread of boot medians alone, against t on the pilot's degrees of freedom; its mde is the change "+
 			"its boots detect with %.0f%% power at the design's level, need the boots a side the rule asked. A ~ row whose "+
@@ -202,8 +202,8 @@ func writeSummary(b *strings.Builder, r *AB) {
 			case v == abstat.Worse:
 				line(fmt.Sprintf("worse: %s %s %s %+.2f%%%s", row.Package, row.Name, row.Unit, 100*row.Change, derivedText(r, row)))
 			case v == abstat.Underpowered:
-				line(fmt.Sprintf("underpowered: %s %s %s could not have seen %g%%: mde %s, need %s %s",
-					row.Package, row.Name, row.Unit, th, formatMDE(float64(row.MDE)), formatNeed(row.Need), unit))
+				line(fmt.Sprintf("underpowered: %s %s %s could not have seen %g%%: mde %s, need %s boots",
+					row.Package, row.Name, row.Unit, th, formatMDE(float64(row.MDE)), formatNeed(row.Need)))
 			default:
 				line(fmt.Sprintf("%s: %s %s %s: %s", strings.ToLower(string(row.Verdict)), row.Package, row.Name, row.Unit, row.Why))
 			}

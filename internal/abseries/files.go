@@ -16,15 +16,12 @@ type Series struct {
 	Rows          []SeriesRow
 }
 
-// SeriesRow is one row (in its primary unit) over the kernels.
+// SeriesRow is one row (in its primary unit) over the kernels: its
+// table (package, unit, direction) as a comparison groups it, its name,
+// and Medians[k], kernel k's boot medians in boot order.
 type SeriesRow struct {
-	Pkg    string // the package's last path element
-	Path   string // its import path
-	Ident  string // further configuration that tells rows apart
-	Name   string
-	Unit   string // benchfmt's tidied unit: sec/op
-	Better int    // +1 higher is better, -1 lower, 0 unknown
-	// Medians[k] are kernel k's boot medians, in boot order.
+	*abstat.Table
+	Name    string
 	Medians [][]float64
 }
 
@@ -43,8 +40,7 @@ func Read(paths, labels []string) (*Series, error) {
 	// A boot belongs to one kernel.
 	kernelOf := map[string]int{}
 	for t, row := range abstat.Grouped(files, units).Primaries() {
-		r := SeriesRow{Pkg: t.Pkg, Path: t.Path, Ident: t.Ident, Name: row.Name, Unit: t.Unit,
-			Better: t.Better, Medians: make([][]float64, len(paths))}
+		r := SeriesRow{Table: t, Name: row.Name, Medians: make([][]float64, len(paths))}
 		for kernel, bs := range row.Samples {
 			if bs == nil {
 				continue

@@ -85,20 +85,15 @@ type Search struct {
 	cur    *Step
 }
 
-// NewSearch is a bisection over images images between good and bad,
-// the confirmation's boot medians (they set the scale and direction).
+// NewSearch is a bisection over images (0 or more) images between good
+// and bad, the confirmation's boot medians (they set the scale and
+// direction), with o's chances in (0, 1) and Step and Offset >= 0.
 func NewSearch(good, bad []float64, images int, o SearchOptions) (*Search, error) {
 	switch {
 	case len(good) == 0 || len(bad) == 0:
 		return nil, fmt.Errorf("%d good and %d bad boots: want at least one each", len(good), len(bad))
-	case images < 0:
-		return nil, fmt.Errorf("%d images: want at least 0", images)
-	case !(o.Wrong > 0 && o.Wrong < 0.5):
-		return nil, fmt.Errorf("wrong %v: want a chance above 0 and below 0.5", o.Wrong)
 	case !finite(good) || !finite(bad):
 		return nil, fmt.Errorf("good %v, bad %v: want finite boot medians", good, bad)
-	case !(o.Power > 0 && o.Power < 1) || !(o.Step >= 0) || !(o.Offset >= 0):
-		return nil, fmt.Errorf("power %v, step %v, offset %v: want a chance above 0 and below 1, a step and an offset of 0 or more", o.Power, o.Step, o.Offset)
 	}
 	s := &Search{images: images, opts: o, sc: abmath.ScaleOf(good, bad)}
 	mg, vg := meanVar(s.sc.ToAll(good))
@@ -316,13 +311,8 @@ func (s *Search) allowance(sd float64) float64 {
 	return max(tau2, ss/(k-2)-sd*sd*inv/k)
 }
 
-// Result is the search so far: final once Done.
-func (s *Search) Result() SearchResult {
-	r := s.res
-	r.Steps = append([]Step(nil), r.Steps...)
-	r.Skipped = slices.Clone(r.Skipped)
-	return r
-}
+// Result is the search so far (final once Done), for reading.
+func (s *Search) Result() SearchResult { return s.res }
 
 // Looks are a step's looks, in rounds, and each one's one-sided level.
 func (s *Search) Looks() ([]int, []float64) { return slices.Clone(s.looks), slices.Clone(s.levels) }

@@ -166,11 +166,6 @@ func TestSearchErrors(t *testing.T) {
 		o         SearchOptions
 	}{
 		{nil, []float64{2, 2}, 4, DefaultSearchOptions},
-		{[]float64{1, 1.1}, []float64{2, 2}, -1, DefaultSearchOptions},
-		{[]float64{1, 1.1}, []float64{2, 2}, 4, SearchOptions{Wrong: 0.6, Power: 0.9}},
-		{[]float64{1, 1.1}, []float64{2, 2}, 4, SearchOptions{Wrong: 0.1}},
-		{[]float64{1, 1.1}, []float64{2, 2}, 4, SearchOptions{Wrong: 0.1, Power: 0.9, Step: -1}},
-		{[]float64{1, 1.1}, []float64{2, 2}, 4, SearchOptions{Wrong: 0.1, Power: 0.9, Offset: -0.5}},
 		{[]float64{1, 2}, []float64{2, 1}, 4, DefaultSearchOptions},
 		{[]float64{1, math.NaN()}, []float64{2, 2.1}, 4, DefaultSearchOptions},
 		{[]float64{1, 1.1}, []float64{2, math.Inf(1)}, 4, DefaultSearchOptions},

@@ -81,7 +81,7 @@ func (a *Attribution) For(pkg, ident, name string) (own, paced []AttrLine, same 
 		l := AttrLine{Unit: t.Unit, Row: row, Rate: row.Rate}
 		switch {
 		case !significant(row):
-			if row.Old != nil && row.New != nil {
+			if row.Sides[0] != nil && row.Sides[1] != nil {
 				same = append(same, t.Unit)
 			}
 		case l.own():

@@ -51,31 +51,37 @@ func (b *BootSamples) Medians() []float64 {
 	return m
 }
 
-// BootCmp compares a row with boots as the samples, on the row's Scale:
-// each side's boot medians, their means mapped back (a geometric mean
-// with logs), Welch's degrees of freedom and two-sided p, and the
-// standard deviations of samples within a boot (NaN where every boot
-// has one) and of boot medians around their side's, pooled.
-type BootCmp struct {
-	Old, New               []float64
-	OldCenter, NewCenter   float64
-	DF, P, Within, Between float64
+// bootCmp compares a row with boots as the samples, on the row's
+// Scale: each side's boot medians and summary, Welch's two-sided p, and
+// the spreads within and between boots (Row.Within, Row.Between).
+type bootCmp struct {
+	med                [2][]float64
+	sides              [2]*Side
+	p, within, between float64
 }
 
 // compareBoots tests old against new with boots as the samples, on sc,
 // and bounds the change by Welch's interval at abmath.Confidence.
-func compareBoots(old, new *BootSamples, sc abmath.Scale) (c *BootCmp, lo, hi float64) {
-	c = &BootCmp{Old: old.Medians(), New: new.Medians()}
-	lx, ly := sc.ToAll(c.Old), sc.ToAll(c.New)
-	mo, vo := abmath.MeanVar(lx)
-	mn, vn := abmath.MeanVar(ly)
-	c.OldCenter, c.NewCenter = sc.From(mo), sc.From(mn)
-	_, c.DF, c.P = abmath.Welch(lx, ly)
-	w := 0.0
-	if se := math.Sqrt(vo/float64(len(lx)) + vn/float64(len(ly))); se > 0 {
-		w = abmath.TQuantile(1-(1-abmath.Confidence)/2, c.DF) * se
+func compareBoots(old, new *BootSamples, sc abmath.Scale) (c *bootCmp, lo, hi float64) {
+	c = &bootCmp{within: math.NaN()}
+	var l [2][]float64
+	var m, v [2]float64
+	for i, bs := range []*BootSamples{old, new} {
+		c.med[i] = bs.Medians()
+		l[i] = sc.ToAll(c.med[i])
+		m[i], v[i] = abmath.MeanVar(l[i])
+		n, w := float64(len(l[i])), math.NaN()
+		if n >= 2 {
+			w = abmath.TQuantile(1-(1-abmath.Confidence)/2, n-1) * math.Sqrt(v[i]/n)
+		}
+		c.sides[i] = &Side{sc.From(m[i]), sc.From(m[i] - w), sc.From(m[i] + w), len(bs.all()), len(l[i])}
 	}
-
+	_, df, p := abmath.Welch(l[0], l[1])
+	c.p = p
+	w := 0.0
+	if se := math.Sqrt(v[0]/float64(len(l[0])) + v[1]/float64(len(l[1]))); se > 0 {
+		w = abmath.TQuantile(1-(1-abmath.Confidence)/2, df) * se
+	}
 	var ssWithin float64
 	var dfWithin int
 	for _, v := range slices.Concat(old.Values, new.Values) {
@@ -83,12 +89,11 @@ func compareBoots(old, new *BootSamples, sc abmath.Scale) (c *BootCmp, lo, hi fl
 		ssWithin += vr * float64(len(v)-1)
 		dfWithin += len(v) - 1
 	}
-	c.Within = math.NaN()
 	if dfWithin > 0 {
-		c.Within = math.Sqrt(ssWithin / float64(dfWithin))
+		c.within = math.Sqrt(ssWithin / float64(dfWithin))
 	}
-	if df := len(lx) - 1 + len(ly) - 1; df > 0 {
-		c.Between = math.Sqrt((vo*float64(len(lx)-1) + vn*float64(len(ly)-1)) / float64(df))
+	if df := len(l[0]) - 1 + len(l[1]) - 1; df > 0 {
+		c.between = math.Sqrt((v[0]*float64(len(l[0])-1) + v[1]*float64(len(l[1])-1)) / float64(df))
 	}
-	return c, sc.Change(mn-mo-w, mo), sc.Change(mn-mo+w, mo)
+	return c, sc.Change(m[1]-m[0]-w, m[0]), sc.Change(m[1]-m[0]+w, m[0])
 }

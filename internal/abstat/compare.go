@@ -99,42 +99,54 @@ type Table struct {
 	Geomean *Geomean
 }
 
-// Row compares one benchmark in one unit; Old or New is nil where that
-// file has no result for it.
+// Row compares one benchmark in one unit.
 type Row struct {
-	Name     string
-	Role     Role // whether this unit decides the benchmark's verdict
-	Old, New *benchmath.Sample
-	OldSum   benchmath.Summary
-	NewSum   benchmath.Summary
-	// Cmp is benchstat's per-sample comparison (the U-test), zero with
-	// boots as samples.
-	Cmp    benchmath.Comparison
-	Scale  abmath.Scale // how the row's values are tested (with both sides)
-	Change float64      // new/old - 1
-	// P is the two-sided p of the row's test (Boot's, Cmp's or the
-	// design's), Q its Benjamini-Hochberg q (a Derived row's its
-	// Primary's); NaN where there is none.
-	P, Q    float64
-	Verdict Verdict
-	Notes   []Note   // caveats on the row's test, in order
-	Boot    *BootCmp // the comparison with boots as samples
-	// Outcome is what go test printed that failed or skipped the row.
-	Outcome *Outcome
-	// Power is what the row's test could have detected; nil where a
-	// side is missing.
-	Power *Power
+	Name string
+	Role Role // whether this unit decides the benchmark's verdict
 	// Samples holds each side's (each file's, in Grouped) samples by
 	// boot, nil where absent.
 	Samples []*BootSamples
+	Sides   [2]*Side     // as the row's test sees them, nil where absent
+	Scale   abmath.Scale // how the row's values are tested (with both sides)
+	// Test names P's test: "welch" (boots as samples, a design's rows
+	// too), "utest" (per sample), "" (a side is missing).
+	Test   string
+	Change float64 // new/old - 1
 	// ChangeLo and ChangeHi bound Change at abmath.Confidence; NaN
 	// where a side is missing.
 	ChangeLo, ChangeHi float64
+	// P is the two-sided p of the row's test (a design's where it has
+	// one), Q its Benjamini-Hochberg q (a Derived row's its Primary's);
+	// NaN where there is none.
+	P, Q float64
+	// Within and Between are the spreads, on the Scale, of samples
+	// within a boot and of boot medians (bootCmp's); NaN but for Test
+	// "welch". TooFew: per sample, too few samples to reach alpha.
+	Within, Between float64
+	TooFew          bool
+	Verdict         Verdict
+	Notes           []Note // caveats on the row's test, in order
+	// Outcome is what go test printed that failed or skipped the row.
+	Outcome *Outcome
+	// Power is what the row's test could have detected; nil per sample
+	// or where a side is missing.
+	Power *Power
 	// Rate is, for an event counter (Attribution), the counter per
 	// second of the row's time; nil for the others.
 	Rate      *Row
-	primary   *Row // the benchmark's Primary row (itself for one)
-	undecided bool // its test had too few boots for a verdict
+	primary   *Row     // the benchmark's Primary row (itself for one)
+	boot      *bootCmp // the comparison with boots as samples (Test "welch")
+	undecided bool     // its test had too few boots for a verdict
+}
+
+// Side is one side of a compared row: the center of its samples with
+// its interval at abmath.Confidence, and its N samples in Boots boots.
+// Per sample the center is benchmath's (the median); with boots as
+// samples it is the mean of the boot medians on the row's Scale (a
+// geometric mean with logs), with its t interval (NaN for one boot).
+type Side struct {
+	Center, Lo, Hi float64
+	N, Boots       int
 }
 
 // Primaries yields the rows, each in its Primary unit, with its table,
@@ -257,15 +269,11 @@ func (r *Report) powerAtLevel() {
 		old, new := row.Samples[0], row.Samples[1]
 		switch {
 		case row.Power == nil || row.Power.Test == "stein":
-		case row.Boot != nil:
-			row.Power = bootPower(row.Boot, row.Scale, r.goal(), level)
-		case row.undecided && row.Outcome == nil:
-			if old.Boots() >= 2 && new.Boots() >= 2 {
-				b, _, _ := compareBoots(old, new, row.Scale)
-				row.Power = bootPower(b, row.Scale, r.goal(), level)
-			}
-		case row.Old != nil && row.New != nil:
-			row.Power = samplePower(row.Old.Values, row.New.Values, row.Scale, r.goal(), level)
+		case row.boot != nil:
+			row.Power = bootPower(row.boot, row.Scale, r.goal(), level)
+		case row.undecided && row.Outcome == nil && old.Boots() >= 2 && new.Boots() >= 2:
+			b, _, _ := compareBoots(old, new, row.Scale)
+			row.Power = bootPower(b, row.Scale, r.goal(), level)
 		}
 	}
 }
@@ -279,71 +287,80 @@ func (r *Report) goal() float64 { return cmp.Or(max(r.Opts.Target, 0), r.Opts.Th
 // MinBoots (a per-sample test would take a boot's layout for a
 // change); else per sample as benchstat does.
 func (r *Report) test(t *Table, row *Row) {
-	row.undecided = false
+	nan := math.NaN()
+	row.P, row.Q, row.ChangeLo, row.ChangeHi, row.Within, row.Between = nan, nan, nan, nan, nan, nan
 	thresholds := &benchmath.Thresholds{CompareAlpha: r.Opts.Alpha}
 	assumption := r.units.GetAssumption(t.Unit)
+	var samples [2]*benchmath.Sample
+	var sums [2]benchmath.Summary
+	for i, bs := range row.Samples[:2] {
+		if bs != nil {
+			samples[i] = benchmath.NewSample(bs.all(), thresholds)
+			sums[i] = assumption.Summary(samples[i], abmath.Confidence)
+			row.Sides[i] = &Side{sums[i].Center, sums[i].Lo, sums[i].Hi, len(samples[i].Values), bs.Boots()}
+		}
+	}
 	old, new := row.Samples[0], row.Samples[1]
-	if old != nil {
-		row.Old = benchmath.NewSample(old.all(), thresholds)
-		row.OldSum = assumption.Summary(row.Old, abmath.Confidence)
-	}
-	if new != nil {
-		row.New = benchmath.NewSample(new.all(), thresholds)
-		row.NewSum = assumption.Summary(row.New, abmath.Confidence)
-	}
-	row.P, row.Q, row.ChangeLo, row.ChangeHi = math.NaN(), math.NaN(), math.NaN(), math.NaN()
 	switch {
 	case old == nil && new == nil:
 		return
 	case new == nil:
-		row.warn(row.OldSum.Warnings)
+		row.warn(sums[0].Warnings)
 		return
 	case old == nil:
-		row.warn(row.NewSum.Warnings)
+		row.warn(sums[1].Warnings)
 		return
 	}
-	row.Scale = abmath.ScaleOf(row.Old.Values, row.New.Values)
+	row.Test = "utest"
+	row.Scale = abmath.ScaleOf(samples[0].Values, samples[1].Values)
 	if r.Opts.Design != nil && row.Role == Primary {
 		if dt, ok := r.Opts.Design(t, row); ok {
 			r.designed(row, dt)
 			return
 		}
 	}
+	row.Change = change(row.Sides[0].Center, row.Sides[1].Center)
+	sc := row.Scale
 	if r.BootMode && (old.Boots() < MinBoots || new.Boots() < MinBoots) {
 		row.undecided = true
 		row.note(Note{Kind: TooFewBoots, Boots: [2]int{old.Boots(), new.Boots()}})
 		row.Power = &Power{Test: "welch", MDE: math.Inf(1)}
 		if old.Boots() >= 2 && new.Boots() >= 2 {
-			b, _, _ := compareBoots(old, new, row.Scale)
-			row.Power = bootPower(b, row.Scale, r.goal(), r.Opts.Alpha)
-			row.Change = change(b.OldCenter, b.NewCenter)
-		} else {
-			row.Change = change(row.OldSum.Center, row.NewSum.Center)
+			b, _, _ := compareBoots(old, new, sc)
+			row.Power = bootPower(b, sc, r.goal(), r.Opts.Alpha)
+			row.Change = change(b.sides[0].Center, b.sides[1].Center)
 		}
 		return
 	}
-	sc := row.Scale
 	if r.BootMode {
-		row.Boot, row.ChangeLo, row.ChangeHi = compareBoots(old, new, sc)
-		row.Power = bootPower(row.Boot, sc, r.Opts.Threshold, r.Opts.Alpha)
-		row.P = row.Boot.P
-		row.Change = change(row.Boot.OldCenter, row.Boot.NewCenter)
+		var b *bootCmp
+		b, row.ChangeLo, row.ChangeHi = compareBoots(old, new, sc)
+		row.setBoot(b)
+		row.Power = bootPower(b, sc, r.Opts.Threshold, r.Opts.Alpha)
+		row.P = b.p
 		row.spreadNotes()
 		return
 	}
-	row.Cmp = assumption.Compare(row.Old, row.New)
-	row.warn(row.OldSum.Warnings, row.NewSum.Warnings, row.Cmp.Warnings)
-	row.Power = samplePower(row.Old.Values, row.New.Values, sc, r.Opts.Threshold, r.Opts.Alpha)
-	row.P = row.Cmp.P
-	row.Change = change(row.OldSum.Center, row.NewSum.Center)
-	if all := slices.Concat(row.Old.Values, row.New.Values); flat(all) {
+	c := assumption.Compare(samples[0], samples[1])
+	row.warn(sums[0].Warnings, sums[1].Warnings, c.Warnings)
+	row.TooFew = len(c.Warnings) > 0
+	row.P = c.P
+	if all := slices.Concat(samples[0].Values, samples[1].Values); flat(all) {
 		row.note(Note{Kind: FlatSamples, Values: [2]float64{all[0], all[0]}})
 	}
 	// The Hodges-Lehmann interval that goes with the U-test.
-	lx := sc.ToAll(row.Old.Values)
-	lo, hi := abmath.ShiftInterval(lx, sc.ToAll(row.New.Values))
-	c := abmath.Median(lx)
-	row.ChangeLo, row.ChangeHi = sc.Change(lo, c), sc.Change(hi, c)
+	lx := sc.ToAll(samples[0].Values)
+	lo, hi := abmath.ShiftInterval(lx, sc.ToAll(samples[1].Values))
+	c0 := abmath.Median(lx)
+	row.ChangeLo, row.ChangeHi = sc.Change(lo, c0), sc.Change(hi, c0)
+}
+
+// setBoot makes b the row's comparison: its sides, change, spreads and
+// test.
+func (row *Row) setBoot(b *bootCmp) {
+	row.boot, row.Test, row.Within, row.Between = b, "welch", b.within, b.between
+	row.Sides[0], row.Sides[1] = b.sides[0], b.sides[1]
+	row.Change = change(b.sides[0].Center, b.sides[1].Center)
 }
 
 // designed sets a row's test from its design's: Stein's statistic, or
@@ -352,16 +369,14 @@ func (r *Report) designed(row *Row, dt DesignTest) {
 	old, new := row.Samples[0], row.Samples[1]
 	if old.Boots() >= 2 && new.Boots() >= 2 {
 		// For the report's centers and spreads; not the test.
-		row.Boot, _, _ = compareBoots(old, new, row.Scale)
+		b, _, _ := compareBoots(old, new, row.Scale)
+		row.setBoot(b)
 	}
 	row.Power = &Power{Test: "stein", MDE: dt.MDE, Need: dt.Need}
 	row.note(Note{Kind: DesignBoots, Rule: dt.Rule, Boots: [2]int{dt.Need, dt.Boots}})
 	if !dt.Decided {
 		row.undecided = true
 		row.note(Note{Kind: DesignUndecided, Why: dt.Why})
-		if row.Boot != nil {
-			row.Change = change(row.Boot.OldCenter, row.Boot.NewCenter)
-		}
 		return
 	}
 	row.P, row.Change, row.ChangeLo, row.ChangeHi = dt.P, dt.Change, dt.Lo, dt.Hi
@@ -369,15 +384,15 @@ func (r *Report) designed(row *Row, dt DesignTest) {
 
 // spreadNotes states where a side's boot medians have no spread.
 func (row *Row) spreadNotes() {
-	b := row.Boot
-	switch o, n := flat(b.Old), flat(b.New); {
-	case o && n && b.P == 1:
-		row.note(Note{Kind: FlatBootsEqual, Values: [2]float64{b.Old[0], b.New[0]}})
-	case o && n:
-		row.note(Note{Kind: FlatBoots, Values: [2]float64{b.Old[0], b.New[0]}})
-	case o:
+	o, n := row.boot.med[0], row.boot.med[1]
+	switch fo, fn := flat(o), flat(n); {
+	case fo && fn && row.P == 1:
+		row.note(Note{Kind: FlatBootsEqual, Values: [2]float64{o[0], n[0]}})
+	case fo && fn:
+		row.note(Note{Kind: FlatBoots, Values: [2]float64{o[0], n[0]}})
+	case fo:
 		row.note(Note{Kind: FlatBootsOld})
-	case n:
+	case fn:
 		row.note(Note{Kind: FlatBootsNew})
 	}
 }
@@ -474,8 +489,11 @@ func (r *Report) group(files []*abfile.File) {
 		row.Samples[side].Add(boot, v, iters)
 		return row, made
 	}
-	benches := map[benchKey]*bench{}
-	var order []benchKey
+	type bench struct {
+		rows  []*Row
+		units []string // the rows' units
+	}
+	benches := map[[3]string]*bench{} // by package, ident and name
 	for side, f := range files {
 		for _, res := range f.Results {
 			pkg := path.Base(res.Config["pkg"])
@@ -483,7 +501,7 @@ func (r *Report) group(files []*abfile.File) {
 			for _, k := range identKeys {
 				ident = append(ident, k+"="+res.Config[k])
 			}
-			bk := benchKey{pkg, strings.Join(ident, " "), res.Name}
+			bk := [3]string{pkg, strings.Join(ident, " "), res.Name}
 			secOp := math.NaN()
 			for _, v := range res.Values {
 				if v.Unit == "sec/op" {
@@ -492,31 +510,28 @@ func (r *Report) group(files []*abfile.File) {
 			}
 			b := benches[bk]
 			if b == nil {
-				b = &bench{rows: map[string]*Row{}, products: map[string][][]float64{}, sides: sides}
+				b = &bench{}
 				benches[bk] = b
-				order = append(order, bk)
 			}
 			for _, v := range res.Values {
-				k := tableKey{bk.pkg, bk.ident, v.Unit}
+				k := tableKey{bk[0], bk[1], v.Unit}
 				row, made := sample(k, res.Config["pkg"], &r.Tables, res.Name, side, res.Boot, v.Value, res.Iters)
 				if made {
-					b.units = append(b.units, v.Unit)
-					b.rows[v.Unit] = row
+					b.rows, b.units = append(b.rows, row), append(b.units, v.Unit)
 				}
 				if secOp > 0 && unit.IsCounter(v.Unit) && !workCounter(v.Unit) {
 					// Its table's path, whichever result made it.
 					k.unit += rateSuffix
-					rate, made := sample(k, index[tableKey{bk.pkg, bk.ident, v.Unit}].Path, &r.Attribution.Rates, res.Name, side, res.Boot, v.Value/secOp, res.Iters)
+					rate, made := sample(k, index[tableKey{bk[0], bk[1], v.Unit}].Path, &r.Attribution.Rates, res.Name, side, res.Boot, v.Value/secOp, res.Iters)
 					if made {
 						rate.Role, rate.primary, row.Rate = Evidence, rate, rate
 					}
 				}
 			}
-			b.addProducts(side, res.Values)
 		}
 	}
-	for _, bk := range order {
-		benches[bk].roles()
+	for _, b := range benches {
+		roles(b.rows, b.units)
 	}
 }
 

@@ -77,13 +77,13 @@ func TestDegenerate(t *testing.T) {
 		},
 		"no spread on one side": func(r *Report) error {
 			return everyRow(r, func(row *Row) bool {
-				return row.Boot != nil && hasNote(row, func(n Note) bool { return n.Kind == FlatBootsOld })
+				return row.boot != nil && hasNote(row, func(n Note) bool { return n.Kind == FlatBootsOld })
 			}, "a note that old's boots have no spread")
 		},
 		"one sample": func(r *Report) error {
 			return everyRow(r, func(row *Row) bool {
-				return row.Verdict == Underpowered && hasNote(row, func(n Note) bool { return n.Kind == Library && strings.Contains(n.Err.Error(), "need >= 6 samples") }) && row.Power.MDE > 1
-			}, "underpowered, too few samples")
+				return row.Verdict == Same && hasNote(row, func(n Note) bool { return n.Kind == Library && strings.Contains(n.Err.Error(), "need >= 6 samples") }) && row.TooFew
+			}, "~, too few samples")
 		},
 		"identical files": func(r *Report) error {
 			return everyRow(r, func(row *Row) bool { return row.Verdict == Same || row.Verdict == Underpowered }, "~ or underpowered")
@@ -102,7 +102,7 @@ func TestDegenerate(t *testing.T) {
 		},
 		"too few boots": func(r *Report) error {
 			row := r.Find("", "sec/op", "SockfdGC-2")
-			if row == nil || row.Boot != nil || !hasNote(row, func(n Note) bool { return n.Kind == TooFewBoots && n.Boots == [2]int{3, 2} }) {
+			if row == nil || row.boot != nil || !hasNote(row, func(n Note) bool { return n.Kind == TooFewBoots && n.Boots == [2]int{3, 2} }) {
 				return fmt.Errorf("SockfdGC-2: %+v, want per-sample statistics and a too-few-boots note", row)
 			}
 			return nil
@@ -129,7 +129,7 @@ func everyRow(r *Report, ok func(*Row) bool, want string) error {
 	n := 0
 	for _, tab := range r.Tables {
 		for _, row := range tab.Rows {
-			if row.Role != Primary || row.Old == nil || row.New == nil {
+			if row.Role != Primary || row.Sides[0] == nil || row.Sides[1] == nil {
 				continue
 			}
 			n++

@@ -6,8 +6,6 @@ import (
 	"math"
 	"slices"
 
-	"golang.org/x/perf/benchfmt"
-
 	"github.com/kbench/kbench/internal/abmath"
 	"github.com/kbench/kbench/internal/unit"
 )
@@ -22,8 +20,9 @@ const (
 	// else the first unit that is not a kernel counter.
 	Primary Role = "primary"
 	// Derived is a fixed count per op over the op's time (loops/s,
-	// loads/s): value × sec/op is one number in every result of the row
-	// within derivedTolerance. It shows its Primary's verdict and q.
+	// loads/s): every result of the row has it beside sec/op, and value
+	// × sec/op is one number within derivedTolerance. It shows its
+	// Primary's verdict and q.
 	Derived Role = "derived"
 	// Evidence is any other unit (a latency percentile, a kernel
 	// counter): judged on its own p, never counted.
@@ -35,71 +34,46 @@ const (
 // it by 0.1% at most.
 const derivedTolerance = 0.01
 
-// benchKey names a row: a benchmark in a package and configuration.
-type benchKey struct{ pkg, ident, name string }
-
-// bench gathers a row's units (in order of first appearance), its rows
-// by unit, and per unit and side value × sec/op of each result.
-type bench struct {
-	units    []string
-	rows     map[string]*Row
-	products map[string][][]float64
-	sides    int
-}
-
-func (b *bench) addProducts(side int, values []benchfmt.Value) {
-	i := slices.IndexFunc(values, func(v benchfmt.Value) bool { return v.Unit == "sec/op" })
-	if i < 0 {
-		return
-	}
-	for _, v := range values {
-		if v.Unit == "sec/op" {
-			continue
-		}
-		p := b.products[v.Unit]
-		if p == nil {
-			p = make([][]float64, b.sides)
-			b.products[v.Unit] = p
-		}
-		p[side] = append(p[side], v.Value*values[i].Value)
-	}
-}
-
 // headline reports whether a unit can be a row's verdict: not a kernel
 // counter.
 func headline(u string) bool { return !unit.IsCounter(u) }
 
-// roles gives each of the bench's rows its Role and Primary.
-func (b *bench) roles() {
-	primary := ""
-	if b.rows["sec/op"] != nil {
-		primary = "sec/op"
-	} else if i := slices.IndexFunc(b.units, headline); i >= 0 {
-		primary = b.units[i]
+// roles gives each of a benchmark's rows, one per unit (units, in order
+// of first appearance), its Role and Primary.
+func roles(rows []*Row, units []string) {
+	p := slices.Index(units, "sec/op")
+	if p < 0 {
+		p = slices.IndexFunc(units, headline)
 	}
-	for _, u := range b.units {
-		row := b.rows[u]
-		row.Role, row.primary = Evidence, b.rows[primary]
+	for i, row := range rows {
+		row.Role, row.primary = Evidence, row
 		switch {
-		case u == primary:
+		case p < 0:
+		case i == p:
 			row.Role = Primary
-		case primary == "sec/op" && headline(u) && b.constantProduct(u):
-			row.Role = Derived
-		}
-		if row.primary == nil {
-			row.primary = row
+		case units[p] == "sec/op" && headline(units[i]) && derived(row, rows[p]):
+			row.Role, row.primary = Derived, rows[p]
+		default:
+			row.primary = rows[p]
 		}
 	}
 }
 
-// constantProduct reports whether unit u times sec/op is one number over
-// all of the row's results, on every side.
-func (b *bench) constantProduct(u string) bool {
-	p := b.products[u]
-	if p == nil || slices.ContainsFunc(p, func(v []float64) bool { return len(v) == 0 }) {
-		return false
+// derived reports whether row's values times secOp's, result by result,
+// are one number on every side.
+func derived(row, secOp *Row) bool {
+	var all []float64
+	for s, bs := range row.Samples {
+		so := secOp.Samples[s]
+		if bs == nil || so == nil || !slices.EqualFunc(bs.Values, so.Values, func(a, b []float64) bool { return len(a) == len(b) }) {
+			return false
+		}
+		for i, v := range bs.Values {
+			for j, x := range v {
+				all = append(all, x*so.Values[i][j])
+			}
+		}
 	}
-	all := slices.Concat(p...)
 	lo, hi := slices.Min(all), slices.Max(all)
 	return lo > 0 && hi/lo-1 <= derivedTolerance
 }
@@ -111,7 +85,7 @@ func (r *Report) family() {
 	var ps []float64
 	for _, row := range r.Primaries() {
 		switch {
-		case row.Old != nil && row.New != nil && row.Outcome == nil && !math.IsNaN(row.P):
+		case row.Sides[0] != nil && row.Sides[1] != nil && row.Outcome == nil && !math.IsNaN(row.P):
 			rows = append(rows, row)
 			ps = append(ps, row.P)
 		case row.undecided && row.Outcome == nil:

@@ -16,17 +16,11 @@ func geomean(t *Table) *Geomean {
 	var lo, ln float64
 	n := 0
 	for _, row := range t.Rows {
-		if row.Old == nil || row.New == nil || row.Verdict == Failed || row.Verdict == Skipped {
+		o, nw := row.Sides[0], row.Sides[1]
+		if o == nil || nw == nil || row.Verdict == Failed || row.Verdict == Skipped || !(o.Center > 0 && nw.Center > 0) {
 			continue
 		}
-		o, nw := row.OldSum.Center, row.NewSum.Center
-		if row.Boot != nil {
-			o, nw = row.Boot.OldCenter, row.Boot.NewCenter
-		}
-		if !(o > 0 && nw > 0) {
-			continue
-		}
-		lo, ln = lo+math.Log(o), ln+math.Log(nw)
+		lo, ln = lo+math.Log(o.Center), ln+math.Log(nw.Center)
 		n++
 	}
 	if n < 2 {

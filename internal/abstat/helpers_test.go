@@ -3,6 +3,7 @@
 package abstat
 
 import (
+	"slices"
 	"testing"
 )
 
@@ -25,4 +26,9 @@ func rows(r *Report) int {
 		n++
 	}
 	return n
+}
+
+// sorted is every sample of a side of row, sorted.
+func sorted(row *Row, side int) []float64 {
+	return slices.Sorted(slices.Values(row.Samples[side].all()))
 }

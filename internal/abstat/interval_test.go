@@ -30,15 +30,15 @@ func TestChangeInterval(t *testing.T) {
 			}
 			for _, unit := range []string{"sec/op", "loops/s"} {
 				row := rowOf(t, r, unit, sim.SyscallRow)
-				if (row.Boot != nil) != c.welch {
-					t.Fatalf("%s: boots as samples %v, want %v", unit, row.Boot != nil, c.welch)
+				if (row.boot != nil) != c.welch {
+					t.Fatalf("%s: boots as samples %v, want %v", unit, row.boot != nil, c.welch)
 				}
 				lo, hi := row.ChangeLo, row.ChangeHi
 				if !(lo <= row.Change && row.Change <= hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
 					t.Errorf("%s: change %+.3f outside its interval [%+.3f, %+.3f]", unit, row.Change, lo, hi)
 				}
 				if excludes := lo > 0 || hi < 0; excludes != c.wantNoZero {
-					t.Errorf("%s: interval [%+.3f, %+.3f] excludes 0: %v, want %v (p=%.3f)", unit, lo, hi, excludes, c.wantNoZero, row.Cmp.P)
+					t.Errorf("%s: interval [%+.3f, %+.3f] excludes 0: %v, want %v (p=%.3f)", unit, lo, hi, excludes, c.wantNoZero, row.P)
 				}
 			}
 		})

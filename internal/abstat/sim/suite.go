@@ -110,7 +110,11 @@ func parseSuite(data []byte) (*Suite, error) {
 		for j, x := range logs {
 			logs[j] = math.Log(x)
 		}
-		r.Within = 1.4826 * abmath.MAD(logs)
+		m := abmath.Median(logs)
+		for j, x := range logs {
+			logs[j] = math.Abs(x - m)
+		}
+		r.Within = 1.4826 * abmath.Median(logs) // the median absolute deviation
 	}
 	return s, nil
 }

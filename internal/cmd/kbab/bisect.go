@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -38,22 +37,15 @@ type bisectDesign struct {
 }
 
 func (b *bisectDesign) next(i int) (nextBoot, bool, error) {
-	st := b.d.st
-	if st.Confirmed == nil {
+	if b.d.st.Confirmed == nil {
 		nb, ok, err := b.confirm.next(i)
 		if ok || err != nil {
 			nb.name += " (confirming)"
 			return nb, ok, err
 		}
-		if err := b.confirmed(); err != nil {
-			return nextBoot{}, false, err
-		}
 	}
-	if err := b.start(); err != nil {
+	if err := b.start(); err != nil || !moved(b.d.st.Confirmed.Verdict) {
 		return nextBoot{}, false, err
-	}
-	if !moved(st.Confirmed.Verdict) {
-		return nextBoot{}, false, nil
 	}
 	if err := b.feed(i); err != nil {
 		return nextBoot{}, false, err
@@ -69,18 +61,6 @@ func (b *bisectDesign) next(i int) (nextBoot, bool, error) {
 
 func moved(v string) bool { return abstat.Verdict(v).Moved() }
 
-// confirmed ends the confirmation, the row's verdict in kbab.json.
-func (b *bisectDesign) confirmed() error {
-	if err := b.compareEnds(); err != nil {
-		return err
-	}
-	st := b.d.st
-	st.Confirmed = &confirmation{Boots: len(st.Boots), Verdict: string(b.judged.Verdict)}
-	fmt.Fprintf(b.d.stderr, "kbab: good %s against bad %s on %s %s after %d boots: %s\n",
-		st.Settings.label(0), st.Settings.label(len(st.Settings.Kernels)-1), b.pkg, b.row, len(st.Boots), st.Confirmed.Verdict)
-	return st.write(b.d.statePath)
-}
-
 // compareEnds compares good with bad under the design and finds the row.
 func (b *bisectDesign) compareEnds() error {
 	d := b.d
@@ -90,15 +70,8 @@ func (b *bisectDesign) compareEnds() error {
 			return fmt.Errorf("planning: %v", err)
 		}
 	}
-	var paths []string
-	for _, k := range []int{0, len(s.Kernels) - 1} {
-		p, err := b.confirmation(s.label(k))
-		if err != nil {
-			return err
-		}
-		paths = append(paths, p)
-	}
-	rep, err := abstat.Compare(paths[0], paths[1], d.compareOptions())
+	// Good's and bad's files hold the confirmation's boots (state.inFile).
+	rep, err := abstat.Compare(d.result(s.label(0)), d.result(s.label(len(s.Kernels)-1)), d.compareOptions())
 	if err != nil {
 		return err
 	}
@@ -121,33 +94,26 @@ func (b *bisectDesign) compareEnds() error {
 	return nil
 }
 
-// confirmation is kernel label's file as the confirmation left it: the
-// file itself until it ends, then a copy (DIR/confirmation/LABEL.txt),
-// as the steps append good's and bad's boots beside each image.
-func (b *bisectDesign) confirmation(label string) (string, error) {
+// start compares good with bad once a process, ending the confirmation
+// (the row's verdict in kbab.json) where it has not ended, and makes
+// the search from the confirmation's boots where the row moved.
+func (b *bisectDesign) start() error {
+	if b.rep != nil {
+		return nil
+	}
+	if err := b.compareEnds(); err != nil {
+		return err
+	}
 	st := b.d.st
 	if st.Confirmed == nil {
-		return b.d.result(label), nil
-	}
-	data, err := outputs(b.d.cfg.out, label, st.Boots[:st.Confirmed.Boots])
-	p := filepath.Join(b.d.cfg.out, "confirmation", label+".txt")
-	if err == nil {
-		err = os.MkdirAll(filepath.Dir(p), 0o777)
-	}
-	if err == nil {
-		err = os.WriteFile(p, data, 0o666)
-	}
-	return p, err
-}
-
-// start makes the search from the confirmation's boots, once a process.
-func (b *bisectDesign) start() error {
-	if b.rep == nil {
-		if err := b.compareEnds(); err != nil {
+		st.Confirmed = &confirmation{Boots: len(st.Boots), Verdict: string(b.judged.Verdict)}
+		fmt.Fprintf(b.d.stderr, "kbab: good %s against bad %s on %s %s after %d boots: %s\n",
+			st.Settings.label(0), st.Settings.label(len(st.Settings.Kernels)-1), b.pkg, b.row, len(st.Boots), st.Confirmed.Verdict)
+		if err := st.write(b.d.statePath); err != nil {
 			return err
 		}
 	}
-	if b.search != nil || !moved(b.d.st.Confirmed.Verdict) {
+	if !moved(st.Confirmed.Verdict) {
 		return nil
 	}
 	row := b.judged
@@ -155,11 +121,11 @@ func (b *bisectDesign) start() error {
 		return fmt.Errorf("row %s %s: good or bad has no boots of it", b.pkg, b.row)
 	}
 	var err error
-	b.search, err = abseries.NewSearch(row.Samples[0].Medians(), row.Samples[1].Medians(), len(b.d.st.Settings.Kernels)-2, b.options())
+	b.search, err = abseries.NewSearch(row.Samples[0].Medians(), row.Samples[1].Medians(), len(st.Settings.Kernels)-2, b.options())
 	if err != nil {
 		return fmt.Errorf("bisecting %s %s: %v", b.pkg, b.row, err)
 	}
-	b.fed, b.skipped, b.built = b.d.st.Confirmed.Boots, map[int]string{}, map[int]bool{}
+	b.fed, b.skipped, b.built = st.Confirmed.Boots, map[int]string{}, map[int]bool{}
 	return nil
 }
 
@@ -259,7 +225,7 @@ func (b *bisectDesign) report() ([]byte, int, error) {
 	d := b.d
 	s := d.st.Settings
 	var confirm bytes.Buffer
-	if err := abreport.WriteText(&confirm, abreport.New(b.rep, nil, &abreport.RunNotes{Design: d.design, Budget: d.cfg.budget, PlanFile: filepath.Join(d.cfg.out, "plan.txt")})); err != nil {
+	if err := abreport.WriteText(&confirm, abreport.New(b.rep, nil, &abreport.RunNotes{Design: d.design, PlanFile: filepath.Join(d.cfg.out, "plan.txt")})); err != nil {
 		return nil, 0, err
 	}
 	run := abreport.BisectRun{List: s.List, Row: s.Row, Pkg: b.pkg, RowName: b.row, Target: s.Target,

@@ -3,9 +3,11 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 
 	"github.com/kbench/kbench/internal/abplan"
+	"golang.org/x/sys/unix"
 )
 
 // A design decides a run's boots: fixed, planned, series or bisect. It
@@ -25,8 +27,9 @@ type nextBoot struct {
 	kernel  int
 	runs    [][]string
 	record  []pkgRun
-	pair    *nextBoot // a duet's boot at once with this one (duet.go)
-	profile int       // a profile boot's number (1-based; profile.go)
+	pair    *nextBoot   // a duet's boot at once with this one (duet.go)
+	cpus    unix.CPUSet // a duet's boot's CPUs (none: kbab's)
+	profile int         // a profile boot's number (1-based; profile.go)
 }
 
 // newDesign is the settings' design, a duet's boots in pairs, profile
@@ -34,8 +37,13 @@ type nextBoot struct {
 func (d *driver) newDesign() (design, error) {
 	s := d.st.Settings
 	if s.Target > 0 {
+		// The planned run's options: -target, -budget, the go test
+		// flags' -count (else abplan's).
+		o := abplan.DefaultOptions(s.Target)
+		_, count, _ := splitGoTest(s.GoTest) // checked by parseFlags
+		o.Count, o.Budget, o.Paired = cmp.Or(count, o.Count), d.cfg.budget.Seconds(), s.Duet
 		var err error
-		if d.design, err = abplan.New(d.designOptions()); err != nil {
+		if d.design, err = abplan.New(o); err != nil {
 			return nil, err
 		}
 	}

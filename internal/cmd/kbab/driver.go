@@ -4,7 +4,6 @@ package main
 
 import (
 	"bytes"
-	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -13,7 +12,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -114,11 +112,11 @@ func (d *driver) open(now settings) error {
 		d.ids, err = d.st.checkOutputs(d.cfg.out, d.stderr)
 	}
 	if n, s := len(d.st.Boots), d.st.Settings; err == nil && n > 0 {
-		if s.Target > 0 {
-			fmt.Fprintf(d.stderr, "kbab: resuming %s: %d boots finished\n", d.cfg.out, n)
-		} else {
-			fmt.Fprintf(d.stderr, "kbab: resuming %s: %d of %d boots finished\n", d.cfg.out, n, len(s.Kernels)*s.Boots+2*s.Profile)
+		of := "" // a plan's boots are not known ahead
+		if s.Target == 0 {
+			of = fmt.Sprintf(" of %d", len(s.Kernels)*s.Boots+2*s.Profile)
 		}
+		fmt.Fprintf(d.stderr, "kbab: resuming %s: %d%s boots finished\n", d.cfg.out, n, of)
 	}
 	return err
 }
@@ -262,8 +260,7 @@ func (d *driver) left(remaining int) string {
 	for _, b := range d.st.Boots {
 		sum += b.Seconds
 	}
-	mean := sum / float64(len(d.st.Boots))
-	return fmt.Sprintf(", about %s left", round(time.Duration(mean*float64(remaining)*float64(time.Second))))
+	return fmt.Sprintf(", about %s left", round(seconds(sum/float64(len(d.st.Boots))*float64(remaining))))
 }
 
 func round(t time.Duration) time.Duration { return t.Round(time.Second) }
@@ -271,58 +268,39 @@ func round(t time.Duration) time.Duration { return t.Round(time.Second) }
 // boot runs boot i (0-based), a duet's with its pair at once, and
 // records it, or returns why it did not finish and the exit status.
 func (d *driver) boot(i int, nb nextBoot, sig <-chan os.Signal, retry string) (int, error) {
-	name, nbs := nb.name, []nextBoot{nb}
-	var halves [2][]int
+	sides := []bootSide{{nextBoot: nb}}
 	if nb.pair != nil {
-		nbs = append(nbs, *nb.pair)
-		var err error
-		if halves, err = duetCPUs(d.st.Settings.SMP); err != nil {
-			return exitUsage, err
-		}
+		sides = append(sides, bootSide{nextBoot: *nb.pair})
 	}
-	sides := make([]bootSide, len(nbs))
-	for s, b := range nbs {
+	for s := range sides {
 		p := &sides[s]
-		p.k = d.st.Settings.Kernels[b.kernel]
-		p.rec = bootRecord{Boot: i + 1 + s, Kernel: p.k.Label, Runs: b.record, Retry: retry, Profile: b.profile}
-		p.name, p.base = name, bootBase(d.cfg.out, p.rec)
+		p.name, p.k = nb.name, d.st.Settings.Kernels[p.kernel]
+		p.rec = bootRecord{Boot: i + 1 + s, Kernel: p.k.Label, Runs: p.record, Retry: retry, Profile: p.profile}
+		p.base = bootBase(d.cfg.out, p.rec)
 		err := p.open()
 		defer p.close()
 		if err != nil {
 			return exitUsage, err
 		}
-		p.runs = b.runs
-		if nb.pair != nil {
-			p.runs = perPackage(b.runs)
-			for _, c := range halves[s] {
-				p.cpus.Set(c)
-			}
-		}
-	}
-	if len(sides[0].runs) != len(sides[len(sides)-1].runs) {
-		return exitUsage, fmt.Errorf("%s: the sides' go test runs differ: %d and %d", name, len(sides[0].runs), len(sides[1].runs))
 	}
 	for k := range sides[0].runs {
-		if code, err := d.atOnce(name, sides, k, sig); err != nil {
+		if code, err := d.atOnce(nb.name, sides, k, sig); err != nil {
 			return code, err
 		}
 	}
 	// Each side's output synced, with fresh boot ids; then appended to
-	// its kernel's file (a timed boot's) and recorded in kbab.json.
-	var recs []bootRecord
-	var outs [][]byte
+	// its kernel's file (inFile) and recorded in kbab.json.
 	for s := range sides {
 		p := &sides[s]
 		err := p.out.Sync()
-		var out []byte
 		if err == nil {
-			out, err = os.ReadFile(p.base + ".txt")
+			p.data, err = os.ReadFile(p.base + ".txt")
 		}
 		if err != nil {
 			return exitUsage, err
 		}
-		if err := fresh(p.base+".txt", bootIDs(out), d.ids); err != nil {
-			return exitBootFailed, fmt.Errorf("%s (%s) failed: %v", name, p.k.Label, err)
+		if err := fresh(p.base+".txt", p.data, d.ids); err != nil {
+			return exitBootFailed, fmt.Errorf("%s (%s) failed: %v", nb.name, p.k.Label, err)
 		}
 		p.rec.Seconds, p.rec.Finished = p.took.Seconds(), time.Now().UTC()
 		if p.rec.Profile > 0 {
@@ -330,17 +308,15 @@ func (d *driver) boot(i int, nb nextBoot, sig <-chan os.Signal, retry string) (i
 				return exitUsage, err
 			}
 		}
-		recs, outs = append(recs, p.rec), append(outs, out)
 	}
-	for s, r := range recs {
-		if r.Profile > 0 {
-			continue
+	for _, p := range sides {
+		if d.st.inFile(p.rec) {
+			if err := writeSynced(d.result(p.rec.Kernel), os.O_APPEND, p.data); err != nil {
+				return exitUsage, err
+			}
 		}
-		if err := appendFile(d.result(r.Kernel), outs[s]); err != nil {
-			return exitUsage, err
-		}
+		d.st.Boots = append(d.st.Boots, p.rec)
 	}
-	d.st.Boots = append(d.st.Boots, recs...)
 	if err := d.st.write(d.statePath); err != nil {
 		return exitUsage, err
 	}
@@ -351,28 +327,32 @@ func (d *driver) boot(i int, nb nextBoot, sig <-chan os.Signal, retry string) (i
 // test's stdout), base.log (its stderr) and base.outcome (vmexec's
 // outcomes), environment (nil: kbab's) and a duet's CPUs.
 type bootSide struct {
-	name, base, outcomes string
-	k                    kernel
-	out, log             *os.File
-	took                 time.Duration
-	rec                  bootRecord
-	runs                 [][]string
-	env                  []string
-	profiles             string
-	cpus                 unix.CPUSet
-	code                 int
-	err                  error
+	nextBoot
+	base, outcomes string
+	k              kernel
+	out, log       *os.File
+	data           []byte // out's contents, once the boot finished
+	took           time.Duration
+	rec            bootRecord
+	env            []string
+	profiles       string
+	code           int
+	err            error
 }
 
 // open creates the boot's files, an earlier try's renamed first, and a
 // profile boot's directory.
 func (b *bootSide) open() error {
+	// Absolute paths: vmexec runs in each package's directory.
 	err := keepEarlierTry(b.base)
 	if err == nil && b.rec.Profile > 0 {
-		b.profiles, b.env, err = profileEnv(b.base)
+		// KBENCH_PROFILE's directory, boots/pNN-SIDE.profiles.
+		if b.profiles, err = filepath.Abs(b.base + ".profiles"); err == nil {
+			err = os.MkdirAll(b.profiles, 0o777)
+		}
+		b.env = append(os.Environ(), "KBENCH_PROFILE="+b.profiles)
 	}
 	if err == nil {
-		// Absolute: vmexec runs in each package's directory.
 		b.outcomes, err = filepath.Abs(b.base + ".outcome")
 	}
 	if err == nil {
@@ -557,16 +537,6 @@ func (d *driver) stop(pgid int, waited <-chan error) {
 	syscall.Kill(-pgid, syscall.SIGKILL)
 }
 
-// appendFile appends b to dst and syncs it.
-func appendFile(dst string, b []byte) error {
-	f, err := os.OpenFile(dst, os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	return cmp.Or(err, f.Sync(), f.Close())
-}
-
 // compare judges A.txt against B.txt with kbcompare's statistics
 // (package abstat): kbcompare's text report and its exit status (0, 1
 // where something is worse or failed).
@@ -576,25 +546,12 @@ func (d *driver) compare() ([]byte, int, error) {
 	if err != nil {
 		return nil, 0, fmt.Errorf("comparing the boots: %v", err)
 	}
-	run := &abreport.RunNotes{Budget: d.cfg.budget, PlanFile: filepath.Join(d.cfg.out, "plan.txt")}
-	if d.st.Settings.Target > 0 {
-		run.Design = d.design
-	}
+	// d.design is nil where the run is not planned.
+	run := &abreport.RunNotes{Design: d.design, PlanFile: filepath.Join(d.cfg.out, "plan.txt")}
 	ab := abreport.New(rep, d.profileSection(rep, run), run)
 	var b bytes.Buffer
 	err = abreport.WriteText(&b, ab)
 	return b.Bytes(), ab.Exit(), err
-}
-
-// bootIDs lists the distinct boot ids of a boot's output in order.
-func bootIDs(out []byte) []string {
-	var ids []string
-	for _, l := range strings.Split(string(out), "\n") {
-		if id, ok := abfile.BootID(l); ok && !slices.Contains(ids, id) {
-			ids = append(ids, id)
-		}
-	}
-	return ids
 }
 
 // A guestLost is a failed boot whose guest died or froze, as vmexec's

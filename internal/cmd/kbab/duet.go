@@ -3,6 +3,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -60,6 +61,17 @@ func (u *duetDesign) next(i int) (nextBoot, bool, error) {
 	if err == nil && !ok {
 		err = fmt.Errorf("the design asked for boot %d without its pair", i+1)
 	}
+	halves, cerr := duetCPUs(u.d.st.Settings.SMP)
+	// The barrier starts each package's go test in both guests at once.
+	for s, nb := range []*nextBoot{&a, &b} {
+		nb.runs = perPackage(nb.runs)
+		for _, c := range halves[s] {
+			nb.cpus.Set(c)
+		}
+	}
+	if err = cmp.Or(err, cerr); err == nil && len(a.runs) != len(b.runs) {
+		err = fmt.Errorf("boot %d and %d: their go test runs differ: %d and %d", i+1, i+2, len(a.runs), len(b.runs))
+	}
 	a.pair = &b
 	a.name = fmt.Sprintf("boot %d with %d at once (pair %d, %s first)", i+1, i+2, i/2+1, u.d.st.Settings.label(balancedOrder(i, 2)))
 	return a, err == nil, err
@@ -84,24 +96,18 @@ func perPackage(runs [][]string) [][]string {
 	return out
 }
 
-// duetNote is the report's line on the design and the guests' CPUs.
+// duetNote is the report's line on the design, the guests' CPUs and the test.
 func (d *driver) duetNote() string {
 	s := d.st.Settings
 	if !s.Duet {
 		return ""
 	}
-	halves, err := duetCPUs(s.SMP)
-	where := fmt.Sprintf("the CPUs kbab may use now: %v", err)
-	if err == nil {
-		where = fmt.Sprintf("the first boot of each pair (A in pairs 1, 3, ...; B in 2, 4, ...) on host CPUs %s, the other on %s",
-			fingerprint.FormatCPUList(halves[0]), fingerprint.FormatCPUList(halves[1]))
-	}
 	test := "the paired t-test of the log ratios of B's boot medians to A's"
 	if s.Target > 0 {
 		test = "Stein's rule on those pairs' log ratios"
 	}
-	return fmt.Sprintf("design: duet, %d pairs, each an A and a B boot at once, a barrier before each package; %s (the guests' vm.pinning lines name each vCPU's); each row judged by %s\n",
-		len(d.st.Boots)/2, where, test)
+	return fmt.Sprintf("design: duet, %d pairs, each an A and a B boot at once, a barrier before each package; the first boot of each pair (A in pairs 1, 3, ...; B in 2, 4, ...) on the first half of the CPUs kbab may use, the other on the second (the guests' vm.pinning lines name each vCPU's host CPU); each row judged by %s\n",
+		len(d.st.Boots)/2, test)
 }
 
 // pairedTest is the fixed duet's test of a row: the paired t-test of its

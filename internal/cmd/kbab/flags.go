@@ -24,21 +24,14 @@ import (
 
 // config is the command line, checked.
 type config struct {
-	out                string
-	design             string // fixed, planned, series or bisect
-	list               string // -series's or -bisect's file
-	row                string // -bisect's -row pattern
-	kernels            []kernelFlags
-	boots              int
-	smp, memory, accel string // "" leaves vmexec's default
-	vmexec             string // "" builds it from the module
-	goTest             []string
-	// target, where > 0, plans the boots; budget, where > 0, bounds them.
-	target  float64
-	budget  time.Duration
-	profile int       // -profile: profile boots a side (profile.go)
-	src     treeFlags // -tree: kernels built from commits (source.go)
-	duet    bool      // -duet: A and B at once (duet.go)
+	// settings are the options a resume must repeat (its Dir, Kernels
+	// and Env newSettings fills).
+	settings
+	out     string
+	kernels []kernelFlags
+	vmexec  string        // "" builds it from the module
+	budget  time.Duration // where > 0, bounds a planned run
+	src     treeFlags     // -tree: kernels built from commits (source.go)
 }
 
 // kernelFlags are one kernel as given: its label, image and cmdline,
@@ -61,18 +54,18 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&a.append, "a-append", "", "kernel A's extra `cmdline` arguments")
 	fs.StringVar(&b.image, "b-kernel", "", "kernel B's `image` (may be A's, with another -b-append)")
 	fs.StringVar(&b.append, "b-append", "", "kernel B's extra `cmdline` arguments")
-	fs.IntVar(&c.boots, "boots", 3, "boots of each kernel (kbcompare uses boots as samples from 3 a side; a series' default is abseries' 5)")
-	fs.StringVar(&c.list, "series", "", "boot the kernels of this `list` file (a line a kernel: LABEL IMAGE [cmdline args...]) -boots times each, in a balanced order, and report their change points")
+	fs.IntVar(&c.Boots, "boots", 3, "boots of each kernel (kbcompare uses boots as samples from 3 a side; a series' default is abseries' 5)")
+	fs.StringVar(&c.List, "series", "", "boot the kernels of this `list` file (a line a kernel: LABEL IMAGE [cmdline args...]) -boots times each, in a balanced order, and report their change points")
 	bisect := fs.String("bisect", "", "bisect the kernels of this `list` file, ordered good (first) to bad (last), on the -row: confirm good and bad differ (a planned A/B at -target), then boot middle images until the first bad one is found")
-	fs.StringVar(&c.row, "row", "", "with -bisect: the row to bisect on, a `regexp` matching exactly one row's name (benchstat's, such as Load/shape=stress-ng/loaders=1-2)")
-	fs.StringVar(&c.smp, "smp", "", "vmexec -smp: guest `vCPUs` (unset: vmexec's default)")
-	fs.StringVar(&c.memory, "memory", "", "vmexec -memory: guest memory `size` such as 2G or 2048M, at least 128M (unset: vmexec's default)")
-	fs.StringVar(&c.accel, "accel", "", "vmexec -accel: auto, kvm or tcg (unset: vmexec's default)")
+	fs.StringVar(&c.Row, "row", "", "with -bisect: the row to bisect on, a `regexp` matching exactly one row's name (benchstat's, such as Load/shape=stress-ng/loaders=1-2)")
+	fs.StringVar(&c.SMP, "smp", "", "vmexec -smp: guest `vCPUs` (unset: vmexec's default)")
+	fs.StringVar(&c.Memory, "memory", "", "vmexec -memory: guest memory `size` such as 2G or 2048M, at least 128M (unset: vmexec's default)")
+	fs.StringVar(&c.Accel, "accel", "", "vmexec -accel: auto, kvm or tcg (unset: vmexec's default)")
 	fs.StringVar(&c.vmexec, "vmexec", "", "prebuilt vmexec `path` (unset: go build from the module into -out/bin)")
-	fs.Var(percent.Value{Fraction: &c.target, Kind: percent.Effect}, "target", "plan the boots by Stein's two-stage test: a pilot of 6 boots a side at one -count, then boots of only the rows that need them, so that a change of this `percent`age (5%) is called worse in at least 80% of runs")
+	fs.Var(percent.Value{Fraction: &c.Target, Kind: percent.Effect}, "target", "plan the boots by Stein's two-stage test: a pilot of 6 boots a side at one -count, then boots of only the rows that need them, so that a change of this `percent`age (5%) is called worse in at least 80% of runs")
 	fs.DurationVar(&c.budget, "budget", 0, "with -target: after the pilot (which always runs), plan and run no boots past this `duration`, counted as A's boot times doubled (0: no bound); rows that do not fit get no verdict, named in the report")
-	fs.IntVar(&c.profile, "profile", 0, "after the timed boots, this `number` of profile boots a side (3 or more; 0: none), each the same go test with KBENCH_PROFILE, for the report's perf-profile section")
-	fs.BoolVar(&c.duet, "duet", false, "boot A and B at once, in pairs, each guest on its own half of the CPUs kbab may use (swapped pair to pair), each package's go test started in both at once; rows are judged by their pairs (-boots pairs, or -target's plan)")
+	fs.IntVar(&c.Profile, "profile", 0, "after the timed boots, this `number` of profile boots a side (3 or more; 0: none), each the same go test with KBENCH_PROFILE, for the report's perf-profile section")
+	fs.BoolVar(&c.Duet, "duet", false, "boot A and B at once, in pairs, each guest on its own half of the CPUs kbab may use (swapped pair to pair), each package's go test started in both at once; rows are judged by their pairs (-boots pairs, or -target's plan)")
 	fs.StringVar(&c.src.tree, "tree", "", "kernel source `dir`ectory (a git repository, only read): -a-kernel and -b-kernel are then revisions, -series and -bisect a range GOOD..BAD, built by kbuild")
 	fs.StringVar(&c.src.config, "config", "defconfig", "with -tree: the base `config` (defconfig, running, or a file) kbuild merges the guest's and the suite's options into")
 	fs.StringVar(&c.src.cache, "build-cache", "", "with -tree: kbuild's cache `dir`ectory (default the user's cache dir's kbench/kbuild)")
@@ -88,7 +81,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		}
 		return nil, err // the flag package has printed what is wrong
 	}
-	c.goTest = fs.Args()
+	c.GoTest = fs.Args()
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	if err := c.pickDesign(*bisect, given); err != nil {
@@ -123,48 +116,48 @@ var optionRules = map[string]optionRule{
 // and reads the kernels.
 func (c *config) pickDesign(bisect string, given map[string]bool) error {
 	switch {
-	case c.list != "" && bisect != "":
+	case c.List != "" && bisect != "":
 		return errors.New("-series and -bisect exclude each other: a series reports change points, a bisection searches one row")
-	case c.list != "":
-		c.design = "series"
+	case c.List != "":
+		c.Design = "series"
 	case bisect != "":
-		c.design, c.list = "bisect", bisect
-	case c.target > 0:
-		c.design = "planned"
+		c.Design, c.List = "bisect", bisect
+	case c.Target > 0:
+		c.Design = "planned"
 	default:
-		c.design = "fixed"
+		c.Design = "fixed"
 	}
 	for _, f := range slices.Sorted(maps.Keys(given)) {
-		if r, ok := optionRules[f]; ok && !slices.Contains(r.designs, c.design) {
+		if r, ok := optionRules[f]; ok && !slices.Contains(r.designs, c.Design) {
 			return fmt.Errorf("-%s goes with %s", f, r.with)
 		}
 	}
-	switch c.design {
+	switch c.Design {
 	case "fixed", "planned":
 		return nil
 	case "series":
 		if !given["boots"] {
-			c.boots = abseries.DefaultBoots
+			c.Boots = abseries.DefaultBoots
 		}
 	case "bisect":
-		if c.row == "" {
+		if c.Row == "" {
 			return errors.New("-bisect needs -row: the row to bisect on, a regexp matching one row's name")
 		}
-		if _, err := regexp.Compile(c.row); err != nil {
-			return fmt.Errorf("-row %s: %v", c.row, err)
+		if _, err := regexp.Compile(c.Row); err != nil {
+			return fmt.Errorf("-row %s: %v", c.Row, err)
 		}
-		c.target = cmp.Or(c.target, defaultBisectTarget)
+		c.Target = cmp.Or(c.Target, defaultBisectTarget)
 	}
 	ks, err := c.readKernels()
 	if err != nil {
 		return err
 	}
-	if c.design == "bisect" && len(ks) < 3 {
-		return fmt.Errorf("-bisect %s: %d kernels: want a good one, a bad one and at least one image between them", c.list, len(ks))
+	if c.Design == "bisect" && len(ks) < 3 {
+		return fmt.Errorf("-bisect %s: %d kernels: want a good one, a bad one and at least one image between them", c.List, len(ks))
 	}
 	c.kernels = ks
-	if c.design == "series" {
-		return reachable(len(ks), c.boots)
+	if c.Design == "series" {
+		return reachable(len(ks), c.Boots)
 	}
 	return nil
 }
@@ -193,20 +186,20 @@ func (c *config) check() error {
 	switch {
 	case c.out == "":
 		return errors.New("-out is required: the directory for A.txt, B.txt and the resume state")
-	case c.list == "" && c.kernels[0].image == "":
+	case c.List == "" && c.kernels[0].image == "":
 		return errors.New("-a-kernel is required: kernel A's image (or -series LIST, -bisect LIST for more kernels)")
-	case c.list == "" && c.kernels[1].image == "":
+	case c.List == "" && c.kernels[1].image == "":
 		return errors.New("-b-kernel is required: kernel B's image (the same as -a-kernel for a cmdline A/B)")
-	case c.boots < 1:
-		return fmt.Errorf("-boots %d: want a number of boots of each kernel >= 1 (3 or more for boots as samples)", c.boots)
+	case c.Boots < 1:
+		return fmt.Errorf("-boots %d: want a number of boots of each kernel >= 1 (3 or more for boots as samples)", c.Boots)
 	}
 	// By vmexec's own rules, before any build or boot.
-	if err := vmflags.Check(c.smp, c.memory, c.accel); err != nil {
+	if err := vmflags.Check(c.SMP, c.Memory, c.Accel); err != nil {
 		return err
 	}
 	for _, k := range c.kernels {
 		app, img := k.from+"'s cmdline", k.from
-		if c.list == "" {
+		if c.List == "" {
 			app = "-" + strings.ToLower(k.label) + "-append"
 		}
 		if err := vmflags.Append(app, k.append, vmflags.MaxAppend); err != nil {
@@ -224,42 +217,44 @@ func (c *config) check() error {
 		}
 	}
 	switch {
-	case len(c.goTest) == 0:
+	case len(c.GoTest) == 0:
 		return errors.New("no packages: give go test's packages and flags after the options, e.g. -- ./seccompbench -run='^$' -bench=Load")
 	case c.budget < 0:
 		return fmt.Errorf("-budget %s: want a duration >= 0", c.budget)
-	case c.duet && c.profile > 0:
+	case c.Duet && c.Profile > 0:
 		return errors.New("-duet and -profile exclude each other: profile boots run one at a time")
-	case c.profile < 0 || c.profile > 0 && c.profile < profileMin:
-		return fmt.Errorf("-profile %d: want 0 (no profile boots) or %d or more profile boots a side: the boots are the samples of the section's spread", c.profile, profileMin)
-	case c.profile > 0 && os.Getenv("KBENCH_PROFILE") != "":
+	case c.Profile < 0 || c.Profile > 0 && c.Profile < profileMin:
+		return fmt.Errorf("-profile %d: want 0 (no profile boots) or %d or more profile boots a side: the boots are the samples of the section's spread", c.Profile, profileMin)
+	case c.Profile > 0 && os.Getenv("KBENCH_PROFILE") != "":
 		return fmt.Errorf("-profile with KBENCH_PROFILE=%s in the environment: kbab sets KBENCH_PROFILE for the profile boots alone (a timed boot with it is slowed); unset it", os.Getenv("KBENCH_PROFILE"))
 	}
-	if c.duet {
-		if _, err := duetCPUs(c.smp); err != nil {
+	if c.Duet {
+		if _, err := duetCPUs(c.SMP); err != nil {
 			return err
 		}
 	}
-	if c.target > 0 || c.duet {
-		if _, _, err := splitGoTest(c.goTest); err != nil {
+	if c.Target > 0 || c.Duet {
+		if _, _, err := splitGoTest(c.GoTest); err != nil {
 			return err
 		}
 	}
-	for _, a := range testflags.GoTest(c.goTest).Args {
-		if !a.Flag || a.Test {
-			continue // test.NAME is the testing package's, none of these
-		}
-		switch a.Name {
-		case "exec":
-			return fmt.Errorf("go test flag %s: kbab sets -exec to vmexec; use -smp, -memory and -accel for the guest", a.Text)
-		case "json":
-			return fmt.Errorf("go test flag %s: kbcompare reads go test's text output, not -json", a.Text)
-		case "c", "i", "n":
-			return fmt.Errorf("go test flag %s: kbab needs go test to run the tests in each boot", a.Text)
+	for _, a := range testflags.GoTest(c.GoTest).Args {
+		// test.NAME is the testing package's, none of these.
+		if why := refusedGoTest[a.Name]; a.Flag && !a.Test && why != "" {
+			return fmt.Errorf("go test flag %s: %s", a.Text, why)
 		}
 	}
 	return nil
 }
+
+// refusedGoTest are the go test flags kbab refuses, and why.
+var refusedGoTest = map[string]string{
+	"exec": "kbab sets -exec to vmexec; use -smp, -memory and -accel for the guest",
+	"json": "kbcompare reads go test's text output, not -json",
+	"c":    runsTests, "i": runsTests, "n": runsTests,
+}
+
+const runsTests = "kbab needs go test to run the tests in each boot"
 
 // splitGoTest is go test's flags for -target and -duet, which run each
 // package on its own: all but -bench, -count (count, 0 where none: every

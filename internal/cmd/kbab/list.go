@@ -4,22 +4,12 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 )
 
 // maxKernels bounds a list: more is more boots than a sitting holds.
 const maxKernels = 64
-
-// readKernelList reads -series's or -bisect's list file.
-func readKernelList(p string) ([]kernelFlags, error) {
-	b, err := os.ReadFile(p)
-	if err != nil {
-		return nil, fmt.Errorf("kernel list: %v", err)
-	}
-	return parseKernelList(p, b)
-}
 
 // parseKernelList parses a kernel list (docs/kbab.md has the format).
 func parseKernelList(p string, b []byte) ([]kernelFlags, error) {

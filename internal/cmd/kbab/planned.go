@@ -4,7 +4,6 @@ package main
 
 import (
 	"bytes"
-	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,17 +15,6 @@ import (
 	"github.com/kbench/kbench/internal/abreport"
 	"github.com/kbench/kbench/internal/abstat"
 )
-
-// designOptions are the planned run's: -target, -budget, the go test
-// flags' -count (else abplan's).
-func (d *driver) designOptions() abplan.Options {
-	o := abplan.DefaultOptions(d.st.Settings.Target)
-	_, count, _ := splitGoTest(d.st.Settings.GoTest) // checked by parseFlags
-	o.Count = cmp.Or(count, o.Count)
-	o.Budget = d.cfg.budget.Seconds()
-	o.Paired = d.st.Settings.Duet
-	return o
-}
 
 // plannedDesign is a planned comparison (-target) of kernels a and b,
 // as abplan's design says: the pilot's boots of the whole command, then
@@ -142,7 +130,7 @@ func (p *plannedDesign) plan() error {
 	for i, k := range []int{p.a, p.b} {
 		var err error
 		names[i] = d.result(d.st.Settings.label(k))
-		if data[i], err = outputs(d.cfg.out, d.st.Settings.label(k), pilot); err != nil {
+		if data[i], err = d.st.outputs(d.cfg.out, d.st.Settings.label(k), pilot); err != nil {
 			return err
 		}
 	}

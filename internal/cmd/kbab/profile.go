@@ -60,17 +60,6 @@ func (p *profiledDesign) progress() string {
 	return ""
 }
 
-// profileEnv makes a profile boot's directory for KBENCH_PROFILE,
-// boots/pNN-SIDE.profiles, and returns it and the boot's environment.
-func profileEnv(base string) (string, []string, error) {
-	// Absolute: vmexec runs in each package's directory.
-	dir, err := filepath.Abs(base + ".profiles")
-	if err == nil {
-		err = os.MkdirAll(dir, 0o777)
-	}
-	return dir, append(os.Environ(), "KBENCH_PROFILE="+dir), err
-}
-
 // keepProfiles moves finished profile boot r's profiles to
 // profiles/SIDE/pNN, replacing one there of no finished boot (a crash).
 func (d *driver) keepProfiles(r bootRecord, dir string) error {

@@ -16,9 +16,11 @@ import (
 // DIR/series/.
 func (d *driver) seriesReport() ([]byte, int, error) {
 	s := d.st.Settings
+	run := &abreport.SeriesRun{List: s.List, Boots: s.Boots, Pictures: "series/"}
 	var paths, labels []string
 	for _, k := range s.Kernels {
 		paths, labels = append(paths, d.result(k.Label)), append(labels, k.Label)
+		run.Kernels = append(run.Kernels, abreport.Kernel{Label: k.Label, Boots: describe(k)})
 	}
 	ser, err := abseries.Read(paths, labels)
 	if err != nil {
@@ -29,10 +31,7 @@ func (d *driver) seriesReport() ([]byte, int, error) {
 	if err := abreport.WriteSeriesPlots(filepath.Join(d.cfg.out, "series"), rep); err != nil {
 		return nil, 0, err
 	}
-	rep.Run = &abreport.SeriesRun{List: s.List, Boots: s.Boots, Pictures: "series/"}
-	for _, k := range s.Kernels {
-		rep.Run.Kernels = append(rep.Run.Kernels, abreport.Kernel{Label: k.Label, Boots: describe(k)})
-	}
+	rep.Run = run
 	var b bytes.Buffer
 	err = abreport.WriteSeriesText(&b, rep)
 	return b.Bytes(), rep.Exit(), err

@@ -78,7 +78,7 @@ func TestSeries(t *testing.T) {
 	// Another cmdline for K5: refused, naming it.
 	os.WriteFile(list+".2", []byte(strings.Replace(mustRead(t, list), "kbab.k=5", "kbab.k=50", 1)), 0o666)
 	os.Rename(list+".2", list)
-	if code, _, stderr := f.run(nil, args...); code != exitUsage || !strings.Contains(stderr, list+` kernel 5's cmdline: was "kbab.k=5 step=Work", now "kbab.k=50 step=Work"`) {
+	if code, _, stderr := f.run(nil, args...); code != exitUsage || !strings.Contains(stderr, `kernel K5's cmdline: was "kbab.k=5 step=Work", now "kbab.k=50 step=Work"`) {
 		t.Errorf("changed list: exit %d, want %d naming kernel 5's cmdline\n%s", code, exitUsage, stderr)
 	}
 	f.writeList(n, 4)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/kbench/kbench/internal/kernelbuild"
 )
@@ -21,14 +22,18 @@ type treeFlags struct {
 // with -tree the range's commits.
 func (c *config) readKernels() ([]kernelFlags, error) {
 	if c.src.tree == "" {
-		return readKernelList(c.list)
+		b, err := os.ReadFile(c.List)
+		if err != nil {
+			return nil, fmt.Errorf("kernel list: %v", err)
+		}
+		return parseKernelList(c.List, b)
 	}
-	shas, err := kernelbuild.Range(c.src.tree, c.list)
+	shas, err := kernelbuild.Range(c.src.tree, c.List)
 	if err != nil {
 		return nil, err
 	}
 	if len(shas) > maxKernels {
-		return nil, fmt.Errorf("-tree %s: range %s has %d commits: at most %d", c.src.tree, c.list, len(shas), maxKernels)
+		return nil, fmt.Errorf("-tree %s: range %s has %d commits: at most %d", c.src.tree, c.List, len(shas), maxKernels)
 	}
 	var ks []kernelFlags
 	for _, sha := range shas {
@@ -47,13 +52,13 @@ func (c *config) resolveTree(given map[string]bool) error {
 		}
 		return nil
 	}
-	if c.list != "" && (c.src.patch[0] != "" || c.src.patch[1] != "") {
+	if c.List != "" && (c.src.patch[0] != "" || c.src.patch[1] != "") {
 		return errors.New("-a-patch and -b-patch are an A/B's: a range's kernels are its commits")
 	}
 	for i := range c.kernels {
 		k := &c.kernels[i]
 		s := kernelbuild.Spec{Tree: c.src.tree, Commit: k.image, Config: c.src.config, Cache: c.src.cache}
-		if c.list == "" && c.src.patch[i] != "" {
+		if c.List == "" && c.src.patch[i] != "" {
 			s.Patches = []string{c.src.patch[i]}
 		}
 		b, err := kernelbuild.Resolve(s)
@@ -69,7 +74,7 @@ func (c *config) resolveTree(given map[string]bool) error {
 // and bad (its search builds those it visits).
 func (c *config) buildAll(w io.Writer) error {
 	for k := range c.kernels {
-		if c.design == "bisect" && k > 0 && k < len(c.kernels)-1 {
+		if c.Design == "bisect" && k > 0 && k < len(c.kernels)-1 {
 			continue
 		}
 		if err := c.image(k, w); err != nil {

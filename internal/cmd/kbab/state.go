@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -44,9 +43,9 @@ type settings struct {
 // LABEL.txt.
 type kernel struct {
 	Label  string `json:"label" opt:"label"`
-	Image  string `json:"image" opt:"kernel"` // absolute
-	SHA256 string `json:"sha256" opt:"sha256"`
-	Append string `json:"append" opt:"append"`
+	Image  string `json:"image" opt:"image"` // absolute
+	SHA256 string `json:"sha256" opt:"contents (SHA-256)"`
+	Append string `json:"append" opt:"cmdline"`
 }
 
 // stateVersion is kbab.json's format; a run of another is refused.
@@ -108,13 +107,12 @@ func balancedOrder(i, n int) int {
 func (s settings) label(k int) string { return s.Kernels[k].Label }
 
 func newSettings(c *config) (settings, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return settings{}, err
+	s := c.settings
+	var err error
+	if s.Dir, err = os.Getwd(); err != nil {
+		return s, err
 	}
-	s := settings{Dir: dir, Design: c.design, List: c.list, Boots: c.boots, SMP: c.smp, Memory: c.memory,
-		Accel: c.accel, GoTest: c.goTest, Target: c.target, Row: c.row, Profile: c.profile, Duet: c.duet}
-	if c.target > 0 {
+	if s.Target > 0 {
 		s.Boots = 0 // the plan's
 	}
 	for _, k := range c.kernels {
@@ -140,81 +138,44 @@ func newSettings(c *config) (settings, error) {
 }
 
 // differences names each setting that differs, as the option that sets
-// it (its field's opt tag).
+// it (its field's opt tag), a kernel's after its label.
 func differences(old, now settings) []string {
-	d := fieldDiffs(old, now, func(opt string) string { return opt })
+	d := fieldDiffs(old, now, "")
 	if len(old.Kernels) != len(now.Kernels) {
 		return append(d, fmt.Sprintf("kernels: was %d, now %d", len(old.Kernels), len(now.Kernels)))
 	}
 	for i := range now.Kernels {
-		d = append(d, fieldDiffs(old.Kernels[i], now.Kernels[i], func(opt string) string { return kernelOption(now, i, opt) })...)
+		d = append(d, fieldDiffs(old.Kernels[i], now.Kernels[i], "kernel "+now.Kernels[i].Label+"'s ")...)
 	}
 	return d
 }
 
 // fieldDiffs names each opt-tagged field of old and now that differs.
-func fieldDiffs(old, now any, name func(opt string) string) []string {
+func fieldDiffs(old, now any, prefix string) []string {
 	var d []string
 	o, n := reflect.ValueOf(old), reflect.ValueOf(now)
 	for i := range o.NumField() {
 		a, b := fmt.Sprint(o.Field(i)), fmt.Sprint(n.Field(i))
 		if opt := o.Type().Field(i).Tag.Get("opt"); opt != "" && a != b {
-			d = append(d, fmt.Sprintf("%s: was %q, now %q", name(opt), a, b))
+			d = append(d, fmt.Sprintf("%s%s: was %q, now %q", prefix, opt, a, b))
 		}
 	}
 	return d
 }
 
-// kernelOption names what sets kernel i's field what: -a-kernel,
-// -b-append for an A/B; the list's kernel for a series or bisection.
-func kernelOption(s settings, i int, what string) string {
-	if what == "sha256" {
-		return kernelOption(s, i, "kernel") + "'s contents (SHA-256)"
-	}
-	if s.List == "" && i < 2 {
-		if what == "label" {
-			return "label of " + []string{"A", "B"}[i]
-		}
-		return "-" + []string{"a", "b"}[i] + "-" + what
-	}
-	field := map[string]string{"label": "label", "kernel": "image", "append": "cmdline"}[what]
-	return fmt.Sprintf("%s kernel %d's %s", s.List, i+1, field)
-}
-
-// parseState decodes a kbab.json of this version, naming where it is not.
+// parseState decodes a kbab.json of this version (json's errors say
+// what is wrong: a field, a type, a character).
 func parseState(b []byte) (*state, error) {
-	var v struct {
-		Version int `json:"version"`
+	var v struct{ Version int }
+	if err := json.Unmarshal(b, &v); err != nil {
+		return nil, err
 	}
-	err := json.Unmarshal(b, &v)
-	if err == nil && v.Version != stateVersion {
+	if v.Version != stateVersion {
 		return nil, fmt.Errorf("version %d: this kbab reads version %d: finish that run with the kbab that began it, or use a new -out", v.Version, stateVersion)
 	}
 	st, dec := &state{}, json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
-	if err == nil {
-		err = dec.Decode(st)
-	}
-	var syn *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &syn):
-		// Offset counts the bad byte itself.
-		return nil, fmt.Errorf("%s: %v", where(b, syn.Offset-1), err)
-	case errors.As(err, &typ):
-		return nil, fmt.Errorf("%s: %v", where(b, typ.Offset), err)
-	case err != nil:
-		return nil, fmt.Errorf("%s: %v", where(b, dec.InputOffset()), err)
-	}
-	return st, nil
-}
-
-// where names byte off of b as a line, column and byte.
-func where(b []byte, off int64) string {
-	off = min(max(off, 0), int64(len(b)))
-	line := 1 + bytes.Count(b[:off], []byte("\n"))
-	col := off - int64(bytes.LastIndexByte(b[:off], '\n'))
-	return fmt.Sprintf("line %d, column %d (byte %d)", line, col, off)
+	return st, dec.Decode(st)
 }
 
 // check makes sure the finished boots add up under the settings: in
@@ -286,12 +247,12 @@ func bootBase(dir string, r bootRecord) string {
 // bootFile is boot r's output.
 func bootFile(dir string, r bootRecord) string { return bootBase(dir, r) + ".txt" }
 
-// outputs joins the outputs of kernel label's timed boots among rs in
-// order: what its file (LABEL.txt) holds after them.
-func outputs(dir, label string, rs []bootRecord) ([]byte, error) {
+// outputs joins the outputs of kernel label's boots among rs that
+// belong in its file (inFile), in order: what LABEL.txt holds after them.
+func (st *state) outputs(dir, label string, rs []bootRecord) ([]byte, error) {
 	var b []byte
 	for _, r := range rs {
-		if r.Kernel == label && r.Profile == 0 {
+		if r.Kernel == label && st.inFile(r) {
 			out, err := os.ReadFile(bootFile(dir, r))
 			if err != nil {
 				return nil, err
@@ -300,6 +261,15 @@ func outputs(dir, label string, rs []bootRecord) ([]byte, error) {
 		}
 	}
 	return b, nil
+}
+
+// inFile reports whether finished boot r's output belongs in its
+// kernel's file: a timed boot's, except a bisection step's boot of good
+// or bad, so that those two files are its confirmation.
+func (st *state) inFile(r bootRecord) bool {
+	ks := st.Settings.Kernels
+	end := r.Kernel == ks[0].Label || r.Kernel == ks[len(ks)-1].Label
+	return r.Profile == 0 && !(end && st.Confirmed != nil && r.Boot > st.Confirmed.Boots)
 }
 
 // checkOutputs makes sure each finished boot's output is there with
@@ -314,12 +284,12 @@ func (st *state) checkOutputs(dir string, stderr io.Writer) (map[string]bool, er
 		if err != nil {
 			return nil, fmt.Errorf("%v: boot %d's output, which kbab.json says finished; use a new -out", err, r.Boot)
 		}
-		if err := fresh(b, bootIDs(out), ids); err != nil {
+		if err := fresh(b, out, ids); err != nil {
 			return nil, err
 		}
 	}
 	for _, k := range st.Settings.Kernels {
-		want, err := outputs(dir, k.Label, st.Boots)
+		want, err := st.outputs(dir, k.Label, st.Boots)
 		if err != nil {
 			return nil, err
 		}
@@ -346,9 +316,15 @@ func (st *state) checkOutputs(dir string, stderr io.Writer) (map[string]bool, er
 	return ids, nil
 }
 
-// fresh adds output p's boot ids got to ids, or says why they are not
-// a fresh boot's.
-func fresh(p string, got []string, ids map[string]bool) error {
+// fresh adds the boot ids of output p (out) to ids, or says why they
+// are not a fresh boot's.
+func fresh(p string, out []byte, ids map[string]bool) error {
+	var got []string
+	for l := range strings.Lines(string(out)) {
+		if id, ok := abfile.BootID(l); ok {
+			got = append(got, id)
+		}
+	}
 	if len(got) == 0 {
 		return fmt.Errorf("%s has no %q line, so kbcompare cannot tell boots apart (run benchmark packages: their TestMain prints it)", p, abfile.BootIDLine)
 	}
@@ -367,19 +343,13 @@ func fresh(p string, got []string, ids map[string]bool) error {
 func (st *state) write(p string) error {
 	st.Version = stateVersion
 	b, err := json.MarshalIndent(st, "", "  ")
+	if err == nil {
+		err = writeSynced(p+".tmp", os.O_CREATE|os.O_TRUNC, append(b, '\n'))
+	}
+	if err == nil {
+		err = os.Rename(p+".tmp", p)
+	}
 	if err != nil {
-		return err
-	}
-	tmp := p + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(append(b, '\n'))
-	if err = cmp.Or(err, f.Sync(), f.Close()); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, p); err != nil {
 		return err
 	}
 	// The rename itself survives a crash once the directory is synced.
@@ -389,4 +359,14 @@ func (st *state) write(p string) error {
 	}
 	defer dir.Close()
 	return dir.Sync()
+}
+
+// writeSynced writes b to file p opened with flag (and O_WRONLY), synced.
+func writeSynced(p string, flag int, b []byte) error {
+	f, err := os.OpenFile(p, os.O_WRONLY|flag, 0o666)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	return cmp.Or(err, f.Sync(), f.Close())
 }

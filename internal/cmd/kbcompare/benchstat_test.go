@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"testing"
 
+	"golang.org/x/perf/benchmath"
+
 	"github.com/kbench/kbench/internal/abstat"
 )
 
@@ -61,15 +63,14 @@ func TestAgreesWithBenchstat(t *testing.T) {
 			}
 			delete(stat, key)
 			got := make([]string, 6)
-			if row.Old != nil {
-				got[0], got[1] = fmt.Sprint(row.OldSum.Center), row.OldSum.PctRangeString()
+			for i, s := range row.Sides {
+				if s != nil {
+					got[2*i], got[2*i+1] = fmt.Sprint(s.Center), benchmath.Summary{Center: s.Center, Lo: s.Lo, Hi: s.Hi}.PctRangeString()
+				}
 			}
-			if row.New != nil {
-				got[2], got[3] = fmt.Sprint(row.NewSum.Center), row.NewSum.PctRangeString()
-			}
-			if row.Old != nil && row.New != nil {
-				got[4], got[5] = "~", row.Cmp.String()
-				if !(row.Cmp.P > row.Cmp.Alpha) {
+			if row.Test != "" {
+				got[4], got[5] = "~", benchmath.Comparison{P: row.P, N1: row.Sides[0].N, N2: row.Sides[1].N}.String()
+				if !(row.P > defaults.Alpha) {
 					got[4] = fmt.Sprintf("%+.2f%%", 100*row.Change)
 				}
 			}

@@ -38,16 +38,16 @@ func TestBootsRealChange(t *testing.T) {
 	}
 	for _, unit := range []string{"sec/op", "loops/s"} {
 		row := rowOf(t, r, unit, sim.SyscallRow)
-		if row.Boot == nil || len(row.Boot.Old) != 3 || len(row.Boot.New) != 3 {
-			t.Fatalf("%s: not compared with boots as samples: %+v", unit, row.Boot)
+		if row.Test != "welch" || row.Sides[0].Boots != 3 || row.Sides[1].Boots != 3 {
+			t.Fatalf("%s: not compared with boots as samples: %+v", unit, row.Sides)
 		}
-		if row.Verdict != abstat.Worse || row.Boot.P > 0.05 {
-			t.Errorf("%s: verdict %s, p=%.4f, change %+.1f%%; want worse", unit, row.Verdict, row.Boot.P, 100*row.Change)
+		if row.Verdict != abstat.Worse || row.P > 0.05 {
+			t.Errorf("%s: verdict %s, p=%.4f, change %+.1f%%; want worse", unit, row.Verdict, row.P, 100*row.Change)
 		}
 	}
 	// sec/op and loops/s are reciprocal (up to the rate's own timing and
 	// rounding): logs give them about one p.
-	if p1, p2 := rowOf(t, r, "sec/op", sim.SyscallRow).Boot.P, rowOf(t, r, "loops/s", sim.SyscallRow).Boot.P; math.Abs(p1-p2) > 0.05*p1 {
+	if p1, p2 := rowOf(t, r, "sec/op", sim.SyscallRow).P, rowOf(t, r, "loops/s", sim.SyscallRow).P; math.Abs(p1-p2) > 0.05*p1 {
 		t.Errorf("p %g for sec/op, %g for loops/s; want equal", p1, p2)
 	}
 	out, code := compareRun(t, old, nw)
@@ -78,16 +78,16 @@ func TestBootsLayoutNotFlagged(t *testing.T) {
 	}
 	for _, unit := range []string{"sec/op", "loops/s"} {
 		row := rowOf(t, r, unit, sim.SyscallRow)
-		if row.Boot == nil {
+		if row.Test != "welch" {
 			t.Fatalf("%s: not compared with boots as samples", unit)
 		}
 		// Not a change, and, with boots 8% apart, no evidence of none.
 		if row.Verdict != abstat.Underpowered {
 			t.Errorf("%s: verdict %s (p=%.3f, change %+.1f%%, mde %+.1f%%), want underpowered",
-				unit, row.Verdict, row.Boot.P, 100*row.Change, 100*row.Power.MDE)
+				unit, row.Verdict, row.P, 100*row.Change, 100*row.Power.MDE)
 		}
-		if row.Boot.Between <= row.Boot.Within/math.Sqrt(5) {
-			t.Errorf("%s: between-boot spread %.3f not above what within-boot noise %.3f explains", unit, row.Boot.Between, row.Boot.Within)
+		if row.Between <= row.Within/math.Sqrt(5) {
+			t.Errorf("%s: between-boot spread %.3f not above what within-boot noise %.3f explains", unit, row.Between, row.Within)
 		}
 	}
 	if _, code := compareRun(t, old, nw); code != 0 {
@@ -106,9 +106,9 @@ func TestBootsLayoutNotFlagged(t *testing.T) {
 		t.Fatal("one boot a side in boot mode")
 	}
 	row := rowOf(t, r1, "sec/op", sim.SyscallRow)
-	if row.Verdict != abstat.Better || row.Cmp.N1 != 15 {
+	if row.Verdict != abstat.Better || row.Sides[0].N != 15 {
 		t.Errorf("per sample: verdict %s, p=%.4f, n=%d, change %+.1f%%; want better with 15 samples (the test's premise)",
-			row.Verdict, row.Cmp.P, row.Cmp.N1, 100*row.Change)
+			row.Verdict, row.P, row.Sides[0].N, 100*row.Change)
 	}
 }
 
