@@ -53,12 +53,10 @@ func WritePlots(dir string, a *AB) error {
 
 var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9_.=-]+`)
 
+// fileSafe makes s part of a file name: each run of other characters "_", at most 80 bytes.
 func fileSafe(s string) string {
 	s = unsafeChars.ReplaceAllString(s, "_")
-	if len(s) > 80 {
-		s = s[:80]
-	}
-	return s
+	return s[:min(len(s), 80)]
 }
 
 func pct(x float64) string {
