@@ -22,7 +22,6 @@ func pilotRows(rng *rand.Rand, sd []float64, boots int, shift float64) []Row {
 					m *= 1 + shift
 				}
 				r.Medians[side] = append(r.Medians[side], m)
-				r.Counts[side] = append(r.Counts[side], 10)
 			}
 		}
 		rows = append(rows, r)
