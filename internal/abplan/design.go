@@ -21,17 +21,11 @@ type Options struct {
 	// called better or worse, below Target (threshold).
 	Threshold float64
 	// Pilot is the pilot's boots a side, Count the -count of every boot,
-	// pilot and stage 2 alike.
-	Pilot, Count int
-	// MaxBoots is the most boots a side a row may get: past it a row is
-	// out of reach.
-	MaxBoots int
-	// Budget, where > 0, bounds the run's seconds, both sides, by A's
-	// costs (Plan).
-	Budget float64
-	// Paired plans pairs of boots run at once (kbab -duet), s0² from
-	// their differences (abmath.Rule.S0sq).
-	Paired bool
+	// pilot and stage 2 alike, MaxBoots the most boots a side a row may
+	// get (past it the row is out of reach).
+	Pilot, Count, MaxBoots int
+	Budget                 float64 // where > 0, bounds the run's seconds, both sides, by A's costs (Plan)
+	Paired                 bool    // plans pairs of boots run at once (kbab -duet), s0² from their differences
 }
 
 // DefaultPilot is the pilot's boots a side: at the family's level
@@ -43,18 +37,11 @@ const DefaultPilot = 6
 // set none: the fixed design's.
 const DefaultCount = 10
 
-// DefaultOptions plan for target with the report's alpha.
+// DefaultOptions plan for target with the report's alpha and threshold
+// (5%), at most target/2 (docs/comparing.md, "kbab -target", says why).
 func DefaultOptions(target float64) Options {
 	return Options{Target: target, Alpha: abstat.DefaultOptions.Alpha, Power: abmath.TargetPower,
-		Threshold: threshold(target), Pilot: DefaultPilot, Count: DefaultCount, MaxBoots: 30}
-}
-
-// threshold is the one a design of target judges with: the report's
-// (5%), at most target/2, which costs a change of the target almost
-// nothing (Rule.PowerAt counts it); a gate at the target would let half
-// of its runs through at most.
-func threshold(target float64) float64 {
-	return min(abstat.DefaultOptions.Threshold, target/2)
+		Threshold: min(abstat.DefaultOptions.Threshold, target/2), Pilot: DefaultPilot, Count: DefaultCount, MaxBoots: 30}
 }
 
 // Row is one row's boots so far, as a design reads them.
@@ -77,16 +64,12 @@ const (
 // Design is a planned run: the pilot, then the boots Stein's rule gives
 // each row, under a budget; kbab and the simulations drive it (Next).
 type Design struct {
-	Opts  Options
-	Level float64 // each row's two-sided level (Rule.Level)
-	Pkgs  []*DesignPkg
-	// Planned says the pilot is done and the rows planned.
-	Planned bool
-	// Seconds is the run's planned cost, both sides, by A's costs.
-	Seconds float64
-	// Cut says the budget stopped the run before every running row
-	// held its boots (Next).
-	Cut bool
+	Opts    Options
+	Level   float64 // each row's two-sided level (Rule.Level)
+	Pkgs    []*DesignPkg
+	Planned bool    // the pilot is done and the rows planned
+	Seconds float64 // the run's planned cost, both sides, by A's costs
+	Cut     bool    // the budget stopped the run before every running row held its boots (Next)
 }
 
 // DesignPkg is one package's rows: one go test a boot runs its pending
@@ -341,22 +324,21 @@ func (d *Design) Progress() (decided, pending, undecided int) {
 }
 
 // Test is row r's test: Stein's statistic on its first Boots a side
-// where it holds them, else undecided with the mde of those it holds.
-func (d *Design) Test(r Row) abstat.DesignTest {
+// where it holds them, else undecided with the mde of those it holds;
+// false where the design planned no row r.
+func (d *Design) Test(r Row) (abstat.DesignTest, bool) {
 	rp := d.Find(r.Pkg, r.Name)
 	if rp == nil || !d.Planned {
-		return abstat.DesignTest{Rule: RuleName, Why: "not in the plan", MDE: math.Inf(1)}
+		return abstat.DesignTest{}, false
 	}
 	n := held(r)
 	res := abstat.DesignTest{Rule: RuleName, Boots: n, Need: rp.Need, MDE: math.Inf(1)}
-	if rp.Status == NoPilot {
-		res.Why = "no pilot: the row lacks pilot boots on a side"
-		return res
-	}
-	if n > 0 {
+	if n > 0 && rp.Status != NoPilot {
 		res.MDE = rp.Scale.Change(rp.Rule.MDE(rp.S0sq, n), rp.center)
 	}
 	switch {
+	case rp.Status == NoPilot:
+		res.Why = "no pilot: the row lacks pilot boots on a side"
 	case rp.Status != Running:
 		res.Why = fmt.Sprintf("%s: the rule asks %d boots a side", rp.Status, rp.Need)
 	case n < rp.Boots:
@@ -365,7 +347,7 @@ func (d *Design) Test(r Row) abstat.DesignTest {
 		res = stein(RuleName, rp.Rule, rp.Scale, rp.S0sq, rp.center, r.Medians[0][:rp.Boots], r.Medians[1][:rp.Boots])
 		res.Need = rp.Need
 	}
-	return res
+	return res, true
 }
 
 // stein is the decided test of rule on boot medians a, b (n a side),
@@ -417,10 +399,7 @@ const RuleName = "Stein's two-stage t-test"
 // TestRow is the design as abstat.Options.Design: the Test of each
 // Primary row it planned.
 func (d *Design) TestRow(t *abstat.Table, row *abstat.Row) (abstat.DesignTest, bool) {
-	if d.Find(t.Path, row.Name) == nil || !d.Planned {
-		return abstat.DesignTest{}, false
-	}
-	return d.Test(rowOf(t, row, nil)), true
+	return d.Test(rowOf(t, row, nil))
 }
 
 // rowOf is a report row as the design reads it, with the seconds of

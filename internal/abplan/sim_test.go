@@ -239,7 +239,7 @@ func rowAA(r simRow, between float64, o Options, level float64, draws int, seed 
 			panic(err)
 		}
 		rowsOut := drive(rng, d, c, costs)
-		res := d.Test(rowsOut[0])
+		res, _ := d.Test(rowsOut[0])
 		mu.Lock()
 		defer mu.Unlock()
 		boots += res.Boots
@@ -398,7 +398,7 @@ func TestRowPower(t *testing.T) {
 			sim.Parallel(draws, func(i int) {
 				rng := rand.New(rand.NewPCG(37, uint64(100000*(10*ti+ni)+i)))
 				d, _ := New(o)
-				res := d.Test(drive(rng, d, c, costs)[0])
+				res, _ := d.Test(drive(rng, d, c, costs)[0])
 				mu.Lock()
 				defer mu.Unlock()
 				rp := d.Pkgs[0].Rows[0]
