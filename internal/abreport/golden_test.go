@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/kbench/kbench/internal/abplan"
 	"github.com/kbench/kbench/internal/abseries"
@@ -70,7 +69,7 @@ func plannedRun(t *testing.T) (run, design []byte) {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	err = WriteText(&b, New(rep, nil, &RunNotes{Design: d, Budget: time.Minute, PlanFile: "out/plan.txt",
+	err = WriteText(&b, New(rep, nil, &RunNotes{Design: d, PlanFile: "out/plan.txt",
 		ProfileDirs: [2]string{"out/profiles/A", "out/profiles/B"}, ProfileErr: errors.New("no profile in out/profiles/A")}))
 	if err != nil {
 		t.Fatal(err)

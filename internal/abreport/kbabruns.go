@@ -5,9 +5,7 @@ package abreport
 import (
 	"fmt"
 	"io"
-	"math"
 	"strings"
-	"time"
 
 	"golang.org/x/perf/benchunit"
 
@@ -43,7 +41,7 @@ type BisectRun struct {
 	ConfirmBoots  int     // boots the confirmation took
 	Verdict       abstat.Verdict
 	Change        float64 // bad's change from good on the row (0.1: 10% slower)
-	Unit          string  // the row's primary unit (sec/op), for the steps' centers; "" prints them bare
+	Unit          string  // the row's primary unit (sec/op), for the steps' centers
 	Search        abseries.SearchResult
 	Looks         []int   // a step's looks, in rounds (Search.Looks)
 	Level         float64 // the last look's one-sided level
@@ -66,20 +64,24 @@ func WriteBisect(w io.Writer, b BisectRun) error {
 	good, bad := b.Kernels[0].Label, b.Kernels[n-1].Label
 	p("\nkbab -bisect %s -row %s: %s %s, good %s, bad %s, %d images between\n", b.List, b.Row, b.Pkg, b.RowName, good, bad, n-2)
 	p("confirmation: %s against %s after %d boots: %s", good, bad, b.ConfirmBoots, b.Verdict)
-	flush := func() error {
-		_, err := io.WriteString(w, o.String())
-		return err
-	}
 	switch {
 	case b.Verdict == abstat.Undecided:
 		p("; cannot tell: the planned A/B gave the row no verdict (its boots do not reach -target %s; a larger -target, the step you expect, or -budget), nothing to bisect\n",
 			formatMDE(b.Target))
-		return flush()
 	case !b.Verdict.Moved():
 		p("; cannot tell: good and bad do not differ on the row, nothing to bisect\n")
-		return flush()
+	default:
+		p(" (%s)\n", pctChange(b.Change))
+		writeSearch(p, b)
 	}
-	p(" (%s)\n", ratioPct(1+b.Change))
+	_, err := io.WriteString(w, o.String())
+	return err
+}
+
+// writeSearch writes the bisection's rule, its steps and what they
+// found, through p.
+func writeSearch(p func(string, ...any), b BisectRun) {
+	n := len(b.Kernels)
 	res := b.Search
 	allow := "none: one image"
 	if b.Opts.Offset > 0 {
@@ -91,15 +93,12 @@ func WriteBisect(w io.Writer, b BisectRun) error {
 		"so that the chance of naming a wrong image is at most %g over the %d steps at most, where kernels' own offsets spread no more than the allowance\n",
 		b.Looks, b.Level, allow, b.Opts.Wrong, abseries.Steps(n-2))
 	image := func(i int) Kernel { return b.Kernels[i+1] } // image i from 0; n-2 the bad kernel
-	center := func(v float64) string { return fmt.Sprintf("%.4g", v) }
-	if b.Unit != "" {
-		var all []float64
-		for _, st := range res.Steps {
-			all = append(all, st.Good, st.ImageCenter, st.Bad)
-		}
-		sc := benchunit.CommonScale(all, benchunit.ClassOf(b.Unit))
-		center = func(v float64) string { return sc.Format(v) + " " + b.Unit }
+	var all []float64
+	for _, st := range res.Steps {
+		all = append(all, st.Good, st.ImageCenter, st.Bad)
 	}
+	sc := benchunit.CommonScale(all, benchunit.ClassOf(b.Unit))
+	center := func(v float64) string { return sc.Format(v) + " " + b.Unit }
 	for j, st := range res.Steps {
 		k := image(st.Image)
 		p("step %d: %s (%s): %d rounds, %s: good %s, image %s, bad %s (%.2f of the way from good to bad)\n",
@@ -132,24 +131,13 @@ func WriteBisect(w io.Writer, b BisectRun) error {
 			last.Rounds, image(res.Lo).Label, image(res.Hi).Label)
 	}
 	p("%d steps, %d step boots, %d boots in all (%d to confirm)\n", len(res.Steps), res.Boots, b.BootsInAll, b.ConfirmBoots)
-	return flush()
-}
-
-// ratioPct writes a ratio as a signed percentage: 1.1 is +10%.
-func ratioPct(ratio float64) string {
-	if c := 100 * (ratio - 1); math.Abs(c) >= 1000 {
-		return fmt.Sprintf("%+.0f%%", c)
-	}
-	return fmt.Sprintf("%+.3g%%", 100*(ratio-1))
 }
 
 // RunNotes are what a kbab run adds to the text report of its boots.
 type RunNotes struct {
 	// Design is the planned run's design (-target); nil, or not yet
-	// planned, for a fixed run.
-	Design *abplan.Design
-	// Budget is the run's -budget, PlanFile where it wrote its plan.
-	Budget   time.Duration
+	// planned, for a fixed run. PlanFile is where the run wrote it.
+	Design   *abplan.Design
 	PlanFile string
 	// ProfileDirs are a -profile run's profile directories and Results
 	// its result files (A, B), for the kbcompare command that gives the
@@ -164,7 +152,7 @@ type RunNotes struct {
 // own lines, the retried boots, follow).
 func writeRun(b *strings.Builder, a *AB) {
 	n := a.Run
-	b.WriteString(plannedTail(a, *n))
+	b.WriteString(plannedTail(*n))
 	switch {
 	case n.ProfileDirs[0] == "":
 	case n.ProfileErr != nil:
@@ -178,46 +166,17 @@ func writeRun(b *strings.Builder, a *AB) {
 	}
 }
 
-// plannedTail closes a planned run's report: the rule, how many rows it
-// decided, and each row without a verdict with its boots and the mde
-// they reached.
-func plannedTail(a *AB, n RunNotes) string {
+// plannedTail closes a planned run's report: the rule and how many
+// rows it decided. An undecided row's table line and notes say why
+// (over budget, cut short, out of reach); the plan has each row's status.
+func plannedTail(n RunNotes) string {
 	d := n.Design
 	if d == nil || !d.Planned {
 		return ""
 	}
-	var b strings.Builder
 	o := d.Opts
 	decided, pending, undecided := d.Progress()
-	fmt.Fprintf(&b, "\nkbab -target %s: %s, pilot %d+%d boots, every boot at -count=%d, each row at p <= %.2g (%g over %d rows), gate %s; %d of %d rows decided (the plan: %s)\n",
+	return fmt.Sprintf("\nkbab -target %s: %s, pilot %d+%d boots, every boot at -count=%d, each row at p <= %.2g (%g over %d rows), gate %s; %d of %d rows decided (the plan: %s)\n",
 		formatMDE(o.Target), abplan.RuleName, o.Pilot, o.Pilot, o.Count, d.Level, o.Alpha, decided+pending+undecided,
 		formatMDE(o.Threshold), decided, decided+pending+undecided, n.PlanFile)
-	var lines []string
-	for _, row := range a.primaries() {
-		if row.Verdict != abstat.Undecided {
-			continue
-		}
-		rp := d.Find(row.path, row.Name)
-		why, need, mde, k := "too few boots", "", "?", 0
-		if rp != nil {
-			why, need = string(rp.Status), fmt.Sprintf(", the rule asks %d", rp.Need)
-			if rp.Status == abplan.Running {
-				why = "cut short"
-			}
-			if rp.Status == abplan.OverBudget || (d.Cut && rp.Status == abplan.Running) {
-				why += fmt.Sprintf(" by -budget %s", n.Budget)
-			}
-		}
-		if row.NeedUnit != "" {
-			mde = formatMDE(float64(row.MDE))
-		}
-		if row.Old != nil && row.New != nil {
-			k = min(row.Old.Boots, row.New.Boots)
-		}
-		lines = append(lines, fmt.Sprintf("  %s %s: undecided: %d+%d boots, mde %s (%s%s)", row.Package, row.Name, k, k, mde, why, need))
-	}
-	if len(lines) > 0 {
-		fmt.Fprintf(&b, "%s undecided, outside the verdicts and the exit status:\n%s\n", plural(len(lines), "row", "rows"), strings.Join(lines, "\n"))
-	}
-	return b.String()
 }

@@ -30,7 +30,6 @@ var (
 	oldColor   = color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}
 	newColor   = color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff}
 	worseColor = color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}
-	grayColor  = color.RGBA{R: 0x88, G: 0x88, B: 0x88, A: 0xff}
 )
 
 // WritePlots draws, into dir, one SVG per row that changed or is
@@ -54,12 +53,10 @@ func WritePlots(dir string, a *AB) error {
 
 var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9_.=-]+`)
 
+// fileSafe makes s part of a file name: each run of other characters "_", at most 80 bytes.
 func fileSafe(s string) string {
 	s = unsafeChars.ReplaceAllString(s, "_")
-	if len(s) > 80 {
-		s = s[:80]
-	}
-	return s
+	return s[:min(len(s), 80)]
 }
 
 func pct(x float64) string {
@@ -260,28 +257,6 @@ func seriesPlot(dir, name string, r *SeriesReport, sr *SeriesRow) error {
 			p.column(float64(k), 0.2, 0.3, meds, res.Centers[k], scaler.Factor, oldColor, 2.5, &lo, &hi)
 		}
 	}
-	// The segments' centers: the kernels between changes, each boot
-	// weighing alike (the change's ratio is of these).
-	bounds := []int{-1}
-	for _, c := range res.Changes {
-		bounds = append(bounds, c.After)
-	}
-	bounds = append(bounds, len(row.Medians)-1)
-	for b := 1; b < len(bounds); b++ {
-		a, z := bounds[b-1]+1, bounds[b]
-		var sum float64
-		var n int
-		for k := a; k <= z; k++ {
-			for _, v := range row.Medians[k] {
-				sum += res.Scale.To(v)
-				n++
-			}
-		}
-		if n > 0 {
-			m := res.Scale.From(sum/float64(n)) / scaler.Factor
-			p.line(grayColor, 1.5, true, float64(a)-0.45, m, float64(z)+0.45, m)
-		}
-	}
 	for _, c := range res.Changes {
 		x := float64(c.After) + 0.5
 		p.line(worseColor, 2, false, x, lo, x, hi)
@@ -295,6 +270,6 @@ func seriesPlot(dir, name string, r *SeriesReport, sr *SeriesRow) error {
 		p.Y.Min = 0
 	}
 	caption := fmt.Sprintf("%s (%s): %s. A dot per boot median, the dash across a kernel its center, a red line where the series "+
-		"changed, the gray dashed lines the centers of the segments between changes.", sr.title(), row.Unit, strings.Join(long, "; "))
+		"changed.", sr.title(), row.Unit, strings.Join(long, "; "))
 	return p.save(dir, name, caption, vg.Length(max(7, 0.9*float64(len(row.Medians))))*vg.Inch, 4.5*vg.Inch)
 }

@@ -30,16 +30,16 @@ func writeProfileText(b *strings.Builder, rows []Profile) {
 	for _, rp := range rows {
 		b.WriteString("\n")
 		b.WriteString(strings.Join(profileHeader(rp, Width), "\n") + "\n")
-		for _, f := range rp.Delta.Forms() {
-			fmt.Fprintf(b, "  %s:\n", f.Form)
-			if len(f.Funcs) == 0 {
+		for i, funcs := range [][]profdelta.Func{rp.Self, rp.Children} {
+			fmt.Fprintf(b, "  %s:\n", []profdelta.Form{profdelta.Self, profdelta.Children}[i])
+			if len(funcs) == 0 {
 				fmt.Fprintf(b, "    no function reaches %.2g%% of the samples\n", 100*rp.Delta.MinShare)
 				continue
 			}
 			b.WriteString("    " + profileCells("", profileHead(rp.Delta), fullWidths, Width-4) + "\n")
-			for i, fn := range f.Funcs {
+			for i, fn := range funcs {
 				if i == profileLines {
-					fmt.Fprintf(b, "    ... %d more (-format json lists them)\n", len(f.Funcs)-i)
+					fmt.Fprintf(b, "    ... %d more (-format json lists them)\n", len(funcs)-i)
 					break
 				}
 				b.WriteString("    " + profileCells("", funcCells(rp.Delta, fn), fullWidths, Width-4) + "\n")
@@ -105,7 +105,7 @@ func profileHeader(rp Profile, width int) []string {
 		}
 		head += ")"
 	}
-	how := fmt.Sprintf("%s, %d+%d boots, %s functions", samplingText(d), len(d.Boots[0]), len(d.Boots[1]), d.Frames)
+	how := fmt.Sprintf("%s, %d+%d boots, kernel functions", samplingText(d), len(d.Boots[0]), len(d.Boots[1]))
 	if d.Empty[0]+d.Empty[1] > 0 {
 		how += fmt.Sprintf(", %d+%d boots without samples left out", d.Empty[0], d.Empty[1])
 	}
@@ -189,7 +189,7 @@ func funcCells(d *profdelta.Delta, f profdelta.Func) []string {
 	}
 	value := func(s profdelta.Share) string {
 		v := perOpText(d, s.Mean)
-		if r := s.RSD(); !math.IsNaN(r) { // LKP's "± 7%", the per-boot values' sd relative to their mean
+		if r := float64(s.SD) / s.Mean; s.Mean != 0 && !math.IsNaN(r) { // LKP's "± 7%", the sd relative to the mean
 			v += fmt.Sprintf(" ± %2.0f%%", 100*r)
 		}
 		return v

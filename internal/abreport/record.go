@@ -99,9 +99,8 @@ type Row struct {
 	Warnings []string       `json:"warnings,omitempty"`
 	Counters []Counter      `json:"counters,omitempty"`
 
-	better      int    // the unit's direction: +1 higher, -1 lower, 0 unknown
-	path        string // the package's import path
-	undecidable bool   // per sample, too few samples to reach alpha
+	better      int  // the unit's direction: +1 higher, -1 lower, 0 unknown
+	undecidable bool // per sample, too few samples to reach alpha
 	src         *abstat.Row
 }
 
@@ -240,7 +239,7 @@ func cmpOf(row *abstat.Row) Cmp {
 func rowOf(r *abstat.Report, t *abstat.Table, row *abstat.Row) *Row {
 	out := &Row{Package: t.Pkg, Ident: t.Ident, Name: row.Name, Unit: t.Unit, Direction: dirWord(t.Better), Role: row.Role,
 		Cmp: cmpOf(row), Q: Num(row.Q), Verdict: row.Verdict, MDE: nan, Within: Num(row.Within), Between: Num(row.Between),
-		Why: Why(row.Outcome), better: t.Better, path: t.Path, src: row}
+		Why: Why(row.Outcome), better: t.Better, src: row}
 	for _, n := range row.Notes {
 		out.Warnings = append(out.Warnings, noteText(n))
 	}

@@ -191,8 +191,7 @@ func WriteSeriesText(w io.Writer, r *SeriesReport) error {
 			writeWrapped(&b, "  ", n)
 		}
 	}
-	tested := len(r.Rows) - r.Summary.Untested
-	if n := tested - r.Summary.Changed; n > 0 {
+	if n := len(r.Rows) - r.Summary.Untested - r.Summary.Changed; n > 0 {
 		b.WriteString("\n")
 		writeWrapped(&b, "", fmt.Sprintf("%s without a change, each with what it could have seen (mde at 80%% power: a step in the middle of the series / before the last kernel):",
 			plural(n, "row", "rows")))

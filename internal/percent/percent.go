@@ -1,13 +1,11 @@
 //go:build linux
 
-// Package percent is the one flag type of the tools' percentages
+// Package percent is the flag type of the tools' percentages
 // (kbcompare's -threshold and -target, kbab's -target): "5", "5%" or
-// "2.5%", kept as the fraction it names (0.05). Each is a relative change
-// of a time or a rate, and a time cannot fall by 100%: 100% or more is
-// refused (as a threshold it would make every faster row unchanged, as a
-// target it names no slowdown). A threshold may be 0 (every significant
-// change is called); a target may not (it would need infinitely many
-// samples).
+// "2.5%", kept as the fraction it names (0.05). A time cannot fall by
+// 100%, so 100% or more is refused; a threshold may be 0 (every
+// significant change is called), a target may not (it would need
+// infinitely many samples).
 package percent
 
 import (

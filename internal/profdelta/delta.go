@@ -16,15 +16,13 @@ import (
 	"github.com/kbench/kbench/internal/kprofile"
 )
 
-// Options are the comparison's knobs: whether every frame names a
-// function (by default only kernel frames do), the mean share of the
-// row's samples a function reaches on a side to be listed, and the
-// threads whose comm label to keep, as pprof's -tagfocus=comm= (nil:
-// all).
+// Options are the comparison's knobs (kernel frames name the
+// functions): the mean share of the row's samples a function reaches
+// on a side to be listed, and the threads whose comm label to keep, as
+// pprof's -tagfocus=comm= (nil: all).
 type Options struct {
-	AllFrames bool
-	MinShare  float64
-	Comm      *regexp.Regexp
+	MinShare float64
+	Comm     *regexp.Regexp
 }
 
 // DefaultOptions list the kernel functions with at least 0.05% of a
@@ -46,21 +44,17 @@ const (
 )
 
 // Delta is one row's profile comparison, in the order -format json
-// writes it (docs/kbcompare.md): each side's boots with samples, their
-// samples (pooled over a boot's runs) and IDs, the boots without
-// (Empty), each side's distinct ways of sampling, the options, each
-// boot's ops and the per-op value's unit ("cpu nanoseconds"), and the
-// functions of each form ordered by the |t| of their cost per op, the
-// undefined last, then its |change|.
+// writes it (docs/kbcompare.md): the IDs of each side's boots with
+// samples, the boots without (Empty), each side's distinct ways of
+// sampling, the options, each boot's ops and the per-op value's unit
+// ("cpu nanoseconds"), and the functions of each form ordered by the
+// |t| of their cost per op, the undefined last, then its |change|.
 type Delta struct {
-	Samples  [2][]int64             `json:"samples"`
 	Boots    [2][]string            `json:"boot_ids"`
 	Empty    [2]int                 `json:"-"`
 	Sampling [2][]kprofile.Sampling `json:"sampling"`
-	Frames   string                 `json:"frames"` // kernel, all (Options.AllFrames)
 	Comm     string                 `json:"comm,omitempty"`
 	MinShare float64                `json:"min_share"`
-	OrderBy  string                 `json:"order_by"` // per_op
 	Unit     string                 `json:"per_op_unit,omitempty"`
 	Ops      [2][]int64             `json:"ops"`
 	Self     []Func                 `json:"self"`
@@ -120,40 +114,16 @@ func (x *Num) UnmarshalJSON(b []byte) error {
 	return json.Unmarshal(b, (*float64)(x))
 }
 
-// RSD is the share's relative spread, SD/Mean, as LKP's "± N%"; NaN
-// where the mean is 0.
-func (s Share) RSD() float64 {
-	if s.Mean == 0 {
-		return math.NaN()
-	}
-	return float64(s.SD) / s.Mean
-}
-
-// Forms are a Delta's lists, in the order reports show them.
-func (d *Delta) Forms() []struct {
-	Form  Form
-	Funcs []Func
-} {
-	return []struct {
-		Form  Form
-		Funcs []Func
-	}{{Self, d.Self}, {Children, d.Children}}
-}
-
 // Compute compares a row's boots of the old side with the new side's.
 // It fails where a side has no boot with samples, or a profile with
 // samples lacks its op count (kprofile.ReadOps: taken before kprofile
 // recorded it; `go tool pprof -top` gives its shares).
 func Compute(old, new []Boot, o Options) (*Delta, error) {
-	d := &Delta{Frames: "kernel", MinShare: o.MinShare, OrderBy: "per_op"}
+	d := &Delta{MinShare: o.MinShare}
 	var keep func(*profile.Sample) bool
 	if o.Comm != nil {
 		d.Comm = o.Comm.String()
 		keep = func(s *profile.Sample) bool { return slices.ContainsFunc(s.Label["comm"], o.Comm.MatchString) }
-	}
-	frame := kprofile.KernelFrame
-	if o.AllFrames {
-		d.Frames, frame = "all", func(*profile.Location) bool { return true }
 	}
 	var sides [2][]bootSums // the boots with samples
 	for side, boots := range [2][]Boot{old, new} {
@@ -166,14 +136,17 @@ func Compute(old, new []Boot, o Options) (*Delta, error) {
 				if v >= 0 && d.Unit == "" {
 					d.Unit = p.SampleType[v].Type + " " + p.SampleType[v].Unit
 				}
-				bs.total += sum(p, v, keep)
-				bs.samples += sampleCount(p, keep)
+				for _, s := range p.Sample {
+					if v >= 0 && v < len(s.Value) && (keep == nil || keep(s)) {
+						bs.total += s.Value[v]
+					}
+				}
 				n, ok := kprofile.ReadOps(p)
 				if !ok {
 					noOps = fmt.Errorf("%s side, boot %s: a profile without its op count (taken before kprofile recorded it): take it again (`go tool pprof -top` gives its shares)", sideNames[side], b.ID)
 				}
 				bs.ops += n
-				for _, w := range kprofile.Weigh(p, keep, frame, v) {
+				for _, w := range kprofile.Weigh(p, keep, kprofile.KernelFrame, v) {
 					bs.form[0][w.Name] += w.Flat
 					bs.form[1][w.Name] += w.Cum
 				}
@@ -188,7 +161,6 @@ func Compute(old, new []Boot, o Options) (*Delta, error) {
 			sides[side] = append(sides[side], bs)
 			d.Ops[side] = append(d.Ops[side], bs.ops)
 			d.Boots[side] = append(d.Boots[side], b.ID)
-			d.Samples[side] = append(d.Samples[side], bs.samples)
 		}
 		if len(sides[side]) == 0 {
 			of := ""
@@ -234,10 +206,10 @@ func Compute(old, new []Boot, o Options) (*Delta, error) {
 var sideNames = [2]string{"old", "new"}
 
 // bootSums are one boot's sums over its runs: each form's value by
-// function, all samples' value, their number and the ops.
+// function, all samples' value and the ops.
 type bootSums struct {
-	form                [2]map[string]int64
-	total, samples, ops int64
+	form       [2]map[string]int64
+	total, ops int64
 }
 
 // compare is the Stat of the per-boot values of the two sides.
@@ -299,34 +271,6 @@ func valueIndex(p *profile.Profile) int {
 		}
 	}
 	return len(p.SampleType) - 1
-}
-
-// sum adds value v of the samples keep takes (nil: all).
-func sum(p *profile.Profile, v int, keep func(*profile.Sample) bool) int64 {
-	var n int64
-	for _, s := range p.Sample {
-		if v >= 0 && v < len(s.Value) && (keep == nil || keep(s)) {
-			n += s.Value[v]
-		}
-	}
-	return n
-}
-
-// sampleCount is the samples of p that keep takes: its "samples" count
-// where it has one (kprofile's first value), else its sample records.
-func sampleCount(p *profile.Profile, keep func(*profile.Sample) bool) int64 {
-	for i, st := range p.SampleType {
-		if st.Type == "samples" && st.Unit == "count" {
-			return sum(p, i, keep)
-		}
-	}
-	var n int64
-	for _, s := range p.Sample {
-		if keep == nil || keep(s) {
-			n++
-		}
-	}
-	return n
 }
 
 // addSampling notes how p was sampled.

@@ -230,3 +230,25 @@ func TestFixtureFiles(t *testing.T) {
 		}
 	}
 }
+
+// forms are d's lists with their form, self first.
+func forms(d *Delta) []struct {
+	Form  Form
+	Funcs []Func
+} {
+	return []struct {
+		Form  Form
+		Funcs []Func
+	}{{Self, d.Self}, {Children, d.Children}}
+}
+
+// sum adds value v of the samples keep takes (nil: all).
+func sum(p *profile.Profile, v int, keep func(*profile.Sample) bool) int64 {
+	var n int64
+	for _, s := range p.Sample {
+		if v >= 0 && v < len(s.Value) && (keep == nil || keep(s)) {
+			n += s.Value[v]
+		}
+	}
+	return n
+}

@@ -33,7 +33,7 @@ func FuzzCompute(f *testing.F) {
 		if err != nil {
 			return
 		}
-		for _, form := range d.Forms() {
+		for _, form := range forms(d) {
 			for _, fn := range form.Funcs {
 				for _, s := range []*Stat{&fn.Stat, &fn.PerOp} {
 					for _, v := range []float64{s.Old.Mean, s.New.Mean} {

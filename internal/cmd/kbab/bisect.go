@@ -225,7 +225,7 @@ func (b *bisectDesign) report() ([]byte, int, error) {
 	d := b.d
 	s := d.st.Settings
 	var confirm bytes.Buffer
-	if err := abreport.WriteText(&confirm, abreport.New(b.rep, nil, &abreport.RunNotes{Design: d.design, Budget: d.cfg.budget, PlanFile: filepath.Join(d.cfg.out, "plan.txt")})); err != nil {
+	if err := abreport.WriteText(&confirm, abreport.New(b.rep, nil, &abreport.RunNotes{Design: d.design, PlanFile: filepath.Join(d.cfg.out, "plan.txt")})); err != nil {
 		return nil, 0, err
 	}
 	run := abreport.BisectRun{List: s.List, Row: s.Row, Pkg: b.pkg, RowName: b.row, Target: s.Target,

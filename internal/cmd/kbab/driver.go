@@ -547,7 +547,7 @@ func (d *driver) compare() ([]byte, int, error) {
 		return nil, 0, fmt.Errorf("comparing the boots: %v", err)
 	}
 	// d.design is nil where the run is not planned.
-	run := &abreport.RunNotes{Design: d.design, Budget: d.cfg.budget, PlanFile: filepath.Join(d.cfg.out, "plan.txt")}
+	run := &abreport.RunNotes{Design: d.design, PlanFile: filepath.Join(d.cfg.out, "plan.txt")}
 	ab := abreport.New(rep, d.profileSection(rep, run), run)
 	var b bytes.Buffer
 	err = abreport.WriteText(&b, ab)

@@ -1,14 +1,10 @@
 //go:build linux
 
 // Command kbcompare compares two kbench result files the way a kernel
-// reviewer reads an lkp report (one verdict per row, the counters that
-// moved under it, whether it could have seen a 5% change), plans the
-// boots of an A/B (-plan) and finds the change points of a series of
-// kernels (-series). The statistics are packages abstat, abseries,
-// profdelta and abplan; every form and the exit rule are abreport's.
-// docs/kbcompare.md says what each figure is, the flags, the JSON
-// schema and the exit status (128 for the dropped -git-bisect, so that
-// an old `git bisect run` script stops).
+// reviewer reads an lkp report, plans the boots of an A/B (-plan) and
+// finds the change points of a series of kernels (-series); every form
+// and the exit rule are package abreport's. docs/kbcompare.md says what
+// each figure is, the flags, the JSON schema and the exit status.
 package main
 
 import (
@@ -58,7 +54,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 	bootCost := flags.Duration("boot-cost", 0, "with -plan: the `duration` of one boot of each package, in place of the files' go test times (a host pilot planned for VMs)")
 	profilesOld := flags.String("profiles-old", "", "a `dir` of KBENCH_PROFILE profiles of the old side, a subdirectory per boot: adds the perf-profile section (with -profiles-new; docs/profiles.md)")
 	profilesNew := flags.String("profiles-new", "", "a `dir` of KBENCH_PROFILE profiles of the new side, a subdirectory per boot")
-	profileFrames := flags.String("profile-frames", "kernel", "with -profiles-old and -profiles-new: the frames that name functions, `kernel` or all")
 	profileComm := flags.String("profile-comm", "", "with -profiles-old and -profiles-new: keep the samples of the threads whose comm this `regexp` matches, as pprof's -tagfocus=comm= (default: every sample)")
 	series := flags.Bool("series", false, "the change points of a series of kernels, one result file per kernel in series order: kbcompare -series K1.txt K2.txt ... (-format text or json; -plot)")
 	if err := flags.Parse(args); err != nil {
@@ -77,11 +72,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return refuse(stderr, "kbcompare: -target and -boot-cost go with -plan")
 	case abreport.Forms[*format] == nil:
 		return refuse(stderr, "kbcompare: -format accepts text, brief or json, not %q", *format)
-	case *profileFrames != "kernel" && *profileFrames != "all":
-		return refuse(stderr, "kbcompare: -profile-frames accepts kernel or all, not %q", *profileFrames)
 	}
 	popts := profdelta.DefaultOptions
-	popts.AllFrames = *profileFrames == "all"
 	if *profileComm != "" {
 		re, err := regexp.Compile(*profileComm)
 		if err != nil {

@@ -131,12 +131,12 @@ func checkProfileJSON(t *testing.T, plain, with string) {
 		slices.Sort(ks)
 		return ks
 	}
-	wantRow := []string{"boot_ids", "boots", "children", "frames", "min_share", "name", "ops", "order_by", "package", "per_op_unit", "samples", "sampling", "self", "verdict"}
+	wantRow := []string{"boot_ids", "boots", "children", "min_share", "name", "ops", "package", "per_op_unit", "sampling", "self", "verdict"}
 	if got := keys(row); !slices.Equal(got, wantRow) {
 		t.Errorf("json: a profile row's keys %v, want %v", got, wantRow)
 	}
-	if row["package"] != "seccompbench" || row["name"] != sim.SyscallRow || row["verdict"] != "worse" || row["frames"] != "kernel" ||
-		row["order_by"] != "per_op" || row["per_op_unit"] != "cpu nanoseconds" || len(row["ops"].([]any)[1].([]any)) != 3 {
+	if row["package"] != "seccompbench" || row["name"] != sim.SyscallRow || row["verdict"] != "worse" ||
+		row["per_op_unit"] != "cpu nanoseconds" || len(row["ops"].([]any)[1].([]any)) != 3 {
 		t.Errorf("json: row %v", row)
 	}
 	smpl := row["sampling"].([]any)[1].([]any)[0].(map[string]any)
@@ -192,7 +192,6 @@ func TestProfileFlags(t *testing.T) {
 		want string
 	}{
 		{[]string{"-profiles-old", oldDir}, "-profiles-old and -profiles-new go together"},
-		{[]string{"-profiles-old", oldDir, "-profiles-new", newDir, "-profile-frames", "user"}, "-profile-frames accepts kernel or all"},
 		{[]string{"-profiles-old", oldDir, "-profiles-new", newDir, "-profile-comm", "("}, "-profile-comm accepts a regular expression"},
 		{[]string{"-profiles-old", oldDir, "-profiles-new", newDir, "-profile-comm", "^nobody$"}, "the old side has no profile with samples"},
 		{[]string{"-profiles-old", t.TempDir(), "-profiles-new", newDir}, "-profiles-old: "},
@@ -231,8 +230,8 @@ func TestProfileDiluted(t *testing.T) {
 		t.Fatalf("json: %v, %d profiles", err, len(m.Profiles))
 	}
 	mp := m.Profiles[0]
-	if mp.OrderBy != "per_op" || len(mp.Self) < 3 || mp.Self[0].Name != injected {
-		t.Fatalf("json: ordered by %q, self %+v; want per_op, %s first", mp.OrderBy, mp.Self, injected)
+	if len(mp.Self) < 3 || mp.Self[0].Name != injected {
+		t.Fatalf("json: self %+v; want %s first", mp.Self, injected)
 	}
 	if s := mp.Self[1]; s.Change >= 0 || s.PerOp.Q <= 0.05 {
 		t.Errorf("json: second self function %+v: want a share that fell and a cost per op within noise", s)

@@ -346,12 +346,8 @@ func (b *boot) ended() bootResult {
 // exit frames on, until the stream ends.
 func (h *host) readGuest(r io.Reader, pass func(frame)) error {
 	fr := newGuestReader(r)
-	var out *os.File // the output file being received
-	defer func() {
-		if out != nil {
-			out.Close()
-		}
-	}()
+	var out *os.File // the output file being received; Close of nil is a no-op error
+	defer func() { out.Close() }()
 	for {
 		f, err := fr.next()
 		if err != nil {
@@ -361,19 +357,16 @@ func (h *host) readGuest(r io.Reader, pass func(frame)) error {
 		case frameBeat:
 			// init's heartbeat: progress, nothing to pass on.
 		case frameFile:
-			if out != nil {
-				out.Close()
-				out = nil
-			}
+			out.Close()
+			out = nil
 			p := filepath.Clean(string(f.payload))
 			if !h.isOutput(p) {
 				fmt.Fprintf(h.stderr, "vmexec: the guest sent %q, which is no output of the binary; dropped\n", f.payload)
 				continue
 			}
 			os.MkdirAll(filepath.Dir(p), 0o755)
-			if out, err = os.Create(p); err != nil {
+			if out, err = os.Create(p); err != nil { // out is nil then
 				fmt.Fprintf(h.stderr, "vmexec: the binary's output %s: %v\n", p, err)
-				out = nil
 			}
 		case frameData:
 			if out != nil {

@@ -20,31 +20,27 @@ func render(ks []*kernel) string {
 	b.WriteString("| kernel | packages ok | packages failed | tests passed | tests skipped | tests failed | benchmark rows run | rows skipped | rows failed | wall time |\n")
 	b.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, k := range ks {
-		var pkgOK, pkgFail []string
+		var pkgFail []string
 		for p, a := range k.packages {
 			if a == "fail" {
 				pkgFail = append(pkgFail, short(p))
-			} else {
-				pkgOK = append(pkgOK, short(p))
 			}
 		}
 		sort.Strings(pkgFail)
-		var n [2][3]int // [test, bench][pass, skip, fail]
+		n := map[string]int{} // by kind and action: "test pass", "bench skip", ...
 		for key, o := range k.results {
-			kind := 0
+			kind := "test "
 			if strings.Contains(key, " Benchmark") {
-				kind = 1
+				kind = "bench "
 			}
-			if i := slices.Index([]string{"pass", "skip", "fail"}, o.action); i >= 0 {
-				n[kind][i]++
-			}
+			n[kind+o.action]++
 		}
 		failed := "0"
 		if len(pkgFail) > 0 {
 			failed = fmt.Sprintf("%d (%s)", len(pkgFail), strings.Join(pkgFail, ", "))
 		}
 		fmt.Fprintf(&b, "| %s | %d | %s | %d | %d | %d | %d | %d | %d | %s |\n",
-			k.name(), len(pkgOK), failed, n[0][0], n[0][1], n[0][2], k.rows, n[1][1], n[1][2], cmp.Or(k.seconds, "—"))
+			k.name(), len(k.packages)-len(pkgFail), failed, n["test pass"], n["test skip"], n["test fail"], k.rows, n["bench skip"], n["bench fail"], cmp.Or(k.seconds, "—"))
 	}
 
 	keys := map[string]bool{}
