@@ -6,7 +6,7 @@ import "math"
 
 // TargetPower is the chance of detecting a change of a row's mde
 // (minimum detectable effect), and MaxNeed where the search for the
-// boots or samples that would detect the threshold stops (Need).
+// boots that would detect the threshold stops.
 const (
 	TargetPower = 0.8
 	MaxNeed     = 1000
@@ -19,15 +19,13 @@ func WelchShift(sd float64, n1, n2 int, alpha float64) float64 {
 	if sd == 0 {
 		return 0
 	}
-	return welchNCP(n1, n2, alpha) * sd * math.Sqrt(1/float64(n1)+1/float64(n2))
+	return ncps.get(ncpKey{n1, n2, alpha}) * sd * math.Sqrt(1/float64(n1)+1/float64(n2))
 }
 
 type ncpKey struct {
 	n1, n2 int
 	alpha  float64
 }
-
-func welchNCP(n1, n2 int, alpha float64) float64 { return ncps.get(ncpKey{n1, n2, alpha}) }
 
 // ncps solve welchPower(ncp) = TargetPower for ncp, by bisection.
 var ncps = memo[ncpKey, float64]{f: func(k ncpKey) float64 {
@@ -108,22 +106,4 @@ func (w *welchPower) at(ncp float64) float64 {
 func lgamma(x float64) float64 {
 	v, _ := math.Lgamma(x)
 	return v
-}
-
-// Need is the smallest n a side (at least from) for which shift(n) is at
-// most target, 0 where none up to MaxNeed is.
-func Need(target float64, from int, shift func(n int) float64) int {
-	if !(shift(MaxNeed) <= target) {
-		return 0
-	}
-	lo, hi := from, MaxNeed // shift decreases with n: bisect
-	for lo < hi {
-		mid := (lo + hi) / 2
-		if shift(mid) <= target {
-			hi = mid
-		} else {
-			lo = mid + 1
-		}
-	}
-	return lo
 }

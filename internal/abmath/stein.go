@@ -107,7 +107,7 @@ func (r Rule) PowerAt(delta, sigma float64) float64 {
 	df := float64(r.DF())
 	crit := TQuantile(1-r.Level/2, df)
 	var p float64
-	for _, v := range chiGrid(r.DF()) {
+	for _, v := range grids.get(r.DF()) {
 		s0sq := sigma * sigma * v.x / df
 		n := r.Boots(s0sq)
 		if n > r.MaxBoots {
@@ -121,8 +121,6 @@ func (r Rule) PowerAt(delta, sigma float64) float64 {
 }
 
 type point struct{ x, w float64 }
-
-func chiGrid(df int) []point { return grids.get(df) }
 
 // grids are midpoint grids of the chi-squared distribution on df: its
 // points and their probabilities, summing to 1 within 1e-9.

@@ -107,7 +107,7 @@ func TestRuleBoots(t *testing.T) {
 func (r Rule) expectedBoots(sigma float64) float64 {
 	df := float64(r.DF())
 	var e float64
-	for _, v := range chiGrid(r.DF()) {
+	for _, v := range grids.get(r.DF()) {
 		e += v.w * float64(min(r.Boots(sigma*sigma*v.x/df), r.MaxBoots))
 	}
 	return e

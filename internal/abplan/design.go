@@ -6,7 +6,6 @@ import (
 	"cmp"
 	"fmt"
 	"math"
-	"slices"
 	"sort"
 
 	"github.com/kbench/kbench/internal/abmath"
@@ -22,17 +21,11 @@ type Options struct {
 	// called better or worse, below Target (threshold).
 	Threshold float64
 	// Pilot is the pilot's boots a side, Count the -count of every boot,
-	// pilot and stage 2 alike.
-	Pilot, Count int
-	// MaxBoots is the most boots a side a row may get: past it a row is
-	// out of reach.
-	MaxBoots int
-	// Budget, where > 0, bounds the run's seconds, both sides, by A's
-	// costs (Plan).
-	Budget float64
-	// Paired plans pairs of boots run at once (kbab -duet), s0² from
-	// their differences (abmath.Rule.S0sq).
-	Paired bool
+	// pilot and stage 2 alike, MaxBoots the most boots a side a row may
+	// get (past it the row is out of reach).
+	Pilot, Count, MaxBoots int
+	Budget                 float64 // where > 0, bounds the run's seconds, both sides, by A's costs (Plan)
+	Paired                 bool    // plans pairs of boots run at once (kbab -duet), s0² from their differences
 }
 
 // DefaultPilot is the pilot's boots a side: at the family's level
@@ -44,28 +37,18 @@ const DefaultPilot = 6
 // set none: the fixed design's.
 const DefaultCount = 10
 
-// DefaultOptions plan for target with the report's alpha.
+// DefaultOptions plan for target with the report's alpha and threshold
+// (5%), at most target/2 (docs/comparing.md, "kbab -target", says why).
 func DefaultOptions(target float64) Options {
 	return Options{Target: target, Alpha: abstat.DefaultOptions.Alpha, Power: abmath.TargetPower,
-		Threshold: threshold(target), Pilot: DefaultPilot, Count: DefaultCount, MaxBoots: 30}
-}
-
-// threshold is the one a design of target judges with: the report's
-// (5%), at most target/2, which costs a change of the target almost
-// nothing (Rule.PowerAt counts it); a gate at the target would let half
-// of its runs through at most.
-func threshold(target float64) float64 {
-	return min(abstat.DefaultOptions.Threshold, target/2)
+		Threshold: min(abstat.DefaultOptions.Threshold, target/2), Pilot: DefaultPilot, Count: DefaultCount, MaxBoots: 30}
 }
 
 // Row is one row's boots so far, as a design reads them.
 type Row struct {
-	Pkg, Name string // import path; full name
-	// Medians are each side's boot medians in boot order, and Counts the
-	// samples each is the median of.
-	Medians [2][]float64
-	Counts  [2][]int
-	Sample  float64 // the seconds of one of A's samples
+	Pkg, Name string       // import path; full name
+	Medians   [2][]float64 // each side's boot medians in boot order
+	Sample    float64      // the seconds of one of A's samples
 }
 
 // Status is where a row stands in a design.
@@ -81,16 +64,12 @@ const (
 // Design is a planned run: the pilot, then the boots Stein's rule gives
 // each row, under a budget; kbab and the simulations drive it (Next).
 type Design struct {
-	Opts  Options
-	Level float64 // each row's two-sided level (Rule.Level)
-	Pkgs  []*DesignPkg
-	// Planned says the pilot is done and the rows planned.
-	Planned bool
-	// Seconds is the run's planned cost, both sides, by A's costs.
-	Seconds float64
-	// Cut says the budget stopped the run before every running row
-	// held its boots (Next).
-	Cut bool
+	Opts    Options
+	Level   float64 // each row's two-sided level (Rule.Level)
+	Pkgs    []*DesignPkg
+	Planned bool    // the pilot is done and the rows planned
+	Seconds float64 // the run's planned cost, both sides, by A's costs
+	Cut     bool    // the budget stopped the run before every running row held its boots (Next)
 }
 
 // DesignPkg is one package's rows: one go test a boot runs its pending
@@ -291,41 +270,27 @@ func (d *Design) Next(spent float64) (runs []Run, pilot bool) {
 	if d.Cut {
 		return nil, false
 	}
+	var secs float64 // one boot of runs, by A's costs
 	for _, pp := range d.Pkgs {
 		var names []string
 		for _, rp := range pp.Rows {
 			if rp.pending() {
+				if names == nil {
+					secs += pp.BootCost
+				}
 				names = append(names, rp.Name)
+				secs += float64(d.Opts.Count) * rp.Sample
 			}
 		}
 		if len(names) > 0 {
 			runs = append(runs, Run{Pkg: pp.Pkg, Count: d.Opts.Count, Rows: names})
 		}
 	}
-	if b := d.Opts.Budget; b > 0 && len(runs) > 0 && spent+2*d.bootSeconds(runs) > b {
+	if b := d.Opts.Budget; b > 0 && len(runs) > 0 && spent+2*secs > b {
 		d.Cut = true
 		return nil, false
 	}
 	return runs, false
-}
-
-// bootSeconds is what one boot of runs costs by A's costs.
-func (d *Design) bootSeconds(runs []Run) float64 {
-	var s float64
-	for _, r := range runs {
-		for _, pp := range d.Pkgs {
-			if pp.Pkg != r.Pkg {
-				continue
-			}
-			s += pp.BootCost
-			for _, rp := range pp.Rows {
-				if slices.Contains(r.Rows, rp.Name) {
-					s += float64(r.Count) * rp.Sample
-				}
-			}
-		}
-	}
-	return s
 }
 
 // Find returns the plan of row name in package pkg, nil where none.
@@ -360,39 +325,64 @@ func (d *Design) Progress() (decided, pending, undecided int) {
 }
 
 // Test is row r's test: Stein's statistic on its first Boots a side
-// where it holds them, else undecided with the mde of those it holds.
-func (d *Design) Test(r Row) abstat.DesignTest {
+// where it holds them, else undecided with the mde of those it holds;
+// false where the design planned no row r.
+func (d *Design) Test(r Row) (abstat.DesignTest, bool) {
 	rp := d.Find(r.Pkg, r.Name)
 	if rp == nil || !d.Planned {
-		return abstat.DesignTest{Rule: RuleName, Why: "not in the plan", MDE: math.Inf(1)}
+		return abstat.DesignTest{}, false
 	}
 	n := held(r)
 	res := abstat.DesignTest{Rule: RuleName, Boots: n, Need: rp.Need, MDE: math.Inf(1)}
-	if rp.Status == NoPilot {
-		res.Why = "no pilot: the row lacks pilot boots on a side"
-		return res
-	}
-	if n > 0 {
+	if n > 0 && rp.Status != NoPilot {
 		res.MDE = rp.Scale.Change(rp.Rule.MDE(rp.S0sq, n), rp.center)
 	}
 	switch {
+	case rp.Status == NoPilot:
+		res.Why = "no pilot: the row lacks pilot boots on a side"
 	case rp.Status != Running:
 		res.Why = fmt.Sprintf("%s: the rule asks %d boots a side", rp.Status, rp.Need)
-		return res
 	case n < rp.Boots:
 		res.Why = fmt.Sprintf("cut short at %d of %d boots a side", n, rp.Boots)
-		return res
+	default:
+		res = stein(RuleName, rp.Rule, rp.Scale, rp.S0sq, rp.center, r.Medians[0][:rp.Boots], r.Medians[1][:rp.Boots])
+		res.Need = rp.Need
 	}
-	n = rp.Boots
-	var m [2]float64
-	for s := range 2 {
-		m[s], _ = abmath.MeanVar(rp.Scale.ToAll(r.Medians[s][:n]))
+	return res, true
+}
+
+// stein is the decided test of rule on boot medians a, b (n a side),
+// with the pilot's variance s0sq, its changes relative to c on sc.
+func stein(name string, rule abmath.Rule, sc abmath.Scale, s0sq, c float64, a, b []float64) abstat.DesignTest {
+	n := len(a)
+	ma, _ := abmath.MeanVar(sc.ToAll(a))
+	mb, _ := abmath.MeanVar(sc.ToAll(b))
+	diff, half := mb-ma, rule.Half(s0sq, n, abmath.Confidence)
+	rel := func(d float64) float64 { return sc.Change(d, c) }
+	return abstat.DesignTest{Rule: name, Decided: true, Boots: n, Need: n, P: rule.P(diff, s0sq, n),
+		Change: rel(diff), Lo: rel(diff - half), Hi: rel(diff + half), MDE: rel(rule.MDE(s0sq, n))}
+}
+
+// PairedRule names the fixed duet's test in reports.
+const PairedRule = "paired t-test of duet pairs"
+
+// Paired is the fixed duet's test of a row (kbab -duet without
+// -target) as abstat.Options.Design: the paired t-test of its pairs'
+// differences on the row's scale, as Stein's rule (Paired) whose pilot
+// is every pair, so that it agrees with the planned duet.
+func Paired(alpha float64) func(*abstat.Table, *abstat.Row) (abstat.DesignTest, bool) {
+	return func(_ *abstat.Table, row *abstat.Row) (abstat.DesignTest, bool) {
+		old, new := row.Samples[0], row.Samples[1]
+		if old == nil || new == nil || old.Boots() != new.Boots() || old.Boots() < 2 {
+			return abstat.DesignTest{Rule: PairedRule, MDE: math.Inf(1),
+				Why: "not one boot median a side in each of 2 or more pairs (a row failed or skipped in a boot)"}, true
+		}
+		n, sc := old.Boots(), row.Scale
+		a, b := old.Medians(), new.Medians()
+		r := abmath.Rule{Level: alpha, Power: abmath.TargetPower, N0: n, MaxBoots: n, Paired: true}
+		c, _ := abmath.MeanVar(sc.ToAll(a))
+		return stein(PairedRule, r, sc, r.S0sq(sc.ToAll(a), sc.ToAll(b)), c, a, b), true
 	}
-	diff, half := m[1]-m[0], rp.Rule.Half(rp.S0sq, n, abmath.Confidence)
-	rel := func(d float64) float64 { return rp.Scale.Change(d, rp.center) }
-	res.Decided, res.Boots, res.P = true, n, rp.Rule.P(diff, rp.S0sq, n)
-	res.Change, res.Lo, res.Hi, res.MDE = rel(diff), rel(diff-half), rel(diff+half), rel(rp.Rule.MDE(rp.S0sq, n))
-	return res
 }
 
 // PredictedPower is the chance the rule calls a change of the target
@@ -410,10 +400,7 @@ const RuleName = "Stein's two-stage t-test"
 // TestRow is the design as abstat.Options.Design: the Test of each
 // Primary row it planned.
 func (d *Design) TestRow(t *abstat.Table, row *abstat.Row) (abstat.DesignTest, bool) {
-	if d.Find(t.Path, row.Name) == nil || !d.Planned {
-		return abstat.DesignTest{}, false
-	}
-	return d.Test(rowOf(t, row, nil)), true
+	return d.Test(rowOf(t, row, nil))
 }
 
 // rowOf is a report row as the design reads it, with the seconds of
@@ -421,12 +408,8 @@ func (d *Design) TestRow(t *abstat.Table, row *abstat.Row) (abstat.DesignTest, b
 func rowOf(t *abstat.Table, row *abstat.Row, secOp *abstat.Row) Row {
 	r := Row{Pkg: t.Path, Name: row.Name}
 	for s, bs := range row.Samples {
-		if bs == nil {
-			continue
-		}
-		r.Medians[s] = bs.Medians()
-		for _, v := range bs.Values {
-			r.Counts[s] = append(r.Counts[s], len(v))
+		if bs != nil {
+			r.Medians[s] = bs.Medians()
 		}
 	}
 	if secOp != nil && secOp.Samples[0] != nil {

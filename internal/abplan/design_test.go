@@ -22,7 +22,6 @@ func pilotRows(rng *rand.Rand, sd []float64, boots int, shift float64) []Row {
 					m *= 1 + shift
 				}
 				r.Medians[side] = append(r.Medians[side], m)
-				r.Counts[side] = append(r.Counts[side], 10)
 			}
 		}
 		rows = append(rows, r)
@@ -133,10 +132,10 @@ func TestBudget(t *testing.T) {
 	if runs, _ := d.Next(o.Budget - 1); runs != nil || !d.Cut {
 		t.Errorf("Next past the budget: %+v, cut %v; want nothing and cut", runs, d.Cut)
 	}
-	if res := d.Test(rows[1]); res.Decided || !(res.MDE > o.Target) {
+	if res, _ := d.Test(rows[1]); res.Decided || !(res.MDE > o.Target) {
 		t.Errorf("the row cut short: %+v, want undecided with an mde past the target", res)
 	}
-	if res := d.Test(rows[0]); !res.Decided || !(res.MDE <= o.Target) {
+	if res, _ := d.Test(rows[0]); !res.Decided || !(res.MDE <= o.Target) {
 		t.Errorf("the row the pilot decides: %+v, want decided with an mde within the target", res)
 	}
 }

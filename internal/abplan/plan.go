@@ -25,28 +25,31 @@ func PlanFiles(opts Options, bootCost float64, paths ...string) (*Design, error)
 	if err != nil {
 		return nil, err
 	}
-	rows := RowsOf(abstat.Grouped(files, units))
+	rep := abstat.Grouped(files, units)
+	rows := RowsOf(rep)
 	opts.Pilot = len(files[0].Boots)
 	if len(files) == 2 {
 		opts.Pilot = min(opts.Pilot, len(files[1].Boots))
 	} else {
 		opts.Pilot /= 2
 		for i := range rows {
-			r := &rows[i]
 			var m [2][]float64
-			var c [2][]int
-			for j := range r.Medians[0] {
-				m[j%2], c[j%2] = append(m[j%2], r.Medians[0][j]), append(c[j%2], r.Counts[0][j])
+			for j, x := range rows[i].Medians[0] {
+				m[j%2] = append(m[j%2], x)
 			}
-			r.Medians, r.Counts = m, c
+			rows[i].Medians = m
 		}
 	}
 	if opts.Pilot < 2 {
 		return nil, fmt.Errorf("%s: a pilot of %d boot(s) a side: want at least 2 a side, or 4 boots in one file (a plan needs the boots' spread)", strings.Join(paths, " and "), opts.Pilot)
 	}
 	opts.MaxBoots = max(opts.MaxBoots, opts.Pilot)
-	for _, r := range rows {
-		opts.Count = max(opts.Count, slices.Max(append(r.Counts[0], 1)))
+	for _, row := range rep.Primaries() {
+		if a := row.Samples[0]; a != nil {
+			for _, v := range a.Values {
+				opts.Count = max(opts.Count, len(v))
+			}
+		}
 	}
 	d, err := New(opts)
 	if err != nil {

@@ -129,7 +129,6 @@ func drive(rng *rand.Rand, d *Design, c case_, costs map[string]float64) []Row {
 			ch = c.change[i]
 		}
 		rows[i].Medians[side] = append(rows[i].Medians[side], r.boot(rng, o.Count, c.between[i], ch))
-		rows[i].Counts[side] = append(rows[i].Counts[side], o.Count)
 	}
 	var spent float64
 	for b := range d.PilotBoots() {
@@ -156,14 +155,17 @@ func drive(rng *rand.Rand, d *Design, c case_, costs map[string]float64) []Row {
 		if len(runs) == 0 {
 			break
 		}
+		var boot float64 // by A's costs, as Next counts it
 		for _, run := range runs {
+			boot += costs[run.Pkg]
 			for _, name := range run.Rows {
 				i := index[[2]string{run.Pkg, name}]
 				add(i, 0)
 				add(i, 1)
+				boot += float64(run.Count) * c.rows[i].sample
 			}
 		}
-		spent += 2 * d.bootSeconds(runs)
+		spent += 2 * boot
 		d.Update(func(pkg, name string) int { return held(rows[index[[2]string{pkg, name}]]) })
 	}
 	return rows
@@ -237,7 +239,7 @@ func rowAA(r simRow, between float64, o Options, level float64, draws int, seed 
 			panic(err)
 		}
 		rowsOut := drive(rng, d, c, costs)
-		res := d.Test(rowsOut[0])
+		res, _ := d.Test(rowsOut[0])
 		mu.Lock()
 		defer mu.Unlock()
 		boots += res.Boots
@@ -396,7 +398,7 @@ func TestRowPower(t *testing.T) {
 			sim.Parallel(draws, func(i int) {
 				rng := rand.New(rand.NewPCG(37, uint64(100000*(10*ti+ni)+i)))
 				d, _ := New(o)
-				res := d.Test(drive(rng, d, c, costs)[0])
+				res, _ := d.Test(drive(rng, d, c, costs)[0])
 				mu.Lock()
 				defer mu.Unlock()
 				rp := d.Pkgs[0].Rows[0]

@@ -235,25 +235,19 @@ func (r *Report) Judge() {
 	}
 	r.family()
 	r.powerAtLevel()
-	// The verdicts: a headline table's Derived rows last, as they take
-	// their Primary's.
-	headline := len(r.Tables)
-	for _, derived := range []bool{false, true} {
-		for i, t := range all {
-			for _, row := range t.Rows {
-				if derived == (i < headline && row.Role == Derived) {
-					row.Verdict = r.verdict(t, row, i < headline)
-				}
-			}
+	for i, t := range all {
+		for _, row := range t.Rows {
+			row.Verdict = r.verdict(t, row, i < len(r.Tables))
 		}
 	}
+	// A Derived row (headline tables only) shows its Primary's.
 	for _, t := range r.Tables {
-		t.Geomean = geomean(t)
 		for _, row := range t.Rows {
 			if row.Role == Derived {
-				row.Q = row.primary.Q
+				row.Verdict, row.Q = row.primary.Verdict, row.primary.Q
 			}
 		}
+		t.Geomean = geomean(t)
 	}
 }
 
@@ -301,14 +295,8 @@ func (r *Report) test(t *Table, row *Row) {
 		}
 	}
 	old, new := row.Samples[0], row.Samples[1]
-	switch {
-	case old == nil && new == nil:
-		return
-	case new == nil:
-		row.warn(sums[0].Warnings)
-		return
-	case old == nil:
-		row.warn(sums[1].Warnings)
+	if old == nil || new == nil {
+		row.warn(sums[0].Warnings, sums[1].Warnings) // a missing side's are none
 		return
 	}
 	row.Test = "utest"
@@ -415,11 +403,9 @@ func change(o, n float64) float64 {
 
 // verdict is a row's verdict, decided here alone, from its outcome, its
 // sides, its boots and its change and p (q for a Primary row); in a
-// headline table a Derived row has its Primary's.
+// headline table a Derived row then takes its Primary's (Judge).
 func (r *Report) verdict(t *Table, row *Row, headline bool) Verdict {
 	switch {
-	case headline && row.Role == Derived:
-		return row.primary.Verdict
 	case row.Outcome != nil:
 		return row.Outcome.Verdict()
 	case row.Samples[0] == nil && row.Samples[1] == nil:
@@ -455,15 +441,15 @@ func (r *Report) verdict(t *Table, row *Row, headline bool) Verdict {
 // boot, and gives each row its Role.
 func (r *Report) group(files []*abfile.File) {
 	type tableKey struct{ pkg, ident, unit string }
-	var identKeys []string
+	idents := map[string]bool{}
 	for _, f := range files {
-		for _, k := range slices.Sorted(maps.Keys(f.Config)) {
-			if k != "pkg" && !setupKey(files, k) && !slices.Contains(identKeys, k) {
-				identKeys = append(identKeys, k)
+		for k := range f.Config {
+			if k != "pkg" && !setupKey(files, k) {
+				idents[k] = true
 			}
 		}
 	}
-	slices.Sort(identKeys)
+	identKeys := slices.Sorted(maps.Keys(idents))
 	sides := max(len(files), 2) // a pilot's one file has an empty side
 	index := map[tableKey]*Table{}
 	rowOf := map[*Table]map[string]*Row{}

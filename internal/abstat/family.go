@@ -89,10 +89,8 @@ func (r *Report) family() {
 			rows = append(rows, row)
 			ps = append(ps, row.P)
 		case row.undecided && row.Outcome == nil:
-			// In the family as p = 1: the rows a design decides are
-			// those whose spread looked small, whose p is a little below
-			// uniform; the undecided ones at p = 1 keep the family's q
-			// at alpha (Simes).
+			// In the family as p = 1, which keeps its q at alpha
+			// (docs/comparing.md, "kbab -target").
 			rows = append(rows, nil)
 			ps = append(ps, 1)
 		}

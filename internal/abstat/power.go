@@ -2,7 +2,11 @@
 
 package abstat
 
-import "github.com/kbench/kbench/internal/abmath"
+import (
+	"sort"
+
+	"github.com/kbench/kbench/internal/abmath"
+)
 
 // Power is what a row compared with boots as samples could have
 // detected (docs/kbcompare.md gives the formulas): the relative change
@@ -22,6 +26,11 @@ func bootPower(b *bootCmp, sc abmath.Scale, threshold, alpha float64) *Power {
 	c := sc.To(b.sides[0].Center)
 	p := &Power{Test: "welch"}
 	p.MDE = sc.Change(abmath.WelchShift(b.between, len(b.med[0]), len(b.med[1]), alpha), c)
-	p.Need = abmath.Need(sc.Shift(threshold, c), MinBoots, func(n int) float64 { return abmath.WelchShift(b.between, n, n, alpha) })
+	// The fewest boots a side from MinBoots whose shift reaches the
+	// threshold's (it falls with n).
+	shift, target := func(n int) float64 { return abmath.WelchShift(b.between, n, n, alpha) }, sc.Shift(threshold, c)
+	if shift(abmath.MaxNeed) <= target {
+		p.Need = MinBoots + sort.Search(abmath.MaxNeed-MinBoots, func(i int) bool { return shift(MinBoots+i) <= target })
+	}
 	return p
 }

@@ -56,17 +56,9 @@ func (r *SuiteRow) NsOp() []float64 {
 // LoadSuite reads the whole-suite fixture.
 func LoadSuite(t testing.TB) *Suite {
 	t.Helper()
-	s, err := parseSuite(Data(t, SuiteFile))
+	files, units, err := abfile.ReadData([]string{SuiteFile}, [][]byte{Data(t, SuiteFile)})
 	if err != nil {
 		t.Fatal(err)
-	}
-	return s
-}
-
-func parseSuite(data []byte) (*Suite, error) {
-	files, units, err := abfile.ReadData([]string{SuiteFile}, [][]byte{data})
-	if err != nil {
-		return nil, err
 	}
 	s := &Suite{better: map[string]int{}}
 	for k, m := range units {
@@ -97,14 +89,14 @@ func parseSuite(data []byte) (*Suite, error) {
 		if r.Units == nil {
 			r.Units = units
 		} else if !slices.Equal(r.Units, units) {
-			return nil, fmt.Errorf("%s: units %v, then %v", key, r.Units, units)
+			t.Fatalf("%s: units %v, then %v", key, r.Units, units)
 		}
 		r.Iters, r.Results = append(r.Iters, res.Iters), append(r.Results, vals)
 	}
 	for i := range s.Rows {
 		r := &s.Rows[i]
 		if !slices.Contains(r.Units, "ns/op") {
-			return nil, fmt.Errorf("%s: no ns/op", r.Key())
+			t.Fatalf("%s: no ns/op", r.Key())
 		}
 		logs := r.NsOp()
 		for j, x := range logs {
@@ -116,7 +108,7 @@ func parseSuite(data []byte) (*Suite, error) {
 		}
 		r.Within = 1.4826 * abmath.Median(logs) // the median absolute deviation
 	}
-	return s, nil
+	return s
 }
 
 // Comparison is a simulated comparison of the whole suite: boots a side,

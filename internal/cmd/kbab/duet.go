@@ -5,12 +5,9 @@ package main
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 
-	"github.com/kbench/kbench/internal/abmath"
-	"github.com/kbench/kbench/internal/abstat"
 	"github.com/kbench/kbench/internal/cpus"
 	"github.com/kbench/kbench/internal/fingerprint"
 	"github.com/kbench/kbench/internal/testflags"
@@ -103,33 +100,4 @@ func (d *driver) duetNote() string {
 	}
 	return fmt.Sprintf("design: duet, %d pairs, each an A and a B boot at once, a barrier before each package; the first boot of each pair (A in pairs 1, 3, ...; B in 2, 4, ...) on the first half of the CPUs kbab may use, the other on the second (the guests' vm.pinning lines name each vCPU's host CPU); each row judged by %s\n",
 		len(d.st.Boots)/2, test)
-}
-
-// pairedTest is the fixed duet's test of a row: the paired t-test of its
-// pairs' differences on the row's scale, as Stein's rule (abmath.Rule,
-// Paired) whose pilot is every pair, so it agrees with the planned duet.
-type pairedTest struct{ alpha float64 }
-
-// pairedRule names the fixed duet's test in reports.
-const pairedRule = "paired t-test of duet pairs"
-
-func (p pairedTest) TestRow(t *abstat.Table, row *abstat.Row) (abstat.DesignTest, bool) {
-	old, new := row.Samples[0], row.Samples[1]
-	res := abstat.DesignTest{Rule: pairedRule, MDE: math.Inf(1)}
-	if old == nil || new == nil || old.Boots() != new.Boots() || old.Boots() < 2 {
-		res.Why = "not one boot median a side in each of 2 or more pairs (a row failed or skipped in a boot)"
-		return res, true
-	}
-	n := old.Boots()
-	a, b := row.Scale.ToAll(old.Medians()), row.Scale.ToAll(new.Medians())
-	r := abmath.Rule{Level: p.alpha, Power: abmath.TargetPower, N0: n, MaxBoots: n, Paired: true}
-	s0sq := r.S0sq(a, b)
-	ma, _ := abmath.MeanVar(a)
-	mb, _ := abmath.MeanVar(b)
-	diff, half := mb-ma, r.Half(s0sq, n, abmath.Confidence)
-	res.Decided, res.Boots, res.Need = true, n, n
-	res.P = r.P(diff, s0sq, n)
-	res.Change, res.Lo, res.Hi = row.Scale.Change(diff, ma), row.Scale.Change(diff-half, ma), row.Scale.Change(diff+half, ma)
-	res.MDE = row.Scale.Change(r.MDE(s0sq, n), ma)
-	return res, true
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/kbench/kbench/internal/abmath"
+	"github.com/kbench/kbench/internal/abplan"
 	"github.com/kbench/kbench/internal/abstat"
 )
 
@@ -40,7 +41,7 @@ func TestPairedTestInput(t *testing.T) {
 		{"a NaN median", side(1, math.NaN(), 1.1), side(1, 1.1, 1.2), true, false},
 	} {
 		row := &abstat.Row{Scale: log, Samples: []*abstat.BootSamples{c.old, c.new}}
-		res, ok := pairedTest{alpha: 0.05}.TestRow(nil, row)
+		res, ok := abplan.Paired(0.05)(nil, row)
 		if !ok {
 			t.Errorf("%s: the duet declined the row", c.name)
 			continue

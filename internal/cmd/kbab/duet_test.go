@@ -16,6 +16,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kbench/kbench/internal/abplan"
 	"github.com/kbench/kbench/internal/abstat"
 	"github.com/kbench/kbench/internal/testflags"
 )
@@ -84,7 +85,7 @@ func TestDuetPairs(t *testing.T) {
 			t.Errorf("pair %d began before pair %d ended: %v", j+2, j+1, stamps)
 		}
 	}
-	for _, want := range []string{"design: duet, 3 pairs", pairedRule + ": 3 boots a side planned, 3 held",
+	for _, want := range []string{"design: duet, 3 pairs", abplan.PairedRule + ": 3 boots a side planned, 3 held",
 		"on the first half of the CPUs kbab may use, the other on the second"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("report lacks %q:\n%s", want, stdout)

@@ -163,7 +163,7 @@ func (d *driver) compareOptions() abstat.Options {
 	if d.design != nil && d.design.Planned {
 		o.Threshold, o.Design, o.Target = d.design.Opts.Threshold, d.design.TestRow, d.design.Opts.Target
 	} else if d.st.Settings.Duet {
-		o.Design, o.Target = pairedTest{o.Alpha}.TestRow, o.Threshold
+		o.Design, o.Target = abplan.Paired(o.Alpha), o.Threshold
 	}
 	return o
 }
