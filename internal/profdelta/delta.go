@@ -145,6 +145,9 @@ func Compute(old, new []Boot, o Options) (*Delta, error) {
 				if !ok {
 					noOps = fmt.Errorf("%s side, boot %s: a profile without its op count (taken before kprofile recorded it): take it again (`go tool pprof -top` gives its shares)", sideNames[side], b.ID)
 				}
+				if n > math.MaxInt64-bs.ops {
+					return nil, fmt.Errorf("%s side, boot %s: its profiles' op counts add up past 2^63", sideNames[side], b.ID)
+				}
 				bs.ops += n
 				for _, w := range kprofile.Weigh(p, keep, kprofile.KernelFrame, v) {
 					bs.form[0][w.Name] += w.Flat

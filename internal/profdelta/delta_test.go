@@ -377,3 +377,15 @@ func TestWithoutOps(t *testing.T) {
 		t.Fatalf("one profile without ops: %v, want it refused", err)
 	}
 }
+
+// TestComputeOpsOverflow: a boot whose profiles' op counts add up past
+// int64 is refused, not divided by a wrapped count.
+func TestComputeOpsOverflow(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	good, _ := fixtureBoots(r, 3, FixtureOps, 0.02, 0, 0)
+	huge, _ := fixtureBoots(r, 3, math.MaxInt64, 0.02, 0, 0)
+	_, err := Compute(good, huge, DefaultOptions)
+	if err == nil || !strings.Contains(err.Error(), "new side, boot boot1") || !strings.Contains(err.Error(), "past 2^63") {
+		t.Fatalf("Compute with op counts past int64: err %v, want the new side's boot1 refused", err)
+	}
+}
