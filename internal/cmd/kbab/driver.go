@@ -268,6 +268,9 @@ func (d *driver) boot(ctx context.Context, i int, nb nextBoot, retry string) (in
 			return exitUsage, err
 		}
 	}
+	if len(sides[0].runs) != len(sides[len(sides)-1].runs) {
+		return exitUsage, fmt.Errorf("%s: the sides' go test runs differ: %d and %d", nb.name, len(sides[0].runs), len(sides[1].runs))
+	}
 	for k := range sides[0].runs {
 		if code, err := d.atOnce(ctx, nb.name, sides, k); err != nil {
 			return code, err

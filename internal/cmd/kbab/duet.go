@@ -54,7 +54,10 @@ func (u *duetDesign) next(i int) (nextBoot, bool, error) {
 	if !ok || err != nil {
 		return a, ok, err
 	}
-	b, _, err := u.design.next(i + 1) // an A/B's boots come in pairs
+	b, ok, err := u.design.next(i + 1) // an A/B's boots come in pairs
+	if !ok && err == nil {
+		err = fmt.Errorf("%s: the design ends between boot %d and its pair", u.d.statePath, i+1)
+	}
 	halves, cerr := duetCPUs(u.d.st.Settings.SMP)
 	// The barrier starts each package's go test in both guests at once.
 	for s, nb := range []*nextBoot{&a, &b} {

@@ -204,6 +204,7 @@ func TestProfiledStateChecked(t *testing.T) {
 		"order":    {func(s *state) { s.Boots[7].Profile = 3 }, "boots[7] (boot 8) is profile boot 3: want 2"},
 		"side":     {func(s *state) { s.Boots[6].Kernel = "B" }, `boots[6] (boot 7) is kernel "B": want "A", its place in the profile boots' ABBA order`},
 		"timed":    {func(s *state) { s.Boots[7].Profile = 0 }, "boots[7] (boot 8) is a timed boot after profile boots"},
+		"bad time": {func(s *state) { s.Boots[6].Seconds = -1 }, "took -1 seconds"},
 		"too many": {func(s *state) { s.Settings.Profile = 2 }, "boots[10] (boot 11) is profile boot 5: want 5, and at most the 4 of settings.profile 2"},
 	} {
 		var s state

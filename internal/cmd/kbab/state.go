@@ -190,6 +190,8 @@ func (st *state) check() error {
 			return fmt.Errorf("%s is a timed boot after profile boots: want the profile boots last", at)
 		case d.Profile > 0 && (d.Profile != profiles+1 || profiles >= 2*s.Profile):
 			return fmt.Errorf("%s is profile boot %d: want %d, and at most the %d of settings.profile %d", at, d.Profile, profiles+1, 2*s.Profile, s.Profile)
+		case !(d.Seconds >= 0):
+			return fmt.Errorf("%s took %v seconds: want 0 or more", at, d.Seconds)
 		}
 		if d.Profile > 0 {
 			profiles++

@@ -273,8 +273,8 @@ func TestBootSignals(t *testing.T) {
 			t.Errorf("after %v: stderr %q, want %q", sig, r.stderr, want)
 		}
 	}
-	// Before init runs the binary too; a signal before the boot starts
-	// no QEMU.
+	// Before init runs the binary too; a signal pending when the boot
+	// starts ends it at once (QEMU is started, then killed by the wait).
 	for guest, sig := range map[string]syscall.Signal{"silent": syscall.SIGQUIT, "ok": syscall.SIGTERM} {
 		r := newFakeRun(t, guest, nil)
 		r.sigs <- sig

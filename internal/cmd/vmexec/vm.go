@@ -110,11 +110,11 @@ func (b *boot) start() error {
 	var err, err2 error
 	b.data, qemuData, err = socketPair()
 	b.mon, qemuMon, err2 = socketPair()
+	defer qemuData.Close() // nil where its pair failed: Close says so, harmlessly
+	defer qemuMon.Close()
 	if err = cmp.Or(err, err2); err != nil {
 		return fmt.Errorf("a socket pair for QEMU: %v", err)
 	}
-	defer qemuData.Close()
-	defer qemuMon.Close()
 	conR, conW, err := os.Pipe()
 	if err != nil {
 		return err
