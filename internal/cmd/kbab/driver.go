@@ -421,11 +421,13 @@ var goTest = func(ctx context.Context, d *driver, b *bootSide, args []string) (i
 		return exitUsage, fmt.Errorf("%s: go test: %v", b.name, err)
 	}
 	werr := cmd.Wait()
+	// Whatever of the group outlived go test (or held its stderr past
+	// WaitDelay) goes with it, interrupted or not.
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	if ctx.Err() != nil {
 		if cmd.ProcessState.Sys().(syscall.WaitStatus).Signal() == syscall.SIGKILL {
 			fmt.Fprintf(d.stderr, "kbab: go test still running %s after SIGINT; killing it\n", interruptGrace)
 		}
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		return exitInterrupted, fmt.Errorf("%s (%s): %v: stopped its go test and VM", b.name, b.k.Label, context.Cause(ctx))
 	}
 	if werr != nil {
